@@ -1,0 +1,262 @@
+"""The audit engine: exact UC and HUC with witnesses (Sec. 2.1, Def. 3.2, App. F.3-F.4).
+
+For a finite distribution of atoms (SPEC §3) and a utility ``u``, atom ``i`` has the score
+``s_i = mu_u(p_i)``, the UC term ``a_i = sum_y eta_{i,y} u(p_i, y) - mu_u(p_i)`` and, at
+each internal node ``v``, the HUC term ``gamma_{i,v} = sum_y eta_{i,y} g_{u,v}(p_i, y)``.
+
+* ``M_{c,u,I} = sum_i w_i c_i 1{s_i in I} a_i``                (UC moment)
+* ``Gamma_{c,u,I,v} = sum_i w_i c_i 1{s_i in I} gamma_{i,v}``   (node moment)
+* ``UC = max_{c,u,I} |M|``,  ``HUC = max_{c,u,v in V_T(u),I} |Gamma|``
+
+One engine serves population atoms (a law ``eta_i``) and sample atoms (``eta_i = e_y``).
+Per utility the atoms are sorted once by score; every subgroup and node reuses that
+order (F.4).  A sample atom touches only the nodes on its label's path (Lemma C.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .decomposition import Prediction, TreeDecomposition, subtree_sums
+from .distribution import FiniteDistribution
+from .errors import HUCError
+from .intervals import Interval, max_interval_sum
+from .rational import fraction_text, scaled_integers
+from .utilities import PerAtom, Utility
+
+__all__ = ["AtomTerms", "Candidate", "AuditResult", "atom_terms", "audit", "interval_moment"]
+
+_ZERO = Fraction(0)
+
+
+@dataclass(frozen=True)
+class AtomTerms:
+    """Score, UC term and node terms of one atom for one utility.
+
+    ``node_terms`` maps node ids to ``sum_y eta_y g_{u,v}(p, y)``; absent nodes give 0.
+    """
+
+    score: Fraction
+    residual: Fraction
+    node_terms: dict
+
+
+def _check_utilities(dist: FiniteDistribution, utilities: Mapping[str, Utility]):
+    if not isinstance(utilities, Mapping) or not utilities:
+        raise HUCError("utilities: expected a non-empty mapping from name to utility")
+    for name, u in utilities.items():
+        if not isinstance(name, str) or not name:
+            raise HUCError(f"utilities: names must be non-empty strings, got {name!r}")
+        if not isinstance(u, Utility):
+            raise HUCError(f"utilities[{name!r}]: expected a Utility, got {type(u).__name__}")
+        if u.tree != dist.tree:
+            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
+        rows = _per_atom_rows(u)
+        if rows is not None and rows != dist.n:
+            raise HUCError(f"utilities[{name!r}].values: has {rows} rows, but there are {dist.n} atoms")
+
+
+def _per_atom_rows(u: Utility):
+    while not isinstance(u, PerAtom):
+        u = getattr(u, "base", None)
+        if u is None:
+            return None
+    return len(u.rows)
+
+
+def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None) -> list[AtomTerms]:
+    """Per-atom score, UC term and node terms (for ``nodes``; default ``V_T(u)``).
+
+    For a sample atom with label ``y`` the node term is ``g_{u,v}(p, y)``, nonzero only on
+    the path of ``y``; for a law ``eta`` it is ``E_{Y~eta} g_{u,v}(p, Y)`` (C.2).
+
+    >>> from huc_ref.tree import LabelTree
+    >>> from huc_ref.utilities import Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4", "3/4"], "eta": ["1/2", "1/2"]}])
+    >>> atom_terms(d, Table(t, [0, 1]))
+    [AtomTerms(score=Fraction(3, 4), residual=Fraction(-1, 4), node_terms={0: Fraction(-1, 4)})]
+    """
+    tree = dist.tree
+    if nodes is None:
+        nodes = utility.relevant_nodes
+    node_ids = [tree.id(v) for v in nodes]
+    wanted = set(node_ids)
+    out = []
+    for i, atom in enumerate(dist.atoms):
+        pred = Prediction(tree, atom.p)
+        vals = utility.values(atom.p, i)
+        dec = TreeDecomposition(tree, pred, vals)
+        score = dec.mu(0)
+        if atom.label is not None:
+            y = atom.label
+            path = tree.path_ids(y)
+            terms = {a: dec.mu(b) - dec.mu(a) for a, b in zip(path, path[1:]) if a in wanted}
+            residual = vals[y] - score
+        else:
+            H, den = scaled_integers(atom.eta)
+            masses = subtree_sums(tree, H)
+            terms = {a: dec.expected_contribution(a, masses, den) for a in node_ids}
+            residual = sum((e * v for e, v in zip(atom.eta, vals)), _ZERO) - score
+        out.append(AtomTerms(score, residual, terms))
+    return out
+
+
+def interval_moment(dist: FiniteDistribution, utility: Utility, subgroup: str,
+                    interval: Interval | None, node: str | None = None) -> Fraction:
+    """``M_{c,u,I}`` (``node=None``) or ``Gamma_{c,u,I,v}``, summed directly over atoms.
+
+    This is how a witness is checked: recompute its moment from the definition.
+    ``interval=None`` is the empty interval.
+
+    >>> from huc_ref.tree import LabelTree
+    >>> from huc_ref.utilities import Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4", "3/4"], "eta": ["1/2", "1/2"]}])
+    >>> interval_moment(d, Table(t, [0, 1]), "all", Interval.closed(0, 1))
+    Fraction(-1, 4)
+    """
+    if subgroup not in dist.subgroups:
+        raise HUCError(f"subgroup {subgroup!r} is not one of {list(dist.subgroups)}")
+    k = dist.subgroups.index(subgroup)
+    if interval is None:
+        return _ZERO
+    nid = None if node is None else dist.tree.id(node)
+    terms = atom_terms(dist, utility, () if node is None else (node,))
+    total = _ZERO
+    for atom, t in zip(dist.atoms, terms):
+        if t.score in interval:
+            x = t.residual if nid is None else t.node_terms.get(nid, _ZERO)
+            total += atom.weight * atom.c[k] * x
+    return total
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One audited sup: ``(c, u)`` for UC (``node`` None) or ``(c, u, v)`` for HUC."""
+
+    subgroup: str | None
+    utility: str | None
+    node: str | None
+    sup: Fraction
+    interval: tuple[Fraction, Fraction] | None
+    moment: Fraction
+
+    def to_json(self, *, key: str = "sup") -> dict:
+        """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses)."""
+        head = {key: fraction_text(self.sup)} if key == "value" else {}
+        body = {"subgroup": self.subgroup, "utility": self.utility, "node": self.node}
+        tail = {} if key == "value" else {key: fraction_text(self.sup)}
+        return {**head, **body, **tail,
+                "interval": None if self.interval is None else [fraction_text(x) for x in self.interval],
+                "moment": fraction_text(self.moment)}
+
+
+def _first_max(rows):
+    best = None
+    for row in rows:
+        if best is None or row.sup > best.sup:
+            best = row
+    return best
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Every sup of an audit, with UC, HUC and their witnesses (SPEC §6 ``huc-result/1``)."""
+
+    candidates: tuple[Candidate, ...]
+    relevant_nodes: dict
+    subgroups: tuple[str, ...]
+    n: int
+    is_sample: bool
+
+    @property
+    def uc(self) -> Candidate:
+        """``UC(f; C, U)`` with the first maximiser (subgroups, then utilities)."""
+        return _first_max(r for r in self.candidates if r.node is None)
+
+    @property
+    def huc(self) -> Candidate:
+        """``HUC(f; C, U)`` with the first maximiser; sup 0 and no witness if no node is relevant."""
+        best = _first_max(r for r in self.candidates if r.node is not None)
+        return best or Candidate(None, None, None, _ZERO, None, _ZERO)
+
+    def row(self, subgroup: str, utility: str, node: str | None = None) -> Candidate:
+        """The candidate row of ``(c, u)`` or ``(c, u, v)``."""
+        for r in self.candidates:
+            if (r.subgroup, r.utility, r.node) == (subgroup, utility, node):
+                return r
+        raise HUCError(f"no audited candidate ({subgroup!r}, {utility!r}, {node!r})")
+
+    @property
+    def n_cand(self) -> int:
+        """``N_cand = |C| sum_u |V_T(u)|``, the number of HUC candidates (Thm 3.4)."""
+        return len(self.subgroups) * sum(len(v) for v in self.relevant_nodes.values())
+
+    def to_json(self, case_id: str | None = None) -> dict:
+        """The ``huc-result/1`` document (SPEC §6), exact numbers as strings."""
+        uc = self.uc.to_json(key="value")
+        del uc["node"]
+        return {"format": "huc-result/1", "case": case_id, "engine": "exact",
+                "uc": uc, "huc": self.huc.to_json(key="value"),
+                "relevant_nodes": {u: list(v) for u, v in self.relevant_nodes.items()},
+                "candidates": [r.to_json() for r in self.candidates]}
+
+
+def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility]) -> AuditResult:
+    """Exact UC and HUC of a finite distribution, every sup with its witness.
+
+    Rows come in the order subgroups, utilities, then the UC row (``node`` None) before
+    the nodes of ``V_T(u)`` in pre-order (SPEC §6).
+
+    Appendix D.1 (cancellation): ``UC = 0`` while ``HUC = 1/4``.
+
+    >>> from huc_ref.tree import LabelTree
+    >>> from huc_ref.utilities import Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
+    ...                                    "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> res = audit(d, {"u": Table(t, [-1, 1, 1, 1])})
+    >>> res.uc.sup, res.huc.sup, res.huc.node, res.huc.interval
+    (Fraction(0, 1), Fraction(1, 4), 'v0', (Fraction(1, 2), Fraction(1, 2)))
+    """
+    _check_utilities(dist, utilities)
+    tree = dist.tree
+    n_sub = len(dist.subgroups)
+    weights = [[a.weight * a.c[k] for a in dist.atoms] for k in range(n_sub)]
+    rows: dict[tuple[int, str], list[Candidate]] = {}
+    relevant = {}
+    for uname, u in utilities.items():
+        rel = [tree.id(v) for v in u.relevant_nodes]
+        relevant[uname] = tuple(u.relevant_nodes)
+        terms = atom_terms(dist, u)
+        # One sort per utility, shared by every subgroup and node (F.4).
+        order = sorted(range(dist.n), key=lambda i: terms[i].score)
+        scores: list[Fraction] = []
+        block_of = [0] * dist.n
+        for i in order:
+            if not scores or terms[i].score != scores[-1]:
+                scores.append(terms[i].score)
+            block_of[i] = len(scores) - 1
+        m = len(scores)
+        for k in range(n_sub):
+            w = weights[k]
+            uc_blocks = [_ZERO] * m
+            node_blocks = {a: [_ZERO] * m for a in rel}
+            for i, t in enumerate(terms):
+                if not w[i]:
+                    continue
+                r = block_of[i]
+                uc_blocks[r] += w[i] * t.residual
+                for a, x in t.node_terms.items():
+                    node_blocks[a][r] += w[i] * x
+            out = rows.setdefault((k, uname), [])
+            for a, blocks in [(None, uc_blocks)] + [(a, node_blocks[a]) for a in rel]:
+                best = max_interval_sum(blocks)
+                interval = None if best.empty else (scores[best.r], scores[best.b - 1])
+                out.append(Candidate(dist.subgroups[k], uname, None if a is None else tree.nodes[a],
+                                     best.sup, interval, best.moment))
+    candidates = tuple(r for k in range(n_sub) for uname in utilities for r in rows[(k, uname)])
+    return AuditResult(candidates, relevant, dist.subgroups, dist.n, dist.is_sample)

@@ -1,0 +1,170 @@
+"""The paper's bounds: Prop. 3.3, Thm 3.4, Thm 3.5's update count, App. H.1 (SPEC §3).
+
+``sqrt`` and ``log`` make these bounds irrational.  Each is returned as a
+:class:`CertifiedReal`: the exact sympy expression and a rational enclosure
+``lo <= value <= hi`` computed in interval arithmetic (mpmath ``iv``, outward rounding),
+so a comparison is decided only when the enclosure decides it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import ceil
+
+import sympy
+from mpmath.ctx_iv import MPIntervalContext
+from mpmath.libmp import to_rational
+
+from .errors import HUCError
+from .rational import exact, fraction_text
+
+__all__ = ["CertifiedReal", "prop_3_3_bound", "theorem_3_4_deviation", "theorem_3_5_update_bound",
+           "h1_gap_bound", "h1_sample_size_holds"]
+
+_PRECISION = 113  # bits of the interval enclosures; raised when a decision needs it
+
+
+@dataclass(frozen=True)
+class CertifiedReal:
+    """An exact real (a sympy expression) with a certified rational enclosure ``[lo, hi]``."""
+
+    expr: sympy.Expr
+    lo: Fraction
+    hi: Fraction
+
+    def __str__(self) -> str:
+        return f"{sympy.N(self.expr, 12)} (in [{float(self.lo):.12g}, {float(self.hi):.12g}])"
+
+    def certainly_le(self, x) -> bool:
+        """True if ``value <= x`` is certain; False if ``value > x`` is certain.
+
+        Raises :class:`HUCError` only if the enclosure cannot decide (``lo <= x < hi``),
+        which the callers avoid by recomputing at a higher precision.
+        """
+        x = Fraction(x)
+        if self.hi <= x:
+            return True
+        if self.lo > x:
+            return False
+        raise HUCError(f"cannot decide {self.expr} <= {fraction_text(x)} at this precision")
+
+
+def _enclose(build, expr, precision=_PRECISION) -> CertifiedReal:
+    ctx = MPIntervalContext()  # a private context: no global precision is touched
+    ctx.prec = precision
+    lo, hi = build(ctx)._mpi_
+    return CertifiedReal(expr, Fraction(*to_rational(lo)), Fraction(*to_rational(hi)))
+
+
+def _positive_int(x, name):
+    if isinstance(x, bool) or not isinstance(x, int) or x < 1:
+        raise HUCError(f"{name}: must be a positive integer, got {x!r}")
+    return x
+
+
+def _probability(delta):
+    delta = exact(delta, "delta")
+    if not 0 < delta < 1:
+        raise HUCError(f"delta: must be in (0, 1), got {fraction_text(delta)}")
+    return delta
+
+
+def prop_3_3_bound(huc, n_relevant: int) -> Fraction:
+    """Prop. 3.3: ``UC(f; C, {u}) <= |V_T(u)| HUC(f; C, {u})``; returns the right side.
+
+    >>> prop_3_3_bound(Fraction(1, 4), 2)
+    Fraction(1, 2)
+    """
+    return n_relevant * exact(huc, "huc")
+
+
+def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:
+    """Thm 3.4 (radicals restored, SPEC §3): with probability ``>= 1 - delta``,
+    ``|HUC_hat - HUC| <= 16/sqrt(n) + 4 sqrt(log(max(1, N_cand)/delta) / (2n))``.
+
+    >>> b = theorem_3_4_deviation(10000, 3, Fraction(1, 20))
+    >>> b.expr
+    sqrt(2)*sqrt(log(60))/50 + 4/25
+    >>> b.lo < Fraction(21723177, 10**8) < b.hi, b.hi - b.lo < Fraction(1, 10**30)
+    (False, True)
+    >>> b.lo < Fraction(2172317713318195363704555843060313, 10**34) < b.hi
+    True
+    """
+    n = _positive_int(n, "n")
+    delta = _probability(delta)
+    big_n = max(1, int(n_cand))
+    expr = 16 / sympy.sqrt(n) + 4 * sympy.sqrt(sympy.log(sympy.Rational(big_n) / _sym(delta)) / (2 * n))
+    return _enclose(lambda ctx: 16 / ctx.sqrt(n)
+                    + 4 * ctx.sqrt(ctx.log(ctx.mpf(big_n) * delta.denominator / delta.numerator) / (2 * n)),
+                    expr)
+
+
+def theorem_3_5_update_bound(log_loss_upper, epsilon, *, step: str = "adaptive") -> int:
+    """Thm 3.5: at most ``ceil(2 L_log(f_0) / eps^2)`` updates (adaptive step);
+    ``ceil(4 L_log(f_0) / eps^2)`` for the fixed step ``eps/2`` (H.1).
+
+    ``log_loss_upper`` is a rational upper bound of ``L_log(f_0)`` (e.g. a certified
+    enclosure's ``hi``), so the returned count is a valid bound.
+
+    >>> theorem_3_5_update_bound(Fraction(1), Fraction(1, 10))
+    200
+    """
+    eps = exact(epsilon, "epsilon")
+    if eps <= 0:
+        raise HUCError(f"epsilon: must be positive, got {fraction_text(eps)}")
+    factor = {"adaptive": 2, "fixed": 4}.get(step)
+    if factor is None:
+        raise HUCError(f"step: must be 'adaptive' or 'fixed', got {step!r}")
+    return ceil(factor * exact(log_loss_upper, "log_loss") / eps ** 2)
+
+
+def _h1_bracket(n, T, big_n, delta):
+    """``(T+1) log(2 N (2n+1)^2) + log(1/delta)`` as (sympy expr, interval builder)."""
+    expr = (T + 1) * sympy.log(2 * big_n * (2 * n + 1) ** 2) + sympy.log(1 / _sym(delta))
+    return expr, (lambda ctx: (T + 1) * ctx.log(ctx.mpf(2 * big_n * (2 * n + 1) ** 2))
+                  + ctx.log(ctx.mpf(delta.denominator) / delta.numerator))
+
+
+def h1_gap_bound(n: int, T: int, n_cand: int, delta) -> CertifiedReal:
+    """App. H.1-H.3: ``Gap_T <= 4 sqrt((2/n) [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)])``.
+
+    >>> g = h1_gap_bound(10**6, 10, 3, Fraction(1, 20))
+    >>> g.expr
+    4*sqrt(log(20)/500000 + 11*log(24000024000006)/500000)
+    >>> g.certainly_le(Fraction(105, 1000)), g.certainly_le(Fraction(104, 1000))
+    (True, False)
+    """
+    n, T = _positive_int(n, "n"), int(T)
+    delta = _probability(delta)
+    expr, build = _h1_bracket(n, T, max(1, int(n_cand)), delta)
+    return _enclose(lambda ctx: 4 * ctx.sqrt(2 * build(ctx) / n), 4 * sympy.sqrt(2 * expr / n))
+
+
+def h1_sample_size_holds(n: int, epsilon, T: int, n_cand: int, delta) -> bool:
+    """App. H.1: ``n >= 512/eps^2 [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)]``, decided exactly.
+
+    This is the condition ``Gap_T <= eps/4`` (square both sides: ``32 X / n <= eps^2/16``).
+
+    >>> h1_sample_size_holds(10**8, Fraction(1, 10), 10, 3, Fraction(1, 20))
+    True
+    >>> h1_sample_size_holds(10**5, Fraction(1, 10), 10, 3, Fraction(1, 20))
+    False
+    """
+    n, T = _positive_int(n, "n"), int(T)
+    eps = exact(epsilon, "epsilon")
+    delta = _probability(delta)
+    expr, build = _h1_bracket(n, T, max(1, int(n_cand)), delta)
+    precision = _PRECISION
+    while True:
+        rhs = _enclose(lambda ctx: 512 * build(ctx) / (ctx.mpf(eps.numerator) / eps.denominator) ** 2,
+                       512 * expr / _sym(eps) ** 2, precision)
+        if rhs.hi <= n:
+            return True
+        if rhs.lo > n:
+            return False
+        precision *= 2  # undecided at this precision: raise it, never guess
+
+
+def _sym(x: Fraction) -> sympy.Rational:
+    return sympy.Rational(x.numerator, x.denominator)

@@ -1,0 +1,192 @@
+"""The tree decomposition of a utility residual (Sec. 3.1, Thm 3.1, App. A.3, C.1-C.3).
+
+For a prediction ``p`` and the leaf values ``u(p, .)`` of a utility, every node ``a`` has
+
+* ``pi_a(p) = sum_{y in Y_a} p_y``                       -> :meth:`TreeDecomposition.pi`
+* ``N_{u,a}(p) = sum_{y in Y_a} p_y u(p,y)``             -> :meth:`TreeDecomposition.N`
+* ``mu_{u,a}(p) = N_{u,a}(p) / pi_a(p)``                 -> :meth:`TreeDecomposition.mu`
+
+and every internal node ``v`` with children ``v_1..v_d``
+
+* ``q_{v,j}(p) = pi_{v_j}(p) / pi_v(p)``                 -> :meth:`TreeDecomposition.q`
+* ``R_{v,j}(p,y) = J_{v_j}(y) - J_v(y) q_{v,j}(p)``      -> :meth:`TreeDecomposition.R`
+* ``Delta_{u,v,j}(p) = mu_{u,v_j}(p) - mu_{u,v}(p)``     -> :meth:`TreeDecomposition.Delta`
+* ``g_{u,v}(p,y) = <Delta_{u,v}(p), R_v(p,y)>``          -> :meth:`TreeDecomposition.g`
+
+Theorem 3.1: ``u(p,y) - mu_u(p) = sum_{v in V°} g_{u,v}(p,y)``.
+
+The code is written once for every number type that is a field: ``Fraction`` (the exact
+path) and sympy expressions (``proofs_check`` feeds symbols through it).  For rational
+inputs, subtree sums run on integers over one common denominator (no gcd per addition)
+and only the quotients become ``Fraction`` s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from .rational import ratio, scaled_integers
+from .tree import LabelTree
+
+__all__ = ["subtree_sums", "Prediction", "TreeDecomposition"]
+
+
+def subtree_sums(tree: LabelTree, leaf_values: Sequence) -> list:
+    """``sum_{y in Y_a} x_y`` for every node ``a`` (list indexed by pre-order node id).
+
+    One post-order pass: a parent's sum is the sum of its children's sums (C.1,
+    ``pi_v = sum_j pi_{v_j}``), so all ``|V|`` sums cost ``K + |E_T|`` additions.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> t.nodes, subtree_sums(t, [1, 2, 4])
+    (('r', 'a', 'y1', 'y2', 'y3'), [7, 3, 1, 2, 4])
+    """
+    kids = tree.child_ids
+    label_of = tree.label_ids
+    out: list = [None] * len(kids)
+    for a in reversed(range(len(kids))):  # reversed pre-order: children before parents
+        ks = kids[a]
+        if ks:
+            s = out[ks[0]]
+            for k in ks[1:]:
+                s = s + out[k]
+            out[a] = s
+        else:
+            out[a] = leaf_values[label_of[a]]
+    return out
+
+
+def _scale(values):
+    """Integers over a common denominator for rationals; the values themselves otherwise."""
+    values = tuple(values)
+    if all(type(v) is Fraction for v in values):
+        return scaled_integers(values)
+    return list(values), 1
+
+
+class Prediction:
+    """A prediction ``p`` with its subtree masses ``pi_a(p)``, shared by every utility.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> Prediction(t, [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)]).pi("a")
+    Fraction(3, 4)
+    """
+
+    __slots__ = ("tree", "p", "_P", "_D", "_pi")
+
+    def __init__(self, tree: LabelTree, p: Sequence):
+        self.tree = tree
+        self.p = tuple(p)
+        self._P, self._D = _scale(self.p)  # p_y = _P[y] / _D
+        self._pi = subtree_sums(tree, self._P)  # pi_a = _pi[a] / _D
+
+    def pi(self, node):
+        """``pi_a(p)``, the predicted probability of the subtree of ``a``."""
+        return ratio(self._pi[self.tree.id(node)], self._D)
+
+
+class TreeDecomposition:
+    """All subtree quantities of one prediction ``p`` and one utility's leaf values.
+
+    ``p`` is a sequence (or a :class:`Prediction`) and ``u`` the leaf values
+    ``u(p, y)``, both in label order.  Node arguments are names or pre-order ids.
+
+    Appendix D.1: ``p`` uniform on four leaves, ``u = (-1, 1, 1, 1)``.
+
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
+    ...                                    "vR": ["y3", "y4"]})
+    >>> F = Fraction
+    >>> dec = TreeDecomposition(t, [F(1, 4)] * 4, [F(-1), F(1), F(1), F(1)])
+    >>> dec.mu("v0"), dec.mu("vL"), dec.mu("vR"), dec.q("v0")
+    (Fraction(1, 2), Fraction(0, 1), Fraction(1, 1), (Fraction(1, 2), Fraction(1, 2)))
+    >>> [dec.g(v, "y1") for v in t.internal_nodes], dec.residual("y1")
+    ([Fraction(-1, 2), Fraction(-1, 1), Fraction(0, 1)], Fraction(-3, 2))
+    """
+
+    __slots__ = ("tree", "prediction", "u", "_D", "_E", "_pi", "_N")
+
+    def __init__(self, tree: LabelTree, p, u: Sequence):
+        self.tree = tree
+        self.prediction = p if isinstance(p, Prediction) else Prediction(tree, p)
+        self.u = tuple(u)
+        P, self._D = self.prediction._P, self.prediction._D
+        U, self._E = _scale(self.u)
+        self._pi = self.prediction._pi                      # pi_a  = _pi[a] / D
+        self._N = subtree_sums(tree, [P[y] * U[y] for y in range(len(U))])  # N_a = _N[a] / (D E)
+
+    # --------------------------------------------------------- node quantities
+    def pi(self, node):
+        """``pi_a(p) = sum_{y in Y_a} p_y`` (A.3)."""
+        return ratio(self._pi[self.tree.id(node)], self._D)
+
+    def N(self, node):
+        """``N_{u,a}(p) = sum_{y in Y_a} p_y u(p, y)`` (A.3)."""
+        return ratio(self._N[self.tree.id(node)], self._D * self._E)
+
+    def mu(self, node=0):
+        """``mu_{u,a}(p) = N_{u,a}(p) / pi_a(p)`` (A.3); the root gives the score ``mu_u(p)``."""
+        a = self.tree.id(node)
+        # (_N[a] / (D E)) / (_pi[a] / D) = _N[a] / (E _pi[a])
+        return ratio(self._N[a], self._E * self._pi[a])
+
+    def q(self, v) -> tuple:
+        """``q_v(p) = (pi_{v_j}(p) / pi_v(p))_j``, the branch probabilities (Sec. 3.1)."""
+        a = self.tree.id(v)
+        return tuple(ratio(self._pi[k], self._pi[a]) for k in self.tree.child_ids[a])
+
+    def Delta(self, v) -> tuple:
+        """``Delta_{u,v}(p) = (mu_{u,v_j}(p) - mu_{u,v}(p))_j`` (Sec. 3.1)."""
+        a = self.tree.id(v)
+        m = self.mu(a)
+        return tuple(self.mu(k) - m for k in self.tree.child_ids[a])
+
+    def R(self, v, y) -> tuple:
+        """``R_v(p, y) = (J_{v_j}(y) - J_v(y) q_{v,j}(p))_j`` (Sec. 3.1) for label ``y``."""
+        a = self.tree.id(v)
+        yi = self.tree.label_index(y) if isinstance(y, str) else y
+        inside = self.tree.contains(a, yi)
+        return tuple((1 if self.tree.contains(k, yi) else 0) - (qj if inside else 0)
+                     for k, qj in zip(self.tree.child_ids[a], self.q(a)))
+
+    def g(self, v, y):
+        """The node contribution ``g_{u,v}(p, y) = <Delta_{u,v}(p), R_v(p, y)>`` (Thm 3.1).
+
+        Evaluated in its piecewise form (C.1): ``R_{v,j}(p,y) = 1{j = k} - q_{v,j}(p)``
+        when ``y`` lies below child ``v_k``, and ``sum_j q_{v,j} Delta_{u,v,j} = 0``, so
+        the inner product is ``mu_{u,v_k}(p) - mu_{u,v}(p)``; it is 0 outside ``Y_v``.
+        """
+        a = self.tree.id(v)
+        yi = self.tree.label_index(y) if isinstance(y, str) else y
+        if not self.tree.contains(a, yi):
+            return self.mu(a) - self.mu(a)  # a zero of the operands' type
+        for k in self.tree.child_ids[a]:
+            if self.tree.contains(k, yi):
+                return self.mu(k) - self.mu(a)
+        raise AssertionError("a label below v lies below one of its children")
+
+    def residual(self, y):
+        """``u(p, y) - mu_u(p)``, the utility residual that Theorem 3.1 decomposes."""
+        yi = self.tree.label_index(y) if isinstance(y, str) else y
+        return self.u[yi] - self.mu(0)
+
+    def contributions(self, y) -> dict:
+        """``{v: g_{u,v}(p, y)}`` for the internal nodes on the path of ``y`` (others are 0)."""
+        yi = self.tree.label_index(y) if isinstance(y, str) else y
+        path = self.tree.path_ids(yi)
+        return {self.tree.nodes[a]: self.mu(b) - self.mu(a) for a, b in zip(path, path[1:])}
+
+    def expected_contribution(self, v, eta_masses: Sequence, eta_den=1):
+        """``E_{Y ~ eta}[g_{u,v}(p, Y)]`` from the subtree masses of a label law ``eta``.
+
+        C.2 (eq. 69-70): ``sum_j Delta_{u,v,j} (pi*_{v_j} - pi*_v q_{v,j})``, which by
+        ``sum_j pi*_{v_j} = pi*_v`` and ``mu_{u,v} = sum_j q_{v,j} mu_{u,v_j}`` equals
+        ``sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``: the form evaluated here.
+        ``eta_masses`` is :func:`subtree_sums` of ``eta`` (optionally scaled by
+        ``eta_den``: ``pi*_a = eta_masses[a] / eta_den``).
+        """
+        a = self.tree.id(v)
+        total = -(eta_masses[a] * self.mu(a))
+        for k in self.tree.child_ids[a]:
+            total = total + eta_masses[k] * self.mu(k)
+        return ratio(total, eta_den) if eta_den != 1 else total

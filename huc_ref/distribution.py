@@ -1,0 +1,223 @@
+"""Finite joint distributions of (subgroup values, prediction, label) (SPEC §3).
+
+An atom ``i`` has a weight ``w_i > 0`` (the weights sum to 1), subgroup values
+``c(x_i) in [-1, 1]`` for each ``c`` in ``C``, a prediction ``p_i`` in the open simplex
+(``p_y > 0``, A.2) and either a conditional label law ``eta_i`` (a population atom) or
+one observed label (a sample point, ``eta_i = e_{y_i}``).  An empirical sample is the
+special case ``w_i = 1/n``: one engine serves population and empirical audits.
+
+Predictions must sum to exactly 1.  Explicit options, never silent: ``renormalize``
+divides by the sum exactly; ``smooth=kappa`` mixes with the uniform law,
+``p <- (1 - kappa) p + kappa / K`` (the paper's ``kappa_init``, K.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .errors import HUCError
+from .rational import exact, exact_vector, fraction_text
+from .tree import LabelTree
+
+__all__ = ["Atom", "FiniteDistribution", "prepare_prediction"]
+
+_ONE = Fraction(1)
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One atom: weight, subgroup values, prediction, and a label law or a label id."""
+
+    weight: Fraction
+    c: tuple[Fraction, ...]
+    p: tuple[Fraction, ...]
+    eta: tuple[Fraction, ...] | None = None
+    label: int | None = None
+
+    def label_law(self, K: int) -> tuple[Fraction, ...]:
+        """``eta_i``; for a sample point the unit vector ``e_{y_i}``."""
+        if self.eta is not None:
+            return self.eta
+        return tuple(_ONE if y == self.label else Fraction(0) for y in range(K))
+
+
+def prepare_prediction(p, where: str = "p", *, K: int | None = None,
+                       renormalize: bool = False, smooth=None) -> tuple[Fraction, ...]:
+    """Read a prediction exactly and check it lies in the open simplex (A.2).
+
+    >>> prepare_prediction(["1/4", "1/4", "1/2"])
+    (Fraction(1, 4), Fraction(1, 4), Fraction(1, 2))
+    >>> prepare_prediction([1, 2, 1], renormalize=True)
+    (Fraction(1, 4), Fraction(1, 2), Fraction(1, 4))
+    >>> prepare_prediction([1, 0], smooth="1/10")
+    (Fraction(19, 20), Fraction(1, 20))
+    >>> prepare_prediction(["0.5", "0.499"], "atoms[3].p")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: atoms[3].p: sums to 999/1000, not 1
+    """
+    p = exact_vector(p, where, K)
+    if not p:
+        raise HUCError(f"{where}: is empty")
+    for j, v in enumerate(p):
+        if v < 0:
+            raise HUCError(f"{where}[{j}]: is negative ({fraction_text(v)})")
+    total = sum(p, Fraction(0))
+    if renormalize:
+        if total == 0:
+            raise HUCError(f"{where}: sums to 0 and cannot be renormalised")
+        p = tuple(v / total for v in p)
+        total = _ONE
+    if total != 1:
+        raise HUCError(f"{where}: sums to {fraction_text(total)}, not 1")
+    if smooth is not None:
+        kappa = exact(smooth, "smooth")
+        if not 0 < kappa <= 1:
+            raise HUCError(f"smooth: kappa must be in (0, 1], got {fraction_text(kappa)}")
+        p = tuple((1 - kappa) * v + kappa / len(p) for v in p)
+    for j, v in enumerate(p):
+        if v == 0:
+            raise HUCError(f"{where}[{j}]: is 0; the paper assumes p_y > 0 (A.2): smooth it "
+                           f"explicitly (kappa_init, K.1)")
+    return p
+
+
+class FiniteDistribution:
+    """A finite joint distribution of atoms on a label tree: population or sample.
+
+    ``atoms`` are mappings in the ``huc-case/1`` form (``weight``, ``c``, ``p`` and
+    ``eta`` or ``label``) or :class:`Atom` s.  ``subgroups`` names ``C``; each atom's
+    ``c`` is aligned with it (it may be omitted when ``C = {1}``).
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> dist = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"},
+    ...                               {"p": ["1/4", "3/4"], "label": "b"}])
+    >>> dist.n, dist.atoms[1].weight, dist.is_sample
+    (2, Fraction(1, 2), True)
+    """
+
+    def __init__(self, tree: LabelTree, atoms: Sequence, subgroups: Sequence[str] = ("all",), *,
+                 renormalize: bool = False, smooth=None):
+        if not isinstance(tree, LabelTree):
+            raise HUCError(f"tree: expected a LabelTree, got {type(tree).__name__}")
+        self.tree = tree
+        if isinstance(subgroups, (str, bytes)) or not isinstance(subgroups, Sequence) or not subgroups:
+            raise HUCError("subgroups: expected a non-empty list of names")
+        for i, name in enumerate(subgroups):
+            if not isinstance(name, str) or not name:
+                raise HUCError(f"subgroups[{i}]: must be a non-empty string, got {name!r}")
+            if subgroups.index(name) != i:
+                raise HUCError(f"subgroups[{i}]: {name!r} is listed twice")
+        self.subgroups = tuple(subgroups)
+        if isinstance(atoms, (str, bytes)) or not isinstance(atoms, Sequence) or not atoms:
+            raise HUCError("atoms: expected a non-empty list of atoms")
+        given = [self._has_weight(a) for a in atoms]
+        if any(given) and not all(given):
+            i = given.index(False)
+            raise HUCError(f"atoms[{i}].weight: missing, while other atoms give weights "
+                           f"(give every weight, or none for 1/n each)")
+        default_w = None if any(given) else Fraction(1, len(atoms))
+        self.atoms = tuple(self._read_atom(a, i, default_w, renormalize, smooth) for i, a in enumerate(atoms))
+        total = sum((a.weight for a in self.atoms), Fraction(0))
+        if total != 1:
+            raise HUCError(f"atoms: weights sum to {fraction_text(total)}, not 1")
+
+    @staticmethod
+    def _has_weight(a) -> bool:
+        if isinstance(a, Atom):
+            return True
+        return isinstance(a, Mapping) and "weight" in a
+
+    def _read_atom(self, a, i, default_w, renormalize, smooth) -> Atom:
+        where = f"atoms[{i}]"
+        K = self.tree.K
+        if isinstance(a, Atom):
+            a = {"weight": a.weight, "c": a.c, "p": a.p,
+                 **({"eta": a.eta} if a.eta is not None else {"label": self.tree.labels[a.label]})}
+        if not isinstance(a, Mapping):
+            raise HUCError(f"{where}: expected an object with p and eta or label")
+        unknown = set(a) - {"weight", "c", "p", "eta", "label", "id"}
+        if unknown:
+            raise HUCError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+        w = default_w if default_w is not None else exact(a["weight"], f"{where}.weight")
+        if w <= 0:
+            raise HUCError(f"{where}.weight: must be positive, got {fraction_text(w)}")
+        if "c" in a:
+            c = exact_vector(a["c"], f"{where}.c", len(self.subgroups))
+        elif len(self.subgroups) == 1:
+            c = (_ONE,)
+        else:
+            raise HUCError(f"{where}.c: missing (one value per subgroup: {list(self.subgroups)})")
+        for k, v in enumerate(c):
+            if not -1 <= v <= 1:
+                raise HUCError(f"{where}.c[{k}]: subgroup value {fraction_text(v)} is outside [-1, 1]")
+        if "p" not in a:
+            raise HUCError(f"{where}.p: missing")
+        p = prepare_prediction(a["p"], f"{where}.p", K=K, renormalize=renormalize, smooth=smooth)
+        if ("eta" in a) == ("label" in a):
+            raise HUCError(f"{where}: give exactly one of eta (a label law) or label (a sample point)")
+        if "label" in a:
+            lab = a["label"]
+            if not isinstance(lab, str) or lab not in self.tree.labels:
+                raise HUCError(f"{where}.label: {lab!r} is not a label")
+            return Atom(w, c, p, None, self.tree.label_index(lab))
+        eta = exact_vector(a["eta"], f"{where}.eta", K)
+        for j, v in enumerate(eta):
+            if v < 0:
+                raise HUCError(f"{where}.eta[{j}]: is negative ({fraction_text(v)})")
+        total = sum(eta, Fraction(0))
+        if total != 1:
+            raise HUCError(f"{where}.eta: sums to {fraction_text(total)}, not 1")
+        return Atom(w, c, p, eta, None)
+
+    @classmethod
+    def from_sample(cls, tree: LabelTree, y_true: Sequence, y_prob: Sequence[Sequence], *,
+                    subgroups: Mapping[str, Sequence] | None = None, sample_weight=None,
+                    renormalize: bool = False, smooth=None) -> FiniteDistribution:
+        """An empirical distribution: labels (names or label ids) and exact predictions.
+
+        ``subgroups`` maps a name to one value per sample; by default ``C = {1}``.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution.from_sample(t, ["a", 1], [["1/2", "1/2"], ["1/3", "2/3"]],
+        ...                                    subgroups={"all": [1, 1], "first": [1, 0]})
+        >>> d.subgroups, d.atoms[1].label, d.atoms[1].c
+        (('all', 'first'), 1, (Fraction(1, 1), Fraction(0, 1)))
+        """
+        n = len(y_true)
+        if len(y_prob) != n:
+            raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}")
+        groups = dict(subgroups) if subgroups is not None else {"all": [1] * n}
+        for name, vals in groups.items():
+            if len(vals) != n:
+                raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}")
+        if sample_weight is not None and len(sample_weight) != n:
+            raise HUCError(f"sample_weight: has {len(sample_weight)} values, expected {n}")
+        atoms = []
+        for i in range(n):
+            y = y_true[i]
+            if isinstance(y, int) and not isinstance(y, bool):
+                if not 0 <= y < tree.K:
+                    raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}")
+                y = tree.labels[y]
+            atom = {"p": y_prob[i], "label": y, "c": [vals[i] for vals in groups.values()]}
+            if sample_weight is not None:
+                atom["weight"] = sample_weight[i]
+            atoms.append(atom)
+        return cls(tree, atoms, list(groups), renormalize=renormalize, smooth=smooth)
+
+    @property
+    def n(self) -> int:
+        """The number of atoms."""
+        return len(self.atoms)
+
+    @property
+    def is_sample(self) -> bool:
+        """Whether every atom is a sample point (one observed label)."""
+        return all(a.label is not None for a in self.atoms)
+
+    def __repr__(self) -> str:
+        kind = "sample" if self.is_sample else "population"
+        return f"FiniteDistribution({kind}, n={self.n}, K={self.tree.K}, subgroups={list(self.subgroups)})"

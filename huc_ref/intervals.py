@@ -1,0 +1,228 @@
+"""Exact maximisation of a moment over all intervals of scores (App. F.3, Algorithm 2).
+
+The atoms are sorted by score; tied scores form blocks ``G_1..G_m`` (in increasing score)
+with block sums ``B_1..B_m``.  Every interval of the real line selects either nothing or a
+run of consecutive blocks (H.3, Step 1), so with prefixes ``C_0 = 0, C_b = B_1 + ... + B_b``
+
+    sup_I |moment(I)| = max(0, max_{0 <= r < b <= m} |C_b - C_r|),
+
+witnessed by the closed interval ``[s_(r+1), s_(b)]``.  Algorithm 2 keeps the running
+minimum and maximum of the earlier prefixes, so one pass costs ``O(m)``.
+
+Tie rule (SPEC §3, convention): among maximisers, the smallest right end ``b``, then the
+smallest ``r``; a sup of 0 is witnessed by the empty interval.
+
+Exactness at scale.  With float-derived rationals each block sum brings new prime
+factors, so exact prefix sums grow by ~100 bits per block and a plain exact scan is
+quadratic.  :func:`max_interval_sum` then switches to a certified search: prefix sums
+of fixed-point floors ``floor(B_r 2^k)`` are exact integers within ``m`` units of
+``C_b 2^k`` (each floor loses less than one unit), which locates every pair that can
+attain the maximum; those few pairs are summed exactly (binary splitting) and compared
+exactly.  No float is trusted; if too many pairs survive, ``k`` doubles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+__all__ = ["IntervalMax", "max_interval_sum", "max_interval_sum_brute_force"]
+
+_ZERO = Fraction(0)
+# Above this many bits in the running prefix denominator, the certified search takes over.
+_EXACT_SCAN_BITS = 2048
+_MAX_CANDIDATES = 64
+
+
+@dataclass(frozen=True)
+class IntervalMax:
+    """The sup of ``|C_b - C_r|`` with its witness.
+
+    ``r, b`` select blocks ``r .. b-1`` (0-based; the paper's ``s_(r+1) .. s_(b)``);
+    ``moment = C_b - C_r`` is signed.  When ``sup == 0`` the witness is the empty
+    interval and ``r == b == 0``.
+    """
+
+    sup: Fraction
+    r: int
+    b: int
+    moment: Fraction
+
+    @property
+    def empty(self) -> bool:
+        """Whether the witness is the empty interval (sup 0)."""
+        return self.b == self.r
+
+
+_EMPTY = IntervalMax(_ZERO, 0, 0, _ZERO)
+
+
+def max_interval_sum(blocks) -> IntervalMax:
+    """Algorithm 2 (App. F.3): ``max(0, max_{r<b} |C_b - C_r|)`` with its witness, exactly.
+
+    ``blocks`` are the block sums ``B_1..B_m`` in increasing score order.
+
+    >>> F = Fraction
+    >>> max_interval_sum([F(1, 4), F(-1, 2), F(1, 3), F(1, 3)])
+    IntervalMax(sup=Fraction(2, 3), r=2, b=4, moment=Fraction(2, 3))
+    >>> max_interval_sum([F(0), F(0)]).empty
+    True
+    """
+    blocks = [b if type(b) is Fraction else Fraction(b) for b in blocks]
+    result = _scan_exact(blocks)
+    if result is None:  # prefix denominators grew too large: certified search
+        result = _certified(blocks)
+    return result
+
+
+def _scan_exact(blocks, bit_limit=_EXACT_SCAN_BITS):
+    """Algorithm 2 literally, on exact prefix sums; None if they outgrow ``bit_limit``."""
+    best = _EMPTY
+    c = _ZERO
+    c_min = c_max = _ZERO
+    r_min = r_max = 0
+    for b, block in enumerate(blocks, start=1):
+        c = c + block
+        if c.denominator.bit_length() > bit_limit:
+            return None
+        up, down = c - c_min, c_max - c
+        # For this b, the best r is the first index of the smallest or largest earlier prefix.
+        # (A tie up == down > 0 is never the overall maximum: max - min, reached at an
+        # earlier b, is twice as large.  So either choice is right there.)
+        if up >= down:
+            value, r, moment = up, r_min, up
+        else:
+            value, r, moment = down, r_max, -down
+        if value > best.sup:
+            best = IntervalMax(value, r, b, moment)
+        if c < c_min:
+            c_min, r_min = c, b
+        if c > c_max:
+            c_max, r_max = c, b
+    return best
+
+
+def _scan_integers(values):
+    """Algorithm 2 on integer prefix sums: the largest ``|S_b - S_r|`` (value only)."""
+    best = 0
+    s = s_min = s_max = 0
+    for v in values:
+        s += v
+        best = max(best, s - s_min, s_max - s)
+        s_min = min(s_min, s)
+        s_max = max(s_max, s)
+    return best
+
+
+def _exact_sum(fracs):
+    """``sum(fracs)`` as an unreduced pair ``(num, den)``, by binary splitting.
+
+    Pairwise combination keeps the operands balanced, so the cost is that of a few
+    multiplications of the final size instead of ``m`` additions of growing size.
+    """
+    pairs = [(f.numerator, f.denominator) for f in fracs if f]
+    if not pairs:
+        return 0, 1
+    while len(pairs) > 1:
+        nxt = []
+        for i in range(0, len(pairs) - 1, 2):
+            (a, b), (c, d) = pairs[i], pairs[i + 1]
+            nxt.append((a * d + c * b, b * d))
+        if len(pairs) % 2:
+            nxt.append(pairs[-1])
+        pairs = nxt
+    return pairs[0]
+
+
+def _certified(blocks, k=None):
+    """The certified search described in the module docstring."""
+    m = len(blocks)
+    if not any(blocks):
+        return _EMPTY
+    k = k or 64 + 2 * m.bit_length()
+    while True:
+        floors = [(f.numerator << k) // f.denominator for f in blocks]
+        # True prefixes T_b = C_b 2^k satisfy S_b <= T_b < S_b + b <= S_b + m.
+        a = _scan_integers(floors)
+        threshold = a - 2 * m  # every exact maximiser has |S_b - S_r| > a - 2m
+        pairs = _candidate_pairs(floors, threshold) if threshold > 0 else None
+        if pairs is not None:
+            return _best_exact(blocks, pairs)
+        if k > 1 << 20:  # only exact near-ties remain at any resolution: scan exactly
+            return _scan_exact(blocks, bit_limit=float("inf"))
+        k *= 2
+
+
+def _candidate_pairs(floors, threshold):
+    """All ``(r, b)`` with ``|S_b - S_r| > threshold``; None if more than a few."""
+    prefix = [0]
+    for v in floors:
+        prefix.append(prefix[-1] + v)
+    ends = []
+    s_min = s_max = 0
+    for b in range(1, len(prefix)):
+        if prefix[b] - s_min > threshold or s_max - prefix[b] > threshold:
+            ends.append(b)
+            if len(ends) > _MAX_CANDIDATES:
+                return None
+        s_min = min(s_min, prefix[b])
+        s_max = max(s_max, prefix[b])
+    pairs = [(r, b) for b in ends for r in range(b) if abs(prefix[b] - prefix[r]) > threshold]
+    return pairs if len(pairs) <= _MAX_CANDIDATES else None
+
+
+def _best_exact(blocks, pairs):
+    """Exact values of the candidate pairs; the maximiser by the tie rule (b, then r)."""
+    best = None
+    for r, b in sorted(pairs, key=lambda rb: (rb[1], rb[0])):
+        num, den = _exact_sum(blocks[r:b])
+        if best is None or abs(num) * best[1] > abs(best[0]) * den:
+            best = (num, den, r, b)
+    num, den, r, b = best
+    moment = Fraction(num, den)
+    if moment == 0:
+        return _EMPTY
+    return IntervalMax(abs(moment), r, b, moment)
+
+
+def max_interval_sum_brute_force(blocks) -> IntervalMax:
+    """Every ``(r, b)`` enumerated with its exact sum (``O(m^2)`` sums): the reference for tests.
+
+    >>> max_interval_sum_brute_force([Fraction(1, 4), Fraction(-1, 2), Fraction(1, 3)])
+    IntervalMax(sup=Fraction(1, 2), r=1, b=2, moment=Fraction(-1, 2))
+    """
+    best = _EMPTY
+    blocks = [Fraction(b) for b in blocks]
+    for b in range(1, len(blocks) + 1):
+        for r in range(b):
+            moment = sum(blocks[r:b], _ZERO)
+            if abs(moment) > best.sup:
+                best = IntervalMax(abs(moment), r, b, moment)
+    return best
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An interval of the real line: bounds ``None`` for unbounded, each end open or closed.
+
+    >>> I = Interval(Fraction(1, 4), Fraction(1, 2), hi_closed=False)
+    >>> Fraction(1, 4) in I, Fraction(1, 2) in I, Interval.closed(0, 0)
+    (True, False, Interval(lo=Fraction(0, 1), hi=Fraction(0, 1), lo_closed=True, hi_closed=True))
+    """
+
+    lo: Fraction | None = None
+    hi: Fraction | None = None
+    lo_closed: bool = True
+    hi_closed: bool = True
+
+    @classmethod
+    def closed(cls, lo, hi) -> Interval:
+        """The closed interval ``[lo, hi]`` (the form witnesses take)."""
+        return cls(Fraction(lo), Fraction(hi))
+
+    def __contains__(self, x) -> bool:
+        if self.lo is not None and (x < self.lo or (x == self.lo and not self.lo_closed)):
+            return False
+        if self.hi is not None and (x > self.hi or (x == self.hi and not self.hi_closed)):
+            return False
+        return True

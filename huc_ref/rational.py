@@ -1,0 +1,141 @@
+"""Exact numbers: what the exact path accepts, and how it writes them back.
+
+The exact path never touches a binary float.  It accepts ``int``, ``Fraction``,
+``decimal.Decimal``, strings ``"a/b"`` and decimal strings (``"0.125"``, ``"1e-3"``);
+a ``float`` is rejected with a message saying how to convert it.  Results are
+``Fraction`` s, written back as strings in lowest terms (``"-1/4"``, ``"0"``).
+"""
+
+from __future__ import annotations
+
+import numbers as _abc
+import re
+from decimal import Decimal
+from fractions import Fraction
+from math import lcm
+
+from .errors import HUCError
+
+__all__ = ["exact", "exact_vector", "fraction_text", "ratio", "scaled_integers"]
+
+# Exponents and digit counts are bounded so that a hostile string such as "1e999999999"
+# cannot make Fraction() build a gigantic integer.
+MAX_DIGITS = 4000
+MAX_EXPONENT = 400
+
+_INTEGER = r"[+-]?\d+"
+_DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?"
+_NUMBER = re.compile(rf"(?:{_INTEGER}/\d+|{_DECIMAL})")
+
+
+def _parse_text(text: str, where: str) -> Fraction:
+    s = text.strip()
+    if s.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise HUCError(f"{where}: {text} is not a finite number")
+    if not _NUMBER.fullmatch(s):
+        raise HUCError(f"{where}: {text!r} is not an exact number (use an integer, 'a/b' or a decimal like '0.125')")
+    match = _NUMBER.fullmatch(s)
+    if match.group("exp") is not None and abs(int(match.group("exp"))) > MAX_EXPONENT:
+        raise HUCError(f"{where}: exponent of {text!r} exceeds {MAX_EXPONENT} in magnitude")
+    if sum(ch.isdigit() for ch in s) > MAX_DIGITS:
+        raise HUCError(f"{where}: {text[:20]!r}... has more than {MAX_DIGITS} digits")
+    if "/" in s:
+        num, den = s.split("/")
+        if int(den) == 0:
+            raise HUCError(f"{where}: {text!r} has a zero denominator")
+        return Fraction(int(num), int(den))
+    return Fraction(s)
+
+
+def exact(value, where: str = "value") -> Fraction:
+    """Read one exact rational number; reject floats and anything inexact.
+
+    ``where`` names the place for the error message (a JSON path or an argument).
+
+    >>> exact("3/8"), exact("0.125"), exact(2), exact(Fraction(1, 3))
+    (Fraction(3, 8), Fraction(1, 8), Fraction(2, 1), Fraction(1, 3))
+    >>> exact(0.1, "p[0]")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: p[0]: float 0.1 is not exact; pass the string '0.1' for the decimal ...
+    """
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool):
+        raise HUCError(f"{where}: {value!r} is a boolean, not a number")
+    if isinstance(value, float):
+        value = float(value)  # numpy floats print as plain floats
+        if value != value or value in (float("inf"), float("-inf")):
+            raise HUCError(f"{where}: {value!r} is not a finite number")
+        raise HUCError(
+            f"{where}: float {value!r} is not exact; pass the string '{value!r}' for the decimal "
+            f"you meant, or Fraction({value!r}) for the binary value {Fraction(value)}"
+        )
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, str):
+        return _parse_text(value, where)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise HUCError(f"{where}: {value} is not a finite number")
+        return Fraction(value)
+    if isinstance(value, _abc.Rational):  # numpy integers, other exact rationals
+        return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, _abc.Real):  # numpy floats and other binary reals
+        raise HUCError(f"{where}: {type(value).__name__} {value!r} is not exact; pass a string or a Fraction")
+    raise HUCError(f"{where}: expected a number, got {type(value).__name__}")
+
+
+def exact_vector(values, where: str = "value", length: int | None = None) -> tuple[Fraction, ...]:
+    """Read a sequence of exact numbers, checking its length.
+
+    >>> exact_vector(["1/4", "0.75"], "p")
+    (Fraction(1, 4), Fraction(3, 4))
+    >>> exact_vector([1, 2], "p", length=3)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: p: has 2 entries, expected 3
+    """
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise HUCError(f"{where}: expected a list of numbers, got {type(values).__name__}")
+    out = tuple(exact(v, f"{where}[{i}]") for i, v in enumerate(values))
+    if length is not None and len(out) != length:
+        raise HUCError(f"{where}: has {len(out)} entries, expected {length}")
+    return out
+
+
+def fraction_text(x: Fraction) -> str:
+    """Write an exact number as the string used in JSON files: lowest terms.
+
+    >>> fraction_text(Fraction(-2, 8)), fraction_text(Fraction(0)), fraction_text(Fraction(3))
+    ('-1/4', '0', '3')
+    """
+    x = Fraction(x)
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def ratio(num, den):
+    """``num / den`` in the type of the operands: a ``Fraction`` for two ints.
+
+    The decomposition is written once for every number type; integer subtree sums
+    (over a common denominator) must divide exactly, not into a float.
+
+    >>> ratio(3, 6), ratio(Fraction(1, 2), 2)
+    (Fraction(1, 2), Fraction(1, 4))
+    """
+    if isinstance(num, int) and isinstance(den, int):
+        return Fraction(num, den)
+    return num / den
+
+
+def scaled_integers(values) -> tuple[list[int], int]:
+    """Write rationals as integers over one common denominator ``D``.
+
+    Subtree sums of integers are much cheaper than sums of ``Fraction`` s (no gcd per
+    addition); the audit engine sums ``values[y] * D`` and divides once per node.
+
+    >>> scaled_integers([Fraction(1, 4), Fraction(1, 6), Fraction(7, 12)])
+    ([3, 2, 7], 12)
+    """
+    den = lcm(*(v.denominator for v in values)) if values else 1
+    return [v.numerator * (den // v.denominator) for v in values], den

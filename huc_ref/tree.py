@@ -1,0 +1,353 @@
+"""Label trees (paper Sec. 3.1, App. A.2): the rooted tree whose leaves are the labels.
+
+A :class:`LabelTree` stores its nodes in pre-order (node id 0 is the root ``rho``), each
+internal node's children in their given order, and the labels (leaves) in the order of
+the entries of a probability vector.  Leaves are also numbered in depth-first order, so
+the leaf set ``Y_a`` of every node is one contiguous range of that order (App. F.4).
+Nothing here recurses: a path of depth 100,000 is fine.
+
+Unary nodes (``d_v = 1``) are legal; their node contributions are identically zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .errors import HUCError
+
+__all__ = ["LabelTree"]
+
+
+class LabelTree:
+    """A finite rooted label tree ``T`` with ordered children and ordered labels.
+
+    Build it with :meth:`from_children` (the ``huc-case/1`` form), :meth:`from_nested`
+    or :meth:`from_paths`.  Nodes are referred to by name in the public methods.
+
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
+    ...                                    "vR": ["y3", "y4"]})
+    >>> t.labels, t.K, t.internal_nodes
+    (('y1', 'y2', 'y3', 'y4'), 4, ('v0', 'vL', 'vR'))
+    >>> t.leaves_below("vR"), t.path("y2"), t.d("v0"), t.depth("y3")
+    (('y3', 'y4'), ('v0', 'vL', 'y2'), 2, 2)
+    """
+
+    def __init__(self, root: str, children: Mapping[str, Sequence[str]],
+                 labels: Sequence[str] | None = None, *, where: str = "tree"):
+        self._build(root, children, where)
+        self._set_labels(labels, where)
+
+    # ------------------------------------------------------------------ building
+    def _build(self, root, children, where):
+        if not isinstance(root, str) or not root:
+            raise HUCError(f"{where}.root: must be a non-empty string, got {root!r}")
+        if not isinstance(children, Mapping):
+            raise HUCError(f"{where}.children: expected a mapping from node to its list of children")
+        parent_of: dict[str, str] = {}
+        for node, kids in children.items():
+            if not isinstance(node, str) or not node:
+                raise HUCError(f"{where}.children: node names must be non-empty strings, got {node!r}")
+            if isinstance(kids, (str, bytes)) or not isinstance(kids, Sequence):
+                raise HUCError(f"{where}.children[{node!r}]: expected a list of node names")
+            for kid in kids:
+                if not isinstance(kid, str) or not kid:
+                    raise HUCError(f"{where}.children[{node!r}]: node names must be non-empty strings, got {kid!r}")
+                if kid == root:
+                    raise HUCError(f"{where}.children[{node!r}]: lists the root {root!r} as a child (a cycle)")
+                if kid in parent_of:
+                    other = parent_of[kid]
+                    if other == node:
+                        raise HUCError(f"{where}.children[{node!r}]: lists node {kid!r} twice")
+                    raise HUCError(f"{where}.children[{node!r}]: node {kid!r} has two parents ({other!r} and {node!r})")
+                parent_of[kid] = node
+        names: list[str] = []
+        parent: list[int] = []
+        depth: list[int] = []
+        kid_ids: list[list[int]] = []
+        stack = [(root, -1)]
+        while stack:  # iterative pre-order; children pushed in reverse keep their order
+            name, par = stack.pop()
+            nid = len(names)
+            names.append(name)
+            parent.append(par)
+            depth.append(0 if par < 0 else depth[par] + 1)
+            kid_ids.append([])
+            if par >= 0:
+                kid_ids[par].append(nid)
+            for kid in reversed(children.get(name, ())):
+                stack.append((kid, nid))
+        index = {name: i for i, name in enumerate(names)}
+        for node in list(children) + list(parent_of):
+            if node not in index:
+                raise HUCError(f"{where}.children[{node!r}]: node {node!r} is not below the root {root!r} "
+                               f"(a cycle or a detached part)" if node in children else
+                               f"{where}.children: node {node!r} is not below the root {root!r}")
+        self._names = tuple(names)
+        self._index = index
+        self._parent = tuple(parent)
+        self._depth = tuple(depth)
+        self._children = tuple(tuple(k) for k in kid_ids)
+        # Depth-first leaf order: node a covers dfs positions [lo[a], hi[a]).
+        n = len(names)
+        lo = [0] * n
+        hi = [0] * n
+        dfs_leaves: list[int] = []
+        for nid in range(n):  # pre-order visits leaves in depth-first order
+            if not kid_ids[nid]:
+                dfs_leaves.append(nid)
+        position = {nid: i for i, nid in enumerate(dfs_leaves)}
+        for nid in reversed(range(n)):  # post-order: children before parents
+            if kid_ids[nid]:
+                lo[nid] = lo[kid_ids[nid][0]]
+                hi[nid] = hi[kid_ids[nid][-1]]
+            else:
+                lo[nid] = position[nid]
+                hi[nid] = position[nid] + 1
+        self._lo, self._hi = tuple(lo), tuple(hi)
+        self._dfs_leaf_nodes = tuple(dfs_leaves)
+
+    def _set_labels(self, labels, where):
+        leaf_names = [self._names[nid] for nid in self._dfs_leaf_nodes]
+        if labels is None:
+            labels = leaf_names
+        if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
+            raise HUCError("labels: expected a list of leaf names")
+        lab_where = "labels"
+        seen: dict[str, int] = {}
+        for i, lab in enumerate(labels):
+            if lab in seen:
+                raise HUCError(f"{lab_where}[{i}]: {lab!r} is listed twice")
+            if lab not in self._index:
+                raise HUCError(f"{lab_where}[{i}]: {lab!r} is not a node of the tree")
+            if self._children[self._index[lab]]:
+                raise HUCError(f"{lab_where}[{i}]: {lab!r} is an internal node, not a leaf")
+            seen[lab] = i
+        for name in leaf_names:
+            if name not in seen:
+                raise HUCError(f"{lab_where}: leaf {name!r} of the tree is missing")
+        self._labels = tuple(labels)
+        self._label_index = seen
+        self._node_of_label = tuple(self._index[lab] for lab in labels)
+        label_of = [-1] * len(self._names)
+        for y, nid in enumerate(self._node_of_label):
+            label_of[nid] = y
+        self._label_of = tuple(label_of)
+        # dfs position -> label index
+        self._dfs_labels = tuple(label_of[nid] for nid in self._dfs_leaf_nodes)
+
+    @classmethod
+    def from_children(cls, root: str, children: Mapping[str, Sequence[str]],
+                      labels: Sequence[str] | None = None) -> LabelTree:
+        """Build from a root name and a mapping node -> ordered children (SPEC §6).
+
+        Nodes absent from the mapping (or mapped to ``[]``) are leaves.  ``labels``
+        fixes the order of probability vectors; by default, the depth-first leaf order.
+
+        >>> LabelTree.from_children("r", {"r": ["a", "b", "c"]}, ["c", "a", "b"]).labels
+        ('c', 'a', 'b')
+        >>> LabelTree.from_children("r", {"r": ["a", "b"], "b": ["a"]})
+        Traceback (most recent call last):
+        ...
+        huc_ref.errors.HUCError: tree.children['b']: node 'a' has two parents ('r' and 'b')
+        """
+        return cls(root, children, labels)
+
+    @classmethod
+    def from_nested(cls, nested: Mapping, labels: Sequence[str] | None = None) -> LabelTree:
+        """Build from a nested mapping ``{root: {child: {...}, leaf: None}}``.
+
+        A leaf is written as ``None``, ``{}`` or a name inside a list of leaves.
+
+        >>> LabelTree.from_nested({"root": {"L": ["y1", "y2"], "y3": None}}).labels
+        ('y1', 'y2', 'y3')
+        """
+        if not isinstance(nested, Mapping) or len(nested) != 1:
+            raise HUCError("tree: a nested tree is a mapping with exactly one root entry")
+        (root, body), = nested.items()
+        children: dict[str, list[str]] = {}
+        stack = [(root, body)]
+        while stack:
+            name, sub = stack.pop()
+            if sub is None:
+                continue
+            if isinstance(sub, Mapping):
+                items = list(sub.items())
+            elif isinstance(sub, Sequence) and not isinstance(sub, (str, bytes)):
+                items = [(leaf, None) for leaf in sub]
+            else:
+                raise HUCError(f"tree[{name!r}]: expected a mapping, a list of leaves or null")
+            if not items:
+                continue
+            if name in children:
+                raise HUCError(f"tree[{name!r}]: node {name!r} appears twice")
+            children[name] = [k for k, _ in items]
+            stack.extend(items)
+        return cls(root, children, labels)
+
+    @classmethod
+    def from_paths(cls, paths: Sequence[str], *, sep: str = "/", root: str = "root") -> LabelTree:
+        """Build from label paths such as ``"infectious/localized/upper/viral"``.
+
+        Each row is one label, in the order given; a node is named by its path prefix
+        (so ``viral`` under two parents stays two nodes).  Children are ordered by first
+        appearance.
+
+        >>> t = LabelTree.from_paths(["inf/upper/viral", "inf/upper/bact", "noninf"])
+        >>> t.labels, t.internal_nodes
+        (('inf/upper/viral', 'inf/upper/bact', 'noninf'), ('root', 'inf', 'inf/upper'))
+        """
+        if isinstance(paths, (str, bytes)) or not isinstance(paths, Sequence) or not paths:
+            raise HUCError("paths: expected a non-empty list of label paths")
+        children: dict[str, list[str]] = {}
+        seen_kids: dict[str, set[str]] = {}
+        for i, row in enumerate(paths):
+            if not isinstance(row, str) or not row or any(not part for part in row.split(sep)):
+                raise HUCError(f"paths[{i}]: {row!r} is not a path of non-empty names separated by {sep!r}")
+            parts = row.split(sep)
+            parent = root
+            for k in range(len(parts)):
+                node = sep.join(parts[: k + 1])
+                if node == root:
+                    raise HUCError(f"paths[{i}]: the name {root!r} is reserved for the root")
+                if node not in seen_kids.setdefault(parent, set()):
+                    seen_kids[parent].add(node)
+                    children.setdefault(parent, []).append(node)
+                parent = node
+        labels = list(paths)
+        for i, lab in enumerate(labels):
+            if lab in children:
+                raise HUCError(f"paths[{i}]: {lab!r} is a label and also the parent of other labels")
+        return cls(root, children, labels)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def root(self) -> str:
+        """The root ``rho``."""
+        return self._names[0]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The leaves, in the order of probability-vector entries."""
+        return self._labels
+
+    @property
+    def K(self) -> int:
+        """The number of labels ``K = |Y|``."""
+        return len(self._labels)
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """All nodes in pre-order."""
+        return self._names
+
+    @property
+    def internal_nodes(self) -> tuple[str, ...]:
+        """``V°``: the internal nodes (``d_v >= 1``) in pre-order."""
+        return tuple(n for i, n in enumerate(self._names) if self._children[i])
+
+    @property
+    def branching_nodes(self) -> tuple[str, ...]:
+        """Internal nodes with ``d_v >= 2``, in pre-order (the only ones that can be relevant)."""
+        return tuple(n for i, n in enumerate(self._names) if len(self._children[i]) >= 2)
+
+    def id(self, node) -> int:
+        """The pre-order index of a node given by name (or already by index)."""
+        if isinstance(node, int) and not isinstance(node, bool):
+            if 0 <= node < len(self._names):
+                return node
+            raise HUCError(f"node index {node} is out of range")
+        try:
+            return self._index[node]
+        except (KeyError, TypeError):
+            raise HUCError(f"node {node!r} is not in the tree") from None
+
+    def label_index(self, label: str) -> int:
+        """Position of a label in :attr:`labels`."""
+        try:
+            return self._label_index[label]
+        except (KeyError, TypeError):
+            raise HUCError(f"label {label!r} is not a leaf of the tree") from None
+
+    def children(self, node) -> tuple[str, ...]:
+        """``ch(v) = (v_1, ..., v_{d_v})`` in order (empty for a leaf)."""
+        return tuple(self._names[k] for k in self._children[self.id(node)])
+
+    def parent(self, node) -> str | None:
+        """The parent of a node (``None`` for the root)."""
+        p = self._parent[self.id(node)]
+        return None if p < 0 else self._names[p]
+
+    def d(self, node) -> int:
+        """``d_v``: the number of children."""
+        return len(self._children[self.id(node)])
+
+    def depth(self, node) -> int:
+        """Depth of a node; the root has depth 0."""
+        return self._depth[self.id(node)]
+
+    def is_leaf(self, node) -> bool:
+        """Whether the node is a label."""
+        return not self._children[self.id(node)]
+
+    def leaves_below(self, node) -> tuple[str, ...]:
+        """``Y_a``: the labels below node ``a``, in label order."""
+        return tuple(self._labels[y] for y in self.label_ids_below(self.id(node)))
+
+    def path(self, label) -> tuple[str, ...]:
+        """The root-to-leaf path ``(w_0(y), ..., w_{L_y}(y))`` of a label."""
+        return tuple(self._names[k] for k in self.path_ids(self.label_index(label)))
+
+    def to_json(self) -> dict:
+        """The ``huc-case/1`` form ``{"root": ..., "children": {...}}``."""
+        return {"root": self.root,
+                "children": {self._names[i]: [self._names[k] for k in kids]
+                             for i, kids in enumerate(self._children) if kids}}
+
+    def __repr__(self) -> str:
+        return f"LabelTree(root={self.root!r}, K={self.K}, nodes={len(self._names)})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LabelTree) and self.to_json() == other.to_json() and self.labels == other.labels
+
+    def __hash__(self) -> int:
+        return hash((self._names, self._children, self._labels))
+
+    # ------------------------------------------------------ index-level access
+    # The engine works with integer ids: node ids in pre-order, label ids in label order.
+    @property
+    def child_ids(self) -> tuple[tuple[int, ...], ...]:
+        """Children of every node, by id."""
+        return self._children
+
+    @property
+    def parent_ids(self) -> tuple[int, ...]:
+        """Parent of every node by id (-1 for the root)."""
+        return self._parent
+
+    @property
+    def leaf_node_ids(self) -> tuple[int, ...]:
+        """The node id of every label, in label order."""
+        return self._node_of_label
+
+    @property
+    def label_ids(self) -> tuple[int, ...]:
+        """The label id of every node (-1 for internal nodes)."""
+        return self._label_of
+
+    def label_ids_below(self, nid: int) -> tuple[int, ...]:
+        """Label ids of ``Y_a`` for node id ``a``, in label order."""
+        return tuple(sorted(self._dfs_labels[self._lo[nid]:self._hi[nid]]))
+
+    def path_ids(self, y: int) -> tuple[int, ...]:
+        """Node ids on the root-to-leaf path of label id ``y``."""
+        out = []
+        nid = self._node_of_label[y]
+        while nid >= 0:
+            out.append(nid)
+            nid = self._parent[nid]
+        return tuple(reversed(out))
+
+    def contains(self, a: int, y: int) -> bool:
+        """``J_a(y)``: whether label id ``y`` is below node id ``a``."""
+        nid = self._node_of_label[y]
+        return self._lo[a] <= self._lo[nid] < self._hi[a]

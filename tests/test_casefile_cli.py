@@ -1,0 +1,142 @@
+"""Case and result files (SPEC §6) and the ``huc`` command: values, errors, exit codes."""
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from huc_ref.casefile import dumps, load_json, read_case
+from huc_ref.cli import main
+from huc_ref.errors import HUCError
+
+ROOT = Path(__file__).resolve().parents[1]
+D1 = ROOT / "examples" / "cases" / "four_leaf_cancellation.json"
+BASE = json.loads(D1.read_text())
+
+
+def test_d1_result_matches_spec_example():
+    """SPEC §6's example result, which restates App. D.1."""
+    doc = read_case(D1).result_json()
+    assert doc["uc"] == {"value": "0", "subgroup": "all", "utility": "u", "interval": None, "moment": "0"}
+    assert doc["huc"] == {"value": "1/4", "subgroup": "all", "utility": "u", "node": "v0",
+                          "interval": ["1/2", "1/2"], "moment": "1/4"}
+    assert doc["relevant_nodes"] == {"u": ["v0", "vL"]}
+    assert [(r["node"], r["sup"], r["moment"]) for r in doc["candidates"]] == [
+        (None, "0", "0"), ("v0", "1/4", "1/4"), ("vL", "1/4", "-1/4")]
+
+
+def test_json_numbers_are_read_as_exact_decimals():
+    doc = copy.deepcopy(BASE)
+    text = json.dumps(doc).replace('"1/4", "1/4", "1/4", "1/4"', "0.25, 0.25, 0.25, 0.25")
+    assert "0.25, 0.25" in text
+    assert read_case(text).result_json() == read_case(D1).result_json()
+    assert load_json("[0.1]") == ["0.1"]  # the text, not the binary float
+
+
+def test_case_round_trip_and_determinism():
+    case = read_case(D1)
+    again = read_case(case.to_json())
+    assert dumps(again.result_json()) == dumps(case.result_json())
+    assert dumps(case.result_json()) == dumps(read_case(D1).result_json())
+
+
+def mutate(path, value):
+    doc = copy.deepcopy(BASE)
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return doc
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (["atoms", 0, "p"], ["0.25", "0.25", "0.25", "0.249"], "atoms[0].p: sums to 999/1000, not 1"),
+    (["atoms", 0, "p"], ["1/2", "1/2", 0, 0], "atoms[0].p[2]: is 0; the paper assumes p_y > 0 (A.2)"),
+    (["atoms", 0, "p"], ["1/2", "1/2", "1/2", "-1/2"], "atoms[0].p[3]: is negative (-1/2)"),
+    (["atoms", 0, "p"], ["1/4", "1/4", "1/2"], "atoms[0].p: has 3 entries, expected 4"),
+    (["atoms", 0, "eta"], ["1/2", "1/2", "1/2", 0], "atoms[0].eta: sums to 3/2, not 1"),
+    (["atoms", 0, "weight"], "1/2", "atoms: weights sum to 1/2, not 1"),
+    (["atoms", 0, "weight"], 0, "atoms[0].weight: must be positive, got 0"),
+    (["atoms", 0, "c"], [2], "atoms[0].c[0]: subgroup value 2 is outside [-1, 1]"),
+    (["atoms", 0, "c"], [1, 1], "atoms[0].c: has 2 entries, expected 1"),
+    (["atoms", 0, "label"], "y1", "atoms[0]: give exactly one of eta (a label law) or label"),
+    (["atoms", 0, "p"], KeyError, "atoms[0].p: missing"),
+    (["atoms", 0, "pp"], 1, "atoms[0]: unknown field 'pp'"),
+    (["atoms"], [], "atoms: expected a non-empty list of atoms"),
+    (["labels"], ["y1", "y2", "y3", "y5"], "labels[3]: 'y5' is not a node of the tree"),
+    (["labels"], ["y1", "y2", "y3"], "labels: leaf 'y4' of the tree is missing"),
+    (["tree", "children", "vR"], ["y3", "y1"], "tree.children['vR']: node 'y1' has two parents ('vL' and 'vR')"),
+    (["tree", "children", "vR"], ["y3", "y4", "v0"], "tree.children['vR']: lists the root 'v0' as a child"),
+    (["tree", "root"], KeyError, "tree.root: missing"),
+    (["utilities", "u", "kind"], "tabel", "utilities.u.kind: unknown utility kind 'tabel'"),
+    (["utilities", "u", "values"], [-1, 1, 1, 2], "utilities.u.values[3]: utility value 2 is outside [-1, 1]"),
+    (["utilities", "u", "valuez"], [0], "utilities.u: unknown field 'valuez' for kind 'table'"),
+    (["utilities", "u"], {"kind": "per_atom", "values": [[0, 0, 0, 0], [0, 0, 0, 0]]},
+     "utilities.u.values: has 2 rows, but there are 1 atoms"),
+    (["utilities", "u"], {"kind": "subtree", "node": "zz"}, "utilities.u.node: 'zz' is not a node of the tree"),
+    (["utilities"], {}, "utilities: expected at least one utility"),
+    (["format"], "huc-case/2", "format: expected 'huc-case/1', got 'huc-case/2'"),
+    (["subgroups"], ["all", "all"], "subgroups[1]: 'all' is listed twice"),
+    (["extra"], 1, "extra: unknown field of a huc-case/1 document"),
+])
+def test_bad_case_documents_get_one_clear_error(path, value, message):
+    with pytest.raises(HUCError) as err:
+        read_case(mutate(path, value))
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"format": "huc-case/1",', "not valid JSON: Expecting property name"),
+    ('[1, 2]', "case: expected a JSON object"),
+    ('{"a": 1, "a": 2}', "the key 'a' appears twice in one JSON object"),
+])
+def test_bad_json_text(text, message):
+    with pytest.raises(HUCError) as err:
+        read_case(text)
+    assert str(err.value).startswith(message)
+
+
+def test_nan_and_huge_numbers_in_json_name_their_path():
+    text = json.dumps(BASE).replace('"3/8", "3/8"]', '"3/8", NaN]')
+    with pytest.raises(HUCError, match=r"^atoms\[0\]\.eta\[3\]: NaN is not a finite number"):
+        read_case(text)
+    text = json.dumps(BASE).replace('"weight": 1', '"weight": ' + "1" * 5000)
+    with pytest.raises(HUCError, match=r"^atoms\[0\]\.weight: '11111111111111111111'\.\.\. has more than"):
+        read_case(text)
+
+
+def test_renormalize_and_smooth_are_explicit():
+    doc = mutate(["atoms", 0, "p"], [1, 1, 1, 1])
+    with pytest.raises(HUCError, match="sums to 4, not 1"):
+        read_case(doc)
+    assert read_case(doc, renormalize=True).distribution.atoms[0].p == read_case(D1).distribution.atoms[0].p
+    doc = mutate(["atoms", 0, "p"], ["1/2", "1/2", 0, 0])
+    p = read_case(doc, smooth="1/10").distribution.atoms[0].p
+    assert [str(x) for x in p] == ["19/40", "19/40", "1/40", "1/40"]  # (9/10)(1/2) + 1/40
+
+
+def test_cli_audit_json_and_report(capsys):
+    assert main(["audit", str(D1), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == read_case(D1).result_json()
+    assert main(["audit", str(D1)]) == 0
+    report = capsys.readouterr().out
+    assert "HUC = 1/4" in report and "UC  = 0" in report and "Prop. 3.3 for u" in report
+
+
+def test_cli_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(mutate(["atoms", 0, "p"], ["0.25", "0.25", "0.25", "0.249"])))
+    proc = subprocess.run([sys.executable, "-m", "huc_ref", "audit", str(bad), "--json"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "huc: error: atoms[0].p: sums to 999/1000, not 1\n"
+    for args in (["audit", str(tmp_path / "missing.json")], ["bogus"], ["audit"]):
+        proc = subprocess.run([sys.executable, "-m", "huc_ref", *args], capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

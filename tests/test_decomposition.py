@@ -1,0 +1,84 @@
+"""The tree decomposition (Sec. 3.1, Thm 3.1, App. C.1-C.3) on random trees, exactly."""
+
+from fractions import Fraction
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from huc_ref.decomposition import Prediction, TreeDecomposition, subtree_sums
+from huc_ref.tree import LabelTree
+from tests.strategies import SMALL, label_laws, label_trees, predictions
+
+ZERO = Fraction(0)
+
+
+@st.composite
+def decompositions(draw):
+    t = draw(label_trees())
+    p = draw(predictions(t.K))
+    u = draw(st.lists(st.sampled_from(SMALL), min_size=t.K, max_size=t.K))
+    return t, p, u, TreeDecomposition(t, p, u)
+
+
+@given(decompositions())
+def test_theorem_3_1_telescoping(case):
+    """u(p,y) - mu_u(p) = sum_v g_{u,v}(p,y) for every label (Thm 3.1)."""
+    t, p, u, dec = case
+    for y in t.labels:
+        total = sum((dec.g(v, y) for v in t.internal_nodes), ZERO)
+        assert total == dec.residual(y) == u[t.label_index(y)] - dec.mu()
+        assert sum(dec.contributions(y).values(), ZERO) == dec.residual(y)
+
+
+@given(decompositions())
+def test_c1_local_algebra_and_piecewise_form(case):
+    """sum_j R_{v,j} = 0, sum_j q_{v,j} = 1, mu_v = sum_j q_{v,j} mu_{v_j}; g = <Delta, R> (C.1)."""
+    t, p, u, dec = case
+    for v in t.internal_nodes:
+        q = dec.q(v)
+        assert sum(q) == 1
+        assert dec.mu(v) == sum(qj * dec.mu(c) for qj, c in zip(q, t.children(v)))
+        assert dec.pi(v) == sum(dec.pi(c) for c in t.children(v))
+        assert dec.N(v) == sum(dec.N(c) for c in t.children(v))
+        for y in t.labels:
+            r = dec.R(v, y)
+            assert sum(r) == 0
+            assert dec.g(v, y) == sum(d * rj for d, rj in zip(dec.Delta(v), r))
+
+
+@given(decompositions(), st.data())
+def test_c2_conditional_means_and_c3_orthogonality(case, data):
+    t, p, u, dec = case
+    eta = data.draw(label_laws(t.K))
+    masses = subtree_sums(t, eta)
+    for v in t.internal_nodes:
+        direct = sum((eta[t.label_index(y)] * dec.g(v, y) for y in t.labels), ZERO)
+        assert dec.expected_contribution(v, masses) == direct
+        # under Y ~ p each contribution has zero mean (C.3)
+        assert sum(p[t.label_index(y)] * dec.g(v, y) for y in t.labels) == 0
+    # distinct nodes are orthogonal under p, for this and a second utility (C.3)
+    other = TreeDecomposition(t, p, data.draw(st.lists(st.sampled_from(SMALL), min_size=t.K, max_size=t.K)))
+    nodes = t.internal_nodes
+    for i, v in enumerate(nodes):
+        for w in nodes[i + 1:]:
+            assert sum(p[t.label_index(y)] * dec.g(v, y) * other.g(w, y) for y in t.labels) == 0
+
+
+def test_prediction_masses_are_shared():
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"]})
+    pred = Prediction(t, [Fraction(1, 6), Fraction(1, 3), Fraction(1, 2)])
+    d1 = TreeDecomposition(t, pred, [1, 0, 0])
+    d2 = TreeDecomposition(t, pred, [Fraction(1, 2), 0, 1])
+    assert d1.pi("a") == d2.pi("a") == Fraction(1, 2)
+    assert (d1.mu("a"), d2.mu("r")) == (Fraction(1, 3), Fraction(7, 12))
+
+
+def test_generic_over_sympy_symbols():
+    import sympy
+    t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    p = sympy.symbols("p1:4", positive=True)
+    u = sympy.symbols("u1:4", real=True)
+    dec = TreeDecomposition(t, p, u)
+    total = sum(dec.g(v, "y1") for v in t.internal_nodes)
+    assert sympy.simplify(total - dec.residual("y1")) == 0
+    assert sympy.simplify(dec.mu("a") - (p[0] * u[0] + p[1] * u[1]) / (p[0] + p[1])) == 0

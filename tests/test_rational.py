@@ -1,0 +1,56 @@
+"""Exact numbers: what is accepted, what is rejected, and the messages (rational.py)."""
+
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from huc_ref.errors import HUCError
+from huc_ref.rational import exact, exact_vector, fraction_text, scaled_integers
+
+
+@pytest.mark.parametrize("value, expected", [
+    (3, Fraction(3)), ("3/8", Fraction(3, 8)), ("-3/8", Fraction(-3, 8)), ("0.125", Fraction(1, 8)),
+    ("1e-3", Fraction(1, 1000)), (" 7 ", Fraction(7)), (".5", Fraction(1, 2)), (Decimal("0.1"), Fraction(1, 10)),
+    (Fraction(2, 6), Fraction(1, 3)), (np.int64(4), Fraction(4)), ("2.5E+2", Fraction(250)),
+])
+def test_accepted_forms(value, expected):
+    assert exact(value) == expected
+    assert type(exact(value)) is Fraction
+
+
+@pytest.mark.parametrize("value, message", [
+    (0.1, "x: float 0.1 is not exact; pass the string '0.1' for the decimal you meant, "
+          "or Fraction(0.1) for the binary value 3602879701896397/36028797018963968"),
+    (np.float64(0.5), "x: float 0.5 is not exact"),
+    (float("nan"), "x: nan is not a finite number"),
+    ("NaN", "x: NaN is not a finite number"),
+    ("-Infinity", "x: -Infinity is not a finite number"),
+    (True, "x: True is a boolean, not a number"),
+    ("1/0", "x: '1/0' has a zero denominator"),
+    ("abc", "x: 'abc' is not an exact number (use an integer, 'a/b' or a decimal like '0.125')"),
+    ("1e999999999", "x: exponent of '1e999999999' exceeds 400 in magnitude"),
+    ("9" * 5000, "x: '99999999999999999999'... has more than 4000 digits"),
+    ([1], "x: expected a number, got list"),
+    (Decimal("NaN"), "x: NaN is not a finite number"),
+], ids=lambda v: str(v)[:24])
+def test_rejected_with_message(value, message):  # one parametrized case per rejected kind
+    with pytest.raises(HUCError) as err:
+        exact(value, "x")
+    assert str(err.value).startswith(message)
+
+
+def test_vector_and_text():
+    assert exact_vector(["1/2", 0], "p") == (Fraction(1, 2), Fraction(0))
+    with pytest.raises(HUCError, match=r"^p\[1\]: float"):
+        exact_vector(["1/2", 0.5], "p")
+    with pytest.raises(HUCError, match="expected a list of numbers"):
+        exact_vector("0.5", "p")
+    assert [fraction_text(x) for x in (Fraction(-2, 8), Fraction(0), Fraction(6, 2))] == ["-1/4", "0", "3"]
+
+
+def test_scaled_integers_round_trip():
+    vals = [Fraction(1, 6), Fraction(-3, 4), Fraction(5)]
+    ints, den = scaled_integers(vals)
+    assert [Fraction(i, den) for i in ints] == vals and den == 12

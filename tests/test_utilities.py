@@ -1,0 +1,121 @@
+"""Utility families (SPEC §5) and their relevant nodes V_T(u)."""
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from huc_ref.decomposition import TreeDecomposition
+from huc_ref.errors import HUCError
+from huc_ref.tree import LabelTree
+from huc_ref.utilities import (
+    Aggregated,
+    BinaryDecision,
+    Decision,
+    PerAtom,
+    Rank,
+    Subtree,
+    Table,
+    Top1AtDepth,
+    TopK,
+    class_indicator,
+)
+from tests.strategies import ancestor_closed_sets, label_trees, predictions, utilities
+
+F = Fraction
+FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+# App. K.3: SUPPORT2's tree (v0: survival vs death; v1: milder vs major limitations).
+SUPPORT2 = LabelTree.from_children("v0", {"v0": ["v1", "y5"], "v1": ["v2", "v3"], "v2": ["y1", "y2"],
+                                          "v3": ["y3", "y4"]}, ["y1", "y2", "y3", "y4", "y5"])
+
+
+def test_table_10_relevant_node_counts_support2():
+    """App. K.3.2, Table 10: U^(1), U^(2), U^(3) have 1, 3 and 4 relevant nodes."""
+    decisions = {1: (["y5"], ["y1", "y2", "y3", "y4", "y5"]), 2: (["y2"], ["y1", "y2"]), 3: (["y4"], ["y3", "y4"])}
+    union = set()
+    counts = []
+    for j in (1, 2, 3):
+        S, D = decisions[j]
+        for tau in ("0.25", "0.50", "0.75"):
+            union |= set(BinaryDecision(SUPPORT2, S, D, tau).relevant_nodes)
+        counts.append(len(union))
+    assert counts == [1, 3, 4]
+
+
+def test_binary_decision_score_is_the_absolute_margin():
+    """K.3: mu_u(p) = |p(S) - tau p(D)|."""
+    u = BinaryDecision(SUPPORT2, ["y2"], ["y1", "y2"], "1/2")
+    for p in ([F(1, 10), F(1, 10), F(3, 10), F(3, 10), F(1, 5)], [F(1, 2), F(1, 8), F(1, 8), F(1, 8), F(1, 8)]):
+        assert u.score(p) == abs(p[1] - F(1, 2) * (p[0] + p[1]))
+
+
+def test_family_values():
+    p = [F(1, 8), F(3, 8), F(3, 8), F(1, 8)]
+    assert Rank(FOUR, [1, "1/2", 0, -1]).values(p) == (F(0), F(1), F(1, 2), F(-1))  # ties by label order
+    assert TopK(FOUR, 2).values(p) == (0, 1, 1, 0)
+    assert Subtree(FOUR, "vR").score(p) == F(1, 2)
+    assert class_indicator(FOUR, "y3").score(p) == F(3, 8)
+    dec = Decision(FOUR, {"a": [1, 1, 0, 0], "b": [0, 0, 1, 1]}, ["b", "a"])
+    assert dec.action(p) == "b" and dec.values(p) == (0, 0, 1, 1)  # tie: first in order
+    assert Top1AtDepth(FOUR, 1).node(p) == "vL"  # tie 1/2 vs 1/2: first in pre-order
+    assert Top1AtDepth(FOUR, 2).node(p) == "y2"
+    assert Top1AtDepth(FOUR, 0).values(p) == (1, 1, 1, 1) and Top1AtDepth(FOUR, 0).relevant_nodes == ()
+
+
+def test_top1_at_depth_uses_the_depth_cut():
+    t = LabelTree.from_children("r", {"r": ["a", "y4"], "a": ["b", "y3"], "b": ["y1", "y2"]})
+    u = Top1AtDepth(t, 2)
+    assert u._candidates == tuple(t.id(v) for v in ("b", "y3", "y4"))  # y4 is a shallower leaf
+    assert u.node([F(1, 10), F(1, 10), F(1, 10), F(7, 10)]) == "y4"
+    assert u.relevant_nodes == ("r", "a")
+
+
+@given(label_trees(), st.data())
+def test_nodes_outside_v_t_contribute_nothing(t, data):
+    """Outside V_T(u), g_{u,v}(p, .) = 0 at every prediction (SPEC §3)."""
+    u = data.draw(utilities(t))
+    for _ in range(3):
+        p = data.draw(predictions(t.K))
+        dec = TreeDecomposition(t, p, u.values(p))
+        for v in t.internal_nodes:
+            if v not in u.relevant_nodes:
+                assert all(dec.g(v, y) == 0 for y in t.labels), (v, u)
+
+
+@given(label_trees(), st.data())
+def test_appendix_g_aggregated_utility_partial_sums(t, data):
+    """u_S - mu_u = sum_{v in S} g_{u,v}; mu_{u_S} = mu_u (Lemma G.1)."""
+    base = data.draw(utilities(t, families=["table", "rank", "binary_decision"]))
+    S = data.draw(ancestor_closed_sets(t))
+    agg = Aggregated(base, S)
+    p = data.draw(predictions(t.K))
+    dec = TreeDecomposition(t, p, base.values(p))
+    vals = agg.values(p)
+    assert agg.score(p) == dec.mu()
+    for y in t.labels:
+        assert vals[t.label_index(y)] - dec.mu() == sum((dec.g(v, y) for v in S), F(0))
+    assert set(agg.relevant_nodes) == set(S) & set(base.relevant_nodes)
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: Table(FOUR, [0, 0, 2, 0]), "values[2]: utility value 2 is outside [-1, 1]"),
+    (lambda: Table(FOUR, [0, 0, 0]), "values: has 3 entries, expected 4"),
+    (lambda: Table(FOUR, [0, 0, 0.5, 0]), "values[2]: float 0.5 is not exact"),
+    (lambda: Rank(FOUR, [1, 1, 1, "-3/2"]), "theta[3]: utility value -3/2 is outside [-1, 1]"),
+    (lambda: TopK(FOUR, 5), "k: must be an integer from 1 to K = 4, got 5"),
+    (lambda: Subtree(FOUR, "nope"), "node 'nope' is not in the tree"),
+    (lambda: Decision(FOUR, {"a": [0] * 4}, ["a", "b"]), "order: must list each action exactly once"),
+    (lambda: Decision(FOUR, {}, []), "actions: expected a non-empty mapping"),
+    (lambda: BinaryDecision(FOUR, ["y9"], [], "1/2"), "S[0]: 'y9' is not a label"),
+    (lambda: BinaryDecision(FOUR, ["y1"], ["y2"], 2), "d[1]: utility value -2 is outside [-1, 1]"),
+    (lambda: Top1AtDepth(FOUR, -1), "depth: must be a non-negative integer, got -1"),
+    (lambda: Aggregated(Table(FOUR, [0, 1, 0, 1]), ["vL"]), "S[0]: 'vL' is in S but its parent 'v0' is not"),
+    (lambda: Aggregated(Table(FOUR, [0, 1, 0, 1]), ["y1"]), "S[0]: 'y1' is a leaf"),
+    (lambda: PerAtom(FOUR, [[0, 0, 0, 1], [0, 0, 7, 0]]), "values[1][2]: utility value 7 is outside [-1, 1]"),
+    (lambda: PerAtom(FOUR, [[0, 0, 0, 1]]).values(None, 3), "per_atom utility: no values for atom 3"),
+])
+def test_bad_utilities_get_one_clear_error(build, message):
+    with pytest.raises(HUCError) as err:
+        build()
+    assert str(err.value).startswith(message)
