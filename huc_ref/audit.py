@@ -23,7 +23,7 @@ from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
 from .errors import HUCError
 from .intervals import Interval, max_interval_sum
-from .rational import fraction_text, scaled_integers
+from .rational import fraction_text, rational_type, scaled_integers, to_fraction
 from .utilities import PerAtom, Utility
 
 __all__ = ["AtomTerms", "Candidate", "AuditResult", "atom_terms", "audit", "interval_moment"]
@@ -66,8 +66,10 @@ def _per_atom_rows(u: Utility):
     return len(u.rows)
 
 
-def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None) -> list[AtomTerms]:
+def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None, *, rational=Fraction) -> list[AtomTerms]:
     """Per-atom score, UC term and node terms (for ``nodes``; default ``V_T(u)``).
+
+    ``rational`` is the exact type of the results (``Fraction``; ``gmpy2.mpq`` to accelerate).
 
     For a sample atom with label ``y`` the node term is ``g_{u,v}(p, y)``, nonzero only on
     the path of ``y``; for a law ``eta`` it is ``E_{Y~eta} g_{u,v}(p, Y)`` (C.2).
@@ -88,18 +90,19 @@ def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None) -> list[A
     for i, atom in enumerate(dist.atoms):
         pred = Prediction(tree, atom.p)
         vals = utility.values(atom.p, i)
-        dec = TreeDecomposition(tree, pred, vals)
+        dec = TreeDecomposition(tree, pred, vals, rational=rational)
         score = dec.mu(0)
         if atom.label is not None:
             y = atom.label
             path = tree.path_ids(y)
             terms = {a: dec.mu(b) - dec.mu(a) for a, b in zip(path, path[1:]) if a in wanted}
-            residual = vals[y] - score
+            residual = rational(vals[y].numerator, vals[y].denominator) - score
         else:
             H, den = scaled_integers(atom.eta)
             masses = subtree_sums(tree, H)
             terms = {a: dec.expected_contribution(a, masses, den) for a in node_ids}
-            residual = sum((e * v for e, v in zip(atom.eta, vals)), _ZERO) - score
+            expected = sum((e * v for e, v in zip(atom.eta, vals)), _ZERO)  # E_eta[u(p, Y)]
+            residual = rational(expected.numerator, expected.denominator) - score
         out.append(AtomTerms(score, residual, terms))
     return out
 
@@ -205,8 +208,11 @@ class AuditResult:
                 "candidates": [r.to_json() for r in self.candidates]}
 
 
-def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility]) -> AuditResult:
+def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rational: str = "fraction") -> AuditResult:
     """Exact UC and HUC of a finite distribution, every sup with its witness.
+
+    ``rational="gmpy2"`` computes the same exact values with GMP (an optional
+    accelerator); every reported number is a ``Fraction`` either way.
 
     Rows come in the order subgroups, utilities, then the UC row (``node`` None) before
     the nodes of ``V_T(u)`` in pre-order (SPEC §6).
@@ -223,15 +229,20 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility]) -> AuditRe
     (Fraction(0, 1), Fraction(1, 4), 'v0', (Fraction(1, 2), Fraction(1, 2)))
     """
     _check_utilities(dist, utilities)
+    field = rational_type(rational)
     tree = dist.tree
     n_sub = len(dist.subgroups)
-    weights = [[a.weight * a.c[k] for a in dist.atoms] for k in range(n_sub)]
+    weights = []
+    for k in range(n_sub):
+        wc = (a.weight * a.c[k] for a in dist.atoms)
+        weights.append([field(x.numerator, x.denominator) for x in wc])
     rows: dict[tuple[int, str], list[Candidate]] = {}
     relevant = {}
     for uname, u in utilities.items():
         rel = [tree.id(v) for v in u.relevant_nodes]
         relevant[uname] = tuple(u.relevant_nodes)
-        terms = atom_terms(dist, u)
+        terms = atom_terms(dist, u, rational=field)
+        zero = field(0)
         # One sort per utility, shared by every subgroup and node (F.4).
         order = sorted(range(dist.n), key=lambda i: terms[i].score)
         scores: list[Fraction] = []
@@ -243,8 +254,8 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility]) -> AuditRe
         m = len(scores)
         for k in range(n_sub):
             w = weights[k]
-            uc_blocks = [_ZERO] * m
-            node_blocks = {a: [_ZERO] * m for a in rel}
+            uc_blocks = [zero] * m
+            node_blocks = {a: [zero] * m for a in rel}
             for i, t in enumerate(terms):
                 if not w[i]:
                     continue
@@ -255,7 +266,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility]) -> AuditRe
             out = rows.setdefault((k, uname), [])
             for a, blocks in [(None, uc_blocks)] + [(a, node_blocks[a]) for a in rel]:
                 best = max_interval_sum(blocks)
-                interval = None if best.empty else (scores[best.r], scores[best.b - 1])
+                interval = None if best.empty else (to_fraction(scores[best.r]), to_fraction(scores[best.b - 1]))
                 out.append(Candidate(dist.subgroups[k], uname, None if a is None else tree.nodes[a],
                                      best.sup, interval, best.moment))
     candidates = tuple(r for k in range(n_sub) for uname in utilities for r in rows[(k, uname)])

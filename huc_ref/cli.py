@@ -1,7 +1,9 @@
 """The ``huc`` command (also ``python -m huc_ref``).
 
 ``huc audit CASE.json`` prints a readable report; ``--json`` prints the ``huc-result/1``
-document.  Exit status 0 on success, 2 on bad input (one line on stderr, no traceback).
+document.  ``huc verify`` checks the paper's claims (:mod:`proofs_check`).  Exit status
+0 on success, 1 when a verified claim fails, 2 on bad input (one line on stderr, no
+traceback).
 """
 
 from __future__ import annotations
@@ -63,6 +65,12 @@ def _cmd_audit(args) -> int:
     return 0
 
 
+def _cmd_verify(args) -> int:
+    from proofs_check.runner import main as verify
+
+    return verify((["--json"] if args.json else []) + (["--only", args.only] if args.only else []))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``huc``."""
     parser = _Parser(prog="huc", description="Exact Utility Calibration (UC) and Hierarchical "
@@ -75,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
     p.add_argument("--top", type=int, default=10, help="violations listed in the report (default 10)")
     p.set_defaults(run=_cmd_audit)
+    v = sub.add_parser("verify", help="check every identity, worked example and bound of the paper")
+    v.add_argument("--json", action="store_true", help="print a JSON list of results")
+    v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
+    v.set_defaults(run=_cmd_verify)
     return parser
 
 

@@ -104,36 +104,40 @@ class TreeDecomposition:
     ([Fraction(-1, 2), Fraction(-1, 1), Fraction(0, 1)], Fraction(-3, 2))
     """
 
-    __slots__ = ("tree", "prediction", "u", "_D", "_E", "_pi", "_N")
+    __slots__ = ("tree", "prediction", "u", "_D", "_E", "_pi", "_N", "_rational", "_mu")
 
-    def __init__(self, tree: LabelTree, p, u: Sequence):
+    def __init__(self, tree: LabelTree, p, u: Sequence, *, rational=Fraction):
         self.tree = tree
+        self._rational = rational  # the type of exact quotients (Fraction, or gmpy2.mpq)
         self.prediction = p if isinstance(p, Prediction) else Prediction(tree, p)
         self.u = tuple(u)
         P, self._D = self.prediction._P, self.prediction._D
         U, self._E = _scale(self.u)
         self._pi = self.prediction._pi                      # pi_a  = _pi[a] / D
         self._N = subtree_sums(tree, [P[y] * U[y] for y in range(len(U))])  # N_a = _N[a] / (D E)
+        self._mu: list = [None] * len(self._N)  # mu_{u,a}, computed once when first asked
 
     # --------------------------------------------------------- node quantities
     def pi(self, node):
         """``pi_a(p) = sum_{y in Y_a} p_y`` (A.3)."""
-        return ratio(self._pi[self.tree.id(node)], self._D)
+        return ratio(self._pi[self.tree.id(node)], self._D, self._rational)
 
     def N(self, node):
         """``N_{u,a}(p) = sum_{y in Y_a} p_y u(p, y)`` (A.3)."""
-        return ratio(self._N[self.tree.id(node)], self._D * self._E)
+        return ratio(self._N[self.tree.id(node)], self._D * self._E, self._rational)
 
     def mu(self, node=0):
         """``mu_{u,a}(p) = N_{u,a}(p) / pi_a(p)`` (A.3); the root gives the score ``mu_u(p)``."""
         a = self.tree.id(node)
-        # (_N[a] / (D E)) / (_pi[a] / D) = _N[a] / (E _pi[a])
-        return ratio(self._N[a], self._E * self._pi[a])
+        if self._mu[a] is None:
+            # (_N[a] / (D E)) / (_pi[a] / D) = _N[a] / (E _pi[a])
+            self._mu[a] = ratio(self._N[a], self._E * self._pi[a], self._rational)
+        return self._mu[a]
 
     def q(self, v) -> tuple:
         """``q_v(p) = (pi_{v_j}(p) / pi_v(p))_j``, the branch probabilities (Sec. 3.1)."""
         a = self.tree.id(v)
-        return tuple(ratio(self._pi[k], self._pi[a]) for k in self.tree.child_ids[a])
+        return tuple(ratio(self._pi[k], self._pi[a], self._rational) for k in self.tree.child_ids[a])
 
     def Delta(self, v) -> tuple:
         """``Delta_{u,v}(p) = (mu_{u,v_j}(p) - mu_{u,v}(p))_j`` (Sec. 3.1)."""
@@ -189,4 +193,4 @@ class TreeDecomposition:
         total = -(eta_masses[a] * self.mu(a))
         for k in self.tree.child_ids[a]:
             total = total + eta_masses[k] * self.mu(k)
-        return ratio(total, eta_den) if eta_den != 1 else total
+        return ratio(total, eta_den, self._rational) if eta_den != 1 else total

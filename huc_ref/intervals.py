@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from math import gcd
 
 __all__ = ["IntervalMax", "max_interval_sum", "max_interval_sum_brute_force"]
 
 _ZERO = Fraction(0)
-# Above this many bits in the running prefix denominator, the certified search takes over.
-_EXACT_SCAN_BITS = 2048
+# Above this many bits in the common denominator, the certified search takes over.
+_EXACT_SCAN_BITS = 4096
 _MAX_CANDIDATES = 64
 
 
@@ -68,50 +69,62 @@ def max_interval_sum(blocks) -> IntervalMax:
     >>> max_interval_sum([F(0), F(0)]).empty
     True
     """
-    blocks = [b if type(b) is Fraction else Fraction(b) for b in blocks]
-    result = _scan_exact(blocks)
-    if result is None:  # prefix denominators grew too large: certified search
-        result = _certified(blocks)
-    return result
+    # Zero blocks change no sum; dropping them removes the exact ties they create.  The
+    # maps back are increasing, so the smallest (b, r) stays the smallest: a right end
+    # moves to just after its last nonzero block, a left end to just after the previous one.
+    where = [i for i, f in enumerate(blocks) if f]
+    if not where:
+        return _EMPTY
+    fracs = [blocks[i] for i in where]  # any exact rationals: Fraction, int, gmpy2.mpq
+    found = _scan_common_denominator(fracs)
+    if found is None:  # the common denominator outgrew the limit: certified search
+        found = _certified(fracs)
+    if found is None:
+        return _EMPTY
+    r, b, moment = found
+    return IntervalMax(abs(moment), where[r - 1] + 1 if r else 0, where[b - 1] + 1, moment)
 
 
-def _scan_exact(blocks, bit_limit=_EXACT_SCAN_BITS):
-    """Algorithm 2 literally, on exact prefix sums; None if they outgrow ``bit_limit``."""
-    best = _EMPTY
-    c = _ZERO
-    c_min = c_max = _ZERO
-    r_min = r_max = 0
-    for b, block in enumerate(blocks, start=1):
-        c = c + block
-        if c.denominator.bit_length() > bit_limit:
-            return None
-        up, down = c - c_min, c_max - c
-        # For this b, the best r is the first index of the smallest or largest earlier prefix.
-        # (A tie up == down > 0 is never the overall maximum: max - min, reached at an
-        # earlier b, is twice as large.  So either choice is right there.)
-        if up >= down:
-            value, r, moment = up, r_min, up
-        else:
-            value, r, moment = down, r_max, -down
-        if value > best.sup:
-            best = IntervalMax(value, r, b, moment)
-        if c < c_min:
-            c_min, r_min = c, b
-        if c > c_max:
-            c_max, r_max = c, b
-    return best
-
-
-def _scan_integers(values):
-    """Algorithm 2 on integer prefix sums: the largest ``|S_b - S_r|`` (value only)."""
-    best = 0
+def _algorithm_2(values):
+    """Algorithm 2 on integers: ``(|S_b - S_r|, r, b)`` maximal, smallest ``b`` then ``r``."""
+    best = (0, 0, 0)
     s = s_min = s_max = 0
-    for v in values:
+    r_min = r_max = 0
+    for b, v in enumerate(values, start=1):
         s += v
-        best = max(best, s - s_min, s_max - s)
-        s_min = min(s_min, s)
-        s_max = max(s_max, s)
+        # For this b the best r is the first index of the smallest or of the largest
+        # earlier prefix.  (A tie up == down > 0 is never the overall maximum: max - min,
+        # reached at an earlier b, is twice as large; so either choice is right there.)
+        up, down = s - s_min, s_max - s
+        value, r = (up, r_min) if up >= down else (down, r_max)
+        if value > best[0]:
+            best = (value, r, b)
+        if s < s_min:
+            s_min, r_min = s, b
+        if s > s_max:
+            s_max, r_max = s, b
     return best
+
+
+def _scan_common_denominator(fracs, bit_limit=None):
+    """Exact Algorithm 2 on integer numerators over ``L = lcm`` of the denominators.
+
+    ``C_b = S_b / L`` with integer ``S_b``: one gcd per block instead of one per
+    addition.  Returns ``(r, b, moment)``, or None when ``L`` exceeds ``bit_limit`` bits.
+    """
+    bit_limit = _EXACT_SCAN_BITS if bit_limit is None else bit_limit
+    den = 1
+    for f in fracs:
+        d = f.denominator
+        if den % d:
+            den = den // gcd(den, d) * d
+            if den.bit_length() > bit_limit:
+                return None
+    ints = [f.numerator * (den // f.denominator) for f in fracs]
+    value, r, b = _algorithm_2(ints)
+    if not value:
+        return None
+    return r, b, Fraction(int(sum(ints[r:b])), int(den))
 
 
 def _exact_sum(fracs):
@@ -120,36 +133,31 @@ def _exact_sum(fracs):
     Pairwise combination keeps the operands balanced, so the cost is that of a few
     multiplications of the final size instead of ``m`` additions of growing size.
     """
-    pairs = [(f.numerator, f.denominator) for f in fracs if f]
+    pairs = [(f.numerator, f.denominator) for f in fracs]
     if not pairs:
         return 0, 1
     while len(pairs) > 1:
-        nxt = []
-        for i in range(0, len(pairs) - 1, 2):
-            (a, b), (c, d) = pairs[i], pairs[i + 1]
-            nxt.append((a * d + c * b, b * d))
+        nxt = [(a * d + c * b, b * d) for (a, b), (c, d) in zip(pairs[::2], pairs[1::2])]
         if len(pairs) % 2:
             nxt.append(pairs[-1])
         pairs = nxt
     return pairs[0]
 
 
-def _certified(blocks, k=None):
-    """The certified search described in the module docstring."""
-    m = len(blocks)
-    if not any(blocks):
-        return _EMPTY
+def _certified(fracs, k=None):
+    """The certified search described in the module docstring: ``(r, b, moment)`` or None."""
+    m = len(fracs)
     k = k or 64 + 2 * m.bit_length()
     while True:
-        floors = [(f.numerator << k) // f.denominator for f in blocks]
-        # True prefixes T_b = C_b 2^k satisfy S_b <= T_b < S_b + b <= S_b + m.
-        a = _scan_integers(floors)
-        threshold = a - 2 * m  # every exact maximiser has |S_b - S_r| > a - 2m
+        floors = [(f.numerator << k) // f.denominator for f in fracs]
+        # True prefixes T_b = C_b 2^k satisfy S_b <= T_b < S_b + b <= S_b + m, so every
+        # exact maximiser has |S_b - S_r| > a - 2m where a is the largest |S_b - S_r|.
+        threshold = _algorithm_2(floors)[0] - 2 * m
         pairs = _candidate_pairs(floors, threshold) if threshold > 0 else None
         if pairs is not None:
-            return _best_exact(blocks, pairs)
+            return _best_exact(fracs, pairs)
         if k > 1 << 20:  # only exact near-ties remain at any resolution: scan exactly
-            return _scan_exact(blocks, bit_limit=float("inf"))
+            return _scan_common_denominator(fracs, bit_limit=float("inf"))
         k *= 2
 
 
@@ -167,22 +175,24 @@ def _candidate_pairs(floors, threshold):
                 return None
         s_min = min(s_min, prefix[b])
         s_max = max(s_max, prefix[b])
-    pairs = [(r, b) for b in ends for r in range(b) if abs(prefix[b] - prefix[r]) > threshold]
-    return pairs if len(pairs) <= _MAX_CANDIDATES else None
+    pairs = []
+    for b in ends:
+        hi, lo = prefix[b] - threshold, prefix[b] + threshold
+        pairs += [(r, b) for r in range(b) if prefix[r] < hi or prefix[r] > lo]
+        if len(pairs) > _MAX_CANDIDATES:
+            return None
+    return pairs
 
 
-def _best_exact(blocks, pairs):
+def _best_exact(fracs, pairs):
     """Exact values of the candidate pairs; the maximiser by the tie rule (b, then r)."""
     best = None
     for r, b in sorted(pairs, key=lambda rb: (rb[1], rb[0])):
-        num, den = _exact_sum(blocks[r:b])
+        num, den = _exact_sum(fracs[r:b])
         if best is None or abs(num) * best[1] > abs(best[0]) * den:
             best = (num, den, r, b)
     num, den, r, b = best
-    moment = Fraction(num, den)
-    if moment == 0:
-        return _EMPTY
-    return IntervalMax(abs(moment), r, b, moment)
+    return (r, b, Fraction(int(num), int(den))) if num else None
 
 
 def max_interval_sum_brute_force(blocks) -> IntervalMax:

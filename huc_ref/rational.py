@@ -16,7 +16,7 @@ from math import lcm
 
 from .errors import HUCError
 
-__all__ = ["exact", "exact_vector", "fraction_text", "ratio", "scaled_integers"]
+__all__ = ["exact", "exact_vector", "fraction_text", "ratio", "rational_type", "scaled_integers"]
 
 # Exponents and digit counts are bounded so that a hostile string such as "1e999999999"
 # cannot make Fraction() build a gigantic integer.
@@ -114,8 +114,8 @@ def fraction_text(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
-def ratio(num, den):
-    """``num / den`` in the type of the operands: a ``Fraction`` for two ints.
+def ratio(num, den, rational=Fraction):
+    """``num / den`` in the type of the operands: a ``rational`` for two ints.
 
     The decomposition is written once for every number type; integer subtree sums
     (over a common denominator) must divide exactly, not into a float.
@@ -124,8 +124,37 @@ def ratio(num, den):
     (Fraction(1, 2), Fraction(1, 4))
     """
     if isinstance(num, int) and isinstance(den, int):
-        return Fraction(num, den)
+        return rational(num, den)
     return num / den
+
+
+def rational_type(name: str = "fraction"):
+    """The exact rational type of the engine: ``"fraction"`` (the reference) or ``"gmpy2"``.
+
+    gmpy2's ``mpq`` is an optional accelerator (``pip install gmpy2``): the same exact
+    values, computed by GMP.  Results are always handed back as ``Fraction`` s.
+
+    >>> rational_type("fraction")
+    <class 'fractions.Fraction'>
+    """
+    if name == "fraction":
+        return Fraction
+    if name == "gmpy2":
+        try:
+            from gmpy2 import mpq
+        except ImportError:
+            raise HUCError("rational: 'gmpy2' is not installed (pip install gmpy2)") from None
+        return mpq
+    raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {name!r}")
+
+
+def to_fraction(x) -> Fraction:
+    """Any exact rational (``Fraction``, ``int``, ``mpq``) as a ``Fraction``.
+
+    >>> to_fraction(3)
+    Fraction(3, 1)
+    """
+    return x if type(x) is Fraction else Fraction(int(x.numerator), int(x.denominator))
 
 
 def scaled_integers(values) -> tuple[list[int], int]:

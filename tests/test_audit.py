@@ -175,3 +175,22 @@ def test_two_leaf_tree_recovers_binary_uc(rows):
     binary = max([abs(sum((F(y) - q) / len(rows) for q, y in zip(probs, ys) if lo <= q <= hi))
                   for i, lo in enumerate(levels) for hi in levels[i:]] + [F(0)])
     assert res.uc.sup == res.huc.sup == binary
+
+
+@settings(max_examples=40, deadline=None)
+@given(audit_cases())
+def test_gmpy2_accelerator_gives_the_reference_answer(case):
+    """``rational="gmpy2"`` computes the same exact values as ``Fraction`` (the reference)."""
+    import pytest
+    pytest.importorskip("gmpy2")
+    d, us = case
+    assert audit(d, us, rational="gmpy2") == audit(d, us)
+
+
+def test_unknown_rational_type_is_rejected():
+    import pytest
+
+    from huc_ref.errors import HUCError
+    d = population(FOUR, [(1, ["1/4"] * 4, ["1/4", 0, "3/8", "3/8"])])
+    with pytest.raises(HUCError, match="^rational: expected 'fraction' or 'gmpy2', got 'float'$"):
+        audit(d, {"u": Table(FOUR, [-1, 1, 1, 1])}, rational="float")

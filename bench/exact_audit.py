@@ -1,0 +1,106 @@
+"""Benchmark of the exact audit engine (issue 2).  Not a test: it prints ratios measured
+in one run, so machine noise cancels as far as it can.
+
+For n sample atoms, K leaves, |U| = 3 utilities and |C| = 3 subgroups, with predictions of
+small denominators and float-derived (dyadic) ones, it prints:
+
+* the exact audit's time per atom (``Fraction``, the reference);
+* the same audit on gmpy2's ``mpq`` (``rational="gmpy2"``), and the ratio;
+* the ratio to brute-force interval enumeration (every (r, b) of every row, exact
+  running sums) where that finishes (n = 1,000, small denominators);
+* the growth of the per-atom cost from n = 1,000 to the largest n (Table 2's
+  O(n log n) says it should stay flat).
+
+Run: ``python bench/exact_audit.py`` (``--quick`` for a small grid).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import importlib  # noqa: E402
+
+from bench.workloads import workload  # noqa: E402
+from huc_ref import audit  # noqa: E402
+
+audit_module = importlib.import_module("huc_ref.audit")
+
+
+def brute_force_seconds(dist, utilities, t_exact):
+    """Whole-audit time with Algorithm 2 replaced by enumeration of every (r, b) pair."""
+    def enumerate_all(blocks):
+        best = 0
+        for r in range(len(blocks)):
+            s = 0
+            for b in range(r, len(blocks)):
+                s += blocks[b]
+                best = max(best, abs(s))
+        return best
+    saved = audit_module.max_interval_sum
+    spent = {"algorithm 2": 0.0, "enumeration": 0.0}
+
+    def spy(blocks):
+        t0 = time.perf_counter()
+        out = saved(blocks)
+        t1 = time.perf_counter()
+        assert enumerate_all(blocks) == out.sup
+        spent["algorithm 2"] += t1 - t0
+        spent["enumeration"] += time.perf_counter() - t1
+        return out
+    audit_module.max_interval_sum = spy
+    try:
+        audit(dist, utilities)
+    finally:
+        audit_module.max_interval_sum = saved
+    return t_exact - spent["algorithm 2"] + spent["enumeration"]
+
+
+def timed(fn, *args, **kwargs):
+    t = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return time.perf_counter() - t, out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="n up to 10^4 only")
+    args = ap.parse_args()
+    try:
+        import gmpy2  # noqa: F401
+        have_mpq = True
+    except ImportError:
+        have_mpq = False
+    sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
+    print(f"{'inputs':<7} {'K':>4} {'n':>7} {'Fraction s':>11} {'us/atom':>9} {'mpq s':>8} "
+          f"{'Frac/mpq':>8} {'brute/exact':>11} {'growth':>7}")
+    for kind in ("small", "float"):
+        for K in (8, 30):
+            first = None
+            for n in sizes:
+                if kind == "float" and n > 10000:
+                    print(f"{kind:<7} {K:>4} {n:>7}  skipped: exact sums over 10^5 float-derived atoms "
+                          "carry ~10^7-bit denominators")
+                    continue
+                dist, us = workload(n, K, kind)
+                t_frac, res = timed(audit, dist, us)
+                per_atom = t_frac / n
+                first = first or per_atom
+                mpq = ratio = "-"
+                if have_mpq:
+                    t_mpq, res2 = timed(audit, dist, us, rational="gmpy2")
+                    assert res2 == res, "mpq and Fraction disagree"
+                    mpq, ratio = f"{t_mpq:8.2f}", f"{t_frac / t_mpq:8.2f}"
+                brute = "-"
+                if n <= 1000 and kind == "small":  # float-derived: O(m^2) sums of 10^5-bit rationals
+                    brute = f"{brute_force_seconds(dist, us, t_frac) / t_frac:11.1f}"
+                print(f"{kind:<7} {K:>4} {n:>7} {t_frac:11.2f} {per_atom * 1e6:9.0f} {mpq:>8} {ratio:>8} "
+                      f"{brute:>11} {per_atom / first:7.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Synthetic audit workloads shared by the benchmarks (seeded, deterministic).
+
+A random label tree with ``K`` leaves, three utilities (a payoff table, top-1 at depth 1
+and a binary decision), three subgroups (everyone, a half, signed weights) and ``n``
+sample atoms.  ``kind="small"`` gives predictions with small denominators (counts over
+at most 9 * K); ``kind="float"`` gives float-derived (dyadic) predictions, as produced
+by ``Fraction(x)`` of a model's float output, renormalised exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Table, Top1AtDepth
+
+
+def random_tree(K: int, rng: random.Random, max_children: int = 4) -> LabelTree:
+    """A random tree with K leaves: internal nodes with 2..max_children children."""
+    counter = iter(range(10**9))
+    root = f"n{next(counter)}"
+    children, stack = {}, [(root, K)]
+    while stack:
+        node, size = stack.pop()
+        if size == 1:
+            continue
+        d = rng.randint(2, min(size, max_children))
+        cuts = sorted(rng.sample(range(1, size), d - 1))
+        parts = [b - a for a, b in zip([0] + cuts, cuts + [size])]
+        kids = [f"n{next(counter)}" for _ in parts]
+        children[node] = kids
+        stack.extend(zip(kids, parts))
+    return LabelTree.from_children(root, children)
+
+
+def workload(n: int, K: int, kind: str = "small", seed: int = 0):
+    """``(distribution, utilities)`` for the benchmark grid."""
+    rng = random.Random(seed)
+    tree = random_tree(K, rng)
+    labels = tree.labels
+    utilities = {
+        "table": Table(tree, [Fraction(rng.randint(-4, 4), 4) for _ in labels]),
+        "top1": Top1AtDepth(tree, 1),
+        "decision": BinaryDecision(tree, labels[: K // 4], labels[: K // 2], Fraction(1, 3)),
+    }
+    y_true, y_prob = [], []
+    for _ in range(n):
+        if kind == "small":
+            raw = [rng.randint(1, 9) for _ in labels]
+            total = sum(raw)
+            p = [Fraction(x, total) for x in raw]
+        else:
+            raw = [rng.random() + 1e-3 for _ in labels]
+            total = sum(raw)
+            p = [Fraction(x / total) for x in raw[:-1]]
+            p.append(1 - sum(p))
+        y_true.append(rng.choice(labels))
+        y_prob.append(p)
+    half = [rng.randint(0, 1) for _ in range(n)]
+    signed = [Fraction(rng.choice((-1, 1)), 2) for _ in range(n)]
+    dist = FiniteDistribution.from_sample(tree, y_true, y_prob,
+                                          subgroups={"all": [1] * n, "half": half, "signed": signed})
+    return dist, utilities

@@ -1,0 +1,119 @@
+"""Claims about the audit: Algorithm 2 (App. F.3), F.2, and the constants of Thm 3.4 and H.1."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import sympy
+
+from huc_ref import FiniteDistribution, Interval, LabelTree, atom_terms, audit, class_indicator, interval_moment
+from huc_ref.bounds import h1_gap_bound, h1_sample_size_holds, theorem_3_4_deviation
+from huc_ref.intervals import max_interval_sum, max_interval_sum_brute_force
+
+from .core import PROVED, SAMPLED, Evidence, claim, expect, random_rational_case, shape_tree, tree_shapes
+
+F = Fraction
+
+
+@claim("App. F.3 (Algorithm 2), H.3 Step 1", "Algorithm 2's one pass over prefix extrema gives "
+       "sup_I |moment| over all intervals, equal to brute-force enumeration, with a valid witness")
+def check_f3_algorithm_2_equals_brute_force():
+    rng = random.Random(23)
+    for _ in range(400):
+        blocks = [F(rng.randint(-6, 6), rng.randint(1, 4)) * rng.choice([0, 1, 1]) for _ in range(rng.randint(0, 12))]
+        expect(max_interval_sum(blocks) == max_interval_sum_brute_force(blocks), f"Algorithm 2 differs on {blocks}")
+    audits = 0
+    for shape in tree_shapes(4):
+        tree = shape_tree(shape)
+        for _ in range(3):
+            dist, us = random_rational_case(rng, tree, n_atoms=5)
+            res = audit(dist, us)
+            for row in res.candidates:  # brute force: every closed interval of score values, by the definition
+                u = us[row.utility]
+                scores = sorted({t.score for t in atom_terms(dist, u, ())})
+                best = max([abs(interval_moment(dist, u, row.subgroup, Interval.closed(lo, hi), row.node))
+                            for i, lo in enumerate(scores) for hi in scores[i:]] + [F(0)])
+                expect(row.sup == best, f"audit sup {row.sup} != enumerated {best}")
+                witness = None if row.interval is None else Interval.closed(*row.interval)
+                expect(interval_moment(dist, u, row.subgroup, witness, row.node) == row.moment, "witness invalid")
+            audits += 1
+    return Evidence(SAMPLED, f"400 random block sequences; {audits} random populations on all shapes up to 4 "
+                    "leaves, every row against enumeration of all intervals by the definition")
+
+
+@claim("App. F.2", "With at most one relevant node per utility, UC = HUC; a two-leaf tree recovers binary UC")
+def check_f2_reduction_to_uc():
+    rng = random.Random(22)
+    cases = 0
+    for k in range(2, 6):
+        tree = LabelTree.from_children("r", {"r": [f"y{i}" for i in range(k)]})
+        for _ in range(10):
+            dist, us = random_rational_case(rng, tree, n_atoms=5, n_utilities=1)
+            res = audit(dist, us)
+            expect(res.uc.sup == res.huc.sup if res.relevant_nodes["u0"] else res.huc.sup == 0, "flat tree: UC != HUC")
+            cases += 1
+    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    for _ in range(30):
+        n = rng.randint(1, 8)
+        probs = [F(rng.randint(1, 5), 6) for _ in range(n)]
+        ys = [rng.randint(0, 1) for _ in range(n)]
+        dist = FiniteDistribution.from_sample(tree, [["neg", "pos"][y] for y in ys], [[1 - q, q] for q in probs])
+        res = audit(dist, {"u": class_indicator(tree, "pos")})
+        levels = sorted(set(probs))
+        binary = max([abs(sum((F(y) - q) / n for q, y in zip(probs, ys) if lo <= q <= hi))
+                      for i, lo in enumerate(levels) for hi in levels[i:]] + [F(0)])
+        expect(res.uc.sup == res.huc.sup == binary, "two-leaf tree: not binary UC")
+        cases += 1
+    return Evidence(SAMPLED, f"{cases} random flat-tree populations and two-leaf samples")
+
+
+@claim("Thm 3.4, App. F.1", "Bounded differences 4/n give the 4 sqrt(log(N_cand/delta)/(2n)) term; "
+       "huc_ref's bound is 16/sqrt(n) + 4 sqrt(log(max(1, N_cand)/delta)/(2n))")
+def check_theorem_3_4_constants():
+    n, t, delta, big_n = sympy.symbols("n t delta N", positive=True)
+    # One observation enters the empirical moment as A_i / n with |A_i| <= 2 (a node term
+    # is a difference of two means of values in [-1, 1]), so replacing it moves the moment,
+    # and hence its sup over intervals, by at most c = 4/n.  McDiarmid with a union bound
+    # over N triples: N exp(-2 t^2 / (n c^2)) = delta.
+    c = 4 / n
+    solutions = sympy.solve(sympy.Eq(big_n * sympy.exp(-2 * t ** 2 / (n * c ** 2)), delta), t)
+    want = 4 * sympy.sqrt(sympy.log(big_n / delta) / (2 * n))
+    expect(any(sympy.simplify(s - want) == 0 for s in solutions), f"McDiarmid solution {solutions} != {want}")
+    rng = random.Random(34)
+    for shape in tree_shapes(4):
+        tree = shape_tree(shape)
+        dist, us = random_rational_case(rng, tree, n_atoms=4)
+        for u in us.values():
+            for t_ in atom_terms(dist, u, tree.internal_nodes):
+                expect(abs(t_.residual) <= 2 and all(abs(x) <= 2 for x in t_.node_terms.values()), "|A| > 2")
+    for n_, big, d_ in ((100, 3, F(1, 20)), (10**6, 1, F(1, 100)), (777, 40, F(1, 3))):
+        bound = theorem_3_4_deviation(n_, big, d_)
+        point = {n: n_, big_n: big, delta: sympy.Rational(d_.numerator, d_.denominator)}
+        exact = 16 / sympy.sqrt(n_) + want.subs(point)
+        expect(sympy.simplify(bound.expr - exact) == 0, "huc_ref's Thm 3.4 expression differs")
+        approx = F(str(sympy.N(exact, 45)))  # 45 digits; the enclosure is ~35 digits wide
+        expect(bound.lo - F(1, 10**40) <= approx <= bound.hi + F(1, 10**40), "huc_ref's enclosure misses the value")
+    return Evidence(PROVED, "McDiarmid's equation solved symbolically; |A| <= 2 checked at exact points; "
+                    "huc_ref's expression and enclosure compared at three (n, N, delta)")
+
+
+@claim("App. H.1 (Thm H.2, eq. 159, 175)", "n >= 512/eps^2 [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)] is exactly "
+       "the condition Gap_T = 4 sqrt((2/n)[...]) <= eps/4")
+def check_h1_sample_size_is_gap_condition():
+    n, eps, x = sympy.symbols("n epsilon X", positive=True)
+    gap = 4 * sympy.sqrt(2 * x / n)
+    # Both sides are positive, so Gap <= eps/4 iff Gap^2 <= eps^2/16 iff 32 X / n <= eps^2 / 16.
+    expect(sympy.simplify(gap ** 2 - 32 * x / n) == 0, "Gap^2 != 32 X / n")
+    expect(sympy.simplify((eps ** 2 / 16 - 32 * x / n) * 16 * n / eps ** 2 - (n - 512 * x / eps ** 2)) == 0,
+           "the rearrangement to n >= 512 X / eps^2 fails")
+    rng = random.Random(159)
+    decided = 0
+    for _ in range(40):
+        eps_, T, big, d_ = F(rng.randint(1, 9), 10), rng.randint(0, 30), rng.randint(1, 50), F(1, rng.randint(2, 100))
+        for n_ in (10**3, 10**5, 10**7, 10**9):
+            by_size = h1_sample_size_holds(n_, eps_, T, big, d_)
+            by_gap = h1_gap_bound(n_, T, big, d_).certainly_le(eps_ / 4)
+            expect(by_size == by_gap, f"huc_ref: size condition and gap condition disagree at n = {n_}")
+            decided += 1
+    return Evidence(PROVED, f"equivalence by simplify; huc_ref's two functions agree at {decided} random points")

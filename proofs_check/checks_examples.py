@@ -1,0 +1,235 @@
+"""Claims about the four-leaf tree, the worked examples, Prop. 3.3 and App. G."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from huc_ref import (
+    Aggregated,
+    FiniteDistribution,
+    Interval,
+    LabelTree,
+    Subtree,
+    Table,
+    TreeDecomposition,
+    atom_terms,
+    audit,
+    class_indicator,
+    interval_moment,
+)
+
+from .core import (
+    EXACT_EXAMPLE,
+    EXHAUSTIVE,
+    PROVED,
+    SAMPLED,
+    Evidence,
+    claim,
+    expect,
+    random_rational_case,
+    rational_field,
+    shape_tree,
+    tree_shapes,
+)
+from .paper import Paper
+
+F = Fraction
+FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+EVERYTHING = Interval()
+
+
+def _population(rows):
+    return FiniteDistribution(FOUR, [{"weight": w, "p": p, "eta": e} for w, p, e in rows])
+
+
+@claim("Sec. 2.2 eq. (5), App. B.4", "Four-leaf decomposition: D_full = D_top + D_L + D_R with "
+       "D_top = (q*_{0,R} - q_{0,R})(ubar_{0,R} - ubar_{0,L}), "
+       "D_t = q*_{0,t}(q*_{t,R} - q_{t,R})(ubar_{t,R} - ubar_{t,L})")
+def check_section_2_2_four_leaf_decomposition():
+    fld, (p, u, e) = rational_field(("p", 4), ("u", 4), ("e", 4))
+    total = sum(e, fld.zero)
+    eta = [x / total for x in e]  # a law: eta sums to 1
+    ref, star = Paper(FOUR, p, u), Paper(FOUR, eta)
+    ubar = {a: ref.mu(a) for a in ("vL", "vR", "y1", "y2", "y3", "y4")}
+    q0R, qLR, qRR = ref.q("v0")[1], ref.q("vL")[1], ref.q("vR")[1]
+    s0R, sLR, sRR = star.q("v0")[1], star.q("vL")[1], star.q("vR")[1]
+    d_top = (s0R - q0R) * (ubar["vR"] - ubar["vL"])
+    d_left = (1 - s0R) * (sLR - qLR) * (ubar["y2"] - ubar["y1"])
+    d_right = s0R * (sRR - qRR) * (ubar["y4"] - ubar["y3"])
+    d_full = sum((eta[y] * u[y] for y in range(4)), fld.zero) - ref.mu("v0")
+    expect(d_full == d_top + d_left + d_right, "D_full != D_top + D_L + D_R")
+    dec = TreeDecomposition(FOUR, p, u)
+    masses = [star.pi(a) for a in FOUR.nodes]
+    for node, d_t in (("v0", d_top), ("vL", d_left), ("vR", d_right)):
+        expect(dec.expected_contribution(node, masses) == d_t, f"huc_ref's node term at {node} differs from D_t")
+    # B.1-B.2: at a binary node, g = q_{v,L}(mu_R - mu_L) below the right child, -q_{v,R}(mu_R - mu_L) on the left.
+    shapes = [s for s in tree_shapes(5) if all(len(c) in (0, 2) for c in _subshapes(s))]
+    for shape in shapes:
+        tree = shape_tree(shape)
+        K = tree.K
+        fl, (pp, uu) = rational_field(("p", K), ("u", K))
+        d, r = TreeDecomposition(tree, pp, uu), Paper(tree, pp, uu)
+        for v in tree.internal_nodes:
+            left, right = tree.children(v)
+            gap = r.mu(right) - r.mu(left)
+            for y in range(K):
+                want = (r.q(v)[0] * gap if r.J(right, y) else -r.q(v)[1] * gap if r.J(left, y) else fl.zero)
+                expect(d.g(v, y) == want, f"B.2 fails at {v}")
+    return Evidence(f"{PROVED}; B.1-B.3 {EXHAUSTIVE}", "p, u, eta free symbols on the four-leaf tree; binary-node "
+                    f"form on all {len(shapes)} binary shapes up to 5 leaves")
+
+
+def _subshapes(shape):
+    out, stack = [], [shape]
+    while stack:
+        s = stack.pop()
+        out.append(s)
+        stack.extend(s)
+    return out
+
+
+@claim("App. D.1", "Cancellation: p uniform, u = (-1,1,1,1), eta = (1/4,0,3/8,3/8) gives D_top = 1/4, D_L = -1/4, "
+       "D_R = 0, UC = 0 and HUC = 1/4")
+def check_appendix_d1_cancellation():
+    d = _population([(1, ["1/4"] * 4, ["1/4", 0, "3/8", "3/8"])])
+    u = Table(FOUR, [-1, 1, 1, 1])
+    moments = [interval_moment(d, u, "all", EVERYTHING, v) for v in ("v0", "vL", "vR")]
+    expect(moments == [F(1, 4), F(-1, 4), 0], f"node moments {moments}")
+    res = audit(d, {"u": u})
+    expect((res.uc.sup, res.huc.sup) == (0, F(1, 4)), f"UC, HUC = {res.uc.sup}, {res.huc.sup}")
+    return Evidence(EXACT_EXAMPLE, "UC = 0, HUC = 1/4, (D_top, D_L, D_R) = (1/4, -1/4, 0)")
+
+
+@claim("App. D.2", "Marginal calibration: zero class-wise and subtree-indicator UC, yet conditional branch "
+       "probabilities 3/4 and 1/4 against 1/2, and residuals +1/8, -1/8 of u_E")
+def check_appendix_d2_marginal_calibration():
+    d = _population([("1/2", ["1/4", "1/4", "2/5", "1/10"], ["3/8", "1/8", "2/5", "1/10"]),
+                     ("1/2", ["1/4", "1/4", "1/10", "2/5"], ["1/8", "3/8", "1/10", "2/5"])])
+    us = {f"e_{y}": class_indicator(FOUR, y) for y in FOUR.labels}
+    us |= {"J_D": Subtree(FOUR, "vL"), "J_E": Subtree(FOUR, "y1")}
+    expect(audit(d, us).uc.sup == 0, "class-wise or subtree UC is not 0")
+    branch = [a.eta[0] / (a.eta[0] + a.eta[1]) for a in d.atoms]
+    expect(branch == [F(3, 4), F(1, 4)], f"conditional branch probabilities {branch}")
+    expect(all(TreeDecomposition(FOUR, a.p, [0] * 4).q("vL")[0] == F(1, 2) for a in d.atoms), "predicted branch")
+    residuals = [t.residual for t in atom_terms(d, us["J_E"])]
+    expect(residuals == [F(1, 8), F(-1, 8)], f"residuals {residuals}")
+    return Evidence(EXACT_EXAMPLE, "UC = 0 for e_y1..e_y4, J_D, J_E; q* = 3/4, 1/4 vs q = 1/2; residuals +-1/8")
+
+
+@claim("App. D.3", "Branch error without utility impact: eta = (1/20,9/20,1/5,3/10), u = 1{y = y4} gives "
+       "q*_{L,R} = 9/10 but D_top = 0, D_L = 0, D_R = 1/20")
+def check_appendix_d3_branch_error_without_impact():
+    d = _population([(1, ["1/4"] * 4, ["1/20", "9/20", "1/5", "3/10"])])
+    u = Table(FOUR, [0, 0, 0, 1])
+    eta = d.atoms[0].eta
+    expect(eta[1] / (eta[0] + eta[1]) == F(9, 10), "q*_{L,R} != 9/10")
+    moments = [interval_moment(d, u, "all", EVERYTHING, v) for v in ("v0", "vL", "vR")]
+    expect(moments == [0, 0, F(1, 20)], f"node moments {moments}")
+    expect("vL" not in u.relevant_nodes, "vL should not be relevant to u = 1{y = y4}")
+    return Evidence(EXACT_EXAMPLE, "(D_top, D_L, D_R) = (0, 0, 1/20); vL not in V_T(u)")
+
+
+@claim("App. D.4", "Branch-score cells: both groups share the cell mu_u = 1/4 with moments 1/32, 0, -1/40, "
+       "while the root and right-node branch-score cells select disjoint groups")
+def check_appendix_d4_branch_score_cells():
+    d = _population([("1/2", ["1/2", "1/10", "3/20", "1/4"], ["5/12", "1/12", "3/16", "5/16"]),
+                     ("1/2", ["1/5", "3/10", "1/4", "1/4"], ["1/5", "3/10", "3/10", "1/5"])])
+    u = Table(FOUR, [0, 0, 0, 1])
+    cell = Interval.closed(F(1, 4), F(1, 4))
+    expect([t.score for t in atom_terms(d, u)] == [F(1, 4), F(1, 4)], "the two groups are not in one cell")
+    moments = [interval_moment(d, u, "all", cell, v) for v in ("v0", "vL", "vR")]
+    expect(moments == [F(1, 32), 0, F(-1, 40)], f"cell moments {moments}")
+    qa, qb = (TreeDecomposition(FOUR, a.p, [0] * 4) for a in d.atoms)
+    expect((qa.q("v0")[1], qb.q("v0")[1], qa.q("vR")[1], qb.q("vR")[1]) == (F(2, 5), F(1, 2), F(5, 8), F(1, 2)),
+           "branch scores differ from the paper's")
+    root_cell, right_cell = Interval.closed(F(3, 8), F(7, 16)), Interval.closed(F(7, 16), F(9, 16))
+    expect((qa.q("v0")[1] in root_cell, qb.q("v0")[1] in root_cell) == (True, False), "root cell")
+    expect((qa.q("vR")[1] in right_cell, qb.q("vR")[1] in right_cell) == (False, True), "right-node cell")
+    return Evidence(EXACT_EXAMPLE, "cell moments (1/32, 0, -1/40); I_0 selects group a only, I_R group b only")
+
+
+@claim("Prop. 3.3, App. D.1", "M_{c,u,I} = sum_v Gamma_{c,u,I,v}, hence UC(f; C, {u}) <= |V_T(u)| HUC(f; C, {u}); "
+       "the bound is attained, and UC = 0 < HUC is possible")
+def check_proposition_3_3():
+    rng = random.Random(33)
+    points = 0
+    for shape in tree_shapes(5):
+        tree = shape_tree(shape)
+        for _ in range(2):
+            dist, us = random_rational_case(rng, tree, n_atoms=4)
+            res = audit(dist, us)
+            for name, u in us.items():
+                scores = sorted({t.score for t in atom_terms(dist, u, ())})
+                for i, lo in enumerate(scores):
+                    for hi in scores[i:]:
+                        interval = Interval.closed(lo, hi)
+                        for c in dist.subgroups:
+                            total = sum((interval_moment(dist, u, c, interval, v) for v in tree.internal_nodes), F(0))
+                            expect(interval_moment(dist, u, c, interval) == total, "M != sum_v Gamma")
+                            points += 1
+                uc = max(r.sup for r in res.candidates if r.utility == name and r.node is None)
+                huc = max((r.sup for r in res.candidates if r.utility == name and r.node), default=F(0))
+                expect(uc <= len(u.relevant_nodes) * huc, "UC > |V_T(u)| HUC")
+    tight = audit(_population([(1, ["1/4"] * 4, [0, "1/4", "3/8", "3/8"])]), {"u": Table(FOUR, [-1, 1, 1, 1])})
+    expect(tight.uc.sup == 2 * tight.huc.sup == F(1, 2), "the tight instance is not tight")
+    d1 = audit(_population([(1, ["1/4"] * 4, ["1/4", 0, "3/8", "3/8"])]), {"u": Table(FOUR, [-1, 1, 1, 1])})
+    expect(d1.uc.sup == 0 < d1.huc.sup, "no cancellation instance")
+    return Evidence(SAMPLED, f"M = sum_v Gamma at {points} exact (c, u, I) on random populations over all shapes "
+                    "up to 5 leaves; tight at eta = (0,1/4,3/8,3/8): UC = 1/2 = 2 HUC; D.1: UC = 0 < HUC")
+
+
+def _ancestor_closed_sets(tree):
+    sets = [[]]
+    for v in tree.internal_nodes:  # pre-order: parents first
+        parent = tree.parent(v)
+        sets += [s + [v] for s in sets if parent is None or parent in s]
+    return sets
+
+
+@claim("App. G (Lemma G.1, eq. 142-154)", "Aggregated utilities: u_S(p,y) - mu_u(p) = sum_{v in S} g_{u,v}(p,y), "
+       "mu_{u_S} = mu_u, refining S by one node adds exactly its term, UC(u_S) <= |S ∩ V_T(u)| HUC(u)")
+def check_appendix_g_aggregated_utilities():
+    shapes = tree_shapes(5, unary_up_to=3)
+    n_sets = 0
+    for shape in shapes:
+        tree = shape_tree(shape)
+        K = tree.K
+        fld, (p, u) = rational_field(("p", K), ("u", K))
+        dec = TreeDecomposition(tree, p, u)
+        probe = Table(tree, [0] * K)
+        for S in _ancestor_closed_sets(tree):
+            n_sets += 1
+            agg = Aggregated(probe, S)
+            values = []
+            for y in range(K):
+                path = tree.path(tree.labels[y])
+                k = 0
+                while k < len(path) - 1 and path[k] in S:  # b_S(y): first node on the path not in S
+                    k += 1
+                expect(agg.boundary(tree.labels[y]) == path[k], "huc_ref's b_S(y) differs from the definition")
+                values.append(dec.mu(path[k]))
+                partial = sum((dec.g(v, y) for v in S), fld.zero)
+                expect(values[y] - dec.mu() == partial, f"partial-sum identity fails for S = {S}")
+            expect(sum((p[y] * values[y] for y in range(K)), fld.zero) / sum(p, fld.zero) == dec.mu(),
+                   "mu_(u_S) != mu_u")
+            for v in tree.internal_nodes:
+                if v not in S and (tree.parent(v) is None or tree.parent(v) in S):
+                    refined = Aggregated(probe, S + [v])
+                    for y in range(K):
+                        gained = dec.mu(refined.boundary(tree.labels[y])) - values[y]
+                        expect(gained == dec.g(v, y), "refinement does not add exactly g_v")
+    rng = random.Random(7)
+    points = 0
+    for shape in tree_shapes(5):
+        tree = shape_tree(shape)
+        dist, us = random_rational_case(rng, tree, n_atoms=5, n_utilities=1)
+        base = us["u0"]
+        res_base = audit(dist, us)
+        for S in _ancestor_closed_sets(tree):
+            uc_s = audit(dist, {"uS": Aggregated(base, S)}).uc.sup
+            bound = len(set(S) & set(base.relevant_nodes)) * res_base.huc.sup
+            expect(uc_s <= bound, f"UC(u_S) > |S ∩ V_T(u)| HUC(u) for S = {S}")
+            points += 1
+    return Evidence(f"{EXHAUSTIVE}: {PROVED}; bound {SAMPLED}", f"identities for every ancestor-closed S ({n_sets}) "
+                    f"on all {len(shapes)} shapes up to 5 leaves; the UC bound on {points} random populations")
