@@ -180,7 +180,9 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
     ...
     huc_ref.errors.HUCError: atoms[0].p: sums to 999/1000, not 1
     """
-    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith(("{", "["))):
+    # A str is JSON text when it is blank or opens an array or object; otherwise a path.
+    if isinstance(source, Path) or (isinstance(source, str) and source.strip()
+                                    and not source.lstrip().startswith(("{", "["))):
         try:
             text = Path(source).read_bytes()
         except OSError as err:

@@ -1,15 +1,17 @@
 """The ``huc`` command (also ``python -m huc_ref``).
 
 ``huc audit CASE.json`` prints a readable report; ``--json`` prints the ``huc-result/1``
-document.  ``huc verify`` checks the paper's claims (:mod:`proofs_check`).  Exit status
-0 on success, 1 when a verified claim fails, 2 on bad input (one line on stderr, no
-traceback).
+document.  ``huc verify`` checks the paper's claims (:mod:`proofs_check`).  ``huc vectors``
+exports the golden vectors and checks another implementation's answers.  Exit status
+0 on success, 1 when a verified claim or a checked answer fails, 2 on bad input (one
+line on stderr, no traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .casefile import dumps, read_case
 from .errors import HUCError
@@ -59,10 +61,30 @@ def _report(case, result, top: int) -> str:
 
 
 def _cmd_audit(args) -> int:
-    case = read_case(args.case, renormalize=args.renormalize, smooth=args.smooth)
+    case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     result = case.audit()
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
+
+
+def _cmd_vectors(args) -> int:
+    from . import vectors
+    source = Path(args.vectors) if args.vectors else None
+    if args.action == "generate":
+        for path in vectors.write_vector_files(Path(args.dir)):
+            print(path)
+        return 0
+    if args.action == "export":
+        print(f"wrote {vectors.export_cases(Path(args.dir), source)} case files to {args.dir}")
+        return 0
+    if args.action == "answer":
+        print(f"wrote {vectors.answer_cases(Path(args.dir), source)} answers to {args.dir}")
+        return 0
+    report, failures = vectors.check_answers(Path(args.dir), source)
+    for vid, reason in report:
+        print(f"PASS {vid}" if reason is None else f"FAIL {vid}: {reason}")
+    print(f"{len(report) - failures} passed, {failures} failed")
+    return 1 if failures else 0
 
 
 def _cmd_verify(args) -> int:
@@ -83,6 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
     p.add_argument("--top", type=int, default=10, help="violations listed in the report (default 10)")
     p.set_defaults(run=_cmd_audit)
+    g = sub.add_parser("vectors", help="golden vectors: export cases, check another implementation's answers")
+    g.add_argument("action", choices=["export", "check", "answer", "generate"],
+                   help="export: write each vector's input to DIR; check: compare the answers in DIR; "
+                        "answer: write this implementation's answers to DIR; generate: rebuild the vector files")
+    g.add_argument("dir", help="the directory to write to or read answers from")
+    g.add_argument("--vectors", metavar="SRC", help="the folder of huc-vectors/1 files (default: vectors/)")
+    g.set_defaults(run=_cmd_vectors)
     v = sub.add_parser("verify", help="check every identity, worked example and bound of the paper")
     v.add_argument("--json", action="store_true", help="print a JSON list of results")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")

@@ -115,6 +115,8 @@ class LabelTree:
         lab_where = "labels"
         seen: dict[str, int] = {}
         for i, lab in enumerate(labels):
+            if not isinstance(lab, str):
+                raise HUCError(f"{lab_where}[{i}]: expected a label name (a string), got {type(lab).__name__}")
             if lab in seen:
                 raise HUCError(f"{lab_where}[{i}]: {lab!r} is listed twice")
             if lab not in self._index:

@@ -1,0 +1,660 @@
+"""Golden vectors (``huc-vectors/1``) and the conformance checker for other implementations.
+
+Like Project Wycheproof's test vectors: each vector has an ``id``, a ``comment`` giving
+its provenance (a paper section, a hand derivation, or the generator's seed and
+version), ``flags`` naming the edge cases it exercises, the ``huc-case/1`` input and the
+exact ``huc-result/1`` expected output, plus the tolerance a float implementation may
+use.  Invalid vectors carry a malformed input and the expected error ``kind`` and
+``path``.  ``python -m huc_ref vectors generate vectors/`` regenerates every file byte for
+byte (seeded; ``GENERATOR`` names the version).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from fractions import Fraction
+from pathlib import Path
+
+from .audit import atom_terms, interval_moment
+from .casefile import dumps, load_json, read_case
+from .errors import HUCError
+from .intervals import Interval
+from .rational import fraction_text
+
+__all__ = ["FLAGS", "ERROR_KINDS", "GENERATOR", "build_vector_files", "write_vector_files", "load_vectors",
+           "export_cases", "answer_cases", "check_answers", "default_vector_dir", "schema"]
+
+GENERATOR = "huc-ref 0.1.0 vectors (seed 20261130)"
+SEED = 20261130
+N_GENERATED = 240
+FORMAT = "huc-vectors/1"
+TOLERANCE = {"absolute": "1e-9", "reason": "values are sums of at most n products of numbers in [-1, 1] with "
+             "weights summing to 1 (n <= 12 here): a double-precision implementation's rounding error is below "
+             "1e-13; 1e-9 leaves margin.  A witness interval is checked with score membership widened by 1e-9."}
+
+FLAGS = {
+    "paper": "a worked example or instance quoted from the paper",
+    "generated": "produced by the seeded generator",
+    "ties": "some utility gives equal scores to different atoms (tie blocks)",
+    "unary_node": "the tree has a node with one child",
+    "non_binary_node": "the tree has a node with three or more children",
+    "flat_tree": "the root is the only internal node (F.2: HUC = UC)",
+    "two_leaf_tree": "two labels: binary UC (F.2)",
+    "deep_tree": "the tree has depth >= 10",
+    "cancellation": "some (subgroup, utility) has UC row sup 0 but a positive node sup (App. D.1)",
+    "zero_sup": "some candidate has sup 0 (empty witness interval)",
+    "subgroup_weights": "some subgroup value is neither 0 nor 1 (signed or fractional weights)",
+    "several_subgroups": "more than one subgroup",
+    "several_utilities": "more than one utility",
+    "population": "every atom has a label law eta",
+    "sample": "every atom is a sample point (a label); weights default to 1/n",
+    "mixed_atoms": "population and sample atoms together",
+    "large_denominators": "some input number has a denominator above 2^64",
+    "no_relevant_node": "some utility has no relevant node (constant on every branching)",
+    "mcgrad_tie": "tied scores where an ungrouped cumulative sum (MCGrad's ecce) differs from the grouped definition",
+    **{f"family_{k}": f"uses a {k} utility (SPEC §5)" for k in
+       ("table", "subtree", "rank", "top_k", "decision", "binary_decision", "top1_at_depth", "aggregated",
+        "per_atom")},
+    "invalid": "the input must be rejected",
+}
+
+ERROR_KINDS = {
+    "json": "not a JSON document, or an object with a repeated key",
+    "format": "the format field is not huc-case/1",
+    "missing_field": "a required field is absent",
+    "unknown_field": "a field the format does not define",
+    "type": "a field has the wrong JSON type",
+    "not_exact": "a number that is not an exact integer, a/b or decimal (floats in the API, NaN, Infinity, text)",
+    "too_large": "a number with too many digits or too large an exponent",
+    "length": "a vector of the wrong length",
+    "probability_sum": "a prediction, label law or the weights do not sum to exactly 1",
+    "nonpositive": "a prediction entry or weight that is zero or negative, or a negative law entry",
+    "range": "a utility or subgroup value outside [-1, 1]",
+    "tree": "a malformed tree: cycle, two parents, repeated child, detached part",
+    "labels": "labels are not exactly the leaves (missing, extra, repeated, internal)",
+    "unknown_kind": "an unknown utility kind",
+    "reference": "a name that does not exist (node, label)",
+    "structure": "a structural rule of a utility (ancestor-closed S, k in 1..K, per-atom row count)",
+}
+
+
+def _tree(children, root="v0"):
+    return {"root": root, "children": children}
+
+
+FOUR = _tree({"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+FOUR_LABELS = ["y1", "y2", "y3", "y4"]
+J1_TREE = _tree({"cause": ["noninf", "spread"], "noninf": ["y1", "y2"], "spread": ["site", "shock"],
+                 "site": ["upper", "lower"], "upper": ["y3", "y4"], "lower": ["y5", "y6"], "shock": ["y7", "y8"]},
+                root="cause")
+
+
+def _case(case_id, description, tree, labels, utilities, atoms, subgroups=None):
+    """A fresh huc-case/1 document (deep-copied: mutations never reach shared pieces)."""
+    tree, labels, utilities, atoms = copy.deepcopy((tree, labels, utilities, atoms))
+    doc = {"format": "huc-case/1", "id": case_id, "description": description, "tree": tree, "labels": labels}
+    if subgroups is not None:
+        doc["subgroups"] = subgroups
+    doc["utilities"] = utilities
+    doc["atoms"] = atoms
+    return doc
+
+
+def _paper_cases():
+    table = {"kind": "table", "values": [-1, 1, 1, 1]}
+    y4 = {"kind": "table", "values": [0, 0, 0, 1]}
+    yield ("paper-d1-cancellation", "App. D.1: exact cancellation, UC = 0 and HUC = 1/4 (also SPEC §6's example)",
+           _case("paper-d1-cancellation", "App. D.1", FOUR, FOUR_LABELS, {"u": table},
+                 [{"weight": 1, "c": [1], "p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}], ["all"]))
+    classwise = {f"e_{y}": {"kind": "table", "values": [1 if z == y else 0 for z in FOUR_LABELS]} for y in FOUR_LABELS}
+    classwise |= {"J_D": {"kind": "subtree", "node": "vL"}, "J_E": {"kind": "subtree", "node": "y1"}}
+    yield ("paper-d2-marginal-calibration", "App. D.2: zero class-wise and subtree-indicator UC; nonzero HUC",
+           _case("paper-d2-marginal-calibration", "App. D.2", FOUR, FOUR_LABELS, classwise,
+                 [{"weight": "1/2", "p": ["1/4", "1/4", "2/5", "1/10"], "eta": ["3/8", "1/8", "2/5", "1/10"]},
+                  {"weight": "1/2", "p": ["1/4", "1/4", "1/10", "2/5"], "eta": ["1/8", "3/8", "1/10", "2/5"]}]))
+    yield ("paper-d3-branch-without-impact", "App. D.3: D_top = 0, D_L = 0, D_R = 1/20",
+           _case("paper-d3-branch-without-impact", "App. D.3", FOUR, FOUR_LABELS, {"u": y4},
+                 [{"weight": 1, "p": ["1/4"] * 4, "eta": ["1/20", "9/20", "1/5", "3/10"]}]))
+    yield ("paper-d4-common-cell", "App. D.4: cell moments 1/32, 0, -1/40 in the common cell mu_u = 1/4",
+           _case("paper-d4-common-cell", "App. D.4", FOUR, FOUR_LABELS, {"u": y4},
+                 [{"weight": "1/2", "p": ["1/2", "1/10", "3/20", "1/4"], "eta": ["5/12", "1/12", "3/16", "5/16"]},
+                  {"weight": "1/2", "p": ["1/5", "3/10", "1/4", "1/4"], "eta": ["1/5", "3/10", "3/10", "1/5"]}]))
+    yield ("paper-prop-3-3-tight", "Prop. 3.3 attained: UC = 1/2 = |V_T(u)| HUC (hand derivation from D.1's setup)",
+           _case("paper-prop-3-3-tight", "Prop. 3.3 tight", FOUR, FOUR_LABELS, {"u": table},
+                 [{"weight": 1, "p": ["1/4"] * 4, "eta": [0, "1/4", "3/8", "3/8"]}]))
+    eta = ["13/80", "7/80", "21/125", "21/500", "189/2000", "441/2000", "9/80", "9/80"]
+    labels = [f"y{i}" for i in range(1, 9)]
+    us = {"u1": {"kind": "binary_decision", "S": ["y4", "y6"], "D": ["y3", "y4", "y5", "y6"], "tau": "1/2"},
+          "u2": {"kind": "binary_decision", "S": ["y2", "y5", "y6", "y8"], "D": labels, "tau": "1/2"},
+          "u3": {"kind": "binary_decision", "S": ["y8"], "D": ["y7", "y8"], "tau": "1/3"}}
+    yield ("paper-j1-toy-population", "App. J.1 toy (SPEC §7 reconstruction): true law eta, uniform initial "
+           "prediction, three binary decisions",
+           _case("paper-j1-toy-population", "App. J.1", J1_TREE, labels, us,
+                 [{"weight": 1, "p": ["1/8"] * 8, "eta": eta}]))
+
+
+def _edge_cases():
+    flat = _tree({"r": ["a", "b", "c"]}, "r")
+    yield ("edge-flat-tree", "flat tree: HUC = UC (F.2); sample atoms with ties",
+           _case("edge-flat-tree", "", flat, ["a", "b", "c"], {"u": {"kind": "table", "values": [-1, "1/2", 1]}},
+                 [{"p": ["1/2", "1/4", "1/4"], "label": "a"}, {"p": ["1/2", "1/4", "1/4"], "label": "c"},
+                  {"p": ["1/3", "1/3", "1/3"], "label": "b"}]))
+    two = _tree({"r": ["neg", "pos"]}, "r")
+    yield ("edge-two-leaf-binary", "two-leaf tree: binary UC (F.2)",
+           _case("edge-two-leaf-binary", "", two, ["neg", "pos"], {"u": {"kind": "table", "values": [0, 1]}},
+                 [{"p": ["2/3", "1/3"], "label": "pos"}, {"p": ["1/3", "2/3"], "label": "pos"},
+                  {"p": ["1/3", "2/3"], "label": "neg"}, {"p": ["1/6", "5/6"], "label": "pos"}]))
+    yield ("edge-mcgrad-tie", "scores (1/2, 1/2), labels (1, 0): the grouped definition gives UC = 0; an ungrouped "
+           "cumulative sum (MCGrad's ecce) gives 1/4",
+           _case("edge-mcgrad-tie", "", two, ["neg", "pos"], {"u": {"kind": "table", "values": [0, 1]}},
+                 [{"p": ["1/2", "1/2"], "label": "pos"}, {"p": ["1/2", "1/2"], "label": "neg"}]))
+    chain = {f"c{i}": [f"c{i + 1}"] for i in range(12)}
+    chain["c12"] = ["a", "b"]
+    chain["v0"] = ["c0", "z"]
+    yield ("edge-deep-unary-chain", "a unary chain of depth 13 above a branching: unary nodes contribute nothing",
+           _case("edge-deep-unary-chain", "", _tree(chain), ["a", "b", "z"],
+                 {"u": {"kind": "table", "values": [1, -1, 0]}},
+                 [{"weight": "1/2", "p": ["1/2", "1/4", "1/4"], "eta": ["1/4", "1/4", "1/2"]},
+                  {"weight": "1/2", "p": ["1/5", "3/5", "1/5"], "eta": [0, 1, 0]}]))
+    big = 2 ** 80 + 1
+    yield ("edge-large-denominators", "predictions with 80-bit denominators",
+           _case("edge-large-denominators", "", FOUR, FOUR_LABELS, {"u": {"kind": "table", "values": [-1, 1, 1, 1]}},
+                 [{"p": [f"1/{big}", f"{big - 1}/{3 * big}", f"{big - 1}/{3 * big}", f"{big - 1}/{3 * big}"],
+                   "label": "y2"},
+                  {"p": ["1/4"] * 4, "label": "y1"}]))
+    yield ("edge-canonically-calibrated", "eta = p: every sup is 0 (Prop. 3.3)",
+           _case("edge-canonically-calibrated", "", FOUR, FOUR_LABELS,
+                 {"u": {"kind": "rank", "theta": [1, "1/2", 0, -1]}},
+                 [{"weight": "1/2", "p": ["1/10", "2/10", "3/10", "4/10"], "eta": ["1/10", "2/10", "3/10", "4/10"]},
+                  {"weight": "1/2", "p": ["1/4"] * 4, "eta": ["1/4"] * 4}]))
+    families = {
+        "table": {"kind": "table", "values": [-1, 0, "1/2", 1]},
+        "subtree": {"kind": "subtree", "node": "vR"},
+        "rank": {"kind": "rank", "theta": [1, "1/2", "-1/2", -1]},
+        "top_k": {"kind": "top_k", "k": 2},
+        "decision": {"kind": "decision", "actions": {"wait": [0, 0, 0, 0], "treat": [-1, "-1/2", 1, 1]},
+                     "order": ["wait", "treat"]},
+        "binary_decision": {"kind": "binary_decision", "S": ["y4"], "D": ["y3", "y4"], "tau": "1/3"},
+        "top1_at_depth": {"kind": "top1_at_depth", "depth": 1},
+        "aggregated": {"kind": "aggregated", "base": {"kind": "table", "values": [-1, 0, "1/2", 1]}, "S": ["v0"]},
+        "per_atom": {"kind": "per_atom", "values": [[1, 0, 0, -1], [0, "1/2", "1/2", 0], [-1, -1, 1, 1]]},
+    }
+    atoms = [{"weight": "1/3", "c": [1, -1], "p": ["1/10", "2/10", "3/10", "4/10"], "eta": ["1/4", "1/4", 0, "1/2"]},
+             {"weight": "1/3", "c": [1, "1/2"], "p": ["4/10", "3/10", "2/10", "1/10"], "label": "y3"},
+             {"weight": "1/3", "c": [1, 0], "p": ["1/4"] * 4, "eta": [0, "1/2", "1/2", 0]}]
+    for kind, spec in families.items():
+        yield (f"edge-family-{kind.replace('_', '-')}", f"the {kind} family (SPEC §5) with signed subgroup weights "
+               "and mixed atoms",
+               _case(f"edge-family-{kind.replace('_', '-')}", "", FOUR, FOUR_LABELS, {"u": spec}, atoms,
+                     ["all", "signed"]))
+
+
+def _random_tree(rng, k):
+    counter = iter(range(1000))
+    root = f"v{next(counter)}"
+    children, leaves, stack = {}, [], [(root, k)]
+    while stack:
+        node, size = stack.pop()
+        unary = rng.random() < 0.12
+        if size == 1 and not unary:
+            leaves.append(node)
+            continue
+        d = 1 if unary else rng.randint(2, min(size, 4))
+        cuts = sorted(rng.sample(range(1, size), d - 1)) if d > 1 else []
+        parts = [b - a for a, b in zip([0] + cuts, cuts + [size])]
+        kids = [f"v{next(counter)}" for _ in parts]
+        children[node] = kids
+        stack.extend(zip(kids, parts))
+    rng.shuffle(leaves)
+    return _tree(children, root), leaves
+
+
+def _random_law(rng, k, positive):
+    raw = [rng.randint(1 if positive else 0, 4) for _ in range(k)]
+    if not sum(raw):
+        raw[rng.randrange(k)] = 1
+    total = sum(raw)
+    return [fraction_text(Fraction(x, total)) for x in raw]
+
+
+def _random_utility(rng, tree, labels, n_atoms):
+    k = len(labels)
+    vals = [fraction_text(Fraction(rng.randint(-4, 4), 4)) for _ in range(k)]
+    kind = rng.choice(["per_atom", "per_atom", "table", "rank", "top_k", "binary_decision", "decision",
+                       "top1_at_depth", "subtree"])
+    if kind == "per_atom":
+        return {"kind": "per_atom", "values": [[fraction_text(Fraction(rng.randint(-4, 4), 4)) for _ in range(k)]
+                                               for _ in range(n_atoms)]}
+    if kind == "table":
+        return {"kind": "table", "values": vals}
+    if kind == "rank":
+        return {"kind": "rank", "theta": vals}
+    if kind == "top_k":
+        return {"kind": "top_k", "k": rng.randint(1, k)}
+    if kind == "binary_decision":
+        return {"kind": "binary_decision", "S": sorted(rng.sample(labels, rng.randint(0, k))),
+                "D": sorted(rng.sample(labels, rng.randint(0, k))), "tau": rng.choice(["0", "1/3", "1/2", "1"])}
+    if kind == "decision":
+        return {"kind": "decision", "actions": {"a": vals, "b": [fraction_text(Fraction(rng.randint(-4, 4), 4))
+                                                                 for _ in range(k)]}, "order": ["a", "b"]}
+    if kind == "top1_at_depth":
+        return {"kind": "top1_at_depth", "depth": rng.randint(0, 3)}
+    nodes = [tree["root"]] + [c for kids in tree["children"].values() for c in kids]
+    return {"kind": "subtree", "node": rng.choice(nodes)}
+
+
+def _generated_cases():
+    rng = random.Random(SEED)
+    for i in range(N_GENERATED):
+        k = rng.randint(2, 8) if i % 10 else rng.randint(1, 3)
+        tree, labels = _random_tree(rng, k)
+        n = rng.randint(1, 7)
+        kind = rng.choice(["population", "sample", "mixed"])
+        n_sub = rng.randint(1, 3)
+        subgroups = ["all", "g1", "g2"][:n_sub]
+        pool = [_random_law(rng, k, True) for _ in range(rng.randint(1, 3))]  # few predictions: ties
+        weights = [rng.randint(1, 3) for _ in range(n)]
+        atoms = []
+        for j in range(n):
+            atom = {"weight": fraction_text(Fraction(weights[j], sum(weights))),
+                    "c": ["1"] + [rng.choice(["0", "1", "-1/2", "1/3"]) for _ in range(n_sub - 1)],
+                    "p": rng.choice(pool)}
+            if kind == "sample" or (kind == "mixed" and rng.random() < 0.5):
+                atom["label"] = rng.choice(labels)
+            else:
+                atom["eta"] = _random_law(rng, k, False)
+            atoms.append(atom)
+        us = {f"u{m}": _random_utility(rng, tree, labels, n) for m in range(rng.randint(1, 3))}
+        cid = f"gen-{i:03d}"
+        yield (cid, f"generated: {GENERATOR}, case {i}", _case(cid, "", tree, labels, us, atoms, subgroups))
+
+
+def _flags(case_doc, result) -> list[str]:
+    case = read_case(case_doc)
+    tree, dist = case.tree, case.distribution
+    flags = set()
+    if any(tree.d(v) == 1 for v in tree.internal_nodes):
+        flags.add("unary_node")
+    if any(tree.d(v) >= 3 for v in tree.internal_nodes):
+        flags.add("non_binary_node")
+    if tree.internal_nodes == (tree.root,):
+        flags.add("flat_tree")
+    if tree.K == 2:
+        flags.add("two_leaf_tree")
+    if max(tree.depth(v) for v in tree.nodes) >= 10:
+        flags.add("deep_tree")
+    kinds = {"population" if a.eta is not None else "sample" for a in dist.atoms}
+    flags.add(kinds.pop() if len(kinds) == 1 else "mixed_atoms")
+    if any(c not in (0, 1) for a in dist.atoms for c in a.c):
+        flags.add("subgroup_weights")
+    if len(dist.subgroups) > 1:
+        flags.add("several_subgroups")
+    if len(case.utilities) > 1:
+        flags.add("several_utilities")
+    numbers = [x for a in dist.atoms for x in a.p + (a.eta or ())]
+    if any(x.denominator > 2 ** 64 for x in numbers):
+        flags.add("large_denominators")
+    for u in case.utilities.values():
+        flags.add(f"family_{u.kind}")
+        if isinstance(u.to_json().get("base"), dict):
+            flags.add(f"family_{u.base.kind}")
+        scores = [t.score for t in atom_terms(dist, u, ())]
+        if len(set(scores)) < len(scores):
+            flags.add("ties")
+        if not u.relevant_nodes:
+            flags.add("no_relevant_node")
+    rows = result["candidates"]
+    if any(r["sup"] == "0" for r in rows):
+        flags.add("zero_sup")
+    for r in rows:
+        if r["node"] is None and r["sup"] == "0":
+            if any(s["node"] and s["subgroup"] == r["subgroup"] and s["utility"] == r["utility"] and s["sup"] != "0"
+                   for s in rows):
+                flags.add("cancellation")
+    return sorted(flags)
+
+
+def _valid_vector(vid, comment, case_doc, extra_flags):
+    result = read_case(case_doc).result_json()
+    return {"id": vid, "comment": comment, "flags": sorted(set(_flags(case_doc, result)) | set(extra_flags)),
+            "case": case_doc, "expected": result, "tolerance": TOLERANCE}
+
+
+# ----------------------------------------------------------------------------- invalid inputs
+def _base_case():
+    return _case("base", "", FOUR, FOUR_LABELS, {"u": {"kind": "table", "values": [-1, 1, 1, 1]}},
+                 [{"weight": "1/2", "c": [1], "p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]},
+                  {"weight": "1/2", "c": [1], "p": ["1/2", "1/4", "1/8", "1/8"], "label": "y3"}], ["all"])
+
+
+def _mutated(path, value):
+    doc = _base_case()
+    target = doc
+    for key in path[:-1]:
+        target = target[key]
+    if value is _DELETE:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return doc
+
+
+_DELETE = object()
+
+# (id, kind, mutation path, value) -- a mutation of the base case -- or (id, kind, None, raw text).
+INVALID = [
+    ("not-json", "json", None, '{"format": "huc-case/1", "atoms": ['),
+    ("empty-document", "json", None, ""),
+    ("repeated-key", "json", None, '{"format": "huc-case/1", "format": "huc-case/1"}'),
+    ("top-level-list", "type", None, "[1, 2, 3]"),
+    ("wrong-format", "format", ["format"], "huc-case/2"),
+    ("unknown-top-field", "unknown_field", ["extra"], 1),
+    ("missing-atoms", "missing_field", ["atoms"], _DELETE),
+    ("missing-tree-root", "missing_field", ["tree", "root"], _DELETE),
+    ("missing-p", "missing_field", ["atoms", 0, "p"], _DELETE),
+    ("unknown-atom-field", "unknown_field", ["atoms", 0, "q"], 1),
+    ("p-sums-to-999-1000", "probability_sum", ["atoms", 0, "p"], ["0.25", "0.25", "0.25", "0.249"]),
+    ("p-has-zero", "nonpositive", ["atoms", 0, "p"], ["1/2", "1/2", 0, 0]),
+    ("p-negative", "nonpositive", ["atoms", 0, "p"], ["1/2", "1/2", "1/2", "-1/2"]),
+    ("p-too-short", "length", ["atoms", 0, "p"], ["1/2", "1/2"]),
+    ("p-nan", "not_exact", ["atoms", 0, "p", 0], "NaN"),
+    ("p-infinity", "not_exact", ["atoms", 0, "p", 0], "Infinity"),
+    ("p-text", "not_exact", ["atoms", 0, "p", 0], "one quarter"),
+    ("p-code-string", "not_exact", ["atoms", 0, "p", 0], "__import__('os').getcwd()"),
+    ("p-boolean", "not_exact", ["atoms", 0, "p", 0], True),
+    ("p-huge-exponent", "too_large", ["atoms", 0, "p", 0], "1e999999"),
+    ("p-huge-numerator", "too_large", ["atoms", 0, "p", 0], "1" * 4500 + "/4"),
+    ("eta-sums-to-3-2", "probability_sum", ["atoms", 0, "eta"], ["1/2", "1/2", "1/2", 0]),
+    ("eta-negative", "nonpositive", ["atoms", 0, "eta"], ["1/2", "1/2", "1/2", "-1/2"]),
+    ("eta-and-label", "structure", ["atoms", 0, "label"], "y1"),
+    ("unknown-label", "reference", ["atoms", 1, "label"], "y9"),
+    ("weights-sum-to-3-4", "probability_sum", ["atoms", 0, "weight"], "1/4"),
+    ("weight-zero", "nonpositive", ["atoms", 0, "weight"], 0),
+    ("weight-missing-for-one", "missing_field", ["atoms", 0, "weight"], _DELETE),
+    ("subgroup-value-2", "range", ["atoms", 0, "c"], [2]),
+    ("subgroup-vector-long", "length", ["atoms", 0, "c"], [1, 1]),
+    ("subgroup-repeated", "structure", ["subgroups"], ["all", "all"]),
+    ("utility-value-2", "range", ["utilities", "u", "values"], [-1, 1, 1, 2]),
+    ("utility-values-short", "length", ["utilities", "u", "values"], [-1, 1, 1]),
+    ("utility-unknown-kind", "unknown_kind", ["utilities", "u", "kind"], "tabel"),
+    ("utility-unknown-field", "unknown_field", ["utilities", "u", "valuez"], [0, 0, 0, 0]),
+    ("utility-missing-values", "missing_field", ["utilities", "u", "values"], _DELETE),
+    ("no-utilities", "structure", ["utilities"], {}),
+    ("top-k-zero", "structure", ["utilities", "u"], {"kind": "top_k", "k": 0}),
+    ("subtree-unknown-node", "reference", ["utilities", "u"], {"kind": "subtree", "node": "zz"}),
+    ("aggregated-not-ancestor-closed", "structure", ["utilities", "u"],
+     {"kind": "aggregated", "base": {"kind": "table", "values": [0, 1, 0, 1]}, "S": ["vL"]}),
+    ("per-atom-row-count", "structure", ["utilities", "u"], {"kind": "per_atom", "values": [[0, 0, 0, 0]]}),
+    ("tree-two-parents", "tree", ["tree", "children", "vR"], ["y3", "y1"]),
+    ("tree-cycle", "tree", ["tree", "children", "vR"], ["y3", "y4", "v0"]),
+    ("tree-repeated-child", "tree", ["tree", "children", "vL"], ["y1", "y1", "y2"]),
+    ("tree-detached-cycle", "tree", ["tree", "children", "x"], ["x2"]),
+    ("labels-missing-leaf", "labels", ["labels"], ["y1", "y2", "y3"]),
+    ("labels-extra", "labels", ["labels"], ["y1", "y2", "y3", "y4", "y5"]),
+    ("labels-repeated", "labels", ["labels"], ["y1", "y1", "y3", "y4"]),
+    ("labels-internal-node", "labels", ["labels"], ["y1", "y2", "y3", "vL"]),
+    ("atoms-not-a-list", "type", ["atoms"], {"p": [1]}),
+]
+
+
+def _invalid_vectors():
+    out = []
+    for vid, kind, path, value in INVALID:
+        entry = {"id": f"invalid-{vid}", "comment": f"hand-made: {ERROR_KINDS[kind]}", "flags": ["invalid", kind]}
+        if path is None:
+            entry["input_text"] = value
+            source = value
+        else:
+            entry["input"] = _mutated(path, value)
+            source = entry["input"]
+            if vid == "tree-detached-cycle":
+                source["tree"]["children"]["x2"] = ["x"]
+        try:
+            read_case(source)
+        except HUCError as err:
+            message = str(err)
+        else:
+            raise AssertionError(f"invalid vector {vid} was accepted")
+        entry["error"] = {"kind": kind, "path": message.split(":", 1)[0] if ": " in message else "",
+                          "message": message}
+        out.append(entry)
+    return out
+
+
+def build_vector_files() -> dict[str, dict]:
+    """Every vector file: ``{file name: huc-vectors/1 document}``."""
+    def doc(title, vectors):
+        return {"format": FORMAT, "title": title, "generator": GENERATOR, "schema": "huc-vectors-1.schema.json",
+                "flags": FLAGS, "error_kinds": ERROR_KINDS, "vectors": vectors}
+    return {
+        "paper.json": doc("The paper's worked examples and instances",
+                          [_valid_vector(i, c, d, ["paper"]) for i, c, d in _paper_cases()]),
+        "edge_cases.json": doc("Hand-made edge cases", [_valid_vector(i, c, d, ["mcgrad_tie"] if "mcgrad" in i
+                                                                      else []) for i, c, d in _edge_cases()]),
+        "generated.json": doc(f"{N_GENERATED} generated cases ({GENERATOR})",
+                              [_valid_vector(i, c, d, ["generated"]) for i, c, d in _generated_cases()]),
+        "invalid.json": doc("Malformed inputs and the error each must raise", _invalid_vectors()),
+    }
+
+
+def default_vector_dir() -> Path:
+    """The ``vectors/`` folder of this source tree."""
+    return Path(__file__).resolve().parents[1] / "vectors"
+
+
+def write_vector_files(out: Path) -> list[Path]:
+    """Regenerate every vector file (byte for byte) into ``out``; the schema is written too."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, doc in build_vector_files().items():
+        path = out / name
+        path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        written.append(path)
+    path = out / "huc-vectors-1.schema.json"
+    path.write_text(json.dumps(schema(), indent=1) + "\n")
+    return written + [path]
+
+
+def load_vectors(directory: Path | None = None) -> list[dict]:
+    """All vectors of the ``huc-vectors/1`` files in ``directory`` (default: this tree's)."""
+    directory = Path(directory or default_vector_dir())
+    files = sorted(directory.glob("*.json"))
+    files = [f for f in files if not f.name.endswith(".schema.json")]
+    if not files:
+        raise HUCError(f"no huc-vectors/1 files in {str(directory)!r}")
+    vectors = []
+    for f in files:
+        doc = load_json(f.read_bytes())
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise HUCError(f"{f.name}: not a {FORMAT} document")
+        vectors.extend(doc["vectors"])
+    return vectors
+
+
+def export_cases(out: Path, directory: Path | None = None) -> int:
+    """Write each vector's input as a standalone file ``OUT/<id>.json`` (invalid ones as given)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    vectors = load_vectors(directory)
+    for v in vectors:
+        text = v["input_text"] if "input_text" in v else dumps(v.get("case", v.get("input")))
+        (out / f"{v['id']}.json").write_text(text)
+    return len(vectors)
+
+
+# ----------------------------------------------------------------------------- the checker
+def _number(x, exact: bool, where: str) -> Fraction:
+    if exact:
+        if not isinstance(x, str):
+            raise HUCError(f"{where}: an exact answer writes numbers as strings, got {x!r}")
+        from .rational import exact as read
+        return read(x, where)
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        raise HUCError(f"{where}: expected a number, got {x!r}")
+    return Fraction(x) if not isinstance(x, str) else Fraction(x)
+
+
+def _check_one(vector, answer) -> str | None:
+    """None if the answer is right, else the reason."""
+    if "error" in vector:
+        if not isinstance(answer, dict) or answer.get("format") != "huc-error/1":
+            return "an invalid input needs a huc-error/1 answer"
+        if answer.get("kind") != vector["error"]["kind"]:
+            return f"error kind {answer.get('kind')!r}, expected {vector['error']['kind']!r}"
+        return None
+    expected = vector["expected"]
+    if not isinstance(answer, dict) or answer.get("format") != "huc-result/1":
+        return "not a huc-result/1 document"
+    exact = answer.get("engine", "exact") == "exact"
+    tol = Fraction(0) if exact else Fraction(vector["tolerance"]["absolute"])
+    if answer.get("relevant_nodes") != expected["relevant_nodes"]:
+        return f"relevant_nodes {answer.get('relevant_nodes')} != {expected['relevant_nodes']}"
+    rows = answer.get("candidates")
+    if not isinstance(rows, list) or len(rows) != len(expected["candidates"]):
+        return f"expected {len(expected['candidates'])} candidate rows"
+    case = read_case(vector["case"])
+    for k, (got, want) in enumerate(zip(rows, expected["candidates"])):
+        key = (want["subgroup"], want["utility"], want["node"])
+        if not isinstance(got, dict) or (got.get("subgroup"), got.get("utility"), got.get("node")) != key:
+            return f"candidates[{k}]: expected the row {key}"
+        where = f"candidates[{k}] {key}"
+        sup = _number(got.get("sup"), exact, f"{where}.sup")
+        if abs(sup - Fraction(want["sup"])) > tol:
+            return f"{where}: sup {got.get('sup')} != {want['sup']}"
+        reason = _check_witness(case, got, sup, exact, tol, where)
+        if reason:
+            return reason
+    for field in ("uc", "huc"):
+        got = answer.get(field)
+        if not isinstance(got, dict):
+            return f"{field}: missing"
+        value = _number(got.get("value"), exact, f"{field}.value")
+        if abs(value - Fraction(expected[field]["value"])) > tol:
+            return f"{field}: value {got.get('value')} != {expected[field]['value']}"
+    return None
+
+
+def _check_witness(case, row, sup, exact, tol, where) -> str | None:
+    """Recompute the answer's own witness: its moment must be its signed sup."""
+    interval = row.get("interval")
+    moment = _number(row.get("moment"), exact, f"{where}.moment")
+    if interval is None:
+        return None if sup <= tol and abs(moment) <= tol else f"{where}: a positive sup needs a witness interval"
+    if not isinstance(interval, list) or len(interval) != 2:
+        return f"{where}: interval must be [lo, hi] or null"
+    lo, hi = (_number(x, exact, f"{where}.interval") for x in interval)
+    utility = case.utilities[row["utility"]]
+    recomputed = interval_moment(case.distribution, utility, row["subgroup"],
+                                 Interval(lo - tol, hi + tol), row["node"])
+    if abs(recomputed - moment) > tol:
+        return f"{where}: the witness [{interval[0]}, {interval[1]}] has moment {fraction_text(recomputed)}, " \
+               f"the answer says {row.get('moment')}"
+    if abs(abs(moment) - sup) > tol:
+        return f"{where}: |moment| {row.get('moment')} != sup {row.get('sup')}"
+    return None
+
+
+def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tuple[str, str | None]], int]:
+    """Check ``answers/<id>.json`` for every vector: ``([(id, reason or None)], failures)``."""
+    answers = Path(answers)
+    if not answers.is_dir():
+        raise HUCError(f"answers: {str(answers)!r} is not a directory")
+    report = []
+    for v in load_vectors(directory):
+        path = answers / f"{v['id']}.json"
+        if not path.exists():
+            report.append((v["id"], "no answer file"))
+            continue
+        try:
+            reason = _check_one(v, load_json(path.read_bytes()))
+        except HUCError as err:
+            reason = f"unreadable answer: {err}"
+        report.append((v["id"], reason))
+    return report, sum(1 for _, r in report if r)
+
+
+# ----------------------------------------------------------------------------- schema and our answers
+_EXACT = {"type": "string", "pattern": r"^-?[0-9]+(/[0-9]+)?$"}
+_INPUT_NUMBER = {"type": ["integer", "number", "string"]}
+
+
+def schema() -> dict:
+    """The JSON Schema (draft 2020-12) of ``huc-vectors/1`` files, with the case and result formats."""
+    witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": _EXACT, "minItems": 2, "maxItems": 2}]}
+    row = {"type": "object", "required": ["subgroup", "utility", "node", "sup", "interval", "moment"],
+           "additionalProperties": False,
+           "properties": {"subgroup": {"type": "string"}, "utility": {"type": "string"},
+                          "node": {"type": ["string", "null"]}, "sup": _EXACT, "interval": witness,
+                          "moment": _EXACT}}
+    best = {"type": "object", "required": ["value", "subgroup", "utility", "interval", "moment"],
+            "properties": {"value": _EXACT, "subgroup": {"type": ["string", "null"]},
+                           "utility": {"type": ["string", "null"]}, "node": {"type": ["string", "null"]},
+                           "interval": witness, "moment": _EXACT}}
+    result = {"type": "object", "required": ["format", "case", "engine", "uc", "huc", "relevant_nodes", "candidates"],
+              "additionalProperties": False,
+              "properties": {"format": {"const": "huc-result/1"}, "case": {"type": "string"},
+                             "engine": {"const": "exact"}, "uc": best, "huc": best,
+                             "relevant_nodes": {"type": "object", "additionalProperties": {
+                                 "type": "array", "items": {"type": "string"}}},
+                             "candidates": {"type": "array", "items": row}}}
+    atom = {"type": "object", "required": ["p"], "additionalProperties": False,
+            "properties": {"weight": _INPUT_NUMBER, "c": {"type": "array", "items": _INPUT_NUMBER},
+                           "p": {"type": "array", "items": _INPUT_NUMBER},
+                           "eta": {"type": "array", "items": _INPUT_NUMBER}, "label": {"type": "string"}},
+            "oneOf": [{"required": ["eta"]}, {"required": ["label"]}]}
+    case = {"type": "object", "required": ["format", "tree", "labels", "utilities", "atoms"],
+            "properties": {"format": {"const": "huc-case/1"}, "id": {"type": "string"},
+                           "description": {"type": "string"},
+                           "tree": {"type": "object", "required": ["root"], "properties": {
+                               "root": {"type": "string"}, "children": {"type": "object", "additionalProperties": {
+                                   "type": "array", "items": {"type": "string"}}}}},
+                           "labels": {"type": "array", "items": {"type": "string"}},
+                           "subgroups": {"type": "array", "items": {"type": "string"}},
+                           "utilities": {"type": "object", "additionalProperties": {
+                               "type": "object", "required": ["kind"],
+                               "properties": {"kind": {"enum": sorted(k[len("family_"):] for k in FLAGS
+                                                                      if k.startswith("family_"))}}}},
+                           "atoms": {"type": "array", "items": atom, "minItems": 1}}}
+    flags = {"type": "array", "items": {"enum": sorted(FLAGS) + sorted(ERROR_KINDS)}, "uniqueItems": True}
+    valid = {"type": "object", "required": ["id", "comment", "flags", "case", "expected", "tolerance"],
+             "additionalProperties": False,
+             "properties": {"id": {"type": "string", "pattern": "^[a-z0-9-]+$"}, "comment": {"type": "string"},
+                            "flags": flags, "case": case, "expected": result,
+                            "tolerance": {"type": "object", "required": ["absolute", "reason"]}}}
+    invalid = {"type": "object", "required": ["id", "comment", "flags", "error"], "additionalProperties": False,
+               "properties": {"id": {"type": "string", "pattern": "^invalid-[a-z0-9-]+$"},
+                              "comment": {"type": "string"}, "flags": flags,
+                              "input": {}, "input_text": {"type": "string"},
+                              "error": {"type": "object", "required": ["kind", "path", "message"],
+                                        "properties": {"kind": {"enum": sorted(ERROR_KINDS)}}}},
+               "oneOf": [{"required": ["input"]}, {"required": ["input_text"]}]}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-vectors-1.schema.json",
+            "title": "huc-vectors/1: golden vectors for Utility Calibration and HUC", "type": "object",
+            "required": ["format", "generator", "flags", "error_kinds", "vectors"],
+            "properties": {"format": {"const": FORMAT}, "title": {"type": "string"},
+                           "generator": {"type": "string"}, "schema": {"type": "string"},
+                           "flags": {"type": "object"}, "error_kinds": {"type": "object"},
+                           "vectors": {"type": "array", "items": {"oneOf": [valid, invalid]}}}}
+
+
+def answer_cases(out: Path, directory: Path | None = None) -> int:
+    """This implementation's own answers, one ``OUT/<id>.json`` per vector (a reference run)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    vectors = load_vectors(directory)
+    for v in vectors:
+        if "error" in v:
+            answer = {"format": "huc-error/1", "kind": v["error"]["kind"]}
+            try:
+                read_case(v["input_text"] if "input_text" in v else v["input"])
+            except HUCError:
+                pass
+            else:
+                answer = {"format": "huc-error/1", "kind": "accepted"}
+        else:
+            answer = read_case(v["case"]).result_json()
+        (out / f"{v['id']}.json").write_text(dumps(answer))
+    return len(vectors)

@@ -1,0 +1,123 @@
+"""Robustness catalogue: fuzzed case documents either give an answer or one HUCError;
+results are deterministic; input is never evaluated; deep trees work end to end.
+(The catalogue of specific bad inputs is ``vectors/invalid.json``, run in test_vectors.py.)"""
+
+import json
+import random
+import re
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from huc_ref.casefile import dumps, read_case
+from huc_ref.errors import HUCError
+from huc_ref.vectors import load_vectors
+
+ROOT = Path(__file__).resolve().parents[1]
+BASES = [v["case"] for v in load_vectors() if "case" in v and v["id"] in
+         ("paper-d1-cancellation", "edge-family-per-atom", "edge-family-aggregated", "gen-007", "gen-042")]
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12) | st.sampled_from(["1/2", "0.5", "-1", "1/0", "NaN", "y1", "v0", "vL", "table"]),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=12)
+
+
+def _paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _paths(v, prefix + (i,))
+
+
+def _answer_or_huc_error(source):
+    try:
+        case = read_case(source)
+        case.result_json()
+    except HUCError:
+        pass  # the one allowed failure
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(range(len(BASES))), st.data())
+def test_mutated_documents_answer_or_raise_huc_error(k, data):
+    doc = json.loads(json.dumps(BASES[k]))
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = [p for p in _paths(doc) if p]
+        path = data.draw(st.sampled_from(paths))
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        if data.draw(st.booleans()) and isinstance(target, dict):
+            del target[path[-1]]
+        else:
+            target[path[-1]] = data.draw(json_values)
+        if not paths:
+            break
+    _answer_or_huc_error(doc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(range(len(BASES))), st.lists(st.tuples(st.integers(0, 10**6), st.binary(max_size=3)),
+                                                    min_size=1, max_size=4))
+def test_corrupted_text_answers_or_raises_huc_error(k, edits):
+    text = json.dumps(BASES[k]).encode()
+    for pos, junk in edits:
+        pos %= len(text)
+        text = text[:pos] + junk + text[pos + 1:]
+    _answer_or_huc_error(text)
+
+
+def test_same_case_gives_byte_identical_json_and_is_invariant_to_atom_order():
+    rng = random.Random(1)
+    for v in load_vectors():
+        if "case" not in v:
+            continue
+        first = dumps(read_case(v["case"]).result_json())
+        assert first == dumps(read_case(json.loads(json.dumps(v["case"]))).result_json())
+        doc = json.loads(json.dumps(v["case"]))
+        order = list(range(len(doc["atoms"])))
+        rng.shuffle(order)
+        doc["atoms"] = [doc["atoms"][i] for i in order]
+        for spec in doc["utilities"].values():
+            while spec is not None:
+                if spec["kind"] == "per_atom":
+                    spec["values"] = [spec["values"][i] for i in order]
+                spec = spec.get("base")
+        assert dumps(read_case(doc).result_json()) == first, v["id"]
+
+
+def test_input_is_never_evaluated():
+    """No eval/exec/sympify/parse_expr anywhere in the library; a code string is just bad input."""
+    pattern = re.compile(r"\b(eval|exec|sympify|parse_expr|S)\(")
+    for path in (ROOT / "huc_ref").glob("*.py"):
+        assert not pattern.search(path.read_text()), path.name
+    doc = json.loads(json.dumps(BASES[0]))
+    doc["atoms"][0]["p"][0] = "__import__('os').system('echo pwned')"
+    try:
+        read_case(doc)
+    except HUCError as err:
+        assert "is not an exact number" in str(err)
+    else:
+        raise AssertionError("a code string was accepted as a number")
+
+
+def test_deep_trees_and_long_label_paths_end_to_end():
+    depth = 20_000
+    children = {f"n{i}": [f"n{i + 1}"] for i in range(depth)}
+    children[f"n{depth}"] = ["a", "b"]
+    children["root"] = ["n0", "c"]
+    doc = {"format": "huc-case/1", "tree": {"root": "root", "children": children}, "labels": ["a", "b", "c"],
+           "utilities": {"u": {"kind": "table", "values": [1, -1, 0]}},
+           "atoms": [{"p": ["1/4", "1/4", "1/2"], "label": "a"}, {"p": ["1/3", "1/3", "1/3"], "label": "c"}]}
+    result = read_case(doc).result_json()
+    assert result["relevant_nodes"]["u"] == ["root", f"n{depth}"]
+    # By hand: both atoms score mu_u = 0 (one block).  Atom a: u(a) - 0 = 1, and its only
+    # nonzero node term is at n{depth}: mu_a - mu_{n{depth}} = 1 - 0.  Atom c: every term 0.
+    # Weights 1/2: UC = HUC = 1/2, the HUC witness at n{depth}.
+    assert (result["uc"]["value"], result["huc"]["value"], result["huc"]["node"]) == ("1/2", "1/2", f"n{depth}")
