@@ -23,8 +23,8 @@ from .errors import HUCError
 from .intervals import Interval
 from .rational import fraction_text
 
-__all__ = ["FLAGS", "ERROR_KINDS", "GENERATOR", "build_vector_files", "write_vector_files", "load_vectors",
-           "export_cases", "answer_cases", "check_answers", "default_vector_dir", "schema"]
+__all__ = ["DELETE", "mutate", "FLAGS", "ERROR_KINDS", "GENERATOR", "build_vector_files", "write_vector_files",
+           "load_vectors", "export_cases", "answer_cases", "check_answers", "default_vector_dir", "schema"]
 
 GENERATOR = "huc-ref 0.1.0 vectors (seed 20261130)"
 SEED = 20261130
@@ -329,19 +329,24 @@ def _base_case():
                   {"weight": "1/2", "c": [1], "p": ["1/2", "1/4", "1/8", "1/8"], "label": "y3"}], ["all"])
 
 
-def _mutated(path, value):
-    doc = _base_case()
+DELETE = object()  # a mutation value that deletes the key
+
+
+def mutate(doc, path, value):
+    """A deep copy of a JSON document with the value at ``path`` replaced (or ``DELETE`` d).
+
+    >>> mutate({"a": [1, 2]}, ["a", 1], 5), mutate({"a": 1, "b": 2}, ["a"], DELETE)
+    ({'a': [1, 5]}, {'b': 2})
+    """
+    doc = copy.deepcopy(doc)
     target = doc
     for key in path[:-1]:
         target = target[key]
-    if value is _DELETE:
+    if value is DELETE:
         del target[path[-1]]
     else:
         target[path[-1]] = value
     return doc
-
-
-_DELETE = object()
 
 # (id, kind, mutation path, value) -- a mutation of the base case -- or (id, kind, None, raw text).
 INVALID = [
@@ -351,9 +356,9 @@ INVALID = [
     ("top-level-list", "type", None, "[1, 2, 3]"),
     ("wrong-format", "format", ["format"], "huc-case/2"),
     ("unknown-top-field", "unknown_field", ["extra"], 1),
-    ("missing-atoms", "missing_field", ["atoms"], _DELETE),
-    ("missing-tree-root", "missing_field", ["tree", "root"], _DELETE),
-    ("missing-p", "missing_field", ["atoms", 0, "p"], _DELETE),
+    ("missing-atoms", "missing_field", ["atoms"], DELETE),
+    ("missing-tree-root", "missing_field", ["tree", "root"], DELETE),
+    ("missing-p", "missing_field", ["atoms", 0, "p"], DELETE),
     ("unknown-atom-field", "unknown_field", ["atoms", 0, "q"], 1),
     ("p-sums-to-999-1000", "probability_sum", ["atoms", 0, "p"], ["0.25", "0.25", "0.25", "0.249"]),
     ("p-has-zero", "nonpositive", ["atoms", 0, "p"], ["1/2", "1/2", 0, 0]),
@@ -372,7 +377,7 @@ INVALID = [
     ("unknown-label", "reference", ["atoms", 1, "label"], "y9"),
     ("weights-sum-to-3-4", "probability_sum", ["atoms", 0, "weight"], "1/4"),
     ("weight-zero", "nonpositive", ["atoms", 0, "weight"], 0),
-    ("weight-missing-for-one", "missing_field", ["atoms", 0, "weight"], _DELETE),
+    ("weight-missing-for-one", "missing_field", ["atoms", 0, "weight"], DELETE),
     ("subgroup-value-2", "range", ["atoms", 0, "c"], [2]),
     ("subgroup-vector-long", "length", ["atoms", 0, "c"], [1, 1]),
     ("subgroup-repeated", "structure", ["subgroups"], ["all", "all"]),
@@ -380,7 +385,7 @@ INVALID = [
     ("utility-values-short", "length", ["utilities", "u", "values"], [-1, 1, 1]),
     ("utility-unknown-kind", "unknown_kind", ["utilities", "u", "kind"], "tabel"),
     ("utility-unknown-field", "unknown_field", ["utilities", "u", "valuez"], [0, 0, 0, 0]),
-    ("utility-missing-values", "missing_field", ["utilities", "u", "values"], _DELETE),
+    ("utility-missing-values", "missing_field", ["utilities", "u", "values"], DELETE),
     ("no-utilities", "structure", ["utilities"], {}),
     ("top-k-zero", "structure", ["utilities", "u"], {"kind": "top_k", "k": 0}),
     ("subtree-unknown-node", "reference", ["utilities", "u"], {"kind": "subtree", "node": "zz"}),
@@ -407,7 +412,7 @@ def _invalid_vectors():
             entry["input_text"] = value
             source = value
         else:
-            entry["input"] = _mutated(path, value)
+            entry["input"] = mutate(_base_case(), path, value)
             source = entry["input"]
             if vid == "tree-detached-cycle":
                 source["tree"]["children"]["x2"] = ["x"]

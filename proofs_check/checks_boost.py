@@ -9,10 +9,11 @@ from functools import partial
 import sympy
 from mpmath.ctx_iv import MPIntervalContext
 
-from huc_ref import LabelTree, TreeDecomposition
+from huc_ref import TreeDecomposition
 
 from .core import (
     EXHAUSTIVE,
+    FOUR,
     PROVED,
     SAMPLED,
     CheckFailed,
@@ -26,7 +27,6 @@ from .core import (
 from .paper import Paper
 
 F = Fraction
-FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
 
 
 def _path_products(tree, fld, gens):

@@ -9,7 +9,6 @@ from huc_ref import (
     Aggregated,
     FiniteDistribution,
     Interval,
-    LabelTree,
     Subtree,
     Table,
     TreeDecomposition,
@@ -22,6 +21,7 @@ from huc_ref import (
 from .core import (
     EXACT_EXAMPLE,
     EXHAUSTIVE,
+    FOUR,
     PROVED,
     SAMPLED,
     Evidence,
@@ -35,7 +35,6 @@ from .core import (
 from .paper import Paper
 
 F = Fraction
-FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
 EVERYTHING = Interval()
 
 

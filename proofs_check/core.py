@@ -24,8 +24,11 @@ from sympy import QQ
 
 from huc_ref.tree import LabelTree
 
-__all__ = ["Check", "CheckFailed", "Evidence", "CHECKS", "claim", "expect", "rational_field", "tree_shapes",
+__all__ = ["FOUR", "Check", "CheckFailed", "Evidence", "CHECKS", "claim", "expect", "rational_field", "tree_shapes",
            "shape_tree", "random_rational_case", "PROVED", "EXHAUSTIVE", "SAMPLED", "EXACT_EXAMPLE"]
+
+#: The four-leaf tree of Sec. 2.2 (root v0; v0 -> vL, vR; vL -> y1, y2; vR -> y3, y4).
+FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
 
 PROVED = "proved symbolically"
 EXHAUSTIVE = "exhaustive"

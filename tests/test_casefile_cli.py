@@ -11,6 +11,7 @@ import pytest
 from huc_ref.casefile import dumps, load_json, read_case
 from huc_ref.cli import main
 from huc_ref.errors import HUCError
+from huc_ref.vectors import DELETE, mutate
 
 ROOT = Path(__file__).resolve().parents[1]
 D1 = ROOT / "examples" / "cases" / "four_leaf_cancellation.json"
@@ -43,16 +44,8 @@ def test_case_round_trip_and_determinism():
     assert dumps(case.result_json()) == dumps(read_case(D1).result_json())
 
 
-def mutate(path, value):
-    doc = copy.deepcopy(BASE)
-    target = doc
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return doc
+def mutated(path, value):
+    return mutate(BASE, path, value)
 
 
 @pytest.mark.parametrize("path, value, message", [
@@ -66,14 +59,14 @@ def mutate(path, value):
     (["atoms", 0, "c"], [2], "atoms[0].c[0]: subgroup value 2 is outside [-1, 1]"),
     (["atoms", 0, "c"], [1, 1], "atoms[0].c: has 2 entries, expected 1"),
     (["atoms", 0, "label"], "y1", "atoms[0]: give exactly one of eta (a label law) or label"),
-    (["atoms", 0, "p"], KeyError, "atoms[0].p: missing"),
+    (["atoms", 0, "p"], DELETE, "atoms[0].p: missing"),
     (["atoms", 0, "pp"], 1, "atoms[0]: unknown field 'pp'"),
     (["atoms"], [], "atoms: expected a non-empty list of atoms"),
     (["labels"], ["y1", "y2", "y3", "y5"], "labels[3]: 'y5' is not a node of the tree"),
     (["labels"], ["y1", "y2", "y3"], "labels: leaf 'y4' of the tree is missing"),
     (["tree", "children", "vR"], ["y3", "y1"], "tree.children['vR']: node 'y1' has two parents ('vL' and 'vR')"),
     (["tree", "children", "vR"], ["y3", "y4", "v0"], "tree.children['vR']: lists the root 'v0' as a child"),
-    (["tree", "root"], KeyError, "tree.root: missing"),
+    (["tree", "root"], DELETE, "tree.root: missing"),
     (["utilities", "u", "kind"], "tabel", "utilities.u.kind: unknown utility kind 'tabel'"),
     (["utilities", "u", "values"], [-1, 1, 1, 2], "utilities.u.values[3]: utility value 2 is outside [-1, 1]"),
     (["utilities", "u", "valuez"], [0], "utilities.u: unknown field 'valuez' for kind 'table'"),
@@ -87,7 +80,7 @@ def mutate(path, value):
 ])
 def test_bad_case_documents_get_one_clear_error(path, value, message):
     with pytest.raises(HUCError) as err:
-        read_case(mutate(path, value))
+        read_case(mutated(path, value))
     assert str(err.value).startswith(message)
 
 
@@ -112,11 +105,11 @@ def test_nan_and_huge_numbers_in_json_name_their_path():
 
 
 def test_renormalize_and_smooth_are_explicit():
-    doc = mutate(["atoms", 0, "p"], [1, 1, 1, 1])
+    doc = mutated(["atoms", 0, "p"], [1, 1, 1, 1])
     with pytest.raises(HUCError, match="sums to 4, not 1"):
         read_case(doc)
     assert read_case(doc, renormalize=True).distribution.atoms[0].p == read_case(D1).distribution.atoms[0].p
-    doc = mutate(["atoms", 0, "p"], ["1/2", "1/2", 0, 0])
+    doc = mutated(["atoms", 0, "p"], ["1/2", "1/2", 0, 0])
     p = read_case(doc, smooth="1/10").distribution.atoms[0].p
     assert [str(x) for x in p] == ["19/40", "19/40", "1/40", "1/40"]  # (9/10)(1/2) + 1/40
 
@@ -132,7 +125,7 @@ def test_cli_audit_json_and_report(capsys):
 
 def test_cli_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(mutate(["atoms", 0, "p"], ["0.25", "0.25", "0.25", "0.249"])))
+    bad.write_text(json.dumps(mutated(["atoms", 0, "p"], ["0.25", "0.25", "0.25", "0.249"])))
     proc = subprocess.run([sys.executable, "-m", "huc_ref", "audit", str(bad), "--json"],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and proc.stdout == ""
