@@ -81,30 +81,37 @@ def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None, *, ration
     >>> atom_terms(d, Table(t, [0, 1]))
     [AtomTerms(score=Fraction(3, 4), residual=Fraction(-1, 4), node_terms={0: Fraction(-1, 4)})]
     """
-    tree = dist.tree
     if nodes is None:
         nodes = utility.relevant_nodes
-    node_ids = [tree.id(v) for v in nodes]
-    wanted = set(node_ids)
-    out = []
-    for i, atom in enumerate(dist.atoms):
-        pred = Prediction(tree, atom.p)
-        vals = utility.values(atom.p, i)
-        dec = TreeDecomposition(tree, pred, vals, rational=rational)
-        score = dec.mu(0)
-        if atom.label is not None:
-            y = atom.label
-            path = tree.path_ids(y)
-            terms = {a: dec.mu(b) - dec.mu(a) for a, b in zip(path, path[1:]) if a in wanted}
-            residual = rational(vals[y].numerator, vals[y].denominator) - score
-        else:
-            H, den = scaled_integers(atom.eta)
-            masses = subtree_sums(tree, H)
-            terms = {a: dec.expected_contribution(a, masses, den) for a in node_ids}
-            expected = sum((e * v for e, v in zip(atom.eta, vals)), _ZERO)  # E_eta[u(p, Y)]
-            residual = rational(expected.numerator, expected.denominator) - score
-        out.append(AtomTerms(score, residual, terms))
-    return out
+    node_ids = [dist.tree.id(v) for v in nodes]
+    def lift(x):
+        return x if rational is Fraction or type(x) is not Fraction else rational(x.numerator, x.denominator)
+    return [terms_at(dist.tree, Prediction(dist.tree, atom.p), utility.values(atom.p, i), atom, node_ids, lift,
+                     rational) for i, atom in enumerate(dist.atoms)]
+
+
+def terms_at(tree, prediction, vals, atom, node_ids, lift, rational=Fraction) -> AtomTerms:
+    """One atom's terms at a prediction in any number type: shared by the exact audit and
+    by boosting, which audits irrational predictions at a working precision.
+
+    ``lift`` maps an exact ``Fraction`` into the working type and leaves other values alone.
+    """
+    dec = TreeDecomposition(tree, prediction, vals, rational=rational)
+    score = dec.mu(0)
+    if atom.label is not None:
+        y = atom.label
+        path = tree.path_ids(y)
+        wanted = set(node_ids)
+        terms = {a: dec.mu(b) - dec.mu(a) for a, b in zip(path, path[1:]) if a in wanted}
+        return AtomTerms(score, lift(vals[y]) - score, terms)
+    H, den = scaled_integers(atom.eta)  # eta_y = H[y] / den
+    masses = subtree_sums(tree, H)
+    terms = {a: dec.expected_contribution(a, masses, den) for a in node_ids}
+    expected = lift(_ZERO)
+    for e, v in zip(atom.eta, vals):
+        if e:
+            expected = expected + lift(e) * lift(v)  # E_eta[u(p, Y)]
+    return AtomTerms(score, expected - score, terms)
 
 
 def interval_moment(dist: FiniteDistribution, utility: Utility, subgroup: str,
@@ -208,6 +215,45 @@ class AuditResult:
                 "candidates": [r.to_json() for r in self.candidates]}
 
 
+class UtilityRows:
+    """Every sup of one utility: one sort by score shared by all subgroups and nodes (F.4).
+
+    ``terms`` are the atoms' :class:`AtomTerms`, ``weights[k][i] = w_i c_k(x_i)``,
+    ``interval_max`` is Algorithm 2 for the number type (exact, or at a working precision
+    when boosting).  ``best[k, v]`` is the sup of subgroup ``k`` at node id ``v`` (``None``:
+    the UC moment); its blocks ``r .. b-1`` hold the atoms of :meth:`members`.
+    """
+
+    def __init__(self, terms, weights, node_ids, zero, interval_max):
+        order = sorted(range(len(terms)), key=lambda i: terms[i].score)
+        self.scores, self.block_of = [], [0] * len(terms)
+        for i in order:  # tied scores form one block
+            if not self.scores or terms[i].score != self.scores[-1]:
+                self.scores.append(terms[i].score)
+            self.block_of[i] = len(self.scores) - 1
+        m = len(self.scores)
+        self.best = {}
+        for k, w in enumerate(weights):
+            blocks = {a: [zero] * m for a in [None] + list(node_ids)}
+            for i, t in enumerate(terms):
+                if not w[i]:
+                    continue
+                r = self.block_of[i]
+                blocks[None][r] += w[i] * t.residual
+                for a, x in t.node_terms.items():
+                    blocks[a][r] += w[i] * x
+            for a, bl in blocks.items():
+                self.best[k, a] = interval_max(bl)
+
+    def interval(self, best):
+        """The closed witness interval ``[s_(r+1), s_(b)]`` of a sup."""
+        return self.scores[best.r], self.scores[best.b - 1]
+
+    def members(self, best) -> list[int]:
+        """The atoms whose scores lie in the witness interval."""
+        return [i for i, r in enumerate(self.block_of) if best.r <= r < best.b]
+
+
 def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rational: str = "fraction") -> AuditResult:
     """Exact UC and HUC of a finite distribution, every sup with its witness.
 
@@ -241,32 +287,12 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     for uname, u in utilities.items():
         rel = [tree.id(v) for v in u.relevant_nodes]
         relevant[uname] = tuple(u.relevant_nodes)
-        terms = atom_terms(dist, u, rational=field)
-        zero = field(0)
-        # One sort per utility, shared by every subgroup and node (F.4).
-        order = sorted(range(dist.n), key=lambda i: terms[i].score)
-        scores: list[Fraction] = []
-        block_of = [0] * dist.n
-        for i in order:
-            if not scores or terms[i].score != scores[-1]:
-                scores.append(terms[i].score)
-            block_of[i] = len(scores) - 1
-        m = len(scores)
+        table = UtilityRows(atom_terms(dist, u, rational=field), weights, rel, field(0), max_interval_sum)
         for k in range(n_sub):
-            w = weights[k]
-            uc_blocks = [zero] * m
-            node_blocks = {a: [zero] * m for a in rel}
-            for i, t in enumerate(terms):
-                if not w[i]:
-                    continue
-                r = block_of[i]
-                uc_blocks[r] += w[i] * t.residual
-                for a, x in t.node_terms.items():
-                    node_blocks[a][r] += w[i] * x
             out = rows.setdefault((k, uname), [])
-            for a, blocks in [(None, uc_blocks)] + [(a, node_blocks[a]) for a in rel]:
-                best = max_interval_sum(blocks)
-                interval = None if best.empty else (to_fraction(scores[best.r]), to_fraction(scores[best.b - 1]))
+            for a in [None] + rel:
+                best = table.best[k, a]
+                interval = None if best.empty else tuple(to_fraction(x) for x in table.interval(best))
                 out.append(Candidate(dist.subgroups[k], uname, None if a is None else tree.nodes[a],
                                      best.sup, interval, best.moment))
     candidates = tuple(r for k in range(n_sub) for uname in utilities for r in rows[(k, uname)])

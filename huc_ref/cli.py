@@ -67,6 +67,35 @@ def _cmd_audit(args) -> int:
     return 0
 
 
+def _cmd_boost(args) -> int:
+    from .boost import boost
+    case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
+    step = args.step
+    if step != "adaptive":
+        if not step.startswith("fixed:"):
+            raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}")
+        step = step[len("fixed:"):]
+    result = boost(case.distribution, case.utilities, method=args.method, epsilon=args.epsilon,
+                   max_updates=args.max_updates, step=step, select=args.select, digits=args.digits,
+                   arithmetic=args.arithmetic)
+    if args.json:
+        sys.stdout.write(dumps(result.to_json()))
+        return 0
+    thm = result.theorem_3_5
+    lines = [f"{args.method.upper()}-Boost on {case.id}: {len(result.updates)} updates, stopped by {result.stopped}",
+             f"  log loss {result.initial['log_loss']} -> {result.final['log_loss']}",
+             f"  final UC = {result.final['uc']}, HUC = {result.final['huc']} (epsilon {fraction_text(result.epsilon)})",
+             f"  Theorem 3.5 ({thm['step']} step, {'certified' if thm['certified'] else 'float, uncertified'}): "
+             + ("holds" if thm["holds"] else "does not apply" if not thm["applies"] else "FAILS")
+             + f"; update bound {result.bound_updates}"]
+    for k, u in enumerate(result.updates[: args.top]):
+        lines.append(f"  {k + 1:>4}  {u['subgroup']:<10} {u['utility']:<10} {u['node'] or '(all)':<10} "
+                     f"Gamma {float(u['gamma']):+.6f}  Lambda {float(u['lambda']):.6f}  "
+                     f"loss {float(u['log_loss_after']):.10f}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
 def _cmd_vectors(args) -> int:
     from . import vectors
     source = Path(args.vectors) if args.vectors else None
@@ -105,6 +134,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
     p.add_argument("--top", type=int, default=10, help="violations listed in the report (default 10)")
     p.set_defaults(run=_cmd_audit)
+    b = sub.add_parser("boost", help="HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)")
+    b.add_argument("case", help="path of a huc-case/1 JSON document")
+    b.add_argument("--method", choices=["huc", "uc"], default="huc")
+    b.add_argument("--epsilon", default="1/100", help="stopping tolerance (exact number, default 1/100)")
+    b.add_argument("--max-updates", type=int, default=1000, help="update cap (default 1000)")
+    b.add_argument("--step", default="adaptive", help="'adaptive' (alpha = Gamma/Lambda) or 'fixed:A'")
+    b.add_argument("--select", choices=["greedy", "passes"], default="greedy")
+    b.add_argument("--digits", type=int, default=30, help="working precision in significant digits (default 30)")
+    b.add_argument("--arithmetic", choices=["certified", "float"], default="certified")
+    b.add_argument("--renormalize", action="store_true", help="divide each prediction by its sum, exactly")
+    b.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
+    b.add_argument("--json", action="store_true", help="print the huc-boost/1 document")
+    b.add_argument("--top", type=int, default=20, help="updates listed in the report (default 20)")
+    b.set_defaults(run=_cmd_boost)
     g = sub.add_parser("vectors", help="golden vectors: export cases, check another implementation's answers")
     g.add_argument("action", choices=["export", "check", "answer", "generate"],
                    help="export: write each vector's input to DIR; check: compare the answers in DIR; "

@@ -236,3 +236,24 @@ class Interval:
         if self.hi is not None and (x > self.hi or (x == self.hi and not self.hi_closed)):
             return False
         return True
+
+
+def max_interval_sum_approx(blocks) -> IntervalMax:
+    """Algorithm 2 on inexact numbers (a working precision): the same pass and tie rule.
+
+    Used by boosting, whose decisions are certified by agreement at two precisions.
+
+    >>> max_interval_sum_approx([0.25, -0.5, 0.0, 0.5])
+    IntervalMax(sup=0.5, r=1, b=2, moment=-0.5)
+    """
+    where = [i for i, f in enumerate(blocks) if f]
+    if not where:
+        return _EMPTY
+    values = [blocks[i] for i in where]
+    value, r, b = _algorithm_2(values)
+    if not value:
+        return _EMPTY
+    moment = values[r]
+    for x in values[r + 1:b]:
+        moment = moment + x
+    return IntervalMax(abs(moment), where[r - 1] + 1 if r else 0, where[b - 1] + 1, moment)

@@ -1,0 +1,614 @@
+"""HUC-Boost (Algorithm 1; Algorithm 3 on sample atoms) and UC-Boost (Sec. 3.2, App. E, H).
+
+One engine for population and empirical atoms.  The state is kept exactly: each atom's
+initial prediction ``p0`` (rational) and its accumulated logit increments, node-wise for
+HUC-Boost (``z_{v,j}``) or leaf-wise for UC-Boost; predictions are a fresh softmax,
+
+    HUC: f(x)_y = p0_y prod_{v on path(y)} e^{z_{v,j}} / sum_k q0_{v,k} e^{z_{v,k}}
+    UC:  f(x)_y = p0_y e^{z_y} / sum_k p0_k e^{z_k},
+
+so rounding never accumulates across updates (an iterated normalised update in interval
+arithmetic loses about a bit per update; a fresh softmax of exact logits loses nothing).
+
+Arithmetic and certification (SPEC §4).  ``exp`` makes boosted predictions irrational, so
+they are evaluated at a working precision (mpmath, ``digits`` significant digits):
+
+* every decision (which candidate is largest, which atoms its interval selects, whether
+  ``|Gamma| > eps``, the utilities' own choices) is computed at the working precision and
+  again 32 bits higher, and must come out identical; otherwise the precision doubles;
+* every inequality reported for Theorem 3.5 is certified with outward-rounded intervals;
+* the applied step is exact: the direction ``h`` and the step ``alpha`` are rounded to
+  dyadic rationals of the working precision, and the theorem's inequalities are checked
+  for the step actually applied (its own ``Gamma`` and ``Lambda``).
+
+``arithmetic="float"`` runs the same engine on binary floats, uncertified, for large
+experiments (J.1's 4,800 runs); its results say so.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import mpmath
+from mpmath.ctx_iv import MPIntervalContext
+from mpmath.libmp import to_rational
+
+from .audit import AtomTerms, UtilityRows, terms_at
+from .decomposition import Prediction, TreeDecomposition
+from .distribution import FiniteDistribution
+from .errors import HUCError
+from .intervals import max_interval_sum_approx
+from .rational import exact, fraction_text
+from .utilities import Utility
+
+__all__ = ["BoostResult", "boost"]
+
+_GUARD_BITS = 32
+_MAX_PRECISION = 1 << 14
+
+
+class _FloatContext:
+    """Binary floats with the mpmath-context interface the engine uses (uncertified)."""
+
+    prec = 53
+
+    @staticmethod
+    def mpf(x):
+        return float(x)
+
+    exp = staticmethod(math.exp)
+    log = staticmethod(math.log)
+
+
+def _context(bits):
+    ctx = mpmath.MPContext()
+    ctx.prec = bits
+    return ctx
+
+
+def _interval_context(bits):
+    ctx = MPIntervalContext()
+    ctx.prec = bits
+    return ctx
+
+
+def _lift(ctx):
+    def lift(x):
+        return ctx.mpf(x.numerator) / x.denominator if type(x) is Fraction else x
+    return lift
+
+
+def _same(x):
+    return x
+
+
+def _to_fraction(x) -> Fraction:
+    """An mpf (or a float) as the exact rational it is."""
+    if isinstance(x, float):
+        return Fraction(x)
+    return _rational(x._mpf_)
+
+
+def _rational(raw) -> Fraction:
+    """An mpmath raw number as a Fraction (mpmath may hand back gmpy2 integers)."""
+    num, den = to_rational(raw)
+    return Fraction(int(num), int(den))
+
+
+def _upper(x) -> Fraction:
+    """The upper end of an interval as an exact rational."""
+    return _rational(x._mpi_[1])
+
+
+def _dyadic(x, bits) -> Fraction:
+    """``x`` rounded to the nearest multiple of ``2^-bits`` (an exact step of the state)."""
+    return Fraction(round(_to_fraction(x) * (1 << bits)), 1 << bits)
+
+
+class _Form:
+    """A linear functional ``sum_y c_y f_y`` of one atom's boosted prediction, with an exact
+    zero test.  ``f_y = p0_y F_y`` where ``F_y`` is the product of the transcendental path
+    factors ``e^{z_{v,j}} / sum_k q0_{v,k} e^{z_{v,k}}``; leaves whose factors coincide
+    (the same updated nodes with the same logits) share ``F`` exactly.  So the form is
+    exactly 0 when, for every such group ``s``, the rational ``sum_{y in s} c_y p0_y`` is 0
+    (an exact decision the two precisions could never make).  Otherwise its sign is read
+    from its value, which the engine certifies by agreement at two precisions.
+
+    Utilities compare predictions only through such functionals (ranks, argmax of expected
+    payoffs, decision margins, subtree masses); anything else falls back to the value.
+    """
+
+    __slots__ = ("coef", "value")
+
+    def __init__(self, coef, value):
+        self.coef, self.value = coef, value
+
+    def _combine(self, other, sign):
+        if isinstance(other, _Form):
+            coef = dict(self.coef)
+            for key, c in other.coef.items():
+                coef[key] = coef.get(key, 0) + sign * c
+            return _Form(coef, self.value + sign * other.value)
+        if isinstance(other, (int, Fraction)):
+            if not other:
+                return self
+            coef = dict(self.coef)
+            coef[()] = coef.get((), 0) + sign * other  # a constant: the empty factor product
+            return _Form(coef, self.value + sign * _lift_like(self.value)(other))
+        return self.value + sign * other
+
+    def __add__(self, other):
+        return self._combine(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, -1)
+
+    def __rsub__(self, other):
+        return (-self)._combine(other, 1)
+
+    def __neg__(self):
+        return _Form({k: -c for k, c in self.coef.items()}, -self.value)
+
+    def __mul__(self, other):
+        if isinstance(other, (int, Fraction)):
+            return _Form({k: c * other for k, c in self.coef.items()}, self.value * _lift_like(self.value)(other))
+        return self.value * (other.value if isinstance(other, _Form) else other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return self.value / (other.value if isinstance(other, _Form) else other)
+
+    def __rtruediv__(self, other):
+        return other / self.value
+
+    def sign(self, other=0) -> int:
+        diff = self - other
+        if isinstance(diff, _Form):
+            if not any(diff.coef.values()):
+                return 0
+            diff = diff.value
+        return (diff > 0) - (diff < 0)
+
+    def __lt__(self, other):
+        return self.sign(other) < 0
+
+    def __le__(self, other):
+        return self.sign(other) <= 0
+
+    def __gt__(self, other):
+        return self.sign(other) > 0
+
+    def __ge__(self, other):
+        return self.sign(other) >= 0
+
+    def __eq__(self, other):
+        return self.sign(other) == 0
+
+    def __ne__(self, other):
+        return self.sign(other) != 0
+
+    __hash__ = None
+
+
+def _lift_like(value):
+    """Lift exact rationals into the number type of ``value`` (an mpf or a float)."""
+    if isinstance(value, float):
+        return float
+    return lambda x: value.context.mpf(x.numerator) / x.denominator if type(x) is Fraction else x
+
+
+@dataclass
+class _Choice:
+    """One selected candidate at one precision: what must agree across precisions."""
+
+    subgroup: int
+    utility: str
+    node: int | None
+    members: tuple
+    sign: int
+    exceeds: bool
+    sup: object
+    moment: object
+
+    def key(self):
+        return (self.subgroup, self.utility, self.node, self.members, self.sign, self.exceeds)
+
+
+class _Engine:
+    def __init__(self, dist, utilities, method, epsilon, arithmetic, digits):
+        self.dist, self.utilities, self.method = dist, utilities, method
+        self.tree = dist.tree
+        self.epsilon = epsilon
+        self.float = arithmetic == "float"
+        self.bits = 53 if self.float else math.ceil(digits * math.log2(10)) + 16
+        tree = self.tree
+        self.branching = [tree.id(v) for v in tree.branching_nodes]
+        # for every label: (node id, child position) of the branching nodes on its path
+        self.path_steps = []
+        for y in range(tree.K):
+            path = tree.path_ids(y)
+            self.path_steps.append([(a, tree.child_ids[a].index(b)) for a, b in zip(path, path[1:])
+                                    if len(tree.child_ids[a]) >= 2])
+        self.q0 = []
+        for atom in dist.atoms:
+            dec = TreeDecomposition(tree, atom.p, [0] * tree.K)
+            self.q0.append({a: dec.q(a) for a in self.branching})
+        zero = 0.0 if self.float else Fraction(0)
+        if method == "huc":
+            self.z = [{a: [zero] * len(tree.child_ids[a]) for a in self.branching} for _ in dist.atoms]
+        else:
+            self.z = [[zero] * tree.K for _ in dist.atoms]
+
+    def forms(self, i, p):
+        """The leaf probabilities of a touched atom as :class:`_Form` s (for the utilities)."""
+        atom = self.dist.atoms[i]
+        out = []
+        for y, value in enumerate(p):
+            if self.method == "huc":
+                # a factor is determined by (z_{v,j}, q0_v, z_v): equal data, equal factor
+                key = tuple(sorted((self.z[i][a][j], self.q0[i][a], tuple(self.z[i][a]))
+                                   for a, j in self.path_steps[y] if any(self.z[i][a])))
+            else:
+                key = (self.z[i][y],)
+            out.append(_Form({key: atom.p[y]}, value))
+        return out
+
+    def untouched(self, i) -> bool:
+        """Whether atom ``i`` has not been updated (its prediction is still exactly ``p0``)."""
+        z = self.z[i]
+        return not any(any(zs) for zs in z.values()) if isinstance(z, dict) else not any(z)
+
+    # ------------------------------------------------------------------ predictions
+    def predictions(self, ctx):
+        lift = _lift(ctx)
+        out = []
+        for i, atom in enumerate(self.dist.atoms):
+            if self.method == "huc":
+                factor = {}
+                for a, zs in self.z[i].items():
+                    es = [ctx.exp(lift(z)) if z else ctx.mpf(1) for z in zs]
+                    denom = sum((lift(q) * e for q, e in zip(self.q0[i][a], es)), ctx.mpf(0))
+                    factor[a] = [e / denom for e in es]
+                row = []
+                for y, p0 in enumerate(atom.p):
+                    value = lift(p0)
+                    for a, j in self.path_steps[y]:
+                        value = value * factor[a][j]
+                    row.append(value)
+            else:
+                es = [ctx.exp(lift(z)) if z else ctx.mpf(1) for z in self.z[i]]
+                denom = sum((lift(p0) * e for p0, e in zip(atom.p, es)), ctx.mpf(0))
+                row = [lift(p0) * e / denom for p0, e in zip(atom.p, es)]
+            out.append(row)
+        return out
+
+    def log_loss(self, ctx, preds=None):
+        """``L_log(f) = E[-log f(X)_Y]`` over the atoms' weights and label laws (E.1)."""
+        preds = preds or self.predictions(ctx)
+        lift = _lift(ctx)
+        total = ctx.mpf(0)
+        for atom, p in zip(self.dist.atoms, preds):
+            law = atom.label_law(self.tree.K)
+            for y, e in enumerate(law):
+                if e:
+                    total = total - lift(atom.weight * e) * ctx.log(p[y])
+        return total
+
+    # ------------------------------------------------------------------ audit
+    def audit(self, ctx, with_nodes=None):
+        """Per utility, the :class:`UtilityRows`, values and relevant node ids at ``ctx``."""
+        with_nodes = self.method == "huc" if with_nodes is None else with_nodes
+        lift = _lift(ctx)
+        preds = self.predictions(ctx)
+        weights = [[lift(a.weight * a.c[k]) for a in self.dist.atoms] for k in range(len(self.dist.subgroups))]
+        tables = {}
+        for name, u in self.utilities.items():
+            rel = [self.tree.id(v) for v in u.relevant_nodes] if with_nodes else []
+            vals, terms = [], []
+            for i, (atom, p) in enumerate(zip(self.dist.atoms, preds)):
+                if self.untouched(i):  # still exactly p0: decide and compute exactly, then round once
+                    vals.append(u.values(atom.p, i))
+                    t = terms_at(self.tree, Prediction(self.tree, atom.p), vals[-1], atom, rel, _same)
+                    terms.append(AtomTerms(lift(t.score), lift(t.residual),
+                                           {a: lift(x) for a, x in t.node_terms.items()}))
+                else:
+                    vals.append(tuple(v.value if isinstance(v, _Form) else v for v in u.values(self.forms(i, p), i)))
+                    terms.append(terms_at(self.tree, Prediction(self.tree, p), vals[-1], atom, rel, lift, None))
+            tables[name] = (UtilityRows(terms, weights, rel, ctx.mpf(0), max_interval_sum_approx), vals, rel)
+        return preds, tables
+
+    def choose(self, ctx, node=None):
+        """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one node."""
+        preds, tables = self.audit(ctx)
+        best, zero = None, ctx.mpf(0)
+        for k in range(len(self.dist.subgroups)):
+            for name, (table, _, rel) in tables.items():
+                for a in ([None] if self.method == "uc" else rel):
+                    if node is not None and a != node:
+                        continue
+                    row = table.best[k, a]
+                    sup = zero if row.empty else row.sup
+                    if best is None or sup > best[0]:
+                        best = (sup, row, k, name, a, table)
+        if best is None:
+            return None, preds, tables
+        sup, row, k, name, a, table = best
+        members = tuple(table.members(row)) if not row.empty else ()
+        sign = 0 if row.empty else (row.moment > 0) - (row.moment < 0)
+        exceeds = sup > _lift(ctx)(self.epsilon)
+        return _Choice(k, name, a, members, sign, exceeds, sup, row.moment), preds, tables
+
+    def certified_choice(self, node=None):
+        """:meth:`choose` at two precisions; identical decisions or a higher precision."""
+        if self.float:
+            return self.choose(_FloatContext, node) + (_FloatContext,)
+        bits = self.bits
+        while bits <= _MAX_PRECISION:
+            low = self.choose(_context(bits), node)
+            high = self.choose(_context(bits + _GUARD_BITS), node)
+            if (low[0] is None and high[0] is None) or (low[0] and high[0] and low[0].key() == high[0].key()
+                                                         and self._values_agree(low[2], high[2])):
+                return low + (_context(bits),)
+            bits *= 2
+        raise HUCError(f"boost: a decision could not be certified at {_MAX_PRECISION} bits (an exact tie between "
+                       "irrational quantities?); refusing to guess")
+
+    @staticmethod
+    def _values_agree(a, b):
+        """The utilities' own choices (ranks, actions) agree when their exact values do."""
+        for name in a:
+            for va, vb in zip(a[name][1], b[name][1]):
+                if all(type(x) is Fraction for x in va) and tuple(va) != tuple(vb):
+                    return False
+        return True
+
+    # ------------------------------------------------------------------ one update
+    def direction(self, choice, preds, tables, ctx):
+        """``h(x_i)`` rounded to the working precision's dyadic grid, for the chosen candidate."""
+        lift = _lift(ctx)
+        table, vals, _ = tables[choice.utility]
+        h = {}
+        for i in choice.members:
+            c = self.dist.atoms[i].c[choice.subgroup]
+            if not c:
+                continue
+            if self.method == "huc":
+                dec = TreeDecomposition(self.tree, Prediction(self.tree, preds[i]), vals[i])
+                raw = dec.Delta(choice.node)
+            else:
+                mu = sum((p * lift(v) for p, v in zip(preds[i], vals[i])), ctx.mpf(0))
+                raw = [lift(v) - mu for v in vals[i]]
+            h[i] = [c * (x if self.float else _dyadic(x, self.bits)) for x in raw]
+        return h
+
+    def curvature(self, choice, h):
+        """``Lambda = (1/4) E[J_v(Y) (max_j h_j - min_j h_j)^2]`` (E.2), exact for the rounded h."""
+        total = 0.0 if self.float else Fraction(0)
+        for i, hi in h.items():
+            atom = self.dist.atoms[i]
+            inside = 1 if choice.node is None else sum(
+                (e for y, e in enumerate(atom.label_law(self.tree.K)) if self.tree.contains(choice.node, y)),
+                Fraction(0))
+            total += (atom.weight * inside if not self.float else float(atom.weight * inside)) \
+                * (max(hi) - min(hi)) ** 2 / 4
+        return total
+
+    def gamma_of(self, choice, h, ctx):
+        """``Gamma = E[<h(X), R_v(f(X), Y)>]`` for the direction ``h`` (UC: R over all leaves)."""
+        lift = _lift(ctx)
+        preds = self.predictions(ctx)
+        total = ctx.mpf(0)
+        for i, hi in h.items():
+            atom = self.dist.atoms[i]
+            law = atom.label_law(self.tree.K)
+            p = preds[i]
+            if self.method == "huc":
+                kids = self.tree.child_ids[choice.node]
+                below = [[y for y in self.tree.label_ids_below(k)] for k in kids]
+                pi_v = sum((p[y] for ys in below for y in ys), ctx.mpf(0))
+                star = [sum((law[y] for y in ys), Fraction(0)) for ys in below]
+                star_v = sum(star, Fraction(0))
+                for j, ys in enumerate(below):
+                    q = sum((p[y] for y in ys), ctx.mpf(0)) / pi_v
+                    total = total + lift(atom.weight) * lift(hi[j]) * (lift(star[j]) - lift(star_v) * q)
+            else:
+                mean = sum((p[y] * lift(hi[y]) for y in range(len(p))), ctx.mpf(0))
+                for y, e in enumerate(law):
+                    if e:
+                        total = total + lift(atom.weight * e) * (lift(hi[y]) - mean)
+        return total
+
+    def apply(self, choice, h, alpha):
+        for i, hi in h.items():
+            target = self.z[i][choice.node] if self.method == "huc" else self.z[i]
+            for j, x in enumerate(hi):
+                target[j] += alpha * x
+
+
+@dataclass
+class BoostResult:
+    """The trajectory and outcome of a boosting run (the ``huc-boost/1`` document)."""
+
+    method: str
+    epsilon: Fraction
+    digits: int
+    arithmetic: str
+    updates: list = field(default_factory=list)
+    bound_updates: int = 0
+    stopped: str = ""
+    initial: dict = field(default_factory=dict)
+    final: dict = field(default_factory=dict)
+    predictions: list = field(default_factory=list)
+    theorem_3_5: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """The ``huc-boost/1`` document."""
+        return {"format": "huc-boost/1", "method": self.method, "epsilon": fraction_text(self.epsilon),
+                "digits": self.digits, "arithmetic": self.arithmetic, "updates": self.updates,
+                "bound_updates": self.bound_updates, "stopped": self.stopped, "initial": self.initial,
+                "final": self.final, "theorem_3_5": self.theorem_3_5, "predictions": self.predictions}
+
+
+def _text(x, digits) -> str:
+    """A decimal string with ``digits`` significant digits, correctly rounded from the exact
+    value of an mpf or the midpoint of an interval (floats: their shortest repr)."""
+    if isinstance(x, float):
+        return repr(x)
+    if isinstance(x, Fraction):
+        value = x
+    elif hasattr(x, "_mpi_"):
+        lo, hi = (_rational(e) for e in x._mpi_)
+        value = (lo + hi) / 2
+    else:
+        value = _to_fraction(x)
+    with decimal.localcontext() as dctx:
+        dctx.prec = digits
+        return str(decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator))
+
+
+def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", epsilon="1/100",
+          max_updates: int = 1000, step="adaptive", select: str = "greedy", digits: int = 30,
+          arithmetic: str = "certified") -> BoostResult:
+    """Run HUC-Boost (Algorithm 1/3) or UC-Boost until no candidate exceeds ``epsilon``.
+
+    ``step``: ``"adaptive"`` (``alpha = Gamma/Lambda``) or a magnitude ``a`` for the fixed
+    step ``alpha = sign(Gamma) a`` (H.1 uses ``eps/2``).  ``select``: ``"greedy"`` (the
+    largest violation) or ``"passes"`` (cycle over branching nodes in pre-order, K.1).
+    Theorem 3.5 is checked on every update and recorded in :attr:`BoostResult.theorem_3_5`.
+
+    App. D.1: one adaptive HUC-Boost update removes the root's violation.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> r = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/10", digits=30)
+    >>> r.stopped, len(r.updates) <= r.bound_updates, r.theorem_3_5["holds"], r.theorem_3_5["certified"]
+    ('tolerance', True, True, True)
+    >>> r.updates[0]["node"], r.updates[0]["gamma"], r.updates[0]["alpha"]
+    ('v0', '0.25', '1')
+    """
+    if method not in ("huc", "uc"):
+        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
+    if select not in ("greedy", "passes"):
+        raise HUCError(f"select: expected 'greedy' or 'passes', got {select!r}")
+    if arithmetic not in ("certified", "float"):
+        raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}")
+    eps = exact(epsilon, "epsilon")
+    if not 0 < eps <= 1:
+        raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}")
+    if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
+        raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 2000:
+        raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}")
+    fixed = None if step == "adaptive" else exact(step, "step")
+    if fixed is not None and fixed <= 0:
+        raise HUCError(f"step: a fixed step magnitude must be positive, got {fraction_text(fixed)}")
+    for name, u in utilities.items():
+        if not isinstance(u, Utility):
+            raise HUCError(f"utilities[{name!r}]: expected a Utility")
+        if not u.defined_everywhere:
+            raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
+                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
+        if u.tree != dist.tree:
+            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
+    engine = _Engine(dist, utilities, method, float(eps) if arithmetic == "float" else eps, arithmetic, digits)
+    result = BoostResult(method, eps, digits, arithmetic)
+    certify = arithmetic == "certified"
+    iv = _interval_context(engine.bits) if certify else _FloatContext
+    loss = engine.log_loss(iv)
+    loss_hi = _upper(loss) if certify else Fraction(loss)
+    factor = 2 if fixed is None else 4
+    result.bound_updates = math.ceil(factor * loss_hi / eps ** 2)
+    result.initial = {"log_loss": _text(loss, 20)}
+    # Thm 3.5 covers the adaptive step (decrease > eps^2/2 each update); H.1 the fixed step eps/2
+    # (decrease > eps^2/4).  Other fixed steps are run, with only eq. (101) checked.
+    floor = Fraction(eps ** 2, 2) if fixed is None else Fraction(eps ** 2, 4) if fixed == eps / 2 else None
+    checks = []
+    passes_nodes = engine.branching if method == "huc" else [None]
+    node_index, quiet = 0, 0
+    while True:
+        node = passes_nodes[node_index] if select == "passes" and method == "huc" else None
+        choice, preds, tables, ctx = engine.certified_choice(node)
+        if choice is None or not choice.exceeds:
+            if select == "passes" and method == "huc" and passes_nodes:
+                quiet += 1
+                node_index = (node_index + 1) % len(passes_nodes)
+                if quiet < len(passes_nodes):
+                    continue  # a full pass without a violation stops
+            result.stopped = "tolerance"
+            break
+        quiet = 0
+        if len(result.updates) >= max_updates:
+            result.stopped = "cap"
+            break
+        h = engine.direction(choice, preds, tables, ctx)
+        lam = engine.curvature(choice, h)
+        if not lam:
+            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)")
+        gamma_h = engine.gamma_of(choice, h, ctx)
+        if fixed is None:
+            alpha = float(gamma_h / lam) if engine.float else _dyadic(gamma_h / _lift(ctx)(lam), engine.bits)
+        else:
+            alpha = (1 if gamma_h > 0 else -1) * (float(fixed) if engine.float else fixed)
+        gamma_iv = engine.gamma_of(choice, h, iv) if certify else gamma_h
+        engine.apply(choice, h, alpha)
+        after = engine.log_loss(iv)
+        lift = _lift(iv)
+        promised = lift(alpha) * gamma_iv - lift(alpha) ** 2 * lift(lam) / 2  # alpha Gamma - alpha^2 Lambda / 2
+        if certify:  # eq. (101) for the applied step, and the strict decrease, by outward-rounded intervals
+            bound_ok = (after - (loss - promised)).b <= 0
+            decreased = (after - loss).b < 0
+            floor_ok = (promised - lift(floor)).a > 0 if floor is not None else None
+        else:
+            bound_ok, decreased = after <= loss - promised + 1e-12, after < loss
+            floor_ok = promised > float(floor) - 1e-12 if floor is not None else None
+        checks.append((bound_ok, decreased, floor_ok))
+        lo_hi = table_interval(tables, choice)
+        result.updates.append({
+            "subgroup": dist.subgroups[choice.subgroup], "utility": choice.utility,
+            "node": None if choice.node is None else dist.tree.nodes[choice.node],
+            "interval": [_text(x, 20) for x in lo_hi], "gamma": _text(choice.moment, 20),
+            "lambda": _text(_lift(ctx)(lam) if not engine.float else lam, 20),
+            "alpha": fraction_text(alpha) if not engine.float else repr(alpha),
+            "log_loss_before": _text(loss, 20), "log_loss_after": _text(after, 20),
+            "guaranteed_decrease": _text(promised, 20), "quadratic_bound_holds": bool(bound_ok),
+            "log_loss_decreased": bool(decreased)})
+        loss = after
+    _, tables = engine.audit(_context(engine.bits) if certify else _FloatContext, with_nodes=True)
+    n_sub = range(len(dist.subgroups))
+    def sup(row):  # an empty witness carries an exact 0; compare everything as exact rationals
+        return Fraction(0) if row.empty else _to_fraction(row.sup)
+    ucs = [sup(t.best[k, None]) for t, _, _ in tables.values() for k in n_sub]
+    hucs = [sup(t.best[k, a]) for t, _, rel in tables.values() for k in n_sub for a in rel]
+    result.final = {"uc": _text(max(ucs), 20), "huc": _text(max(hucs, default=Fraction(0)), 20),
+                    "log_loss": _text(loss, 20)}
+    out_ctx = _interval_context(engine.bits) if certify else _FloatContext
+    result.predictions = [[_text(x, max(digits, 30)) for x in row] for row in engine.predictions(out_ctx)]
+    applies = floor is not None
+    result.theorem_3_5 = {
+        "applies": applies,
+        "step": "adaptive" if fixed is None else f"fixed {fraction_text(fixed)}",
+        "quadratic_bound_every_update": all(c[0] for c in checks),
+        "log_loss_decreases_every_update": all(c[1] for c in checks),
+        "decrease_at_least": fraction_text(floor) if applies else None,
+        "decrease_bound_every_update": all(c[2] for c in checks) if applies else None,
+        "updates_within_bound": len(result.updates) <= result.bound_updates if applies else None,
+        "final_within_epsilon": result.stopped == "tolerance",
+        "certified": certify,
+    }
+    result.theorem_3_5["holds"] = bool(applies and all(c[0] and c[1] and c[2] for c in checks)
+                                       and result.theorem_3_5["updates_within_bound"])
+    return result
+
+
+def table_interval(tables, choice):
+    """The chosen candidate's witness interval of scores."""
+    table = tables[choice.utility][0]
+    best = table.best[choice.subgroup, choice.node]
+    return table.interval(best) if not best.empty else ()

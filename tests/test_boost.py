@@ -1,0 +1,175 @@
+"""HUC-Boost and UC-Boost (Sec. 3.2, App. E): locality, derivative, Theorem 3.5, re-audit."""
+
+from fractions import Fraction
+
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from huc_ref import FiniteDistribution, LabelTree, PerAtom, Table, TreeDecomposition, audit
+from huc_ref.boost import _context, _Engine, boost
+from huc_ref.errors import HUCError
+from tests.strategies import finite_distributions, label_trees, utilities
+
+F = Fraction
+FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+D1 = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+U = {"u": Table(FOUR, [-1, 1, 1, 1])}
+
+
+def reaudit(dist, utilities, predictions):
+    """An independent exact audit of the final predictions (decimal strings, renormalised)."""
+    atoms = []
+    for atom, row in zip(dist.atoms, predictions):
+        p = [Fraction(x) for x in row]
+        total = sum(p)
+        entry = {"weight": atom.weight, "c": atom.c, "p": [x / total for x in p]}
+        entry.update({"eta": atom.eta} if atom.eta is not None else {"label": dist.tree.labels[atom.label]})
+        atoms.append(entry)
+    return audit(FiniteDistribution(dist.tree, atoms, dist.subgroups), utilities)
+
+
+def test_d1_huc_boost_reaches_epsilon_and_uc_boost_cannot_see_the_error():
+    """App. D.1: UC = 0, so UC-Boost makes no update and HUC stays 1/4; HUC-Boost fixes it."""
+    uc = boost(D1, U, method="uc", epsilon="1/100")
+    assert uc.updates == [] and Fraction(uc.final["huc"]) == F(1, 4)
+    huc = boost(D1, U, method="huc", epsilon="1/100")
+    assert huc.stopped == "tolerance" and huc.theorem_3_5["holds"] and huc.theorem_3_5["certified"]
+    assert reaudit(D1, U, huc.predictions).huc.sup <= F(1, 100)
+    losses = [Fraction(u["log_loss_after"]) for u in huc.updates]
+    assert all(b < a for a, b in zip(losses, losses[1:]))
+
+
+def _one_update(engine, dist):
+    choice, preds, tables, ctx = engine.certified_choice()
+    h = engine.direction(choice, preds, tables, ctx)
+    return choice, h, ctx
+
+
+def test_update_is_branch_local():
+    """E.2 Step 1: leaves outside Y_v and every other node's branch probabilities are unchanged."""
+    t = LabelTree.from_children("r", {"r": ["a", "b", "y5"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
+    d = FiniteDistribution(t, [{"p": ["1/10", "2/10", "3/10", "1/10", "3/10"], "eta": ["1/2", 0, "1/4", "1/4", 0]}])
+    us = {"u": Table(t, [1, -1, 0, 1, "1/2"])}
+    engine = _Engine(d, us, "huc", F(1, 100), "certified", 40)
+    ctx = _context(200)
+    before = engine.predictions(ctx)[0]
+    choice, h, _ = _one_update(engine, d)
+    engine.apply(choice, h, F(1, 3))
+    after = engine.predictions(ctx)[0]
+    node = t.nodes[choice.node]
+    inside = {t.label_index(y) for y in t.leaves_below(node)}
+    for y in range(t.K):
+        if y not in inside:
+            assert abs(after[y] - before[y]) < mpmath.mpf(10) ** -50
+    dec_b, dec_a = TreeDecomposition(t, before, [0] * 5), TreeDecomposition(t, after, [0] * 5)
+    for v in t.internal_nodes:
+        if v != node:
+            assert all(abs(x - y) < mpmath.mpf(10) ** -50 for x, y in zip(dec_b.q(v), dec_a.q(v)))
+        else:
+            assert any(abs(x - y) > mpmath.mpf(10) ** -3 for x, y in zip(dec_b.q(v), dec_a.q(v)))
+
+
+@pytest.mark.parametrize("method", ["huc", "uc"])
+def test_log_loss_derivative_at_zero_is_minus_gamma(method):
+    """E.2 eq. (96): phi'(0) = -Gamma, against a central difference at 200 bits."""
+    t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    d = FiniteDistribution(t, [{"weight": "1/2", "p": ["1/5", "3/10", "1/2"], "eta": ["1/2", "1/4", "1/4"]},
+                               {"weight": "1/2", "p": ["1/3", "1/3", "1/3"], "label": "y2"}])
+    us = {"u": Table(t, [1, -1, "1/2"])}
+    engine = _Engine(d, us, method, F(1, 100), "certified", 50)
+    choice, h, _ = _one_update(engine, d)
+    ctx = _context(400)
+    gamma = engine.gamma_of(choice, h, ctx)
+    delta = F(1, 10 ** 30)
+    engine.apply(choice, h, delta)
+    up = engine.log_loss(ctx)
+    engine.apply(choice, h, -2 * delta)
+    down = engine.log_loss(ctx)
+    derivative = (up - down) / (2 * ctx.mpf(delta.numerator) / delta.denominator)
+    assert abs(derivative + gamma) < ctx.mpf(10) ** -40
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.data())
+def test_theorem_3_5_on_random_populations(data):
+    """Adaptive HUC-Boost and UC-Boost: certified decrease each update, count within the bound,
+    and the final predictions, re-audited independently, within epsilon."""
+    t = data.draw(label_trees(max_leaves=5))
+    d = data.draw(finite_distributions(t, max_atoms=4))
+    us = {f"u{i}": data.draw(utilities(t, families=["table", "rank", "binary_decision", "subtree"]))
+          for i in range(data.draw(st.integers(1, 2)))}
+    eps = F(1, 20)
+    for method in ("huc", "uc"):
+        r = boost(d, us, method=method, epsilon=eps, max_updates=400, digits=30)
+        assert r.stopped == "tolerance"
+        assert r.theorem_3_5["holds"] and r.theorem_3_5["certified"]
+        assert len(r.updates) <= r.bound_updates
+        final = reaudit(d, us, r.predictions)
+        value = final.huc.sup if method == "huc" else final.uc.sup
+        assert value <= eps + F(1, 10 ** 20)
+
+
+def test_fixed_step_and_passes_variants():
+    """H.1's fixed step eps/2 and K.1's passes reach epsilon with Theorem 3.5's checks."""
+    eps = F(1, 10)
+    fixed = boost(D1, U, epsilon=eps, step=eps / 2, max_updates=2000)
+    assert fixed.stopped == "tolerance" and fixed.theorem_3_5["holds"] and fixed.theorem_3_5["step"] == "fixed 1/20"
+    assert all(Fraction(u["alpha"]).__abs__() == eps / 2 for u in fixed.updates)
+    passes = boost(D1, U, epsilon=eps, select="passes")
+    assert passes.stopped == "tolerance" and passes.theorem_3_5["holds"]
+    other = boost(D1, U, epsilon=eps, step="1/4", max_updates=50)
+    assert not other.theorem_3_5["applies"] and other.theorem_3_5["quadratic_bound_every_update"]
+
+
+def test_float_arithmetic_matches_and_says_it_is_uncertified():
+    exact = boost(D1, U, epsilon="1/100")
+    fast = boost(D1, U, epsilon="1/100", arithmetic="float")
+    assert not fast.theorem_3_5["certified"] and len(fast.updates) == len(exact.updates)
+    assert abs(float(fast.final["huc"]) - float(exact.final["huc"])) < 1e-12
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"method": "x"}, "method: expected 'huc' or 'uc', got 'x'"),
+    ({"epsilon": 0}, "epsilon: must be in (0, 1], got 0"),
+    ({"epsilon": 0.1}, "epsilon: float 0.1 is not exact"),
+    ({"step": "-1"}, "step: a fixed step magnitude must be positive, got -1"),
+    ({"select": "best"}, "select: expected 'greedy' or 'passes', got 'best'"),
+    ({"digits": 5}, "digits: must be an integer from 15 to 2000, got 5"),
+    ({"max_updates": -1}, "max_updates: must be a non-negative integer, got -1"),
+    ({"arithmetic": "double"}, "arithmetic: expected 'certified' or 'float', got 'double'"),
+])
+def test_bad_options(kwargs, message):
+    with pytest.raises(HUCError) as err:
+        boost(D1, U, **kwargs)
+    assert str(err.value).startswith(message)
+
+
+def test_per_atom_utilities_are_rejected():
+    with pytest.raises(HUCError, match="per_atom values describe the utility only at the audited predictions"):
+        boost(D1, {"u": PerAtom(FOUR, [[0, 1, 0, 1]])})
+
+
+def test_exact_ties_after_updates_are_decided_exactly():
+    """A decision margin that is exactly 0 stays 0 when a root update scales S and D alike:
+    intervals alone could never certify it; the exact zero test of _Form does."""
+    from huc_ref import BinaryDecision
+    us = {"u": Table(FOUR, [1, 1, -1, "-1/2"]), "margin": BinaryDecision(FOUR, ["y1"], ["y1", "y2"], "1/2")}
+    d = FiniteDistribution(FOUR, [{"weight": "1/2", "p": ["1/4"] * 4, "eta": ["1/2", "1/4", "1/8", "1/8"]},
+                                  {"weight": "1/2", "p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4}])
+    r = boost(d, us, epsilon="1/50", digits=30)
+    assert r.stopped == "tolerance" and r.theorem_3_5["holds"] and r.theorem_3_5["certified"]
+    assert r.updates[0]["node"] == "v0"
+
+
+def test_form_zero_test_and_ordering():
+    from huc_ref.boost import _context, _Form
+    ctx = _context(100)
+    x, y = ctx.mpf(1) / 3, ctx.mpf(2) / 3
+    a = _Form({("k",): Fraction(1, 4)}, x)
+    b = _Form({("k",): Fraction(1, 4)}, x * (1 + ctx.mpf(2) ** -90))  # numerically off, exactly equal
+    c = _Form({("j",): Fraction(1, 2)}, y)
+    assert a == b and not a < b and a <= b and (a - b).sign() == 0
+    assert a < c and c > a and (a * Fraction(2) - a).sign() == 1
+    assert sum([a, c], 0).value == x + y
