@@ -84,7 +84,8 @@ def _cmd_boost(args) -> int:
     thm = result.theorem_3_5
     lines = [f"{args.method.upper()}-Boost on {case.id}: {len(result.updates)} updates, stopped by {result.stopped}",
              f"  log loss {result.initial['log_loss']} -> {result.final['log_loss']}",
-             f"  final UC = {result.final['uc']}, HUC = {result.final['huc']} (epsilon {fraction_text(result.epsilon)})",
+             f"  final UC = {result.final['uc']}, HUC = {result.final['huc']} "
+             f"(epsilon {fraction_text(result.epsilon)})",
              f"  Theorem 3.5 ({thm['step']} step, {'certified' if thm['certified'] else 'float, uncertified'}): "
              + ("holds" if thm["holds"] else "does not apply" if not thm["applies"] else "FAILS")
              + f"; update bound {result.bound_updates}"]
