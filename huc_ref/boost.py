@@ -446,6 +446,10 @@ class BoostResult:
     final: dict = field(default_factory=dict)
     predictions: list = field(default_factory=list)
     theorem_3_5: dict = field(default_factory=dict)
+    #: Each update as a rule ``(subgroup index, utility, node id, lo, hi, alpha)`` (exact
+    #: rationals; lo/hi are the interval's ends at the working precision), for replaying
+    #: it on other atoms (:func:`huc_ref.recalibration.select_prefix`).
+    steps: list = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         """The ``huc-boost/1`` document."""
@@ -570,6 +574,8 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
             floor_ok = promised > float(floor) - 1e-12 if floor is not None else None
         checks.append((bound_ok, decreased, floor_ok))
         lo_hi = table_interval(tables, choice)
+        result.steps.append((choice.subgroup, choice.utility, choice.node,
+                             *(_to_fraction(x) for x in lo_hi), alpha if not engine.float else Fraction(alpha)))
         result.updates.append({
             "subgroup": dist.subgroups[choice.subgroup], "utility": choice.utility,
             "node": None if choice.node is None else dist.tree.nodes[choice.node],
