@@ -123,20 +123,25 @@ def _cmd_verify(args) -> int:
     return verify((["--json"] if args.json else []) + (["--only", args.only] if args.only else []))
 
 
+def _case_arguments(parser, json_help):
+    """The arguments every command that reads a case file shares."""
+    parser.add_argument("case", help="path of a huc-case/1 JSON document")
+    parser.add_argument("--json", action="store_true", help=json_help)
+    parser.add_argument("--renormalize", action="store_true", help="divide each prediction by its sum, exactly")
+    parser.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``huc``."""
     parser = _Parser(prog="huc", description="Exact Utility Calibration (UC) and Hierarchical "
                      "Utility Calibration (HUC): the reference implementation.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("audit", help="exact UC and HUC of a huc-case/1 file, with witnesses")
-    p.add_argument("case", help="path of a huc-case/1 JSON document")
-    p.add_argument("--json", action="store_true", help="print the huc-result/1 document")
-    p.add_argument("--renormalize", action="store_true", help="divide each prediction by its sum, exactly")
-    p.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
+    _case_arguments(p, "print the huc-result/1 document")
     p.add_argument("--top", type=int, default=10, help="violations listed in the report (default 10)")
     p.set_defaults(run=_cmd_audit)
     b = sub.add_parser("boost", help="HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)")
-    b.add_argument("case", help="path of a huc-case/1 JSON document")
+    _case_arguments(b, "print the huc-boost/1 document")
     b.add_argument("--method", choices=["huc", "uc"], default="huc")
     b.add_argument("--epsilon", default="1/100", help="stopping tolerance (exact number, default 1/100)")
     b.add_argument("--max-updates", type=int, default=1000, help="update cap (default 1000)")
@@ -144,9 +149,6 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--select", choices=["greedy", "passes"], default="greedy")
     b.add_argument("--digits", type=int, default=30, help="working precision in significant digits (default 30)")
     b.add_argument("--arithmetic", choices=["certified", "float"], default="certified")
-    b.add_argument("--renormalize", action="store_true", help="divide each prediction by its sum, exactly")
-    b.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
-    b.add_argument("--json", action="store_true", help="print the huc-boost/1 document")
     b.add_argument("--top", type=int, default=20, help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
     g = sub.add_parser("vectors", help="golden vectors: export cases, check another implementation's answers")

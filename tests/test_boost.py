@@ -173,3 +173,20 @@ def test_form_zero_test_and_ordering():
     assert a == b and not a < b and a <= b and (a - b).sign() == 0
     assert a < c and c > a and (a * Fraction(2) - a).sign() == 1
     assert sum([a, c], 0).value == x + y
+
+
+def test_cli_boost_json_and_errors(capsys):
+    import json
+    from pathlib import Path
+
+    from huc_ref.cli import main
+    case = str(Path(__file__).resolve().parents[1] / "examples" / "cases" / "four_leaf_cancellation.json")
+    assert main(["boost", case, "--json", "--epsilon", "1/20", "--digits", "30"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "huc-boost/1" and doc["stopped"] == "tolerance" and doc["theorem_3_5"]["holds"]
+    assert all(len(x.replace("0.", "").lstrip("0")) >= 30 for x in doc["predictions"][0])
+    assert reaudit(D1, U, doc["predictions"]).huc.sup <= F(1, 20)
+    assert main(["boost", case, "--step", "fixed"]) == 2
+    assert capsys.readouterr().err == "huc: error: --step: expected 'adaptive' or 'fixed:A', got 'fixed'\n"
+    assert main(["boost", case, "--method", "uc", "--select", "passes", "--step", "fixed:1/40"]) == 0
+    assert "UC-Boost on four-leaf-cancellation: 0 updates" in capsys.readouterr().out
