@@ -18,6 +18,10 @@ Notation table (paper -> Python)::
     UC, HUC                    audit(...).uc, .huc             (Sec. 2.1, Def. 3.2)
     Algorithm 2                max_interval_sum                (App. F.3)
     N_cand                     AuditResult.n_cand              (Thm 3.4)
+    Algorithm 1 / 3, UC-Boost  boost(..., method="huc"|"uc")   (Sec. 3.2, App. E, H)
+    Gamma_t, Lambda_t, alpha_t boost(...).updates[t]           (E.2)
+    Thm 3.5                    boost(...).theorem_3_5          (Sec. 3.2)
+    Temp./Vec./Dir. -> HUC     recalibration.two_stage         (H.2, H.6, K.1)
 
 The exact path accepts ``int``, ``Fraction``, ``"a/b"`` and decimal strings, never a
 float; every result is a ``Fraction``.  Bad input raises :class:`HUCError`.
@@ -31,6 +35,7 @@ float; every result is a ``Fraction``.  Bad input raises :class:`HUCError`.
 """
 
 from .audit import AuditResult, Candidate, atom_terms, audit, interval_moment
+from .boost import BoostResult, boost
 from .casefile import Case, read_case
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import Atom, FiniteDistribution, prepare_prediction
@@ -59,5 +64,5 @@ __all__ = [
     "Utility", "Table", "Subtree", "Rank", "TopK", "Decision", "BinaryDecision", "Top1AtDepth",
     "Aggregated", "PerAtom", "class_indicator", "Atom", "FiniteDistribution", "prepare_prediction",
     "Interval", "IntervalMax", "max_interval_sum", "AuditResult", "Candidate", "atom_terms", "audit",
-    "interval_moment", "Case", "read_case",
+    "interval_moment", "Case", "read_case", "boost", "BoostResult",
 ]

@@ -44,7 +44,7 @@ from .intervals import max_interval_sum_approx
 from .rational import exact, fraction_text
 from .utilities import Utility
 
-__all__ = ["BoostResult", "boost"]
+__all__ = ["BoostResult", "boost", "trajectory"]
 
 _GUARD_BITS = 32
 _MAX_PRECISION = 1 << 14
@@ -196,6 +196,14 @@ class _Form:
     __hash__ = None
 
 
+def _normaliser(q0, z) -> tuple:
+    """``sum_k q0_k e^{z_k}`` in canonical form: the distinct logits with their summed ``q0``."""
+    grouped: dict = {}
+    for q, zk in zip(q0, z):
+        grouped[zk] = grouped.get(zk, 0) + q
+    return tuple(sorted(grouped.items()))
+
+
 def _lift_like(value):
     """Lift exact rationals into the number type of ``value`` (an mpf or a float)."""
     if isinstance(value, float):
@@ -251,11 +259,13 @@ class _Engine:
         out = []
         for y, value in enumerate(p):
             if self.method == "huc":
-                # a factor is determined by (z_{v,j}, q0_v, z_v): equal data, equal factor
-                key = tuple(sorted((self.z[i][a][j], self.q0[i][a], tuple(self.z[i][a]))
+                # the factor e^{z_j} / sum_k q0_k e^{z_k} is determined by z_j and the normaliser
+                # in canonical form (each distinct logit with its summed q0): equal keys, equal
+                # factors, across leaves and across atoms
+                key = tuple(sorted((self.z[i][a][j], _normaliser(self.q0[i][a], self.z[i][a]))
                                    for a, j in self.path_steps[y] if any(self.z[i][a])))
             else:
-                key = (self.z[i][y],)
+                key = (self.z[i][y], _normaliser(atom.p, self.z[i]))
             out.append(_Form({key: atom.p[y]}, value))
         return out
 
@@ -315,11 +325,16 @@ class _Engine:
                 if self.untouched(i):  # still exactly p0: decide and compute exactly, then round once
                     vals.append(u.values(atom.p, i))
                     t = terms_at(self.tree, Prediction(self.tree, atom.p), vals[-1], atom, rel, _same)
-                    terms.append(AtomTerms(lift(t.score), lift(t.residual),
-                                           {a: lift(x) for a, x in t.node_terms.items()}))
+                    score = _Form({(): t.score}, lift(t.score))
+                    terms.append(AtomTerms(score, lift(t.residual), {a: lift(x) for a, x in t.node_terms.items()}))
                 else:
-                    vals.append(tuple(v.value if isinstance(v, _Form) else v for v in u.values(self.forms(i, p), i)))
-                    terms.append(terms_at(self.tree, Prediction(self.tree, p), vals[-1], atom, rel, lift, None))
+                    forms = self.forms(i, p)
+                    vals.append(tuple(v.value if isinstance(v, _Form) else v for v in u.values(forms, i)))
+                    t = terms_at(self.tree, Prediction(self.tree, p), vals[-1], atom, rel, lift, None)
+                    if all(type(v) is Fraction for v in vals[-1]):  # mu_u(p) = sum_y p_y u_y, exactly comparable
+                        score = sum((f * v for f, v in zip(forms, vals[-1]) if v), _Form({}, t.score * 0))
+                        t = AtomTerms(score, t.residual, t.node_terms)
+                    terms.append(t)
             tables[name] = (UtilityRows(terms, weights, rel, ctx.mpf(0), max_interval_sum_approx), vals, rel)
         return preds, tables
 
@@ -614,7 +629,38 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
 
 
 def table_interval(tables, choice):
-    """The chosen candidate's witness interval of scores."""
+    """The chosen candidate's witness interval of scores (as numbers)."""
     table = tables[choice.utility][0]
     best = table.best[choice.subgroup, choice.node]
-    return table.interval(best) if not best.empty else ()
+    return tuple(x.value if isinstance(x, _Form) else x for x in table.interval(best)) if not best.empty else ()
+
+
+def trajectory(result: BoostResult, dist: FiniteDistribution, utilities: dict) -> list[dict]:
+    """UC, HUC and log loss after 0, 1, ... of a run's updates, replayed as rules on ``dist``.
+
+    Each update is the rule "atoms of subgroup c whose score for u lies in [lo, hi] move by
+    ``alpha h(x)``", with ``h`` computed at each atom's own current prediction; on the run's
+    own atoms this reproduces the run.  Float arithmetic (a diagnostic, not a certificate).
+    """
+    engine = _Engine(dist, utilities, result.method, Fraction(1, 10 ** 12), "float", 30)
+
+    def state():
+        _, tables = engine.audit(_FloatContext, with_nodes=True)
+        n_sub = range(len(dist.subgroups))
+        uc = [t.best[k, None] for t, _, _ in tables.values() for k in n_sub]
+        huc = [t.best[k, a] for t, _, rel in tables.values() for k in n_sub for a in rel]
+        return {"uc": max((0.0 if r.empty else float(r.sup) for r in uc), default=0.0),
+                "huc": max((0.0 if r.empty else float(r.sup) for r in huc), default=0.0),
+                "log_loss": float(engine.log_loss(_FloatContext))}
+
+    out = [state()]
+    for k, name, node, lo, hi, alpha in result.steps:
+        _, tables = engine.audit(_FloatContext)
+        preds = engine.predictions(_FloatContext)
+        table = tables[name][0]
+        scores = [float(getattr(table.scores[r], "value", table.scores[r])) for r in table.block_of]
+        members = tuple(i for i, sc in enumerate(scores) if float(lo) - 1e-12 <= sc <= float(hi) + 1e-12)
+        rule = _Choice(k, name, node, members, 0, True, None, None)
+        engine.apply(rule, engine.direction(rule, preds, tables, _FloatContext), float(alpha))
+        out.append(state())
+    return out

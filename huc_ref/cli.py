@@ -117,6 +117,18 @@ def _cmd_vectors(args) -> int:
     return 1 if failures else 0
 
 
+def _cmd_demo(args) -> int:
+    import importlib.util
+    path = Path(__file__).resolve().parents[1] / "examples" / "cancellation.py"
+    if not path.exists():
+        raise HUCError("demo: examples/cancellation.py is not next to this installation (use a source checkout)")
+    spec = importlib.util.spec_from_file_location("cancellation", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    print(module.walkthrough()[0])
+    return 0
+
+
 def _cmd_verify(args) -> int:
     from proofs_check.runner import main as verify
 
@@ -158,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("dir", help="the directory to write to or read answers from")
     g.add_argument("--vectors", metavar="SRC", help="the folder of huc-vectors/1 files (default: vectors/)")
     g.set_defaults(run=_cmd_vectors)
+    d = sub.add_parser("demo", help="the four-leaf cancellation walk-through (App. D.1), for a classroom")
+    d.set_defaults(run=_cmd_demo)
     v = sub.add_parser("verify", help="check every identity, worked example and bound of the paper")
     v.add_argument("--json", action="store_true", help="print a JSON list of results")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
@@ -173,3 +187,6 @@ def main(argv=None) -> int:
     except HUCError as err:
         print(f"huc: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader closed stdout (e.g. piped into head): not an error
+        sys.stdout = None
+        return 0

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .boost import BoostResult, _Engine, _FloatContext, boost
+from .boost import BoostResult, boost, trajectory
 from .distribution import FiniteDistribution
 from .errors import HUCError
 
@@ -149,34 +149,11 @@ def two_stage(calibration: FiniteDistribution, utilities: dict, kind: str = "tem
 
 
 def select_prefix(result: BoostResult, validation: FiniteDistribution, utilities: dict) -> tuple[int, list]:
-    """K.1: replay the run's updates on validation atoms and return the prefix length with the
-    smallest validation error (HUC for HUC-Boost, UC for UC-Boost; the first minimum), and
-    the validation errors after 0, 1, ... updates (float arithmetic: a model-selection aid).
-
-    Each update is replayed as its rule: atoms of the validation set whose score lies in the
-    update's interval move by ``alpha h(x)`` computed at their own current prediction.
+    """K.1: replay the run's updates on validation atoms (:func:`huc_ref.boost.trajectory`) and
+    return the prefix length with the smallest validation error (HUC for HUC-Boost, UC for
+    UC-Boost; the first minimum), with the errors after 0, 1, ... updates.
     """
-    engine = _Engine(validation, utilities, result.method, Fraction(1, 10 ** 12), "float", 30)
-    errors = [_error(engine, result.method)]
-    for step in result.steps:
-        k, name, node, lo, hi, alpha = step
-        _, tables = engine.audit(_FloatContext)
-        preds = engine.predictions(_FloatContext)
-        table, vals, _ = tables[name]
-        scores = [table.scores[r] for r in table.block_of]
-        members = tuple(i for i, s in enumerate(scores) if float(lo) - 1e-12 <= s <= float(hi) + 1e-12)
-        choice = type("Replayed", (), {"subgroup": k, "utility": name, "node": node, "members": members})
-        engine.apply(choice, engine.direction(choice, preds, tables, _FloatContext), float(alpha))
-        errors.append(_error(engine, result.method))
+    metric = "uc" if result.method == "uc" else "huc"
+    errors = [point[metric] for point in trajectory(result, validation, utilities)]
     best = min(range(len(errors)), key=lambda t: (errors[t], t))
     return best, errors
-
-
-def _error(engine, method):
-    _, tables = engine.audit(_FloatContext, with_nodes=True)
-    n_sub = range(len(engine.dist.subgroups))
-    if method == "uc":
-        rows = [t.best[k, None] for t, _, _ in tables.values() for k in n_sub]
-    else:
-        rows = [t.best[k, a] for t, _, rel in tables.values() for k in n_sub for a in rel]
-    return max((0.0 if r.empty else float(r.sup) for r in rows), default=0.0)

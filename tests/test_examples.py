@@ -24,3 +24,35 @@ def test_j1_toy_quick_reproduces_the_shape_of_figure_2b(tmp_path):
     assert mean[large]["huc"][1] < mean[small]["huc"][1] / 10  # HUC after HUC-Boost falls
     assert mean[large]["uc"][1] > 10 * mean[large]["huc"][1]  # HUC after UC-Boost stays
     assert (tmp_path / "j1_toy_quick.md").exists()
+
+
+def test_cancellation_prints_the_exact_quantities_of_d1(tmp_path, capsys):
+    """App. D.1: D_top = 1/4, D_L = -1/4, D_R = 0, UC = 0, HUC = 1/4."""
+    from fractions import Fraction
+    moments = load("cancellation").main(["--quick", "--out", str(tmp_path)])
+    assert moments == {"v0": Fraction(1, 4), "vL": Fraction(-1, 4), "vR": 0}
+    out = capsys.readouterr().out
+    assert "UC  = 0" in out and "HUC = 1/4  at node v0" in out and "true branch probabilities" in out
+
+
+def test_branch_audits_prints_d2_d3_d4():
+    text = load("branch_audits").main(["--quick"])
+    assert "subtree indicators: 0" in text and "true: 3/4 and 1/4" in text  # D.2
+    assert "q*_(L,R) = 9/10 against q_(L,R) = 1/2, yet D_L = 0" in text  # D.3
+    assert "(1/32, 0, -1/40)" in text and "selects group a only" in text  # D.4
+
+
+def test_boost_trajectories_quick(tmp_path):
+    """Both runs satisfy Theorem 3.5; HUC-Boost ends with HUC <= eps, UC-Boost with UC <= eps."""
+    runs = load("boost_trajectories").main(["--quick", "--out", str(tmp_path)])
+    for method, key in (("uc", "uc"), ("huc", "huc")):
+        result, path = runs[method]
+        assert result.theorem_3_5["holds"] and path[-1][key] <= 1 / 20 + 1e-12
+        losses = [p["log_loss"] for p in path]
+        assert all(b < a for a, b in zip(losses, losses[1:]))
+
+
+def test_huc_demo(capsys):
+    from huc_ref.cli import main
+    assert main(["demo"]) == 0
+    assert "D_top = 1/4,  D_L = -1/4,  D_R = 0" in capsys.readouterr().out
