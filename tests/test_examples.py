@@ -56,3 +56,16 @@ def test_huc_demo(capsys):
     from huc_ref.cli import main
     assert main(["demo"]) == 0
     assert "D_top = 1/4,  D_L = -1/4,  D_R = 0" in capsys.readouterr().out
+
+
+def test_where_error_lives(tmp_path):
+    """Per-node table: HUC is its maximum; u2 (S = {y2, y5, y6, y8}, D = all, tau = 1/2) has
+    d = -1/2 on y3, y4 and +1/2 on y5, y6, so 'upper' and 'lower' are not relevant (by hand)."""
+    table = load("where_error_lives").main(["--quick", "--out", str(tmp_path)])
+    from huc_ref import audit
+    module = load("where_error_lives")
+    dist, res, _ = module.node_table()
+    assert max(r.sup for r in table.values() if r is not None) == res.huc.sup
+    assert table["u2 admission", "upper"] is None and table["u2 admission", "lower"] is None
+    assert table["u3 intensive care", "site"] is None
+    assert audit(dist, module.UTILITIES).uc.sup == res.uc.sup
