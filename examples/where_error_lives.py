@@ -51,7 +51,8 @@ def main(argv=None):
         if row is None:
             print(f"{name:<18} {v:<8} {'(not in V_T)':>12}")
         else:
-            interval = "empty" if row.interval is None else f"[{float(row.interval[0]):.4f}, {float(row.interval[1]):.4f}]"
+            lo, hi = (float(x) for x in row.interval) if row.interval else (None, None)
+            interval = "empty" if row.interval is None else f"[{lo:.4f}, {hi:.4f}]"
             print(f"{name:<18} {v:<8} {float(row.sup):>12.5f}  {row.subgroup:<8}  {interval}")
     try:
         import matplotlib
