@@ -33,9 +33,10 @@ _ZERO = Fraction(0)
 
 @dataclass(frozen=True)
 class AtomTerms:
-    """Score, UC term and node terms of one atom for one utility.
+    """Score, UC term and node terms of one atom for one utility (F.4, step 1).
 
     ``node_terms`` maps node ids to ``sum_y eta_y g_{u,v}(p, y)``; absent nodes give 0.
+    See :func:`atom_terms` for an example.
     """
 
     score: Fraction
@@ -95,6 +96,13 @@ def terms_at(tree, prediction, vals, atom, node_ids, lift, rational=Fraction) ->
     by boosting, which audits irrational predictions at a working precision.
 
     ``lift`` maps an exact ``Fraction`` into the working type and leaves other values alone.
+
+    >>> from huc_ref.tree import LabelTree
+    >>> from huc_ref.distribution import Atom
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> terms_at(t, Prediction(t, [Fraction(1, 4), Fraction(3, 4)]), [Fraction(0), Fraction(1)],
+    ...          Atom(Fraction(1), (Fraction(1),), (), None, 0), [0], lambda x: x)
+    AtomTerms(score=Fraction(3, 4), residual=Fraction(-3, 4), node_terms={0: Fraction(-3, 4)})
     """
     dec = TreeDecomposition(tree, prediction, vals, rational=rational)
     score = dec.mu(0)
@@ -174,7 +182,20 @@ def _first_max(rows):
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Every sup of an audit, with UC, HUC and their witnesses (SPEC §6 ``huc-result/1``)."""
+    """Every sup of an audit, with UC, HUC and their witnesses (SPEC §6 ``huc-result/1``).
+
+    App. D.1 again: one UC row and one row per relevant node.
+
+    >>> from huc_ref.tree import LabelTree
+    >>> from huc_ref.utilities import Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> r = audit(FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}]),
+    ...           {"u": Table(t, [-1, 1, 1, 1])})
+    >>> [(c.node, c.sup, c.moment) for c in r.candidates]
+    [(None, Fraction(0, 1), Fraction(0, 1)), ('v0', Fraction(1, 4), Fraction(1, 4)), ('vL', Fraction(1, 4), Fraction(-1, 4))]
+    >>> r.row("all", "u", "vL").moment, r.n_cand, r.to_json()["huc"]["value"]
+    (Fraction(-1, 4), 2, '1/4')
+    """
 
     candidates: tuple[Candidate, ...]
     relevant_nodes: dict

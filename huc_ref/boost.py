@@ -641,6 +641,14 @@ def trajectory(result: BoostResult, dist: FiniteDistribution, utilities: dict) -
     Each update is the rule "atoms of subgroup c whose score for u lies in [lo, hi] move by
     ``alpha h(x)``", with ``h`` computed at each atom's own current prediction; on the run's
     own atoms this reproduces the run.  Float arithmetic (a diagnostic, not a certificate).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
+    >>> path = trajectory(boost(d, u, epsilon="1/10"), d, u)
+    >>> path[0]["uc"], path[0]["huc"], path[-1]["huc"] <= 0.1
+    (0.0, 0.25, True)
     """
     engine = _Engine(dist, utilities, result.method, Fraction(1, 10 ** 12), "float", 30)
 

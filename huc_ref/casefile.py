@@ -57,7 +57,11 @@ def load_json(text: str | bytes):
 
 
 def dumps(doc) -> str:
-    """The project's one JSON layout: two-space indent, keys in insertion order, final newline."""
+    """The project's one JSON layout: two-space indent, keys in insertion order, final newline.
+
+    >>> dumps({"value": "1/4", "interval": None})
+    '{\\n  "value": "1/4",\\n  "interval": null\\n}\\n'
+    """
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -31,6 +31,9 @@ from .tree import LabelTree
 
 __all__ = ["subtree_sums", "Prediction", "TreeDecomposition"]
 
+# The four-leaf tree of Sec. 2.2, for the doctests below.
+_FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+
 
 def subtree_sums(tree: LabelTree, leaf_values: Sequence) -> list:
     """``sum_{y in Y_a} x_y`` for every node ``a`` (list indexed by pre-order node id).
@@ -82,7 +85,11 @@ class Prediction:
         self._pi = subtree_sums(tree, self._P)  # pi_a = _pi[a] / _D
 
     def pi(self, node):
-        """``pi_a(p)``, the predicted probability of the subtree of ``a``."""
+        """``pi_a(p)``, the predicted probability of the subtree of ``a`` (A.3).
+
+        >>> Prediction(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)]).pi("vR")
+        Fraction(1, 2)
+        """
         return ratio(self._pi[self.tree.id(node)], self._D)
 
 
@@ -119,15 +126,33 @@ class TreeDecomposition:
 
     # --------------------------------------------------------- node quantities
     def pi(self, node):
-        """``pi_a(p) = sum_{y in Y_a} p_y`` (A.3)."""
+        """``pi_a(p) = sum_{y in Y_a} p_y`` (A.3).
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.pi("vL"), dec.pi("v0")
+        (Fraction(1, 2), Fraction(1, 1))
+        """
         return ratio(self._pi[self.tree.id(node)], self._D, self._rational)
 
     def N(self, node):
-        """``N_{u,a}(p) = sum_{y in Y_a} p_y u(p, y)`` (A.3)."""
+        """``N_{u,a}(p) = sum_{y in Y_a} p_y u(p, y)`` (A.3).
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.N("vL"), dec.N("v0")
+        (Fraction(1, 4), Fraction(1, 2))
+        """
         return ratio(self._N[self.tree.id(node)], self._D * self._E, self._rational)
 
     def mu(self, node=0):
-        """``mu_{u,a}(p) = N_{u,a}(p) / pi_a(p)`` (A.3); the root gives the score ``mu_u(p)``."""
+        """``mu_{u,a}(p) = N_{u,a}(p) / pi_a(p)`` (A.3); the root gives the score ``mu_u(p)``.
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.mu("vL"), dec.mu()
+        (Fraction(1, 2), Fraction(1, 2))
+        """
         a = self.tree.id(node)
         if self._mu[a] is None:
             # (_N[a] / (D E)) / (_pi[a] / D) = _N[a] / (E _pi[a])
@@ -135,18 +160,36 @@ class TreeDecomposition:
         return self._mu[a]
 
     def q(self, v) -> tuple:
-        """``q_v(p) = (pi_{v_j}(p) / pi_v(p))_j``, the branch probabilities (Sec. 3.1)."""
+        """``q_v(p) = (pi_{v_j}(p) / pi_v(p))_j``, the branch probabilities (Sec. 3.1).
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.q("vL")
+        (Fraction(1, 4), Fraction(3, 4))
+        """
         a = self.tree.id(v)
         return tuple(ratio(self._pi[k], self._pi[a], self._rational) for k in self.tree.child_ids[a])
 
     def Delta(self, v) -> tuple:
-        """``Delta_{u,v}(p) = (mu_{u,v_j}(p) - mu_{u,v}(p))_j`` (Sec. 3.1)."""
+        """``Delta_{u,v}(p) = (mu_{u,v_j}(p) - mu_{u,v}(p))_j`` (Sec. 3.1).
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.Delta("vL")
+        (Fraction(-3, 2), Fraction(1, 2))
+        """
         a = self.tree.id(v)
         m = self.mu(a)
         return tuple(self.mu(k) - m for k in self.tree.child_ids[a])
 
     def R(self, v, y) -> tuple:
-        """``R_v(p, y) = (J_{v_j}(y) - J_v(y) q_{v,j}(p))_j`` (Sec. 3.1) for label ``y``."""
+        """``R_v(p, y) = (J_{v_j}(y) - J_v(y) q_{v,j}(p))_j`` (Sec. 3.1) for label ``y``.
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.R("vL", "y2"), dec.R("vL", "y3")
+        ((Fraction(-1, 4), Fraction(1, 4)), (0, 0))
+        """
         a = self.tree.id(v)
         yi = self.tree.label_index(y) if isinstance(y, str) else y
         inside = self.tree.contains(a, yi)
@@ -159,6 +202,11 @@ class TreeDecomposition:
         Evaluated in its piecewise form (C.1): ``R_{v,j}(p,y) = 1{j = k} - q_{v,j}(p)``
         when ``y`` lies below child ``v_k``, and ``sum_j q_{v,j} Delta_{u,v,j} = 0``, so
         the inner product is ``mu_{u,v_k}(p) - mu_{u,v}(p)``; it is 0 outside ``Y_v``.
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.g("vL", "y1"), dec.g("vR", "y1")
+        (Fraction(-3, 2), Fraction(0, 1))
         """
         a = self.tree.id(v)
         yi = self.tree.label_index(y) if isinstance(y, str) else y
@@ -170,12 +218,24 @@ class TreeDecomposition:
         raise AssertionError("a label below v lies below one of its children")
 
     def residual(self, y):
-        """``u(p, y) - mu_u(p)``, the utility residual that Theorem 3.1 decomposes."""
+        """``u(p, y) - mu_u(p)``, the utility residual that Theorem 3.1 decomposes.
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.residual("y2"), dec.g("v0", "y2") + dec.g("vL", "y2")
+        (Fraction(1, 2), Fraction(1, 2))
+        """
         yi = self.tree.label_index(y) if isinstance(y, str) else y
         return self.u[yi] - self.mu(0)
 
     def contributions(self, y) -> dict:
-        """``{v: g_{u,v}(p, y)}`` for the internal nodes on the path of ``y`` (others are 0)."""
+        """``{v: g_{u,v}(p, y)}`` for the internal nodes on the path of ``y`` (others are 0).
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> dec.contributions("y1")
+        {'v0': Fraction(0, 1), 'vL': Fraction(-3, 2)}
+        """
         yi = self.tree.label_index(y) if isinstance(y, str) else y
         path = self.tree.path_ids(yi)
         return {self.tree.nodes[a]: self.mu(b) - self.mu(a) for a, b in zip(path, path[1:])}
@@ -188,6 +248,12 @@ class TreeDecomposition:
         ``sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``: the form evaluated here.
         ``eta_masses`` is :func:`subtree_sums` of ``eta`` (optionally scaled by
         ``eta_den``: ``pi*_a = eta_masses[a] / eta_den``).
+
+        >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
+        ...                         [-1, 1, 0, 1])
+        >>> eta = [Fraction(1, 2), Fraction(0), Fraction(1, 4), Fraction(1, 4)]
+        >>> dec.expected_contribution("vL", subtree_sums(_FOUR, eta))  # (1/2)(-1) + 0(1) - (1/2)(1/2)
+        Fraction(-3, 4)
         """
         a = self.tree.id(v)
         total = -(eta_masses[a] * self.mu(a))

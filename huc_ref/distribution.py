@@ -37,7 +37,11 @@ class Atom:
     label: int | None = None
 
     def label_law(self, K: int) -> tuple[Fraction, ...]:
-        """``eta_i``; for a sample point the unit vector ``e_{y_i}``."""
+        """``eta_i``; for a sample point the unit vector ``e_{y_i}`` (SPEC §3).
+
+        >>> Atom(Fraction(1), (Fraction(1),), (Fraction(1, 2), Fraction(1, 2)), None, 1).label_law(2)
+        (Fraction(0, 1), Fraction(1, 1))
+        """
         if self.eta is not None:
             return self.eta
         return tuple(_ONE if y == self.label else Fraction(0) for y in range(K))

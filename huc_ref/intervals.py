@@ -42,6 +42,10 @@ class IntervalMax:
     ``r, b`` select blocks ``r .. b-1`` (0-based; the paper's ``s_(r+1) .. s_(b)``);
     ``moment = C_b - C_r`` is signed.  When ``sup == 0`` the witness is the empty
     interval and ``r == b == 0``.
+
+    >>> best = max_interval_sum([Fraction(-1, 2), Fraction(1, 3)])
+    >>> best.sup, (best.r, best.b), best.empty
+    (Fraction(1, 2), (0, 1), False)
     """
 
     sup: Fraction

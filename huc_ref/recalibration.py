@@ -4,7 +4,8 @@
 * vector scaling ``softmax(a * log p + b)`` (``2K``),
 * Dirichlet calibration ``softmax(W log p + b)`` (``K^2 + K``),
 
-each fitted by minimising the (L2-regularised, H.6 eq. 188) log loss on calibration atoms,
+each fitted by minimising the log loss on calibration atoms plus ``lambda/2 ||theta||^2`` (H.6
+eq. 188; ``lambda = 1e-4``),
 after the ``kappa_init`` smoothing ``p <- (1 - kappa) p + kappa / K`` (K.1, ``kappa = 1e-10``).
 Fitting is numerical (float64 Newton / gradient steps on a convex objective); its output is
 then read as exact rationals and renormalised exactly, and HUC-Boost starts from it: the
@@ -100,12 +101,13 @@ def fit_recalibrator(dist: FiniteDistribution, kind: str = "temperature", *, kap
     def loss_and_grad(W, b):
         S = X @ W.T + b
         Q = _softmax(S)
-        loss = -(w[:, None] * Y * np.log(np.maximum(Q, 1e-300))).sum() + l2 / 2 * ((W - np.eye(K)) ** 2).sum()
+        # H.6 eq. (188): lambda/2 ||theta||^2 with theta = (W, b), which pulls towards the uniform prediction
+        loss = -(w[:, None] * Y * np.log(np.maximum(Q, 1e-300))).sum() + l2 / 2 * ((W ** 2).sum() + (b ** 2).sum())
         G = w[:, None] * (Q * Y.sum(axis=1, keepdims=True) - Y)  # d loss / d S
-        gW = G.T @ X + l2 * (W - np.eye(K))
+        gW = G.T @ X + l2 * W
         if kind == "vector":
             gW = np.diag(np.diag(gW))
-        return loss, gW, G.sum(axis=0)
+        return loss, gW, G.sum(axis=0) + l2 * b
 
     loss, gW, gb = loss_and_grad(W, b)
     step = 1.0
@@ -126,7 +128,14 @@ def fit_recalibrator(dist: FiniteDistribution, kind: str = "temperature", *, kap
 
 def recalibrate(dist: FiniteDistribution, recalibrator: Recalibrator) -> FiniteDistribution:
     """The same atoms with recalibrated predictions, read back as exact rationals (renormalised
-    exactly; zero entries are impossible after the ``kappa`` smoothing and softmax)."""
+    exactly; zero entries are impossible after the ``kappa`` smoothing and softmax) (H.6).
+
+    >>> from huc_ref import LabelTree
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> d = FiniteDistribution.from_sample(t, ["a", "b"], [["1/2", "1/2"]] * 2)
+    >>> recalibrate(d, fit_recalibrator(d, "temperature")).atoms[0].p
+    (Fraction(1, 2), Fraction(1, 2))
+    """
     out = recalibrator(np.array([[float(x) for x in a.p] for a in dist.atoms]))
     atoms = []
     for a, row in zip(dist.atoms, out):
@@ -142,6 +151,13 @@ def two_stage(calibration: FiniteDistribution, utilities: dict, kind: str = "tem
     """Fit ``kind`` scaling on the calibration atoms, then boost from its output (H.2, K.1).
 
     Returns ``(recalibrator, recalibrated calibration atoms, BoostResult)``.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> d = FiniteDistribution.from_sample(t, ["a", "a", "b"], [["1/3", "2/3"]] * 3)
+    >>> rec, start, result = two_stage(d, {"u": Table(t, [0, 1])}, "temperature", epsilon="1/100")
+    >>> result.stopped, Fraction(result.final["uc"]) <= Fraction(1, 100)
+    ('tolerance', True)
     """
     rec = fit_recalibrator(calibration, kind)
     start = recalibrate(calibration, rec)
@@ -152,6 +168,14 @@ def select_prefix(result: BoostResult, validation: FiniteDistribution, utilities
     """K.1: replay the run's updates on validation atoms (:func:`huc_ref.boost.trajectory`) and
     return the prefix length with the smallest validation error (HUC for HUC-Boost, UC for
     UC-Boost; the first minimum), with the errors after 0, 1, ... updates.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
+    >>> best, errors = select_prefix(boost(d, u, epsilon="1/10"), d, u)
+    >>> best == len(errors) - 1, errors[0]
+    (True, 0.25)
     """
     metric = "uc" if result.method == "uc" else "huc"
     errors = [point[metric] for point in trajectory(result, validation, utilities)]

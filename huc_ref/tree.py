@@ -224,36 +224,70 @@ class LabelTree:
     # ------------------------------------------------------------------ queries
     @property
     def root(self) -> str:
-        """The root ``rho``."""
+        """The root ``rho`` (Sec. 3.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.root
+        'r'
+        """
         return self._names[0]
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """The leaves, in the order of probability-vector entries."""
+        """The leaves ``Y``, in the order of probability-vector entries (Sec. 2.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.labels
+        ('y1', 'y2', 'y3')
+        """
         return self._labels
 
     @property
     def K(self) -> int:
-        """The number of labels ``K = |Y|``."""
+        """The number of labels ``K = |Y|`` (Sec. 2.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.K
+        3
+        """
         return len(self._labels)
 
     @property
     def nodes(self) -> tuple[str, ...]:
-        """All nodes in pre-order."""
+        """All nodes ``V`` in pre-order.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.nodes
+        ('r', 'a', 'y1', 'y2', 'y3')
+        """
         return self._names
 
     @property
     def internal_nodes(self) -> tuple[str, ...]:
-        """``V°``: the internal nodes (``d_v >= 1``) in pre-order."""
+        """``V°``: the internal nodes (``d_v >= 1``) in pre-order (Sec. 3.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.internal_nodes
+        ('r', 'a')
+        """
         return tuple(n for i, n in enumerate(self._names) if self._children[i])
 
     @property
     def branching_nodes(self) -> tuple[str, ...]:
-        """Internal nodes with ``d_v >= 2``, in pre-order (the only ones that can be relevant)."""
+        """Internal nodes with ``d_v >= 2``, in pre-order (the only ones that can be relevant, F.4).
+
+        >>> LabelTree.from_children("r", {"r": ["u", "y2"], "u": ["y1"]}).branching_nodes
+        ('r',)
+        """
         return tuple(n for i, n in enumerate(self._names) if len(self._children[i]) >= 2)
 
     def id(self, node) -> int:
-        """The pre-order index of a node given by name (or already by index)."""
+        """The pre-order index of a node given by name (or already by index).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.id("y2"), t.id(4)
+        (3, 4)
+        """
         if isinstance(node, int) and not isinstance(node, bool):
             if 0 <= node < len(self._names):
                 return node
@@ -264,43 +298,88 @@ class LabelTree:
             raise HUCError(f"node {node!r} is not in the tree") from None
 
     def label_index(self, label: str) -> int:
-        """Position of a label in :attr:`labels`."""
+        """Position of a label in :attr:`labels`.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.label_index("y3")
+        2
+        """
         try:
             return self._label_index[label]
         except (KeyError, TypeError):
             raise HUCError(f"label {label!r} is not a leaf of the tree") from None
 
     def children(self, node) -> tuple[str, ...]:
-        """``ch(v) = (v_1, ..., v_{d_v})`` in order (empty for a leaf)."""
+        """``ch(v) = (v_1, ..., v_{d_v})`` in order (empty for a leaf) (A.2).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.children("r"), t.children("y1")
+        (('a', 'y3'), ())
+        """
         return tuple(self._names[k] for k in self._children[self.id(node)])
 
     def parent(self, node) -> str | None:
-        """The parent of a node (``None`` for the root)."""
+        """The parent of a node (``None`` for the root).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.parent("y1"), t.parent("r")
+        ('a', None)
+        """
         p = self._parent[self.id(node)]
         return None if p < 0 else self._names[p]
 
     def d(self, node) -> int:
-        """``d_v``: the number of children."""
+        """``d_v``: the number of children (A.2).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.d("r"), t.d("y1")
+        (2, 0)
+        """
         return len(self._children[self.id(node)])
 
     def depth(self, node) -> int:
-        """Depth of a node; the root has depth 0."""
+        """Depth of a node; the root has depth 0 (K.2).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.depth("y1"), t.depth("y3")
+        (2, 1)
+        """
         return self._depth[self.id(node)]
 
     def is_leaf(self, node) -> bool:
-        """Whether the node is a label."""
+        """Whether the node is a label.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.is_leaf("y1"), t.is_leaf("a")
+        (True, False)
+        """
         return not self._children[self.id(node)]
 
     def leaves_below(self, node) -> tuple[str, ...]:
-        """``Y_a``: the labels below node ``a``, in label order."""
+        """``Y_a``: the labels below node ``a``, in label order (Sec. 3.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.leaves_below("a"), t.leaves_below("y3")
+        (('y1', 'y2'), ('y3',))
+        """
         return tuple(self._labels[y] for y in self.label_ids_below(self.id(node)))
 
     def path(self, label) -> tuple[str, ...]:
-        """The root-to-leaf path ``(w_0(y), ..., w_{L_y}(y))`` of a label."""
+        """The root-to-leaf path ``(w_0(y), ..., w_{L_y}(y))`` of a label (A.2).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.path("y2")
+        ('r', 'a', 'y2')
+        """
         return tuple(self._names[k] for k in self.path_ids(self.label_index(label)))
 
     def to_json(self) -> dict:
-        """The ``huc-case/1`` form ``{"root": ..., "children": {...}}``."""
+        """The ``huc-case/1`` form ``{"root": ..., "children": {...}}`` (SPEC §6).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.to_json()
+        {'root': 'r', 'children': {'r': ['a', 'y3'], 'a': ['y1', 'y2']}}
+        """
         return {"root": self.root,
                 "children": {self._names[i]: [self._names[k] for k in kids]
                              for i, kids in enumerate(self._children) if kids}}
@@ -337,11 +416,21 @@ class LabelTree:
         return self._label_of
 
     def label_ids_below(self, nid: int) -> tuple[int, ...]:
-        """Label ids of ``Y_a`` for node id ``a``, in label order."""
+        """Label ids of ``Y_a`` for node id ``a``, in label order.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.label_ids_below(1)
+        (0, 1)
+        """
         return tuple(sorted(self._dfs_labels[self._lo[nid]:self._hi[nid]]))
 
     def path_ids(self, y: int) -> tuple[int, ...]:
-        """Node ids on the root-to-leaf path of label id ``y``."""
+        """Node ids on the root-to-leaf path of label id ``y``.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.path_ids(1)
+        (0, 1, 3)
+        """
         out = []
         nid = self._node_of_label[y]
         while nid >= 0:
@@ -350,6 +439,11 @@ class LabelTree:
         return tuple(reversed(out))
 
     def contains(self, a: int, y: int) -> bool:
-        """``J_a(y)``: whether label id ``y`` is below node id ``a``."""
+        """``J_a(y) = 1{y in Y_a}`` (A.1): whether label id ``y`` is below node id ``a``.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.contains(1, 0), t.contains(1, 2)
+        (True, False)
+        """
         nid = self._node_of_label[y]
         return self._lo[a] <= self._lo[nid] < self._hi[a]

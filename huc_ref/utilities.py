@@ -53,7 +53,12 @@ def _nonconstant_nodes(tree: LabelTree, rows) -> tuple[str, ...]:
 
 
 def subtree_sums_by(tree: LabelTree, row, combine):
-    """Like :func:`~huc_ref.decomposition.subtree_sums` with ``min`` or ``max`` for ``+``."""
+    """Like :func:`~huc_ref.decomposition.subtree_sums` with ``min`` or ``max`` for ``+``.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> subtree_sums_by(t, [Fraction(1), Fraction(-1), Fraction(0)], max)
+    [Fraction(1, 1), Fraction(1, 1), Fraction(1, 1), Fraction(-1, 1), Fraction(0, 1)]
+    """
     kids = tree.child_ids
     label_of = tree.label_ids
     out: list = [None] * len(kids)
@@ -79,7 +84,12 @@ class Utility:
         self.tree = tree
 
     def values(self, p: Sequence[Fraction], atom: int | None = None) -> tuple[Fraction, ...]:
-        """``u(p, .)``: the leaf values at prediction ``p`` (label order)."""
+        """``u(p, .)``: the leaf values at prediction ``p`` (label order) (A.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> TopK(t, 1).values([Fraction(1, 3), Fraction(2, 3)])
+        (Fraction(0, 1), Fraction(1, 1))
+        """
         raise NotImplementedError
 
     def score(self, p: Sequence[Fraction], atom: int | None = None) -> Fraction:
@@ -93,11 +103,21 @@ class Utility:
 
     @property
     def relevant_nodes(self) -> tuple[str, ...]:
-        """``V_T(u)`` in pre-order."""
+        """``V_T(u)`` in pre-order (Def. 3.2, SPEC §3).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Table(t, [1, 1, 0]).relevant_nodes, Table(t, [1, 0, 0]).relevant_nodes
+        (('r',), ('r', 'a'))
+        """
         raise NotImplementedError
 
     def to_json(self) -> dict:
-        """The ``huc-case/1`` description of this utility."""
+        """The ``huc-case/1`` description of this utility (SPEC §6).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> BinaryDecision(t, ["b"], ["a", "b"], "1/2").to_json()
+        {'kind': 'binary_decision', 'S': ['b'], 'D': ['a', 'b'], 'tau': '1/2'}
+        """
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -245,7 +265,12 @@ class Decision(Utility):
         self._relevant = _nonconstant_nodes(tree, self.payoffs.values())
 
     def action(self, p) -> str:
-        """``psi(p)``: the first maximiser of the expected payoff."""
+        """``psi(p)``: the first maximiser of the expected payoff (A.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> Decision(t, {"x": [1, 0], "y": [0, 1]}).action([Fraction(1, 2), Fraction(1, 2)])
+        'x'
+        """
         best, best_value = None, None
         for a in self.order:
             value = sum(pz * uz for pz, uz in zip(p, self.payoffs[a]))
@@ -342,7 +367,12 @@ class Top1AtDepth(Utility):
                                if len(kids[a]) >= 2 and tree.depth(a) < depth)
 
     def node(self, p) -> str:
-        """``v_l(p)``: the first candidate of largest predicted mass."""
+        """``v_l(p)``: the first candidate of largest predicted mass (K.2).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Top1AtDepth(t, 1).node([Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)])
+        'a'
+        """
         masses = subtree_sums(self.tree, p)
         best = max(self._candidates, key=lambda a: (masses[a], -a))
         return self.tree.nodes[best]
@@ -409,7 +439,13 @@ class Aggregated(Utility):
         self._relevant = tuple(v for v in self.S if v in base_rel)
 
     def boundary(self, y: str) -> str:
-        """``b_S(y)``: where the root-to-``y`` path leaves ``S``."""
+        """``b_S(y)``: where the root-to-``y`` path leaves ``S`` (App. G).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> agg = Aggregated(Table(t, [1, 0, 0]), ["r"])
+        >>> agg.boundary("y1"), agg.boundary("y3")
+        ('a', 'y3')
+        """
         return self.tree.nodes[self._boundary[self.tree.label_index(y)]]
 
     def values(self, p, atom=None):

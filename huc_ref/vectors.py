@@ -464,7 +464,12 @@ def write_vector_files(out: Path) -> list[Path]:
 
 
 def load_vectors(directory: Path | None = None) -> list[dict]:
-    """All vectors of the ``huc-vectors/1`` files in ``directory`` (default: this tree's)."""
+    """All vectors of the ``huc-vectors/1`` files in ``directory`` (default: this tree's).
+
+    >>> d1 = next(v for v in load_vectors() if v["id"] == "paper-d1-cancellation")
+    >>> d1["expected"]["huc"]["value"], "cancellation" in d1["flags"]
+    ('1/4', True)
+    """
     directory = Path(directory or default_vector_dir())
     files = sorted(directory.glob("*.json"))
     files = [f for f in files if not f.name.endswith(".schema.json")]
@@ -563,7 +568,14 @@ def _check_witness(case, row, sup, exact, tol, where) -> str | None:
 
 
 def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tuple[str, str | None]], int]:
-    """Check ``answers/<id>.json`` for every vector: ``([(id, reason or None)], failures)``."""
+    """Check ``answers/<id>.json`` for every vector: ``([(id, reason or None)], failures)``.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     report, failures = check_answers(Path(out))  # an empty directory: every answer missing
+    >>> failures == len(report), report[0][1]
+    (True, 'no answer file')
+    """
     answers = Path(answers)
     if not answers.is_dir():
         raise HUCError(f"answers: {str(answers)!r} is not a directory")

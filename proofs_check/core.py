@@ -86,6 +86,7 @@ CHECKS: list[Check] = []
 def claim(location: str, text: str):
     """Register a check function for a claim of the paper at ``location``."""
     def register(func):
+        func.__doc__ = func.__doc__ or f"{location}: {text}"
         CHECKS.append(Check(func.__name__, text, location, func))
         return func
     return register
