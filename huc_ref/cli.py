@@ -62,6 +62,13 @@ def _report(case, result, top: int) -> str:
 
 def _cmd_audit(args) -> int:
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
+    if args.engine == "fast":
+        from .fast import audit_distribution
+        doc = audit_distribution(case.distribution, case.utilities, case.id)
+        if not args.json:
+            raise HUCError("--engine fast: only --json output is available (the report is the exact engine's)")
+        sys.stdout.write(dumps(doc))
+        return 0
     result = case.audit()
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
@@ -151,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="exact UC and HUC of a huc-case/1 file, with witnesses")
     _case_arguments(p, "print the huc-result/1 document")
     p.add_argument("--top", type=int, default=10, help="violations listed in the report (default 10)")
+    p.add_argument("--engine", choices=["exact", "fast"], default="exact",
+                   help="exact (Fractions, the reference) or fast (numpy float64, JSON numbers)")
     p.set_defaults(run=_cmd_audit)
     b = sub.add_parser("boost", help="HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)")
     _case_arguments(b, "print the huc-boost/1 document")

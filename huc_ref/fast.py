@@ -1,0 +1,274 @@
+"""The fast path: the same audit as :mod:`huc_ref.audit`, vectorised in numpy float64.
+
+It mirrors the exact engine's vocabulary: a tree as arrays (leaves in depth-first order,
+so every ``Y_a`` is a contiguous range and subtree sums come from one cumulative sum per
+row, App. F.4), every utility family vectorised, per-atom scores and terms, one stable
+sort per utility shared by all subgroups and nodes, tie blocks by ``np.add.reduceat``,
+prefix sums and running minima and maxima (Algorithm 2) batched over columns.
+
+Floating point enters in the predictions, the utilities' decisions and the sums.  The
+engine treats numbers closer than the tolerances in :data:`TOLERANCES` as equal, so exact
+ties in the data (frequent with rational inputs) are resolved as the exact engine
+resolves them; genuinely different values closer than that are where the exact engine
+must be used.  Agreement with the exact engine is property-tested (tests/test_fast.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .distribution import FiniteDistribution
+from .errors import HUCError
+from .tree import LabelTree
+from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Table, Top1AtDepth, Utility
+
+__all__ = ["TOLERANCES", "FastTree", "utility_values", "audit", "audit_distribution"]
+
+#: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
+TOLERANCES = {
+    # decisions (ranks, argmax of payoffs, decision margins, top-1 masses): values this close
+    # are ties, resolved by the exact engine's rule (first in order), because exact ties in
+    # rational inputs come out of float arithmetic as differences of a few ulps
+    "decision": 1e-12,
+    # scores this close share a tie block (Algorithm 2 groups equal scores)
+    "score": 1e-12,
+}
+
+
+class FastTree:
+    """A label tree as arrays: depth-first leaf ranges ``[lo, hi)``, children, paths.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> ft = FastTree(t)
+    >>> ft.subtree_sums(np.array([[0.25, 0.25, 0.5]]))[0].tolist()  # nodes r, a, y1, y2, y3
+    [1.0, 0.5, 0.25, 0.25, 0.5]
+    """
+
+    def __init__(self, tree: LabelTree):
+        self.tree = tree
+        self.K = tree.K
+        n = len(tree.nodes)
+        self.dfs_labels = np.array(tree._dfs_labels)  # depth-first position -> label id
+        self.lo = np.array(tree._lo)
+        self.hi = np.array(tree._hi)
+        self.n_nodes = n
+        self.internal = np.array([a for a in range(n) if tree.child_ids[a]], dtype=int)
+        # children of the internal nodes, flattened, with group starts for np.add.reduceat
+        kids = [list(tree.child_ids[a]) for a in self.internal]
+        self.child_flat = np.array([c for ks in kids for c in ks], dtype=int)
+        self.child_starts = np.cumsum([0] + [len(ks) for ks in kids[:-1]]).astype(int)
+
+    def subtree_sums(self, X: np.ndarray) -> np.ndarray:
+        """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order): one cumulative
+        sum per row over depth-first leaf order, then differences of range ends (F.4)."""
+        Xd = X[:, self.dfs_labels]
+        C = np.zeros((X.shape[0], self.K + 1))
+        np.cumsum(Xd, axis=1, out=C[:, 1:])
+        return C[:, self.hi] - C[:, self.lo]
+
+
+def _first_max(values: np.ndarray) -> np.ndarray:
+    """Per row, the first column within ``TOLERANCES['decision']`` of the row maximum."""
+    top = values.max(axis=1, keepdims=True)
+    return np.argmax(values >= top - TOLERANCES["decision"], axis=1)
+
+
+def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | None = None,
+                   pi: np.ndarray | None = None) -> np.ndarray:
+    """``u(p_i, .)`` for every row of ``P`` (label order), vectorised per family (SPEC §5).
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    >>> from huc_ref.utilities import TopK
+    >>> utility_values(TopK(t, 1), FastTree(t), np.array([[0.2, 0.5, 0.3], [0.4, 0.4, 0.2]])).tolist()
+    [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    """
+    n, K = P.shape
+    pi = ft.subtree_sums(P) if pi is None else pi  # subtree masses, shared by every utility
+    if isinstance(u, Aggregated):
+        base = utility_values(u.base, ft, P, rows, pi)
+        N = ft.subtree_sums(P * base)
+        b = np.array(u._boundary)
+        return N[:, b] / pi[:, b]
+    if isinstance(u, PerAtom):
+        table = np.array([[float(x) for x in r] for r in u.rows])
+        return table[rows] if rows is not None else table
+    if isinstance(u, Table):  # also Subtree and class indicators
+        return np.broadcast_to(np.array([float(x) for x in u.b]), (n, K))
+    if isinstance(u, Rank):  # also TopK: rank by decreasing p, ties by label order
+        key = -np.round(P / TOLERANCES["decision"]) * TOLERANCES["decision"]
+        order = np.argsort(key, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(K), (n, K)), axis=1)
+        return np.array([float(x) for x in u.theta])[ranks]
+    if isinstance(u, Decision):
+        A = np.array([[float(x) for x in u.payoffs[a]] for a in u.order])
+        return A[_first_max(P @ A.T)]
+    if isinstance(u, BinaryDecision):
+        d = np.array([float(x) for x in u.d])
+        act = P @ d >= -TOLERANCES["decision"]
+        return np.where(act[:, None], d, -d)
+    if isinstance(u, Top1AtDepth):
+        cands = np.array(u._candidates)
+        masses = pi[:, cands]
+        masks = np.zeros((len(cands), K))
+        for k, a in enumerate(cands):
+            masks[k, list(ft.tree.label_ids_below(int(a)))] = 1.0
+        return masks[_first_max(masses)]
+    raise HUCError(f"fast path: no vectorised form for {type(u).__name__}")
+
+
+def _terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.ndarray, pi, star):
+    """Scores, UC terms and node terms for every atom (label laws ``E``; samples are one-hot).
+
+    C.2: ``E_eta[g_{u,v}] = sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``; with one-hot
+    ``eta`` this is the path form ``mu_{u,v_k} - mu_{u,v}`` on the label's path and 0 off it.
+    """
+    N = ft.subtree_sums(P * U)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = np.where(pi > 0, N / np.where(pi > 0, pi, 1), 0.0)
+    score = mu[:, 0]
+    residual = (E * U).sum(axis=1) - score
+    if not len(nodes):  # no relevant node (a constant utility, or a single-leaf tree)
+        return score, residual, np.zeros((P.shape[0], 0))
+    weighted = star * mu
+    children = np.add.reduceat(weighted[:, ft.child_flat], ft.child_starts, axis=1)  # per internal node
+    node_terms = children - weighted[:, ft.internal]
+    position = {int(a): k for k, a in enumerate(ft.internal)}
+    return score, residual, node_terms[:, [position[int(a)] for a in nodes]]
+
+
+def _algorithm_2(B: np.ndarray):
+    """Algorithm 2 on every column of the block sums ``B`` (m x cols) at once.
+
+    Returns ``sup, r, b, moment`` per column (``b == r`` means the empty interval).
+    """
+    m, cols = B.shape
+    C = np.zeros((m + 1, cols))
+    np.cumsum(B, axis=0, out=C[1:])
+    run_min = np.minimum.accumulate(C, axis=0)[:-1]  # min_{r < b} C_r for b = 1..m
+    run_max = np.maximum.accumulate(C, axis=0)[:-1]
+    up, down = C[1:] - run_min, run_max - C[1:]
+    value = np.maximum(up, down)
+    b = np.argmax(value, axis=0) + 1  # first right end attaining the maximum
+    idx = np.arange(cols)
+    sup = value[b - 1, idx]
+    use_min = up[b - 1, idx] >= down[b - 1, idx]
+    target = np.where(use_min, run_min[b - 1, idx], run_max[b - 1, idx])
+    r = np.empty(cols, dtype=int)
+    for k in range(cols):  # the first earlier prefix attaining the extreme (r < b)
+        r[k] = int(np.argmax(C[: b[k], k] == target[k]))
+    moment = C[b, idx] - C[r, idx]
+    empty = sup <= 0
+    r[empty], b[empty], sup[empty], moment[empty] = 0, 0, 0.0, 0.0
+    return sup, r, b, moment
+
+
+def _run(ft, P, E, weights, subgroups, utilities, rows):
+    """The candidate rows in the order of the exact engine (subgroups, utilities, nodes)."""
+    tree = ft.tree
+    rows_out, relevant = {}, {}
+    pi, star = ft.subtree_sums(P), ft.subtree_sums(E)  # pi_a(p) and pi*_a: the same for every utility
+    for name, u in utilities.items():
+        nodes = np.array([tree.id(v) for v in u.relevant_nodes], dtype=int)
+        relevant[name] = list(u.relevant_nodes)
+        U = utility_values(u, ft, P, rows, pi)
+        score, residual, node_terms = _terms(ft, P, U, E, nodes, pi, star)
+        order = np.argsort(score, kind="stable")
+        s = score[order]
+        starts = np.concatenate([[0], np.flatnonzero(np.diff(s) > TOLERANCES["score"]) + 1])
+        block_scores = s[starts]
+        block_last = np.concatenate([starts[1:] - 1, [len(s) - 1]])
+        terms = np.column_stack([residual, node_terms])[order]
+        for k, c_name in enumerate(subgroups):
+            w = weights[order, k][:, None]
+            B = np.add.reduceat(terms * w, starts, axis=0)
+            sup, r, b, moment = _algorithm_2(B)
+            out = rows_out.setdefault((k, name), [])
+            for col, node in enumerate([None] + [tree.nodes[a] for a in nodes]):
+                interval = None if b[col] == r[col] else [float(block_scores[r[col]]),
+                                                          float(s[block_last[b[col] - 1]])]
+                out.append({"subgroup": c_name, "utility": name, "node": node, "sup": float(sup[col]),
+                            "interval": interval, "moment": float(moment[col])})
+    candidates = [row for k in range(len(subgroups)) for name in utilities for row in rows_out[(k, name)]]
+
+    def first_max(rows):
+        best = None
+        for row in rows:
+            if best is None or row["sup"] > best["sup"]:
+                best = row
+        return best
+    uc = dict(first_max([c for c in candidates if c["node"] is None]))
+    uc["value"] = uc.pop("sup")
+    uc.pop("node")
+    huc_row = first_max([c for c in candidates if c["node"] is not None])
+    huc = {"value": 0.0, "subgroup": None, "utility": None, "node": None, "interval": None, "moment": 0.0}
+    if huc_row:
+        huc = dict(huc_row)
+        huc["value"] = huc.pop("sup")
+    return {"format": "huc-result/1", "engine": "fast", "uc": {"value": uc.pop("value"), **uc},
+            "huc": {"value": huc.pop("value"), **huc}, "relevant_nodes": relevant, "candidates": candidates}
+
+
+def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility], case_id=None) -> dict:
+    """The ``huc-result/1`` document of a finite distribution, computed in float64.
+
+    >>> from huc_ref import Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> r = audit_distribution(d, {"u": Table(t, [-1, 1, 1, 1])})
+    >>> r["uc"]["value"], r["huc"]["value"], r["huc"]["node"], r["huc"]["interval"]
+    (0.0, 0.25, 'v0', [0.5, 0.5])
+    """
+    ft = FastTree(dist.tree)
+    P = np.array([[float(x) for x in a.p] for a in dist.atoms])
+    E = np.array([[float(x) for x in a.label_law(ft.K)] for a in dist.atoms])
+    weights = np.array([[float(a.weight * c) for c in a.c] for a in dist.atoms])
+    result = _run(ft, P, E, weights, list(dist.subgroups), utilities, np.arange(dist.n))
+    result["case"] = case_id
+    return {"format": result.pop("format"), "case": result.pop("case"), **result}
+
+
+def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
+          sample_weight=None) -> dict:
+    """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names).
+
+    ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
+    order; ``subgroups``: a mapping name -> ``n`` values in [-1, 1] (default: everyone);
+    ``sample_weight``: nonnegative weights (normalised to sum 1).
+
+    >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    >>> from huc_ref import class_indicator
+    >>> r = audit(["pos", "neg"], [[0.5, 0.5], [0.5, 0.5]], t, {"u": class_indicator(t, "pos")})
+    >>> r["uc"]["value"]  # the tie case of App. F.3: one block, residuals +1/2 and -1/2
+    0.0
+    """
+    P = np.asarray(y_prob, dtype=float)
+    if P.ndim != 2 or P.shape[1] != tree.K:
+        raise HUCError(f"y_prob: expected shape (n, {tree.K}), got {P.shape}")
+    n = P.shape[0]
+    if not np.all(np.isfinite(P)) or np.any(P < 0):
+        raise HUCError("y_prob: entries must be finite and nonnegative")
+    labels = list(y_true)
+    if len(labels) != n:
+        raise HUCError(f"y_true: has {len(labels)} labels, y_prob has {n} rows")
+    ids = np.empty(n, dtype=int)
+    for i, y in enumerate(labels):
+        if isinstance(y, str):
+            ids[i] = tree.label_index(y)
+        elif isinstance(y, (int, np.integer)) and 0 <= int(y) < tree.K:
+            ids[i] = int(y)
+        else:
+            raise HUCError(f"y_true[{i}]: {y!r} is not a label name or id")
+    E = np.zeros((n, tree.K))
+    E[np.arange(n), ids] = 1.0
+    groups = dict(subgroups) if subgroups is not None else {"all": np.ones(n)}
+    C = np.column_stack([np.asarray(v, dtype=float) for v in groups.values()])
+    if C.shape[0] != n or np.any(np.abs(C) > 1):
+        raise HUCError("subgroups: each needs n values in [-1, 1]")
+    w = np.full(n, 1.0 / n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,) or np.any(w < 0) or w.sum() <= 0:
+        raise HUCError("sample_weight: expected n nonnegative weights with a positive sum")
+    w = w / w.sum()
+    return _run(FastTree(tree), P, E, w[:, None] * C, list(groups), utilities, np.arange(n))
