@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import importlib  # noqa: E402
 
-from bench.workloads import workload  # noqa: E402
+from bench.workloads import timed, workload  # noqa: E402
 from huc_ref import audit  # noqa: E402
 
 audit_module = importlib.import_module("huc_ref.audit")
@@ -58,12 +58,6 @@ def brute_force_seconds(dist, utilities, t_exact):
     finally:
         audit_module.max_interval_sum = saved
     return t_exact - spent["algorithm 2"] + spent["enumeration"]
-
-
-def timed(fn, *args, **kwargs):
-    t = time.perf_counter()
-    out = fn(*args, **kwargs)
-    return time.perf_counter() - t, out
 
 
 def main():

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.workloads import timed  # noqa: E402
 from huc_ref import FiniteDistribution, LabelTree, Top1AtDepth, audit  # noqa: E402
 from huc_ref.fast import audit as fast_audit  # noqa: E402
 
@@ -54,12 +54,6 @@ def sample(tree, n, seed=1):
     y = rng.integers(0, tree.K, size=n)
     groups = {"all": np.ones(n), **{f"g{k}": rng.integers(0, 2, size=n) for k in range(6)}}
     return P, y, groups
-
-
-def timed(fn, *args, **kwargs):
-    t = time.perf_counter()
-    out = fn(*args, **kwargs)
-    return time.perf_counter() - t, out
 
 
 def main():

@@ -10,6 +10,7 @@ by ``Fraction(x)`` of a model's float output, renormalised exactly.
 from __future__ import annotations
 
 import random
+import time
 from fractions import Fraction
 
 from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Table, Top1AtDepth
@@ -61,3 +62,10 @@ def workload(n: int, K: int, kind: str = "small", seed: int = 0):
     dist = FiniteDistribution.from_sample(tree, y_true, y_prob,
                                           subgroups={"all": [1] * n, "half": half, "signed": signed})
     return dist, utilities
+
+
+def timed(fn, *args, **kwargs):
+    """``(seconds, result)`` of one call."""
+    t = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return time.perf_counter() - t, out
