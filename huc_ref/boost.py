@@ -552,10 +552,11 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     passes_nodes = engine.branching if method == "huc" else [None]
     node_index, quiet = 0, 0
     while True:
-        node = passes_nodes[node_index] if select == "passes" and method == "huc" else None
+        cycling = select == "passes" and method == "huc" and bool(passes_nodes)
+        node = passes_nodes[node_index] if cycling else None
         choice, preds, tables, ctx = engine.certified_choice(node)
         if choice is None or not choice.exceeds:
-            if select == "passes" and method == "huc" and passes_nodes:
+            if cycling:
                 quiet += 1
                 node_index = (node_index + 1) % len(passes_nodes)
                 if quiet < len(passes_nodes):

@@ -190,3 +190,11 @@ def test_cli_boost_json_and_errors(capsys):
     assert capsys.readouterr().err == "huc: error: --step: expected 'adaptive' or 'fixed:A', got 'fixed'\n"
     assert main(["boost", case, "--method", "uc", "--select", "passes", "--step", "fixed:1/40"]) == 0
     assert "UC-Boost on four-leaf-cancellation: 0 updates" in capsys.readouterr().out
+
+
+def test_single_leaf_tree_with_passes_stops_at_once():
+    """Found by stress testing: no branching node to cycle over (and nothing to correct)."""
+    t = LabelTree.from_children("v0", {})
+    d = FiniteDistribution(t, [{"p": [1], "label": "v0"}])
+    r = boost(d, {"u": Table(t, [1])}, select="passes")
+    assert r.stopped == "tolerance" and r.updates == [] and r.final["huc"] == "0"
