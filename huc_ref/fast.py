@@ -60,13 +60,24 @@ class FastTree:
         self.child_flat = np.array([c for ks in kids for c in ks], dtype=int)
         self.child_starts = np.cumsum([0] + [len(ks) for ks in kids[:-1]]).astype(int)
 
-    def subtree_sums(self, X: np.ndarray) -> np.ndarray:
-        """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order): one cumulative
-        sum per row over depth-first leaf order, then differences of range ends (F.4)."""
-        Xd = X[:, self.dfs_labels]
-        C = np.zeros((X.shape[0], self.K + 1))
-        np.cumsum(Xd, axis=1, out=C[:, 1:])
-        return C[:, self.hi] - C[:, self.lo]
+    def subtree_sums(self, X: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
+        """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order), or for ``nodes``
+        only: one cumulative sum per row over depth-first leaf order, then differences of
+        range ends (F.4)."""
+        # Work on the transpose: reordering leaves and gathering range ends are then
+        # contiguous row copies instead of strided column gathers.
+        C = np.zeros((self.K + 1, X.shape[0]))
+        np.cumsum(np.asarray(X).T[self.dfs_labels], axis=0, out=C[1:])
+        hi, lo = (self.hi, self.lo) if nodes is None else (self.hi[nodes], self.lo[nodes])
+        return (C[hi] - C[lo]).T
+
+    def needed(self, nodes: np.ndarray) -> np.ndarray:
+        """The root, ``nodes`` and their children: every node whose mean a node term uses."""
+        out = {0}
+        for a in nodes:
+            out.add(int(a))
+            out.update(self.tree.child_ids[int(a)])
+        return np.array(sorted(out), dtype=int)
 
 
 def _first_max(values: np.ndarray) -> np.ndarray:
@@ -119,24 +130,28 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
     raise HUCError(f"fast path: no vectorised form for {type(u).__name__}")
 
 
-def _terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.ndarray, pi, star):
+def _terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.ndarray, pi, star, cols):
     """Scores, UC terms and node terms for every atom (label laws ``E``; samples are one-hot).
 
     C.2: ``E_eta[g_{u,v}] = sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``; with one-hot
     ``eta`` this is the path form ``mu_{u,v_k} - mu_{u,v}`` on the label's path and 0 off it.
+    ``pi``, ``star`` are the subtree masses of ``P`` and ``E`` at the nodes ``cols``
+    (:meth:`FastTree.needed`), shared by every utility.
     """
-    N = ft.subtree_sums(P * U)
+    N = ft.subtree_sums(P * U, cols)
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = np.where(pi > 0, N / np.where(pi > 0, pi, 1), 0.0)
-    score = mu[:, 0]
+    column = {int(a): k for k, a in enumerate(cols)}
+    score = mu[:, column[0]]
     residual = (E * U).sum(axis=1) - score
     if not len(nodes):  # no relevant node (a constant utility, or a single-leaf tree)
         return score, residual, np.zeros((P.shape[0], 0))
     weighted = star * mu
-    children = np.add.reduceat(weighted[:, ft.child_flat], ft.child_starts, axis=1)  # per internal node
-    node_terms = children - weighted[:, ft.internal]
-    position = {int(a): k for k, a in enumerate(ft.internal)}
-    return score, residual, node_terms[:, [position[int(a)] for a in nodes]]
+    terms = np.empty((P.shape[0], len(nodes)))
+    for k, a in enumerate(nodes):
+        kids = [column[c] for c in ft.tree.child_ids[int(a)]]
+        terms[:, k] = weighted[:, kids].sum(axis=1) - weighted[:, column[int(a)]]
+    return score, residual, terms
 
 
 def _algorithm_2(B: np.ndarray):
@@ -169,12 +184,14 @@ def _run(ft, P, E, weights, subgroups, utilities, rows):
     """The candidate rows in the order of the exact engine (subgroups, utilities, nodes)."""
     tree = ft.tree
     rows_out, relevant = {}, {}
-    pi, star = ft.subtree_sums(P), ft.subtree_sums(E)  # pi_a(p) and pi*_a: the same for every utility
+    masses = ft.subtree_sums(P)  # pi_a(p) at every node, shared by every utility
+    star_all = ft.subtree_sums(E)  # pi*_a
     for name, u in utilities.items():
         nodes = np.array([tree.id(v) for v in u.relevant_nodes], dtype=int)
         relevant[name] = list(u.relevant_nodes)
-        U = utility_values(u, ft, P, rows, pi)
-        score, residual, node_terms = _terms(ft, P, U, E, nodes, pi, star)
+        U = utility_values(u, ft, P, rows, masses)
+        cols = ft.needed(nodes)
+        score, residual, node_terms = _terms(ft, P, U, E, nodes, masses[:, cols], star_all[:, cols], cols)
         order = np.argsort(score, kind="stable")
         s = score[order]
         starts = np.concatenate([[0], np.flatnonzero(np.diff(s) > TOLERANCES["score"]) + 1])
