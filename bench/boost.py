@@ -19,6 +19,7 @@ from bench.workloads import random_tree  # noqa: E402
 from examples.j1_toy import ETA, TREE, UTILITIES  # noqa: E402
 from huc_ref import BinaryDecision, FiniteDistribution, Table, Top1AtDepth  # noqa: E402
 from huc_ref.boost import boost  # noqa: E402
+from huc_ref.fast import boost as fast_boost  # noqa: E402
 
 
 def j1_case():
@@ -54,6 +55,11 @@ def main():
                                        ("population (1000 atoms, K=30)", population_case(), 3)):
         base, _ = rate(dist, us, updates, arithmetic="float")
         print(f"{label:<28} {'float':<16} {updates:>8} {base:>10.2f} {1.0:>20.1f}", flush=True)
+        t = time.perf_counter()
+        r = fast_boost(dist, us, epsilon=1e-6, max_updates=updates * 10)
+        fast = len(r["updates"]) / (time.perf_counter() - t)
+        print(f"{label:<28} {'numpy fast path':<16} {len(r['updates']):>8} {fast:>10.2f} {base / fast:>20.3f}",
+              flush=True)
         for digits in (30, 50):
             r, done = rate(dist, us, updates, arithmetic="certified", digits=digits)
             print(f"{label:<28} {f'certified {digits} d':<16} {done:>8} {r:>10.2f} {base / r:>20.1f}", flush=True)

@@ -16,6 +16,7 @@ must be used.  Agreement with the exact engine is property-tested (tests/test_fa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fractions import Fraction
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from .errors import HUCError
 from .tree import LabelTree
 from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Table, Top1AtDepth, Utility
 
-__all__ = ["TOLERANCES", "FastTree", "utility_values", "audit", "audit_distribution"]
+__all__ = ["TOLERANCES", "FastTree", "utility_values", "audit", "audit_distribution", "boost"]
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
 TOLERANCES = {
@@ -180,35 +181,51 @@ def _algorithm_2(B: np.ndarray):
     return sup, r, b, moment
 
 
+class _Rows:
+    """Every sup of one utility at predictions ``P`` (the fast twin of ``audit.UtilityRows``)."""
+
+    def __init__(self, ft, P, E, weights, u, masses, star, rows=None, with_nodes=True):
+        tree = ft.tree
+        self.nodes = np.array([tree.id(v) for v in u.relevant_nodes] if with_nodes else [], dtype=int)
+        self.U = utility_values(u, ft, P, rows, masses)
+        cols = ft.needed(self.nodes)
+        self.score, residual, node_terms = _terms(ft, P, self.U, E, self.nodes, masses[:, cols], star[:, cols], cols)
+        self.order = np.argsort(self.score, kind="stable")
+        s = self.score[self.order]
+        self.starts = np.concatenate([[0], np.flatnonzero(np.diff(s) > TOLERANCES["score"]) + 1])
+        self.block_scores = s[self.starts]
+        self.block_last = np.concatenate([self.starts[1:] - 1, [len(s) - 1]])
+        self.sorted_scores = s
+        terms = np.column_stack([residual, node_terms])[self.order]
+        self.best = []  # per subgroup: (sup, r, b, moment) arrays over columns [UC, nodes...]
+        for k in range(weights.shape[1]):
+            B = np.add.reduceat(terms * weights[self.order, k][:, None], self.starts, axis=0)
+            self.best.append(_algorithm_2(B))
+
+    def interval(self, r, b):
+        """The witness ``[s_(r+1), s_(b)]`` (None when empty)."""
+        return None if b == r else [float(self.block_scores[r]), float(self.sorted_scores[self.block_last[b - 1]])]
+
+    def members(self, r, b) -> np.ndarray:
+        """The atoms (original indices) whose scores lie in blocks ``r .. b-1``."""
+        if b == r:
+            return np.zeros(0, dtype=int)
+        return self.order[self.starts[r]:self.block_last[b - 1] + 1]
+
+
 def _run(ft, P, E, weights, subgroups, utilities, rows):
     """The candidate rows in the order of the exact engine (subgroups, utilities, nodes)."""
     tree = ft.tree
-    rows_out, relevant = {}, {}
-    masses = ft.subtree_sums(P)  # pi_a(p) at every node, shared by every utility
-    star_all = ft.subtree_sums(E)  # pi*_a
-    for name, u in utilities.items():
-        nodes = np.array([tree.id(v) for v in u.relevant_nodes], dtype=int)
-        relevant[name] = list(u.relevant_nodes)
-        U = utility_values(u, ft, P, rows, masses)
-        cols = ft.needed(nodes)
-        score, residual, node_terms = _terms(ft, P, U, E, nodes, masses[:, cols], star_all[:, cols], cols)
-        order = np.argsort(score, kind="stable")
-        s = score[order]
-        starts = np.concatenate([[0], np.flatnonzero(np.diff(s) > TOLERANCES["score"]) + 1])
-        block_scores = s[starts]
-        block_last = np.concatenate([starts[1:] - 1, [len(s) - 1]])
-        terms = np.column_stack([residual, node_terms])[order]
-        for k, c_name in enumerate(subgroups):
-            w = weights[order, k][:, None]
-            B = np.add.reduceat(terms * w, starts, axis=0)
-            sup, r, b, moment = _algorithm_2(B)
-            out = rows_out.setdefault((k, name), [])
-            for col, node in enumerate([None] + [tree.nodes[a] for a in nodes]):
-                interval = None if b[col] == r[col] else [float(block_scores[r[col]]),
-                                                          float(s[block_last[b[col] - 1]])]
-                out.append({"subgroup": c_name, "utility": name, "node": node, "sup": float(sup[col]),
-                            "interval": interval, "moment": float(moment[col])})
-    candidates = [row for k in range(len(subgroups)) for name in utilities for row in rows_out[(k, name)]]
+    masses, star = ft.subtree_sums(P), ft.subtree_sums(E)  # pi_a(p) and pi*_a, shared by every utility
+    tables = {name: _Rows(ft, P, E, weights, u, masses, star, rows) for name, u in utilities.items()}
+    relevant = {name: list(u.relevant_nodes) for name, u in utilities.items()}
+    candidates = []
+    for k, c_name in enumerate(subgroups):
+        for name, table in tables.items():
+            sup, r, b, moment = table.best[k]
+            for col, node in enumerate([None] + [tree.nodes[a] for a in table.nodes]):
+                candidates.append({"subgroup": c_name, "utility": name, "node": node, "sup": float(sup[col]),
+                                   "interval": table.interval(r[col], b[col]), "moment": float(moment[col])})
 
     def first_max(rows):
         best = None
@@ -289,3 +306,145 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
         raise HUCError("sample_weight: expected n nonnegative weights with a positive sum")
     w = w / w.sum()
     return _run(FastTree(tree), P, E, w[:, None] * C, list(groups), utilities, np.arange(n))
+
+
+def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method: str = "huc", epsilon=0.01,
+          max_updates: int = 1000, step="adaptive", select: str = "greedy") -> dict:
+    """HUC-Boost or UC-Boost in float64 (the fast twin of :func:`huc_ref.boost.boost`).
+
+    The same selection (greedy or passes), steps (adaptive or a fixed magnitude), stopping
+    rule and outputs, vectorised over atoms; uncertified.  The state is kept as logit
+    increments on top of the initial prediction (node-wise for HUC-Boost, leaf-wise for
+    UC-Boost), with a fresh softmax at every step.
+
+    App. D.1: HUC-Boost removes the violations UC cannot see.
+
+    >>> from huc_ref import Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> r = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, epsilon=0.01)
+    >>> r["stopped"], len(r["updates"]), r["updates"][0]["node"], r["final"]["huc"] <= 0.01
+    ('tolerance', 13, 'v0', True)
+    """
+    if method not in ("huc", "uc"):
+        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
+    if select not in ("greedy", "passes"):
+        raise HUCError(f"select: expected 'greedy' or 'passes', got {select!r}")
+    eps = float(epsilon) if not isinstance(epsilon, str) else float(Fraction(epsilon))
+    fixed = None if step == "adaptive" else float(Fraction(step) if isinstance(step, str) else step)
+    for name, u in utilities.items():
+        if not u.defined_everywhere:
+            raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
+                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
+    ft = FastTree(dist.tree)
+    tree = dist.tree
+    P0 = np.array([[float(x) for x in a.p] for a in dist.atoms])
+    E = np.array([[float(x) for x in a.label_law(ft.K)] for a in dist.atoms])
+    w = np.array([float(a.weight) for a in dist.atoms])
+    C = np.array([[float(c) for c in a.c] for a in dist.atoms])
+    W = w[:, None] * C
+    n = len(w)
+    branching = [tree.id(v) for v in tree.branching_nodes]
+    child_labels = {a: [np.array(tree.label_ids_below(c)) for c in tree.child_ids[a]] for a in branching}
+    masses0 = ft.subtree_sums(P0)
+    q0 = {a: masses0[:, list(tree.child_ids[a])] / masses0[:, [a]] for a in branching}
+    Z = {a: np.zeros((n, len(tree.child_ids[a]))) for a in branching} if method == "huc" else np.zeros((n, ft.K))
+
+    def predictions():
+        if method == "uc":
+            P = P0 * np.exp(Z - Z.max(axis=1, keepdims=True))
+            return P / P.sum(axis=1, keepdims=True)
+        P = P0.copy()
+        for a in branching:
+            z = Z[a]
+            if not z.any():
+                continue
+            e = np.exp(z - z.max(axis=1, keepdims=True))
+            ratio = e / (q0[a] * e).sum(axis=1, keepdims=True)  # q'_j / q0_j
+            for j, labels in enumerate(child_labels[a]):
+                P[:, labels] *= ratio[:, [j]]
+        return P
+
+    def log_loss(P):
+        with np.errstate(divide="ignore"):
+            return float(-(w * (E * np.where(E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
+
+    def choose(P, node=None):
+        masses, star = ft.subtree_sums(P), ft.subtree_sums(E)
+        best = None
+        tables = {name: _Rows(ft, P, E, W, u, masses, star, with_nodes=method == "huc")
+                  for name, u in utilities.items()}
+        for k in range(W.shape[1]):
+            for name, table in tables.items():
+                sup, r, b, moment = table.best[k]
+                columns = [0] if method == "uc" else range(1, 1 + len(table.nodes))
+                for col in columns:
+                    a = None if col == 0 else int(table.nodes[col - 1])
+                    if node is not None and a != node:
+                        continue
+                    if best is None or sup[col] > best[0]:
+                        best = (float(sup[col]), k, name, a, int(r[col]), int(b[col]), float(moment[col]), table)
+        return best, masses, star
+
+    P = predictions()
+    loss = log_loss(P)
+    result = {"format": "huc-boost/1", "method": method, "epsilon": eps, "arithmetic": "float (fast path)",
+              "updates": [], "initial": {"log_loss": loss}}
+    nodes_cycle = branching if method == "huc" and select == "passes" else [None]
+    position, quiet = 0, 0
+    while True:
+        node = nodes_cycle[position] if method == "huc" and select == "passes" and branching else None
+        best, masses, star = choose(P, node)
+        if best is None or best[0] <= eps:
+            if method == "huc" and select == "passes" and branching:
+                quiet += 1
+                position = (position + 1) % len(nodes_cycle)
+                if quiet < len(nodes_cycle):
+                    continue
+            result["stopped"] = "tolerance"
+            break
+        quiet = 0
+        if len(result["updates"]) >= max_updates:
+            result["stopped"] = "cap"
+            break
+        sup, k, name, a, r, b, moment, table = best
+        members = table.members(r, b)
+        members = members[C[members, k] != 0]
+        c = C[members, k][:, None]
+        if method == "huc":
+            kids = list(tree.child_ids[a])
+            N = ft.subtree_sums(P[members] * table.U[members], np.array([a] + kids))
+            pi = masses[members][:, [a] + kids]
+            mu = N / pi
+            h = c * (mu[:, 1:] - mu[:, [0]])  # h = c Delta_{u,v}
+            inside = star[members, a]
+            q = pi[:, 1:] / pi[:, [0]]
+            gamma = float((w[members] * (h * (star[members][:, kids] - inside[:, None] * q)).sum(axis=1)).sum())
+        else:
+            s = (P[members] * table.U[members]).sum(axis=1, keepdims=True)
+            h = c * (table.U[members] - s)
+            inside = np.ones(len(members))
+            mean = (P[members] * h).sum(axis=1, keepdims=True)
+            gamma = float((w[members] * (E[members] * (h - mean)).sum(axis=1)).sum())
+        lam = float((w[members] * inside * (h.max(axis=1) - h.min(axis=1)) ** 2).sum() / 4)
+        if lam <= 0:
+            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)")
+        alpha = gamma / lam if fixed is None else float(np.sign(gamma)) * fixed
+        if method == "huc":
+            Z[a][members] += alpha * h
+        else:
+            Z[members] += alpha * h
+        P = predictions()
+        after = log_loss(P)
+        interval = table.interval(r, b)
+        result["updates"].append({"subgroup": list(dist.subgroups)[k], "utility": name,
+                                  "node": None if a is None else tree.nodes[a], "interval": interval,
+                                  "gamma": moment, "lambda": lam, "alpha": alpha, "log_loss_before": loss,
+                                  "log_loss_after": after, "guaranteed_decrease": alpha * gamma - alpha ** 2 * lam / 2})
+        loss = after
+    final = _run(ft, P, E, W, list(dist.subgroups), utilities, np.arange(n))
+    result["final"] = {"uc": final["uc"]["value"], "huc": final["huc"]["value"], "log_loss": loss}
+    factor = 2 if fixed is None else 4
+    result["bound_updates"] = int(np.ceil(factor * result["initial"]["log_loss"] / eps ** 2))
+    result["predictions"] = P.tolist()
+    return result
