@@ -25,7 +25,7 @@ from .errors import HUCError
 from .tree import LabelTree
 from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Table, Top1AtDepth, Utility
 
-__all__ = ["TOLERANCES", "FastTree", "utility_values", "audit", "audit_distribution", "boost"]
+__all__ = ["TOLERANCES", "FastTree", "utility_values", "audit", "audit_distribution", "boost", "replay"]
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
 TOLERANCES = {
@@ -390,6 +390,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     loss = log_loss(P)
     result = {"format": "huc-boost/1", "method": method, "epsilon": eps, "arithmetic": "float (fast path)",
               "updates": [], "initial": {"log_loss": loss}}
+    steps = []  # each update as a rule, for replay()
     nodes_cycle = branching if method == "huc" and select == "passes" else [None]
     position, quiet = 0, 0
     while True:
@@ -434,6 +435,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
             Z[a][members] += alpha * h
         else:
             Z[members] += alpha * h
+        steps.append((k, name, a, table.interval(r, b), alpha))
         P = predictions()
         after = log_loss(P)
         interval = table.interval(r, b)
@@ -447,4 +449,57 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     factor = 2 if fixed is None else 4
     result["bound_updates"] = int(np.ceil(factor * result["initial"]["log_loss"] / eps ** 2))
     result["predictions"] = P.tolist()
+    result["steps"] = steps
     return result
+
+
+def replay(result: dict, dist: FiniteDistribution, utilities: Mapping[str, Utility]):
+    """The predictions of ``dist``'s atoms after 0, 1, ... of a fast boosting run's updates.
+
+    Each update is a rule: atoms of subgroup ``c`` whose score lies in the update's
+    interval move by ``alpha h(x)``, with ``h`` computed at their own prediction (K.1:
+    validation replays the run to choose the returned prefix; test atoms get it applied).
+    Yields ``(t, P)`` arrays; on the run's own atoms the last equals the run's predictions.
+
+    >>> from huc_ref import Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
+    >>> r = boost(d, u, epsilon=0.01)
+    >>> last = list(replay(r, d, u))[-1]
+    >>> last[0], bool(np.allclose(last[1], r["predictions"]))
+    (13, True)
+    """
+    tree, method = dist.tree, result["method"]
+    ft = FastTree(tree)
+    P = np.array([[float(x) for x in a.p] for a in dist.atoms])
+    C = np.array([[float(c) for c in a.c] for a in dist.atoms])
+    yield 0, P
+    for t, (k, name, a, interval, alpha) in enumerate(result["steps"], start=1):
+        u = utilities[name]
+        masses = ft.subtree_sums(P)
+        U = utility_values(u, ft, P, None, masses)
+        score = (P * U).sum(axis=1)
+        lo, hi = interval
+        members = np.flatnonzero((score >= lo - TOLERANCES["score"]) & (score <= hi + TOLERANCES["score"])
+                                 & (C[:, k] != 0))
+        c = C[members, k][:, None]
+        P = P.copy()
+        if method == "huc":
+            kids = list(tree.child_ids[a])
+            cols = np.array([a] + kids)
+            N = ft.subtree_sums(P[members] * U[members], cols)
+            mu = N / masses[members][:, cols]
+            h = c * (mu[:, 1:] - mu[:, [0]])
+            q = masses[members][:, kids] / masses[members][:, [a]]
+            e = q * np.exp(alpha * h - (alpha * h).max(axis=1, keepdims=True))
+            ratio = e / e.sum(axis=1, keepdims=True) / q  # q'_j / q_j
+            for j, child in enumerate(kids):
+                labels = list(tree.label_ids_below(child))
+                P[np.ix_(members, labels)] *= ratio[:, [j]]
+        else:
+            s = score[members][:, None]
+            h = c * (U[members] - s)
+            e = P[members] * np.exp(alpha * h - (alpha * h).max(axis=1, keepdims=True))
+            P[members] = e / e.sum(axis=1, keepdims=True)
+        yield t, P
