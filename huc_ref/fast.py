@@ -81,6 +81,18 @@ class FastTree:
         return np.array(sorted(out), dtype=int)
 
 
+def _logsumexp(x: np.ndarray) -> np.ndarray:
+    """``log sum_j e^{x_j}`` per row, kept as a column."""
+    top = x.max(axis=1, keepdims=True)
+    return top + np.log(np.exp(x - top).sum(axis=1, keepdims=True))
+
+
+def _softmax_rows(x: np.ndarray) -> np.ndarray:
+    """``softmax`` per row, computed stably."""
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def _first_max(values: np.ndarray) -> np.ndarray:
     """Per row, the first column within ``TOLERANCES['decision']`` of the row maximum."""
     top = values.max(axis=1, keepdims=True)
@@ -350,17 +362,17 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     q0 = {a: masses0[:, list(tree.child_ids[a])] / masses0[:, [a]] for a in branching}
     Z = {a: np.zeros((n, len(tree.child_ids[a]))) for a in branching} if method == "huc" else np.zeros((n, ft.K))
 
-    def predictions():
+    logP0, logq0 = np.log(P0), {a: np.log(q0[a]) for a in branching}
+
+    def predictions():  # softmaxes in the log domain: tiny probabilities never underflow to 0/0
         if method == "uc":
-            P = P0 * np.exp(Z - Z.max(axis=1, keepdims=True))
-            return P / P.sum(axis=1, keepdims=True)
+            return _softmax_rows(logP0 + Z)
         P = P0.copy()
         for a in branching:
             z = Z[a]
             if not z.any():
                 continue
-            e = np.exp(z - z.max(axis=1, keepdims=True))
-            ratio = e / (q0[a] * e).sum(axis=1, keepdims=True)  # q'_j / q0_j
+            ratio = np.exp(z - _logsumexp(logq0[a] + z))  # q'_j / q0_j
             for j, labels in enumerate(child_labels[a]):
                 P[:, labels] *= ratio[:, [j]]
         return P
@@ -492,14 +504,12 @@ def replay(result: dict, dist: FiniteDistribution, utilities: Mapping[str, Utili
             mu = N / masses[members][:, cols]
             h = c * (mu[:, 1:] - mu[:, [0]])
             q = masses[members][:, kids] / masses[members][:, [a]]
-            e = q * np.exp(alpha * h - (alpha * h).max(axis=1, keepdims=True))
-            ratio = e / e.sum(axis=1, keepdims=True) / q  # q'_j / q_j
+            ratio = np.exp(alpha * h - _logsumexp(np.log(q) + alpha * h))  # q'_j / q_j, in the log domain
             for j, child in enumerate(kids):
                 labels = list(tree.label_ids_below(child))
                 P[np.ix_(members, labels)] *= ratio[:, [j]]
         else:
             s = score[members][:, None]
             h = c * (U[members] - s)
-            e = P[members] * np.exp(alpha * h - (alpha * h).max(axis=1, keepdims=True))
-            P[members] = e / e.sum(axis=1, keepdims=True)
+            P[members] = _softmax_rows(np.log(P[members]) + alpha * h)
         yield t, P

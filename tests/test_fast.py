@@ -102,3 +102,21 @@ def test_fast_boost_reaches_epsilon_and_agrees_with_the_reference_engine(case):
         if len(fast["updates"]) == len(ref.updates):  # same decisions: same final error
             key = "huc" if method == "huc" else "uc"
             assert abs(fast["final"][key] - float(ref.final[key])) < 1e-9
+
+
+def test_fast_boost_and_replay_survive_tiny_probabilities():
+    """kappa_init-sized probabilities (1e-11) must not underflow to 0/0 (found on load_digits)."""
+    from huc_ref import LabelTree, Table
+    from huc_ref.fast import boost as fast_boost
+    from huc_ref.fast import replay
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    tiny = Fraction(1, 10**11)
+    atoms = [{"p": [1 - 3 * tiny, tiny, tiny, tiny], "label": "y4"}, {"p": [tiny, tiny, tiny, 1 - 3 * tiny],
+                                                                      "label": "y1"}]
+    d = FiniteDistribution(t, atoms)
+    us = {"u": Table(t, [-1, 1, -1, 1])}
+    for method in ("huc", "uc"):
+        r = fast_boost(d, us, method=method, epsilon=0.01, max_updates=50)
+        P = np.array(r["predictions"])
+        assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1)
+        assert all(np.all(np.isfinite(Q)) for _, Q in replay(r, d, us))
