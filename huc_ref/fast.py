@@ -35,6 +35,9 @@ TOLERANCES = {
     "decision": 1e-12,
     # scores this close share a tie block (Algorithm 2 groups equal scores)
     "score": 1e-12,
+    # the smallest probability kept: p_y > 0 always holds exactly (A.2), but a long boosting
+    # run can push a leaf below what float64 holds; it is floored here instead of reaching 0/0
+    "floor": float(np.finfo(float).tiny),
 }
 
 
@@ -57,20 +60,28 @@ class FastTree:
         self.n_nodes = n
         self.internal = np.array([a for a in range(n) if tree.child_ids[a]], dtype=int)
         # children of the internal nodes, flattened, with group starts for np.add.reduceat
+        self.leaf_nodes = np.array(tree.leaf_node_ids, dtype=int)  # node id of each label
+        self.leaf_labels = np.arange(tree.K)
+        self.post_order = [int(a) for a in reversed(self.internal)]  # children before parents
         kids = [list(tree.child_ids[a]) for a in self.internal]
         self.child_flat = np.array([c for ks in kids for c in ks], dtype=int)
         self.child_starts = np.cumsum([0] + [len(ks) for ks in kids[:-1]]).astype(int)
 
     def subtree_sums(self, X: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
-        """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order), or for ``nodes``
-        only: one cumulative sum per row over depth-first leaf order, then differences of
-        range ends (F.4)."""
-        # Work on the transpose: reordering leaves and gathering range ends are then
-        # contiguous row copies instead of strided column gathers.
-        C = np.zeros((self.K + 1, X.shape[0]))
-        np.cumsum(np.asarray(X).T[self.dfs_labels], axis=0, out=C[1:])
-        hi, lo = (self.hi, self.lo) if nodes is None else (self.hi[nodes], self.lo[nodes])
-        return (C[hi] - C[lo]).T
+        """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order), or for ``nodes``.
+
+        One post-order pass, each parent the sum of its children (C.1), on the transpose so
+        that every row operation is contiguous.  (Differences of one cumulative sum per row
+        are faster, but cancel: a subtree of mass 1e-20 beside mass 1 comes out as 0.)
+        """
+        XT = np.asarray(X, dtype=float).T
+        S = np.empty((self.n_nodes, XT.shape[1]))
+        S[self.leaf_nodes] = XT[self.leaf_labels]
+        for a in self.post_order:
+            S[a] = S[self.tree.child_ids[a][0]]
+            for c in self.tree.child_ids[a][1:]:
+                S[a] += S[c]
+        return (S if nodes is None else S[nodes]).T
 
     def needed(self, nodes: np.ndarray) -> np.ndarray:
         """The root, ``nodes`` and their children: every node whose mean a node term uses."""
@@ -366,7 +377,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
 
     def predictions():  # softmaxes in the log domain: tiny probabilities never underflow to 0/0
         if method == "uc":
-            return _softmax_rows(logP0 + Z)
+            return np.maximum(_softmax_rows(logP0 + Z), TOLERANCES["floor"])
         P = P0.copy()
         for a in branching:
             z = Z[a]
@@ -375,7 +386,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
             ratio = np.exp(z - _logsumexp(logq0[a] + z))  # q'_j / q0_j
             for j, labels in enumerate(child_labels[a]):
                 P[:, labels] *= ratio[:, [j]]
-        return P
+        return np.maximum(P, TOLERANCES["floor"])
 
     def log_loss(P):
         with np.errstate(divide="ignore"):
@@ -512,4 +523,5 @@ def replay(result: dict, dist: FiniteDistribution, utilities: Mapping[str, Utili
             s = score[members][:, None]
             h = c * (U[members] - s)
             P[members] = _softmax_rows(np.log(P[members]) + alpha * h)
+        P = np.maximum(P, TOLERANCES["floor"])
         yield t, P
