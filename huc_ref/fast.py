@@ -1,8 +1,8 @@
 """The fast path: the same audit as :mod:`huc_ref.audit`, vectorised in numpy float64.
 
-It mirrors the exact engine's vocabulary: a tree as arrays (leaves in depth-first order,
-so every ``Y_a`` is a contiguous range and subtree sums come from one cumulative sum per
-row, App. F.4), every utility family vectorised, per-atom scores and terms, one stable
+It mirrors the exact engine's vocabulary: a tree as arrays (subtree sums by one
+post-order pass over nodes, vectorised over atoms, as in the exact engine), every utility
+family vectorised, per-atom scores and terms, one stable
 sort per utility shared by all subgroups and nodes, tie blocks by ``np.add.reduceat``,
 prefix sums and running minima and maxima (Algorithm 2) batched over columns.
 
@@ -42,7 +42,7 @@ TOLERANCES = {
 
 
 class FastTree:
-    """A label tree as arrays: depth-first leaf ranges ``[lo, hi)``, children, paths.
+    """A label tree as arrays: leaf nodes, children, a post-order for subtree sums.
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> ft = FastTree(t)
