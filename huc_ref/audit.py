@@ -163,7 +163,11 @@ class Candidate:
     moment: Fraction
 
     def to_json(self, *, key: str = "sup") -> dict:
-        """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses)."""
+        """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses) (SPEC §6).
+
+        >>> Candidate("all", "u", "v0", Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)), Fraction(-1, 4)).to_json()
+        {'subgroup': 'all', 'utility': 'u', 'node': 'v0', 'sup': '1/4', 'interval': ['1/2', '1/2'], 'moment': '-1/4'}
+        """
         head = {key: fraction_text(self.sup)} if key == "value" else {}
         body = {"subgroup": self.subgroup, "utility": self.utility, "node": self.node}
         tail = {} if key == "value" else {key: fraction_text(self.sup)}

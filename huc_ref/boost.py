@@ -467,7 +467,15 @@ class BoostResult:
     steps: list = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
-        """The ``huc-boost/1`` document."""
+        """The ``huc-boost/1`` document (README, "HUC-Boost and UC-Boost").
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
+        >>> doc = boost(d, {"u": Table(t, [0, 1])}, epsilon="1/100").to_json()
+        >>> doc["format"], doc["stopped"], doc["updates"][0]["gamma"], doc["theorem_3_5"]["holds"]
+        ('huc-boost/1', 'tolerance', '0.25', True)
+        """
         return {"format": "huc-boost/1", "method": self.method, "epsilon": fraction_text(self.epsilon),
                 "digits": self.digits, "arithmetic": self.arithmetic, "updates": self.updates,
                 "bound_updates": self.bound_updates, "stopped": self.stopped, "initial": self.initial,
@@ -589,7 +597,7 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
             bound_ok, decreased = after <= loss - promised + 1e-12, after < loss
             floor_ok = promised > float(floor) - 1e-12 if floor is not None else None
         checks.append((bound_ok, decreased, floor_ok))
-        lo_hi = table_interval(tables, choice)
+        lo_hi = _table_interval(tables, choice)
         result.steps.append((choice.subgroup, choice.utility, choice.node,
                              *(_to_fraction(x) for x in lo_hi), alpha if not engine.float else Fraction(alpha)))
         result.updates.append({
@@ -629,7 +637,7 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     return result
 
 
-def table_interval(tables, choice):
+def _table_interval(tables, choice):
     """The chosen candidate's witness interval of scores (as numbers)."""
     table = tables[choice.utility][0]
     best = table.best[choice.subgroup, choice.node]

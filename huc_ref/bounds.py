@@ -41,6 +41,10 @@ class CertifiedReal:
 
         Raises :class:`HUCError` only if the enclosure cannot decide (``lo <= x < hi``),
         which the callers avoid by recomputing at a higher precision.
+
+        >>> b = theorem_3_4_deviation(100, 1, Fraction(1, 2))  # 16/10 + 4 sqrt(log 2 / 200)
+        >>> b.certainly_le(Fraction(184, 100)), b.certainly_le(Fraction(183, 100))
+        (True, False)
         """
         x = Fraction(x)
         if self.hi <= x:

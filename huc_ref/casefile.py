@@ -141,7 +141,14 @@ class Case:
     utilities: dict
 
     def audit(self) -> AuditResult:
-        """Run the exact audit (:func:`huc_ref.audit.audit`)."""
+        """Run the exact audit (:func:`huc_ref.audit.audit`).
+
+        >>> case = read_case({"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
+        ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
+        ...                   "atoms": [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]})
+        >>> case.audit().uc.sup, case.result_json()["huc"]["value"], case.to_json()["atoms"][0]["eta"]
+        (Fraction(1, 4), '1/4', ['1/4', '3/4'])
+        """
         return audit(self.distribution, self.utilities)
 
     def result_json(self) -> dict:

@@ -189,7 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """Run ``huc``; return the exit status (0 success, 2 bad input)."""
+    """Run ``huc``; return the exit status (0 success, 1 a failed check, 2 bad input).
+
+    >>> main(["verify", "--only", "appendix_d3"]) == 0
+    [  ok  ] check_appendix_d3_branch_error_without_impact ...
+    True
+    """
     try:
         args = build_parser().parse_args(argv)
         return args.run(args)

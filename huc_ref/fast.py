@@ -73,6 +73,10 @@ class FastTree:
         One post-order pass, each parent the sum of its children (C.1), on the transpose so
         that every row operation is contiguous.  (Differences of one cumulative sum per row
         are faster, but cancel: a subtree of mass 1e-20 beside mass 1 comes out as 0.)
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> FastTree(t).subtree_sums(np.array([[1e-20, 1e-20, 1.0]]), np.array([1])).tolist()
+        [[2e-20]]
         """
         XT = np.asarray(X, dtype=float).T
         S = np.empty((self.n_nodes, XT.shape[1]))
@@ -84,7 +88,12 @@ class FastTree:
         return (S if nodes is None else S[nodes]).T
 
     def needed(self, nodes: np.ndarray) -> np.ndarray:
-        """The root, ``nodes`` and their children: every node whose mean a node term uses."""
+        """The root, ``nodes`` and their children: every node whose mean a node term uses (C.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> FastTree(t).needed(np.array([1])).tolist()  # node 'a': root, a, y1, y2
+        [0, 1, 2, 3]
+        """
         out = {0}
         for a in nodes:
             out.add(int(a))

@@ -44,7 +44,12 @@ def _features(p, kappa):
 @dataclass(frozen=True)
 class Recalibrator:
     """A fitted map ``p -> softmax(W log p + b)`` (temperature: ``W = I/T, b = 0``; vector:
-    ``W = diag(a)``)."""
+    ``W = diag(a)``) (Table 3, H.6).
+
+    >>> r = Recalibrator("temperature", np.eye(2) / 2, np.zeros(2), 0.0)  # T = 2
+    >>> r(np.array([[0.9, 0.1]])).round(4).tolist()  # softmax(log p / 2) = (3, 1) / 4
+    [[0.75, 0.25]]
+    """
 
     kind: str
     W: np.ndarray

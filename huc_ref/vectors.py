@@ -429,7 +429,11 @@ def _invalid_vectors():
 
 
 def build_vector_files() -> dict[str, dict]:
-    """Every vector file: ``{file name: huc-vectors/1 document}``."""
+    """Every vector file: ``{file name: huc-vectors/1 document}`` (what ``generate`` writes).
+
+    >>> {name: len(doc["vectors"]) for name, doc in build_vector_files().items()}
+    {'paper.json': 6, 'edge_cases.json': 15, 'generated.json': 240, 'invalid.json': 50}
+    """
     def doc(title, vectors):
         return {"format": FORMAT, "title": title, "generator": GENERATOR, "schema": "huc-vectors-1.schema.json",
                 "flags": FLAGS, "error_kinds": ERROR_KINDS, "vectors": vectors}
@@ -485,7 +489,15 @@ def load_vectors(directory: Path | None = None) -> list[dict]:
 
 
 def export_cases(out: Path, directory: Path | None = None) -> int:
-    """Write each vector's input as a standalone file ``OUT/<id>.json`` (invalid ones as given)."""
+    """Write each vector's input as a standalone file ``OUT/<id>.json`` (invalid ones as given).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     count = export_cases(Path(out))
+    ...     d1 = read_case(Path(out) / "paper-d1-cancellation.json")
+    >>> count == len(load_vectors()), d1.audit().huc.sup
+    (True, Fraction(1, 4))
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     vectors = load_vectors(directory)
@@ -599,7 +611,11 @@ _INPUT_NUMBER = {"type": ["integer", "number", "string"]}
 
 
 def schema() -> dict:
-    """The JSON Schema (draft 2020-12) of ``huc-vectors/1`` files, with the case and result formats."""
+    """The JSON Schema (draft 2020-12) of ``huc-vectors/1`` files, with the case and result formats.
+
+    >>> schema()["properties"]["format"], sorted(schema()["properties"]["vectors"]["items"])
+    ({'const': 'huc-vectors/1'}, ['oneOf'])
+    """
     witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": _EXACT, "minItems": 2, "maxItems": 2}]}
     row = {"type": "object", "required": ["subgroup", "utility", "node", "sup", "interval", "moment"],
            "additionalProperties": False,
@@ -658,7 +674,15 @@ def schema() -> dict:
 
 
 def answer_cases(out: Path, directory: Path | None = None) -> int:
-    """This implementation's own answers, one ``OUT/<id>.json`` per vector (a reference run)."""
+    """This implementation's own answers, one ``OUT/<id>.json`` per vector (a reference run).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     count = answer_cases(Path(out))
+    ...     report, failures = check_answers(Path(out))
+    >>> count == len(report), failures
+    (True, 0)
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     vectors = load_vectors(directory)

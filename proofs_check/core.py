@@ -41,7 +41,14 @@ class CheckFailed(Exception):
 
 
 def expect(condition, message: str):
-    """Fail the check with ``message`` unless ``condition`` (never stripped by ``python -O``)."""
+    """Fail the check with ``message`` unless ``condition`` (never stripped by ``python -O``).
+
+    >>> expect(1 + 1 == 2, "arithmetic")
+    >>> expect(False, "D_top != 1/4")
+    Traceback (most recent call last):
+    ...
+    proofs_check.core.CheckFailed: D_top != 1/4
+    """
     if not condition:
         raise CheckFailed(message)
 

@@ -18,7 +18,16 @@ def _sum(terms):
 
 
 class Paper:
-    """Sec. 3.1 / A.3 quantities of one tree, prediction ``p`` and leaf values ``u``."""
+    """Sec. 3.1 / A.3 quantities of one tree, prediction ``p`` and leaf values ``u``.
+
+    >>> from fractions import Fraction as F
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> ref = Paper(t, [F(1, 4), F(1, 4), F(1, 2)], [F(-1), F(1), F(0)])
+    >>> ref.leaves["a"], ref.pi("a"), ref.mu("a"), ref.g("a", 0)
+    ([0, 1], Fraction(1, 2), Fraction(0, 1), Fraction(-1, 1))
+    >>> [str(x) for x in ref.q("r") + ref.R("a", 0)]
+    ['1/2', '1/2', '1/2', '-1/2']
+    """
 
     def __init__(self, tree: LabelTree, p, u=None):
         self.tree, self.p, self.u = tree, list(p), None if u is None else list(u)
