@@ -44,7 +44,7 @@ from .intervals import max_interval_sum_approx
 from .rational import exact, fraction_text
 from .utilities import Utility
 
-__all__ = ["BoostResult", "boost", "trajectory"]
+__all__ = ["BoostResult", "boost", "boost_options", "trajectory"]
 
 _GUARD_BITS = 32
 _MAX_PRECISION = 1 << 14
@@ -499,6 +499,44 @@ def _text(x, digits) -> str:
         return str(decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator))
 
 
+def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, epsilon, max_updates, step):
+    """Validate the options every boosting engine shares; return ``(epsilon, fixed step or None)``.
+
+    One place for the rules, so the certified engine and the fast path reject the same
+    inputs with the same messages.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])
+    >>> boost_options(d, {"u": Table(t, [0, 1])}, method="huc", select="greedy", epsilon="1/100",
+    ...               max_updates=10, step="1/200")
+    (Fraction(1, 100), Fraction(1, 200))
+    """
+    if method not in ("huc", "uc"):
+        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
+    if select not in ("greedy", "passes"):
+        raise HUCError(f"select: expected 'greedy' or 'passes', got {select!r}")
+    eps = exact(epsilon, "epsilon")
+    if not 0 < eps <= 1:
+        raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}")
+    if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
+        raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}")
+    fixed = None if step == "adaptive" else exact(step, "step")
+    if fixed is not None and fixed <= 0:
+        raise HUCError(f"step: a fixed step magnitude must be positive, got {fraction_text(fixed)}")
+    if not isinstance(utilities, dict) or not utilities:
+        raise HUCError("utilities: expected a non-empty mapping from name to utility")
+    for name, u in utilities.items():
+        if not isinstance(u, Utility):
+            raise HUCError(f"utilities[{name!r}]: expected a Utility")
+        if not u.defined_everywhere:
+            raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
+                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
+        if u.tree != dist.tree:
+            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
+    return eps, fixed
+
+
 def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", epsilon="1/100",
           max_updates: int = 1000, step="adaptive", select: str = "greedy", digits: int = 30,
           arithmetic: str = "certified") -> BoostResult:
@@ -520,30 +558,12 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     >>> r.updates[0]["node"], r.updates[0]["gamma"], r.updates[0]["alpha"]
     ('v0', '0.25', '1')
     """
-    if method not in ("huc", "uc"):
-        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
-    if select not in ("greedy", "passes"):
-        raise HUCError(f"select: expected 'greedy' or 'passes', got {select!r}")
     if arithmetic not in ("certified", "float"):
         raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}")
-    eps = exact(epsilon, "epsilon")
-    if not 0 < eps <= 1:
-        raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}")
-    if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
-        raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}")
     if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 2000:
         raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}")
-    fixed = None if step == "adaptive" else exact(step, "step")
-    if fixed is not None and fixed <= 0:
-        raise HUCError(f"step: a fixed step magnitude must be positive, got {fraction_text(fixed)}")
-    for name, u in utilities.items():
-        if not isinstance(u, Utility):
-            raise HUCError(f"utilities[{name!r}]: expected a Utility")
-        if not u.defined_everywhere:
-            raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
-                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
-        if u.tree != dist.tree:
-            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
+    eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
+                               max_updates=max_updates, step=step)
     engine = _Engine(dist, utilities, method, float(eps) if arithmetic == "float" else eps, arithmetic, digits)
     result = BoostResult(method, eps, digits, arithmetic)
     certify = arithmetic == "certified"

@@ -312,7 +312,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     """
     P = np.asarray(y_prob, dtype=float)
     if P.ndim != 2 or P.shape[1] != tree.K:
-        raise HUCError(f"y_prob: expected shape (n, {tree.K}), got {P.shape}")
+        raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}")
     n = P.shape[0]
     if not np.all(np.isfinite(P)) or np.any(P < 0):
         raise HUCError("y_prob: entries must be finite and nonnegative")
@@ -358,16 +358,17 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     >>> r["stopped"], len(r["updates"]), r["updates"][0]["node"], r["final"]["huc"] <= 0.01
     ('tolerance', 13, 'v0', True)
     """
-    if method not in ("huc", "uc"):
-        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
-    if select not in ("greedy", "passes"):
-        raise HUCError(f"select: expected 'greedy' or 'passes', got {select!r}")
-    eps = float(epsilon) if not isinstance(epsilon, str) else float(Fraction(epsilon))
-    fixed = None if step == "adaptive" else float(Fraction(step) if isinstance(step, str) else step)
-    for name, u in utilities.items():
-        if not u.defined_everywhere:
-            raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
-                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
+    from .boost import boost_options
+
+    def rational(x):  # the fast path takes floats: read them as their exact binary values
+        if isinstance(x, float):
+            if not np.isfinite(x):
+                raise HUCError(f"{x!r} is not a finite number")
+            return Fraction(x)
+        return x
+    eps, fixed = boost_options(dist, dict(utilities), method=method, select=select, epsilon=rational(epsilon),
+                               max_updates=max_updates, step=step if step == "adaptive" else rational(step))
+    eps, fixed = float(eps), None if fixed is None else float(fixed)
     ft = FastTree(dist.tree)
     tree = dist.tree
     P0 = np.array([[float(x) for x in a.p] for a in dist.atoms])

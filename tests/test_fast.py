@@ -3,6 +3,7 @@
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
 from huc_ref import FiniteDistribution, Interval, audit, interval_moment
@@ -116,3 +117,41 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
     huge = (0, "u", 0, [-10.0, 10.0], 2000.0)  # a rule at the root with a step far beyond exp's range
     for t_, P in replay({"method": "huc", "steps": [huge, huge, huge]}, d, us):
         assert np.all(np.isfinite(P)) and np.all(P >= TOLERANCES["floor"]), t_
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"y_prob": [[0.5, 0.5, 0.0]]}, "y_prob: expected 2 columns (one per label), got shape (1, 3)"),
+    ({"y_prob": [[float("nan"), 1.0]]}, "y_prob: entries must be finite and nonnegative"),
+    ({"y_prob": [[-0.5, 1.5]]}, "y_prob: entries must be finite and nonnegative"),
+    ({"y_true": ["a", "b"]}, "y_true: has 2 labels, y_prob has 1 rows"),
+    ({"y_true": ["zz"]}, "label 'zz' is not a leaf of the tree"),
+    ({"y_true": [7]}, "y_true[0]: 7 is not a label name or id"),
+    ({"subgroups": {"g": [2]}}, "subgroups: each needs n values in [-1, 1]"),
+    ({"sample_weight": [-1.0]}, "sample_weight: expected n nonnegative weights with a positive sum"),
+])
+def test_fast_audit_bad_input(kwargs, message):
+    from huc_ref import LabelTree, Table
+    from huc_ref.errors import HUCError
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    args = {"y_true": ["a"], "y_prob": [[0.5, 0.5]]} | kwargs
+    with pytest.raises(HUCError) as err:
+        fast_audit(args.pop("y_true"), args.pop("y_prob"), t, {"u": Table(t, [0, 1])}, **args)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"method": "x"}, "method: expected 'huc' or 'uc', got 'x'"),
+    ({"epsilon": 0.0}, "epsilon: must be in (0, 1], got 0"),
+    ({"epsilon": float("inf")}, "inf is not a finite number"),
+    ({"step": -0.5}, "step: a fixed step magnitude must be positive, got -1/2"),
+    ({"max_updates": 1.5}, "max_updates: must be a non-negative integer, got 1.5"),
+])
+def test_fast_boost_rejects_what_the_certified_engine_rejects(kwargs, message):
+    from huc_ref import LabelTree, Table
+    from huc_ref.errors import HUCError
+    from huc_ref.fast import boost as fast_boost
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])
+    with pytest.raises(HUCError) as err:
+        fast_boost(d, {"u": Table(t, [0, 1])}, **kwargs)
+    assert str(err.value) == message
