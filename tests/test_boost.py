@@ -198,3 +198,22 @@ def test_single_leaf_tree_with_passes_stops_at_once():
     d = FiniteDistribution(t, [{"p": [1], "label": "v0"}])
     r = boost(d, {"u": Table(t, [1])}, select="passes")
     assert r.stopped == "tolerance" and r.updates == [] and r.final["huc"] == "0"
+
+
+def test_undecidable_decisions_raise_instead_of_guessing(monkeypatch):
+    """SPEC §4: when the precisions keep disagreeing, raise; never pick one."""
+    import importlib
+    boost_module = importlib.import_module("huc_ref.boost")
+    original = boost_module._Engine.choose
+    calls = []
+
+    def flip_flop(self, ctx, node=None):  # a planted disagreement: low and high precision differ in sign
+        choice, preds, tables = original(self, ctx, node)
+        calls.append(ctx.prec)
+        if choice is not None and len(calls) % 2:
+            choice.sign = -choice.sign
+        return choice, preds, tables
+    monkeypatch.setattr(boost_module._Engine, "choose", flip_flop)
+    monkeypatch.setattr(boost_module, "_MAX_PRECISION", 512)
+    with pytest.raises(HUCError, match="could not be certified at 512 bits"):
+        boost(D1, U, epsilon="1/100")
