@@ -41,51 +41,103 @@ TOLERANCES = {
 }
 
 
+#: Runs of at most this many children are summed row by row in :meth:`FastTree.cut_sums`.
+_SHORT_RUN = 8
+
+
 class FastTree:
-    """A label tree as arrays: leaf nodes, children, a post-order for subtree sums.
+    """A label tree as arrays: depth cuts of the leaves in depth-first order (App. F.4).
+
+    The cut at depth ``d`` is the set of nodes at depth ``d`` together with the leaves
+    shallower than ``d``, in depth-first order; it partitions the leaves, and each of its
+    nodes is a contiguous run of the next deeper cut.  Subtree sums are therefore one
+    ``np.add.reduceat`` per depth, from the leaves up: nonnegative sums only, so a subtree
+    of mass 1e-20 beside mass 1 keeps its digits (differences of one cumulative sum per
+    row would cancel it to 0).
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> ft = FastTree(t)
     >>> ft.subtree_sums(np.array([[0.25, 0.25, 0.5]]))[0].tolist()  # nodes r, a, y1, y2, y3
     [1.0, 0.5, 0.25, 0.25, 0.5]
+    >>> [c.tolist() for c in ft.cut_nodes]  # node ids of the cuts at depths 0, 1, 2
+    [[0], [1, 4], [2, 3, 4]]
     """
 
     def __init__(self, tree: LabelTree):
         self.tree = tree
         self.K = tree.K
-        n = len(tree.nodes)
-        self.dfs_labels = np.array(tree._dfs_labels)  # depth-first position -> label id
-        self.lo = np.array(tree._lo)
-        self.hi = np.array(tree._hi)
-        self.n_nodes = n
-        self.internal = np.array([a for a in range(n) if tree.child_ids[a]], dtype=int)
-        # children of the internal nodes, flattened, with group starts for np.add.reduceat
+        self.n_nodes = n = len(tree.nodes)
+        self.depth = np.array(tree._depth)
+        self.H = H = int(self.depth.max())
+        lo = np.array(tree._lo)
+        self.lo = lo
+        is_leaf = np.array([not k for k in tree.child_ids])
+        dfs = np.array(tree._dfs_labels)  # depth-first position -> label id
+        self.label_order = None if np.array_equal(dfs, np.arange(self.K)) else dfs
         self.leaf_nodes = np.array(tree.leaf_node_ids, dtype=int)  # node id of each label
-        self.leaf_labels = np.arange(tree.K)
-        self.post_order = [int(a) for a in reversed(self.internal)]  # children before parents
-        kids = [list(tree.child_ids[a]) for a in self.internal]
-        self.child_flat = np.array([c for ks in kids for c in ks], dtype=int)
-        self.child_starts = np.cumsum([0] + [len(ks) for ks in kids[:-1]]).astype(int)
+        ids = np.arange(n)
+        self.cut_nodes = []
+        for d in range(H + 1):
+            nodes = ids[(self.depth == d) | (is_leaf & (self.depth < d))]
+            self.cut_nodes.append(nodes[np.argsort(lo[nodes], kind="stable")])
+        # each cut node is the run of the next deeper cut starting at its first leaf; runs of
+        # equal short length are summed as whole rows (a gather and k - 1 adds), long runs by
+        # reduceat (which costs about one call per run and column, so only where runs are long)
+        self.levels = []
+        for d in range(H):
+            starts = np.searchsorted(lo[self.cut_nodes[d + 1]], lo[self.cut_nodes[d]])
+            counts = np.diff(np.append(starts, len(self.cut_nodes[d + 1])))
+            short = [(sel, starts[sel], k) for k in range(1, _SHORT_RUN + 1)
+                     if len(sel := np.flatnonzero(counts == k))]
+            long = np.flatnonzero(counts > _SHORT_RUN)
+            bounds = np.stack([starts[long], starts[long] + counts[long]], axis=1).ravel()
+            self.levels.append((len(starts), short, long, bounds))
+        # path_pos[k, y]: position in the cut at depth k of the node on label y's path (path_nodes: its id)
+        position = np.empty(self.K, dtype=int)
+        position[dfs] = np.arange(self.K)
+        self.path_pos = np.stack([np.searchsorted(lo[c], position, side="right") - 1 for c in self.cut_nodes])
+        self.path_nodes = np.stack([self.cut_nodes[k][self.path_pos[k]] for k in range(H + 1)])
+        self.cut_first_label = [dfs[lo[c]] for c in self.cut_nodes]  # a label below each cut node
+
+    def cut_sums(self, X: np.ndarray, dfs: bool = False) -> list[np.ndarray]:
+        """Subtree sums of the rows of ``X`` at every cut, transposed: ``S[d][j, i]``.
+
+        ``S[d][j, i] = sum_{y in Y_a} X[i, y]`` for the ``j``-th node ``a`` of the cut at depth d.
+        ``X``'s columns are labels, or with ``dfs=True`` leaves in depth-first order.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> [s.tolist() for s in FastTree(t).cut_sums(np.array([[1e-20, 1e-20, 1.0]]))]
+        [[[1.0]], [[2e-20], [1.0]], [[1e-20], [1e-20], [1.0]]]
+        """
+        X = np.asarray(X, dtype=float)
+        if self.label_order is not None and not dfs:
+            X = X[:, self.label_order]
+        S = [np.ascontiguousarray(X.T)]
+        for m, short, long, bounds in reversed(self.levels):
+            deeper = S[-1]
+            out = np.empty((m, deeper.shape[1]))
+            for sel, first, k in short:
+                acc = deeper[first]
+                for j in range(1, k):
+                    acc += deeper[first + j]
+                out[sel] = acc
+            if len(long):
+                out[long] = np.add.reduceat(deeper, bounds, axis=0)[::2]
+            S.append(out)
+        return S[::-1]
 
     def subtree_sums(self, X: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
-        """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order), or for ``nodes``.
-
-        One post-order pass, each parent the sum of its children (C.1), on the transpose so
-        that every row operation is contiguous.  (Differences of one cumulative sum per row
-        are faster, but cancel: a subtree of mass 1e-20 beside mass 1 comes out as 0.)
+        """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order), or for ``nodes`` (C.1).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).subtree_sums(np.array([[1e-20, 1e-20, 1.0]]), np.array([1])).tolist()
         [[2e-20]]
         """
-        XT = np.asarray(X, dtype=float).T
-        S = np.empty((self.n_nodes, XT.shape[1]))
-        S[self.leaf_nodes] = XT[self.leaf_labels]
-        for a in self.post_order:
-            S[a] = S[self.tree.child_ids[a][0]]
-            for c in self.tree.child_ids[a][1:]:
-                S[a] += S[c]
-        return (S if nodes is None else S[nodes]).T
+        S = self.cut_sums(X)
+        out = np.empty((self.n_nodes, S[0].shape[1]))
+        for d, block in enumerate(S):
+            out[self.cut_nodes[d]] = block
+        return (out if nodes is None else out[nodes]).T
 
     def needed(self, nodes: np.ndarray) -> np.ndarray:
         """The root, ``nodes`` and their children: every node whose mean a node term uses (C.1).
@@ -163,23 +215,21 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
     raise HUCError(f"fast path: no vectorised form for {type(u).__name__}")
 
 
-def _terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.ndarray, pi, star, cols):
-    """Scores, UC terms and node terms for every atom (label laws ``E``; samples are one-hot).
+def _dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.ndarray, masses, star):
+    """Scores, UC residuals and the terms of every node in ``nodes``, for atoms with label laws ``E``.
 
-    C.2: ``E_eta[g_{u,v}] = sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``; with one-hot
-    ``eta`` this is the path form ``mu_{u,v_k} - mu_{u,v}`` on the label's path and 0 off it.
-    ``pi``, ``star`` are the subtree masses of ``P`` and ``E`` at the nodes ``cols``
-    (:meth:`FastTree.needed`), shared by every utility.
+    C.2: ``E_eta[g_{u,v}] = sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``, where ``masses``
+    and ``star`` are the subtree masses of ``P`` and ``E`` (every node, shared by every utility).
     """
+    cols = ft.needed(nodes)
+    pi = masses[:, cols]
     N = ft.subtree_sums(P * U, cols)
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = np.where(pi > 0, N / np.where(pi > 0, pi, 1), 0.0)
     column = {int(a): k for k, a in enumerate(cols)}
     score = mu[:, column[0]]
     residual = (E * U).sum(axis=1) - score
-    if not len(nodes):  # no relevant node (a constant utility, or a single-leaf tree)
-        return score, residual, np.zeros((P.shape[0], 0))
-    weighted = star * mu
+    weighted = star[:, cols] * mu
     terms = np.empty((P.shape[0], len(nodes)))
     for k, a in enumerate(nodes):
         kids = [column[c] for c in ft.tree.child_ids[int(a)]]
@@ -187,52 +237,127 @@ def _terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.
     return score, residual, terms
 
 
-def _algorithm_2(B: np.ndarray):
-    """Algorithm 2 on every column of the block sums ``B`` (m x cols) at once.
+def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Utility, S: list, pi: np.ndarray,
+                rows):
+    """Scores, UC residuals and node terms of sample atoms along their labels' paths (F.4).
 
-    Returns ``sup, r, b, moment`` per column (``b == r`` means the empty interval).
+    For a one-hot label law the C.2 term of node ``v`` is ``mu_{u,v_{k+1}} - mu_{u,v_k}`` when
+    ``v = v_k`` is on the path of ``y`` and 0 elsewhere, so only ``mu`` on the path is needed:
+    row ``k`` of the terms belongs to the path node at depth ``k``.  ``Xd`` is ``X`` with its
+    leaves in depth-first order, ``S`` its cut sums (:meth:`FastTree.cut_sums`) and ``pi``
+    their values on the paths (:func:`_on_paths`).
+    Top-1 correctness needs no second pass: with ``a`` the chosen node,
+    ``mu_{u,v} = pi_a / pi_v`` above ``a``, 1 below it and 0 off it.
     """
-    m, cols = B.shape
-    C = np.zeros((m + 1, cols))
-    np.cumsum(B, axis=0, out=C[1:])
-    run_min = np.minimum.accumulate(C, axis=0)[:-1]  # min_{r < b} C_r for b = 1..m
-    run_max = np.maximum.accumulate(C, axis=0)[:-1]
-    up, down = C[1:] - run_min, run_max - C[1:]
-    value = np.maximum(up, down)
-    b = np.argmax(value, axis=0) + 1  # first right end attaining the maximum
-    idx = np.arange(cols)
-    sup = value[b - 1, idx]
-    use_min = up[b - 1, idx] >= down[b - 1, idx]
-    target = np.where(use_min, run_min[b - 1, idx], run_max[b - 1, idx])
-    r = np.empty(cols, dtype=int)
-    for k in range(cols):  # the first earlier prefix attaining the extreme (r < b)
-        r[k] = int(np.argmax(C[: b[k], k] == target[k]))
-    moment = C[b, idx] - C[r, idx]
-    empty = sup <= 0
-    r[empty], b[empty], sup[empty], moment[empty] = 0, 0, 0.0, 0.0
-    return sup, r, b, moment
+    c, H = X.shape[0], ft.H
+    safe = np.where(pi > 0, pi, 1.0)
+    if isinstance(u, Top1AtDepth):
+        d = min(u.depth, H)
+        M = Xd if d == H else np.ascontiguousarray(S[d].T)  # the candidates: exactly the cut at depth d
+        j = _first_max(M)  # in pre-order
+        lead = ft.path_pos[:, ft.cut_first_label[d][j]]  # the path of a leaf below the chosen node
+        above = _on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
+        inside = above[d]  # y lies below the chosen node
+        mu = np.empty((H + 1, c))
+        mu[: d + 1] = np.where(above, M.ravel().take(np.arange(c) * M.shape[1] + j) / safe[: d + 1], 0.0)
+        mu[d + 1:] = inside & (pi[d + 1:] > 0)
+        at_label = inside.astype(float)
+    else:
+        U = utility_values(u, ft, X, rows, _node_table(ft, S))
+        mu = np.where(pi > 0, _on_paths(ft, y, H + 1, ft.cut_sums(X * U)) / safe, 0.0)
+        at_label = U[np.arange(c), y]
+    score = mu[0]
+    return score, at_label - score, mu[1:] - mu[:-1]
+
+
+def _on_paths(ft: FastTree, y: np.ndarray, depths: int, S: list | None = None) -> np.ndarray:
+    """Positions (or, given cut sums ``S``, values) of the nodes on each label's path: ``(depths, n)``."""
+    pos = ft.path_pos[:depths, y]
+    if S is None:
+        return pos
+    c = len(y)
+    return np.stack([S[k].ravel().take(pos[k] * c + np.arange(c)) for k in range(depths)])
+
+
+def _node_table(ft: FastTree, S: list) -> np.ndarray:
+    """The cut sums ``S`` as one ``(atoms, nodes)`` array in pre-order."""
+    out = np.empty((ft.n_nodes, S[0].shape[1]))
+    for d, block in enumerate(S):
+        out[ft.cut_nodes[d]] = block
+    return out.T
 
 
 class _Rows:
-    """Every sup of one utility at predictions ``P`` (the fast twin of ``audit.UtilityRows``)."""
+    """Every sup of one utility: UC (column 0) and each relevant node, for every subgroup.
 
-    def __init__(self, ft, P, E, weights, u, masses, star, rows=None, with_nodes=True):
-        tree = ft.tree
-        self.nodes = np.array([tree.id(v) for v in u.relevant_nodes] if with_nodes else [], dtype=int)
-        self.U = utility_values(u, ft, P, rows, masses)
-        cols = ft.needed(self.nodes)
-        self.score, residual, node_terms = _terms(ft, P, self.U, E, self.nodes, masses[:, cols], star[:, cols], cols)
-        self.order = np.argsort(self.score, kind="stable")
-        s = self.score[self.order]
-        self.starts = np.concatenate([[0], np.flatnonzero(np.diff(s) > TOLERANCES["score"]) + 1])
+    The fast twin of ``audit.UtilityRows``.  Input: per atom its score and UC residual, and
+    node terms ``terms[k, i]`` belonging to column ``col_table[k, kind[i]]`` (1.. for relevant
+    nodes, anything below 1 for none; for samples ``kind`` is the label).  One sort of the scores gives the tie blocks; the nonzero
+    terms become entries (column, rank, value), grouped by column with one stable integer
+    sort (zero terms change no sum, as in :func:`huc_ref.intervals.max_interval_sum`).
+    Algorithm 2 then runs on all columns at once: within a column the supremum over
+    intervals of ``|C_b - C_r|`` is the range ``max C - min C`` of the prefix sums at block
+    ends (with ``C_0 = 0``), so it is two ``reduceat``s per subgroup; the witness is the pair
+    of first extreme positions, mapped back to the blocks of all atoms (App. F.3's tie rule).
+    """
+
+    def __init__(self, score, residual, terms, col_table, kind, W, n_cols):
+        n = len(score)
+        self.order = order = np.argsort(score, kind="stable")  # tied scores form one block, whatever their order
+        s = self.sorted_scores = score[order]
+        new = np.diff(s) > TOLERANCES["score"]
+        self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
+        self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
         self.block_scores = s[self.starts]
-        self.block_last = np.concatenate([self.starts[1:] - 1, [len(s) - 1]])
-        self.sorted_scores = s
-        terms = np.column_stack([residual, node_terms])[self.order]
-        self.best = []  # per subgroup: (sup, r, b, moment) arrays over columns [UC, nodes...]
-        for k in range(weights.shape[1]):
-            B = np.add.reduceat(terms * weights[self.order, k][:, None], self.starts, axis=0)
-            self.best.append(_algorithm_2(B))
+        block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
+        v = residual[order]
+        keep = np.flatnonzero(v)
+        col, rank, val = [np.zeros(len(keep), dtype=np.int64)], [keep], [v[keep]]
+        if len(terms):
+            c = col_table[:, kind[order]].ravel()  # row k, then rank: within a column ranks increase
+            v = terms.take(order, axis=1).ravel()
+            keep = np.flatnonzero((c > 0) & (v != 0))
+            c = c[keep].astype(np.int16 if n_cols < 2**15 else np.int64)
+            p = np.argsort(c, kind="stable")  # a radix sort on int16
+            keep = keep[p]
+            col.append(c[p])
+            rank.append(keep % n)
+            val.append(v[keep])
+        col, rank, val = (np.concatenate(x) for x in (col, rank, val))
+        self.best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
+        if not len(val):
+            return
+        blk = block[rank]
+        change = col[1:] != col[:-1]
+        seg = np.flatnonzero(np.concatenate([[True], change]))  # first entry of each column's run
+        last = np.flatnonzero(np.concatenate([change | (blk[1:] != blk[:-1]), [True]]))  # block ends
+        be_first = np.searchsorted(last, seg)  # first block end of each column
+        counts = np.diff(np.append(be_first, len(last)))
+        seg_col, Wr = col[seg], W[order].T  # weights by rank
+        for k in range(W.shape[1]):
+            x = val * Wr[k].take(rank)
+            x[seg[1:]] -= np.add.reduceat(x, seg)[:-1]  # restart the prefix sums in every column
+            C = np.cumsum(x)
+            if len(last) < len(C):  # prefix sums at block ends only
+                C = C[last]
+            mx, mn = np.maximum.reduceat(C, be_first), np.minimum.reduceat(C, be_first)
+            i_mx = np.where(mx > 0, self._first(C, mx, counts, be_first), 0)
+            i_mn = np.where(mn < 0, self._first(C, mn, counts, be_first), 0)
+            sup = np.maximum(mx, 0) - np.minimum(mn, 0)
+            r, b = np.minimum(i_mx, i_mn), np.maximum(i_mx, i_mn)
+            moment = np.where(i_mx > i_mn, sup, -sup)
+
+            def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
+                return np.where(j > 0, blk[last[np.maximum(be_first + j - 1, 0)]] + 1, 0)
+            live = sup > 0
+            for arr, values in zip(self.best[k], (sup, full(r), full(b), moment)):
+                arr[seg_col[live]] = values[live]
+
+    @staticmethod
+    def _first(C, extreme, counts, be_first):
+        """Per column, the prefix index (1-based) of the first block end attaining ``extreme``."""
+        hits = np.flatnonzero(C == np.repeat(extreme, counts))
+        return hits[np.searchsorted(hits, be_first)] - be_first + 1
 
     def interval(self, r, b):
         """The witness ``[s_(r+1), s_(b)]`` (None when empty)."""
@@ -245,12 +370,58 @@ class _Rows:
         return self.order[self.starts[r]:self.block_last[b - 1] + 1]
 
 
-def _run(ft, P, E, weights, subgroups, utilities, rows):
-    """The candidate rows in the order of the exact engine (subgroups, utilities, nodes)."""
-    tree = ft.tree
-    masses, star = ft.subtree_sums(P), ft.subtree_sums(E)  # pi_a(p) and pi*_a, shared by every utility
-    tables = {name: _Rows(ft, P, E, weights, u, masses, star, rows) for name, u in utilities.items()}
-    relevant = {name: list(u.relevant_nodes) for name, u in utilities.items()}
+def _dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True) -> _Rows:
+    """The :class:`_Rows` of atoms with any label laws: every relevant node's C.2 term."""
+    nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes] if with_nodes else [], dtype=int)
+    U = utility_values(u, ft, P, rows, masses)
+    score, residual, terms = _dense_terms(ft, P, U, E, nodes, masses, star)
+    table = _Rows(score, residual, terms.T, np.arange(1, len(nodes) + 1)[:, None], np.zeros(len(score), dtype=int),
+                  W, len(nodes) + 1)
+    table.nodes, table.U = nodes, U
+    return table
+
+
+#: Rows of predictions per chunk of the sample pass: about 2**18 numbers (2 MiB), so that
+#: a chunk and its cut sums stay in cache; memory is O(chunk + n (|U| + sum_u D_u)).
+CHUNK = 2**18
+
+
+def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility],
+                 rows=None) -> dict:
+    """The :class:`_Rows` of every utility for sample atoms, streaming ``P`` in row chunks (F.4)."""
+    n, H = len(labels), ft.H
+    plans = {}
+    for name, u in utilities.items():
+        nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
+        colmap = np.full(ft.n_nodes, -1)
+        colmap[nodes] = np.arange(1, len(nodes) + 1)
+        ks = np.array([k for k in range(H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
+        plans[name] = (nodes, colmap, ks, np.empty(n), np.empty(n), np.empty((len(ks), n)))
+    step = max(1, CHUNK // ft.K)
+    for s in range(0, n, step):
+        X = np.asarray(P[s:s + step], dtype=float)
+        Xd = X if ft.label_order is None else X[:, ft.label_order]
+        S = ft.cut_sums(Xd, dfs=True)
+        if not (Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))):  # S[0]: the row sums
+            bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(X.sum(axis=1) > 0)
+            raise HUCError(f"y_prob[{s + int(np.argmax(bad))}]: entries must be finite and nonnegative, "
+                           "with a positive sum")
+        y = labels[s:s + step]
+        pi = _on_paths(ft, y, H + 1, S)
+        for name, u in utilities.items():
+            _, _, ks, score, residual, T = plans[name]
+            some = None if rows is None else rows[s:s + step]
+            score[s:s + step], residual[s:s + step], terms = _path_terms(ft, X, Xd, y, u, S, pi, some)
+            T[:, s:s + step] = terms[ks]
+    tables = {}
+    for name, (nodes, colmap, ks, score, residual, T) in plans.items():
+        tables[name] = _Rows(score, residual, T, colmap[ft.path_nodes[ks]], labels, W, len(nodes) + 1)
+        tables[name].nodes = nodes
+    return tables
+
+
+def _run(tree: LabelTree, tables: dict, subgroups: list) -> dict:
+    """The ``huc-result/1`` rows from every utility's :class:`_Rows`, in the exact engine's order."""
     candidates = []
     for k, c_name in enumerate(subgroups):
         for name, table in tables.items():
@@ -273,12 +444,15 @@ def _run(ft, P, E, weights, subgroups, utilities, rows):
     if huc_row:
         huc = dict(huc_row)
         huc["value"] = huc.pop("sup")
+    relevant = {name: [tree.nodes[a] for a in table.nodes] for name, table in tables.items()}
     return {"format": "huc-result/1", "engine": "fast", "uc": {"value": uc.pop("value"), **uc},
             "huc": {"value": huc.pop("value"), **huc}, "relevant_nodes": relevant, "candidates": candidates}
 
 
 def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility], case_id=None) -> dict:
     """The ``huc-result/1`` document of a finite distribution, computed in float64.
+
+    Sample atoms take the path form (F.4); population atoms with a law ``eta`` the C.2 form.
 
     >>> from huc_ref import Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -289,11 +463,38 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     """
     ft = FastTree(dist.tree)
     P = np.array([[float(x) for x in a.p] for a in dist.atoms])
-    E = np.array([[float(x) for x in a.label_law(ft.K)] for a in dist.atoms])
     weights = np.array([[float(a.weight * c) for c in a.c] for a in dist.atoms])
-    result = _run(ft, P, E, weights, list(dist.subgroups), utilities, np.arange(dist.n))
-    result["case"] = case_id
-    return {"format": result.pop("format"), "case": result.pop("case"), **result}
+    rows = np.arange(dist.n)
+    if dist.is_sample:
+        tables = _sample_rows(ft, P, np.array([a.label for a in dist.atoms]), weights, utilities, rows)
+    else:
+        E = np.array([[float(x) for x in a.label_law(ft.K)] for a in dist.atoms])
+        masses, star = ft.subtree_sums(P), ft.subtree_sums(E)  # pi_a(p) and pi*_a, shared by every utility
+        tables = {name: _dense_rows(ft, P, E, weights, u, masses, star, rows) for name, u in utilities.items()}
+    result = _run(dist.tree, tables, list(dist.subgroups))
+    return {"format": result.pop("format"), "case": case_id, **result}
+
+
+def _label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
+    """Labels given as names or label ids, as label ids (vectorised for integer and string arrays)."""
+    y = y_true if isinstance(y_true, np.ndarray) else np.asarray(list(y_true), dtype=object)
+    if y.ndim != 1 or len(y) != n:
+        raise HUCError(f"y_true: has {len(y) if y.ndim == 1 else y.shape} labels, y_prob has {n} rows")
+    if y.dtype.kind in "iu":
+        ids = y.astype(int)
+    elif y.dtype.kind == "U":
+        names, inverse = np.unique(y, return_inverse=True)
+        ids = np.array([tree._label_index.get(str(v), -1) for v in names], dtype=int)[inverse]
+    else:
+        ids = np.array([tree._label_index.get(v, -1) if isinstance(v, str) else
+                        int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else -1
+                        for v in y], dtype=int)
+    bad = (ids < 0) | (ids >= tree.K)
+    if bad.any():
+        i = int(np.argmax(bad))
+        value = y[i].item() if isinstance(y[i], np.generic) else y[i]
+        raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id")
+    return ids
 
 
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
@@ -301,8 +502,11 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names).
 
     ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
-    order; ``subgroups``: a mapping name -> ``n`` values in [-1, 1] (default: everyone);
-    ``sample_weight``: nonnegative weights (normalised to sum 1).
+    order (any array-like; a numpy array or memory map is read in row chunks of about
+    :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
+    ``subgroups``: a mapping name -> ``n`` values in [-1, 1] (default: everyone);
+    ``sample_weight``: nonnegative weights (normalised to sum 1).  Sec. 3.3 and App. F.4:
+    only the nodes on each sample's path carry a term.
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
@@ -310,25 +514,13 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     >>> r["uc"]["value"]  # the tie case of App. F.3: one block, residuals +1/2 and -1/2
     0.0
     """
-    P = np.asarray(y_prob, dtype=float)
+    P = y_prob if isinstance(y_prob, np.ndarray) else np.asarray(y_prob, dtype=float)
     if P.ndim != 2 or P.shape[1] != tree.K:
         raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}")
     n = P.shape[0]
-    if not np.all(np.isfinite(P)) or np.any(P < 0):
-        raise HUCError("y_prob: entries must be finite and nonnegative")
-    labels = list(y_true)
-    if len(labels) != n:
-        raise HUCError(f"y_true: has {len(labels)} labels, y_prob has {n} rows")
-    ids = np.empty(n, dtype=int)
-    for i, y in enumerate(labels):
-        if isinstance(y, str):
-            ids[i] = tree.label_index(y)
-        elif isinstance(y, (int, np.integer)) and 0 <= int(y) < tree.K:
-            ids[i] = int(y)
-        else:
-            raise HUCError(f"y_true[{i}]: {y!r} is not a label name or id")
-    E = np.zeros((n, tree.K))
-    E[np.arange(n), ids] = 1.0
+    if n == 0:
+        raise HUCError("y_prob: no rows (an audit needs at least one atom)")
+    ids = _label_ids(y_true, tree, n)
     groups = dict(subgroups) if subgroups is not None else {"all": np.ones(n)}
     C = np.column_stack([np.asarray(v, dtype=float) for v in groups.values()])
     if C.shape[0] != n or np.any(np.abs(C) > 1):
@@ -337,7 +529,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     if w.shape != (n,) or np.any(w < 0) or w.sum() <= 0:
         raise HUCError("sample_weight: expected n nonnegative weights with a positive sum")
     w = w / w.sum()
-    return _run(FastTree(tree), P, E, w[:, None] * C, list(groups), utilities, np.arange(n))
+    tables = _sample_rows(FastTree(tree), P, ids, w[:, None] * C, utilities)
+    return _run(tree, tables, list(groups))
 
 
 def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method: str = "huc", epsilon=0.01,
@@ -405,7 +598,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     def choose(P, node=None):
         masses, star = ft.subtree_sums(P), ft.subtree_sums(E)
         best = None
-        tables = {name: _Rows(ft, P, E, W, u, masses, star, with_nodes=method == "huc")
+        tables = {name: _dense_rows(ft, P, E, W, u, masses, star, with_nodes=method == "huc")
                   for name, u in utilities.items()}
         for k in range(W.shape[1]):
             for name, table in tables.items():
@@ -477,7 +670,9 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
                                   "gamma": moment, "lambda": lam, "alpha": alpha, "log_loss_before": loss,
                                   "log_loss_after": after, "guaranteed_decrease": alpha * gamma - alpha ** 2 * lam / 2})
         loss = after
-    final = _run(ft, P, E, W, list(dist.subgroups), utilities, np.arange(n))
+    masses, star = ft.subtree_sums(P), ft.subtree_sums(E)
+    final = _run(tree, {name: _dense_rows(ft, P, E, W, u, masses, star) for name, u in utilities.items()},
+                 list(dist.subgroups))
     result["final"] = {"uc": final["uc"]["value"], "huc": final["huc"]["value"], "log_loss": loss}
     factor = 2 if fixed is None else 4
     result["bound_updates"] = int(np.ceil(factor * result["initial"]["log_loss"] / eps ** 2))
