@@ -15,7 +15,9 @@ must be used.  Agreement with the exact engine is property-tested (tests/test_fa
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
 import numpy as np
@@ -25,7 +27,8 @@ from .errors import HUCError
 from .tree import LabelTree
 from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Table, Top1AtDepth, Utility
 
-__all__ = ["TOLERANCES", "FastTree", "utility_values", "audit", "audit_distribution", "boost", "replay"]
+__all__ = ["TOLERANCES", "CHUNK", "FastTree", "utility_values", "audit", "audit_distribution", "boost", "replay",
+           "numba_available"]
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
 TOLERANCES = {
@@ -83,7 +86,7 @@ class FastTree:
         # each cut node is the run of the next deeper cut starting at its first leaf; runs of
         # equal short length are summed as whole rows (a gather and k - 1 adds), long runs by
         # reduceat (which costs about one call per run and column, so only where runs are long)
-        self.levels = []
+        self.levels, runs = [], []
         for d in range(H):
             starts = np.searchsorted(lo[self.cut_nodes[d + 1]], lo[self.cut_nodes[d]])
             counts = np.diff(np.append(starts, len(self.cut_nodes[d + 1])))
@@ -92,12 +95,19 @@ class FastTree:
             long = np.flatnonzero(counts > _SHORT_RUN)
             bounds = np.stack([starts[long], starts[long] + counts[long]], axis=1).ravel()
             self.levels.append((len(starts), short, long, bounds))
+            runs.append((starts, counts))
+        # the same runs in one buffer of every cut (depth 0 first), for the compiled kernels
+        sizes = [len(c) for c in self.cut_nodes]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)])
+        self.run_start = np.concatenate([s + self.offsets[d + 1] for d, (s, _) in enumerate(runs)] + [[]]).astype(np.int64)
+        self.run_len = np.concatenate([c for _, c in runs] + [[]]).astype(np.int64)
         # path_pos[k, y]: position in the cut at depth k of the node on label y's path (path_nodes: its id)
         position = np.empty(self.K, dtype=int)
         position[dfs] = np.arange(self.K)
         self.path_pos = np.stack([np.searchsorted(lo[c], position, side="right") - 1 for c in self.cut_nodes])
         self.path_nodes = np.stack([self.cut_nodes[k][self.path_pos[k]] for k in range(H + 1)])
         self.cut_first_label = [dfs[lo[c]] for c in self.cut_nodes]  # a label below each cut node
+        self.first_label = np.concatenate(self.cut_first_label)
 
     def cut_sums(self, X: np.ndarray, dfs: bool = False) -> list[np.ndarray]:
         """Subtree sums of the rows of ``X`` at every cut, transposed: ``S[d][j, i]``.
@@ -301,7 +311,7 @@ class _Rows:
     of first extreme positions, mapped back to the blocks of all atoms (App. F.3's tie rule).
     """
 
-    def __init__(self, score, residual, terms, col_table, kind, W, n_cols):
+    def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy"):
         n = len(score)
         self.order = order = np.argsort(score, kind="stable")  # tied scores form one block, whatever their order
         s = self.sorted_scores = score[order]
@@ -310,6 +320,13 @@ class _Rows:
         self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
         self.block_scores = s[self.starts]
         block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
+        if engine == "numba":
+            from .kernels import group_and_scan
+            found = group_and_scan(order, block, residual, np.ascontiguousarray(terms, dtype=float),
+                                   np.ascontiguousarray(col_table, dtype=np.int64), np.asarray(kind, dtype=np.int64),
+                                   np.ascontiguousarray(W[order]), n_cols)
+            self.best = [tuple(x[g] for x in found) for g in range(W.shape[1])]
+            return
         v = residual[order]
         keep = np.flatnonzero(v)
         col, rank, val = [np.zeros(len(keep), dtype=np.int64)], [keep], [v[keep]]
@@ -385,39 +402,96 @@ def _dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True) -> _Ro
 #: a chunk and its cut sums stay in cache; memory is O(chunk + n (|U| + sum_u D_u)).
 CHUNK = 2**18
 
+#: Threads for the chunks of the sample pass and for the utilities after it (numpy and the
+#: kernels release the GIL; this machine has 2 cores).
+THREADS = min(4, os.cpu_count() or 1)
+
 
 def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility],
-                 rows=None) -> dict:
-    """The :class:`_Rows` of every utility for sample atoms, streaming ``P`` in row chunks (F.4)."""
+                 rows=None, engine: str = "numpy") -> dict:
+    """The :class:`_Rows` of every utility for sample atoms, streaming ``P`` in row chunks (F.4).
+
+    Chunks are independent, and so are utilities afterwards: both run on :data:`THREADS`
+    threads (numpy and the compiled kernels release the GIL).
+    """
     n, H = len(labels), ft.H
-    plans = {}
-    for name, u in utilities.items():
+    names = list(utilities)
+    plans = []
+    for u in utilities.values():
         nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
         colmap = np.full(ft.n_nodes, -1)
         colmap[nodes] = np.arange(1, len(nodes) + 1)
         ks = np.array([k for k in range(H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
-        plans[name] = (nodes, colmap, ks, np.empty(n), np.empty(n), np.empty((len(ks), n)))
+        plans.append((nodes, colmap, ks))
+    term_row = np.cumsum([0] + [len(ks) for _, _, ks in plans])
+    score, residual = np.empty((len(names), n)), np.empty((len(names), n))
+    T = np.empty((term_row[-1], n))  # the terms of every utility, one row per relevant depth
+    top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and isinstance(u, Top1AtDepth)]
+    rest = [k for k in range(len(names)) if k not in top1]
+    if top1:
+        from .kernels import top1_path_terms
+        cut_depth = np.array([min(utilities[names[k]].depth, H) for k in top1], dtype=np.int64)
+        ks_all = np.zeros((len(top1), max(H, 1)), dtype=np.int64)
+        for j, k in enumerate(top1):
+            ks_all[j, :len(plans[k][2])] = plans[k][2]
+        ks_len = np.array([len(plans[k][2]) for k in top1], dtype=np.int64)
+        rows_top1 = term_row[top1].astype(np.int64)
     step = max(1, CHUNK // ft.K)
-    for s in range(0, n, step):
+
+    def chunk(s: int) -> int | None:
+        """Fill the outputs of rows ``s .. s + step``; the first bad row, if any."""
         X = np.asarray(P[s:s + step], dtype=float)
         Xd = X if ft.label_order is None else X[:, ft.label_order]
-        S = ft.cut_sums(Xd, dfs=True)
-        if not (Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))):  # S[0]: the row sums
-            bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(X.sum(axis=1) > 0)
-            raise HUCError(f"y_prob[{s + int(np.argmax(bad))}]: entries must be finite and nonnegative, "
-                           "with a positive sum")
-        y = labels[s:s + step]
-        pi = _on_paths(ft, y, H + 1, S)
-        for name, u in utilities.items():
-            _, _, ks, score, residual, T = plans[name]
-            some = None if rows is None else rows[s:s + step]
-            score[s:s + step], residual[s:s + step], terms = _path_terms(ft, X, Xd, y, u, S, pi, some)
-            T[:, s:s + step] = terms[ks]
-    tables = {}
-    for name, (nodes, colmap, ks, score, residual, T) in plans.items():
-        tables[name] = _Rows(score, residual, T, colmap[ft.path_nodes[ks]], labels, W, len(nodes) + 1)
-        tables[name].nodes = nodes
-    return tables
+        y, part = labels[s:s + step], slice(s, s + step)
+        ok = True
+        if top1:
+            sc, res = np.empty((len(top1), len(y))), np.empty((len(top1), len(y)))
+            terms = np.empty((term_row[-1], len(y)))
+            ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.offsets, ft.run_start, ft.run_len, ft.path_pos,
+                                 ft.first_label, cut_depth, ks_all, ks_len, TOLERANCES["decision"], sc, res, terms,
+                                 rows_top1) < 0
+            score[top1, part], residual[top1, part] = sc, res
+            for k in top1:
+                T[term_row[k]:term_row[k + 1], part] = terms[term_row[k]:term_row[k + 1]]
+        if rest:
+            S = ft.cut_sums(Xd, dfs=True)
+            ok = ok and Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))  # S[0]: the row sums
+            pi = _on_paths(ft, y, H + 1, S)
+            for k in rest:
+                some = None if rows is None else rows[part]
+                score[k, part], residual[k, part], terms = _path_terms(ft, X, Xd, y, utilities[names[k]], S, pi,
+                                                                       some)
+                T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
+        if ok:
+            return None
+        bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(X.sum(axis=1) > 0)
+        return s + int(np.argmax(bad))
+
+    def table(k: int) -> _Rows:
+        nodes, colmap, ks = plans[k]
+        out = _Rows(score[k], residual[k], T[term_row[k]:term_row[k + 1]], colmap[ft.path_nodes[ks]], labels, W,
+                    len(nodes) + 1, engine)
+        out.nodes = nodes
+        return out
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        bad = [b for b in pool.map(chunk, range(0, n, step)) if b is not None]
+        if bad:
+            raise HUCError(f"y_prob[{bad[0]}]: entries must be finite and nonnegative, with a positive sum")
+        return dict(zip(names, pool.map(table, range(len(names)))))
+
+
+def numba_available() -> bool:
+    """Whether the optional compiled kernels (:mod:`huc_ref.kernels`, numba) can be used.
+
+    >>> isinstance(numba_available(), bool)
+    True
+    """
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _run(tree: LabelTree, tables: dict, subgroups: list) -> dict:
@@ -498,15 +572,17 @@ def _label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
 
 
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
-          sample_weight=None) -> dict:
+          sample_weight=None, engine: str = "numpy") -> dict:
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names).
 
     ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
     order (any array-like; a numpy array or memory map is read in row chunks of about
     :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
     ``subgroups``: a mapping name -> ``n`` values in [-1, 1] (default: everyone);
-    ``sample_weight``: nonnegative weights (normalised to sum 1).  Sec. 3.3 and App. F.4:
-    only the nodes on each sample's path carry a term.
+    ``sample_weight``: nonnegative weights (normalised to sum 1); ``engine``: ``"numpy"``
+    (the default and the reference) or ``"numba"`` (the compiled kernels of
+    :mod:`huc_ref.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
+    each sample's path carry a term.
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
@@ -514,6 +590,10 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     >>> r["uc"]["value"]  # the tie case of App. F.3: one block, residuals +1/2 and -1/2
     0.0
     """
+    if engine not in ("numpy", "numba"):
+        raise HUCError(f"engine: expected 'numpy' or 'numba', got {engine!r}")
+    if engine == "numba" and not numba_available():
+        raise HUCError("engine: 'numba' needs the numba package (pip install 'huc-ref[numba]')")
     P = y_prob if isinstance(y_prob, np.ndarray) else np.asarray(y_prob, dtype=float)
     if P.ndim != 2 or P.shape[1] != tree.K:
         raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}")
@@ -529,7 +609,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     if w.shape != (n,) or np.any(w < 0) or w.sum() <= 0:
         raise HUCError("sample_weight: expected n nonnegative weights with a positive sum")
     w = w / w.sum()
-    tables = _sample_rows(FastTree(tree), P, ids, w[:, None] * C, utilities)
+    tables = _sample_rows(FastTree(tree), P, ids, w[:, None] * C, utilities, engine=engine)
     return _run(tree, tables, list(groups))
 
 
