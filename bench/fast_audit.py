@@ -28,6 +28,7 @@ import sys
 import timeit
 import tracemalloc
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +36,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.workloads import timed  # noqa: E402
-from huc_ref import FiniteDistribution, LabelTree, Top1AtDepth, audit  # noqa: E402
-from huc_ref import fast  # noqa: E402
+from huc_ref import (  # noqa: E402
+    FiniteDistribution,
+    LabelTree,
+    Top1AtDepth,
+    audit,
+    fast,  # noqa: E402
+)
 
 
 def depth_tree(K: int, depth: int, seed: int = 0) -> LabelTree:
@@ -154,13 +160,13 @@ def main():
         us = utilities(tree)
         for n in sizes:
             P, y, groups = sample(tree, n)
-            t_read = best_of(lambda: np.sum(P))
-            t_sorts = len(us) * best_of(lambda: np.argsort(P[:, 0].copy()))
+            t_read = best_of(partial(np.sum, P))
+            t_sorts = len(us) * best_of(partial(np.argsort, P[:, 0].copy()))
             n_updates = updates(tree, us, y, len(groups))
             results = {}
             for name, run in found.items():
                 t, results[name] = timed(run, y, P, tree, us, subgroups=groups)
-                peak = peak_mib(lambda: run(y, P, tree, us, subgroups=groups))
+                peak = peak_mib(partial(run, y, P, tree, us, subgroups=groups))
                 print(grid_row(K, n, t_read, t_sorts, n_updates, name, t, peak), flush=True)
                 per_atom[(name, K, n)] = t / n
             if "numba" in results:

@@ -99,7 +99,8 @@ class FastTree:
         # the same runs in one buffer of every cut (depth 0 first), for the compiled kernels
         sizes = [len(c) for c in self.cut_nodes]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)])
-        self.run_start = np.concatenate([s + self.offsets[d + 1] for d, (s, _) in enumerate(runs)] + [[]]).astype(np.int64)
+        self.run_start = np.concatenate([s + self.offsets[d + 1] for d, (s, _) in enumerate(runs)] + [[]])
+        self.run_start = self.run_start.astype(np.int64)
         self.run_len = np.concatenate([c for _, c in runs] + [[]]).astype(np.int64)
         # path_pos[k, y]: position in the cut at depth k of the node on label y's path (path_nodes: its id)
         position = np.empty(self.K, dtype=int)
@@ -108,6 +109,7 @@ class FastTree:
         self.path_nodes = np.stack([self.cut_nodes[k][self.path_pos[k]] for k in range(H + 1)])
         self.cut_first_label = [dfs[lo[c]] for c in self.cut_nodes]  # a label below each cut node
         self.first_label = np.concatenate(self.cut_first_label)
+        self.path_pos_by_label = np.ascontiguousarray(self.path_pos.T)  # the same, one row per label
 
     def cut_sums(self, X: np.ndarray, dfs: bool = False) -> list[np.ndarray]:
         """Subtree sums of the rows of ``X`` at every cut, transposed: ``S[d][j, i]``.
@@ -302,9 +304,10 @@ class _Rows:
 
     The fast twin of ``audit.UtilityRows``.  Input: per atom its score and UC residual, and
     node terms ``terms[k, i]`` belonging to column ``col_table[k, kind[i]]`` (1.. for relevant
-    nodes, anything below 1 for none; for samples ``kind`` is the label).  One sort of the scores gives the tie blocks; the nonzero
-    terms become entries (column, rank, value), grouped by column with one stable integer
-    sort (zero terms change no sum, as in :func:`huc_ref.intervals.max_interval_sum`).
+    nodes, anything below 1 for none; for samples ``kind`` is the label).  One sort of the
+    scores gives the tie blocks; the nonzero terms become entries (column, rank, value),
+    grouped by column with one stable integer sort (zero terms change no sum, as in
+    :func:`huc_ref.intervals.max_interval_sum`).
     Algorithm 2 then runs on all columns at once: within a column the supremum over
     intervals of ``|C_b - C_r|`` is the range ``max C - min C`` of the prefix sums at block
     ends (with ``C_0 = 0``), so it is two ``reduceat``s per subgroup; the witness is the pair
@@ -313,18 +316,20 @@ class _Rows:
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy"):
         n = len(score)
-        self.order = order = np.argsort(score, kind="stable")  # tied scores form one block, whatever their order
+        self.order = order = np.argsort(score)  # tied scores form one block, whatever their order
         s = self.sorted_scores = score[order]
         new = np.diff(s) > TOLERANCES["score"]
         self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
         self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
         self.block_scores = s[self.starts]
         block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
+        WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
         if engine == "numba":
             from .kernels import group_and_scan
-            found = group_and_scan(order, block, residual, np.ascontiguousarray(terms, dtype=float),
-                                   np.ascontiguousarray(col_table, dtype=np.int64), np.asarray(kind, dtype=np.int64),
-                                   np.ascontiguousarray(W[order]), n_cols)
+            # numpy's gathers (one array at a time) then sequential passes: far fewer cache misses
+            found = group_and_scan(block, residual[order], np.asarray(kind, dtype=np.int64)[order],
+                                   np.asarray(terms, dtype=float).take(order, axis=1),
+                                   np.ascontiguousarray(col_table, dtype=np.int64), WT.take(order, axis=1), n_cols)
             self.best = [tuple(x[g] for x in found) for g in range(W.shape[1])]
             return
         v = residual[order]
@@ -350,7 +355,7 @@ class _Rows:
         last = np.flatnonzero(np.concatenate([change | (blk[1:] != blk[:-1]), [True]]))  # block ends
         be_first = np.searchsorted(last, seg)  # first block end of each column
         counts = np.diff(np.append(be_first, len(last)))
-        seg_col, Wr = col[seg], W[order].T  # weights by rank
+        seg_col, Wr = col[seg], WT.take(order, axis=1)  # weights by rank
         for k in range(W.shape[1]):
             x = val * Wr[k].take(rank)
             x[seg[1:]] -= np.add.reduceat(x, seg)[:-1]  # restart the prefix sums in every column
@@ -419,7 +424,7 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
     plans = []
     for u in utilities.values():
         nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
-        colmap = np.full(ft.n_nodes, -1)
+        colmap = np.full(ft.n_nodes, -1, dtype=np.int32)
         colmap[nodes] = np.arange(1, len(nodes) + 1)
         ks = np.array([k for k in range(H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
         plans.append((nodes, colmap, ks))
@@ -447,9 +452,9 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
         if top1:
             sc, res = np.empty((len(top1), len(y))), np.empty((len(top1), len(y)))
             terms = np.empty((term_row[-1], len(y)))
-            ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.offsets, ft.run_start, ft.run_len, ft.path_pos,
-                                 ft.first_label, cut_depth, ks_all, ks_len, TOLERANCES["decision"], sc, res, terms,
-                                 rows_top1) < 0
+            ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.offsets, ft.run_start, ft.run_len,
+                                 ft.path_pos_by_label, ft.first_label, cut_depth, ks_all, ks_len,
+                                 TOLERANCES["decision"], sc, res, terms, rows_top1) < 0
             score[top1, part], residual[top1, part] = sc, res
             for k in top1:
                 T[term_row[k]:term_row[k + 1], part] = terms[term_row[k]:term_row[k + 1]]
@@ -602,14 +607,16 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
         raise HUCError("y_prob: no rows (an audit needs at least one atom)")
     ids = _label_ids(y_true, tree, n)
     groups = dict(subgroups) if subgroups is not None else {"all": np.ones(n)}
-    C = np.column_stack([np.asarray(v, dtype=float) for v in groups.values()])
-    if C.shape[0] != n or np.any(np.abs(C) > 1):
-        raise HUCError("subgroups: each needs n values in [-1, 1]")
     w = np.full(n, 1.0 / n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if w.shape != (n,) or np.any(w < 0) or w.sum() <= 0:
         raise HUCError("sample_weight: expected n nonnegative weights with a positive sum")
-    w = w / w.sum()
-    tables = _sample_rows(FastTree(tree), P, ids, w[:, None] * C, utilities, engine=engine)
+    WT = np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup (W = WT.T)
+    for k, values in enumerate(groups.values()):
+        c = np.asarray(values, dtype=float)
+        if c.shape != (n,) or not np.all(np.abs(c) <= 1):
+            raise HUCError("subgroups: each needs n values in [-1, 1]")
+        np.multiply(w / w.sum(), c, out=WT[k])
+    tables = _sample_rows(FastTree(tree), P, ids, WT.T, utilities, engine=engine)
     return _run(tree, tables, list(groups))
 
 

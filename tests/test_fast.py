@@ -264,5 +264,6 @@ def test_numba_engine_reports_bad_rows_like_numpy():
     t = LabelTree.from_paths(["a/b", "a/c", "d"])
     P = np.array([[0.2, 0.3, 0.5], [0.2, np.nan, 0.8]])
     for engine in ("numpy", "numba"):
-        with pytest.raises(HUCError, match=r"^y_prob\[1\]: entries must be finite and nonnegative, with a positive sum$"):
+        message = r"^y_prob\[1\]: entries must be finite and nonnegative, with a positive sum$"
+        with pytest.raises(HUCError, match=message):
             fast_audit([0, 1], P, t, {"u": Top1AtDepth(t, 1)}, engine=engine)
