@@ -445,6 +445,10 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
 
     def chunk(s: int) -> int | None:
         """Fill the outputs of rows ``s .. s + step``; the first bad row, if any."""
+        with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
+            return fill(s)
+
+    def fill(s: int) -> int | None:
         X = np.asarray(P[s:s + step], dtype=float)
         Xd = X if ft.label_order is None else X[:, ft.label_order]
         y, part = labels[s:s + step], slice(s, s + step)
@@ -469,7 +473,8 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
                 T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
         if ok:
             return None
-        bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(X.sum(axis=1) > 0)
+        total = X.sum(axis=1)
+        bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(total > 0) | ~np.isfinite(total)
         return s + int(np.argmax(bad))
 
     def table(k: int) -> _Rows:
@@ -482,7 +487,7 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
     with ThreadPoolExecutor(THREADS) as pool:
         bad = [b for b in pool.map(chunk, range(0, n, step)) if b is not None]
         if bad:
-            raise HUCError(f"y_prob[{bad[0]}]: entries must be finite and nonnegative, with a positive sum")
+            raise HUCError(f"y_prob[{bad[0]}]: entries must be finite and nonnegative, with a positive finite sum")
         return dict(zip(names, pool.map(table, range(len(names)))))
 
 

@@ -35,8 +35,9 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
     top-1 utility ``u`` (cut depth ``cut_depth[u]``): the score, the UC residual, and the terms of
     the path nodes at depths ``ks[u, :ks_len[u]]``, written to ``terms[term_row[u] + t, i]``.
 
-    Returns the first row that is not a vector of finite nonnegative numbers with a positive
-    sum, or -1.  App. F.4 and K.2 (see ``huc_ref.fast._path_terms``, its numpy twin).
+    Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
+    vector of finite nonnegative numbers with a positive finite sum.  App. F.4 and K.2 (see
+    ``huc_ref.fast._path_terms``, its numpy twin).
 
     >>> from huc_ref import LabelTree
     >>> from huc_ref.fast import FastTree
@@ -59,14 +60,20 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
     mu = np.empty(H + 1)
     for i0 in range(0, c, LANES):
         m = min(LANES, c - i0)
-        for t in range(K):  # the block of rows, transposed; each entry checked as it is read
-            for lane in range(m):
-                x = Xd[i0 + lane, t]
-                if not (x >= 0.0) or x == np.inf:
-                    return i0 + lane
-                buf[base + t, lane] = x
-            for lane in range(m, LANES):
-                buf[base + t, lane] = 1.0
+        if m == LANES:  # the block of rows, transposed
+            for t in range(K):
+                for lane in range(LANES):
+                    buf[base + t, lane] = Xd[i0 + lane, t]
+        else:  # the last block: unused lanes hold ones
+            for t in range(K):
+                for lane in range(m):
+                    buf[base + t, lane] = Xd[i0 + lane, t]
+                for lane in range(m, LANES):
+                    buf[base + t, lane] = 1.0
+        negative = False
+        for t in range(base, base + K):
+            for lane in range(LANES):
+                negative |= buf[t, lane] < 0.0
         for a in range(base - 1, -1, -1):  # deeper cuts have larger offsets: children first
             s = run_start[a]
             for lane in range(LANES):
@@ -74,9 +81,9 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
             for t in range(s + 1, s + run_len[a]):
                 for lane in range(LANES):
                     buf[a, lane] += buf[t, lane]
-        for lane in range(m):
-            if not (buf[0, lane] > 0.0) or buf[0, lane] == np.inf:
-                return i0 + lane
+        for lane in range(LANES):  # a NaN or an infinity reaches the root's sum
+            if negative or not (buf[0, lane] > 0.0) or buf[0, lane] == np.inf:
+                return i0
         for u in range(cut_depth.shape[0]):
             d = cut_depth[u]
             lo, hi = off[d], off[d + 1]

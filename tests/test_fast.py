@@ -146,10 +146,12 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"y_prob": [[0.5, 0.5, 0.0]]}, "y_prob: expected 2 columns (one per label), got shape (1, 3)"),
-    ({"y_prob": [[float("nan"), 1.0]]}, "y_prob[0]: entries must be finite and nonnegative, with a positive sum"),
+    ({"y_prob": [[float("nan"), 1.0]]}, "y_prob[0]: entries must be finite and nonnegative, with a positive finite sum"),
     ({"y_true": ["a", "b"], "y_prob": [[0.5, 0.5], [-0.5, 1.5]]},
-     "y_prob[1]: entries must be finite and nonnegative, with a positive sum"),
-    ({"y_prob": [[0.0, 0.0]]}, "y_prob[0]: entries must be finite and nonnegative, with a positive sum"),
+     "y_prob[1]: entries must be finite and nonnegative, with a positive finite sum"),
+    ({"y_prob": [[0.0, 0.0]]}, "y_prob[0]: entries must be finite and nonnegative, with a positive finite sum"),
+    ({"y_true": ["a", "b"], "y_prob": [[0.5, 0.5], [1e308, 1e308]]},
+     "y_prob[1]: entries must be finite and nonnegative, with a positive finite sum"),
     ({"y_prob": np.zeros((0, 2)), "y_true": []}, "y_prob: no rows (an audit needs at least one atom)"),
     ({"y_true": ["a", "b"]}, "y_true: has 2 labels, y_prob has 1 rows"),
     ({"y_true": ["zz"]}, "y_true[0]: 'zz' is not a label name or id"),
@@ -264,6 +266,6 @@ def test_numba_engine_reports_bad_rows_like_numpy():
     t = LabelTree.from_paths(["a/b", "a/c", "d"])
     P = np.array([[0.2, 0.3, 0.5], [0.2, np.nan, 0.8]])
     for engine in ("numpy", "numba"):
-        message = r"^y_prob\[1\]: entries must be finite and nonnegative, with a positive sum$"
+        message = r"^y_prob\[1\]: entries must be finite and nonnegative, with a positive finite sum$"
         with pytest.raises(HUCError, match=message):
             fast_audit([0, 1], P, t, {"u": Top1AtDepth(t, 1)}, engine=engine)
