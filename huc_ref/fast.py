@@ -323,13 +323,13 @@ class _Rows:
         self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
         self.block_scores = s[self.starts]
         block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
-        WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
         if engine == "numba":
             from .kernels import group_and_scan
             # numpy's gathers (one array at a time) then sequential passes: far fewer cache misses
             found = group_and_scan(block, residual[order], np.asarray(kind, dtype=np.int64)[order],
                                    np.asarray(terms, dtype=float).take(order, axis=1),
-                                   np.ascontiguousarray(col_table, dtype=np.int64), WT.take(order, axis=1), n_cols)
+                                   np.ascontiguousarray(col_table, dtype=np.int64),
+                                   np.ascontiguousarray(W).take(order, axis=0), n_cols)
             self.best = [tuple(x[g] for x in found) for g in range(W.shape[1])]
             return
         v = residual[order]
@@ -355,6 +355,7 @@ class _Rows:
         last = np.flatnonzero(np.concatenate([change | (blk[1:] != blk[:-1]), [True]]))  # block ends
         be_first = np.searchsorted(last, seg)  # first block end of each column
         counts = np.diff(np.append(be_first, len(last)))
+        WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
         seg_col, Wr = col[seg], WT.take(order, axis=1)  # weights by rank
         for k in range(W.shape[1]):
             x = val * Wr[k].take(rank)
@@ -484,6 +485,8 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
         out.nodes = nodes
         return out
 
+    if engine == "numba":
+        W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
     with ThreadPoolExecutor(THREADS) as pool:
         bad = [b for b in pool.map(chunk, range(0, n, step)) if b is not None]
         if bad:

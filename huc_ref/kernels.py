@@ -124,23 +124,23 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
 
 
 @numba.njit(cache=True, nogil=True)
-def group_and_scan(block, residual, kind, terms, col_table, WrT, n_cols):  # pragma: no cover - compiled
+def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols):  # pragma: no cover - compiled
     """Algorithm 2 for every column and subgroup of one utility, from arrays in rank order.
 
     For the atom of rank ``r`` (atoms sorted by score): ``block[r]``, its tie block;
     ``residual[r]``, its UC residual (column 0); ``terms[k, r]``, its term belonging to
-    column ``col_table[k, kind[r]]`` (for samples ``kind`` is the label); ``WrT[g, r]``, its
+    column ``col_table[k, kind[r]]`` (for samples ``kind`` is the label); ``Wr[r, g]``, its
     weight in subgroup ``g``.  Returns ``sup, r, b, moment`` arrays of shape
     ``(groups, n_cols)``, with ``r, b`` prefixes of the blocks of all atoms.  Algorithm 2
     (App. F.3; see ``huc_ref.fast._Rows``, its numpy twin).  Every array is read in order.
 
     >>> sup, r, b, moment = group_and_scan(np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64),
-    ...                                    np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), np.ones((1, 3)), 1)
+    ...                                    np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), np.ones((3, 1)), 1)
     >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # the middle block alone: -1/2
     ([[0.5]], [[1]], [[2]], [[-0.5]])
     """
     start, rank, val = _group(residual, kind, terms, col_table, n_cols)
-    return _scan(start, rank, val, block, WrT)
+    return _scan(start, rank, val, block, Wr)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -177,35 +177,40 @@ def _group(residual, kind, terms, col_table, n_cols):  # pragma: no cover - comp
 
 
 @numba.njit(cache=True, nogil=True)
-def _scan(start, rank, val, block, WrT):  # pragma: no cover - compiled
-    """Algorithm 2 on every column (entries ``start[c]:start[c + 1]``) and subgroup (rows of ``WrT``)."""
-    G, n_cols = WrT.shape[0], start.shape[0] - 1
+def _scan(start, rank, val, block, Wr):  # pragma: no cover - compiled
+    """Algorithm 2 on every column (entries ``start[c]:start[c + 1]``) and subgroup (columns of
+    ``Wr``, the weights by rank), reading each entry once."""
+    G, n_cols = Wr.shape[1], start.shape[0] - 1
     sup = np.zeros((G, n_cols))
     rr = np.zeros((G, n_cols), dtype=np.int64)
     bb = np.zeros((G, n_cols), dtype=np.int64)
     moment = np.zeros((G, n_cols))
+    C, mx, mn = np.empty(G), np.empty(G), np.empty(G)
+    i_mx, i_mn = np.empty(G, dtype=np.int64), np.empty(G, dtype=np.int64)
+    f_mx, f_mn = np.empty(G, dtype=np.int64), np.empty(G, dtype=np.int64)
     for col in range(n_cols):
         lo, hi = start[col], start[col + 1]
+        C[:], mx[:], mn[:] = 0.0, 0.0, 0.0
+        i_mx[:], i_mn[:], f_mx[:], f_mn[:] = 0, 0, 0, 0
+        j = 0
+        for e in range(lo, hi):
+            r, v = rank[e], val[e]
+            for g in range(G):
+                C[g] += v * Wr[r, g]
+            if e + 1 < hi and block[rank[e + 1]] == block[r]:
+                continue  # not a block end
+            j += 1
+            for g in range(G):
+                if C[g] > mx[g]:
+                    mx[g], i_mx[g], f_mx[g] = C[g], j, block[r] + 1
+                elif C[g] < mn[g]:
+                    mn[g], i_mn[g], f_mn[g] = C[g], j, block[r] + 1
         for g in range(G):
-            w = WrT[g]
-            C = mx = mn = 0.0
-            i_mx = i_mn = f_mx = f_mn = 0
-            j = 0
-            for e in range(lo, hi):
-                r = rank[e]
-                C += val[e] * w[r]
-                if e + 1 < hi and block[rank[e + 1]] == block[r]:
-                    continue  # not a block end
-                j += 1
-                if C > mx:
-                    mx, i_mx, f_mx = C, j, block[r] + 1
-                elif C < mn:
-                    mn, i_mn, f_mn = C, j, block[r] + 1
-            s = mx - mn
+            s = mx[g] - mn[g]
             if s > 0:
                 sup[g, col] = s
-                if i_mx > i_mn:
-                    rr[g, col], bb[g, col], moment[g, col] = f_mn if i_mn else 0, f_mx, s
+                if i_mx[g] > i_mn[g]:
+                    rr[g, col], bb[g, col], moment[g, col] = f_mn[g] if i_mn[g] else 0, f_mx[g], s
                 else:
-                    rr[g, col], bb[g, col], moment[g, col] = f_mx if i_mx else 0, f_mn, -s
+                    rr[g, col], bb[g, col], moment[g, col] = f_mx[g] if i_mx[g] else 0, f_mn[g], -s
     return sup, rr, bb, moment
