@@ -690,8 +690,10 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
         with np.errstate(divide="ignore"):
             return float(-(w * (E * np.where(E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
 
+    star = ft.subtree_sums(E)  # pi*_a: the label laws never change
+
     def choose(P, node=None):
-        masses, star = ft.subtree_sums(P), ft.subtree_sums(E)
+        masses = ft.subtree_sums(P)
         best = None
         tables = {name: _dense_rows(ft, P, E, W, u, masses, star, with_nodes=method == "huc")
                   for name, u in utilities.items()}
@@ -765,7 +767,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
                                   "gamma": moment, "lambda": lam, "alpha": alpha, "log_loss_before": loss,
                                   "log_loss_after": after, "guaranteed_decrease": alpha * gamma - alpha ** 2 * lam / 2})
         loss = after
-    masses, star = ft.subtree_sums(P), ft.subtree_sums(E)
+    masses = ft.subtree_sums(P)
     final = _run(tree, {name: _dense_rows(ft, P, E, W, u, masses, star) for name, u in utilities.items()},
                  list(dist.subgroups))
     result["final"] = {"uc": final["uc"]["value"], "huc": final["huc"]["value"], "log_loss": loss}
