@@ -1,10 +1,11 @@
 """The fast path: the same audit as :mod:`huc_ref.audit`, vectorised in numpy float64.
 
-It mirrors the exact engine's vocabulary: a tree as arrays (subtree sums by one
-post-order pass over nodes, vectorised over atoms, as in the exact engine), every utility
-family vectorised, per-atom scores and terms, one stable
-sort per utility shared by all subgroups and nodes, tie blocks by ``np.add.reduceat``,
-prefix sums and running minima and maxima (Algorithm 2) batched over columns.
+It mirrors the exact engine's vocabulary: a tree as arrays (:class:`FastTree`: subtree
+sums cut by cut, nonnegative additions only), every utility family vectorised, per-atom
+scores and terms (for sample atoms only on the label's path, App. F.4), one sort per
+utility shared by all subgroups and nodes, and Algorithm 2 on every column at once as the
+range of the prefix sums at block ends.  Predictions are streamed in row chunks
+(:data:`CHUNK`); the optional compiled kernels live in :mod:`huc_ref.kernels`.
 
 Floating point enters in the predictions, the utilities' decisions and the sums.  The
 engine treats numbers closer than the tolerances in :data:`TOLERANCES` as equal, so exact
