@@ -146,7 +146,8 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"y_prob": [[0.5, 0.5, 0.0]]}, "y_prob: expected 2 columns (one per label), got shape (1, 3)"),
-    ({"y_prob": [[float("nan"), 1.0]]}, "y_prob[0]: entries must be finite and nonnegative, with a positive finite sum"),
+    ({"y_prob": [[float("nan"), 1.0]]},
+     "y_prob[0]: entries must be finite and nonnegative, with a positive finite sum"),
     ({"y_true": ["a", "b"], "y_prob": [[0.5, 0.5], [-0.5, 1.5]]},
      "y_prob[1]: entries must be finite and nonnegative, with a positive finite sum"),
     ({"y_prob": [[0.0, 0.0]]}, "y_prob[0]: entries must be finite and nonnegative, with a positive finite sum"),
