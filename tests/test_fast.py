@@ -270,3 +270,42 @@ def test_numba_engine_reports_bad_rows_like_numpy():
         message = r"^y_prob\[1\]: entries must be finite and nonnegative, with a positive finite sum$"
         with pytest.raises(HUCError, match=message):
             fast_audit([0, 1], P, t, {"u": Top1AtDepth(t, 1)}, engine=engine)
+
+
+def separated_witness(d, u, subgroup, node, tol=1e-9):
+    """The exact witness of a row when it is separated: no two scores and no two interval
+    values within ``tol`` of the top (so float64 must find the same interval), else None."""
+    from tests.oracle import literal_terms
+    k = d.subgroups.index(subgroup)
+    terms = literal_terms(d, u, node)
+    scores = sorted({s for s, _ in terms})
+    if any(b - a <= tol for a, b in zip(scores, scores[1:])):
+        return None
+    values = sorted(((abs(sum((a.weight * a.c[k] * x for a, (s, x) in zip(d.atoms, terms)
+                                if scores[lo] <= s <= scores[hi]), Fraction(0))), (scores[lo], scores[hi]))
+                     for hi in range(len(scores)) for lo in range(hi + 1)), reverse=True)
+    if values[0][0] <= tol or (len(values) > 1 and values[0][0] - values[1][0] <= tol):
+        return None
+    return values[0][1]
+
+
+@settings(max_examples=80, deadline=None)
+@given(audit_cases())
+def test_witnesses_agree_with_the_exact_engine_where_the_maximum_is_separated(case):
+    """Issue 5: wherever the maximum is separated from the runner-up by more than the
+    tolerance, the fast witness is the exact one (numpy, and the kernels for samples)."""
+    d, us = case
+    documents = [audit_distribution(d, us)]
+    if d.is_sample and __import__("huc_ref.fast", fromlist=["x"]).numba_available():
+        y = np.array([a.label for a in d.atoms])
+        P = np.array([[float(x) for x in a.p] for a in d.atoms])
+        groups = {name: np.array([float(a.c[k]) for a in d.atoms]) for k, name in enumerate(d.subgroups)}
+        documents.append(fast_audit(y, P, d.tree, us, subgroups=groups,
+                                    sample_weight=np.array([float(a.weight) for a in d.atoms]), engine="numba"))
+    for rows in zip(*(doc["candidates"] for doc in documents)):
+        exact = separated_witness(d, us[rows[0]["utility"]], rows[0]["subgroup"], rows[0]["node"])
+        if exact is None:
+            continue
+        for row in rows:
+            assert row["interval"] is not None
+            assert all(abs(a - float(b)) < 1e-12 for a, b in zip(row["interval"], exact))
