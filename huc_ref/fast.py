@@ -488,11 +488,25 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
 
     if engine == "numba":
         W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
-    with ThreadPoolExecutor(THREADS) as pool:
+    with ThreadPoolExecutor(THREADS) if n > step else _Inline() as pool:  # one chunk: no threads
         bad = [b for b in pool.map(chunk, range(0, n, step)) if b is not None]
         if bad:
             raise HUCError(f"y_prob[{bad[0]}]: entries must be finite and nonnegative, with a positive finite sum")
         return dict(zip(names, pool.map(table, range(len(names)))))
+
+
+class _Inline:
+    """A stand-in for a thread pool that runs everything in the calling thread."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @staticmethod
+    def map(fn, items):
+        return map(fn, items)
 
 
 def numba_available() -> bool:
