@@ -510,16 +510,15 @@ class _Inline:
 
 
 def numba_available() -> bool:
-    """Whether the optional compiled kernels (:mod:`huc_ref.kernels`, numba) can be used.
+    """Whether the compiled kernels of the fast path (App. F.4, :mod:`huc_ref.kernels`) are
+    compiled, that is, whether the optional numba extra is installed.
 
-    >>> isinstance(numba_available(), bool)
+    >>> import importlib.util
+    >>> numba_available() == (importlib.util.find_spec("numba") is not None)
     True
     """
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    from .kernels import COMPILED
+    return COMPILED
 
 
 def _run(tree: LabelTree, tables: dict, subgroups: list) -> dict:

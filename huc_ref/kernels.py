@@ -11,15 +11,24 @@ Two loops that numpy can only express as several passes over memory:
 
 pure numpy (:mod:`huc_ref.fast`) stays the default and the reference; the kernels are
 property-tested against it (tests/test_fast.py).  Importing this module compiles nothing
-until first use; compiled code is cached next to the module.
+until first use; compiled code is cached next to the module.  Without numba the kernels
+stay plain Python (:data:`COMPILED` is False): importable and doctested, far too slow to use.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-__all__ = ["top1_path_terms", "group_and_scan"]
+try:
+    import numba
+except ImportError:  # pragma: no cover - the numba extra is not installed
+    numba = None
+
+__all__ = ["COMPILED", "top1_path_terms", "group_and_scan"]
+
+#: Whether numba compiles the kernels (the ``numba`` extra is installed).
+COMPILED = numba is not None
+_jit = numba.njit(cache=True, nogil=True) if COMPILED else (lambda fn: fn)
 
 
 #: Rows processed together by :func:`top1_path_terms`: the cut sums of a block of rows are
@@ -27,7 +36,7 @@ __all__ = ["top1_path_terms", "group_and_scan"]
 LANES = 16
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_depth, ks, ks_len, tol,
                     score, residual, terms, term_row):  # pragma: no cover - compiled
     """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` (whose path
@@ -123,7 +132,7 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols):  # pragma: no cover - compiled
     """Algorithm 2 for every column and subgroup of one utility, from arrays in rank order.
 
@@ -143,7 +152,7 @@ def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols):  # prag
     return _scan(start, rank, val, block, Wr)
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _group(residual, kind, terms, col_table, n_cols):  # pragma: no cover - compiled
     """The nonzero terms as entries ``(rank, value)`` grouped by column (a counting sort), each
     column's entries in rank order: column ``c`` is ``start[c]:start[c + 1]``."""
@@ -176,7 +185,7 @@ def _group(residual, kind, terms, col_table, n_cols):  # pragma: no cover - comp
     return start, rank, val
 
 
-@numba.njit(cache=True, nogil=True)
+@_jit
 def _scan(start, rank, val, block, Wr):  # pragma: no cover - compiled
     """Algorithm 2 on every column (entries ``start[c]:start[c + 1]``) and subgroup (columns of
     ``Wr``, the weights by rank), reading each entry once."""

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 
 from huc_ref import FiniteDistribution, Interval, audit, interval_moment
 from huc_ref.fast import audit as fast_audit
-from huc_ref.fast import audit_distribution
+from huc_ref.fast import audit_distribution, numba_available
 from tests.test_audit import audit_cases
 
 TOL = 1e-9  # float64 sums of at most a few dozen terms in [-2, 2]: rounding far below 1e-12
@@ -239,7 +239,7 @@ def test_tiny_masses_keep_their_digits_in_the_audit():
     assert abs(row["sup"] - 0.375) < 1e-15
 
 
-numba_only = pytest.mark.skipif(not __import__("huc_ref.fast", fromlist=["x"]).numba_available(),
+numba_only = pytest.mark.skipif(not numba_available(),
                                 reason="the optional numba extra is not installed")
 
 
@@ -296,7 +296,7 @@ def test_witnesses_agree_with_the_exact_engine_where_the_maximum_is_separated(ca
     tolerance, the fast witness is the exact one (numpy, and the kernels for samples)."""
     d, us = case
     documents = [audit_distribution(d, us)]
-    if d.is_sample and __import__("huc_ref.fast", fromlist=["x"]).numba_available():
+    if d.is_sample and numba_available():
         y = np.array([a.label for a in d.atoms])
         P = np.array([[float(x) for x in a.p] for a in d.atoms])
         groups = {name: np.array([float(a.c[k]) for a in d.atoms]) for k, name in enumerate(d.subgroups)}
@@ -309,3 +309,28 @@ def test_witnesses_agree_with_the_exact_engine_where_the_maximum_is_separated(ca
         for row in rows:
             assert row["interval"] is not None
             assert all(abs(a - float(b)) < 1e-12 for a, b in zip(row["interval"], exact))
+
+
+def test_without_numba_the_kernels_stay_plain_python_and_the_engine_says_so():
+    """The numba extra is optional: without it huc_ref.kernels still imports (its doctests pass
+    in plain Python) and engine="numba" is refused with a message saying what to install."""
+    import subprocess
+    import sys
+    code = """
+import doctest, sys
+sys.modules["numba"] = None  # as if the extra were not installed
+import numpy as np
+import huc_ref.kernels as kernels, huc_ref.fast as fast
+from huc_ref import LabelTree, Top1AtDepth
+from huc_ref.errors import HUCError
+assert not kernels.COMPILED and not fast.numba_available()
+failed, tried = doctest.testmod(kernels)
+assert tried >= 4 and failed == 0, (failed, tried)
+t = LabelTree.from_paths(["a/b", "a/c", "d"])
+try:
+    fast.audit([0], np.array([[0.2, 0.3, 0.5]]), t, {"u": Top1AtDepth(t, 1)}, engine="numba")
+except HUCError as e:
+    print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "engine: 'numba' needs the numba package (pip install 'huc-ref[numba]')"
