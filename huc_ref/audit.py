@@ -44,7 +44,9 @@ class AtomTerms:
     node_terms: dict
 
 
-def _check_utilities(dist: FiniteDistribution, utilities: Mapping[str, Utility]):
+def _check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
+    """One HUCError naming the utility, for anything that cannot be audited on ``tree`` with
+    ``n_atoms`` atoms (shared by the exact audit, both boosts and the fast path)."""
     if not isinstance(utilities, Mapping) or not utilities:
         raise HUCError("utilities: expected a non-empty mapping from name to utility")
     for name, u in utilities.items():
@@ -52,11 +54,11 @@ def _check_utilities(dist: FiniteDistribution, utilities: Mapping[str, Utility])
             raise HUCError(f"utilities: names must be non-empty strings, got {name!r}")
         if not isinstance(u, Utility):
             raise HUCError(f"utilities[{name!r}]: expected a Utility, got {type(u).__name__}")
-        if u.tree != dist.tree:
+        if u.tree != tree:
             raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
         rows = _per_atom_rows(u)
-        if rows is not None and rows != dist.n:
-            raise HUCError(f"utilities[{name!r}].values: has {rows} rows, but there are {dist.n} atoms")
+        if rows is not None and rows != n_atoms:
+            raise HUCError(f"utilities[{name!r}].values: has {rows} rows, but there are {n_atoms} atoms")
 
 
 def _per_atom_rows(u: Utility):
@@ -299,7 +301,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     >>> res.uc.sup, res.huc.sup, res.huc.node, res.huc.interval
     (Fraction(0, 1), Fraction(1, 4), 'v0', (Fraction(1, 2), Fraction(1, 2)))
     """
-    _check_utilities(dist, utilities)
+    _check_utilities(dist.tree, dist.n, utilities)
     field = rational_type(rational)
     tree = dist.tree
     n_sub = len(dist.subgroups)

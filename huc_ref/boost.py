@@ -36,13 +36,12 @@ import mpmath
 from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import to_rational
 
-from .audit import AtomTerms, UtilityRows, terms_at
+from .audit import AtomTerms, UtilityRows, _check_utilities, terms_at
 from .decomposition import Prediction, TreeDecomposition
 from .distribution import FiniteDistribution
 from .errors import HUCError
 from .intervals import max_interval_sum_approx
 from .rational import exact, fraction_text
-from .utilities import Utility
 
 __all__ = ["BoostResult", "boost", "boost_options", "trajectory"]
 
@@ -524,16 +523,11 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
     fixed = None if step == "adaptive" else exact(step, "step")
     if fixed is not None and fixed <= 0:
         raise HUCError(f"step: a fixed step magnitude must be positive, got {fraction_text(fixed)}")
-    if not isinstance(utilities, dict) or not utilities:
-        raise HUCError("utilities: expected a non-empty mapping from name to utility")
+    _check_utilities(dist.tree, dist.n, utilities)
     for name, u in utilities.items():
-        if not isinstance(u, Utility):
-            raise HUCError(f"utilities[{name!r}]: expected a Utility")
         if not u.defined_everywhere:
             raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
                            "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
-        if u.tree != dist.tree:
-            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
     return eps, fixed
 
 

@@ -23,6 +23,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .audit import _check_utilities
 from .distribution import FiniteDistribution
 from .errors import HUCError
 from .tree import LabelTree
@@ -562,6 +563,7 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     >>> r["uc"]["value"], r["huc"]["value"], r["huc"]["node"], r["huc"]["interval"]
     (0.0, 0.25, 'v0', [0.5, 0.5])
     """
+    _check_utilities(dist.tree, dist.n, utilities)
     ft = FastTree(dist.tree)
     P = np.array([[float(x) for x in a.p] for a in dist.atoms])
     weights = np.array([[float(a.weight * c) for c in a.c] for a in dist.atoms])
@@ -574,6 +576,26 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
         tables = {name: _dense_rows(ft, P, E, weights, u, masses, star, rows) for name, u in utilities.items()}
     result = _run(dist.tree, tables, list(dist.subgroups))
     return {"format": result.pop("format"), "case": case_id, **result}
+
+
+def _numbers(values, where: str) -> np.ndarray:
+    """``values`` as a float64 array, or one HUCError naming ``where``."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise HUCError(f"{where}: expected numbers ({err})") from None
+
+
+def _entries(values, n: int, where: str, rule: str, ok) -> np.ndarray:
+    """``n`` finite numbers satisfying ``ok``, or one HUCError naming the first that is not."""
+    v = _numbers(values, where)
+    if v.shape != (n,):
+        raise HUCError(f"{where}: expected one value per row of y_prob ({n}), got shape {v.shape}")
+    bad = ~(np.isfinite(v) & ok(v))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise HUCError(f"{where}[{i}]: {v[i].item()!r} is not {rule}")
+    return v
 
 
 def _label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
@@ -621,22 +643,26 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
         raise HUCError(f"engine: expected 'numpy' or 'numba', got {engine!r}")
     if engine == "numba" and not numba_available():
         raise HUCError("engine: 'numba' needs the numba package (pip install 'huc-ref[numba]')")
-    P = y_prob if isinstance(y_prob, np.ndarray) else np.asarray(y_prob, dtype=float)
+    P = y_prob if isinstance(y_prob, np.ndarray) else _numbers(y_prob, "y_prob")
+    if P.dtype.kind not in "biuf":
+        raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}")
     if P.ndim != 2 or P.shape[1] != tree.K:
         raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}")
     n = P.shape[0]
     if n == 0:
         raise HUCError("y_prob: no rows (an audit needs at least one atom)")
+    _check_utilities(tree, n, utilities)
     ids = _label_ids(y_true, tree, n)
-    groups = dict(subgroups) if subgroups is not None else {"all": np.ones(n)}
-    w = np.full(n, 1.0 / n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    if w.shape != (n,) or np.any(w < 0) or w.sum() <= 0:
-        raise HUCError("sample_weight: expected n nonnegative weights with a positive sum")
+    w = np.full(n, 1.0 / n) if sample_weight is None else _entries(sample_weight, n, "sample_weight",
+                                                                  "a finite nonnegative number", lambda v: v >= 0)
+    if not w.sum() > 0:
+        raise HUCError("sample_weight: sums to 0; the weights need a positive sum")
+    groups = {"all": np.ones(n)} if subgroups is None else subgroups
+    if not isinstance(groups, Mapping) or not groups:
+        raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]")
     WT = np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup (W = WT.T)
-    for k, values in enumerate(groups.values()):
-        c = np.asarray(values, dtype=float)
-        if c.shape != (n,) or not np.all(np.abs(c) <= 1):
-            raise HUCError("subgroups: each needs n values in [-1, 1]")
+    for k, (name, values) in enumerate(groups.items()):
+        c = _entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1)
         np.multiply(w / w.sum(), c, out=WT[k])
     tables = _sample_rows(FastTree(tree), P, ids, WT.T, utilities, engine=engine)
     return _run(tree, tables, list(groups))

@@ -7,6 +7,7 @@ import random
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +122,42 @@ def test_deep_trees_and_long_label_paths_end_to_end():
     # nonzero node term is at n{depth}: mu_a - mu_{n{depth}} = 1 - 0.  Atom c: every term 0.
     # Weights 1/2: UC = HUC = 1/2, the HUC witness at n{depth}.
     assert (result["uc"]["value"], result["huc"]["value"], result["huc"]["node"]) == ("1/2", "1/2", f"n{depth}")
+
+
+def _four_leaf():
+    from huc_ref import LabelTree
+    return LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+
+
+@pytest.mark.parametrize("utilities, message", [
+    ({}, "utilities: expected a non-empty mapping from name to utility"),
+    ([], "utilities: expected a non-empty mapping from name to utility"),
+    ({"": "table"}, "utilities: names must be non-empty strings, got ''"),
+    ({"u": 3}, "utilities['u']: expected a Utility, got int"),
+    ({"u": "other tree"}, "utilities['u']: is bound to a different label tree"),
+    ({"u": "per_atom"}, "utilities['u'].values: has 2 rows, but there are 1 atoms"),
+])
+def test_every_engine_rejects_bad_utilities_with_the_same_message(utilities, message):
+    """One checker (audit._check_utilities) serves the exact audit, both boosts and the fast path."""
+    import numpy as np
+
+    from huc_ref import FiniteDistribution, LabelTree, PerAtom, Table, audit
+    from huc_ref.boost import boost
+    from huc_ref.errors import HUCError
+    from huc_ref.fast import audit as fast_audit
+    from huc_ref.fast import audit_distribution
+    from huc_ref.fast import boost as fast_boost
+    t = _four_leaf()
+    other = LabelTree.from_children("v0", {"v0": ["y1", "y2", "y3"]})
+    made = {"table": Table(t, [0, 1, 0, 1]), "other tree": Table(other, [0, 1, 0]),
+            "per_atom": PerAtom(t, [[0, 1, 0, 1], [1, 0, 1, 0]])}
+    if isinstance(utilities, dict):
+        utilities = {k: made.get(v, v) for k, v in utilities.items()}
+    d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}])
+    runs = [lambda: audit(d, utilities), lambda: audit_distribution(d, utilities),
+            lambda: fast_audit(["y1"], np.full((1, 4), 0.25), t, utilities),
+            lambda: boost(d, utilities), lambda: fast_boost(d, utilities)]
+    for run in runs:
+        with pytest.raises(HUCError) as err:
+            run()
+        assert str(err.value) == message
