@@ -260,8 +260,9 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
     row ``k`` of the terms belongs to the path node at depth ``k``.  ``Xd`` is ``X`` with its
     leaves in depth-first order, ``S`` its cut sums (:meth:`FastTree.cut_sums`) and ``pi``
     their values on the paths (:func:`_on_paths`).
-    Top-1 correctness needs no second pass: with ``a`` the chosen node,
-    ``mu_{u,v} = pi_a / pi_v`` above ``a``, 1 below it and 0 off it.
+    Top-1 correctness at depth ``l`` needs no second pass: with ``a`` the chosen node,
+    ``mu_{u,v} = pi_a / pi_v`` on the path above ``a`` and 0 off it; only rows above ``l``
+    are meaningful, as no deeper node is relevant (K.2).
     """
     c, H = X.shape[0], ft.H
     safe = np.where(pi > 0, pi, 1.0)
@@ -272,9 +273,8 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
         lead = ft.path_pos[:, ft.cut_first_label[d][j]]  # the path of a leaf below the chosen node
         above = _on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
         inside = above[d]  # y lies below the chosen node
-        mu = np.empty((H + 1, c))
+        mu = np.zeros((H + 1, c))  # below depth d no node is relevant (K.2): those rows are never read
         mu[: d + 1] = np.where(above, M.ravel().take(np.arange(c) * M.shape[1] + j) / safe[: d + 1], 0.0)
-        mu[d + 1:] = inside & (pi[d + 1:] > 0)
         at_label = inside.astype(float)
     else:
         U = utility_values(u, ft, X, rows, _node_table(ft, S))
@@ -306,7 +306,8 @@ class _Rows:
 
     The fast twin of ``audit.UtilityRows``.  Input: per atom its score and UC residual, and
     node terms ``terms[k, i]`` belonging to column ``col_table[k, kind[i]]`` (1.. for relevant
-    nodes, anything below 1 for none; for samples ``kind`` is the label).  One sort of the
+    nodes, anything below 1 for none; for samples ``kind`` is the label); a column occurs on
+    one row of the table only, as a node lies at one depth.  One sort of the
     scores gives the tie blocks; the nonzero terms become entries (column, rank, value),
     grouped by column with one stable integer sort (zero terms change no sum, as in
     :func:`huc_ref.intervals.max_interval_sum`).

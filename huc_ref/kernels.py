@@ -109,7 +109,7 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
             for lane in range(m):
                 i = i0 + lane
                 path = path_pos[y[i]]  # positions of the label's path nodes in the cuts
-                for k in range(H + 1):
+                for k in range(d + 1):
                     pi[k] = buf[off[k] + path[k], lane]
                 j = first[lane]
                 pi_a = buf[j, lane]
@@ -122,8 +122,6 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
                     mu[k] = pi_a / (pi[k] if pi[k] > 0 else 1.0)
                 for k in range(above, d + 1):
                     mu[k] = 0.0
-                for k in range(d + 1, H + 1):
-                    mu[k] = 1.0 if inside and pi[k] > 0 else 0.0
                 score[u, i] = mu[0]
                 residual[u, i] = (1.0 if inside else 0.0) - mu[0]
                 for t in range(ks_len[u]):

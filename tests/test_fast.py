@@ -5,6 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from huc_ref import FiniteDistribution, Interval, audit, interval_moment
 from huc_ref.fast import audit as fast_audit
@@ -343,3 +344,51 @@ except HUCError as e:
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "engine: 'numba' needs the numba package (pip install 'huc-ref[numba]')"
+
+
+@st.composite
+def dyadic_columns(draw):
+    """Inputs of the fast Algorithm 2 (``_Rows``) in which float64 arithmetic is exact: dyadic
+    scores (with ties), terms, residuals and weights, zero terms and zero-sum blocks, each
+    column on one row of the column table (as a node lies at one depth)."""
+    n = draw(st.integers(1, 12))
+    dyadic = st.integers(-8, 8).map(lambda k: k / 8)
+    score = np.array(draw(st.lists(st.integers(0, 6).map(lambda k: k / 8), min_size=n, max_size=n)))
+    residual = np.array(draw(st.lists(dyadic, min_size=n, max_size=n)))
+    D, kinds = draw(st.integers(0, 3)), draw(st.integers(1, 3))
+    n_cols = 1 + D * 2  # row k may use columns 1 + 2k and 2 + 2k
+    col_table = np.array([[draw(st.sampled_from([-1, 1 + 2 * k, 2 + 2 * k])) for _ in range(kinds)]
+                          for k in range(D)], dtype=np.int64).reshape(D, kinds)
+    kind = np.array(draw(st.lists(st.integers(0, kinds - 1), min_size=n, max_size=n)), dtype=np.int64)
+    terms = np.array(draw(st.lists(dyadic, min_size=n * D, max_size=n * D))).reshape(D, n)
+    G = draw(st.integers(1, 3))
+    W = np.array(draw(st.lists(st.sampled_from([0.0, 1 / 16, -1 / 32, 1 / 8]), min_size=n * G,
+                               max_size=n * G))).reshape(n, G)
+    return score, residual, terms, col_table, kind, W, n_cols
+
+
+@settings(max_examples=300, deadline=None)
+@given(dyadic_columns())
+def test_fast_algorithm_2_equals_the_exact_one_with_its_tie_rule(case):
+    """Where float64 is exact, ``_Rows`` (numpy, and the numba scan) returns exactly what the
+    exact Algorithm 2 returns on the same block sums: sup, witness blocks ``r, b`` (App. F.3's
+    tie rule: first right end, then first left end) and signed moment, for every column."""
+    from huc_ref.fast import _Rows
+    from huc_ref.intervals import max_interval_sum
+    score, residual, terms, col_table, kind, W, n_cols = case
+    keys = sorted(set(score.tolist()))
+    block = [keys.index(s) for s in score]
+    engines = ["numpy"] + (["numba"] if numba_available() else [])
+    for engine in engines:
+        rows = _Rows(score, residual, terms, col_table, kind, W, n_cols, engine)
+        for g in range(W.shape[1]):
+            for col in range(n_cols):
+                sums = [Fraction(0)] * len(keys)
+                for i in range(len(score)):
+                    values = [residual[i]] if col == 0 else [terms[k, i] for k in range(len(terms))
+                                                             if col_table[k, kind[i]] == col]
+                    sums[block[i]] += sum(Fraction(v) for v in values) * Fraction(W[i, g])
+                exact = max_interval_sum(sums)
+                sup, r, b, moment = (x[col] for x in rows.best[g])
+                assert (Fraction(sup), int(r), int(b), Fraction(moment)) == \
+                    (exact.sup, exact.r, exact.b, exact.moment), (engine, g, col)
