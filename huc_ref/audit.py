@@ -211,12 +211,30 @@ class AuditResult:
 
     @property
     def uc(self) -> Candidate:
-        """``UC(f; C, U)`` with the first maximiser (subgroups, then utilities)."""
+        """``UC(f; C, U)`` (Def. 2.1) with the first maximiser (subgroups, then utilities).
+
+        >>> from huc_ref.tree import LabelTree
+        >>> from huc_ref.utilities import Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
+        >>> r = audit(d, {"u": Table(t, [0, 1])})
+        >>> r.uc.sup, r.uc.interval, r.uc.moment  # E[Y = b] - mu = 3/4 - 1/2 on the one score
+        (Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)), Fraction(1, 4))
+        """
         return _first_max(r for r in self.candidates if r.node is None)
 
     @property
     def huc(self) -> Candidate:
-        """``HUC(f; C, U)`` with the first maximiser; sup 0 and no witness if no node is relevant."""
+        """``HUC(f; C, U)`` (Def. 3.2) with the first maximiser; sup 0 and no witness if no
+        node is relevant.
+
+        >>> from huc_ref.tree import LabelTree
+        >>> from huc_ref.utilities import Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
+        >>> audit(d, {"u": Table(t, [0, 1])}).huc.node, audit(d, {"c": Table(t, [1, 1])}).huc.sup
+        ('r', Fraction(0, 1))
+        """
         best = _first_max(r for r in self.candidates if r.node is not None)
         return best or Candidate(None, None, None, _ZERO, None, _ZERO)
 

@@ -447,7 +447,12 @@ class _Engine:
 
 @dataclass
 class BoostResult:
-    """The trajectory and outcome of a boosting run (the ``huc-boost/1`` document)."""
+    """The trajectory and outcome of a boosting run (the ``huc-boost/1`` document): Algorithm
+    1/3's updates, the stopping reason, and Theorem 3.5's bound checked; see :func:`boost`.
+
+    >>> BoostResult("huc", Fraction(1, 10), 30, "certified").to_json()["method"]
+    'huc'
+    """
 
     method: str
     epsilon: Fraction

@@ -27,7 +27,13 @@ _PRECISION = 113  # bits of the interval enclosures; raised when a decision need
 
 @dataclass(frozen=True)
 class CertifiedReal:
-    """An exact real (a sympy expression) with a certified rational enclosure ``[lo, hi]``."""
+    """An exact real (a sympy expression) with a certified rational enclosure ``[lo, hi]``
+    (SPEC §4: where ``sqrt`` and ``log`` force irrational values, as in Thm 3.4 and H.1).
+
+    >>> r = CertifiedReal(sympy.sqrt(2), Fraction(141, 100), Fraction(142, 100))
+    >>> r.certainly_le(Fraction(3, 2)), r.certainly_le(1), str(r)
+    (True, False, '1.41421356237 (in [1.41, 1.42])')
+    """
 
     expr: sympy.Expr
     lo: Fraction

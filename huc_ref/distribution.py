@@ -28,7 +28,13 @@ _ONE = Fraction(1)
 
 @dataclass(frozen=True)
 class Atom:
-    """One atom: weight, subgroup values, prediction, and a label law or a label id."""
+    """One atom of a finite distribution (SPEC §3): weight, subgroup values ``c(x)``,
+    prediction ``p``, and a label law ``eta`` (population) or a label id (sample).
+
+    >>> a = Atom(Fraction(1), (Fraction(1),), (Fraction(1, 4), Fraction(3, 4)), (Fraction(1, 2), Fraction(1, 2)))
+    >>> a.label is None, a.label_law(2)
+    (True, (Fraction(1, 2), Fraction(1, 2)))
+    """
 
     weight: Fraction
     c: tuple[Fraction, ...]

@@ -397,22 +397,42 @@ class LabelTree:
     # The engine works with integer ids: node ids in pre-order, label ids in label order.
     @property
     def child_ids(self) -> tuple[tuple[int, ...], ...]:
-        """Children of every node, by id."""
+        """Children of every node, by id (pre-order ids; Sec. 3.1's ``v_1 .. v_{d_v}``).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
+        >>> t.child_ids
+        ((1, 4), (2, 3), (), (), ())
+        """
         return self._children
 
     @property
     def parent_ids(self) -> tuple[int, ...]:
-        """Parent of every node by id (-1 for the root)."""
+        """Parent of every node by id (-1 for the root).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
+        >>> t.parent_ids
+        (-1, 0, 1, 1, 0)
+        """
         return self._parent
 
     @property
     def leaf_node_ids(self) -> tuple[int, ...]:
-        """The node id of every label, in label order."""
+        """The node id of every label, in label order (A.2: the leaves are the labels).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
+        >>> t.leaf_node_ids
+        (2, 3, 4)
+        """
         return self._node_of_label
 
     @property
     def label_ids(self) -> tuple[int, ...]:
-        """The label id of every node (-1 for internal nodes)."""
+        """The label id of every node (-1 for internal nodes).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
+        >>> t.label_ids
+        (-1, -1, 0, 1, 2)
+        """
         return self._label_of
 
     def label_ids_below(self, nid: int) -> tuple[int, ...]:

@@ -68,10 +68,15 @@ def subtree_sums_by(tree: LabelTree, row, combine):
 
 
 class Utility:
-    """Base class: a utility bound to a label tree.
+    """Base class: a utility ``u(p, y)`` bound to a label tree (Sec. 2.1, SPEC §5).
 
     Subclasses define :meth:`values` and :attr:`relevant_nodes`, and ``kind`` /
     :meth:`to_json` for the case file.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> u = Table(t, [0, 1])
+    >>> isinstance(u, Utility), u.tree is t, u.defined_everywhere, u.kind
+    (True, True, True, 'table')
     """
 
     kind = "utility"

@@ -449,12 +449,20 @@ def build_vector_files() -> dict[str, dict]:
 
 
 def default_vector_dir() -> Path:
-    """The ``vectors/`` folder of this source tree."""
+    """The ``vectors/`` folder of this source tree (the published golden vectors, SPEC §6).
+
+    >>> sorted(p.name for p in default_vector_dir().glob("*.json"))[:3]
+    ['edge_cases.json', 'generated.json', 'huc-vectors-1.schema.json']
+    """
     return Path(__file__).resolve().parents[1] / "vectors"
 
 
 def write_vector_files(out: Path) -> list[Path]:
-    """Regenerate every vector file (byte for byte) into ``out``; the schema is written too."""
+    """Regenerate every vector file (byte for byte) into ``out``; the schema is written too.
+
+    Regenerating audits all 240 generated cases exactly (about a minute), so the example is
+    the test ``tests/test_vectors.py::test_files_regenerate_byte_for_byte``, not a doctest.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -37,7 +37,7 @@ EXACT_EXAMPLE = "exact worked example"
 
 
 class CheckFailed(Exception):
-    """A claim did not hold (or ``huc_ref`` disagreed with the paper's formula)."""
+    """A claim did not hold (or ``huc_ref`` disagreed with the paper's formula); see :func:`expect`."""
 
 
 def expect(condition, message: str):
@@ -55,7 +55,11 @@ def expect(condition, message: str):
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a check established: its method and a one-line account of what was done."""
+    """What a check established: its method and a one-line account of what was done.
+
+    >>> Evidence(EXACT_EXAMPLE, "D_top = 1/4 as in App. D.1").method
+    'exact worked example'
+    """
 
     method: str
     detail: str
@@ -63,7 +67,7 @@ class Evidence:
 
 @dataclass
 class Check:
-    """One claim of the paper and the function that checks it."""
+    """One claim of the paper and the function that checks it (see :meth:`run`)."""
 
     name: str
     claim: str
@@ -72,7 +76,13 @@ class Check:
     result: dict = field(default_factory=dict)
 
     def run(self) -> dict:
-        """Run the check; record status (``ok`` / ``FAILED`` / ``ERROR``), method, detail, time."""
+        """Run the check; record status (``ok`` / ``FAILED`` / ``ERROR``), method, detail, time.
+
+        >>> ok = Check("demo", "1/4 + 1/4 = 1/2", "App. D.1", lambda: Evidence(PROVED, "exact"))
+        >>> bad = Check("demo", "D_top = 1/4", "App. D.1", lambda: expect(False, "D_top != 1/4"))
+        >>> [(r["status"], r["method"], r["detail"]) for r in (ok.run(), bad.run())]
+        [('ok', 'proved symbolically', 'exact'), ('FAILED', '-', 'D_top != 1/4')]
+        """
         t = time.perf_counter()
         try:
             ev = self.func()
@@ -91,7 +101,15 @@ CHECKS: list[Check] = []
 
 
 def claim(location: str, text: str):
-    """Register a check function for a claim of the paper at ``location``."""
+    """Register a check function for a claim of the paper at ``location``.
+
+    >>> @claim("App. D.1", "a demonstration claim")
+    ... def check_demo():
+    ...     return Evidence(SAMPLED, "one point")
+    >>> registered = CHECKS.pop()  # keep the registry to the paper's claims
+    >>> registered.name, registered.location, registered.run()["status"]
+    ('check_demo', 'App. D.1', 'ok')
+    """
     def register(func):
         func.__doc__ = func.__doc__ or f"{location}: {text}"
         CHECKS.append(Check(func.__name__, text, location, func))
@@ -200,7 +218,13 @@ def shape_tree(shape) -> LabelTree:
 
 def random_rational_case(rng: random.Random, tree: LabelTree, n_atoms: int, n_utilities: int = 2):
     """A random finite population (small denominators, shared predictions so scores tie)
-    with table utilities; used where a claim is checked at exact rational points."""
+    with table utilities; used where a claim is checked at exact rational points (Prop. 3.3,
+    App. F.2, F.3).
+
+    >>> d, us = random_rational_case(random.Random(0), FOUR, 4)
+    >>> d.n, d.subgroups, sorted(us), sum(a.weight for a in d.atoms)
+    (4, ('all', 'g'), ['u0', 'u1'], Fraction(1, 1))
+    """
     from huc_ref import FiniteDistribution, Table
 
     def law(positive):

@@ -24,7 +24,17 @@ def run_checks(only: str | None = None) -> list[dict]:
 
 
 def format_table(results: list[dict]) -> str:
-    """The human-readable report."""
+    """The human-readable report of ``huc verify``: per claim its status, location, method.
+
+    >>> print(format_table([{"status": "ok", "check": "check_demo", "location": "App. D.1", "seconds": 0.25,
+    ...                      "claim": "UC = 0 while HUC = 1/4", "method": "exact worked example",
+    ...                      "detail": "D_top = 1/4"}]), end="")
+    [  ok  ] check_demo  (App. D.1; 0.2 s)
+             claim:  UC = 0 while HUC = 1/4
+             how:    exact worked example: D_top = 1/4
+    <BLANKLINE>
+    1 passed, 0 failed  (0.2 s)
+    """
     lines = []
     for r in results:
         lines.append(f"[{r['status']:^6}] {r['check']}  ({r['location']}; {r['seconds']:.1f} s)")
@@ -39,7 +49,15 @@ def format_table(results: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    """``huc verify`` / ``python -m proofs_check`` [--json] [--only SUBSTRING]."""
+    """``huc verify`` / ``python -m proofs_check`` [--json] [--only SUBSTRING]; exit status 0
+    when every selected check holds.
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = main(["--json", "--only", "appendix_d1"])
+    >>> status, [r["location"] for r in json.loads(out.getvalue())]
+    (0, ['App. D.1'])
+    """
     import argparse
     ap = argparse.ArgumentParser(prog="huc verify", description="Check every identity, worked example and bound "
                                  "of the paper, and say how each was checked.")
