@@ -147,11 +147,21 @@ class FastTree:
         >>> FastTree(t).subtree_sums(np.array([[1e-20, 1e-20, 1.0]]), np.array([1])).tolist()
         [[2e-20]]
         """
-        S = self.cut_sums(X)
+        table = self.node_table(self.cut_sums(X))
+        return table if nodes is None else table[:, nodes]
+
+    def node_table(self, S: list) -> np.ndarray:
+        """Cut sums ``S`` (:meth:`cut_sums`) as one ``(atoms, nodes)`` array, nodes in pre-order.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> ft = FastTree(t)
+        >>> ft.node_table(ft.cut_sums(np.array([[0.25, 0.25, 0.5]]))).tolist()
+        [[1.0, 0.5, 0.25, 0.25, 0.5]]
+        """
         out = np.empty((self.n_nodes, S[0].shape[1]))
         for d, block in enumerate(S):
             out[self.cut_nodes[d]] = block
-        return (out if nodes is None else out[nodes]).T
+        return out.T
 
     def needed(self, nodes: np.ndarray) -> np.ndarray:
         """The root, ``nodes`` and their children: every node whose mean a node term uses (C.1).
@@ -185,6 +195,12 @@ def _first_max(values: np.ndarray) -> np.ndarray:
     return np.argmax(values >= top - TOLERANCES["decision"], axis=1)
 
 
+def _ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """``mu = N / pi`` (A.3), and 0 where ``pi = 0``: exactly ``p > 0`` (A.2), but the fast path
+    takes zeros in its input, and a subtree of mass 0 has no mean to speak of."""
+    return np.where(pi > 0, N / np.where(pi > 0, pi, 1.0), 0.0)
+
+
 def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | None = None,
                    pi: np.ndarray | None = None) -> np.ndarray:
     """``u(p_i, .)`` for every row of ``P`` (label order), vectorised per family (SPEC §5).
@@ -200,7 +216,7 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
         base = utility_values(u.base, ft, P, rows, pi)
         N = ft.subtree_sums(P * base)
         b = np.array(u._boundary)
-        return N[:, b] / pi[:, b]
+        return _ratio(N[:, b], pi[:, b])
     if isinstance(u, PerAtom):
         table = np.array([[float(x) for x in r] for r in u.rows])
         return table[rows] if rows is not None else table
@@ -238,8 +254,7 @@ def _dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, node
     cols = ft.needed(nodes)
     pi = masses[:, cols]
     N = ft.subtree_sums(P * U, cols)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mu = np.where(pi > 0, N / np.where(pi > 0, pi, 1), 0.0)
+    mu = _ratio(N, pi)
     column = {int(a): k for k, a in enumerate(cols)}
     score = mu[:, column[0]]
     residual = (E * U).sum(axis=1) - score
@@ -265,7 +280,6 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
     are meaningful, as no deeper node is relevant (K.2).
     """
     c, H = X.shape[0], ft.H
-    safe = np.where(pi > 0, pi, 1.0)
     if isinstance(u, Top1AtDepth):
         d = min(u.depth, H)
         M = Xd if d == H else np.ascontiguousarray(S[d].T)  # the candidates: exactly the cut at depth d
@@ -274,11 +288,11 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
         above = _on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
         inside = above[d]  # y lies below the chosen node
         mu = np.zeros((H + 1, c))  # below depth d no node is relevant (K.2): those rows are never read
-        mu[: d + 1] = np.where(above, M.ravel().take(np.arange(c) * M.shape[1] + j) / safe[: d + 1], 0.0)
+        mu[: d + 1] = np.where(above, _ratio(M.ravel().take(np.arange(c) * M.shape[1] + j), pi[: d + 1]), 0.0)
         at_label = inside.astype(float)
     else:
-        U = utility_values(u, ft, X, rows, _node_table(ft, S))
-        mu = np.where(pi > 0, _on_paths(ft, y, H + 1, ft.cut_sums(X * U)) / safe, 0.0)
+        U = utility_values(u, ft, X, rows, ft.node_table(S))
+        mu = _ratio(_on_paths(ft, y, H + 1, ft.cut_sums(X * U)), pi)
         at_label = U[np.arange(c), y]
     score = mu[0]
     return score, at_label - score, mu[1:] - mu[:-1]
@@ -291,14 +305,6 @@ def _on_paths(ft: FastTree, y: np.ndarray, depths: int, S: list | None = None) -
         return pos
     c = len(y)
     return np.stack([S[k].ravel().take(pos[k] * c + np.arange(c)) for k in range(depths)])
-
-
-def _node_table(ft: FastTree, S: list) -> np.ndarray:
-    """The cut sums ``S`` as one ``(atoms, nodes)`` array in pre-order."""
-    out = np.empty((ft.n_nodes, S[0].shape[1]))
-    for d, block in enumerate(S):
-        out[ft.cut_nodes[d]] = block
-    return out.T
 
 
 class _Rows:
@@ -780,7 +786,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
             kids = list(tree.child_ids[a])
             N = ft.subtree_sums(P[members] * table.U[members], np.array([a] + kids))
             pi = masses[members][:, [a] + kids]
-            mu = N / pi
+            mu = _ratio(N, pi)
             h = c * (mu[:, 1:] - mu[:, [0]])  # h = c Delta_{u,v}
             inside = star[members, a]
             q = pi[:, 1:] / pi[:, [0]]
@@ -855,7 +861,7 @@ def replay(result: dict, dist: FiniteDistribution, utilities: Mapping[str, Utili
             kids = list(tree.child_ids[a])
             cols = np.array([a] + kids)
             N = ft.subtree_sums(P[members] * U[members], cols)
-            mu = N / masses[members][:, cols]
+            mu = _ratio(N, masses[members][:, cols])
             h = c * (mu[:, 1:] - mu[:, [0]])
             q = masses[members][:, kids] / masses[members][:, [a]]
             ratio = np.exp(alpha * h - _logsumexp(np.log(q) + alpha * h))  # q'_j / q_j, in the log domain
