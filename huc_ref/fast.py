@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from fractions import Fraction
 
 import numpy as np
@@ -455,10 +456,6 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
 
     def chunk(s: int) -> int | None:
         """Fill the outputs of rows ``s .. s + step``; the first bad row, if any."""
-        with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
-            return fill(s)
-
-    def fill(s: int) -> int | None:
         X = np.asarray(P[s:s + step], dtype=float)
         Xd = X if ft.label_order is None else X[:, ft.label_order]
         y, part = labels[s:s + step], slice(s, s + step)
@@ -473,7 +470,8 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
             for k in top1:
                 T[term_row[k]:term_row[k + 1], part] = terms[term_row[k]:term_row[k + 1]]
         if rest:
-            S = ft.cut_sums(Xd, dfs=True)
+            with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
+                S = ft.cut_sums(Xd, dfs=True)
             ok = ok and Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))  # S[0]: the row sums
             pi = _on_paths(ft, y, H + 1, S)
             for k in rest:
@@ -483,7 +481,8 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
                 T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
         if ok:
             return None
-        total = X.sum(axis=1)
+        with np.errstate(over="ignore"):
+            total = X.sum(axis=1)
         bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(total > 0) | ~np.isfinite(total)
         return s + int(np.argmax(bad))
 
@@ -496,25 +495,12 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
 
     if engine == "numba":
         W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
-    with ThreadPoolExecutor(THREADS) if n > step else _Inline() as pool:  # one chunk: no threads
-        bad = [b for b in pool.map(chunk, range(0, n, step)) if b is not None]
+    with ThreadPoolExecutor(THREADS) if n > step else nullcontext() as pool:  # one chunk: no threads
+        run = pool.map if pool else map
+        bad = [b for b in run(chunk, range(0, n, step)) if b is not None]
         if bad:
             raise HUCError(f"y_prob[{bad[0]}]: entries must be finite and nonnegative, with a positive finite sum")
-        return dict(zip(names, pool.map(table, range(len(names)))))
-
-
-class _Inline:
-    """A stand-in for a thread pool that runs everything in the calling thread."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    @staticmethod
-    def map(fn, items):
-        return map(fn, items)
+        return dict(zip(names, run(table, range(len(names)))))
 
 
 def numba_available() -> bool:

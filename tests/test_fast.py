@@ -173,12 +173,19 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
     ({"sample_weight": [0.0]}, "sample_weight: sums to 0; the weights need a positive sum"),
     ({"engine": "cuda"}, "engine: expected 'numpy' or 'numba', got 'cuda'"),
 ])
-def test_fast_audit_bad_input(kwargs, message):
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_fast_audit_bad_input(kwargs, message, engine):
+    """One HUCError naming the place, and nothing else (no RuntimeWarning on the way)."""
+    import warnings
+
     from huc_ref import LabelTree, Table
     from huc_ref.errors import HUCError
+    if engine == "numba" and not numba_available():
+        pytest.skip("the optional numba extra is not installed")
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
-    args = {"y_true": ["a"], "y_prob": [[0.5, 0.5]]} | kwargs
-    with pytest.raises(HUCError) as err:
+    args = {"y_true": ["a"], "y_prob": [[0.5, 0.5]], "engine": engine} | kwargs
+    with warnings.catch_warnings(), pytest.raises(HUCError) as err:
+        warnings.simplefilter("error")
         fast_audit(args.pop("y_true"), args.pop("y_prob"), t, {"u": Table(t, [0, 1])}, **args)
     assert str(err.value) == message
 
