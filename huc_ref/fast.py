@@ -333,20 +333,29 @@ class _Rows:
         self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
         self.block_scores = s[self.starts]
         block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
-        if engine == "numba":
-            from .kernels import group_and_scan
-            # numpy's gathers (one array at a time) then sequential passes: far fewer cache misses
-            found = group_and_scan(block, residual[order], np.asarray(kind, dtype=np.int64)[order],
-                                   np.asarray(terms, dtype=float).take(order, axis=1),
-                                   np.ascontiguousarray(col_table, dtype=np.int64),
-                                   np.ascontiguousarray(W).take(order, axis=0), n_cols)
-            self.best = [tuple(x[g] for x in found) for g in range(W.shape[1])]
-            return
-        v = residual[order]
-        keep = np.flatnonzero(v)
-        col, rank, val = [np.zeros(len(keep), dtype=np.int64)], [keep], [v[keep]]
+        scan = self._compiled if engine == "numba" else self._numpy
+        #: per subgroup: ``(sup, r, b, moment)`` arrays over the columns [UC, relevant nodes...]
+        self.best = scan(block, residual[order], terms, col_table, np.asarray(kind)[order], W, n_cols)
+
+    def _compiled(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
+        """Algorithm 2 by :func:`huc_ref.kernels.group_and_scan`, on arrays numpy gathers into
+        rank order one at a time (then every pass of the kernel is sequential)."""
+        from .kernels import group_and_scan
+        order = self.order
+        found = group_and_scan(block, residual, kind.astype(np.int64),
+                               np.asarray(terms, dtype=float).take(order, axis=1),
+                               np.ascontiguousarray(col_table, dtype=np.int64),
+                               np.ascontiguousarray(W).take(order, axis=0), n_cols)
+        return [tuple(x[g] for x in found) for g in range(W.shape[1])]
+
+    def _numpy(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
+        """Algorithm 2 on every column at once, one subgroup at a time (see the class)."""
+        n, order = len(residual), self.order
+        best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
+        keep = np.flatnonzero(residual)
+        col, rank, val = [np.zeros(len(keep), dtype=np.int64)], [keep], [residual[keep]]
         if len(terms):
-            c = col_table[:, kind[order]].ravel()  # row k, then rank: within a column ranks increase
+            c = col_table[:, kind].ravel()  # row k, then rank: within a column ranks increase
             v = terms.take(order, axis=1).ravel()
             keep = np.flatnonzero((c > 0) & (v != 0))
             c = c[keep].astype(np.int16 if n_cols < 2**15 else np.int64)
@@ -356,9 +365,8 @@ class _Rows:
             rank.append(keep % n)
             val.append(v[keep])
         col, rank, val = (np.concatenate(x) for x in (col, rank, val))
-        self.best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
         if not len(val):
-            return
+            return best
         blk = block[rank]
         change = col[1:] != col[:-1]
         seg = np.flatnonzero(np.concatenate([[True], change]))  # first entry of each column's run
@@ -367,6 +375,9 @@ class _Rows:
         counts = np.diff(np.append(be_first, len(last)))
         WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
         seg_col, Wr = col[seg], WT.take(order, axis=1)  # weights by rank
+
+        def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
+            return np.where(j > 0, blk[last[np.maximum(be_first + j - 1, 0)]] + 1, 0)
         for k in range(W.shape[1]):
             x = val * Wr[k].take(rank)
             x[seg[1:]] -= np.add.reduceat(x, seg)[:-1]  # restart the prefix sums in every column
@@ -378,13 +389,10 @@ class _Rows:
             i_mn = np.where(mn < 0, self._first(C, mn, counts, be_first), 0)
             sup = np.maximum(mx, 0) - np.minimum(mn, 0)
             r, b = np.minimum(i_mx, i_mn), np.maximum(i_mx, i_mn)
-            moment = np.where(i_mx > i_mn, sup, -sup)
-
-            def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
-                return np.where(j > 0, blk[last[np.maximum(be_first + j - 1, 0)]] + 1, 0)
             live = sup > 0
-            for arr, values in zip(self.best[k], (sup, full(r), full(b), moment)):
+            for arr, values in zip(best[k], (sup, full(r), full(b), np.where(i_mx > i_mn, sup, -sup))):
                 arr[seg_col[live]] = values[live]
+        return best
 
     @staticmethod
     def _first(C, extreme, counts, be_first):
