@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .casefile import dumps, read_case
 from .errors import HUCError
-from .rational import fraction_text
+from .rational import decimal_text, fraction_text
 
 __all__ = ["main"]
 
@@ -25,10 +25,21 @@ class _Parser(argparse.ArgumentParser):
         raise HUCError(message)
 
 
+#: Exact numbers longer than this are shown as decimals in the report (``--json`` keeps them exact).
+SHOWN_DIGITS = 24
+
+
+def _show(x) -> str:
+    """An exact number for a person: ``1/4``, or ``0.0191234...`` when its exact text is long."""
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > 3.33 * SHOWN_DIGITS:
+        return f"~{decimal_text(x)}"
+    return fraction_text(x)
+
+
 def _interval_text(interval):
     if interval is None:
         return "(empty)"
-    lo, hi = (fraction_text(x) for x in interval)
+    lo, hi = (_show(x) for x in interval)
     return f"[{lo}, {hi}]"
 
 
@@ -40,23 +51,27 @@ def _report(case, result, top: int) -> str:
     for label, row in (("UC ", result.uc), ("HUC", result.huc)):
         where = ", ".join(f"{k}={v}" for k, v in (("subgroup", row.subgroup), ("utility", row.utility),
                                                   ("node", row.node)) if v is not None)
-        lines.append(f"{label} = {fraction_text(row.sup)}  (~{float(row.sup):.6g})  at {where or '-'} "
-                     f"on {_interval_text(row.interval)}, moment {fraction_text(row.moment)}")
+        shown = _show(row.sup)
+        approx = "" if shown.startswith("~") else f"  (~{decimal_text(row.sup)})"
+        lines.append(f"{label} = {shown}{approx}  at {where or '-'} "
+                     f"on {_interval_text(row.interval)}, moment {_show(row.moment)}")
     lines.append("")
     lines.append("relevant nodes V_T(u): " + "; ".join(f"{u}: {', '.join(v) or '(none)'}"
                                                       for u, v in result.relevant_nodes.items()))
     for u, nodes in result.relevant_nodes.items():
         uc_u = max(r.sup for r in result.candidates if r.utility == u and r.node is None)
         huc_u = max((r.sup for r in result.candidates if r.utility == u and r.node is not None), default=0)
-        lines.append(f"  Prop. 3.3 for {u}: UC = {fraction_text(uc_u)} <= |V_T(u)| HUC = "
-                     f"{len(nodes)} * {fraction_text(huc_u)}: {'holds' if uc_u <= len(nodes) * huc_u else 'FAILS'}")
+        lines.append(f"  Prop. 3.3 for {u}: UC = {_show(uc_u)} <= |V_T(u)| HUC = "
+                     f"{len(nodes)} * {_show(huc_u)}: {'holds' if uc_u <= len(nodes) * huc_u else 'FAILS'}")
     rows = sorted((r for r in result.candidates if r.sup > 0), key=lambda r: -r.sup)[:top]
     if rows:
         lines += ["", f"largest violations (top {len(rows)}):",
                   f"  {'subgroup':<12} {'utility':<12} {'node':<12} {'sup':>12}  interval"]
         for r in rows:
             lines.append(f"  {r.subgroup:<12} {r.utility:<12} {r.node or '(UC)':<12} "
-                         f"{float(r.sup):>12.6g}  {_interval_text(r.interval)}")
+                         f"{decimal_text(r.sup):>12}  {_interval_text(r.interval)}")
+    if any(_show(x).startswith("~") for r in result.candidates for x in (r.sup, r.moment)):
+        lines += ["", "~: decimals of exact numbers too long to print; --json writes them exactly"]
     return "\n".join(lines) + "\n"
 
 

@@ -7,11 +7,18 @@ utility shared by all subgroups and nodes, and Algorithm 2 on every column at on
 range of the prefix sums at block ends.  Predictions are streamed in row chunks
 (:data:`CHUNK`); the optional compiled kernels live in :mod:`huc_ref.kernels`.
 
-Floating point enters in the predictions, the utilities' decisions and the sums.  The
-engine treats numbers closer than the tolerances in :data:`TOLERANCES` as equal, so exact
-ties in the data (frequent with rational inputs) are resolved as the exact engine
-resolves them; genuinely different values closer than that are where the exact engine
-must be used.  Agreement with the exact engine is property-tested (tests/test_fast.py).
+Floating point enters in the predictions, the utilities' decisions and the sums.  Every
+comparison whose outcome decides the answer (a rank, an argmax of payoffs or of top-1
+masses, the sign of a decision margin, whether two scores are one tie block) is made with
+a rigorous, relative bound on the float64 error of the quantities compared
+(:func:`rounding_bound`).  Where the bound cannot decide it, an audit of exact inputs (a
+:class:`~huc_ref.distribution.FiniteDistribution` of rationals) makes the comparison
+exactly, on the rationals, by the exact utility itself; an audit of float arrays treats the
+quantities as equal (they are equal to within what float64 resolves; the first in order
+wins, as in the exact engine's tie rule).  So exact ties in rational inputs are ties here
+too, and probabilities far below 1e-12 are compared as what they are.  Numbers float64 cannot hold (a positive probability below the smallest
+normal double, 2.2e-308) are refused with a :class:`HUCError`, never rounded silently.
+Agreement with the exact engine is property-tested (tests/test_fast.py).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
@@ -30,21 +38,66 @@ from .errors import HUCError
 from .tree import LabelTree
 from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Table, Top1AtDepth, Utility
 
-__all__ = ["TOLERANCES", "CHUNK", "FastTree", "utility_values", "audit", "audit_distribution", "boost", "replay",
+__all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "CHUNK", "FastTree", "utility_values", "audit", "audit_distribution", "boost", "replay",
            "numba_available"]
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
 TOLERANCES = {
-    # decisions (ranks, argmax of payoffs, decision margins, top-1 masses): values this close
-    # are ties, resolved by the exact engine's rule (first in order), because exact ties in
-    # rational inputs come out of float arithmetic as differences of a few ulps
-    "decision": 1e-12,
-    # scores this close share a tie block (Algorithm 2 groups equal scores)
-    "score": 1e-12,
     # the smallest probability kept: p_y > 0 always holds exactly (A.2), but a long boosting
     # run can push a leaf below what float64 holds; it is floored here instead of reaching 0/0
     "floor": float(np.finfo(float).tiny),
 }
+
+#: The unit roundoff of float64: every operation is exact up to a relative error of this.
+UNIT_ROUNDOFF = 2.0 ** -53
+
+#: The smallest positive normal float64: a positive probability below it loses its digits.
+SMALLEST_NORMAL = float(np.finfo(float).tiny)
+
+
+def rounding_bound(K: int, p_error: float = 0.0) -> float:
+    """A relative bound on the float64 error of a sum of ``K`` products ``p_y a_y`` (App. F.3's
+    scores, payoffs and subtree masses), relative to ``sum_y |p_y a_y|``.
+
+    Higham's ``gamma_K = K u / (1 - K u)`` bounds the rounding of the sum; one more ``u`` each
+    covers the rounding of a constant ``a_y`` (e.g. 1/3) and of a final division; ``p_error``
+    is the relative error of the entries ``p_y`` themselves (0 for a float array taken as
+    given, ``u`` for rationals rounded to floats).  The result is doubled for margin.
+
+    >>> f"{rounding_bound(1):.4e}", f"{rounding_bound(1, 2.0 ** -53):.4e}"  # 2 gamma_5; plus 4u
+    ('1.1102e-15', '1.5543e-15')
+    >>> rounding_bound(100) < 1e-13 < rounding_bound(10**4)
+    True
+    """
+    return 2.0 * ((K + 4) * UNIT_ROUNDOFF / (1.0 - (K + 4) * UNIT_ROUNDOFF) + 2.0 * p_error)
+
+
+class ExactRows:
+    """The exact predictions behind a float array, for the comparisons floats cannot decide.
+
+    Given the rationals a float array was rounded from (``p_error`` = :data:`UNIT_ROUNDOFF`),
+    :attr:`exact` is True and :meth:`row` returns them: undecided comparisons are made
+    exactly.  Given only the float array (``p_error`` 0), :attr:`exact` is False: quantities
+    within their error bound of each other are taken as equal (the first in order wins).
+
+    >>> ExactRows(None, [(Fraction(1, 3), Fraction(2, 3))]).row(0)
+    (Fraction(1, 3), Fraction(2, 3))
+    >>> ExactRows(np.array([[0.25, 0.75]])).exact, ExactRows(np.array([[0.25, 0.75]])).p_error
+    (False, 0.0)
+    """
+
+    def __init__(self, P, fractions=None, offset: int = 0):
+        self.P, self.fractions, self.offset = P, fractions, offset
+        self.exact = fractions is not None
+        self.p_error = UNIT_ROUNDOFF if self.exact else 0.0
+
+    def view(self, start: int) -> ExactRows:
+        """The same rows from ``start`` on (a chunk of the sample pass), indexed from 0."""
+        return ExactRows(None if self.P is None else self.P[start:], self.fractions, self.offset + start)
+
+    def row(self, i: int) -> tuple:
+        """Row ``i`` as the exact rationals it was rounded from."""
+        return tuple(self.fractions[self.offset + i])
 
 
 #: Runs of at most this many children are summed row by row in :meth:`FastTree.cut_sums`.
@@ -97,6 +150,10 @@ class FastTree:
                      if len(sel := np.flatnonzero(counts == k))]
             long = np.flatnonzero(counts > _SHORT_RUN)
             bounds = np.stack([starts[long], starts[long] + counts[long]], axis=1).ravel()
+            if len(bounds) and bounds[-1] == len(self.cut_nodes[d + 1]):
+                # reduceat takes start indices only, so a run ending at the last node sums to the end
+                # by itself; its end index (one past the last row) would be out of bounds
+                bounds = bounds[:-1]
             self.levels.append((len(starts), short, long, bounds))
             runs.append((starts, counts))
         # the same runs in one buffer of every cut (depth 0 first), for the compiled kernels
@@ -190,10 +247,22 @@ def _softmax_rows(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def _first_max(values: np.ndarray) -> np.ndarray:
-    """Per row, the first column within ``TOLERANCES['decision']`` of the row maximum."""
-    top = values.max(axis=1, keepdims=True)
-    return np.argmax(values >= top - TOLERANCES["decision"], axis=1)
+def _first_max(values: np.ndarray, error: np.ndarray, exact: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the first column of largest value, and the rows where that choice is uncertain.
+
+    ``error[i, j]`` bounds the float error of ``values[i, j]``: the choice is certain when every
+    other column is below the maximum by more than the two errors together.  With ``exact``
+    the uncertain rows are returned for an exact decision; otherwise the first column within
+    the errors of the maximum is taken (values float64 cannot tell apart are equal).
+    """
+    j = np.argmax(values, axis=1)
+    rows = np.arange(len(values))
+    top, top_err = values[rows, j], error[rows, j]
+    close = values >= (top - top_err)[:, None] - error
+    if not exact:
+        return np.argmax(close, axis=1), np.zeros(len(values), dtype=bool)
+    close[rows, j] = False
+    return j, close.any(axis=1)
 
 
 def _ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
@@ -203,51 +272,80 @@ def _ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
 
 
 def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | None = None,
-                   pi: np.ndarray | None = None) -> np.ndarray:
+                   pi: np.ndarray | None = None, exact: ExactRows | None = None) -> np.ndarray:
     """``u(p_i, .)`` for every row of ``P`` (label order), vectorised per family (SPEC §5).
+
+    A decision (a rank, an argmax of payoffs or of top-1 masses, a margin's sign) is taken in
+    float64 where :func:`rounding_bound` certifies it; where it does not, by the exact utility
+    on the rationals behind the row (``exact``), or, for a float array (the default), as a tie.
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     >>> from huc_ref.utilities import TopK
     >>> utility_values(TopK(t, 1), FastTree(t), np.array([[0.2, 0.5, 0.3], [0.4, 0.4, 0.2]])).tolist()
     [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    >>> utility_values(TopK(t, 1), FastTree(t), np.array([[1e-300, 2e-300, 1.0]]) * [[1e299, 1e299, 1e-9]]).tolist()
+    [[0.0, 1.0, 0.0]]
     """
     n, K = P.shape
+    exact = ExactRows(P) if exact is None else exact
+    rel = rounding_bound(K, exact.p_error)
     pi = ft.subtree_sums(P) if pi is None else pi  # subtree masses, shared by every utility
     if isinstance(u, Aggregated):
-        base = utility_values(u.base, ft, P, rows, pi)
+        base = utility_values(u.base, ft, P, rows, pi, exact)
         N = ft.subtree_sums(P * base)
-        b = np.array(u._boundary)
+        b = np.array(u.boundary_ids)
         return _ratio(N[:, b], pi[:, b])
     if isinstance(u, PerAtom):
         table = np.array([[float(x) for x in r] for r in u.rows])
         return table[rows] if rows is not None else table
-    if isinstance(u, Table):  # also Subtree and class indicators
+    if isinstance(u, Table):  # also Subtree and class indicators: no decision
         return np.broadcast_to(np.array([float(x) for x in u.b]), (n, K))
     if isinstance(u, Rank):  # also TopK: rank by decreasing p, ties by label order
-        key = -np.round(P / TOLERANCES["decision"]) * TOLERANCES["decision"]
-        order = np.argsort(key, axis=1, kind="stable")
+        order = np.argsort(-P, axis=1, kind="stable")  # float comparisons of the entries are exact
         ranks = np.empty_like(order)
         np.put_along_axis(ranks, order, np.broadcast_to(np.arange(K), (n, K)), axis=1)
-        return np.array([float(x) for x in u.theta])[ranks]
-    if isinstance(u, Decision):
+        U = np.array([float(x) for x in u.theta])[ranks]
+        # rounded rationals keep their order, but two distinct ones may round to one float
+        unsure = (np.diff(np.take_along_axis(P, order, axis=1), axis=1) == 0).any(axis=1) if exact.exact \
+            else np.zeros(n, dtype=bool)
+    elif isinstance(u, Decision):
         A = np.array([[float(x) for x in u.payoffs[a]] for a in u.order])
-        return A[_first_max(P @ A.T)]
-    if isinstance(u, BinaryDecision):
+        j, unsure = _first_max(P @ A.T, rel * (np.abs(P) @ np.abs(A).T), exact.exact)
+        U = A[j]
+    elif isinstance(u, BinaryDecision):
         d = np.array([float(x) for x in u.d])
-        act = P @ d >= -TOLERANCES["decision"]
-        return np.where(act[:, None], d, -d)
-    if isinstance(u, Top1AtDepth):
-        cands = np.array(u._candidates)
+        margin = P @ d
+        close = np.abs(margin) <= rel * (np.abs(P) @ np.abs(d))  # a margin float64 cannot tell from 0
+        U = np.where(((margin >= 0) | close)[:, None], d, -d)
+        unsure = close if exact.exact else np.zeros(n, dtype=bool)
+    elif isinstance(u, Top1AtDepth):
+        cands = np.array(u.candidate_ids)
         masses = pi[:, cands]
+        j, unsure = _first_max(masses, rel * masses, exact.exact)
         masks = np.zeros((len(cands), K))
         for k, a in enumerate(cands):
             masks[k, list(ft.tree.label_ids_below(int(a)))] = 1.0
-        return masks[_first_max(masses)]
-    raise HUCError(f"fast path: no vectorised form for {type(u).__name__}")
+        U = masks[j]
+    else:
+        raise HUCError(f"fast path: no vectorised form for {type(u).__name__}")
+    for i in np.flatnonzero(unsure):  # decided exactly, by the utility itself
+        U[i] = [float(x) for x in u.values(exact.row(int(i)))]
+    return U
+
+
+def _score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """A bound on the float error of the scores ``mu_u(p_i)`` (Sec. 2.1): ``magnitude`` is
+    ``sum_y p_y |u(p_i, y)| / pi_root``; an aggregated utility's values are themselves means
+    ``N / pi`` of its base, each off by at most ``2 rel`` (App. G)."""
+    nested = 0
+    while isinstance(u, Aggregated):
+        nested, u = nested + 1, u.base
+    return rel * (magnitude + np.abs(score) + 2.0 * nested)
 
 
 def _dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.ndarray, masses, star):
-    """Scores, UC residuals and the terms of every node in ``nodes``, for atoms with label laws ``E``.
+    """Scores, UC residuals and the terms of every node in ``nodes``, for atoms with label laws ``E``,
+    and ``sum_y p_y |u_y| / pi_root`` (for :func:`_score_error`).
 
     C.2: ``E_eta[g_{u,v}] = sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``, where ``masses``
     and ``star`` are the subtree masses of ``P`` and ``E`` (every node, shared by every utility).
@@ -264,12 +362,23 @@ def _dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, node
     for k, a in enumerate(nodes):
         kids = [column[c] for c in ft.tree.child_ids[int(a)]]
         terms[:, k] = weighted[:, kids].sum(axis=1) - weighted[:, column[int(a)]]
-    return score, residual, terms
+    magnitude = _ratio((np.abs(P) * np.abs(U)).sum(axis=1), pi[:, column[0]])
+    return score, residual, terms, magnitude
+
+
+def _exact_path_means(ft: FastTree, X: np.ndarray, y: np.ndarray, u: Utility, pi: np.ndarray, idx: np.ndarray,
+                      exact: ExactRows):
+    """``mu`` on the paths (F.4) and ``u(p, y)`` of the rows ``idx``, with ``u``'s decisions taken
+    exactly (rows whose float64 decision :func:`rounding_bound` could not certify)."""
+    U = np.array([[float(x) for x in u.values(exact.row(int(i)))] for i in idx])
+    mu = _ratio(_on_paths(ft, y[idx], ft.H + 1, ft.cut_sums(X[idx] * U)), pi[:, idx])
+    return mu, U[np.arange(len(idx)), y[idx]]
 
 
 def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Utility, S: list, pi: np.ndarray,
-                rows):
-    """Scores, UC residuals and node terms of sample atoms along their labels' paths (F.4).
+                rows, exact: ExactRows):
+    """Scores, UC residuals, node terms and score error bounds of sample atoms along their
+    labels' paths (F.4).
 
     For a one-hot label law the C.2 term of node ``v`` is ``mu_{u,v_{k+1}} - mu_{u,v_k}`` when
     ``v = v_k`` is on the path of ``y`` and 0 elsewhere, so only ``mu`` on the path is needed:
@@ -278,25 +387,33 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
     their values on the paths (:func:`_on_paths`).
     Top-1 correctness at depth ``l`` needs no second pass: with ``a`` the chosen node,
     ``mu_{u,v} = pi_a / pi_v`` on the path above ``a`` and 0 off it; only rows above ``l``
-    are meaningful, as no deeper node is relevant (K.2).
+    are meaningful, as no deeper node is relevant (K.2).  Rows whose choice of ``a`` float64
+    cannot certify take the general form, with ``a`` chosen exactly.
     """
     c, H = X.shape[0], ft.H
+    rel = rounding_bound(ft.K, exact.p_error)
     if isinstance(u, Top1AtDepth):
         d = min(u.depth, H)
         M = Xd if d == H else np.ascontiguousarray(S[d].T)  # the candidates: exactly the cut at depth d
-        j = _first_max(M)  # in pre-order
+        j, unsure = _first_max(M, rel * M, exact.exact)  # in pre-order
         lead = ft.path_pos[:, ft.cut_first_label[d][j]]  # the path of a leaf below the chosen node
         above = _on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
         inside = above[d]  # y lies below the chosen node
         mu = np.zeros((H + 1, c))  # below depth d no node is relevant (K.2): those rows are never read
         mu[: d + 1] = np.where(above, _ratio(M.ravel().take(np.arange(c) * M.shape[1] + j), pi[: d + 1]), 0.0)
         at_label = inside.astype(float)
+        magnitude = mu[0].copy()  # u is 0 or 1, so sum_y p_y |u_y| / pi_root is the score
+        idx = np.flatnonzero(unsure)
+        if len(idx):
+            mu[:, idx], at_label[idx] = _exact_path_means(ft, X, y, u, pi, idx, exact)
+            magnitude[idx] = mu[0, idx]
     else:
-        U = utility_values(u, ft, X, rows, ft.node_table(S))
+        U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
         mu = _ratio(_on_paths(ft, y, H + 1, ft.cut_sums(X * U)), pi)
         at_label = U[np.arange(c), y]
+        magnitude = _ratio((np.abs(X) * np.abs(U)).sum(axis=1), pi[0])
     score = mu[0]
-    return score, at_label - score, mu[1:] - mu[:-1]
+    return score, at_label - score, mu[1:] - mu[:-1], _score_error(u, rel, score, magnitude)
 
 
 def _on_paths(ft: FastTree, y: np.ndarray, depths: int, S: list | None = None) -> np.ndarray:
@@ -306,6 +423,49 @@ def _on_paths(ft: FastTree, y: np.ndarray, depths: int, S: list | None = None) -
         return pos
     c = len(y)
     return np.stack([S[k].ravel().take(pos[k] * c + np.arange(c)) for k in range(depths)])
+
+
+def _tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score) -> tuple[np.ndarray, np.ndarray]:
+    """The atoms in increasing order of score, and where a new tie block starts (Algorithm 2).
+
+    ``error[i]`` bounds the float error of ``score[i]``.  Sorted, the float order is certainly
+    the exact order across a gap where every score before it, raised by its error, stays
+    below every score after it, lowered by its error.  Runs of atoms with no such gap between
+    them (exact ties in rational inputs, whose float scores differ by a few ulps, or distinct
+    scores closer than float64 resolves) are put in order and grouped by their exact scores,
+    ``exact_score(i)``, or, when there is none (a float array), are one block; elsewhere,
+    distinct floats are distinct blocks.
+
+    >>> order, new = _tie_blocks(np.array([0.3, 0.1, 0.1 + 2e-17]), np.full(3, 1e-16), lambda i: Fraction(1, 10))
+    >>> order.tolist(), new.tolist()  # atoms 1 and 2 are one block: their exact scores are equal
+    ([1, 2, 0], [False, True])
+    >>> _tie_blocks(np.array([1e-20, 2e-20]), np.array([1e-35, 2e-35]), None)[1].tolist()  # far apart, relatively
+    [True]
+    """
+    order = np.argsort(score, kind="stable")
+    s = score[order]
+    new = np.diff(s) > 0
+    if error is None or len(s) < 2 or not np.any(error):
+        return order, new
+    e = error[order]
+    high = np.maximum.accumulate(s + e)  # the largest exact score possible so far
+    low = np.minimum.accumulate((s - e)[::-1])[::-1]  # the smallest possible from here on
+    unsure = ~(high[:-1] < low[1:])
+    if not unsure.any():
+        return order, new
+    # maximal runs of ranks joined by unsure gaps: [first, last]
+    edges = np.diff(np.concatenate([[0], unsure.astype(np.int8), [0]]))
+    for first, last in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+        if exact_score is None:
+            new[first:last] = False
+            continue
+        members = order[first:last + 1]
+        values = [exact_score(int(i)) for i in members]
+        by_value = sorted(range(len(members)), key=values.__getitem__)  # stable: float order among equals
+        order[first:last + 1] = members[by_value]
+        ranked = [values[k] for k in by_value]
+        new[first:last] = [a != b for a, b in zip(ranked, ranked[1:])]
+    return order, new
 
 
 class _Rows:
@@ -324,11 +484,12 @@ class _Rows:
     of first extreme positions, mapped back to the blocks of all atoms (App. F.3's tie rule).
     """
 
-    def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy"):
+    def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
+                 exact_score=None):
         n = len(score)
-        self.order = order = np.argsort(score)  # tied scores form one block, whatever their order
+        self.order, new = _tie_blocks(score, score_error, exact_score)
+        order = self.order
         s = self.sorted_scores = score[order]
-        new = np.diff(s) > TOLERANCES["score"]
         self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
         self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
         self.block_scores = s[self.starts]
@@ -411,15 +572,25 @@ class _Rows:
         return self.order[self.starts[r]:self.block_last[b - 1] + 1]
 
 
-def _dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True) -> _Rows:
+def _dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: ExactRows | None = None) -> _Rows:
     """The :class:`_Rows` of atoms with any label laws: every relevant node's C.2 term."""
+    exact = ExactRows(P) if exact is None else exact
     nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes] if with_nodes else [], dtype=int)
-    U = utility_values(u, ft, P, rows, masses)
-    score, residual, terms = _dense_terms(ft, P, U, E, nodes, masses, star)
+    U = utility_values(u, ft, P, rows, masses, exact)
+    score, residual, terms, magnitude = _dense_terms(ft, P, U, E, nodes, masses, star)
+    error = _score_error(u, rounding_bound(ft.K, exact.p_error), score, magnitude)
     table = _Rows(score, residual, terms.T, np.arange(1, len(nodes) + 1)[:, None], np.zeros(len(score), dtype=int),
-                  W, len(nodes) + 1)
+                  W, len(nodes) + 1, score_error=error, exact_score=_exact_scores(u, exact, rows))
     table.nodes, table.U = nodes, U
     return table
+
+
+def _exact_scores(u: Utility, exact: ExactRows, rows):
+    """``i -> mu_u(p_i)`` exactly, for the tie blocks float64 cannot settle (:func:`_tie_blocks`);
+    None for a float array (no exact values behind it)."""
+    if not exact.exact:
+        return None
+    return lambda i: u.score(exact.row(i), i if rows is None else int(rows[i]))
 
 
 #: Rows of predictions per chunk of the sample pass: about 2**18 numbers (2 MiB), so that
@@ -432,13 +603,16 @@ THREADS = min(4, os.cpu_count() or 1)
 
 
 def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility],
-                 rows=None, engine: str = "numpy") -> dict:
+                 rows=None, engine: str = "numpy", exact: ExactRows | None = None) -> dict:
     """The :class:`_Rows` of every utility for sample atoms, streaming ``P`` in row chunks (F.4).
 
     Chunks are independent, and so are utilities afterwards: both run on :data:`THREADS`
-    threads (numpy and the compiled kernels release the GIL).
+    threads (numpy and the compiled kernels release the GIL).  ``exact`` holds the exact
+    predictions behind ``P`` (default: ``P``'s own binary values).
     """
     n, H = len(labels), ft.H
+    exact = ExactRows(P) if exact is None else exact
+    rel = rounding_bound(ft.K, exact.p_error)
     names = list(utilities)
     plans = []
     for u in utilities.values():
@@ -449,6 +623,7 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
         plans.append((nodes, colmap, ks))
     term_row = np.cumsum([0] + [len(ks) for _, _, ks in plans])
     score, residual = np.empty((len(names), n)), np.empty((len(names), n))
+    error = np.empty((len(names), n))
     T = np.empty((term_row[-1], n))  # the terms of every utility, one row per relevant depth
     top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and isinstance(u, Top1AtDepth)]
     rest = [k for k in range(len(names)) if k not in top1]
@@ -462,42 +637,63 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
         rows_top1 = term_row[top1].astype(np.int64)
     step = max(1, CHUNK // ft.K)
 
-    def chunk(s: int) -> int | None:
-        """Fill the outputs of rows ``s .. s + step``; the first bad row, if any."""
+    def chunk(s: int) -> tuple[int, str] | None:
+        """Fill the outputs of rows ``s .. s + step``; the first bad row and its rule, if any."""
         X = np.asarray(P[s:s + step], dtype=float)
         Xd = X if ft.label_order is None else X[:, ft.label_order]
-        y, part = labels[s:s + step], slice(s, s + step)
+        y, part, ex = labels[s:s + step], slice(s, s + step), exact.view(s)
         ok = True
+        S = pi = None
         if top1:
             sc, res = np.empty((len(top1), len(y))), np.empty((len(top1), len(y)))
             terms = np.empty((term_row[-1], len(y)))
+            unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
             ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.offsets, ft.run_start, ft.run_len,
                                  ft.path_pos_by_label, ft.first_label, cut_depth, ks_all, ks_len,
-                                 TOLERANCES["decision"], sc, res, terms, rows_top1) < 0
+                                 rel, ex.exact, sc, res, terms, rows_top1, unsure) < 0
+            if ok and unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
+                S = ft.cut_sums(Xd, dfs=True)
+                pi = _on_paths(ft, y, H + 1, S)
+                for j, k in enumerate(top1):
+                    idx = np.flatnonzero(unsure[j])
+                    if len(idx):
+                        mu, at_label = _exact_path_means(ft, X, y, utilities[names[k]], pi, idx, ex)
+                        sc[j, idx], res[j, idx] = mu[0], at_label - mu[0]
+                        terms[term_row[k]:term_row[k + 1], idx] = (mu[1:] - mu[:-1])[plans[k][2]]
             score[top1, part], residual[top1, part] = sc, res
+            error[top1, part] = 2.0 * rel * sc  # u is 0 or 1: sum_y p_y |u_y| / pi_root is the score
             for k in top1:
                 T[term_row[k]:term_row[k + 1], part] = terms[term_row[k]:term_row[k + 1]]
         if rest:
-            with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
-                S = ft.cut_sums(Xd, dfs=True)
+            if S is None:
+                with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
+                    S = ft.cut_sums(Xd, dfs=True)
             ok = ok and Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))  # S[0]: the row sums
-            pi = _on_paths(ft, y, H + 1, S)
-            for k in rest:
-                some = None if rows is None else rows[part]
-                score[k, part], residual[k, part], terms = _path_terms(ft, X, Xd, y, utilities[names[k]], S, pi,
-                                                                       some)
-                T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
-        if ok:
+            if ok:
+                pi = _on_paths(ft, y, H + 1, S) if pi is None else pi
+                for k in rest:
+                    some = None if rows is None else rows[part]
+                    score[k, part], residual[k, part], terms, error[k, part] = _path_terms(
+                        ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
+                    T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
+        tiny = (X != 0) & (np.abs(X) < SMALLEST_NORMAL)
+        if ok and not tiny.any():
             return None
         with np.errstate(over="ignore"):
             total = X.sum(axis=1)
         bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(total > 0) | ~np.isfinite(total)
-        return s + int(np.argmax(bad))
+        if bad.any():
+            return s + int(np.argmax(bad)), "entries must be finite and nonnegative, with a positive finite sum"
+        i, j = np.argwhere(tiny)[0]
+        return s + int(i), (f"entry {int(j)} is {X[i, j].item()!r}, a subnormal float64 (below "
+                            f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; rescale the row "
+                            "or use the exact engine")
 
     def table(k: int) -> _Rows:
         nodes, colmap, ks = plans[k]
         out = _Rows(score[k], residual[k], T[term_row[k]:term_row[k + 1]], colmap[ft.path_nodes[ks]], labels, W,
-                    len(nodes) + 1, engine)
+                    len(nodes) + 1, engine, score_error=error[k],
+                    exact_score=_exact_scores(utilities[names[k]], exact, rows))
         out.nodes = nodes
         return out
 
@@ -507,7 +703,7 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
         run = pool.map if pool else map
         bad = [b for b in run(chunk, range(0, n, step)) if b is not None]
         if bad:
-            raise HUCError(f"y_prob[{bad[0]}]: entries must be finite and nonnegative, with a positive finite sum")
+            raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}")
         return dict(zip(names, run(table, range(len(names)))))
 
 
@@ -552,10 +748,12 @@ def _run(tree: LabelTree, tables: dict, subgroups: list) -> dict:
             "huc": {"value": huc.pop("value"), **huc}, "relevant_nodes": relevant, "candidates": candidates}
 
 
-def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility], case_id=None) -> dict:
+def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility], case_id=None, *,
+                       engine: str = "numpy") -> dict:
     """The ``huc-result/1`` document of a finite distribution, computed in float64.
 
-    Sample atoms take the path form (F.4); population atoms with a law ``eta`` the C.2 form.
+    Sample atoms take the path form (F.4), on the ``engine`` given (``"numba"``: the compiled
+    kernels); population atoms with a law ``eta`` the C.2 form.
 
     >>> from huc_ref import Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -566,17 +764,55 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     """
     _check_utilities(dist.tree, dist.n, utilities)
     ft = FastTree(dist.tree)
-    P = np.array([[float(x) for x in a.p] for a in dist.atoms])
-    weights = np.array([[float(a.weight * c) for c in a.c] for a in dist.atoms])
+    P = _floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
+    exact = ExactRows(P, [a.p for a in dist.atoms])
+    weights = _floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
     rows = np.arange(dist.n)
     if dist.is_sample:
-        tables = _sample_rows(ft, P, np.array([a.label for a in dist.atoms]), weights, utilities, rows)
+        tables = _sample_rows(ft, P, np.array([a.label for a in dist.atoms]), weights, utilities, rows,
+                              _engine(engine), exact)
     else:
-        E = np.array([[float(x) for x in a.label_law(ft.K)] for a in dist.atoms])
+        E = _floats([a.label_law(ft.K) for a in dist.atoms], "atoms[{}].eta[{}]")
         masses, star = ft.subtree_sums(P), ft.subtree_sums(E)  # pi_a(p) and pi*_a, shared by every utility
-        tables = {name: _dense_rows(ft, P, E, weights, u, masses, star, rows) for name, u in utilities.items()}
+        tables = {name: _dense_rows(ft, P, E, weights, u, masses, star, rows, exact=exact)
+                  for name, u in utilities.items()}
     result = _run(dist.tree, tables, list(dist.subgroups))
     return {"format": result.pop("format"), "case": case_id, **result}
+
+
+def _engine(engine: str) -> str:
+    """The fast backend's accelerator, checked: ``"numpy"`` or ``"numba"`` (installed)."""
+    if engine not in ("numpy", "numba"):
+        raise HUCError(f"engine: expected 'numpy' or 'numba', got {engine!r}")
+    if engine == "numba" and not numba_available():
+        raise HUCError("engine: 'numba' needs the numba package (pip install 'huc-ref[numba]')")
+    return engine
+
+
+def _floats(rows, where: str) -> np.ndarray:
+    """Exact rationals as a float64 array, or one HUCError naming the first that float64 cannot
+    hold: a nonzero number below the smallest normal double (or beyond the largest) would be
+    rounded to 0 or lose its digits, and the fast path's answer would be silently wrong.
+
+    >>> _floats([[Fraction(1, 4), Fraction(3, 4)]], "p[{}][{}]").tolist()
+    [[0.25, 0.75]]
+    >>> _floats([[Fraction(1, 10**400), 1 - Fraction(1, 10**400)]], "atoms[{}].p[{}]")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: atoms[0].p[0]: 1e-400 is outside float64's normal range (2.2e-308 to 1.8e+308); the fast engine cannot represent it (use the exact engine)
+    """
+    out = np.empty((len(rows), len(rows[0]) if len(rows) else 0))
+    for i, row in enumerate(rows):
+        for j, x in enumerate(row):
+            v = float(x) if abs(x) < 2**1024 else float("inf")
+            if x and not SMALLEST_NORMAL <= abs(v) < float("inf"):
+                with localcontext() as ctx:
+                    ctx.prec = 3
+                    shown = Decimal(x.numerator) / Decimal(x.denominator)
+                raise HUCError(f"{where.format(i, j)}: {format(shown, '.3g')} is outside float64's normal range (2.2e-308 to "
+                               "1.8e+308); the fast engine cannot represent it (use the exact engine)")
+            out[i, j] = v
+    return out
 
 
 def _numbers(values, where: str) -> np.ndarray:
@@ -640,10 +876,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     >>> r["uc"]["value"]  # the tie case of App. F.3: one block, residuals +1/2 and -1/2
     0.0
     """
-    if engine not in ("numpy", "numba"):
-        raise HUCError(f"engine: expected 'numpy' or 'numba', got {engine!r}")
-    if engine == "numba" and not numba_available():
-        raise HUCError("engine: 'numba' needs the numba package (pip install 'huc-ref[numba]')")
+    _engine(engine)
     P = y_prob if isinstance(y_prob, np.ndarray) else _numbers(y_prob, "y_prob")
     if P.dtype.kind not in "biuf":
         raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}")
@@ -656,8 +889,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     ids = _label_ids(y_true, tree, n)
     w = np.full(n, 1.0 / n) if sample_weight is None else _entries(sample_weight, n, "sample_weight",
                                                                   "a finite nonnegative number", lambda v: v >= 0)
-    if not w.sum() > 0:
+    if not w.max() > 0:
         raise HUCError("sample_weight: sums to 0; the weights need a positive sum")
+    w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
     groups = {"all": np.ones(n)} if subgroups is None else subgroups
     if not isinstance(groups, Mapping) or not groups:
         raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]")
@@ -700,10 +934,10 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     eps, fixed = float(eps), None if fixed is None else float(fixed)
     ft = FastTree(dist.tree)
     tree = dist.tree
-    P0 = np.array([[float(x) for x in a.p] for a in dist.atoms])
-    E = np.array([[float(x) for x in a.label_law(ft.K)] for a in dist.atoms])
-    w = np.array([float(a.weight) for a in dist.atoms])
-    C = np.array([[float(c) for c in a.c] for a in dist.atoms])
+    P0 = _floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
+    E = _floats([a.label_law(ft.K) for a in dist.atoms], "atoms[{}].eta[{}]")
+    w = _floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0]
+    C = _floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
     W = w[:, None] * C
     n = len(w)
     branching = [tree.id(v) for v in tree.branching_nodes]
@@ -838,17 +1072,18 @@ def replay(result: dict, dist: FiniteDistribution, utilities: Mapping[str, Utili
     """
     tree, method = dist.tree, result["method"]
     ft = FastTree(tree)
-    P = np.array([[float(x) for x in a.p] for a in dist.atoms])
-    C = np.array([[float(c) for c in a.c] for a in dist.atoms])
+    P = _floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
+    C = _floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
     yield 0, P
+    rel = rounding_bound(ft.K)
     for t, (k, name, a, interval, alpha) in enumerate(result["steps"], start=1):
         u = utilities[name]
         masses = ft.subtree_sums(P)
         U = utility_values(u, ft, P, None, masses)
-        score = (P * U).sum(axis=1)
+        score = _ratio(ft.subtree_sums(P * U, np.array([0]))[:, 0], masses[:, 0])  # as the run computed it
+        slack = _score_error(u, rel, score, _ratio((P * np.abs(U)).sum(axis=1), masses[:, 0]))
         lo, hi = interval
-        members = np.flatnonzero((score >= lo - TOLERANCES["score"]) & (score <= hi + TOLERANCES["score"])
-                                 & (C[:, k] != 0))
+        members = np.flatnonzero((score >= lo - slack) & (score <= hi + slack) & (C[:, k] != 0))
         c = C[members, k][:, None]
         P = P.copy()
         if method == "huc":

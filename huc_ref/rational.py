@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numbers as _abc
 import re
+import sys
 from decimal import Decimal
 from fractions import Fraction
 from math import lcm
 
 from .errors import HUCError
 
-__all__ = ["exact", "exact_vector", "fraction_text", "ratio", "rational_type", "scaled_integers"]
+__all__ = ["exact", "exact_vector", "fraction_text", "integer_text", "decimal_text", "ratio", "rational_type",
+           "scaled_integers"]
 
 # Exponents and digit counts are bounded so that a hostile string such as "1e999999999"
 # cannot make Fraction() build a gigantic integer.
@@ -104,14 +106,81 @@ def exact_vector(values, where: str = "value", length: int | None = None) -> tup
     return out
 
 
+def integer_text(n: int) -> str:
+    """Write an integer of any size in decimal.
+
+    Python refuses to write integers of more than 4,300 digits with ``str`` (a guard against
+    quadratic conversions); an exact result can be far larger (a sum over 2,500 atoms with
+    6-decimal predictions has tens of thousands of digits).  gmpy2, where installed, writes a
+    million digits in a tenth of a second; otherwise ``str`` runs with the guard lifted for
+    this one call (quadratic: about 15 s for a million digits on this project's machine).
+
+    >>> integer_text(-12), len(integer_text(10**5000)), integer_text(10**5000 + 7)[-4:]
+    ('-12', 5001, '0007')
+    """
+    if n.bit_length() < 14_000:  # below the 4,300-digit guard
+        return str(n)
+    try:
+        import gmpy2
+    except ImportError:
+        limit = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            return str(n)
+        finally:
+            sys.set_int_max_str_digits(limit)
+    return gmpy2.mpz(n).digits()
+
+
 def fraction_text(x: Fraction) -> str:
-    """Write an exact number as the string used in JSON files: lowest terms.
+    """Write an exact number as the string used in JSON files: lowest terms, any size.
 
     >>> fraction_text(Fraction(-2, 8)), fraction_text(Fraction(0)), fraction_text(Fraction(3))
     ('-1/4', '0', '3')
+    >>> len(fraction_text(Fraction(1, 3**9000)))  # '1/' and 3^9000's floor(9000 log10 3) + 1 = 4,295 digits
+    4297
     """
     x = Fraction(x)
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    num = integer_text(x.numerator)
+    return num if x.denominator == 1 else f"{num}/{integer_text(x.denominator)}"
+
+
+def decimal_text(x, digits: int = 6) -> str:
+    """``x`` rounded to ``digits`` significant digits, for people (the exact value stays in JSON).
+
+    Computed from the integers, so a number far below float64's range is still shown as it is
+    (``-2 / 7^2000`` below agrees with mpmath's ``nstr(-2 / mpf(7)**2000, 6)``).
+
+    >>> decimal_text(Fraction(1, 3)), decimal_text(Fraction(-2, 7**2000)), decimal_text(0), decimal_text(123456789)
+    ('0.333333', '-1.27336e-1690', '0', '1.23457e+08')
+    >>> decimal_text(Fraction(1, 20000)), decimal_text(Fraction(999999999, 10**9))  # rounds up to 1
+    ('0.00005', '1')
+    """
+    x = Fraction(x)
+    if x == 0:
+        return "0"
+    n, d = abs(x.numerator), x.denominator
+    e = int((n.bit_length() - d.bit_length()) * 0.30102999566398120)  # about log10(n / d)
+    while True:  # the mantissa m = round(x 10^(digits - 1 - e)) has exactly `digits` digits
+        k = digits - 1 - e
+        m = (2 * n * 10**k + d) // (2 * d) if k >= 0 else (2 * n + d * 10**-k) // (2 * d * 10**-k)
+        if m >= 10**digits:
+            e += 1
+        elif m < 10 ** (digits - 1):
+            e -= 1
+        else:
+            break
+    text = str(m)
+    sign = "-" if x < 0 else ""
+    if -5 <= e < digits:  # positional, as Python's 'g' format writes it
+        if e >= 0:
+            whole, frac = text[:e + 1], text[e + 1:]
+        else:
+            whole, frac = "0", "0" * (-e - 1) + text
+        frac = frac.rstrip("0")
+        return sign + whole + ("." + frac if frac else "")
+    frac = text[1:].rstrip("0")
+    return f"{sign}{text[0]}{'.' + frac if frac else ''}e{e:+03d}"
 
 
 def ratio(num, den, rational=Fraction):

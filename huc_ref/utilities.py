@@ -382,6 +382,17 @@ class Top1AtDepth(Utility):
         best = max(self._candidates, key=lambda a: (masses[a], -a))
         return self.tree.nodes[best]
 
+    @property
+    def candidate_ids(self) -> tuple[int, ...]:
+        """The pre-order ids of the depth-``l`` cut: the nodes at depth ``l`` and the shallower
+        leaves, among which ``v_l(p)`` is chosen (K.2, SPEC §5 convention).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Top1AtDepth(t, 2).candidate_ids  # y1, y2 at depth 2 and the leaf y3 at depth 1
+        (2, 3, 4)
+        """
+        return self._candidates
+
     def values(self, p, atom=None):
         below = set(self.tree.label_ids_below(self.tree.id(self.node(p))))
         return tuple(_ONE if y in below else Fraction(0) for y in range(len(p)))
@@ -452,6 +463,16 @@ class Aggregated(Utility):
         ('a', 'y3')
         """
         return self.tree.nodes[self._boundary[self.tree.label_index(y)]]
+
+    @property
+    def boundary_ids(self) -> tuple[int, ...]:
+        """``b_S(y)`` for every label, as pre-order node ids in label order (App. G).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Aggregated(Table(t, [1, 0, 0]), ["r"]).boundary_ids  # a, a, y3
+        (1, 1, 4)
+        """
+        return tuple(self._boundary)
 
     def values(self, p, atom=None):
         dec = TreeDecomposition(self.tree, p, self.base.values(p, atom))

@@ -121,3 +121,134 @@ def utilities(draw, tree: LabelTree, n_atoms: int = 0, families=None):
         return Aggregated(draw(utilities(tree, families=["table", "rank", "binary_decision"])),
                           draw(ancestor_closed_sets(tree)))
     return PerAtom(tree, [draw(vec) for _ in range(n_atoms)])
+
+
+# --------------------------------------------------------------------------- the shapes users have
+#: The shapes that broke code which had passed hundreds of small random cases (issue: wide
+#: trees, tiny probabilities): each is drawn by :func:`wide_trees`, and pinned by @example.
+TREE_SHAPES = ("flat", "two_level", "wide_last", "wide_inner", "chain", "random")
+
+
+def shape_tree(shape: str, size: int, width: int, order_seed: int) -> LabelTree:
+    """A tree of one of :data:`TREE_SHAPES`, its labels in a shuffled order (``order_seed`` 0: depth-first).
+
+    * ``flat``: the root and ``size`` leaves (a plain multiclass classifier);
+    * ``two_level``: ``size`` groups of ``width`` leaves (up to 100 classes);
+    * ``wide_last``: a node with ``width`` children that is the last node at its depth;
+    * ``wide_inner``: a wide node first at its depth, with a binary sibling after it;
+    * ``chain``: a unary and binary chain of depth ``size`` above a wide node;
+    * ``random``: nested groups of two or three, ``size`` leaves.
+    """
+    import random as _random
+    children: dict[str, list[str]] = {}
+    leaves: list[str] = []
+
+    def leaf(name):
+        leaves.append(name)
+        return name
+
+    if shape == "flat":
+        children["r"] = [leaf(f"y{i}") for i in range(size)]
+    elif shape == "two_level":
+        children["r"] = [f"g{g}" for g in range(size)]
+        for g in range(size):
+            children[f"g{g}"] = [leaf(f"y{g}_{i}") for i in range(width)]
+    elif shape == "wide_last":
+        children["r"] = ["a", "w"]
+        children["a"] = [leaf("a0"), leaf("a1")]
+        children["w"] = [leaf(f"w{i}") for i in range(width)]  # the last node at depth 1; its run ends the cut
+    elif shape == "wide_inner":
+        children["r"] = ["w", "b"]
+        children["w"] = [leaf(f"w{i}") for i in range(width)]
+        children["b"] = ["b0", leaf("b1")]
+        children["b0"] = [leaf("b00"), leaf("b01"), leaf("b02")]
+    elif shape == "chain":
+        node = "r"
+        for d in range(size):
+            nxt = f"c{d}"
+            children[node] = [nxt] if d % 2 else [nxt, leaf(f"side{d}")]
+            node = nxt
+        children[node] = [leaf(f"w{i}") for i in range(width)]
+    else:
+        rng = _random.Random(order_seed * 7919 + size)
+        queue, count = [("r", size)], 0
+        while queue:
+            name, k = queue.pop()
+            if k == 1:
+                leaf(name)
+                continue
+            d = min(k, rng.choice([2, 3]))
+            cuts = sorted(rng.sample(range(1, k), d - 1))
+            parts = [b - a for a, b in zip([0] + cuts, cuts + [k])]
+            kids = []
+            for part in parts:
+                count += 1
+                kids.append(f"n{count}")
+                queue.append((f"n{count}", part))
+            children[name] = kids
+    labels = list(leaves)
+    if order_seed:
+        _random.Random(order_seed).shuffle(labels)
+    return LabelTree("r", children, labels)
+
+
+@st.composite
+def wide_trees(draw, max_leaves: int = 100):
+    """Flat trees of 2..60 leaves, two-level trees up to 100 classes, nodes of up to 30 children
+    first or last at their depth, deep chains and random nests, with shuffled label orders."""
+    shape = draw(st.sampled_from(TREE_SHAPES))
+    if shape == "flat":
+        size, width = draw(st.integers(2, min(60, max_leaves))), 0
+    elif shape == "two_level":
+        size = draw(st.integers(2, 10))
+        width = draw(st.integers(1, max(1, min(12, max_leaves // size))))
+    elif shape == "chain":
+        size, width = draw(st.integers(1, 40)), draw(st.integers(2, 30))
+    elif shape == "random":
+        size, width = draw(st.integers(2, 40)), 0
+    else:
+        size, width = 0, draw(st.integers(2, 30))
+    return shape_tree(shape, size, width, draw(st.integers(0, 3)))
+
+
+def softmax_rows(seed: int, K: int, n: int, sigma: float, floor_exponent: int = 0):
+    """``n`` peaked softmax rows (float64) of logits with standard deviation ``sigma``, as a
+    trained classifier's ``predict_proba`` gives them; with ``floor_exponent`` (e.g. -300)
+    some entries are pushed down to about ``10**floor_exponent``; a third of the rows repeat
+    earlier ones (exact ties), and one row has its two largest entries equal."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0.0, sigma, size=(n, K))
+    if floor_exponent:
+        low = rng.random((n, K)) < 0.3
+        logits[low] = floor_exponent * np.log(10) + rng.normal(0, 1, size=int(low.sum()))
+    logits -= logits.max(axis=1, keepdims=True)
+    P = np.exp(logits)
+    P = np.maximum(P, 1e-300)
+    if n > 1 and K > 2:
+        top2 = np.argsort(-P[0])[:2]
+        P[0, top2[1]] = P[0, top2[0]]  # a tie between the two most probable labels
+    P /= P.sum(axis=1, keepdims=True)
+    for i in range(n):
+        if i and rng.random() < 1 / 3:
+            P[i] = P[rng.integers(0, i)]
+    return P
+
+
+@st.composite
+def realistic_samples(draw, tree: LabelTree, max_atoms: int = 24):
+    """A labelled sample of peaked softmax predictions (:func:`softmax_rows`) on ``tree``: labels
+    drawn from the predictions themselves or uniformly, one or two subgroups."""
+    import numpy as np
+    n = draw(st.integers(1, max_atoms))
+    sigma = draw(st.sampled_from([0.5, 3.0, 15.0]))
+    floor = draw(st.sampled_from([0, 0, -30, -300]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    P = softmax_rows(seed, tree.K, n, sigma, floor)
+    rng = np.random.default_rng(seed + 1)
+    y = np.array([rng.choice(tree.K, p=row / row.sum()) if rng.random() < 0.7 else rng.integers(tree.K)
+                  for row in P])
+    groups = {"all": np.ones(n)}
+    if draw(st.booleans()):
+        groups["g"] = rng.integers(0, 2, size=n).astype(float)
+    return y, P, groups

@@ -133,3 +133,33 @@ def test_cli_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path):
     for args in (["audit", str(tmp_path / "missing.json")], ["bogus"], ["audit"]):
         proc = subprocess.run([sys.executable, "-m", "huc_ref", *args], capture_output=True, text=True, cwd=ROOT)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_exact_results_of_any_size_are_written(tmp_path, capsys):
+    """2,500 sample atoms with 6-decimal predictions and --renormalize: the exact HUC has over
+    10,000 digits (past Python's 4,300-digit str guard); --json writes it whole, and the report
+    shows decimals instead of the digits."""
+    import json
+    import random
+
+    import gmpy2
+
+    from huc_ref import read_case
+    rng = random.Random(1)
+    atoms = [{"p": [f"{rng.randint(1, 10**6) / 10**6:.6f}" for _ in range(3)], "label": f"y{rng.randrange(3)}"}
+             for _ in range(2500)]
+    doc = {"format": "huc-case/1", "id": "big", "labels": ["y0", "y1", "y2"],
+           "tree": {"root": "r", "children": {"r": ["a", "y2"], "a": ["y0", "y1"]}},
+           "utilities": {"u": {"kind": "table", "values": [1, "1/3", -1]}}, "atoms": atoms}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc))
+    assert main(["audit", str(path), "--renormalize", "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)["huc"]["value"]
+    assert len(written) > 10_000
+    num, den = written.split("/")
+    exact = read_case(path, renormalize=True).audit().huc.sup  # gmpy2 reads the digits independently of str()
+    assert (gmpy2.mpz(num), gmpy2.mpz(den)) == (exact.numerator, exact.denominator)
+    assert main(["audit", str(path), "--renormalize"]) == 0
+    report = capsys.readouterr().out
+    assert max(len(line) for line in report.splitlines()) < 200
+    assert f"HUC = ~{float(exact):.6g}" in report

@@ -118,15 +118,16 @@ def test_fast_boost_reaches_epsilon_and_agrees_with_the_reference_engine(case):
 def splits_a_float_tie(dist, us, row) -> bool:
     """Whether an exact witness separates atoms whose scores float64 cannot tell apart.
 
-    Two scores closer than ``TOLERANCES["score"]`` are one tie block for the fast path, so
-    an interval ending between them is invisible to it (README: when to use the exact engine).
+    Two float scores within their rounding bounds of each other are one tie block for the fast
+    path (each bound is at most ``2 rounding_bound(K)``: utilities lie in [-1, 1]), so an
+    interval ending between them is invisible to it (README: when to use the exact engine).
     """
     from huc_ref.audit import atom_terms
-    from huc_ref.fast import TOLERANCES
+    from huc_ref.fast import rounding_bound
     if row.interval is None:
         return False
     lo, hi = row.interval
-    tol = TOLERANCES["score"]
+    tol = 4 * rounding_bound(dist.tree.K)
     return any(min(abs(float(t.score - lo)), abs(float(t.score - hi))) <= tol
                for t in atom_terms(dist, us[row.utility], ()) if not lo <= t.score <= hi)
 

@@ -1,0 +1,158 @@
+"""The fast path on the shapes and numbers real data has: flat and wide trees, peaked softmax
+output with entries down to 1e-300, exact ties, and numbers float64 cannot hold.
+
+Each engine pairing here compares with the exact engine (the reference) on the same
+predictions: a float array ``P`` is audited exactly as the rationals ``Fraction(P[i, y])``
+renormalised exactly (the fast path's means ``N / pi`` do not depend on a row's scale).
+"""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from huc_ref import FiniteDistribution, HUCError, LabelTree, Rank, Table, Top1AtDepth, TopK, audit, class_indicator
+from huc_ref import fast
+from tests.strategies import TREE_SHAPES, shape_tree, softmax_rows
+
+ENGINES = ["numpy"] + (["numba"] if fast.numba_available() else [])
+TOL = 1e-9
+
+
+def exact_audit_of_floats(tree, y, P, groups, us):
+    """The exact engine on the float rows' binary values, renormalised exactly."""
+    rows = [[Fraction(float(x)) for x in r] for r in P]
+    names = [tree.labels[int(i)] for i in y]
+    subgroups = {k: [Fraction(float(x)) for x in v] for k, v in groups.items()}
+    return audit(FiniteDistribution.from_sample(tree, names, rows, subgroups=subgroups, renormalize=True), us)
+
+
+def assert_close(fast_doc, exact):
+    assert [(r["subgroup"], r["utility"], r["node"]) for r in fast_doc["candidates"]] == \
+        [(r.subgroup, r.utility, r.node) for r in exact.candidates]
+    for row, ref in zip(fast_doc["candidates"], exact.candidates):
+        assert abs(row["sup"] - float(ref.sup)) < TOL, (row, ref)
+    assert abs(fast_doc["uc"]["value"] - float(exact.uc.sup)) < TOL
+    assert abs(fast_doc["huc"]["value"] - float(exact.huc.sup)) < TOL
+
+
+def utilities_for(tree):
+    us = {"top1": TopK(tree, 1), "top1_d1": Top1AtDepth(tree, 1), "e0": class_indicator(tree, tree.labels[0])}
+    if tree.K >= 3:
+        us["rank"] = Rank(tree, [1, "1/2"] + [-1] * (tree.K - 2))
+    return us
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_flat_ten_class_tree_audits(engine):
+    """The issue's reproduction: a flat 10-leaf tree crashed ``cut_sums`` (IndexError in reduceat)."""
+    t = LabelTree.from_children("r", {"r": [f"y{i}" for i in range(10)]})
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(10), 1000)
+    y = rng.integers(0, 10, 1000)
+    us = {"top1": TopK(t, 1)}
+    got = fast.audit(y, P, t, us, engine=engine)
+    assert_close(got, exact_audit_of_floats(t, y, P, {"all": np.ones(1000)}, us))
+
+
+@pytest.mark.parametrize("shape", TREE_SHAPES)
+def test_subtree_sums_on_every_shape(shape):
+    """Every node's mass from the depth cuts equals the exact sum, for wide nodes last at their depth too."""
+    t = shape_tree(shape, 7, 30, 1)
+    P = softmax_rows(3, t.K, 5, 15.0, -300)
+    got = fast.FastTree(t).subtree_sums(P)
+    for i, row in enumerate(P):
+        for a in range(len(t.nodes)):
+            want = sum(Fraction(float(row[y])) for y in t.label_ids_below(a))
+            assert abs(Fraction(float(got[i, a])) - want) <= want * Fraction(1, 10**13)
+
+
+@settings(max_examples=25, deadline=None)
+@given(tree_args=st.tuples(st.sampled_from(TREE_SHAPES), st.integers(2, 12), st.integers(2, 30), st.integers(0, 3)),
+       sample_args=st.tuples(st.integers(1, 20), st.sampled_from([0.5, 3.0, 15.0]), st.sampled_from([0, -30, -300]),
+                             st.integers(0, 2**32 - 1)))
+@example(tree_args=("flat", 10, 0, 0), sample_args=(20, 3.0, 0, 1))
+@example(tree_args=("flat", 60, 0, 2), sample_args=(12, 15.0, -300, 2))
+@example(tree_args=("wide_last", 0, 30, 1), sample_args=(15, 15.0, -300, 3))
+@example(tree_args=("two_level", 10, 10, 3), sample_args=(10, 15.0, -300, 4))
+@example(tree_args=("chain", 12, 30, 1), sample_args=(8, 3.0, -30, 5))
+def test_fast_audit_equals_exact_on_the_shapes_users_have(tree_args, sample_args):
+    """Peaked softmax output (logit sd up to 15, entries down to 1e-300, repeated rows and a tied
+    top pair) on flat, two-level, wide and deep trees: both fast backends agree with the exact engine."""
+    shape, size, width, order = tree_args
+    if shape == "two_level":
+        size = min(size, 10)
+        width = min(width, 100 // size)
+    tree = shape_tree(shape, size, width, order)
+    n, sigma, floor, seed = sample_args
+    P = softmax_rows(seed, tree.K, n, sigma, floor)
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, tree.K, size=n)
+    groups = {"all": np.ones(n), "g": rng.integers(0, 2, size=n).astype(float)}
+    us = utilities_for(tree)
+    exact = exact_audit_of_floats(tree, y, P, groups, us)
+    for engine in ENGINES:
+        assert_close(fast.audit(y, P, tree, us, subgroups=groups, engine=engine), exact)
+
+
+def test_probabilities_below_1e_12_are_ranked_as_they_are():
+    """A relative, not absolute, tolerance: ranks among entries of 1e-13..3e-13 decide the
+    utility at the label (the old absolute 1e-12 tolerance tied them and ranked by label order)."""
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c", "d"]})
+    P = np.array([[1 - 6e-13, 1e-13, 2e-13, 3e-13], [1 - 6e-13, 3e-13, 2e-13, 1e-13]] * 3)
+    y = np.array([1, 3] * 3)  # the least probable label each time: rank 4, theta -1
+    us = {"rank": Rank(t, [1, 1, -1, -1])}
+    exact = exact_audit_of_floats(t, y, P, {"all": np.ones(6)}, us)
+    assert exact.uc.sup > Fraction(1, 2)  # about 1 - (-1) ... weighted: a real violation
+    for engine in ENGINES:
+        assert_close(fast.audit(y, P, t, us, engine=engine), exact)
+
+
+def test_exact_ties_in_rationals_are_ties_and_tiny_rationals_are_exact():
+    """audit_distribution decides exactly what float64 cannot: masses 1/10 + 2/10 against 3/10 tie
+    (the first in pre-order wins), scores equal as rationals are one block, and a mass of 1e-200
+    is not rounded into a tie with 2e-200."""
+    t = LabelTree.from_children("r", {"r": ["a", "z"], "a": ["x", "y"], "z": ["w", "v"]})
+    tiny = Fraction(1, 10**200)
+    atoms = [{"p": ["1/10", "2/10", "3/10", "4/10"], "label": "x"},
+             {"p": ["3/10", "1/10", "2/10", "4/10"], "label": "w"},
+             {"p": ["1/4", "1/4", "1/4", "1/4"], "label": "v"},
+             {"p": [tiny, 2 * tiny, Fraction(1, 2) - tiny, Fraction(1, 2) - 2 * tiny], "label": "y"},
+             {"p": [2 * tiny, tiny, Fraction(1, 2) - 2 * tiny, Fraction(1, 2) - tiny], "label": "y"}]
+    d = FiniteDistribution(t, atoms)
+    us = {"top1_d1": Top1AtDepth(t, 1), "top1": TopK(t, 1), "rank": Rank(t, [1, 0, 0, -1]),
+          "table": Table(t, ["1/3", "2/3", 0, 1])}
+    exact = audit(d, us)
+    for engine in ENGINES:
+        got = fast.audit_distribution(d, us, engine=engine)
+        assert_close(got, exact)
+        for row, ref in zip(got["candidates"], exact.candidates):  # the same witnesses, signs included
+            assert abs(row["moment"] - float(ref.moment)) < TOL, (row, ref)
+
+
+@pytest.mark.parametrize("value, text", [(Fraction(1, 10**400), "1e-400"), (Fraction(1, 10**320), "1e-320")])
+def test_rationals_below_float64_are_refused(value, text):
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    d = FiniteDistribution(t, [{"p": [value, 1 - value], "label": "a"}, {"p": ["1/2", "1/2"], "label": "b"}])
+    with pytest.raises(HUCError, match=rf"^atoms\[0\]\.p\[0\]: {text} is outside float64's normal range"):
+        fast.audit_distribution(d, {"u": TopK(t, 1)})
+    with pytest.raises(HUCError, match=r"^atoms\[0\]\.p\[0\]: "):
+        fast.boost(d, {"u": Table(t, [0, 1])})
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_subnormal_float_input_is_refused(engine):
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    P = np.array([[0.5, 0.5, 0.0], [0.5, 0.5 - 1e-320, 1e-320]])
+    with pytest.raises(HUCError, match=r"^y_prob\[1\]: entry 2 is 1e-320, a subnormal float64"):
+        fast.audit([0, 1], P, t, {"u": TopK(t, 1)}, engine=engine)
+
+
+def test_huge_weights_do_not_overflow_to_zero():
+    """Weights are scaled by their largest before they are summed: [1e308, 1e308] is [1/2, 1/2]."""
+    t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    P = np.array([[0.5, 0.5], [0.2, 0.8]])
+    us = {"u": class_indicator(t, "pos")}
+    assert fast.audit([1, 1], P, t, us, sample_weight=[1e308, 1e308]) == fast.audit([1, 1], P, t, us)
