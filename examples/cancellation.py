@@ -9,7 +9,7 @@ Eq. (5):  D_full = D_top + D_L + D_R, with
     D_top = (q*_{0,R} - q_{0,R}) (ubar_{0,R} - ubar_{0,L})
     D_t   = q*_{0,t} (q*_{t,R} - q_{t,R}) (ubar_{t,R} - ubar_{t,L}).
 
-Every number below is exact.  ``huc demo`` prints the same walk-through.
+Every number below is exact (:mod:`huc_ref.demo`, which ``huc demo`` prints).
 
     python examples/cancellation.py [--quick] [--out DIR]
 """
@@ -18,50 +18,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from huc_ref import (  # noqa: E402
-    FiniteDistribution,
-    Interval,
-    LabelTree,
-    Table,
-    TreeDecomposition,
-    audit,
-    interval_moment,  # noqa: E402
-)
-
-TREE = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
-P = [Fraction(1, 4)] * 4
-ETA = [Fraction(1, 4), Fraction(0), Fraction(3, 8), Fraction(3, 8)]
-U = Table(TREE, [-1, 1, 1, 1])
-
-
-def walkthrough() -> tuple[str, dict]:
-    """The exact quantities of App. D.1, as text, and the node moments."""
-    dec = TreeDecomposition(TREE, P, U.b)
-    star = TreeDecomposition(TREE, ETA, U.b)  # branch probabilities of the true law
-    dist = FiniteDistribution(TREE, [{"p": P, "eta": ETA}])
-    moments = {v: interval_moment(dist, U, "all", Interval(), v) for v in TREE.internal_nodes}
-    res = audit(dist, {"u": U})
-    f = str
-    lines = [
-        "Four-leaf cancellation (App. D.1), all numbers exact",
-        f"  prediction p = {', '.join(map(f, P))};  true law eta = {', '.join(map(f, ETA))};  u = -1, 1, 1, 1",
-        f"  predicted branch probabilities q_(t,R):  root {f(dec.q('v0')[1])}, left {f(dec.q('vL')[1])}, "
-        f"right {f(dec.q('vR')[1])}",
-        f"  true branch probabilities q*_(t,R):      root {f(star.q('v0')[1])}, left {f(star.q('vL')[1])}, "
-        f"right {f(star.q('vR')[1])}",
-        f"  subtree mean utilities ubar:  left {f(dec.mu('vL'))}, right {f(dec.mu('vR'))}, root (score) {f(dec.mu())}",
-        f"  D_top = {f(moments['v0'])},  D_L = {f(moments['vL'])},  D_R = {f(moments['vR'])};  "
-        f"sum = {f(sum(moments.values()))}",
-        f"  UC  = {f(res.uc.sup)}    (the residual cancels: predicted and realised mean utility are both 1/2)",
-        f"  HUC = {f(res.huc.sup)}  at node {res.huc.node} (and {f(abs(moments['vL']))} at vL, opposite sign)",
-    ]
-    return "\n".join(lines), moments
-
+from huc_ref.demo import ETA, P, TREE, U, walkthrough  # noqa: E402
 
 def draw(moments, path: Path):
     """The tree with each internal node coloured and labelled by its contribution."""

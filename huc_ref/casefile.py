@@ -21,7 +21,8 @@ from .rational import MAX_DIGITS, fraction_text
 from .tree import LabelTree
 from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Subtree, Table, Top1AtDepth, TopK, Utility
 
-__all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json"]
+__all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
+           "schema_dir"]
 
 CASE_FORMAT = "huc-case/1"
 RESULT_FORMAT = "huc-result/1"
@@ -239,3 +240,107 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
         if isinstance(u, PerAtom) and len(u.rows) != dist.n:
             raise HUCError(f"utilities.{name}.values: has {len(u.rows)} rows, but there are {dist.n} atoms")
     return Case(case_id, description, tree, dist, utilities)
+
+
+# ----------------------------------------------------------------------------- the JSON Schemas
+#: An exact number as huc-case/1 reads it: an integer, a JSON number (read as its decimal
+#: text) or a string ``"a/b"`` or decimal (rational.exact is the reader; it also bounds size).
+_NUMBER_TEXT = r"^\s*[+-]?([0-9]+/[0-9]+|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)\s*$"
+_INPUT_NUMBER = {"oneOf": [{"type": "number"}, {"type": "string", "pattern": _NUMBER_TEXT}]}
+_NAMES = {"type": "array", "items": {"type": "string"}}
+
+
+def _utility_schema(kind: str) -> dict:
+    """The schema of one utility kind: its fields, each required but a decision's order."""
+    numbers = {"type": "array", "items": _INPUT_NUMBER}
+    fields = {"values": numbers if kind != "per_atom" else {"type": "array", "items": numbers},
+              "node": {"type": "string"}, "theta": numbers, "k": {"type": "integer"},
+              "actions": {"type": "object", "additionalProperties": numbers},
+              "order": {"oneOf": [{"type": "null"}, _NAMES]},
+              "S": _NAMES, "D": _NAMES, "tau": _INPUT_NUMBER, "depth": {"type": "integer", "minimum": 0},
+              "base": {"$ref": "#/$defs/utility"}}
+    own = sorted(_UTILITY_FIELDS[kind])
+    return {"type": "object", "additionalProperties": False,
+            "required": ["kind"] + [f for f in own if not (kind == "decision" and f == "order")],
+            "properties": {"kind": {"const": kind}, **{f: fields[f] for f in own}}}
+
+
+def case_schema() -> dict:
+    """The JSON Schema (draft 2020-12) of ``huc-case/1`` (SPEC §6), published as
+    ``huc_ref/data/schemas/huc-case-1.schema.json``.
+
+    It states the document's shape; :func:`read_case` also checks what a schema cannot
+    (sums to 1, the tree's structure, names that refer to each other, sizes).  Every
+    document the reader accepts, the schema accepts (tested).
+
+    >>> sorted(case_schema()["required"])
+    ['atoms', 'format', 'labels', 'tree', 'utilities']
+    """
+    atom = {"type": "object", "additionalProperties": False, "required": ["p"],
+            "properties": {"weight": _INPUT_NUMBER, "c": {"type": "array", "items": _INPUT_NUMBER},
+                           "p": {"type": "array", "items": _INPUT_NUMBER},
+                           "eta": {"type": "array", "items": _INPUT_NUMBER}, "label": {"type": "string"},
+                           "id": {}},
+            "oneOf": [{"required": ["eta"]}, {"required": ["label"]}]}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-case-1.schema.json",
+            "title": "huc-case/1: one finite audit of Utility Calibration and HUC", "type": "object",
+            "additionalProperties": False, "required": ["format", "tree", "labels", "utilities", "atoms"],
+            "properties": {"format": {"const": CASE_FORMAT}, "id": {"type": "string"},
+                           "description": {"type": "string"}, "comment": {},
+                           "tree": {"type": "object", "additionalProperties": False, "required": ["root"],
+                                    "properties": {"root": {"type": "string"}, "children": {
+                                        "type": "object", "additionalProperties": _NAMES}}},
+                           "labels": _NAMES, "subgroups": _NAMES,
+                           "utilities": {"type": "object", "minProperties": 1,
+                                         "additionalProperties": {"$ref": "#/$defs/utility"}},
+                           "atoms": {"type": "array", "items": atom, "minItems": 1}},
+            "$defs": {"utility": {"oneOf": [_utility_schema(k) for k in sorted(_UTILITY_FIELDS)]}}}
+
+
+def result_schema(engine: str = "exact") -> dict:
+    """The JSON Schema of ``huc-result/1`` (SPEC §6): exact answers write numbers as strings
+    in lowest terms; the fast engine's (``engine="fast"``) as JSON numbers.
+
+    >>> result_schema()["properties"]["engine"], result_schema("fast")["properties"]["engine"]
+    ({'const': 'exact'}, {'const': 'fast'})
+    """
+    number = {"type": "string", "pattern": r"^-?[0-9]+(/[0-9]+)?$"} if engine == "exact" else {"type": "number"}
+    witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": number, "minItems": 2, "maxItems": 2}]}
+    name = {"type": ["string", "null"]}
+    row = {"type": "object", "required": ["subgroup", "utility", "node", "sup", "interval", "moment"],
+           "additionalProperties": False,
+           "properties": {"subgroup": {"type": "string"}, "utility": {"type": "string"}, "node": name,
+                          "sup": number, "interval": witness, "moment": number}}
+    best = {"type": "object", "required": ["value", "subgroup", "utility", "interval", "moment"],
+            "additionalProperties": False,
+            "properties": {"value": number, "subgroup": name, "utility": name, "node": name,
+                           "interval": witness, "moment": number}}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"huc-result-1{'' if engine == 'exact' else '-fast'}.schema.json",
+            "title": f"huc-result/1 ({engine} engine): UC and HUC with witnesses", "type": "object",
+            "required": ["format", "case", "engine", "uc", "huc", "relevant_nodes", "candidates"],
+            "additionalProperties": False,
+            "properties": {"format": {"const": RESULT_FORMAT}, "case": {"type": ["string", "null"]},
+                           "engine": {"const": engine}, "uc": best, "huc": best,
+                           "relevant_nodes": {"type": "object", "additionalProperties": _NAMES},
+                           "candidates": {"type": "array", "items": row}}}
+
+
+def schema_dir() -> Path:
+    """Where the published schemas live (package data): ``huc_ref/data/schemas``.
+
+    >>> sorted(p.name for p in schema_dir().glob("*.json"))
+    ['huc-case-1.schema.json', 'huc-result-1-fast.schema.json', 'huc-result-1.schema.json']
+    """
+    return Path(__file__).resolve().parent / "data" / "schemas"
+
+
+def write_schemas(out: Path | None = None) -> list[Path]:
+    """Write the three schemas (:func:`case_schema`, :func:`result_schema`) into ``out``."""
+    out = Path(out or schema_dir())
+    out.mkdir(parents=True, exist_ok=True)
+    docs = {"huc-case-1.schema.json": case_schema(), "huc-result-1.schema.json": result_schema(),
+            "huc-result-1-fast.schema.json": result_schema("fast")}
+    for name, doc in docs.items():
+        (out / name).write_text(json.dumps(doc, indent=1) + "\n")
+    return [out / name for name in docs]

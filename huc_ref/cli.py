@@ -1,7 +1,7 @@
 """The ``huc`` command (also ``python -m huc_ref``).
 
 ``huc audit CASE.json`` prints a readable report; ``--json`` prints the ``huc-result/1``
-document.  ``huc verify`` checks the paper's claims (:mod:`proofs_check`).  ``huc vectors``
+document (on bad input, a ``huc-error/1`` document with the error's ``kind`` and ``path``).  ``huc verify`` checks the paper's claims (:mod:`proofs_check`).  ``huc vectors``
 exports the golden vectors and checks another implementation's answers.  Exit status
 0 on success, 1 when a verified claim or a checked answer fails, 2 on bad input (one
 line on stderr, no traceback).
@@ -140,14 +140,8 @@ def _cmd_vectors(args) -> int:
 
 
 def _cmd_demo(args) -> int:
-    import importlib.util
-    path = Path(__file__).resolve().parents[1] / "examples" / "cancellation.py"
-    if not path.exists():
-        raise HUCError("demo: examples/cancellation.py is not next to this installation (use a source checkout)")
-    spec = importlib.util.spec_from_file_location("cancellation", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    print(module.walkthrough()[0])
+    from .demo import walkthrough
+    print(walkthrough()[0])
     return 0
 
 
@@ -192,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="export: write each vector's input to DIR; check: compare the answers in DIR; "
                         "answer: write this implementation's answers to DIR; generate: rebuild the vector files")
     g.add_argument("dir", help="the directory to write to or read answers from")
-    g.add_argument("--vectors", metavar="SRC", help="the folder of huc-vectors/1 files (default: vectors/)")
+    g.add_argument("--vectors", metavar="SRC", help="the folder of huc-vectors/1 files (default: the ones shipped in huc_ref/data/vectors)")
     g.set_defaults(run=_cmd_vectors)
     d = sub.add_parser("demo", help="the four-leaf cancellation walk-through (App. D.1), for a classroom")
     d.set_defaults(run=_cmd_demo)
@@ -210,10 +204,13 @@ def main(argv=None) -> int:
     [  ok  ] check_appendix_d3_branch_error_without_impact ...
     True
     """
+    args = None
     try:
         args = build_parser().parse_args(argv)
         return args.run(args)
     except HUCError as err:
+        if getattr(args, "json", False) and getattr(args, "command", None) in ("audit", "boost"):
+            sys.stdout.write(dumps(err.to_json()))  # huc-error/1: the kind and the place, for programs
         print(f"huc: error: {err}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader closed stdout (e.g. piped into head): not an error

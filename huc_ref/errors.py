@@ -1,8 +1,75 @@
 """The one exception of huc-ref.
 
 Every rejected input raises :class:`HUCError` (a :class:`ValueError`) whose message
-names the place and the rule, e.g. ``atoms[3].p: sums to 999/1000, not 1``.
+names the place and the rule, e.g. ``atoms[3].p: sums to 999/1000, not 1``.  It also
+carries the place as :attr:`HUCError.path` and the rule broken as :attr:`HUCError.kind`
+(one of :data:`ERROR_KINDS`), which ``huc audit --json`` writes as a ``huc-error/1``
+document and the golden vectors' invalid cases expect.
 """
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["HUCError", "ERROR_KINDS", "classify"]
+
+#: The kinds of bad input (the catalogue of the invalid golden vectors).
+ERROR_KINDS = {
+    "json": "not a JSON document, or an object with a repeated key",
+    "format": "the format field is not huc-case/1",
+    "missing_field": "a required field is absent",
+    "unknown_field": "a field the format does not define",
+    "type": "a field has the wrong JSON type",
+    "not_exact": "a number that is not an exact integer, a/b or decimal (floats in the API, NaN, Infinity, text)",
+    "too_large": "a number with too many digits or too large an exponent",
+    "length": "a vector of the wrong length",
+    "probability_sum": "a prediction, label law or the weights do not sum to exactly 1",
+    "nonpositive": "a prediction entry or weight that is zero or negative, or a negative law entry",
+    "range": "a utility or subgroup value outside [-1, 1]",
+    "tree": "a malformed tree: cycle, two parents, repeated child, detached part",
+    "labels": "labels are not exactly the leaves (missing, extra, repeated, internal)",
+    "unknown_kind": "an unknown utility kind",
+    "reference": "a name that does not exist (node, label)",
+    "structure": "a structural rule of a utility (ancestor-closed S, k in 1..K, per-atom row count)",
+    "invalid": "any other rule (the message says which)",
+}
+
+# The rule of a message, read from its wording (first match wins); the place is the text
+# before the first ': '.  Raise sites may instead pass kind= explicitly.
+_RULES = [
+    ("json", r"^not valid JSON|appears twice in one JSON object"),
+    ("format", r"^format: expected"),
+    ("unknown_kind", r"unknown utility kind"),
+    ("unknown_field", r"unknown field"),
+    ("missing_field", r": missing"),
+    ("too_large", r"exceeds \d+ in magnitude|has more than \d+ digits"),
+    ("not_exact", r"is not a finite number|is not an exact number|is a boolean, not a number|is not exact"),
+    ("probability_sum", r"sums? to .*, not 1"),
+    ("nonpositive", r": is 0;|: is negative|must be positive"),
+    ("range", r"outside \[-1, 1\]"),
+    ("length", r"has \d+ entries, expected \d+"),
+    ("labels", r"^labels(\[\d+\])?: "),
+    ("tree", r"^tree[.:\[]"),
+    ("reference", r"is not a label|is not a node of the tree"),
+    ("type", r": expected (a JSON object|an object|a list|a string|an integer)"),
+    ("structure", r"has \d+ rows, but there are|ancestor-closed|must be an integer from|listed twice|"
+                  r"at least one utility|exactly one of"),
+]
+
+
+def classify(message: str) -> tuple[str, str]:
+    """``(kind, path)`` of an error message: the rule (:data:`ERROR_KINDS`) and the place.
+
+    >>> classify("atoms[3].p: sums to 999/1000, not 1")
+    ('probability_sum', 'atoms[3].p')
+    >>> classify("not valid JSON: Expecting value (line 1, column 1)")
+    ('json', 'not valid JSON')
+    """
+    path = message.split(": ", 1)[0] if ": " in message else ""
+    for kind, pattern in _RULES:
+        if re.search(pattern, message):
+            return kind, path
+    return "invalid", path
 
 
 class HUCError(ValueError):
@@ -11,6 +78,22 @@ class HUCError(ValueError):
     >>> try:
     ...     raise HUCError("atoms[0].p: sums to 999/1000, not 1")
     ... except ValueError as err:
-    ...     print(err)
-    atoms[0].p: sums to 999/1000, not 1
+    ...     print(err, "|", err.kind, "|", err.path)
+    atoms[0].p: sums to 999/1000, not 1 | probability_sum | atoms[0].p
     """
+
+    def __init__(self, message: str, *, kind: str | None = None, path: str | None = None):
+        super().__init__(message)
+        derived_kind, derived_path = classify(str(message))
+        #: the rule broken, one of :data:`ERROR_KINDS`
+        self.kind = kind or derived_kind
+        #: the place: a JSON path inside the document, or an argument's name
+        self.path = derived_path if path is None else path
+
+    def to_json(self) -> dict:
+        """The ``huc-error/1`` document of this error.
+
+        >>> HUCError("atoms: expected a list").to_json()
+        {'format': 'huc-error/1', 'kind': 'type', 'path': 'atoms', 'message': 'atoms: expected a list'}
+        """
+        return {"format": "huc-error/1", "kind": self.kind, "path": self.path, "message": str(self)}

@@ -261,6 +261,9 @@ class Decision(Utility):
         super().__init__(tree)
         if not isinstance(actions, Mapping) or not actions:
             raise HUCError("actions: expected a non-empty mapping from action name to leaf payoffs")
+        if order is not None and (isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Sequence)
+                                  or not all(isinstance(a, str) for a in order)):
+            raise HUCError(f"order: expected a list of action names, got {order!r}")
         order = list(actions) if order is None else list(order)
         if sorted(order) != sorted(actions) or len(set(order)) != len(order):
             raise HUCError(f"order: must list each action exactly once, got {order!r}")

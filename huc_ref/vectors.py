@@ -5,7 +5,7 @@ its provenance (a paper section, a hand derivation, or the generator's seed and
 version), ``flags`` naming the edge cases it exercises, the ``huc-case/1`` input and the
 exact ``huc-result/1`` expected output, plus the tolerance a float implementation may
 use.  Invalid vectors carry a malformed input and the expected error ``kind`` and
-``path``.  ``python -m huc_ref vectors generate vectors/`` regenerates every file byte for
+``path``.  ``python -m huc_ref vectors generate huc_ref/data/vectors`` regenerates every file byte for
 byte (seeded; ``GENERATOR`` names the version).
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .audit import atom_terms, interval_moment
 from .casefile import dumps, load_json, read_case
+from .errors import ERROR_KINDS as _ALL_ERROR_KINDS
 from .errors import HUCError
 from .intervals import Interval
 from .rational import fraction_text
@@ -60,24 +61,9 @@ FLAGS = {
     "invalid": "the input must be rejected",
 }
 
-ERROR_KINDS = {
-    "json": "not a JSON document, or an object with a repeated key",
-    "format": "the format field is not huc-case/1",
-    "missing_field": "a required field is absent",
-    "unknown_field": "a field the format does not define",
-    "type": "a field has the wrong JSON type",
-    "not_exact": "a number that is not an exact integer, a/b or decimal (floats in the API, NaN, Infinity, text)",
-    "too_large": "a number with too many digits or too large an exponent",
-    "length": "a vector of the wrong length",
-    "probability_sum": "a prediction, label law or the weights do not sum to exactly 1",
-    "nonpositive": "a prediction entry or weight that is zero or negative, or a negative law entry",
-    "range": "a utility or subgroup value outside [-1, 1]",
-    "tree": "a malformed tree: cycle, two parents, repeated child, detached part",
-    "labels": "labels are not exactly the leaves (missing, extra, repeated, internal)",
-    "unknown_kind": "an unknown utility kind",
-    "reference": "a name that does not exist (node, label)",
-    "structure": "a structural rule of a utility (ancestor-closed S, k in 1..K, per-atom row count)",
-}
+#: The catalogue of bad-input kinds (:data:`huc_ref.errors.ERROR_KINDS`, whose catch-all
+#: ``invalid`` no vector uses).
+ERROR_KINDS = {k: v for k, v in _ALL_ERROR_KINDS.items() if k != "invalid"}
 
 
 def _tree(children, root="v0"):
@@ -449,12 +435,12 @@ def build_vector_files() -> dict[str, dict]:
 
 
 def default_vector_dir() -> Path:
-    """The ``vectors/`` folder of this source tree (the published golden vectors, SPEC §6).
+    """The published golden vectors (SPEC §6): ``huc_ref/data/vectors``, shipped as package data.
 
     >>> sorted(p.name for p in default_vector_dir().glob("*.json"))[:3]
     ['edge_cases.json', 'generated.json', 'huc-vectors-1.schema.json']
     """
-    return Path(__file__).resolve().parents[1] / "vectors"
+    return Path(__file__).resolve().parent / "data" / "vectors"
 
 
 def write_vector_files(out: Path) -> list[Path]:
@@ -516,75 +502,158 @@ def export_cases(out: Path, directory: Path | None = None) -> int:
 
 
 # ----------------------------------------------------------------------------- the checker
+#: How far a float answer's witness ends may lie from the exact scores they stand for.
+SCORE_TOLERANCE = Fraction(1, 10**9)
+
+
+class _Wrong(Exception):
+    """A reason the answer is wrong (caught once per vector)."""
+
+
 def _number(x, exact: bool, where: str) -> Fraction:
+    """A number of an answer: exact answers write lowest-terms strings, float answers JSON numbers."""
     if exact:
         if not isinstance(x, str):
-            raise HUCError(f"{where}: an exact answer writes numbers as strings, got {x!r}")
+            raise _Wrong(f"{where}: an exact answer writes numbers as strings in lowest terms, got {x!r}")
         from .rational import exact as read
-        return read(x, where)
-    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
-        raise HUCError(f"{where}: expected a number, got {x!r}")
-    return Fraction(x) if not isinstance(x, str) else Fraction(x)
+        try:
+            value = read(x, where)
+        except HUCError as err:
+            raise _Wrong(str(err)) from None
+        if fraction_text(value) != x:
+            raise _Wrong(f"{where}: {x!r} is not in lowest terms (write {fraction_text(value)!r})")
+        return value
+    if isinstance(x, bool) or not isinstance(x, (int, str)):
+        raise _Wrong(f"{where}: expected a number, got {x!r}")
+    if isinstance(x, str):
+        if x.lstrip("+-").lower() in ("nan", "infinity", "inf"):
+            raise _Wrong(f"{where}: {x} is not a finite number")
+        if len(x) > 40 or not _FLOAT_TEXT.fullmatch(x):
+            raise _Wrong(f"{where}: {x[:40]!r} is not a JSON number of at most 40 characters")
+        mantissa, _, exponent = x.lower().partition("e")
+        if exponent and abs(int(exponent)) > 400:
+            raise _Wrong(f"{where}: {x!r} is outside float64's range")
+    return Fraction(x)
+
+
+_FLOAT_TEXT = __import__("re").compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 def _check_one(vector, answer) -> str | None:
     """None if the answer is right, else the reason."""
+    try:
+        return _check(vector, answer)
+    except _Wrong as wrong:
+        return str(wrong)
+
+
+def _check(vector, answer) -> None:
     if "error" in vector:
         if not isinstance(answer, dict) or answer.get("format") != "huc-error/1":
-            return "an invalid input needs a huc-error/1 answer"
+            raise _Wrong("an invalid input needs a huc-error/1 answer")
         if answer.get("kind") != vector["error"]["kind"]:
-            return f"error kind {answer.get('kind')!r}, expected {vector['error']['kind']!r}"
+            raise _Wrong(f"error kind {answer.get('kind')!r}, expected {vector['error']['kind']!r}")
         return None
     expected = vector["expected"]
     if not isinstance(answer, dict) or answer.get("format") != "huc-result/1":
-        return "not a huc-result/1 document"
-    exact = answer.get("engine", "exact") == "exact"
+        raise _Wrong("not a huc-result/1 document")
+    if answer.get("case") != vector["case"]["id"]:
+        raise _Wrong(f"case: {answer.get('case')!r}, expected {vector['case']['id']!r}")
+    engine = answer.get("engine", "exact")
+    exact = engine == "exact"
     tol = Fraction(0) if exact else Fraction(vector["tolerance"]["absolute"])
     if answer.get("relevant_nodes") != expected["relevant_nodes"]:
-        return f"relevant_nodes {answer.get('relevant_nodes')} != {expected['relevant_nodes']}"
+        raise _Wrong(f"relevant_nodes {answer.get('relevant_nodes')} != {expected['relevant_nodes']}")
     rows = answer.get("candidates")
-    if not isinstance(rows, list) or len(rows) != len(expected["candidates"]):
-        return f"expected {len(expected['candidates'])} candidate rows"
+    keys = [(w["subgroup"], w["utility"], w["node"]) for w in expected["candidates"]]
+    if not isinstance(rows, list) or len(rows) != len(keys):
+        raise _Wrong(f"expected {len(keys)} candidate rows")
+    got_keys = [(r.get("subgroup"), r.get("utility"), r.get("node")) if isinstance(r, dict) else None for r in rows]
+    if got_keys != keys:
+        k = next(i for i, (g, w) in enumerate(zip(got_keys, keys)) if g != w)
+        order = " (rows go by subgroup, then utility, then null before the nodes in tree pre-order)" \
+            if sorted(map(str, got_keys)) == sorted(map(str, keys)) else ""
+        raise _Wrong(f"candidates[{k}]: is the row {got_keys[k]}, expected {keys[k]}{order}")
     case = read_case(vector["case"])
     for k, (got, want) in enumerate(zip(rows, expected["candidates"])):
-        key = (want["subgroup"], want["utility"], want["node"])
-        if not isinstance(got, dict) or (got.get("subgroup"), got.get("utility"), got.get("node")) != key:
-            return f"candidates[{k}]: expected the row {key}"
-        where = f"candidates[{k}] {key}"
-        sup = _number(got.get("sup"), exact, f"{where}.sup")
-        if abs(sup - Fraction(want["sup"])) > tol:
-            return f"{where}: sup {got.get('sup')} != {want['sup']}"
-        reason = _check_witness(case, got, sup, exact, tol, where)
-        if reason:
-            return reason
+        _check_row(case, got, want["sup"], "sup", exact, tol, f"candidates[{k}] {keys[k]}")
     for field in ("uc", "huc"):
         got = answer.get(field)
         if not isinstance(got, dict):
-            return f"{field}: missing"
-        value = _number(got.get("value"), exact, f"{field}.value")
-        if abs(value - Fraction(expected[field]["value"])) > tol:
-            return f"{field}: value {got.get('value')} != {expected[field]['value']}"
-    return None
+            raise _Wrong(f"{field}: missing")
+        if field == "uc" and got.get("node") is not None:
+            raise _Wrong(f"uc: names node {got.get('node')!r}; the UC witness has no node")
+        if got.get("utility") is not None or Fraction(expected[field]["value"]) != 0:
+            key = (got.get("subgroup"), got.get("utility"), got.get("node") if field == "huc" else None)
+            if key not in keys:
+                raise _Wrong(f"{field}: {key} is not a candidate row of this case")
+        _check_row(case, got, expected[field]["value"], "value", exact, tol, field)
 
 
-def _check_witness(case, row, sup, exact, tol, where) -> str | None:
-    """Recompute the answer's own witness: its moment must be its signed sup."""
-    interval = row.get("interval")
+def _close(got: Fraction, want: Fraction, tol: Fraction, what: str):
+    if abs(got - want) > tol:
+        raise _Wrong(f"{what} {fraction_text(got) if tol == 0 else repr(float(got))} differs from "
+                     f"{fraction_text(want)} by {float(abs(got - want)):.3g}"
+                     + (f" (tolerance {float(tol):g})" if tol else ""))
+
+
+def _check_row(case, row, want, field, exact, tol, where) -> None:
+    """A row's sup (or value) against the expected one, and its own witness recomputed."""
+    sup = _number(row.get(field), exact, f"{where}.{field}")
+    _close(sup, Fraction(want), tol, f"{where}: {field}")
     moment = _number(row.get("moment"), exact, f"{where}.moment")
+    _close(abs(moment), sup, tol, f"{where}: |moment|")
+    interval = row.get("interval")
     if interval is None:
-        return None if sup <= tol and abs(moment) <= tol else f"{where}: a positive sup needs a witness interval"
+        if sup > tol:
+            raise _Wrong(f"{where}: a positive sup needs a witness interval")
+        return
     if not isinstance(interval, list) or len(interval) != 2:
-        return f"{where}: interval must be [lo, hi] or null"
+        raise _Wrong(f"{where}: interval must be [lo, hi] or null")
+    if sup == 0:
+        raise _Wrong(f"{where}: a zero sup has the empty interval (null), not {interval}")
     lo, hi = (_number(x, exact, f"{where}.interval") for x in interval)
-    utility = case.utilities[row["utility"]]
-    recomputed = interval_moment(case.distribution, utility, row["subgroup"],
-                                 Interval(lo - tol, hi + tol), row["node"])
-    if abs(recomputed - moment) > tol:
-        return f"{where}: the witness [{interval[0]}, {interval[1]}] has moment {fraction_text(recomputed)}, " \
-               f"the answer says {row.get('moment')}"
-    if abs(abs(moment) - sup) > tol:
-        return f"{where}: |moment| {row.get('moment')} != sup {row.get('sup')}"
-    return None
+    if lo > hi:
+        raise _Wrong(f"{where}: interval [{interval[0]}, {interval[1]}] is reversed")
+    if row.get("utility") not in case.utilities:
+        raise _Wrong(f"{where}: unknown utility {row.get('utility')!r}")
+    if row.get("subgroup") not in case.distribution.subgroups:
+        raise _Wrong(f"{where}: unknown subgroup {row.get('subgroup')!r}")
+    recomputed = _witness_moment(case, row, lo, hi, moment, exact, tol)
+    if recomputed is not None:
+        raise _Wrong(f"{where}: the witness [{interval[0]}, {interval[1]}] has moment {recomputed}, "
+                     f"the answer says {row.get('moment')}")
+
+
+def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
+    """None if the witness's moment is its recomputed one, else the recomputed one (as text).
+
+    Exact answers: the moment over the closed interval ``[lo, hi]``.  Float answers: their
+    ends are float scores, which may differ from the exact scores they stand for by rounding,
+    so the interval is taken as the engine saw it: the witness is accepted when for some
+    exact scores ``l`` within :data:`SCORE_TOLERANCE` of ``lo`` and ``r`` within it of ``hi``,
+    the moment over ``[l, r]`` is within the tolerance of the answer's.  This accepts every
+    correct float answer (its atoms are exactly those of some such ``[l, r]``) and no moment
+    that no interval near the stated ends has.
+    """
+    utility, node = case.utilities[row["utility"]], row.get("node")
+    if node is not None and node not in case.tree.nodes:
+        return f"(none: {node!r} is not a node)"
+    if exact:
+        got = interval_moment(case.distribution, utility, row["subgroup"], Interval(lo, hi), node)
+        return None if got == moment else fraction_text(got)
+    scores = sorted({t.score for t in atom_terms(case.distribution, utility, ())})
+    ends = [[s for s in scores if abs(s - x) <= SCORE_TOLERANCE] for x in (lo, hi)]
+    tried = None
+    for left in ends[0]:
+        for right in ends[1]:
+            if left <= right:
+                tried = interval_moment(case.distribution, utility, row["subgroup"], Interval(left, right), node)
+                if abs(tried - moment) <= tol:
+                    return None
+    if tried is None:
+        return f"(none: no atom's score lies within {float(SCORE_TOLERANCE):g} of both ends)"
+    return repr(float(tried))
 
 
 def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tuple[str, str | None]], int]:
@@ -609,6 +678,8 @@ def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tu
             reason = _check_one(v, load_json(path.read_bytes()))
         except HUCError as err:
             reason = f"unreadable answer: {err}"
+        except OSError as err:
+            reason = f"unreadable answer: {err.strerror}"
         report.append((v["id"], reason))
     return report, sum(1 for _, r in report if r)
 
@@ -624,41 +695,8 @@ def schema() -> dict:
     >>> schema()["properties"]["format"], sorted(schema()["properties"]["vectors"]["items"])
     ({'const': 'huc-vectors/1'}, ['oneOf'])
     """
-    witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": _EXACT, "minItems": 2, "maxItems": 2}]}
-    row = {"type": "object", "required": ["subgroup", "utility", "node", "sup", "interval", "moment"],
-           "additionalProperties": False,
-           "properties": {"subgroup": {"type": "string"}, "utility": {"type": "string"},
-                          "node": {"type": ["string", "null"]}, "sup": _EXACT, "interval": witness,
-                          "moment": _EXACT}}
-    best = {"type": "object", "required": ["value", "subgroup", "utility", "interval", "moment"],
-            "properties": {"value": _EXACT, "subgroup": {"type": ["string", "null"]},
-                           "utility": {"type": ["string", "null"]}, "node": {"type": ["string", "null"]},
-                           "interval": witness, "moment": _EXACT}}
-    result = {"type": "object", "required": ["format", "case", "engine", "uc", "huc", "relevant_nodes", "candidates"],
-              "additionalProperties": False,
-              "properties": {"format": {"const": "huc-result/1"}, "case": {"type": "string"},
-                             "engine": {"const": "exact"}, "uc": best, "huc": best,
-                             "relevant_nodes": {"type": "object", "additionalProperties": {
-                                 "type": "array", "items": {"type": "string"}}},
-                             "candidates": {"type": "array", "items": row}}}
-    atom = {"type": "object", "required": ["p"], "additionalProperties": False,
-            "properties": {"weight": _INPUT_NUMBER, "c": {"type": "array", "items": _INPUT_NUMBER},
-                           "p": {"type": "array", "items": _INPUT_NUMBER},
-                           "eta": {"type": "array", "items": _INPUT_NUMBER}, "label": {"type": "string"}},
-            "oneOf": [{"required": ["eta"]}, {"required": ["label"]}]}
-    case = {"type": "object", "required": ["format", "tree", "labels", "utilities", "atoms"],
-            "properties": {"format": {"const": "huc-case/1"}, "id": {"type": "string"},
-                           "description": {"type": "string"},
-                           "tree": {"type": "object", "required": ["root"], "properties": {
-                               "root": {"type": "string"}, "children": {"type": "object", "additionalProperties": {
-                                   "type": "array", "items": {"type": "string"}}}}},
-                           "labels": {"type": "array", "items": {"type": "string"}},
-                           "subgroups": {"type": "array", "items": {"type": "string"}},
-                           "utilities": {"type": "object", "additionalProperties": {
-                               "type": "object", "required": ["kind"],
-                               "properties": {"kind": {"enum": sorted(k[len("family_"):] for k in FLAGS
-                                                                      if k.startswith("family_"))}}}},
-                           "atoms": {"type": "array", "items": atom, "minItems": 1}}}
+    from .casefile import case_schema, result_schema  # the published schemas, embedded
+    case, result = case_schema(), result_schema()
     flags = {"type": "array", "items": {"enum": sorted(FLAGS) + sorted(ERROR_KINDS)}, "uniqueItems": True}
     valid = {"type": "object", "required": ["id", "comment", "flags", "case", "expected", "tolerance"],
              "additionalProperties": False,
@@ -695,14 +733,13 @@ def answer_cases(out: Path, directory: Path | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     vectors = load_vectors(directory)
     for v in vectors:
-        if "error" in v:
-            answer = {"format": "huc-error/1", "kind": v["error"]["kind"]}
+        if "error" in v:  # the reader's own verdict: its error's kind and path, or acceptance
             try:
                 read_case(v["input_text"] if "input_text" in v else v["input"])
-            except HUCError:
-                pass
+            except HUCError as err:
+                answer = err.to_json()
             else:
-                answer = {"format": "huc-error/1", "kind": "accepted"}
+                answer = {"format": "huc-result/1", "case": v["id"], "accepted": True}
         else:
             answer = read_case(v["case"]).result_json()
         (out / f"{v['id']}.json").write_text(dumps(answer))

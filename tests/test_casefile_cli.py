@@ -128,7 +128,9 @@ def test_cli_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path):
     bad.write_text(json.dumps(mutated(["atoms", 0, "p"], ["0.25", "0.25", "0.25", "0.249"])))
     proc = subprocess.run([sys.executable, "-m", "huc_ref", "audit", str(bad), "--json"],
                           capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.returncode == 2 and json.loads(proc.stdout) == {
+        "format": "huc-error/1", "kind": "probability_sum", "path": "atoms[0].p",
+        "message": "atoms[0].p: sums to 999/1000, not 1"}
     assert proc.stderr == "huc: error: atoms[0].p: sums to 999/1000, not 1\n"
     for args in (["audit", str(tmp_path / "missing.json")], ["bogus"], ["audit"]):
         proc = subprocess.run([sys.executable, "-m", "huc_ref", *args], capture_output=True, text=True, cwd=ROOT)

@@ -60,11 +60,16 @@ def test_invalid_vectors_raise_their_error_and_exit_2(vid, tmp_path, capsys):
     with pytest.raises(HUCError) as err:
         read_case(source)
     assert str(err.value) == v["error"]["message"]
+    assert (err.value.kind, err.value.path) == (v["error"]["kind"], v["error"]["path"])  # the reader's own verdict
     path = tmp_path / "case.json"
     path.write_text(source if isinstance(source, str) else json.dumps(source))
-    assert main(["audit", str(path), "--json"]) == 2
+    assert main(["audit", str(path)]) == 2
     out, errors = capsys.readouterr()
     assert out == "" and errors == f"huc: error: {v['error']['message']}\n"
+    assert main(["audit", str(path), "--json"]) == 2  # programs get the kind and the place on stdout
+    out, errors = capsys.readouterr()
+    assert json.loads(out) == {"format": "huc-error/1", **v["error"]}
+    assert errors == f"huc: error: {v['error']['message']}\n"
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +118,9 @@ def _floats(doc):
             row["interval"] = [float(eval_fraction(x)) for x in row["interval"]]
     for key in ("uc", "huc"):
         doc[key]["value"] = float(eval_fraction(doc[key]["value"]))
+        doc[key]["moment"] = float(eval_fraction(doc[key]["moment"]))
+        if doc[key]["interval"]:
+            doc[key]["interval"] = [float(eval_fraction(x)) for x in doc[key]["interval"]]
 
 
 def eval_fraction(text):
@@ -122,15 +130,36 @@ def eval_fraction(text):
 
 @pytest.mark.parametrize("vid, change, reason", [
     ("paper-d1-cancellation", _set(["candidates", 1, "sup"], "1/5"),
-     "candidates[1] ('all', 'u', 'v0'): sup 1/5 != 1/4"),
+     "candidates[1] ('all', 'u', 'v0'): sup 1/5 differs from 1/4 by 0.05"),
     ("paper-d1-cancellation", _set(["candidates", 1, "moment"], "-1/4"),
      "candidates[1] ('all', 'u', 'v0'): the witness [1/2, 1/2] has moment 1/4, the answer says -1/4"),
     ("paper-d1-cancellation", _set(["candidates", 1, "interval"], None),
      "candidates[1] ('all', 'u', 'v0'): a positive sup needs a witness interval"),
     ("paper-d1-cancellation", _set(["relevant_nodes", "u"], ["v0", "vL", "vR"]), "relevant_nodes"),
-    ("paper-d1-cancellation", _set(["huc", "value"], "0"), "huc: value 0 != 1/4"),
+    ("paper-d1-cancellation", _set(["huc", "value"], "0"), "huc: value 0 differs from 1/4 by 0.25"),
+    # the top-level witnesses are checked like the rows
+    ("paper-d1-cancellation", _set(["huc", "moment"], "-1/4"),
+     "huc: the witness [1/2, 1/2] has moment 1/4, the answer says -1/4"),
+    ("paper-d1-cancellation", _set(["huc", "interval"], None), "huc: a positive sup needs a witness interval"),
+    ("paper-d1-cancellation", _set(["huc", "subgroup"], "nobody"),
+     "huc: ('nobody', 'u', 'v0') is not a candidate row of this case"),
+    ("paper-d1-cancellation", _set(["huc", "node"], "vL"),
+     "huc: the witness [1/2, 1/2] has moment -1/4, the answer says 1/4"),
+    ("paper-d1-cancellation", _set(["huc", "interval"], ["0", "1/4"]),
+     "huc: the witness [0, 1/4] has moment 0, the answer says 1/4"),
+    ("paper-d1-cancellation", _set(["uc", "node"], "v0"), "uc: names node 'v0'; the UC witness has no node"),
+    ("paper-d1-cancellation", _set(["uc", "interval"], ["1/2", "1/2"]),
+     "uc: a zero sup has the empty interval (null), not ['1/2', '1/2']"),
+    ("paper-d1-cancellation", _set(["candidates", 1, "sup"], "2/8"),
+     "candidates[1] ('all', 'u', 'v0').sup: '2/8' is not in lowest terms (write '1/4')"),
+    ("paper-d1-cancellation", _set(["candidates", 1, "interval"], ["1/2", "1/4"]),
+     "candidates[1] ('all', 'u', 'v0'): interval [1/2, 1/4] is reversed"),
+    ("paper-d1-cancellation", _set(["case"], "paper-d2-marginal-calibration"),
+     "case: 'paper-d2-marginal-calibration', expected 'paper-d1-cancellation'"),
+    ("paper-d1-cancellation", lambda doc: doc["candidates"].reverse(),
+     "(rows go by subgroup, then utility, then null before the nodes in tree pre-order)"),
     ("paper-d1-cancellation", _set(["candidates", 0, "sup"], 0), "an exact answer writes numbers as strings"),
-    ("edge-mcgrad-tie", _set(["candidates", 0, "sup"], "1/4"), "candidates[0] ('all', 'u', None): sup 1/4 != 0"),
+    ("edge-mcgrad-tie", _set(["candidates", 0, "sup"], "1/4"), "candidates[0] ('all', 'u', None): sup 1/4 differs from 0 by 0.25"),
     ("invalid-p-sums-to-999-1000", _set(["kind"], "range"), "error kind 'range', expected 'probability_sum'"),
     ("paper-d4-common-cell", None, "no answer file"),
 ])
@@ -139,12 +168,41 @@ def test_checker_fails_altered_answers_with_the_reason(our_answers, tmp_path, vi
     assert failures == 1 and got is not None and reason in got, got
 
 
+def test_a_nan_in_one_float_answer_fails_that_vector_only(our_answers, tmp_path):
+    def nan(doc):
+        _floats(doc)
+        doc["huc"]["value"] = float("nan")
+    failures, got = _altered(our_answers, tmp_path, "paper-d4-common-cell", nan)
+    assert failures == 1 and got == "huc.value: NaN is not a finite number"
+
+
+def test_the_fast_engines_answers_pass_the_checker(tmp_path):
+    """Every valid vector audited by ``huc audit --engine fast --json`` passes: float witnesses
+    are read as the engine saw them, even where distinct scores are closer than the tolerance."""
+    import contextlib
+    import io
+    from huc_ref.casefile import dumps
+    from huc_ref.vectors import check_answers, export_cases
+    cases = tmp_path / "cases"
+    export_cases(cases)
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    for v in VECTORS:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            main(["audit", str(cases / f"{v['id']}.json"), "--engine", "fast", "--json"])
+        (answers / f"{v['id']}.json").write_text(out.getvalue())
+    report, failures = check_answers(answers)
+    assert failures == 0, [r for r in report if r[1]][:5]
+    assert dumps  # the writer the CLI uses
+
+
 def test_checker_accepts_float_answers_within_tolerance(our_answers, tmp_path):
     failures, got = _altered(our_answers, tmp_path, "paper-d4-common-cell", _floats)
     assert failures == 0 and got is None
     failures, got = _altered(our_answers, tmp_path / "b", "paper-d4-common-cell",
                              lambda d: (_floats(d), _set(["uc", "value"], 0.00626)(d)))
-    assert failures == 1 and got.startswith("uc: value 0.00626 != 1/160")
+    assert failures == 1 and got == "uc: value 0.00626 differs from 1/160 by 1e-05 (tolerance 1e-09)"
 
 
 def test_export_writes_every_input(tmp_path, capsys):

@@ -1,0 +1,84 @@
+"""The published JSON Schemas of huc-case/1 and huc-result/1 against the reader that implements them."""
+
+import copy
+import json
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from huc_ref import HUCError, read_case
+from huc_ref.casefile import case_schema, result_schema, schema_dir
+from huc_ref.fast import audit_distribution
+from huc_ref.vectors import load_vectors
+
+VECTORS = load_vectors()
+CASE = jsonschema.Draft202012Validator(case_schema())
+RESULT = {e: jsonschema.Draft202012Validator(result_schema(e)) for e in ("exact", "fast")}
+#: invalid inputs whose rule is one of shape, which a JSON Schema states (the others: sums, trees, sizes)
+SHAPE_KINDS = {"format", "missing_field", "unknown_field", "type", "unknown_kind", "not_exact"}
+
+
+def test_published_files_are_the_builders_output():
+    for name, doc in [("huc-case-1.schema.json", case_schema()), ("huc-result-1.schema.json", result_schema()),
+                      ("huc-result-1-fast.schema.json", result_schema("fast"))]:
+        assert json.loads((schema_dir() / name).read_text()) == doc
+
+
+@pytest.mark.parametrize("vid", [v["id"] for v in VECTORS if "case" in v])
+def test_every_valid_vector_and_both_engines_answers_fit_the_schemas(vid):
+    v = next(x for x in VECTORS if x["id"] == vid)
+    assert not list(CASE.iter_errors(v["case"]))
+    assert not list(RESULT["exact"].iter_errors(v["expected"]))
+    case = read_case(v["case"])
+    assert not list(RESULT["fast"].iter_errors(audit_distribution(case.distribution, case.utilities, case.id)))
+
+
+@pytest.mark.parametrize("vid", [v["id"] for v in VECTORS if "input" in v and v["error"]["kind"] in SHAPE_KINDS
+                                 and "while other atoms" not in v["error"]["message"]])  # all-or-none: not a shape
+def test_the_schema_rejects_the_invalid_shapes(vid):
+    v = next(x for x in VECTORS if x["id"] == vid)
+    assert list(CASE.iter_errors(v["input"])), vid
+
+
+_BASE = next(v for v in VECTORS if v["id"] == "edge-family-decision")["case"]
+_VALUES = [None, True, 0, 1, -1, "1/2", "x", [], {}, ["1/2"], {"kind": "table"}, 1.5, "0.25"]
+
+
+def _paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _paths(v, prefix + (i,))
+
+
+PATHS = [p for p in _paths(_BASE) if p]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PATHS), st.sampled_from(_VALUES + ["delete", "extra"])), max_size=3))
+def test_whatever_the_reader_accepts_the_schema_accepts(changes):
+    doc = copy.deepcopy(_BASE)
+    for path, value in changes:
+        target = doc
+        try:
+            for key in path[:-1]:
+                target = target[key]
+            if value == "delete":
+                del target[path[-1]]
+            elif value == "extra" and isinstance(target, dict):
+                target["zz_extra"] = 1
+            else:
+                target[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    doc = json.loads(json.dumps(doc).replace("1.5", '"1.5"'))  # JSON numbers reach the reader as decimal text
+    try:
+        read_case(doc)
+    except HUCError:
+        return
+    assert not list(CASE.iter_errors(doc)), doc
