@@ -11,11 +11,11 @@ Floating point enters in the predictions, the utilities' decisions and the sums.
 comparison whose outcome decides the answer (a rank, an argmax of payoffs or of top-1
 masses, the sign of a decision margin, whether two scores are one tie block) is made with
 a rigorous, relative bound on the float64 error of the quantities compared
-(:func:`rounding_bound`).  Where the bound cannot decide it, an audit of exact inputs (a
-:class:`~huc_ref.distribution.FiniteDistribution` of rationals) makes the comparison
-exactly, on the rationals, by the exact utility itself; an audit of float arrays treats the
-quantities as equal (they are equal to within what float64 resolves; the first in order
-wins, as in the exact engine's tie rule).  So exact ties in rational inputs are ties here
+(:func:`rounding_bound`).  Where the bound cannot decide a decision, it is taken exactly by
+the exact utility itself, on the rationals a distribution was given in or on a float
+array's binary values.  Where it cannot decide whether two scores are one tie block, an
+audit of rationals decides exactly; an audit of float arrays takes them as one block
+(scores depend on each row's normalisation, which float64 rounds).  So exact ties in rational inputs are ties here
 too, and probabilities far below 1e-12 are compared as what they are.  Numbers float64 cannot hold (a positive probability below the smallest
 normal double, 2.2e-308) are refused with a :class:`HUCError`, never rounded silently.
 Agreement with the exact engine is property-tested (tests/test_fast.py).
@@ -76,9 +76,11 @@ class ExactRows:
     """The exact predictions behind a float array, for the comparisons floats cannot decide.
 
     Given the rationals a float array was rounded from (``p_error`` = :data:`UNIT_ROUNDOFF`),
-    :attr:`exact` is True and :meth:`row` returns them: undecided comparisons are made
-    exactly.  Given only the float array (``p_error`` 0), :attr:`exact` is False: quantities
-    within their error bound of each other are taken as equal (the first in order wins).
+    :attr:`exact` is True and :meth:`row` returns them: undecided decisions and tie blocks
+    are settled exactly.  Given only the float array (``p_error`` 0), :meth:`row` gives its
+    binary values, which settle decisions (a rank or an argmax does not depend on a row's
+    scale); scores within their error bounds of each other are one tie block (a score
+    depends on the row's normalisation, which float64 rounds).
 
     >>> ExactRows(None, [(Fraction(1, 3), Fraction(2, 3))]).row(0)
     (Fraction(1, 3), Fraction(2, 3))
@@ -96,7 +98,10 @@ class ExactRows:
         return ExactRows(None if self.P is None else self.P[start:], self.fractions, self.offset + start)
 
     def row(self, i: int) -> tuple:
-        """Row ``i`` as the exact rationals it was rounded from."""
+        """Row ``i`` as the exact rationals it was rounded from, or as its floats' binary values
+        (not normalised: a decision does not depend on a row's scale)."""
+        if self.fractions is None:
+            return tuple(Fraction(float(x)) for x in self.P[i])
         return tuple(self.fractions[self.offset + i])
 
 
@@ -277,7 +282,7 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
 
     A decision (a rank, an argmax of payoffs or of top-1 masses, a margin's sign) is taken in
     float64 where :func:`rounding_bound` certifies it; where it does not, by the exact utility
-    on the rationals behind the row (``exact``), or, for a float array (the default), as a tie.
+    on the rationals behind the row (``exact``; default: the float row's binary values).
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     >>> from huc_ref.utilities import TopK
@@ -310,18 +315,18 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
             else np.zeros(n, dtype=bool)
     elif isinstance(u, Decision):
         A = np.array([[float(x) for x in u.payoffs[a]] for a in u.order])
-        j, unsure = _first_max(P @ A.T, rel * (np.abs(P) @ np.abs(A).T), exact.exact)
+        j, unsure = _first_max(P @ A.T, rel * (np.abs(P) @ np.abs(A).T), True)
         U = A[j]
     elif isinstance(u, BinaryDecision):
         d = np.array([float(x) for x in u.d])
         margin = P @ d
         close = np.abs(margin) <= rel * (np.abs(P) @ np.abs(d))  # a margin float64 cannot tell from 0
         U = np.where(((margin >= 0) | close)[:, None], d, -d)
-        unsure = close if exact.exact else np.zeros(n, dtype=bool)
+        unsure = close
     elif isinstance(u, Top1AtDepth):
         cands = np.array(u.candidate_ids)
         masses = pi[:, cands]
-        j, unsure = _first_max(masses, rel * masses, exact.exact)
+        j, unsure = _first_max(masses, rel * masses, True)
         masks = np.zeros((len(cands), K))
         for k, a in enumerate(cands):
             masks[k, list(ft.tree.label_ids_below(int(a)))] = 1.0
@@ -395,7 +400,7 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
     if isinstance(u, Top1AtDepth):
         d = min(u.depth, H)
         M = Xd if d == H else np.ascontiguousarray(S[d].T)  # the candidates: exactly the cut at depth d
-        j, unsure = _first_max(M, rel * M, exact.exact)  # in pre-order
+        j, unsure = _first_max(M, rel * M, True)  # in pre-order
         lead = ft.path_pos[:, ft.cut_first_label[d][j]]  # the path of a leaf below the chosen node
         above = _on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
         inside = above[d]  # y lies below the chosen node
@@ -650,7 +655,7 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
             unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
             ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.offsets, ft.run_start, ft.run_len,
                                  ft.path_pos_by_label, ft.first_label, cut_depth, ks_all, ks_len,
-                                 rel, ex.exact, sc, res, terms, rows_top1, unsure) < 0
+                                 rel, True, sc, res, terms, rows_top1, unsure) < 0
             if ok and unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
                 S = ft.cut_sums(Xd, dfs=True)
                 pi = _on_paths(ft, y, H + 1, S)
