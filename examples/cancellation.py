@@ -22,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from huc_ref.demo import ETA, P, TREE, U, walkthrough  # noqa: E402
+from huc_ref.demo import ETA, TREE, P, U, walkthrough  # noqa: E402
+
 
 def draw(moments, path: Path):
     """The tree with each internal node coloured and labelled by its contribution."""

@@ -327,7 +327,7 @@ def result_schema(engine: str = "exact") -> dict:
 
 
 def schema_dir() -> Path:
-    """Where the published schemas live (package data): ``huc_ref/data/schemas``.
+    """Where the published schemas of SPEC §6 live (package data): ``huc_ref/data/schemas``.
 
     >>> sorted(p.name for p in schema_dir().glob("*.json"))
     ['huc-case-1.schema.json', 'huc-result-1-fast.schema.json', 'huc-result-1.schema.json']
@@ -336,7 +336,14 @@ def schema_dir() -> Path:
 
 
 def write_schemas(out: Path | None = None) -> list[Path]:
-    """Write the three schemas (:func:`case_schema`, :func:`result_schema`) into ``out``."""
+    """Write the three schemas of SPEC §6 (:func:`case_schema`, :func:`result_schema`) into ``out``
+    (default: :func:`schema_dir`, the published copies, which a test holds to the builders).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     [json.loads(p.read_text())["$id"] for p in write_schemas(Path(out))]
+    ['huc-case-1.schema.json', 'huc-result-1.schema.json', 'huc-result-1-fast.schema.json']
+    """
     out = Path(out or schema_dir())
     out.mkdir(parents=True, exist_ok=True)
     docs = {"huc-case-1.schema.json": case_schema(), "huc-result-1.schema.json": result_schema(),

@@ -1,7 +1,8 @@
 """The ``huc`` command (also ``python -m huc_ref``).
 
 ``huc audit CASE.json`` prints a readable report; ``--json`` prints the ``huc-result/1``
-document (on bad input, a ``huc-error/1`` document with the error's ``kind`` and ``path``).  ``huc verify`` checks the paper's claims (:mod:`proofs_check`).  ``huc vectors``
+document (on bad input, a ``huc-error/1`` document with the error's ``kind`` and ``path``).
+``huc verify`` checks the paper's claims (:mod:`proofs_check`).  ``huc vectors``
 exports the golden vectors and checks another implementation's answers.  Exit status
 0 on success, 1 when a verified claim or a checked answer fails, 2 on bad input (one
 line on stderr, no traceback).
@@ -186,7 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="export: write each vector's input to DIR; check: compare the answers in DIR; "
                         "answer: write this implementation's answers to DIR; generate: rebuild the vector files")
     g.add_argument("dir", help="the directory to write to or read answers from")
-    g.add_argument("--vectors", metavar="SRC", help="the folder of huc-vectors/1 files (default: the ones shipped in huc_ref/data/vectors)")
+    g.add_argument("--vectors", metavar="SRC",
+                   help="the folder of huc-vectors/1 files (default: the ones shipped in huc_ref/data/vectors)")
     g.set_defaults(run=_cmd_vectors)
     d = sub.add_parser("demo", help="the four-leaf cancellation walk-through (App. D.1), for a classroom")
     d.set_defaults(run=_cmd_demo)

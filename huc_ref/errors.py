@@ -58,7 +58,8 @@ _RULES = [
 
 
 def classify(message: str) -> tuple[str, str]:
-    """``(kind, path)`` of an error message: the rule (:data:`ERROR_KINDS`) and the place.
+    """``(kind, path)`` of an error message: the rule (:data:`ERROR_KINDS`) and the place
+    (SPEC §6: a bad case file gets one error naming the path inside the document).
 
     >>> classify("atoms[3].p: sums to 999/1000, not 1")
     ('probability_sum', 'atoms[3].p')
@@ -91,7 +92,7 @@ class HUCError(ValueError):
         self.path = derived_path if path is None else path
 
     def to_json(self) -> dict:
-        """The ``huc-error/1`` document of this error.
+        """The ``huc-error/1`` document of this error (what ``huc audit --json`` prints on bad input).
 
         >>> HUCError("atoms: expected a list").to_json()
         {'format': 'huc-error/1', 'kind': 'type', 'path': 'atoms', 'message': 'atoms: expected a list'}

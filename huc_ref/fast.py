@@ -15,9 +15,10 @@ a rigorous, relative bound on the float64 error of the quantities compared
 the exact utility itself, on the rationals a distribution was given in or on a float
 array's binary values.  Where it cannot decide whether two scores are one tie block, an
 audit of rationals decides exactly; an audit of float arrays takes them as one block
-(scores depend on each row's normalisation, which float64 rounds).  So exact ties in rational inputs are ties here
-too, and probabilities far below 1e-12 are compared as what they are.  Numbers float64 cannot hold (a positive probability below the smallest
-normal double, 2.2e-308) are refused with a :class:`HUCError`, never rounded silently.
+(scores depend on each row's normalisation, which float64 rounds).  So exact ties in
+rational inputs are ties here too, and probabilities far below 1e-12 are compared as what
+they are.  Numbers float64 cannot hold (a positive probability below the smallest normal
+double, 2.2e-308) are refused with a :class:`HUCError`, never rounded silently.
 Agreement with the exact engine is property-tested (tests/test_fast.py).
 """
 
@@ -38,7 +39,8 @@ from .errors import HUCError
 from .tree import LabelTree
 from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Table, Top1AtDepth, Utility
 
-__all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "CHUNK", "FastTree", "utility_values", "audit", "audit_distribution", "boost", "replay",
+__all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "CHUNK", "FastTree",
+           "utility_values", "audit", "audit_distribution", "boost", "replay",
            "numba_available"]
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
@@ -73,7 +75,8 @@ def rounding_bound(K: int, p_error: float = 0.0) -> float:
 
 
 class ExactRows:
-    """The exact predictions behind a float array, for the comparisons floats cannot decide.
+    """The exact predictions behind a float array, for the comparisons floats cannot decide
+    (App. F.3's scores and the decisions of the utility families, SPEC §5).
 
     Given the rationals a float array was rounded from (``p_error`` = :data:`UNIT_ROUNDOFF`),
     :attr:`exact` is True and :meth:`row` returns them: undecided decisions and tie blocks
@@ -252,20 +255,21 @@ def _softmax_rows(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def _first_max(values: np.ndarray, error: np.ndarray, exact: bool) -> tuple[np.ndarray, np.ndarray]:
+def _first_max(values: np.ndarray, error: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the first column of largest value, and the rows where that choice is uncertain.
 
     ``error[i, j]`` bounds the float error of ``values[i, j]``: the choice is certain when every
-    other column is below the maximum by more than the two errors together.  With ``exact``
-    the uncertain rows are returned for an exact decision; otherwise the first column within
-    the errors of the maximum is taken (values float64 cannot tell apart are equal).
+    other column is below the maximum by more than the two errors together; the uncertain
+    rows are left to an exact decision.
+
+    >>> j, unsure = _first_max(np.array([[0.3, 0.1 + 0.2], [0.5, 0.2]]), np.full((2, 2), 1e-15))
+    >>> j.tolist(), unsure.tolist()  # 0.1 + 0.2 rounds above 0.3: float64 cannot order them
+    ([1, 0], [True, False])
     """
     j = np.argmax(values, axis=1)
     rows = np.arange(len(values))
     top, top_err = values[rows, j], error[rows, j]
     close = values >= (top - top_err)[:, None] - error
-    if not exact:
-        return np.argmax(close, axis=1), np.zeros(len(values), dtype=bool)
     close[rows, j] = False
     return j, close.any(axis=1)
 
@@ -315,18 +319,18 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
             else np.zeros(n, dtype=bool)
     elif isinstance(u, Decision):
         A = np.array([[float(x) for x in u.payoffs[a]] for a in u.order])
-        j, unsure = _first_max(P @ A.T, rel * (np.abs(P) @ np.abs(A).T), True)
+        j, unsure = _first_max(P @ A.T, rel * (np.abs(P) @ np.abs(A).T))
         U = A[j]
     elif isinstance(u, BinaryDecision):
         d = np.array([float(x) for x in u.d])
         margin = P @ d
         close = np.abs(margin) <= rel * (np.abs(P) @ np.abs(d))  # a margin float64 cannot tell from 0
-        U = np.where(((margin >= 0) | close)[:, None], d, -d)
+        U = np.where((margin >= 0)[:, None], d, -d)
         unsure = close
     elif isinstance(u, Top1AtDepth):
         cands = np.array(u.candidate_ids)
         masses = pi[:, cands]
-        j, unsure = _first_max(masses, rel * masses, True)
+        j, unsure = _first_max(masses, rel * masses)
         masks = np.zeros((len(cands), K))
         for k, a in enumerate(cands):
             masks[k, list(ft.tree.label_ids_below(int(a)))] = 1.0
@@ -400,7 +404,7 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
     if isinstance(u, Top1AtDepth):
         d = min(u.depth, H)
         M = Xd if d == H else np.ascontiguousarray(S[d].T)  # the candidates: exactly the cut at depth d
-        j, unsure = _first_max(M, rel * M, True)  # in pre-order
+        j, unsure = _first_max(M, rel * M)  # in pre-order
         lead = ft.path_pos[:, ft.cut_first_label[d][j]]  # the path of a leaf below the chosen node
         above = _on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
         inside = above[d]  # y lies below the chosen node
@@ -655,7 +659,7 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
             unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
             ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.offsets, ft.run_start, ft.run_len,
                                  ft.path_pos_by_label, ft.first_label, cut_depth, ks_all, ks_len,
-                                 rel, True, sc, res, terms, rows_top1, unsure) < 0
+                                 rel, sc, res, terms, rows_top1, unsure) < 0
             if ok and unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
                 S = ft.cut_sums(Xd, dfs=True)
                 pi = _on_paths(ft, y, H + 1, S)
@@ -804,7 +808,7 @@ def _floats(rows, where: str) -> np.ndarray:
     >>> _floats([[Fraction(1, 10**400), 1 - Fraction(1, 10**400)]], "atoms[{}].p[{}]")
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: atoms[0].p[0]: 1e-400 is outside float64's normal range (2.2e-308 to 1.8e+308); the fast engine cannot represent it (use the exact engine)
+    huc_ref.errors.HUCError: atoms[0].p[0]: 1e-400 is outside float64's normal range (2.2e-308 to 1.8e+308); ...
     """
     out = np.empty((len(rows), len(rows[0]) if len(rows) else 0))
     for i, row in enumerate(rows):
@@ -814,7 +818,8 @@ def _floats(rows, where: str) -> np.ndarray:
                 with localcontext() as ctx:
                     ctx.prec = 3
                     shown = Decimal(x.numerator) / Decimal(x.denominator)
-                raise HUCError(f"{where.format(i, j)}: {format(shown, '.3g')} is outside float64's normal range (2.2e-308 to "
+                raise HUCError(f"{where.format(i, j)}: {format(shown, '.3g')} is outside float64's normal range "
+                               "(2.2e-308 to "
                                "1.8e+308); the fast engine cannot represent it (use the exact engine)")
             out[i, j] = v
     return out

@@ -37,16 +37,15 @@ LANES = 16
 
 
 @_jit
-def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_depth, ks, ks_len, rel, exact,
+def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_depth, ks, ks_len, rel,
                     score, residual, terms, term_row, unsure):  # pragma: no cover - compiled
     """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` (whose path
     node at depth ``k`` is at position ``path_pos[y[i], k]`` of the cut at depth ``k``) and each
     top-1 utility ``u`` (cut depth ``cut_depth[u]``): the score, the UC residual, and the terms of
     the path nodes at depths ``ks[u, :ks_len[u]]``, written to ``terms[term_row[u] + t, i]``.
-    Masses within the relative error bound ``rel`` of each other (:func:`huc_ref.fast.rounding_bound`)
-    are ones float64 cannot order: with ``exact`` the chosen node is the first of largest mass
-    and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly; without, the
-    chosen node is the first candidate within the bound of the largest mass.
+    The chosen node is the first candidate of largest mass; where another candidate's mass is
+    within the relative error bound ``rel`` of it (:func:`huc_ref.fast.rounding_bound`), float64
+    cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
 
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
     vector of finite nonnegative numbers with a positive finite sum.  App. F.4 and K.2 (see
@@ -59,7 +58,7 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
     >>> unsure = np.zeros((1, 1), dtype=np.int8)
     >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.offsets, ft.run_start, ft.run_len,
     ...                 ft.path_pos_by_label, ft.first_label, np.array([1]), np.array([[0, 0]]),
-    ...                 np.array([1]), 1e-15, True, score, residual, terms, np.array([0]), unsure)  # top-1 at depth 1
+    ...                 np.array([1]), 1e-15, score, residual, terms, np.array([0]), unsure)  # top-1 at depth 1
     -1
     >>> score.tolist(), residual.tolist(), terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
     ([[0.5]], [[0.5]], [[0.5]])
@@ -109,16 +108,15 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
             for a in range(lo + 1, hi):
                 for lane in range(LANES):
                     top[lane] = max(top[lane], buf[a, lane])
-            for a in range(lo, hi):  # the first candidate of largest mass (pre-order), or within the bound
+            for a in range(lo, hi):  # the first candidate of largest mass (pre-order)
                 for lane in range(LANES):
-                    if first[lane] < 0 and buf[a, lane] >= top[lane] - (0.0 if exact else rel * (top[lane] + buf[a, lane])):
+                    if first[lane] < 0 and buf[a, lane] >= top[lane]:
                         first[lane] = a
             for lane in range(m):
                 i = i0 + lane
-                if exact:
-                    for a in range(lo, hi):  # another candidate within the error bound: decided exactly
-                        if a != first[lane] and buf[a, lane] >= top[lane] - rel * (top[lane] + buf[a, lane]):
-                            unsure[u, i] = 1
+                for a in range(lo, hi):  # another candidate within the error bound: decided exactly
+                    if a != first[lane] and buf[a, lane] >= top[lane] - rel * (top[lane] + buf[a, lane]):
+                        unsure[u, i] = 1
                 path = path_pos[y[i]]  # positions of the label's path nodes in the cuts
                 for k in range(d + 1):
                     pi[k] = buf[off[k] + path[k], lane]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -505,6 +506,9 @@ def export_cases(out: Path, directory: Path | None = None) -> int:
 #: How far a float answer's witness ends may lie from the exact scores they stand for.
 SCORE_TOLERANCE = Fraction(1, 10**9)
 
+#: A JSON number as the parser hands it over (its text): float answers write their numbers so.
+_FLOAT_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
 
 class _Wrong(Exception):
     """A reason the answer is wrong (caught once per vector)."""
@@ -534,9 +538,6 @@ def _number(x, exact: bool, where: str) -> Fraction:
         if exponent and abs(int(exponent)) > 400:
             raise _Wrong(f"{where}: {x!r} is outside float64's range")
     return Fraction(x)
-
-
-_FLOAT_TEXT = __import__("re").compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 def _check_one(vector, answer) -> str | None:

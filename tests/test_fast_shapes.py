@@ -13,8 +13,18 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from huc_ref import FiniteDistribution, HUCError, LabelTree, Rank, Table, Top1AtDepth, TopK, audit, class_indicator
-from huc_ref import fast
+from huc_ref import (
+    FiniteDistribution,
+    HUCError,
+    LabelTree,
+    Rank,
+    Table,
+    Top1AtDepth,
+    TopK,
+    audit,
+    class_indicator,
+    fast,
+)
 from tests.strategies import TREE_SHAPES, shape_tree, softmax_rows
 
 ENGINES = ["numpy"] + (["numba"] if fast.numba_available() else [])

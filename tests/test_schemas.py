@@ -12,6 +12,7 @@ from huc_ref import HUCError, read_case
 from huc_ref.casefile import case_schema, result_schema, schema_dir
 from huc_ref.fast import audit_distribution
 from huc_ref.vectors import load_vectors
+from tests.test_robustness import _paths
 
 VECTORS = load_vectors()
 CASE = jsonschema.Draft202012Validator(case_schema())
@@ -44,16 +45,6 @@ def test_the_schema_rejects_the_invalid_shapes(vid):
 
 _BASE = next(v for v in VECTORS if v["id"] == "edge-family-decision")["case"]
 _VALUES = [None, True, 0, 1, -1, "1/2", "x", [], {}, ["1/2"], {"kind": "table"}, 1.5, "0.25"]
-
-
-def _paths(doc, prefix=()):
-    yield prefix
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from _paths(v, prefix + (i,))
 
 
 PATHS = [p for p in _paths(_BASE) if p]

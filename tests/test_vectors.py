@@ -159,7 +159,8 @@ def eval_fraction(text):
     ("paper-d1-cancellation", lambda doc: doc["candidates"].reverse(),
      "(rows go by subgroup, then utility, then null before the nodes in tree pre-order)"),
     ("paper-d1-cancellation", _set(["candidates", 0, "sup"], 0), "an exact answer writes numbers as strings"),
-    ("edge-mcgrad-tie", _set(["candidates", 0, "sup"], "1/4"), "candidates[0] ('all', 'u', None): sup 1/4 differs from 0 by 0.25"),
+    ("edge-mcgrad-tie", _set(["candidates", 0, "sup"], "1/4"),
+     "candidates[0] ('all', 'u', None): sup 1/4 differs from 0 by 0.25"),
     ("invalid-p-sums-to-999-1000", _set(["kind"], "range"), "error kind 'range', expected 'probability_sum'"),
     ("paper-d4-common-cell", None, "no answer file"),
 ])
@@ -181,6 +182,7 @@ def test_the_fast_engines_answers_pass_the_checker(tmp_path):
     are read as the engine saw them, even where distinct scores are closer than the tolerance."""
     import contextlib
     import io
+
     from huc_ref.casefile import dumps
     from huc_ref.vectors import check_answers, export_cases
     cases = tmp_path / "cases"
