@@ -166,3 +166,37 @@ def test_huge_weights_do_not_overflow_to_zero():
     P = np.array([[0.5, 0.5], [0.2, 0.8]])
     us = {"u": class_indicator(t, "pos")}
     assert fast.audit([1, 1], P, t, us, sample_weight=[1e308, 1e308]) == fast.audit([1, 1], P, t, us)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_top1_mass_float64_rounds_into_a_tie_is_decided_exactly(engine):
+    """Mass of z = 0.5 + 1e-30 rounds to 0.5, the mass of a: float64 would pick a (first in
+    pre-order); the binary values say z, and so must the fast path (the label x lies below z)."""
+    t = LabelTree.from_children("r", {"r": ["a", "z"], "z": ["x", "w"]})
+    P = np.array([[0.5, 0.5, 1e-30], [0.25, 0.5, 0.25]])
+    y = np.array([1, 0])
+    us = {"top1_d1": Top1AtDepth(t, 1)}
+    exact = exact_audit_of_floats(t, y, P, {"all": np.ones(2)}, us)
+    got = fast.audit(y, P, t, us, engine=engine)
+    assert_close(got, exact)
+    # by hand: z chosen in both rows, scores 1/2 and 3/4 with residuals +1/2 (x below z) and -3/4
+    # (a is not), weights 1/2: blocks +1/4 and -3/8, so UC = 3/8 (choosing a would give 5/8)
+    assert got["uc"]["value"] == pytest.approx(0.375, abs=1e-15)
+    d = FiniteDistribution(t, [{"p": ["1/2", "1/2", Fraction(1, 10**30)], "label": "x"},
+                               {"p": ["1/4", "1/2", "1/4"], "label": "a"}], renormalize=True)
+    assert_close(fast.audit_distribution(d, us, engine=engine), audit(d, us))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scores_float64_cannot_separate_are_separated_exactly(engine):
+    """Scores 1/2 and 1/2 + 1e-200 are one float; exactly they are two blocks with residuals
+    +1/2 and -1/2, so UC = 1/4 (one block would cancel them to about 0)."""
+    t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "pos"},
+                               {"p": [Fraction(1, 2) - Fraction(1, 10**200), Fraction(1, 2) + Fraction(1, 10**200)],
+                                "label": "neg"}])
+    us = {"u": class_indicator(t, "pos")}
+    exact = audit(d, us)
+    assert exact.uc.sup > Fraction(1, 4)  # 1/4 + 1e-200 / 2: the second atom's block alone
+    got = fast.audit_distribution(d, us, engine=engine)
+    assert_close(got, exact)
