@@ -130,7 +130,7 @@ def brute_force(y, P, tree, us, groups) -> float:
     for u in us.values():
         nodes = np.array([tree.id(v) for v in u.relevant_nodes], dtype=int)
         U = fast.utility_values(u, ft, P, None, masses)
-        score, residual, terms = fast._dense_terms(ft, P, U, E, nodes, masses, star)
+        score, residual, terms, _ = fast._dense_terms(ft, P, U, E, nodes, masses, star)
         values = np.column_stack([residual, terms])
         keys = np.unique(score)
         block = np.searchsorted(keys, score)

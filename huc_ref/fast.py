@@ -255,23 +255,28 @@ def _softmax_rows(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def _first_max(values: np.ndarray, error: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _first_max(values: np.ndarray, error: np.ndarray | None = None, rel: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the first column of largest value, and the rows where that choice is uncertain.
 
-    ``error[i, j]`` bounds the float error of ``values[i, j]``: the choice is certain when every
-    other column is below the maximum by more than the two errors together; the uncertain
-    rows are left to an exact decision.
+    ``error[i, j]`` bounds the float error of ``values[i, j]`` (or, for nonnegative values, the
+    relative bound ``rel``: ``error = rel * values``): the choice is certain when every other
+    column is below the maximum by more than the two errors together; the uncertain rows
+    are left to an exact decision.
 
     >>> j, unsure = _first_max(np.array([[0.3, 0.1 + 0.2], [0.5, 0.2]]), np.full((2, 2), 1e-15))
     >>> j.tolist(), unsure.tolist()  # 0.1 + 0.2 rounds above 0.3: float64 cannot order them
     ([1, 0], [True, False])
+    >>> _first_max(np.array([[0.3, 0.1 + 0.2], [0.5, 0.2]]), rel=1e-15)[1].tolist()
+    [True, False]
     """
     j = np.argmax(values, axis=1)
     rows = np.arange(len(values))
-    top, top_err = values[rows, j], error[rows, j]
-    close = values >= (top - top_err)[:, None] - error
-    close[rows, j] = False
-    return j, close.any(axis=1)
+    top = values[rows, j]
+    if error is None:  # x >= top - rel (top + x)  <=>  x >= top (1 - rel) / (1 + rel): one comparison per entry
+        close = values >= (top * ((1.0 - rel) / (1.0 + rel)))[:, None]
+    else:
+        close = values >= (top - error[rows, j])[:, None] - error
+    return j, np.count_nonzero(close, axis=1) > 1  # the maximum itself is one of them
 
 
 def _ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
@@ -330,7 +335,7 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
     elif isinstance(u, Top1AtDepth):
         cands = np.array(u.candidate_ids)
         masses = pi[:, cands]
-        j, unsure = _first_max(masses, rel * masses)
+        j, unsure = _first_max(masses, rel=rel)
         masks = np.zeros((len(cands), K))
         for k, a in enumerate(cands):
             masks[k, list(ft.tree.label_ids_below(int(a)))] = 1.0
@@ -340,6 +345,14 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
     for i in np.flatnonzero(unsure):  # decided exactly, by the utility itself
         U[i] = [float(x) for x in u.values(exact.row(int(i)))]
     return U
+
+
+def _magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarray) -> np.ndarray:
+    """``sum_y p_y |u(p, y)| / pi_root`` per row, the scale of a score's rounding error; the score
+    itself when no value is negative (no second pass over the rows)."""
+    if U.min(initial=0.0) >= 0:
+        return score
+    return _ratio((np.abs(P) * np.abs(U)).sum(axis=1), pi_root)
 
 
 def _score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
@@ -371,8 +384,7 @@ def _dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, node
     for k, a in enumerate(nodes):
         kids = [column[c] for c in ft.tree.child_ids[int(a)]]
         terms[:, k] = weighted[:, kids].sum(axis=1) - weighted[:, column[int(a)]]
-    magnitude = _ratio((np.abs(P) * np.abs(U)).sum(axis=1), pi[:, column[0]])
-    return score, residual, terms, magnitude
+    return score, residual, terms, _magnitude(P, U, score, pi[:, column[0]])
 
 
 def _exact_path_means(ft: FastTree, X: np.ndarray, y: np.ndarray, u: Utility, pi: np.ndarray, idx: np.ndarray,
@@ -404,7 +416,7 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
     if isinstance(u, Top1AtDepth):
         d = min(u.depth, H)
         M = Xd if d == H else np.ascontiguousarray(S[d].T)  # the candidates: exactly the cut at depth d
-        j, unsure = _first_max(M, rel * M)  # in pre-order
+        j, unsure = _first_max(M, rel=rel)  # in pre-order
         lead = ft.path_pos[:, ft.cut_first_label[d][j]]  # the path of a leaf below the chosen node
         above = _on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
         inside = above[d]  # y lies below the chosen node
@@ -420,7 +432,7 @@ def _path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: U
         U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
         mu = _ratio(_on_paths(ft, y, H + 1, ft.cut_sums(X * U)), pi)
         at_label = U[np.arange(c), y]
-        magnitude = _ratio((np.abs(X) * np.abs(U)).sum(axis=1), pi[0])
+        magnitude = _magnitude(X, U, mu[0], pi[0])
     score = mu[0]
     return score, at_label - score, mu[1:] - mu[:-1], _score_error(u, rel, score, magnitude)
 
@@ -451,7 +463,7 @@ def _tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score) -> tup
     >>> _tie_blocks(np.array([1e-20, 2e-20]), np.array([1e-35, 2e-35]), None)[1].tolist()  # far apart, relatively
     [True]
     """
-    order = np.argsort(score, kind="stable")
+    order = np.argsort(score)  # the order within a tie block changes no sum
     s = score[order]
     new = np.diff(s) > 0
     if error is None or len(s) < 2 or not np.any(error):
@@ -470,7 +482,7 @@ def _tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score) -> tup
             continue
         members = order[first:last + 1]
         values = [exact_score(int(i)) for i in members]
-        by_value = sorted(range(len(members)), key=values.__getitem__)  # stable: float order among equals
+        by_value = sorted(range(len(members)), key=values.__getitem__)
         order[first:last + 1] = members[by_value]
         ranked = [values[k] for k in by_value]
         new[first:last] = [a != b for a, b in zip(ranked, ranked[1:])]
@@ -685,9 +697,10 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
                     score[k, part], residual[k, part], terms, error[k, part] = _path_terms(
                         ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
                     T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
-        tiny = (X != 0) & (np.abs(X) < SMALLEST_NORMAL)
-        if ok and not tiny.any():
+        low = X < SMALLEST_NORMAL  # zeros, subnormals (and negatives, reported below): one pass
+        if ok and not (low.any() and np.any(X[low] != 0)):
             return None
+        tiny = low & (X != 0)
         with np.errstate(over="ignore"):
             total = X.sum(axis=1)
         bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(total > 0) | ~np.isfinite(total)
