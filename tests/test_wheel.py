@@ -1,0 +1,48 @@
+"""The oracle installs: a wheel (not an editable install) in a fresh virtual environment has the
+golden vectors, the checker and the demo (package data, not files next to a source checkout)."""
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args, cwd):
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_a_wheel_in_a_fresh_environment_exports_checks_and_demos(tmp_path):
+    # built as a user's pip builds it (setuptools from the package index, in an isolated environment),
+    # from a copy, so that the build leaves nothing in this checkout
+    source = tmp_path / "src"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__",
+                                                                ".hypothesis"))
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", tmp_path / "dist", source, cwd=tmp_path)
+    wheel = next((tmp_path / "dist").glob("huc_ref-*.whl"))
+    env = tmp_path / "env"
+    venv.create(env, with_pip=False)
+    python = env / "bin" / "python"
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--quiet", wheel, cwd=tmp_path)
+    # the dependencies (numpy, sympy, mpmath) from this environment, appended after the fresh one's own
+    # site-packages; a path listed in a .pth file has its own .pth files (the editable hook) ignored
+    site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=tmp_path).strip())
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    where = run(python, "-c", "import huc_ref; print(huc_ref.__file__)", cwd=tmp_path)
+    assert where.startswith(str(site)), where  # the wheel's copy, not this checkout
+    huc = env / "bin" / "huc"
+    out = run(huc, "vectors", "export", tmp_path / "cases", cwd=tmp_path)
+    assert out.startswith("wrote 311 case files")
+    run(huc, "vectors", "answer", tmp_path / "answers", cwd=tmp_path)
+    out = run(huc, "vectors", "check", tmp_path / "answers", cwd=tmp_path)
+    assert out.splitlines()[-1] == "311 passed, 0 failed"
+    assert "D_top = 1/4,  D_L = -1/4,  D_R = 0" in run(huc, "demo", cwd=tmp_path)
+    assert "[  ok  ] check_appendix_d3" in run(huc, "verify", "--only", "appendix_d3", cwd=tmp_path)
+    schemas = run(python, "-c", "from huc_ref.casefile import schema_dir; print(sorted(p.name for p in "
+                  "schema_dir().glob('*.json')))", cwd=tmp_path)
+    assert "huc-case-1.schema.json" in schemas
