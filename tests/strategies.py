@@ -233,22 +233,3 @@ def softmax_rows(seed: int, K: int, n: int, sigma: float, floor_exponent: int = 
         if i and rng.random() < 1 / 3:
             P[i] = P[rng.integers(0, i)]
     return P
-
-
-@st.composite
-def realistic_samples(draw, tree: LabelTree, max_atoms: int = 24):
-    """A labelled sample of peaked softmax predictions (:func:`softmax_rows`) on ``tree``: labels
-    drawn from the predictions themselves or uniformly, one or two subgroups."""
-    import numpy as np
-    n = draw(st.integers(1, max_atoms))
-    sigma = draw(st.sampled_from([0.5, 3.0, 15.0]))
-    floor = draw(st.sampled_from([0, 0, -30, -300]))
-    seed = draw(st.integers(0, 2**32 - 1))
-    P = softmax_rows(seed, tree.K, n, sigma, floor)
-    rng = np.random.default_rng(seed + 1)
-    y = np.array([rng.choice(tree.K, p=row / row.sum()) if rng.random() < 0.7 else rng.integers(tree.K)
-                  for row in P])
-    groups = {"all": np.ones(n)}
-    if draw(st.booleans()):
-        groups["g"] = rng.integers(0, 2, size=n).astype(float)
-    return y, P, groups

@@ -200,3 +200,20 @@ def test_scores_float64_cannot_separate_are_separated_exactly(engine):
     assert exact.uc.sup > Fraction(1, 4)  # 1/4 + 1e-200 / 2: the second atom's block alone
     got = fast.audit_distribution(d, us, engine=engine)
     assert_close(got, exact)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_rational_cases_on_wide_trees_equal_the_exact_engine(data):
+    """Small-denominator predictions (many exact ties in masses, ranks and scores), every utility
+    family and population, sample or mixed atoms, on the wide shapes: audit_distribution decides
+    what float64 cannot exactly, on both backends, and agrees with the exact engine."""
+    from tests.strategies import finite_distributions, utilities, wide_trees
+    tree = data.draw(wide_trees(max_leaves=40))
+    d = data.draw(finite_distributions(tree))
+    us = {f"u{i}": data.draw(utilities(tree, n_atoms=d.n)) for i in range(data.draw(st.integers(1, 2)))}
+    exact = audit(d, us)
+    for engine in ENGINES:
+        got = fast.audit_distribution(d, us, engine=engine)
+        assert got["relevant_nodes"] == {k: list(v) for k, v in exact.relevant_nodes.items()}
+        assert_close(got, exact)

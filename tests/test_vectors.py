@@ -247,3 +247,35 @@ def test_mcgrad_ecce_equals_binary_uc_without_ties():
         ours = audit(dist, {"u": class_indicator(tree, "pos")}).uc.sup
         theirs = mcgrad_metrics.ecce(np.array(ys, float), np.array(probs, float) / 1000)
         assert abs(float(ours) - theirs) < 1e-12
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_numbers_fail_their_vector_with_the_reason(our_answers, tmp_path, bad):
+    def change(doc):
+        _floats(doc)
+        doc["candidates"][0]["sup"] = float(bad.replace("Infinity", "inf"))
+    failures, got = _altered(our_answers, tmp_path, "paper-d4-common-cell", change)
+    assert failures == 1 and got.endswith(f"sup: {bad} is not a finite number"), got
+
+
+def test_a_float_witness_is_read_as_the_engine_saw_it():
+    """Scores 1/2 and 1/2 + 1e-12 are closer than the checker's score tolerance (1e-9): the fast
+    engine's correct answer (blocks apart, UC = 1/4) passes, and a witness no interval near its
+    ends has does not.  (Flipping the UC moment's sign would pass: [1/2, 1/2], within 1e-9 of
+    the stated ends, has moment +1/4; that is the limit of float witnesses at this tolerance.)"""
+    from huc_ref.fast import audit_distribution
+    from huc_ref.casefile import load_json
+    from huc_ref.vectors import TOLERANCE, _check_one
+    doc = {"format": "huc-case/1", "id": "near-scores", "labels": ["neg", "pos"],
+           "tree": {"root": "r", "children": {"r": ["neg", "pos"]}},
+           "utilities": {"u": {"kind": "table", "values": [0, 1]}},
+           "atoms": [{"p": ["1/2", "1/2"], "label": "pos"},
+                     {"p": ["0.499999999999", "0.500000000001"], "label": "neg"}]}
+    case = read_case(doc)
+    vector = {"id": "near-scores", "case": doc, "expected": case.result_json(), "tolerance": TOLERANCE}
+    answer = load_json(json.dumps(audit_distribution(case.distribution, case.utilities, case.id)))  # as from a file
+    assert float(answer["uc"]["value"]) == pytest.approx(0.25 + 0.5e-12)
+    assert _check_one(vector, answer) is None
+    answer["uc"]["interval"] = ["0.25", "0.25"]  # no atom's score is near: no interval there has that moment
+    assert _check_one(vector, answer) == ("uc: the witness [0.25, 0.25] has moment (none: no atom's score lies "
+                                          "within 1e-09 of both ends), the answer says -0.2500000000005")
