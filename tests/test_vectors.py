@@ -263,8 +263,8 @@ def test_a_float_witness_is_read_as_the_engine_saw_it():
     engine's correct answer (blocks apart, UC = 1/4) passes, and a witness no interval near its
     ends has does not.  (Flipping the UC moment's sign would pass: [1/2, 1/2], within 1e-9 of
     the stated ends, has moment +1/4; that is the limit of float witnesses at this tolerance.)"""
-    from huc_ref.fast import audit_distribution
     from huc_ref.casefile import load_json
+    from huc_ref.fast import audit_distribution
     from huc_ref.vectors import TOLERANCE, _check_one
     doc = {"format": "huc-case/1", "id": "near-scores", "labels": ["neg", "pos"],
            "tree": {"root": "r", "children": {"r": ["neg", "pos"]}},
