@@ -6,7 +6,7 @@
     returns f_T satisfying HUC(f_T; C, U) <= eps." (Theorem 3.5)
 
 A population on the eight-leaf tree of App. J.1: four groups of patients with different
-(miscalibrated) predictions, the true law of SPEC §7, the three decision utilities and two
+(miscalibrated) predictions, the true law of docs/specification.md §7, the three decision utilities and two
 subgroups.  Both boosts run with certified arithmetic; the trajectories (UC, HUC and log
 loss after every update) are replayed from the recorded rules.  Theorem 3.5's guaranteed
 descent, L(f_0) - t eps^2 / 2, is drawn on the log-loss panel.

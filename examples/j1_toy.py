@@ -4,7 +4,7 @@
     errors differ: after UC-Boost, HUC remains, whereas after HUC-Boost it decreases with
     sample size."  (Sec. 5.1)
 
-Setup (SPEC §7, the project's reconstruction where the paper's table was lost): the
+Setup (docs/specification.md §7, the project's reconstruction where the paper's table was lost): the
 eight-leaf tree of Fig. 3; three binary decision utilities
 ``u_j(p, y) = (2 a_j(p) - 1) d_j(y)``, ``d_j(y) = 1{y in S_j} - tau_j 1{y in D_j}``;
 a constant predictor whose branch probabilities are drawn from {0.10, ..., 0.90};
@@ -134,7 +134,7 @@ def main(argv=None):
         ax.set_ylabel(title)
         ax.legend()
     axes[1].set_xlabel("calibration sample size n")
-    fig.suptitle(f"App. J.1 toy (SPEC §7 reconstruction), {reps} repetitions")
+    fig.suptitle(f"App. J.1 toy (docs/specification.md §7 reconstruction), {reps} repetitions")
     fig.tight_layout()
     png = out / ("j1_toy_quick.png" if args.quick else "j1_toy.png")
     fig.savefig(png, dpi=120)

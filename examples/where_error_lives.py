@@ -4,7 +4,7 @@
     Gamma_{c,u,I,v}(f) = E[c(X) 1{mu_u(P) in I} <Delta_{u,v}(P), R_v(P, Y)>]   (Def. 3.2)
 
 A miscalibrated predictor (the four patient groups of examples/boost_trajectories.py)
-against the true law of SPEC §7, two subgroups (everyone, "older") and the three decision
+against the true law of docs/specification.md §7, two subgroups (everyone, "older") and the three decision
 utilities.  For each utility the figure colours every internal node by its largest
 |Gamma| over subgroups and intervals, and marks on the score axis the interval that the
 node's witness selects.  Exact numbers throughout.

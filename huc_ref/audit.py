@@ -1,6 +1,6 @@
 """The audit engine: exact UC and HUC with witnesses (Sec. 2.1, Def. 3.2, App. F.3-F.4).
 
-For a finite distribution of atoms (SPEC §3) and a utility ``u``, atom ``i`` has the score
+For a finite distribution of atoms (docs/specification.md §3) and a utility ``u``, atom ``i`` has the score
 ``s_i = mu_u(p_i)``, the UC term ``a_i = sum_y eta_{i,y} u(p_i, y) - mu_u(p_i)`` and, at
 each internal node ``v``, the HUC term ``gamma_{i,v} = sum_y eta_{i,y} g_{u,v}(p_i, y)``.
 
@@ -165,7 +165,7 @@ class Candidate:
     moment: Fraction
 
     def to_json(self, *, key: str = "sup") -> dict:
-        """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses) (SPEC §6).
+        """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses) (docs/specification.md §6).
 
         >>> Candidate("all", "u", "v0", Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)), Fraction(-1, 4)).to_json()
         {'subgroup': 'all', 'utility': 'u', 'node': 'v0', 'sup': '1/4', 'interval': ['1/2', '1/2'], 'moment': '-1/4'}
@@ -188,7 +188,7 @@ def _first_max(rows):
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Every sup of an audit, with UC, HUC and their witnesses (SPEC §6 ``huc-result/1``).
+    """Every sup of an audit, with UC, HUC and their witnesses (docs/specification.md §6 ``huc-result/1``).
 
     App. D.1 again: one UC row and one row per relevant node.
 
@@ -251,7 +251,7 @@ class AuditResult:
         return len(self.subgroups) * sum(len(v) for v in self.relevant_nodes.values())
 
     def to_json(self, case_id: str | None = None) -> dict:
-        """The ``huc-result/1`` document (SPEC §6), exact numbers as strings."""
+        """The ``huc-result/1`` document (docs/specification.md §6), exact numbers as strings."""
         uc = self.uc.to_json(key="value")
         del uc["node"]
         return {"format": "huc-result/1", "case": case_id, "engine": "exact",
@@ -306,7 +306,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     accelerator); every reported number is a ``Fraction`` either way.
 
     Rows come in the order subgroups, utilities, then the UC row (``node`` None) before
-    the nodes of ``V_T(u)`` in pre-order (SPEC §6).
+    the nodes of ``V_T(u)`` in pre-order (docs/specification.md §6).
 
     Appendix D.1 (cancellation): ``UC = 0`` while ``HUC = 1/4``.
 

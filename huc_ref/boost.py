@@ -10,7 +10,7 @@ HUC-Boost (``z_{v,j}``) or leaf-wise for UC-Boost; predictions are a fresh softm
 so rounding never accumulates across updates (an iterated normalised update in interval
 arithmetic loses about a bit per update; a fresh softmax of exact logits loses nothing).
 
-Arithmetic and certification (SPEC §4).  ``exp`` makes boosted predictions irrational, so
+Arithmetic and certification (docs/specification.md §4).  ``exp`` makes boosted predictions irrational, so
 they are evaluated at a working precision (mpmath, ``digits`` significant digits):
 
 * every decision (which candidate is largest, which atoms its interval selects, whether

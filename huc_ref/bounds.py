@@ -1,4 +1,4 @@
-"""The paper's bounds: Prop. 3.3, Thm 3.4, Thm 3.5's update count, App. H.1 (SPEC §3).
+"""The paper's bounds: Prop. 3.3, Thm 3.4, Thm 3.5's update count, App. H.1 (docs/specification.md §3).
 
 ``sqrt`` and ``log`` make these bounds irrational.  Each is returned as a
 :class:`CertifiedReal`: the exact sympy expression and a rational enclosure
@@ -28,7 +28,7 @@ _PRECISION = 113  # bits of the interval enclosures; raised when a decision need
 @dataclass(frozen=True)
 class CertifiedReal:
     """An exact real (a sympy expression) with a certified rational enclosure ``[lo, hi]``
-    (SPEC §4: where ``sqrt`` and ``log`` force irrational values, as in Thm 3.4 and H.1).
+    (docs/specification.md §4: where ``sqrt`` and ``log`` force irrational values, as in Thm 3.4 and H.1).
 
     >>> r = CertifiedReal(sympy.sqrt(2), Fraction(141, 100), Fraction(142, 100))
     >>> r.certainly_le(Fraction(3, 2)), r.certainly_le(1), str(r)
@@ -90,7 +90,7 @@ def prop_3_3_bound(huc, n_relevant: int) -> Fraction:
 
 
 def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:
-    """Thm 3.4 (radicals restored, SPEC §3): with probability ``>= 1 - delta``,
+    """Thm 3.4 (radicals restored, docs/specification.md §3): with probability ``>= 1 - delta``,
     ``|HUC_hat - HUC| <= 16/sqrt(n) + 4 sqrt(log(max(1, N_cand)/delta) / (2n))``.
 
     >>> b = theorem_3_4_deviation(10000, 3, Fraction(1, 20))

@@ -1,4 +1,4 @@
-"""Case and result files: ``huc-case/1`` in, ``huc-result/1`` out (SPEC §6).
+"""Case and result files: ``huc-case/1`` in, ``huc-result/1`` out (docs/specification.md §6).
 
 Everything an audit needs travels in one JSON document, so any implementation in any
 language can be checked against this one.  Numbers are exact: integers, ``"a/b"`` or
@@ -86,7 +86,7 @@ _UTILITY_FIELDS = {
 
 
 def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
-    """Build a utility from its ``huc-case/1`` description (SPEC §6).
+    """Build a utility from its ``huc-case/1`` description (docs/specification.md §6).
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> utility_from_json(t, {"kind": "table", "values": [0, "1/2"]}).b
@@ -266,7 +266,7 @@ def _utility_schema(kind: str) -> dict:
 
 
 def case_schema() -> dict:
-    """The JSON Schema (draft 2020-12) of ``huc-case/1`` (SPEC §6), published as
+    """The JSON Schema (draft 2020-12) of ``huc-case/1`` (docs/specification.md §6), published as
     ``huc_ref/data/schemas/huc-case-1.schema.json``.
 
     It states the document's shape; :func:`read_case` also checks what a schema cannot
@@ -298,7 +298,7 @@ def case_schema() -> dict:
 
 
 def result_schema(engine: str = "exact") -> dict:
-    """The JSON Schema of ``huc-result/1`` (SPEC §6): exact answers write numbers as strings
+    """The JSON Schema of ``huc-result/1`` (docs/specification.md §6): exact answers write numbers as strings
     in lowest terms; the fast engine's (``engine="fast"``) as JSON numbers.
 
     >>> result_schema()["properties"]["engine"], result_schema("fast")["properties"]["engine"]
@@ -327,7 +327,7 @@ def result_schema(engine: str = "exact") -> dict:
 
 
 def schema_dir() -> Path:
-    """Where the published schemas of SPEC §6 live (package data): ``huc_ref/data/schemas``.
+    """Where the published schemas of docs/specification.md §6 live (package data): ``huc_ref/data/schemas``.
 
     >>> sorted(p.name for p in schema_dir().glob("*.json"))
     ['huc-case-1.schema.json', 'huc-result-1-fast.schema.json', 'huc-result-1.schema.json']
@@ -336,7 +336,7 @@ def schema_dir() -> Path:
 
 
 def write_schemas(out: Path | None = None) -> list[Path]:
-    """Write the three schemas of SPEC §6 (:func:`case_schema`, :func:`result_schema`) into ``out``
+    """Write the three schemas of docs/specification.md §6 (:func:`case_schema`, :func:`result_schema`) into ``out``
     (default: :func:`schema_dir`, the published copies, which a test holds to the builders).
 
     >>> import tempfile

@@ -203,7 +203,7 @@ def main(argv=None) -> int:
     """Run ``huc``; return the exit status (0 success, 1 a failed check, 2 bad input).
 
     >>> main(["verify", "--only", "appendix_d3"]) == 0
-    [  ok  ] check_appendix_d3_branch_error_without_impact ...
+    [  ok  ] 1/1 check_appendix_d3_branch_error_without_impact ...
     True
     """
     args = None

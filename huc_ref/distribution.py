@@ -1,4 +1,4 @@
-"""Finite joint distributions of (subgroup values, prediction, label) (SPEC §3).
+"""Finite joint distributions of (subgroup values, prediction, label) (docs/specification.md §3).
 
 An atom ``i`` has a weight ``w_i > 0`` (the weights sum to 1), subgroup values
 ``c(x_i) in [-1, 1]`` for each ``c`` in ``C``, a prediction ``p_i`` in the open simplex
@@ -28,7 +28,7 @@ _ONE = Fraction(1)
 
 @dataclass(frozen=True)
 class Atom:
-    """One atom of a finite distribution (SPEC §3): weight, subgroup values ``c(x)``,
+    """One atom of a finite distribution (docs/specification.md §3): weight, subgroup values ``c(x)``,
     prediction ``p``, and a label law ``eta`` (population) or a label id (sample).
 
     >>> a = Atom(Fraction(1), (Fraction(1),), (Fraction(1, 4), Fraction(3, 4)), (Fraction(1, 2), Fraction(1, 2)))
@@ -43,7 +43,7 @@ class Atom:
     label: int | None = None
 
     def label_law(self, K: int) -> tuple[Fraction, ...]:
-        """``eta_i``; for a sample point the unit vector ``e_{y_i}`` (SPEC §3).
+        """``eta_i``; for a sample point the unit vector ``e_{y_i}`` (docs/specification.md §3).
 
         >>> Atom(Fraction(1), (Fraction(1),), (Fraction(1, 2), Fraction(1, 2)), None, 1).label_law(2)
         (Fraction(0, 1), Fraction(1, 1))

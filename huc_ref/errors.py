@@ -59,7 +59,7 @@ _RULES = [
 
 def classify(message: str) -> tuple[str, str]:
     """``(kind, path)`` of an error message: the rule (:data:`ERROR_KINDS`) and the place
-    (SPEC §6: a bad case file gets one error naming the path inside the document).
+    (docs/specification.md §6: a bad case file gets one error naming the path inside the document).
 
     >>> classify("atoms[3].p: sums to 999/1000, not 1")
     ('probability_sum', 'atoms[3].p')

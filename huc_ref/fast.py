@@ -76,7 +76,7 @@ def rounding_bound(K: int, p_error: float = 0.0) -> float:
 
 class ExactRows:
     """The exact predictions behind a float array, for the comparisons floats cannot decide
-    (App. F.3's scores and the decisions of the utility families, SPEC §5).
+    (App. F.3's scores and the decisions of the utility families, docs/specification.md §5).
 
     Given the rationals a float array was rounded from (``p_error`` = :data:`UNIT_ROUNDOFF`),
     :attr:`exact` is True and :meth:`row` returns them: undecided decisions and tie blocks
@@ -287,7 +287,7 @@ def _ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
 
 def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | None = None,
                    pi: np.ndarray | None = None, exact: ExactRows | None = None) -> np.ndarray:
-    """``u(p_i, .)`` for every row of ``P`` (label order), vectorised per family (SPEC §5).
+    """``u(p_i, .)`` for every row of ``P`` (label order), vectorised per family (docs/specification.md §5).
 
     A decision (a rank, an argmax of payoffs or of top-1 masses, a margin's sign) is taken in
     float64 where :func:`rounding_bound` certifies it; where it does not, by the exact utility

@@ -9,7 +9,7 @@ run of consecutive blocks (H.3, Step 1), so with prefixes ``C_0 = 0, C_b = B_1 +
 witnessed by the closed interval ``[s_(r+1), s_(b)]``.  Algorithm 2 keeps the running
 minimum and maximum of the earlier prefixes, so one pass costs ``O(m)``.
 
-Tie rule (SPEC §3, convention): among maximisers, the smallest right end ``b``, then the
+Tie rule (docs/specification.md §3, convention): among maximisers, the smallest right end ``b``, then the
 smallest ``r``; a sup of 0 is witnessed by the empty interval.
 
 Exactness at scale.  With float-derived rationals each block sum brings new prime

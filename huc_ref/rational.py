@@ -107,7 +107,7 @@ def exact_vector(values, where: str = "value", length: int | None = None) -> tup
 
 
 def integer_text(n: int) -> str:
-    """Write an integer of any size in decimal (SPEC §6: exact results are written whole).
+    """Write an integer of any size in decimal (docs/specification.md §6: exact results are written whole).
 
     Python refuses to write integers of more than 4,300 digits with ``str`` (a guard against
     quadratic conversions); an exact result can be far larger (a sum over 2,500 atoms with
@@ -147,7 +147,7 @@ def fraction_text(x: Fraction) -> str:
 
 def decimal_text(x, digits: int = 6) -> str:
     """``x`` rounded to ``digits`` significant digits, for people (the exact value stays in JSON,
-    SPEC §6; the report of ``huc audit`` uses this).
+    docs/specification.md §6; the report of ``huc audit`` uses this).
 
     Computed from the integers, so a number far below float64's range is still shown as it is
     (``-2 / 7^2000`` below agrees with mpmath's ``nstr(-2 / mpf(7)**2000, 6)``).

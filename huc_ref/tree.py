@@ -140,7 +140,7 @@ class LabelTree:
     @classmethod
     def from_children(cls, root: str, children: Mapping[str, Sequence[str]],
                       labels: Sequence[str] | None = None) -> LabelTree:
-        """Build from a root name and a mapping node -> ordered children (SPEC §6).
+        """Build from a root name and a mapping node -> ordered children (docs/specification.md §6).
 
         Nodes absent from the mapping (or mapped to ``[]``) are leaves.  ``labels``
         fixes the order of probability vectors; by default, the depth-first leaf order.
@@ -374,7 +374,7 @@ class LabelTree:
         return tuple(self._names[k] for k in self.path_ids(self.label_index(label)))
 
     def to_json(self) -> dict:
-        """The ``huc-case/1`` form ``{"root": ..., "children": {...}}`` (SPEC §6).
+        """The ``huc-case/1`` form ``{"root": ..., "children": {...}}`` (docs/specification.md §6).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.to_json()

@@ -1,13 +1,13 @@
-"""Utility families (App. A.1, J.1, K.2-K.6; SPEC §5), each with its relevant nodes ``V_T(u)``.
+"""Utility families (App. A.1, J.1, K.2-K.6; docs/specification.md §5), each with its relevant nodes ``V_T(u)``.
 
 A utility ``u(p, y) in [-1, 1]`` is bound to a label tree.  :meth:`Utility.values` gives
 the leaf values ``u(p, .)`` for one prediction, in label order; ``mu_u(p) =
 sum_y p_y u(p, y)`` is its score.  :attr:`Utility.relevant_nodes` is ``V_T(u)``: the
 internal nodes with ``d_v >= 2`` at which ``u(p, .)`` is not constant on ``Y_v`` for some
-prediction ``p``, read structurally off each family's payoff table (SPEC §3).  Outside
+prediction ``p``, read structurally off each family's payoff table (docs/specification.md §3).  Outside
 ``V_T(u)`` every node contribution is identically zero, so HUC is unchanged by them.
 
-Conventions (SPEC §5): ranks break ties by label order; decisions take the first
+Conventions (docs/specification.md §5): ranks break ties by label order; decisions take the first
 maximiser in the given action order; ``decision`` utilities count every action of the
 table as possible (a never-chosen action can only enlarge ``V_T(u)``); ``top1_at_depth``
 candidates are the depth-``l`` cut; ``per_atom`` values count only at the audited atoms.
@@ -68,7 +68,7 @@ def subtree_sums_by(tree: LabelTree, row, combine):
 
 
 class Utility:
-    """Base class: a utility ``u(p, y)`` bound to a label tree (Sec. 2.1, SPEC §5).
+    """Base class: a utility ``u(p, y)`` bound to a label tree (Sec. 2.1, docs/specification.md §5).
 
     Subclasses define :meth:`values` and :attr:`relevant_nodes`, and ``kind`` /
     :meth:`to_json` for the case file.
@@ -108,7 +108,7 @@ class Utility:
 
     @property
     def relevant_nodes(self) -> tuple[str, ...]:
-        """``V_T(u)`` in pre-order (Def. 3.2, SPEC §3).
+        """``V_T(u)`` in pre-order (Def. 3.2, docs/specification.md §3).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Table(t, [1, 1, 0]).relevant_nodes, Table(t, [1, 0, 0]).relevant_nodes
@@ -117,7 +117,7 @@ class Utility:
         raise NotImplementedError
 
     def to_json(self) -> dict:
-        """The ``huc-case/1`` description of this utility (SPEC §6).
+        """The ``huc-case/1`` description of this utility (docs/specification.md §6).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> BinaryDecision(t, ["b"], ["a", "b"], "1/2").to_json()
@@ -388,7 +388,7 @@ class Top1AtDepth(Utility):
     @property
     def candidate_ids(self) -> tuple[int, ...]:
         """The pre-order ids of the depth-``l`` cut: the nodes at depth ``l`` and the shallower
-        leaves, among which ``v_l(p)`` is chosen (K.2, SPEC §5 convention).
+        leaves, among which ``v_l(p)`` is chosen (K.2, docs/specification.md §5 convention).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Top1AtDepth(t, 2).candidate_ids  # y1, y2 at depth 2 and the leaf y3 at depth 1

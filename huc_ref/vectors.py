@@ -28,6 +28,8 @@ from .rational import fraction_text
 __all__ = ["DELETE", "mutate", "FLAGS", "ERROR_KINDS", "GENERATOR", "build_vector_files", "write_vector_files",
            "load_vectors", "export_cases", "answer_cases", "check_answers", "default_vector_dir", "schema"]
 
+#: The generator that wrote the vector files: changes only when their content does, not with
+#: the package version (so the published files stay byte for byte what they were).
 GENERATOR = "huc-ref 0.1.0 vectors (seed 20261130)"
 SEED = 20261130
 N_GENERATED = 240
@@ -56,7 +58,7 @@ FLAGS = {
     "large_denominators": "some input number has a denominator above 2^64",
     "no_relevant_node": "some utility has no relevant node (constant on every branching)",
     "mcgrad_tie": "tied scores where an ungrouped cumulative sum (MCGrad's ecce) differs from the grouped definition",
-    **{f"family_{k}": f"uses a {k} utility (SPEC §5)" for k in
+    **{f"family_{k}": f"uses a {k} utility (docs/specification.md §5)" for k in
        ("table", "subtree", "rank", "top_k", "decision", "binary_decision", "top1_at_depth", "aggregated",
         "per_atom")},
     "invalid": "the input must be rejected",
@@ -92,7 +94,8 @@ def _case(case_id, description, tree, labels, utilities, atoms, subgroups=None):
 def _paper_cases():
     table = {"kind": "table", "values": [-1, 1, 1, 1]}
     y4 = {"kind": "table", "values": [0, 0, 0, 1]}
-    yield ("paper-d1-cancellation", "App. D.1: exact cancellation, UC = 0 and HUC = 1/4 (also SPEC §6's example)",
+    yield ("paper-d1-cancellation",
+           "App. D.1: exact cancellation, UC = 0 and HUC = 1/4 (also docs/specification.md §6's example)",
            _case("paper-d1-cancellation", "App. D.1", FOUR, FOUR_LABELS, {"u": table},
                  [{"weight": 1, "c": [1], "p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}], ["all"]))
     classwise = {f"e_{y}": {"kind": "table", "values": [1 if z == y else 0 for z in FOUR_LABELS]} for y in FOUR_LABELS}
@@ -116,7 +119,8 @@ def _paper_cases():
     us = {"u1": {"kind": "binary_decision", "S": ["y4", "y6"], "D": ["y3", "y4", "y5", "y6"], "tau": "1/2"},
           "u2": {"kind": "binary_decision", "S": ["y2", "y5", "y6", "y8"], "D": labels, "tau": "1/2"},
           "u3": {"kind": "binary_decision", "S": ["y8"], "D": ["y7", "y8"], "tau": "1/3"}}
-    yield ("paper-j1-toy-population", "App. J.1 toy (SPEC §7 reconstruction): true law eta, uniform initial "
+    yield ("paper-j1-toy-population", "App. J.1 toy (docs/specification.md §7 reconstruction): true law eta, "
+           "uniform initial "
            "prediction, three binary decisions",
            _case("paper-j1-toy-population", "App. J.1", J1_TREE, labels, us,
                  [{"weight": 1, "p": ["1/8"] * 8, "eta": eta}]))
@@ -172,7 +176,8 @@ def _edge_cases():
              {"weight": "1/3", "c": [1, "1/2"], "p": ["4/10", "3/10", "2/10", "1/10"], "label": "y3"},
              {"weight": "1/3", "c": [1, 0], "p": ["1/4"] * 4, "eta": [0, "1/2", "1/2", 0]}]
     for kind, spec in families.items():
-        yield (f"edge-family-{kind.replace('_', '-')}", f"the {kind} family (SPEC §5) with signed subgroup weights "
+        yield (f"edge-family-{kind.replace('_', '-')}", f"the {kind} family (docs/specification.md §5) with signed "
+               "subgroup weights "
                "and mixed atoms",
                _case(f"edge-family-{kind.replace('_', '-')}", "", FOUR, FOUR_LABELS, {"u": spec}, atoms,
                      ["all", "signed"]))
@@ -436,7 +441,7 @@ def build_vector_files() -> dict[str, dict]:
 
 
 def default_vector_dir() -> Path:
-    """The published golden vectors (SPEC §6): ``huc_ref/data/vectors``, shipped as package data.
+    """The published golden vectors (docs/specification.md §6): ``huc_ref/data/vectors``, shipped as package data.
 
     >>> sorted(p.name for p in default_vector_dir().glob("*.json"))[:3]
     ['edge_cases.json', 'generated.json', 'huc-vectors-1.schema.json']

@@ -4,23 +4,73 @@ or a JSON list.  Exit status 1 when any check fails."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
+import time
 
 from . import checks_audit, checks_boost, checks_decomposition, checks_examples  # noqa: F401 - registration
 from .core import CHECKS
 
-__all__ = ["run_checks", "format_table", "main"]
+__all__ = ["paper_order", "run_checks", "format_result", "format_table", "main"]
+
+
+_MAIN = re.compile(r"(?:Sec\.|Thm|Prop\.|Lemma|Def\.|Algorithm)\s*(\d+)(?:\.(\d+))?")
+_APPENDIX = re.compile(r"App\.\s*([A-Z])(?:\.(\d+))?")
+
+
+def paper_order(location: str) -> tuple:
+    """A sort key putting a check's location in the paper's order: the main text by section
+    number (``Sec. 2.2``, ``Thm 3.1``, ``Prop. 3.3``), then the appendices by letter and number.
+
+    >>> sorted(["App. D.1", "Thm 3.4, App. F.1", "App. C.3", "Sec. 2.2 eq. (5)", "Prop. 3.3"], key=paper_order)
+    ['Sec. 2.2 eq. (5)', 'Prop. 3.3', 'Thm 3.4, App. F.1', 'App. C.3', 'App. D.1']
+    """
+    main, appendix = _MAIN.search(location), _APPENDIX.search(location)
+    if main and (not appendix or main.start() < appendix.start()):
+        return (0, int(main.group(1)), int(main.group(2) or 0), "")
+    if appendix:
+        return (1, ord(appendix.group(1)), int(appendix.group(2) or 0), "")
+    return (2, 0, 0, location)
+
+
+def selected_checks(only: str | None = None) -> list:
+    """The registered checks (those whose name contains ``only``), in the paper's order."""
+    return sorted((c for c in CHECKS if only is None or only in c.name), key=lambda c: paper_order(c.location))
 
 
 def run_checks(only: str | None = None) -> list[dict]:
-    """Run the checks (those whose name contains ``only``, if given) and return their results.
+    """Run the checks (those whose name contains ``only``, if given), in the paper's order, and
+    return their results.
 
     >>> [r["status"] for r in run_checks("appendix_d1")]
     ['ok']
     """
-    selected = [c for c in CHECKS if only is None or only in c.name]
-    return [c.run() for c in selected]
+    return [c.run() for c in selected_checks(only)]
+
+
+def format_result(r: dict, position: str = "", elapsed: float | None = None) -> str:
+    """One check's lines of the ``huc verify`` report: status, name, location, time (and, as it
+    streams, its position and the time so far), claim, method.
+
+    >>> print(format_result({"status": "ok", "check": "check_demo", "location": "App. D.1", "seconds": 0.25,
+    ...                      "claim": "UC = 0 while HUC = 1/4", "method": "exact worked example",
+    ...                      "detail": "D_top = 1/4"}, "1/22 ", 3.0), end="")
+    [  ok  ] 1/22 check_demo  (App. D.1; 0.2 s; 3.0 s elapsed)
+             claim:  UC = 0 while HUC = 1/4
+             how:    exact worked example: D_top = 1/4
+    """
+    so_far = "" if elapsed is None else f"; {elapsed:.1f} s elapsed"
+    lines = [f"[{r['status']:^6}] {position}{r['check']}  ({r['location']}; {r['seconds']:.1f} s{so_far})",
+             textwrap.fill(r["claim"], 100, initial_indent="         claim:  ", subsequent_indent=" " * 17),
+             textwrap.fill(f"{r['method']}: {r['detail']}", 100, initial_indent="         how:    ",
+                           subsequent_indent=" " * 17)]
+    return "\n".join(lines) + "\n"
+
+
+def _summary(results: list[dict], elapsed: float) -> str:
+    failed = [r for r in results if r["status"] != "ok"]
+    return f"\n{len(results) - len(failed)} passed, {len(failed)} failed  ({elapsed:.1f} s)\n"
 
 
 def format_table(results: list[dict]) -> str:
@@ -35,17 +85,7 @@ def format_table(results: list[dict]) -> str:
     <BLANKLINE>
     1 passed, 0 failed  (0.2 s)
     """
-    lines = []
-    for r in results:
-        lines.append(f"[{r['status']:^6}] {r['check']}  ({r['location']}; {r['seconds']:.1f} s)")
-        lines.append(textwrap.fill(r["claim"], 100, initial_indent="         claim:  ", subsequent_indent=" " * 17))
-        lines.append(textwrap.fill(f"{r['method']}: {r['detail']}", 100, initial_indent="         how:    ",
-                                   subsequent_indent=" " * 17))
-    failed = [r for r in results if r["status"] != "ok"]
-    total = sum(r["seconds"] for r in results)
-    lines.append("")
-    lines.append(f"{len(results) - len(failed)} passed, {len(failed)} failed  ({total:.1f} s)")
-    return "\n".join(lines) + "\n"
+    return "".join(format_result(r) for r in results) + _summary(results, sum(r["seconds"] for r in results))
 
 
 def main(argv=None) -> int:
@@ -64,6 +104,14 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print a JSON list of results")
     ap.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
     args = ap.parse_args(argv)
-    results = run_checks(args.only)
-    sys.stdout.write(json.dumps(results, indent=2) + "\n" if args.json else format_table(results))
+    if args.json:
+        results = run_checks(args.only)
+        sys.stdout.write(json.dumps(results, indent=2) + "\n")
+    else:  # streamed: each check's lines as soon as it ends, with its position and the time so far
+        checks, results, start = selected_checks(args.only), [], time.perf_counter()
+        for k, check in enumerate(checks, start=1):
+            results.append(check.run())
+            sys.stdout.write(format_result(results[-1], f"{k}/{len(checks)} ", time.perf_counter() - start))
+            sys.stdout.flush()
+        sys.stdout.write(_summary(results, time.perf_counter() - start))
     return 0 if results and all(r["status"] == "ok" for r in results) else 1

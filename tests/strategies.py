@@ -94,7 +94,7 @@ def ancestor_closed_sets(draw, tree: LabelTree):
 
 @st.composite
 def utilities(draw, tree: LabelTree, n_atoms: int = 0, families=None):
-    """One utility from any family of SPEC §5 (per_atom only when ``n_atoms`` > 0)."""
+    """One utility from any family of docs/specification.md §5 (per_atom only when ``n_atoms`` > 0)."""
     K = tree.K
     kinds = families or ["table", "subtree", "rank", "top_k", "decision", "binary_decision",
                          "top1_at_depth", "aggregated"] + (["per_atom"] if n_atoms else [])

@@ -201,7 +201,7 @@ def test_single_leaf_tree_with_passes_stops_at_once():
 
 
 def test_undecidable_decisions_raise_instead_of_guessing(monkeypatch):
-    """SPEC §4: when the precisions keep disagreeing, raise; never pick one."""
+    """docs/specification.md §4: when the precisions keep disagreeing, raise; never pick one."""
     import importlib
     boost_module = importlib.import_module("huc_ref.boost")
     original = boost_module._Engine.choose

@@ -1,4 +1,4 @@
-"""Case and result files (SPEC §6) and the ``huc`` command: values, errors, exit codes."""
+"""Case and result files (docs/specification.md §6) and the ``huc`` command: values, errors, exit codes."""
 
 import copy
 import json
@@ -19,7 +19,7 @@ BASE = json.loads(D1.read_text())
 
 
 def test_d1_result_matches_spec_example():
-    """SPEC §6's example result, which restates App. D.1."""
+    """docs/specification.md §6's example result, which restates App. D.1."""
     doc = read_case(D1).result_json()
     assert doc["uc"] == {"value": "0", "subgroup": "all", "utility": "u", "interval": None, "moment": "0"}
     assert doc["huc"] == {"value": "1/4", "subgroup": "all", "utility": "u", "node": "v0",

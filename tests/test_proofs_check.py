@@ -80,3 +80,18 @@ def test_verify_exit_status(argv, code, capsys):
     assert huc_main(argv) == code
     out = capsys.readouterr().out
     assert ("4 passed, 0 failed" in out) if code == 0 else ("0 passed, 0 failed" in out)
+
+
+def test_verify_streams_each_check_in_the_paper_order(capsys):
+    """One block per check as it ends, numbered, with the time so far; the main text before the
+    appendices, and D.1 .. D.4 in order."""
+    assert huc_main(["verify", "--only", "appendix_d"]) == 0
+    heads = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    assert [h.split()[4] for h in heads] == ["check_appendix_d1_cancellation",
+                                             "check_appendix_d2_marginal_calibration",
+                                             "check_appendix_d3_branch_error_without_impact",
+                                             "check_appendix_d4_branch_score_cells"]
+    assert [h.split()[3] for h in heads] == ["1/4", "2/4", "3/4", "4/4"] and all("s elapsed)" in h for h in heads)
+    from proofs_check.runner import paper_order, selected_checks
+    keys = [paper_order(c.location) for c in selected_checks()]
+    assert keys == sorted(keys) and keys[0][0] == 0 and keys[-1][0] == 1

@@ -1,4 +1,4 @@
-"""Utility families (SPEC §5) and their relevant nodes V_T(u)."""
+"""Utility families (docs/specification.md §5) and their relevant nodes V_T(u)."""
 
 from fractions import Fraction
 
@@ -73,7 +73,7 @@ def test_top1_at_depth_uses_the_depth_cut():
 
 @given(label_trees(), st.data())
 def test_nodes_outside_v_t_contribute_nothing(t, data):
-    """Outside V_T(u), g_{u,v}(p, .) = 0 at every prediction (SPEC §3)."""
+    """Outside V_T(u), g_{u,v}(p, .) = 0 at every prediction (docs/specification.md §3)."""
     u = data.draw(utilities(t))
     for _ in range(3):
         p = data.draw(predictions(t.K))
