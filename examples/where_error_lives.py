@@ -5,9 +5,10 @@
 
 A miscalibrated predictor (the four patient groups of examples/boost_trajectories.py)
 against the true law of docs/specification.md §7, two subgroups (everyone, "older") and the three decision
-utilities.  For each utility the figure colours every internal node by its largest
-|Gamma| over subgroups and intervals, and marks on the score axis the interval that the
-node's witness selects.  Exact numbers throughout.
+utilities.  For each utility the figure (huc_ref.plot.plot_audit) colours every relevant
+node by the signed moment of its witness (the subgroup and interval of largest |Gamma|),
+and marks on the score axis the interval that each witness selects.  Exact numbers
+throughout.
 
     python examples/where_error_lives.py [--quick] [--out DIR]
 """
@@ -22,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from examples.boost_trajectories import population  # noqa: E402
 from examples.j1_toy import TREE, UTILITIES  # noqa: E402
-from huc_ref import atom_terms, audit  # noqa: E402
+from huc_ref import HUCError, audit  # noqa: E402
 
 
 def node_table():
@@ -55,59 +56,17 @@ def main(argv=None):
             interval = "empty" if row.interval is None else f"[{lo:.4f}, {hi:.4f}]"
             print(f"{name:<18} {v:<8} {float(row.sup):>12.5f}  {row.subgroup:<8}  {interval}")
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+        from huc_ref.plot import plot_audit
+        fig = plot_audit(dist, UTILITIES, res)
+    except HUCError:  # matplotlib is not installed
         print("(matplotlib not installed: pip install huc-ref[plot] for the figure)")
         return table
-    # layout: leaves evenly spaced in depth-first order, parents above the middle of their children
-    pos, leaves = {}, [n for n in TREE.nodes if TREE.is_leaf(n)]
-    for k, y in enumerate(leaves):
-        pos[y] = (k / (len(leaves) - 1), 0.0)
-    for v in reversed(TREE.nodes):
-        if not TREE.is_leaf(v):
-            xs = [pos[c][0] for c in TREE.children(v)]
-            pos[v] = (sum(xs) / len(xs), max(pos[c][1] for c in TREE.children(v)) + 1.0)
-    top = max(float(r.sup) for r in table.values() if r is not None)
-    fig, axes = plt.subplots(2, len(UTILITIES), figsize=(5 * len(UTILITIES), 7),
-                             gridspec_kw={"height_ratios": [4, 1]})
-    cmap = plt.get_cmap("Reds")
-    for col, name in enumerate(UTILITIES):
-        ax = axes[0, col]
-        for v in TREE.internal_nodes:
-            for c in TREE.children(v):
-                ax.plot(*zip(pos[v], pos[c]), color="grey", lw=1, zorder=1)
-        for node, (x, y) in pos.items():
-            row = table.get((name, node))
-            if TREE.is_leaf(node):
-                ax.text(x, y - 0.25, node, ha="center", va="top", fontsize=8)
-                ax.scatter([x], [y], s=60, color="white", edgecolor="black", zorder=2)
-            elif row is None:
-                ax.scatter([x], [y], s=500, color="white", edgecolor="lightgrey", zorder=2)
-                ax.text(x, y, "-", ha="center", va="center", fontsize=8, zorder=3)
-            else:
-                ax.scatter([x], [y], s=900, color=cmap(0.15 + 0.85 * float(row.sup) / top), edgecolor="black",
-                           zorder=2)
-                ax.text(x, y, f"{node}\n{float(row.sup):.3f}", ha="center", va="center", fontsize=7, zorder=3)
-        ax.set_title(f"{name}: max |Gamma| per node")
-        ax.axis("off")
-        axis = axes[1, col]
-        scores = sorted({float(t.score) for t in atom_terms(dist, UTILITIES[name], ())})
-        axis.scatter(scores, [0] * len(scores), color="black", zorder=3, label="atom scores mu_u")
-        rows = [(v, r) for (n, v), r in table.items() if n == name and r is not None and r.interval]
-        for k, (v, r) in enumerate(rows):
-            lo, hi = (float(x) for x in r.interval)
-            axis.plot([lo, hi], [0.2 + 0.15 * k] * 2, lw=4, label=f"witness at {v}")
-        axis.set_yticks([])
-        axis.set_xlabel("score mu_u(p)")
-        axis.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.suptitle("Where the error lives: per-node HUC on the J.1 tree (exact)")
-    fig.tight_layout()
+    fig.suptitle("Where the error lives: per-node HUC moments on the J.1 tree (exact; colour: the signed "
+                 "witness moment of each node in V_T(u))", y=1.04)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     png = out / "where_error_lives.png"
-    fig.savefig(png, dpi=110)
+    fig.savefig(png, dpi=110, bbox_inches="tight")
     print(f"figure: {png}")
     return table
 

@@ -86,8 +86,23 @@ def _cmd_audit(args) -> int:
         sys.stdout.write(dumps(doc))
         return 0
     result = case.audit()
+    if args.plot:
+        _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
+
+
+def _save(draw, path: str) -> None:
+    """Draw a figure with :mod:`huc_ref.plot` and write it to ``path`` (its suffix: png, pdf, svg)."""
+    from . import plot
+    target = Path(path)
+    if target.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise HUCError(f"--plot: {path!r} must end in .png, .pdf or .svg")
+    fig = draw(plot)
+    try:
+        fig.savefig(target, dpi=110, bbox_inches="tight")
+    except OSError as err:
+        raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}") from None
 
 
 def _cmd_boost(args) -> int:
@@ -141,8 +156,14 @@ def _cmd_vectors(args) -> int:
 
 
 def _cmd_demo(args) -> int:
-    from .demo import walkthrough
-    print(walkthrough()[0])
+    from .demo import TREE, walkthrough
+    vectors = [None if v is None else [x.strip() for x in v.split(",")] for v in (args.p, args.eta, args.utility)]
+    text, moments = walkthrough(*vectors)
+    print(text)
+    if args.plot:
+        _save(lambda plot: plot.plot_tree(TREE, moments, title="eq. (5): D_top, D_L, D_R on the four-leaf tree",
+                                          value_label="contribution D_t (exact)"), args.plot)
+        print(f"figure: {args.plot}")
     return 0
 
 
@@ -160,29 +181,69 @@ def _case_arguments(parser, json_help):
     parser.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
 
 
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``huc``."""
-    parser = _Parser(prog="huc", description="Exact Utility Calibration (UC) and Hierarchical "
-                     "Utility Calibration (HUC): the reference implementation.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    p = sub.add_parser("audit", help="exact UC and HUC of a huc-case/1 file, with witnesses")
-    _case_arguments(p, "print the huc-result/1 document")
-    p.add_argument("--top", type=int, default=10, help="violations listed in the report (default 10)")
+    """The argument parser of ``huc`` (every subcommand with its help and an example).
+
+    >>> sorted(build_parser()._subparsers._group_actions[0].choices)
+    ['audit', 'boost', 'demo', 'vectors', 'verify']
+    """
+    from . import __version__
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(prog="huc", formatter_class=raw,
+                     description="Exact Utility Calibration (UC) and Hierarchical Utility Calibration (HUC): the "
+                                 "reference implementation of Futami, Huang and Takeuchi.",
+                     epilog=_examples("huc verify                     # check the paper's claims",
+                                      "huc audit case.json            # UC, HUC and witnesses of a huc-case/1 file",
+                                      "huc demo                       # App. D.1's cancellation",
+                                      "huc COMMAND --help             # the options of a command"))
+    parser.add_argument("--version", action="version", version=f"huc-ref {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    p = sub.add_parser("audit", help="exact UC and HUC of a huc-case/1 file, with witnesses", formatter_class=raw,
+                       description="Audit a huc-case/1 document exactly (or in float64 with --engine fast): UC, HUC, "
+                                   "every candidate row with its witness interval.",
+                       epilog=_examples("huc audit examples/cases/four_leaf_cancellation.json",
+                                        "huc audit case.json --json > result.json",
+                                        "huc audit case.json --engine fast --json",
+                                        "huc audit case.json --plot audit.png"))
+    _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)")
+    p.add_argument("--top", type=int, default=10, metavar="N", help="violations listed in the report (default 10)")
     p.add_argument("--engine", choices=["exact", "fast"], default="exact",
-                   help="exact (Fractions, the reference) or fast (numpy float64, JSON numbers)")
+                   help="exact: Fractions, the reference (default); fast: numpy float64, JSON numbers, --json only")
+    p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
+                                                  "intervals over the scores) to FILE (.png, .pdf or .svg)")
     p.set_defaults(run=_cmd_audit)
-    b = sub.add_parser("boost", help="HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)")
+    b = sub.add_parser("boost", help="HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)",
+                       formatter_class=raw,
+                       description="Run HUC-Boost (Algorithm 1/3) or UC-Boost on a huc-case/1 document; Theorem 3.5 "
+                                   "is checked on the run.",
+                       epilog=_examples("huc boost examples/cases/four_leaf_cancellation.json",
+                                        "huc boost case.json --method uc --epsilon 1/50 --json",
+                                        "huc boost case.json --step fixed:1/20 --select passes"))
     _case_arguments(b, "print the huc-boost/1 document")
-    b.add_argument("--method", choices=["huc", "uc"], default="huc")
+    b.add_argument("--method", choices=["huc", "uc"], default="huc",
+                   help="huc: one internal node per update (default); uc: all leaf logits at once")
     b.add_argument("--epsilon", default="1/100", help="stopping tolerance (exact number, default 1/100)")
-    b.add_argument("--max-updates", type=int, default=1000, help="update cap (default 1000)")
-    b.add_argument("--step", default="adaptive", help="'adaptive' (alpha = Gamma/Lambda) or 'fixed:A'")
-    b.add_argument("--select", choices=["greedy", "passes"], default="greedy")
-    b.add_argument("--digits", type=int, default=30, help="working precision in significant digits (default 30)")
-    b.add_argument("--arithmetic", choices=["certified", "float"], default="certified")
-    b.add_argument("--top", type=int, default=20, help="updates listed in the report (default 20)")
+    b.add_argument("--max-updates", type=int, default=1000, metavar="N", help="update cap (default 1000)")
+    b.add_argument("--step", default="adaptive",
+                   help="'adaptive' (alpha = Gamma / Lambda, default) or 'fixed:A' (alpha = sign(Gamma) A)")
+    b.add_argument("--select", choices=["greedy", "passes"], default="greedy",
+                   help="greedy: the largest violation (default); passes: cycle over the branching nodes (K.1)")
+    b.add_argument("--digits", type=int, default=30, metavar="D",
+                   help="working precision in significant digits (default 30)")
+    b.add_argument("--arithmetic", choices=["certified", "float"], default="certified",
+                   help="certified: every decision proved at two precisions (default); float: uncertified, faster")
+    b.add_argument("--top", type=int, default=20, metavar="N", help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
-    g = sub.add_parser("vectors", help="golden vectors: export cases, check another implementation's answers")
+    g = sub.add_parser("vectors", help="golden vectors: export cases, check another implementation's answers",
+                       formatter_class=raw,
+                       description="The golden vectors (huc-vectors/1) for other implementations.",
+                       epilog=_examples("huc vectors export cases/       # one huc-case/1 file per vector",
+                                        "huc vectors check answers/      # compare answers/<id>.json",
+                                        "huc vectors answer mine/        # this implementation's answers"))
     g.add_argument("action", choices=["export", "check", "answer", "generate"],
                    help="export: write each vector's input to DIR; check: compare the answers in DIR; "
                         "answer: write this implementation's answers to DIR; generate: rebuild the vector files")
@@ -190,10 +251,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--vectors", metavar="SRC",
                    help="the folder of huc-vectors/1 files (default: the ones shipped in huc_ref/data/vectors)")
     g.set_defaults(run=_cmd_vectors)
-    d = sub.add_parser("demo", help="the four-leaf cancellation walk-through (App. D.1), for a classroom")
+    d = sub.add_parser("demo", help="the four-leaf cancellation walk-through (App. D.1), for a classroom",
+                       formatter_class=raw,
+                       description="App. D.1 exactly, or the four-leaf case you choose: branch probabilities, subtree "
+                                   "means, eq. (5)'s D_top, D_L, D_R, UC and HUC.",
+                       epilog=_examples("huc demo",
+                                        "huc demo --eta 1/20,9/20,1/5,3/10 --utility 0,0,0,1     # App. D.3",
+                                        "huc demo --p 1/2,1/6,1/6,1/6 --plot d1.png"))
+    d.add_argument("--p", metavar="P1,P2,P3,P4", help="the prediction (exact numbers; default 1/4 each)")
+    d.add_argument("--eta", metavar="E1,E2,E3,E4", help="the true law (default 1/4, 0, 3/8, 3/8)")
+    d.add_argument("--utility", metavar="U1,U2,U3,U4", help="leaf utilities in [-1, 1] (default -1, 1, 1, 1)")
+    d.add_argument("--plot", metavar="FILE", help="also draw the tree coloured by D_t to FILE (.png, .pdf, .svg)")
     d.set_defaults(run=_cmd_demo)
-    v = sub.add_parser("verify", help="check every identity, worked example and bound of the paper")
-    v.add_argument("--json", action="store_true", help="print a JSON list of results")
+    v = sub.add_parser("verify", help="check every identity, worked example and bound of the paper",
+                       formatter_class=raw,
+                       description="Run one check per claim of the paper, in the paper's order, printing each as it "
+                                   "ends with how it was checked.",
+                       epilog=_examples("huc verify", "huc verify --only appendix_d", "huc verify --json > claims.json"))
+    v.add_argument("--json", action="store_true", help="print a JSON list of results (at the end)")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
     v.set_defaults(run=_cmd_verify)
     return parser
@@ -208,8 +283,14 @@ def main(argv=None) -> int:
     """
     args = None
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:  # a bare `huc`: what it can do
+            parser.print_help()
+            return 0
         return args.run(args)
+    except SystemExit as done:  # --help and --version
+        return int(done.code or 0)
     except HUCError as err:
         if getattr(args, "json", False) and getattr(args, "command", None) in ("audit", "boost"):
             sys.stdout.write(dumps(err.to_json()))  # huc-error/1: the kind and the place, for programs

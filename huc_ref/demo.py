@@ -26,30 +26,47 @@ ETA = [Fraction(1, 4), Fraction(0), Fraction(3, 8), Fraction(3, 8)]
 U = Table(TREE, [-1, 1, 1, 1])
 
 
-def walkthrough() -> tuple[str, dict]:
-    """The exact quantities of App. D.1, as text, and the node moments ``D_top, D_L, D_R`` (eq. 5).
+def walkthrough(p=None, eta=None, u=None) -> tuple[str, dict]:
+    """The exact quantities of App. D.1 (or of the four-leaf case a student chooses: a
+    prediction ``p``, a true law ``eta`` and leaf utilities ``u``), as text, and the node
+    moments ``D_top, D_L, D_R`` of eq. (5).
 
     >>> text, moments = walkthrough()
     >>> [str(moments[v]) for v in ("v0", "vL", "vR")]  # App. D.1: D_top = 1/4, D_L = -1/4, D_R = 0
     ['1/4', '-1/4', '0']
+    >>> text, moments = walkthrough(eta=["1/20", "9/20", "1/5", "3/10"], u=[0, 0, 0, 1])  # App. D.3
+    >>> [str(moments[v]) for v in ("v0", "vL", "vR")]
+    ['0', '0', '1/20']
     """
-    dec = TreeDecomposition(TREE, P, U.b)
-    star = TreeDecomposition(TREE, ETA, U.b)  # branch probabilities of the true law
-    dist = FiniteDistribution(TREE, [{"p": P, "eta": ETA}])
-    moments = {v: interval_moment(dist, U, "all", Interval(), v) for v in TREE.internal_nodes}
-    res = audit(dist, {"u": U})
+    from .rational import exact_vector
+    p = P if p is None else exact_vector(p, "p", 4)
+    eta = ETA if eta is None else exact_vector(eta, "eta", 4)
+    utility = U if u is None else Table(TREE, u, where="u")
+    dist = FiniteDistribution(TREE, [{"p": p, "eta": eta}])  # checks that p and eta are laws
+    dec = TreeDecomposition(TREE, p, utility.b)
+    star = TreeDecomposition(TREE, eta, utility.b)  # branch probabilities of the true law
+    moments = {v: interval_moment(dist, utility, "all", Interval(), v) for v in TREE.internal_nodes}
+    res = audit(dist, {"u": utility})
     f = str
+    if res.uc.sup == 0 and res.huc.sup > 0:
+        verdict = "the node contributions cancel: UC sees nothing, HUC does"
+    elif res.uc.sup < res.huc.sup:
+        verdict = "the node contributions partly cancel: UC < HUC"
+    else:
+        verdict = "no cancellation here: UC >= HUC"
     lines = [
-        "Four-leaf cancellation (App. D.1), all numbers exact",
-        f"  prediction p = {', '.join(map(f, P))};  true law eta = {', '.join(map(f, ETA))};  u = -1, 1, 1, 1",
+        "Four-leaf cancellation (App. D.1), all numbers exact" if (tuple(p), tuple(eta), utility.b) == (tuple(P), tuple(ETA), U.b)
+        else "A four-leaf case (the tree of Sec. 2.2), all numbers exact",
+        f"  prediction p = {', '.join(map(f, p))};  true law eta = {', '.join(map(f, eta))};  "
+        f"u = {', '.join(map(f, utility.b))}",
         f"  predicted branch probabilities q_(t,R):  root {f(dec.q('v0')[1])}, left {f(dec.q('vL')[1])}, "
         f"right {f(dec.q('vR')[1])}",
         f"  true branch probabilities q*_(t,R):      root {f(star.q('v0')[1])}, left {f(star.q('vL')[1])}, "
         f"right {f(star.q('vR')[1])}",
         f"  subtree mean utilities ubar:  left {f(dec.mu('vL'))}, right {f(dec.mu('vR'))}, root (score) {f(dec.mu())}",
         f"  D_top = {f(moments['v0'])},  D_L = {f(moments['vL'])},  D_R = {f(moments['vR'])};  "
-        f"sum = {f(sum(moments.values()))}",
-        f"  UC  = {f(res.uc.sup)}    (the residual cancels: predicted and realised mean utility are both 1/2)",
-        f"  HUC = {f(res.huc.sup)}  at node {res.huc.node} (and {f(abs(moments['vL']))} at vL, opposite sign)",
+        f"sum = {f(sum(moments.values()))} (eq. 5: the whole residual)",
+        f"  UC  = {f(res.uc.sup)},  HUC = {f(res.huc.sup)}"
+        + (f" at node {res.huc.node}" if res.huc.node else "") + f":  {verdict}",
     ]
     return "\n".join(lines), moments

@@ -1,0 +1,99 @@
+"""huc_ref.plot draws the library's own objects: colours, names, scales and witnesses as stated."""
+
+from fractions import Fraction
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from matplotlib.colors import to_rgb  # noqa: E402
+
+from huc_ref import FiniteDistribution, HUCError, LabelTree, Table, TopK  # noqa: E402
+from huc_ref.cli import main  # noqa: E402
+from huc_ref.plot import plot_audit, plot_trajectories, plot_tree, text_colour  # noqa: E402
+from tests.strategies import shape_tree  # noqa: E402
+
+FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+
+
+def _node_texts(fig):
+    return {t.get_text().split("\n")[0]: t for t in fig.axes[0].texts}
+
+
+def test_tree_colours_signs_and_names_every_node():
+    fig = plot_tree(FOUR, {"v0": Fraction(1, 4), "vL": Fraction(-1, 8)}, relevant=["v0", "vL"])
+    texts = _node_texts(fig)
+    assert set(texts) == {"v0", "vL", "vR", "y1", "y2", "y3", "y4"}  # outside V_T(u) named too, not dashes
+    fills = {tuple(round(c, 3) for c in col.get_facecolor()[0][:3]): col for col in fig.axes[0].collections}
+    reds = [f for f in fills if f[0] > f[2] + 0.15]
+    blues = [f for f in fills if f[2] > f[0] + 0.15]
+    assert len(reds) == 1 and len(blues) == 1  # +1/4 warm, -1/8 cool, on one scale centred at 0
+    for name in ("v0", "vL"):  # the text reads on its fill
+        node = next(c for c in fig.axes[0].collections
+                    if tuple(c.get_offsets()[0]) == tuple(texts[name].get_position()))
+        assert to_rgb(texts[name].get_color()) == to_rgb(text_colour(node.get_facecolor()[0]))
+    assert to_rgb(texts["v0"].get_color()) == to_rgb("white")  # the darkest red of the scale: white text
+    assert to_rgb(texts["vR"].get_color()) != to_rgb("black")  # greyed
+    assert fig.axes[1].get_ylabel() == "signed node moment"  # the colour bar
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "node of V_T(u): its value", "internal node outside V_T(u)", "leaf (label)"]
+
+
+def test_dark_fills_get_white_text_and_light_fills_black():
+    assert text_colour((0.02, 0.19, 0.38)) == "white" and text_colour((0.99, 0.86, 0.78)) == "black"
+    with pytest.raises(HUCError, match="^plot_tree: 'zz' is not a node of the tree$"):
+        plot_tree(FOUR, {"zz": 1})
+
+
+@pytest.mark.parametrize("shape", ["flat", "wide_last", "two_level"])
+def test_audits_of_wide_trees_draw_every_relevant_node(shape):
+    tree = shape_tree(shape, 10, 30, 1)
+    atoms = [{"p": [Fraction(1 + (i + k) % 3, 1) for k in range(tree.K)], "label": tree.labels[i % tree.K]}
+             for i in range(6)]
+    d = FiniteDistribution(tree, atoms, renormalize=True)
+    us = {"top1": TopK(tree, 1)}
+    fig = plot_audit(d, us)
+    relevant = set(TopK(tree, 1).relevant_nodes)
+    assert relevant <= set(_node_texts(fig))
+    with pytest.raises(HUCError, match=r"^plot_audit: subgroup 'nobody' is not one of \['all'\]$"):
+        plot_audit(d, us, subgroup="nobody")
+
+
+def test_trajectories_show_each_decrease_against_the_guarantee():
+    path = [{"uc": 0.1, "huc": 0.3, "log_loss": 1.0}, {"uc": 0.05, "huc": 0.1, "log_loss": 0.9},
+            {"uc": 0.01, "huc": 0.02, "log_loss": 0.89}]
+    fig = plot_trajectories({"HUC-Boost": path}, epsilon=0.1)
+    loss = fig.axes[2]
+    assert loss.get_yscale() == "log"
+    drops = [line for line in loss.get_lines() if line.get_label() == "HUC-Boost"][0].get_ydata()
+    assert list(drops) == pytest.approx([0.1, 0.01])
+    guarantee = [line for line in loss.get_lines() if line.get_label().startswith("Thm 3.5")][0]
+    assert guarantee.get_ydata()[0] == pytest.approx(0.005)
+
+
+def test_cli_plot_writes_a_figure_and_refuses_other_suffixes(tmp_path, capsys):
+    case = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "cases"
+               / "four_leaf_cancellation.json")
+    png = tmp_path / "audit.png"
+    assert main(["audit", case, "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["audit", case, "--plot", str(tmp_path / "audit.txt")]) == 2
+    assert capsys.readouterr().err.endswith("--plot: '" + str(tmp_path / "audit.txt") + "' must end in .png, "
+                                            ".pdf or .svg\n")
+    demo = tmp_path / "demo.png"
+    assert main(["demo", "--p", "1/2,1/6,1/6,1/6", "--plot", str(demo)]) == 0
+    assert demo.exists() and "prediction p = 1/2, 1/6, 1/6, 1/6" in capsys.readouterr().out
+    assert main(["demo", "--eta", "1/2,1/2,1/2,1/2"]) == 2
+    assert capsys.readouterr().err == "huc: error: atoms[0].eta: sums to 2, not 1\n"
+
+
+def test_bare_huc_prints_usage_and_version(capsys):
+    assert main([]) == 0 and capsys.readouterr().out.startswith("usage: huc [-h] [--version] COMMAND ...")
+    from huc_ref import __version__
+    assert main(["--version"]) == 0 and capsys.readouterr().out == f"huc-ref {__version__}\n"
+    for command in ("audit", "boost", "vectors", "demo", "verify"):
+        assert main([command, "--help"]) == 0
+        text = capsys.readouterr().out
+        assert "examples:\n  huc " + command in text
+        helps = [line for line in text.splitlines() if line.strip().startswith("--")]
+        assert all(len(line.split(None, 1)) == 2 or "=" in line for line in helps)  # every option explained
