@@ -26,34 +26,18 @@ from huc_ref.demo import ETA, TREE, P, U, walkthrough  # noqa: E402
 
 
 def draw(moments, path: Path):
-    """The tree with each internal node coloured and labelled by its contribution."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    pos = {"v0": (0.5, 1.0), "vL": (0.25, 0.5), "vR": (0.75, 0.5),
-           "y1": (0.125, 0.0), "y2": (0.375, 0.0), "y3": (0.625, 0.0), "y4": (0.875, 0.0)}
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for v in TREE.internal_nodes:
-        for c in TREE.children(v):
-            ax.plot(*zip(pos[v], pos[c]), color="grey", zorder=1)
-    cmap = plt.get_cmap("coolwarm")
-    for node, (x, y) in pos.items():
-        if node in moments:
-            m = float(moments[node])
-            ax.scatter([x], [y], s=1800, color=cmap(0.5 + 2 * m), edgecolor="black", zorder=2)
-            ax.text(x, y, f"{node}\n{moments[node]}", ha="center", va="center", fontsize=10, zorder=3)
-        else:
-            k = TREE.label_index(node)
-            ax.scatter([x], [y], s=900, color="white", edgecolor="black", zorder=2)
-            ax.text(x, y - 0.17, f"{node}\nu={U.b[k]}\np={P[k]}, eta={ETA[k]}", ha="center", va="top", fontsize=8)
-            ax.text(x, y, node, ha="center", va="center", fontsize=9, zorder=3)
-    ax.set_title("App. D.1: node contributions +1/4 and -1/4 cancel: UC = 0, HUC = 1/4")
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.45, 1.2)
-    ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    """The tree with each internal node coloured and labelled by its contribution (huc_ref.plot),
+    and each leaf's utility, prediction and true probability beneath it."""
+    from huc_ref.plot import plot_tree, tree_layout
+    fig = plot_tree(TREE, moments, title="App. D.1: contributions +1/4 and -1/4 cancel: UC = 0, HUC = 1/4",
+                    value_label="contribution D_t (exact)")
+    ax = fig.axes[0]
+    for y, (x, _) in tree_layout(TREE).items():
+        if TREE.is_leaf(y):
+            k = TREE.label_index(y)
+            ax.text(float(x), -0.42, f"u={U.b[k]}\np={P[k]}\neta={ETA[k]}", ha="center", va="top", fontsize=8)
+    ax.set_ylim(-1.2, 2.5)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
 
 
 def main(argv=None):
@@ -68,7 +52,7 @@ def main(argv=None):
         out.mkdir(parents=True, exist_ok=True)
         draw(moments, out / "cancellation.png")
         print(f"figure: {out / 'cancellation.png'}")
-    except ImportError:
+    except HUCError:  # matplotlib is not installed
         print("(matplotlib not installed: pip install huc-ref[plot] for the figure)")
     return moments
 
