@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from huc_ref import HUCError  # noqa: E402
 from huc_ref.demo import ETA, TREE, P, U, walkthrough  # noqa: E402
 
 

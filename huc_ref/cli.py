@@ -267,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=raw,
                        description="Run one check per claim of the paper, in the paper's order, printing each as it "
                                    "ends with how it was checked.",
-                       epilog=_examples("huc verify", "huc verify --only appendix_d", "huc verify --json > claims.json"))
+                       epilog=_examples("huc verify", "huc verify --only appendix_d",
+                                        "huc verify --json > claims.json"))
     v.add_argument("--json", action="store_true", help="print a JSON list of results (at the end)")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
     v.set_defaults(run=_cmd_verify)

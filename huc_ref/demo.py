@@ -55,7 +55,8 @@ def walkthrough(p=None, eta=None, u=None) -> tuple[str, dict]:
     else:
         verdict = "no cancellation here: UC >= HUC"
     lines = [
-        "Four-leaf cancellation (App. D.1), all numbers exact" if (tuple(p), tuple(eta), utility.b) == (tuple(P), tuple(ETA), U.b)
+        "Four-leaf cancellation (App. D.1), all numbers exact"
+        if (tuple(p), tuple(eta), utility.b) == (tuple(P), tuple(ETA), U.b)
         else "A four-leaf case (the tree of Sec. 2.2), all numbers exact",
         f"  prediction p = {', '.join(map(f, p))};  true law eta = {', '.join(map(f, eta))};  "
         f"u = {', '.join(map(f, utility.b))}",

@@ -8,7 +8,7 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.colors import to_rgb  # noqa: E402
 
-from huc_ref import FiniteDistribution, HUCError, LabelTree, Table, TopK  # noqa: E402
+from huc_ref import FiniteDistribution, HUCError, LabelTree, TopK  # noqa: E402
 from huc_ref.cli import main  # noqa: E402
 from huc_ref.plot import plot_audit, plot_trajectories, plot_tree, text_colour  # noqa: E402
 from tests.strategies import shape_tree  # noqa: E402
