@@ -42,7 +42,7 @@ def test_a_wheel_in_a_fresh_environment_exports_checks_and_demos(tmp_path):
     out = run(huc, "vectors", "check", tmp_path / "answers", cwd=tmp_path)
     assert out.splitlines()[-1] == "311 passed, 0 failed"
     assert "D_top = 1/4,  D_L = -1/4,  D_R = 0" in run(huc, "demo", cwd=tmp_path)
-    assert "[  ok  ] check_appendix_d3" in run(huc, "verify", "--only", "appendix_d3", cwd=tmp_path)
+    assert "[  ok  ] 1/1 check_appendix_d3" in run(huc, "verify", "--only", "appendix_d3", cwd=tmp_path)
     schemas = run(python, "-c", "from huc_ref.casefile import schema_dir; print(sorted(p.name for p in "
                   "schema_dir().glob('*.json')))", cwd=tmp_path)
     assert "huc-case-1.schema.json" in schemas
