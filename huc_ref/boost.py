@@ -469,6 +469,8 @@ class BoostResult:
     #: rationals; lo/hi are the interval's ends at the working precision), for replaying
     #: it on other atoms (:func:`huc_ref.recalibration.select_prefix`).
     steps: list = field(default_factory=list, repr=False)
+    #: Every audit of the run, ``(node name or None for all candidates, updated)`` (:class:`Schedule`).
+    audits: list = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         """The ``huc-boost/1`` document (README, "HUC-Boost and UC-Boost").
@@ -483,7 +485,8 @@ class BoostResult:
         return {"format": "huc-boost/1", "method": self.method, "epsilon": fraction_text(self.epsilon),
                 "digits": self.digits, "arithmetic": self.arithmetic, "updates": self.updates,
                 "bound_updates": self.bound_updates, "stopped": self.stopped, "initial": self.initial,
-                "final": self.final, "theorem_3_5": self.theorem_3_5, "predictions": self.predictions}
+                "final": self.final, "theorem_3_5": self.theorem_3_5, "predictions": self.predictions,
+                "audits": [[node, updated] for node, updated in self.audits]}
 
 
 def _text(x, digits) -> str:
@@ -503,7 +506,77 @@ def _text(x, digits) -> str:
         return str(decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator))
 
 
-def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, epsilon, max_updates, step):
+#: The selection rules (docs/specification.md §4 and K.1), see :class:`Schedule`.
+SELECTIONS = ("greedy", "passes", "drain")
+
+
+class Schedule:
+    """Which node each audit of a boosting run looks at, and when the run stops (one rule for
+    every backend).
+
+    * ``greedy``: every audit looks at all candidates and updates the largest violation; the
+      run stops when none exceeds epsilon.
+    * ``passes`` (K.1, literally): "Each HUC-Boost procedure ... uses at most 100 passes over
+      the nodes with at least two children, for a node-audit budget of 100 times the number of
+      such nodes.  A node is updated only when its audited violation exceeds [epsilon] ...
+      HUC-Boost stops when a complete pass finds no violation, or when the respective budget is
+      exhausted."  A pass visits the branching nodes in pre-order and audits each **once**,
+      updating it at most once; ``max_passes`` (100 in K.1) sets the budget.
+    * ``drain`` (this project's earlier rule, kept by name): stay on a node and update it
+      until it is clean, then move on; stop after a full cycle of clean nodes.
+
+    UC-Boost, and a tree without branching nodes, use ``greedy``.  :attr:`log` records every
+    audit as ``(node id or None, updated)``.
+
+    >>> s = Schedule("passes", [0, 1], max_passes=2)
+    >>> for updated in (True, False, False, False):  # pass 1 updates node 0; pass 2 finds nothing
+    ...     node = s.node(); stop = s.after(updated)
+    >>> stop, s.log
+    ('tolerance', [(0, True), (1, False), (0, False), (1, False)])
+    >>> s = Schedule("passes", [0, 1], max_passes=1)
+    >>> s.node(), s.after(True), s.node(), s.after(True)  # the budget of one pass is spent
+    (0, None, 1, 'budget')
+    >>> s = Schedule("drain", [0, 1])
+    >>> [(s.node(), s.after(u)) for u in (True, True, False, False)]
+    [(0, None), (0, None), (0, None), (1, 'tolerance')]
+    """
+
+    def __init__(self, select: str, branching, *, max_passes: int = 100):
+        self.nodes = list(branching)
+        self.select = select if self.nodes else "greedy"
+        self.max_passes = max_passes
+        self.position, self.passes, self.updated_in_pass, self.quiet = 0, 0, False, 0
+        self.log: list[tuple] = []
+
+    def node(self):
+        """The node to audit next (``None``: every candidate)."""
+        return None if self.select == "greedy" else self.nodes[self.position]
+
+    def after(self, updated: bool) -> str | None:
+        """Record the audit just made; the stopping reason, if the run stops here."""
+        self.log.append((self.node(), updated))
+        if self.select == "greedy":
+            return None if updated else "tolerance"
+        if self.select == "drain":
+            if updated:
+                self.quiet = 0
+                return None
+            self.quiet += 1
+            self.position = (self.position + 1) % len(self.nodes)
+            return "tolerance" if self.quiet >= len(self.nodes) else None
+        self.updated_in_pass |= updated
+        self.position += 1
+        if self.position < len(self.nodes):
+            return None
+        self.position, self.passes = 0, self.passes + 1  # a complete pass
+        if not self.updated_in_pass:
+            return "tolerance"
+        self.updated_in_pass = False
+        return "budget" if self.passes >= self.max_passes else None
+
+
+def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, epsilon, max_updates, step,
+                  max_passes: int = 100):
     """Validate the options every boosting engine shares; return ``(epsilon, fixed step or None)``.
 
     One place for the rules, so the certified engine and the fast path reject the same
@@ -518,8 +591,10 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
     """
     if method not in ("huc", "uc"):
         raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
-    if select not in ("greedy", "passes"):
-        raise HUCError(f"select: expected 'greedy' or 'passes', got {select!r}")
+    if select not in SELECTIONS:
+        raise HUCError(f"select: expected one of {', '.join(map(repr, SELECTIONS))}, got {select!r}")
+    if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
+        raise HUCError(f"max_passes: must be a positive integer, got {max_passes!r}")
     eps = exact(epsilon, "epsilon")
     if not 0 < eps <= 1:
         raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}")
@@ -538,12 +613,16 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
 
 def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", epsilon="1/100",
           max_updates: int = 1000, step="adaptive", select: str = "greedy", digits: int = 30,
-          arithmetic: str = "certified") -> BoostResult:
+          arithmetic: str = "certified", max_passes: int = 100) -> BoostResult:
     """Run HUC-Boost (Algorithm 1/3) or UC-Boost until no candidate exceeds ``epsilon``.
 
     ``step``: ``"adaptive"`` (``alpha = Gamma/Lambda``) or a magnitude ``a`` for the fixed
     step ``alpha = sign(Gamma) a`` (H.1 uses ``eps/2``).  ``select``: ``"greedy"`` (the
-    largest violation) or ``"passes"`` (cycle over branching nodes in pre-order, K.1).
+    largest violation), ``"passes"`` (K.1: passes over the branching nodes in pre-order, each
+    audited once and updated at most once, at most ``max_passes`` passes) or ``"drain"``
+    (update one node until it is clean, then the next); see :class:`Schedule`, whose audit
+    log the result keeps as :attr:`BoostResult.audits`.  ``stopped`` is ``"tolerance"``,
+    ``"cap"`` (``max_updates``) or ``"budget"`` (``max_passes`` passes).
     Theorem 3.5 is checked on every update and recorded in :attr:`BoostResult.theorem_3_5`.
 
     App. D.1: one adaptive HUC-Boost update removes the root's violation.
@@ -562,7 +641,7 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 2000:
         raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}")
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
-                               max_updates=max_updates, step=step)
+                               max_updates=max_updates, step=step, max_passes=max_passes)
     engine = _Engine(dist, utilities, method, float(eps) if arithmetic == "float" else eps, arithmetic, digits)
     result = BoostResult(method, eps, digits, arithmetic)
     certify = arithmetic == "certified"
@@ -576,24 +655,19 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     # (decrease > eps^2/4).  Other fixed steps are run, with only eq. (101) checked.
     floor = Fraction(eps ** 2, 2) if fixed is None else Fraction(eps ** 2, 4) if fixed == eps / 2 else None
     checks = []
-    passes_nodes = engine.branching if method == "huc" else [None]
-    node_index, quiet = 0, 0
+    schedule = Schedule(select if method == "huc" else "greedy", engine.branching, max_passes=max_passes)
     while True:
-        cycling = select == "passes" and method == "huc" and bool(passes_nodes)
-        node = passes_nodes[node_index] if cycling else None
-        choice, preds, tables, ctx = engine.certified_choice(node)
-        if choice is None or not choice.exceeds:
-            if cycling:
-                quiet += 1
-                node_index = (node_index + 1) % len(passes_nodes)
-                if quiet < len(passes_nodes):
-                    continue  # a full pass without a violation stops
-            result.stopped = "tolerance"
-            break
-        quiet = 0
-        if len(result.updates) >= max_updates:
+        choice, preds, tables, ctx = engine.certified_choice(schedule.node())
+        violated = choice is not None and choice.exceeds
+        if violated and len(result.updates) >= max_updates:
             result.stopped = "cap"
             break
+        if not violated:
+            stop = schedule.after(False)
+            if stop:
+                result.stopped = stop
+                break
+            continue
         h = engine.direction(choice, preds, tables, ctx)
         lam = engine.curvature(choice, h)
         if not lam:
@@ -629,6 +703,11 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
             "guaranteed_decrease": _text(promised, 20), "quadratic_bound_holds": bool(bound_ok),
             "log_loss_decreased": bool(decreased)})
         loss = after
+        stop = schedule.after(True)
+        if stop:
+            result.stopped = stop
+            break
+    result.audits = [(None if a is None else dist.tree.nodes[a], updated) for a, updated in schedule.log]
     _, tables = engine.audit(_context(engine.bits) if certify else _FloatContext, with_nodes=True)
     n_sub = range(len(dist.subgroups))
     def sup(row):  # an empty witness carries an exact 0; compare everything as exact rationals

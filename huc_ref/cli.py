@@ -115,7 +115,7 @@ def _cmd_boost(args) -> int:
         step = step[len("fixed:"):]
     result = boost(case.distribution, case.utilities, method=args.method, epsilon=args.epsilon,
                    max_updates=args.max_updates, step=step, select=args.select, digits=args.digits,
-                   arithmetic=args.arithmetic)
+                   arithmetic=args.arithmetic, max_passes=args.max_passes)
     if args.json:
         sys.stdout.write(dumps(result.to_json()))
         return 0
@@ -230,8 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--max-updates", type=int, default=1000, metavar="N", help="update cap (default 1000)")
     b.add_argument("--step", default="adaptive",
                    help="'adaptive' (alpha = Gamma / Lambda, default) or 'fixed:A' (alpha = sign(Gamma) A)")
-    b.add_argument("--select", choices=["greedy", "passes"], default="greedy",
-                   help="greedy: the largest violation (default); passes: cycle over the branching nodes (K.1)")
+    b.add_argument("--select", choices=["greedy", "passes", "drain"], default="greedy",
+                   help="greedy: the largest violation (default); passes: K.1's passes over the branching nodes, "
+                        "each audited once and updated at most once per pass; drain: update a node until it is "
+                        "clean, then the next")
+    b.add_argument("--max-passes", type=int, default=100, metavar="N",
+                   help="with --select passes: the budget, N passes of node audits (default 100, as in K.1)")
     b.add_argument("--digits", type=int, default=30, metavar="D",
                    help="working precision in significant digits (default 30)")
     b.add_argument("--arithmetic", choices=["certified", "float"], default="certified",

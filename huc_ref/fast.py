@@ -927,11 +927,12 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
 
 
 def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method: str = "huc", epsilon=0.01,
-          max_updates: int = 1000, step="adaptive", select: str = "greedy") -> dict:
+          max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100) -> dict:
     """HUC-Boost or UC-Boost in float64 (the fast twin of :func:`huc_ref.boost.boost`).
 
-    The same selection (greedy or passes), steps (adaptive or a fixed magnitude), stopping
-    rule and outputs, vectorised over atoms; uncertified.  The state is kept as logit
+    The same selection (:class:`huc_ref.boost.Schedule`: greedy, K.1's passes or drain), steps
+    (adaptive or a fixed magnitude), stopping rule and outputs, vectorised over atoms;
+    uncertified.  The state is kept as logit
     increments on top of the initial prediction (node-wise for HUC-Boost, leaf-wise for
     UC-Boost), with a fresh softmax at every step.
 
@@ -944,7 +945,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     >>> r["stopped"], len(r["updates"]), r["updates"][0]["node"], r["final"]["huc"] <= 0.01
     ('tolerance', 13, 'v0', True)
     """
-    from .boost import boost_options
+    from .boost import Schedule, boost_options
 
     def rational(x):  # the fast path takes floats: read them as their exact binary values
         if isinstance(x, float):
@@ -953,7 +954,8 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
             return Fraction(x)
         return x
     eps, fixed = boost_options(dist, dict(utilities), method=method, select=select, epsilon=rational(epsilon),
-                               max_updates=max_updates, step=step if step == "adaptive" else rational(step))
+                               max_updates=max_updates, step=step if step == "adaptive" else rational(step),
+                               max_passes=max_passes)
     eps, fixed = float(eps), None if fixed is None else float(fixed)
     ft = FastTree(dist.tree)
     tree = dist.tree
@@ -1012,23 +1014,19 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     result = {"format": "huc-boost/1", "method": method, "epsilon": eps, "arithmetic": "float (fast path)",
               "updates": [], "initial": {"log_loss": loss}}
     steps = []  # each update as a rule, for replay()
-    nodes_cycle = branching if method == "huc" and select == "passes" else [None]
-    position, quiet = 0, 0
+    schedule = Schedule(select if method == "huc" else "greedy", branching, max_passes=max_passes)
     while True:
-        node = nodes_cycle[position] if method == "huc" and select == "passes" and branching else None
-        best, masses, star = choose(P, node)
-        if best is None or best[0] <= eps:
-            if method == "huc" and select == "passes" and branching:
-                quiet += 1
-                position = (position + 1) % len(nodes_cycle)
-                if quiet < len(nodes_cycle):
-                    continue
-            result["stopped"] = "tolerance"
-            break
-        quiet = 0
-        if len(result["updates"]) >= max_updates:
+        best, masses, star = choose(P, schedule.node())
+        violated = best is not None and best[0] > eps
+        if violated and len(result["updates"]) >= max_updates:
             result["stopped"] = "cap"
             break
+        if not violated:
+            stop = schedule.after(False)
+            if stop:
+                result["stopped"] = stop
+                break
+            continue
         sup, k, name, a, r, b, moment, table = best
         members = table.members(r, b)
         members = members[C[members, k] != 0]
@@ -1065,6 +1063,11 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
                                   "gamma": moment, "lambda": lam, "alpha": alpha, "log_loss_before": loss,
                                   "log_loss_after": after, "guaranteed_decrease": alpha * gamma - alpha ** 2 * lam / 2})
         loss = after
+        stop = schedule.after(True)
+        if stop:
+            result["stopped"] = stop
+            break
+    result["audits"] = [[None if a is None else tree.nodes[a], updated] for a, updated in schedule.log]
     masses = ft.subtree_sums(P)
     final = _run(tree, {name: _dense_rows(ft, P, E, W, u, masses, star) for name, u in utilities.items()},
                  list(dist.subgroups))

@@ -135,7 +135,7 @@ def test_float_arithmetic_matches_and_says_it_is_uncertified():
     ({"epsilon": 0}, "epsilon: must be in (0, 1], got 0"),
     ({"epsilon": 0.1}, "epsilon: float 0.1 is not exact"),
     ({"step": "-1"}, "step: a fixed step magnitude must be positive, got -1"),
-    ({"select": "best"}, "select: expected 'greedy' or 'passes', got 'best'"),
+    ({"select": "best"}, "select: expected one of 'greedy', 'passes', 'drain', got 'best'"),
     ({"digits": 5}, "digits: must be an integer from 15 to 2000, got 5"),
     ({"max_updates": -1}, "max_updates: must be a non-negative integer, got -1"),
     ({"arithmetic": "double"}, "arithmetic: expected 'certified' or 'float', got 'double'"),
@@ -217,3 +217,68 @@ def test_undecidable_decisions_raise_instead_of_guessing(monkeypatch):
     monkeypatch.setattr(boost_module, "_MAX_PRECISION", 512)
     with pytest.raises(HUCError, match="could not be certified at 512 bits"):
         boost(D1, U, epsilon="1/100")
+
+
+def _passes_case():
+    """The J.1 tree (four branching levels) and two miscalibrated groups of patients."""
+    from examples.boost_trajectories import population
+    from examples.j1_toy import UTILITIES
+    return population(), UTILITIES
+
+
+def _engines():
+    from huc_ref import fast
+    yield "reference", lambda d, us, **kw: boost(d, us, arithmetic="float", **kw).audits
+    yield "fast", lambda d, us, **kw: [tuple(a) for a in fast.boost(d, us, **kw)["audits"]]
+
+
+@pytest.mark.parametrize("engine", ["reference", "fast"])
+def test_passes_audit_each_branching_node_once_per_pass_as_k1_states(engine):
+    """K.1: "at most 100 passes over the nodes with at least two children ... A node is updated
+    only when its audited violation exceeds [epsilon] ... HUC-Boost stops when a complete pass
+    finds no violation, or when the respective budget is exhausted."  The log of audits is the
+    pre-order list of branching nodes, pass after pass, each audited once and updated at most once."""
+    run = dict(_engines())[engine]
+    d, us = _passes_case()
+    order = list(d.tree.branching_nodes)
+    for eps, passes in (("1/1000", 3), ("1/20", 100)):
+        audits = run(d, us, method="huc", select="passes", epsilon=eps, max_passes=passes)
+        assert len(audits) % len(order) == 0
+        rounds = [audits[k:k + len(order)] for k in range(0, len(audits), len(order))]
+        assert all([node for node, _ in r] == order for r in rounds)  # each node once per pass, in pre-order
+        assert all(any(updated for _, updated in r) for r in rounds[:-1])  # only the last pass may be clean
+        if eps == "1/1000":  # below every atom's weight: never clean, so the budget of 3 passes ends it
+            assert len(rounds) == 3 and sum(updated for _, updated in audits) > 3
+        else:
+            assert not any(updated for _, updated in rounds[-1]) and len(rounds) < passes
+
+
+@pytest.mark.parametrize("engine", ["reference", "fast"])
+def test_drain_stays_on_a_node_until_it_is_clean(engine):
+    run = dict(_engines())[engine]
+    d, us = _passes_case()
+    audits = run(d, us, method="huc", select="drain", epsilon="1/50")
+    nodes = [node for node, _ in audits]
+    for (node, updated), nxt in zip(audits, nodes[1:]):
+        assert (nxt == node) == updated or (not updated and len(set(nodes)) == 1)
+    assert [u for _, u in audits[-len(d.tree.branching_nodes):]] == [False] * len(d.tree.branching_nodes)
+
+
+def test_passes_stop_reasons_and_the_cli_option(capsys):
+    d, us = _passes_case()
+    result = boost(d, us, arithmetic="float", select="passes", epsilon="1/1000", max_passes=2)
+    assert result.stopped == "budget" and len(result.audits) == 2 * len(d.tree.branching_nodes)
+    assert result.to_json()["audits"][0] == [d.tree.branching_nodes[0], result.audits[0][1]]
+    with pytest.raises(HUCError, match="^max_passes: must be a positive integer, got 0$"):
+        boost(d, us, select="passes", max_passes=0)
+
+
+def test_the_fast_backend_audits_as_the_certified_engine_does():
+    """The same K.1 passes on both backends: the same nodes audited and updated, in order (the
+    float reference mode can differ where float64 splits an exact tie; the certified one does not)."""
+    from huc_ref import fast
+    d, us = _passes_case()
+    for eps in ("1/20", "1/100"):
+        certified = boost(d, us, select="passes", epsilon=eps, max_passes=2).audits
+        fast_run = fast.boost(d, us, select="passes", epsilon=float(Fraction(eps)), max_passes=2)
+        assert [tuple(a) for a in fast_run["audits"]] == certified
