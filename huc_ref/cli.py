@@ -185,6 +185,12 @@ def _examples(*lines: str) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
+def _command(sub, name: str, summary: str, description: str, *examples: str):
+    """One subcommand: its one-line summary, its description and its examples."""
+    return sub.add_parser(name, help=summary, description=description, epilog=_examples(*examples),
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``huc`` (every subcommand with its help and an example).
 
@@ -192,8 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     ['audit', 'boost', 'demo', 'vectors', 'verify']
     """
     from . import __version__
-    raw = argparse.RawDescriptionHelpFormatter
-    parser = _Parser(prog="huc", formatter_class=raw,
+    parser = _Parser(prog="huc", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description="Exact Utility Calibration (UC) and Hierarchical Utility Calibration (HUC): the "
                                  "reference implementation of Futami, Huang and Takeuchi.",
                      epilog=_examples("huc verify                     # check the paper's claims",
@@ -202,13 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
                                       "huc COMMAND --help             # the options of a command"))
     parser.add_argument("--version", action="version", version=f"huc-ref {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    p = sub.add_parser("audit", help="exact UC and HUC of a huc-case/1 file, with witnesses", formatter_class=raw,
-                       description="Audit a huc-case/1 document exactly (or in float64 with --engine fast): UC, HUC, "
+    p = _command(sub, "audit", "exact UC and HUC of a huc-case/1 file, with witnesses",
+                 "Audit a huc-case/1 document exactly (or in float64 with --engine fast): UC, HUC, "
                                    "every candidate row with its witness interval.",
-                       epilog=_examples("huc audit examples/cases/four_leaf_cancellation.json",
+                 "huc audit examples/cases/four_leaf_cancellation.json",
                                         "huc audit case.json --json > result.json",
                                         "huc audit case.json --engine fast --json",
-                                        "huc audit case.json --plot audit.png"))
+                                        "huc audit case.json --plot audit.png")
     _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)")
     p.add_argument("--top", type=int, default=10, metavar="N", help="violations listed in the report (default 10)")
     p.add_argument("--engine", choices=["exact", "fast"], default="exact",
@@ -216,13 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
                                                   "intervals over the scores) to FILE (.png, .pdf or .svg)")
     p.set_defaults(run=_cmd_audit)
-    b = sub.add_parser("boost", help="HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)",
-                       formatter_class=raw,
-                       description="Run HUC-Boost (Algorithm 1/3) or UC-Boost on a huc-case/1 document; Theorem 3.5 "
+    b = _command(sub, "boost", "HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)",
+                 "Run HUC-Boost (Algorithm 1/3) or UC-Boost on a huc-case/1 document; Theorem 3.5 "
                                    "is checked on the run.",
-                       epilog=_examples("huc boost examples/cases/four_leaf_cancellation.json",
+                 "huc boost examples/cases/four_leaf_cancellation.json",
                                         "huc boost case.json --method uc --epsilon 1/50 --json",
-                                        "huc boost case.json --step fixed:1/20 --select passes"))
+                                        "huc boost case.json --step fixed:1/20 --select passes")
     _case_arguments(b, "print the huc-boost/1 document")
     b.add_argument("--method", choices=["huc", "uc"], default="huc",
                    help="huc: one internal node per update (default); uc: all leaf logits at once")
@@ -242,12 +246,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="certified: every decision proved at two precisions (default); float: uncertified, faster")
     b.add_argument("--top", type=int, default=20, metavar="N", help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
-    g = sub.add_parser("vectors", help="golden vectors: export cases, check another implementation's answers",
-                       formatter_class=raw,
-                       description="The golden vectors (huc-vectors/1) for other implementations.",
-                       epilog=_examples("huc vectors export cases/       # one huc-case/1 file per vector",
+    g = _command(sub, "vectors", "golden vectors: export cases, check another implementation's answers",
+                 "The golden vectors (huc-vectors/1) for other implementations.",
+                 "huc vectors export cases/       # one huc-case/1 file per vector",
                                         "huc vectors check answers/      # compare answers/<id>.json",
-                                        "huc vectors answer mine/        # this implementation's answers"))
+                                        "huc vectors answer mine/        # this implementation's answers")
     g.add_argument("action", choices=["export", "check", "answer", "generate"],
                    help="export: write each vector's input to DIR; check: compare the answers in DIR; "
                         "answer: write this implementation's answers to DIR; generate: rebuild the vector files")
@@ -255,24 +258,22 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--vectors", metavar="SRC",
                    help="the folder of huc-vectors/1 files (default: the ones shipped in huc_ref/data/vectors)")
     g.set_defaults(run=_cmd_vectors)
-    d = sub.add_parser("demo", help="the four-leaf cancellation walk-through (App. D.1), for a classroom",
-                       formatter_class=raw,
-                       description="App. D.1 exactly, or the four-leaf case you choose: branch probabilities, subtree "
+    d = _command(sub, "demo", "the four-leaf cancellation walk-through (App. D.1), for a classroom",
+                 "App. D.1 exactly, or the four-leaf case you choose: branch probabilities, subtree "
                                    "means, eq. (5)'s D_top, D_L, D_R, UC and HUC.",
-                       epilog=_examples("huc demo",
+                 "huc demo",
                                         "huc demo --eta 1/20,9/20,1/5,3/10 --utility 0,0,0,1     # App. D.3",
-                                        "huc demo --p 1/2,1/6,1/6,1/6 --plot d1.png"))
+                                        "huc demo --p 1/2,1/6,1/6,1/6 --plot d1.png")
     d.add_argument("--p", metavar="P1,P2,P3,P4", help="the prediction (exact numbers; default 1/4 each)")
     d.add_argument("--eta", metavar="E1,E2,E3,E4", help="the true law (default 1/4, 0, 3/8, 3/8)")
     d.add_argument("--utility", metavar="U1,U2,U3,U4", help="leaf utilities in [-1, 1] (default -1, 1, 1, 1)")
     d.add_argument("--plot", metavar="FILE", help="also draw the tree coloured by D_t to FILE (.png, .pdf, .svg)")
     d.set_defaults(run=_cmd_demo)
-    v = sub.add_parser("verify", help="check every identity, worked example and bound of the paper",
-                       formatter_class=raw,
-                       description="Run one check per claim of the paper, in the paper's order, printing each as it "
+    v = _command(sub, "verify", "check every identity, worked example and bound of the paper",
+                 "Run one check per claim of the paper, in the paper's order, printing each as it "
                                    "ends with how it was checked.",
-                       epilog=_examples("huc verify", "huc verify --only appendix_d",
-                                        "huc verify --json > claims.json"))
+                 "huc verify", "huc verify --only appendix_d",
+                                        "huc verify --json > claims.json")
     v.add_argument("--json", action="store_true", help="print a JSON list of results (at the end)")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
     v.set_defaults(run=_cmd_verify)
