@@ -245,7 +245,7 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
 # ----------------------------------------------------------------------------- the JSON Schemas
 #: An exact number as huc-case/1 reads it: an integer, a JSON number (read as its decimal
 #: text) or a string ``"a/b"`` or decimal (rational.exact is the reader; it also bounds size).
-_NUMBER_TEXT = r"^\s*[+-]?([0-9]+/[0-9]+|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)\s*$"
+_NUMBER_TEXT = r"^[ \t\n\r]*[+-]?([0-9]+/[0-9]+|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[ \t\n\r]*$"
 _INPUT_NUMBER = {"oneOf": [{"type": "number"}, {"type": "string", "pattern": _NUMBER_TEXT}]}
 _NAMES = {"type": "array", "items": {"type": "string"}}
 

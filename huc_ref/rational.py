@@ -27,11 +27,13 @@ MAX_EXPONENT = 400
 
 _INTEGER = r"[+-]?\d+"
 _DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?"
-_NUMBER = re.compile(rf"(?:{_INTEGER}/\d+|{_DECIMAL})")
+# re.ASCII: \d is [0-9] only, so "١/٤" or "𝟏/𝟒" (digits of other scripts, which int() would
+# read) are not numbers here: an exact input is written in ASCII
+_NUMBER = re.compile(rf"(?:{_INTEGER}/\d+|{_DECIMAL})", re.ASCII)
 
 
 def _parse_text(text: str, where: str) -> Fraction:
-    s = text.strip()
+    s = text.strip(" \t\n\r")
     if s.lower().lstrip("+-") in ("nan", "inf", "infinity"):
         raise HUCError(f"{where}: {text} is not a finite number")
     if not _NUMBER.fullmatch(s):
@@ -39,7 +41,7 @@ def _parse_text(text: str, where: str) -> Fraction:
     match = _NUMBER.fullmatch(s)
     if match.group("exp") is not None and abs(int(match.group("exp"))) > MAX_EXPONENT:
         raise HUCError(f"{where}: exponent of {text!r} exceeds {MAX_EXPONENT} in magnitude")
-    if sum(ch.isdigit() for ch in s) > MAX_DIGITS:
+    if sum(ch in "0123456789" for ch in s) > MAX_DIGITS:
         raise HUCError(f"{where}: {text[:20]!r}... has more than {MAX_DIGITS} digits")
     if "/" in s:
         num, den = s.split("/")

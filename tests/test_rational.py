@@ -54,3 +54,10 @@ def test_scaled_integers_round_trip():
     vals = [Fraction(1, 6), Fraction(-3, 4), Fraction(5)]
     ints, den = scaled_integers(vals)
     assert [Fraction(i, den) for i in ints] == vals and den == 12
+
+
+@pytest.mark.parametrize("text", ["١/٤", "𝟏/𝟒", "１/４", "\u20031/4", "1/٤"])
+def test_only_ascii_digits_are_numbers(text):
+    """int() reads the digits of every script; an exact input is ASCII (hostile-input rule)."""
+    with pytest.raises(HUCError, match=r"is not an exact number \(use an integer"):
+        exact(text, "p[0]")
