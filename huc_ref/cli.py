@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .casefile import dumps, read_case
-from .errors import HUCError
+from .errors import HUCError, printable
 from .rational import decimal_text, fraction_text
 
 __all__ = ["main"]
@@ -44,32 +44,37 @@ def _interval_text(interval):
     return f"[{lo}, {hi}]"
 
 
+def _n(name, width: int = 0) -> str:
+    """A name from the input, safe to print (:func:`huc_ref.errors.printable`), padded to ``width``."""
+    return printable(name, 60).ljust(width)
+
+
 def _report(case, result, top: int) -> str:
-    lines = [f"case {case.id}: {case.description}".rstrip(": "),
-             f"  {case.distribution!r}",
-             f"  utilities: {', '.join(f'{n} ({u.kind})' for n, u in case.utilities.items())}",
+    lines = [f"case {_n(case.id)}: {printable(case.description)}".rstrip(": "),
+             f"  {printable(repr(case.distribution))}",
+             f"  utilities: {', '.join(f'{_n(n)} ({u.kind})' for n, u in case.utilities.items())}",
              ""]
     for label, row in (("UC ", result.uc), ("HUC", result.huc)):
-        where = ", ".join(f"{k}={v}" for k, v in (("subgroup", row.subgroup), ("utility", row.utility),
-                                                  ("node", row.node)) if v is not None)
+        where = ", ".join(f"{k}={_n(v)}" for k, v in (("subgroup", row.subgroup), ("utility", row.utility),
+                                                      ("node", row.node)) if v is not None)
         shown = _show(row.sup)
         approx = "" if shown.startswith("~") else f"  (~{decimal_text(row.sup)})"
         lines.append(f"{label} = {shown}{approx}  at {where or '-'} "
                      f"on {_interval_text(row.interval)}, moment {_show(row.moment)}")
     lines.append("")
-    lines.append("relevant nodes V_T(u): " + "; ".join(f"{u}: {', '.join(v) or '(none)'}"
+    lines.append("relevant nodes V_T(u): " + "; ".join(f"{_n(u)}: {', '.join(map(_n, v)) or '(none)'}"
                                                       for u, v in result.relevant_nodes.items()))
     for u, nodes in result.relevant_nodes.items():
         uc_u = max(r.sup for r in result.candidates if r.utility == u and r.node is None)
         huc_u = max((r.sup for r in result.candidates if r.utility == u and r.node is not None), default=0)
-        lines.append(f"  Prop. 3.3 for {u}: UC = {_show(uc_u)} <= |V_T(u)| HUC = "
+        lines.append(f"  Prop. 3.3 for {_n(u)}: UC = {_show(uc_u)} <= |V_T(u)| HUC = "
                      f"{len(nodes)} * {_show(huc_u)}: {'holds' if uc_u <= len(nodes) * huc_u else 'FAILS'}")
     rows = sorted((r for r in result.candidates if r.sup > 0), key=lambda r: -r.sup)[:top]
     if rows:
         lines += ["", f"largest violations (top {len(rows)}):",
                   f"  {'subgroup':<12} {'utility':<12} {'node':<12} {'sup':>12}  interval"]
         for r in rows:
-            lines.append(f"  {r.subgroup:<12} {r.utility:<12} {r.node or '(UC)':<12} "
+            lines.append(f"  {_n(r.subgroup, 12)} {_n(r.utility, 12)} {_n(r.node or '(UC)', 12)} "
                          f"{decimal_text(r.sup):>12}  {_interval_text(r.interval)}")
     if any(_show(x).startswith("~") for r in result.candidates for x in (r.sup, r.moment)):
         lines += ["", "~: decimals of exact numbers too long to print; --json writes them exactly"]
@@ -120,7 +125,8 @@ def _cmd_boost(args) -> int:
         sys.stdout.write(dumps(result.to_json()))
         return 0
     thm = result.theorem_3_5
-    lines = [f"{args.method.upper()}-Boost on {case.id}: {len(result.updates)} updates, stopped by {result.stopped}",
+    lines = [f"{args.method.upper()}-Boost on {_n(case.id)}: {len(result.updates)} updates, "
+             f"stopped by {result.stopped}",
              f"  log loss {result.initial['log_loss']} -> {result.final['log_loss']}",
              f"  final UC = {result.final['uc']}, HUC = {result.final['huc']} "
              f"(epsilon {fraction_text(result.epsilon)})",
@@ -128,7 +134,7 @@ def _cmd_boost(args) -> int:
              + ("holds" if thm["holds"] else "does not apply" if not thm["applies"] else "FAILS")
              + f"; update bound {result.bound_updates}"]
     for k, u in enumerate(result.updates[: args.top]):
-        lines.append(f"  {k + 1:>4}  {u['subgroup']:<10} {u['utility']:<10} {u['node'] or '(all)':<10} "
+        lines.append(f"  {k + 1:>4}  {_n(u['subgroup'], 10)} {_n(u['utility'], 10)} {_n(u['node'] or '(all)', 10)} "
                      f"Gamma {float(u['gamma']):+.6f}  Lambda {float(u['lambda']):.6f}  "
                      f"loss {float(u['log_loss_after']):.10f}")
     sys.stdout.write("\n".join(lines) + "\n")
@@ -150,7 +156,7 @@ def _cmd_vectors(args) -> int:
         return 0
     report, failures = vectors.check_answers(Path(args.dir), source)
     for vid, reason in report:
-        print(f"PASS {vid}" if reason is None else f"FAIL {vid}: {reason}")
+        print(f"PASS {_n(vid)}" if reason is None else f"FAIL {_n(vid)}: {printable(reason, 500)}")
     print(f"{len(report) - failures} passed, {failures} failed")
     return 1 if failures else 0
 
@@ -300,7 +306,7 @@ def main(argv=None) -> int:
     except HUCError as err:
         if getattr(args, "json", False) and getattr(args, "command", None) in ("audit", "boost"):
             sys.stdout.write(dumps(err.to_json()))  # huc-error/1: the kind and the place, for programs
-        print(f"huc: error: {err}", file=sys.stderr)
+        print(f"huc: error: {printable(str(err), 500)}", file=sys.stderr)  # one line, whatever the input
         return 2
     except BrokenPipeError:  # the reader closed stdout (e.g. piped into head): not an error
         sys.stdout = None

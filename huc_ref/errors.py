@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HUCError", "ERROR_KINDS", "classify"]
+__all__ = ["HUCError", "ERROR_KINDS", "classify", "printable"]
 
 #: The kinds of bad input (the catalogue of the invalid golden vectors).
 ERROR_KINDS = {
@@ -71,6 +71,22 @@ def classify(message: str) -> tuple[str, str]:
         if re.search(pattern, message):
             return kind, path
     return "invalid", path
+
+
+def printable(text: str, limit: int = 200) -> str:
+    r"""``text`` safe for a terminal: every character that is not printable (a newline, an escape
+    sequence's ``\x1b``, a lone surrogate, a Unicode space) written as its Python escape, and
+    anything beyond ``limit`` characters cut, saying how long it was.  Names from input pass
+    through this before they are printed, so a case cannot forge report lines or clear a screen.
+
+    >>> printable("u\nhuc: ok\x1b[2J"), printable("a" * 30, limit=10)
+    ('u\\nhuc: ok\\x1b[2J', 'aaaaaaaaaa... (30 characters)')
+    >>> printable("\ud800")
+    '\\ud800'
+    """
+    out = "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+                  for ch in str(text)[: limit + 1])
+    return out[:limit] + f"... ({len(text)} characters)" if len(text) > limit else out
 
 
 class HUCError(ValueError):

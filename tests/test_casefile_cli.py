@@ -168,3 +168,27 @@ def test_exact_results_of_any_size_are_written(tmp_path, capsys):
     report = capsys.readouterr().out
     assert max(len(line) for line in report.splitlines()) < 200
     assert f"HUC = ~{float(exact):.6g}" in report
+
+
+def test_names_from_the_input_cannot_forge_report_lines_or_reach_the_terminal_raw(tmp_path, capsys):
+    """A case id, description, utility, subgroup or node name with newlines and escape sequences
+    is printed escaped, on its line; error messages that quote names stay one line."""
+    import json
+    evil = "x\nUC  = 0\x1b[2J"
+    doc = json.loads(D1.read_text())
+    doc["id"], doc["description"] = evil, evil
+    doc["subgroups"] = [evil]
+    doc["utilities"] = {evil: doc["utilities"]["u"]}
+    doc["tree"] = {"root": evil, "children": {evil: ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}}
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(doc))
+    assert main(["audit", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\nUC  = 0\x1b" not in out
+    assert sum(line.startswith("UC ") for line in out.splitlines()) == 1  # the real one only
+    assert "x\\nUC  = 0\\x1b[2J" in out
+    doc["utilities"] = {evil: {"kind": "subtree", "node": "zz\n\x1b[2Jhuc: ok"}}
+    path.write_text(json.dumps(doc))
+    assert main(["audit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err and err.startswith("huc: error: utilities.x\\nUC")
