@@ -21,7 +21,7 @@ from pathlib import Path
 from .audit import atom_terms, interval_moment
 from .casefile import dumps, load_json, read_case
 from .errors import ERROR_KINDS as _ALL_ERROR_KINDS
-from .errors import HUCError
+from .errors import HUCError, printable
 from .intervals import Interval
 from .rational import fraction_text
 
@@ -479,13 +479,26 @@ def load_vectors(directory: Path | None = None) -> list[dict]:
     files = [f for f in files if not f.name.endswith(".schema.json")]
     if not files:
         raise HUCError(f"no huc-vectors/1 files in {str(directory)!r}")
-    vectors = []
+    vectors, seen = [], set()
     for f in files:
         doc = load_json(f.read_bytes())
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("vectors"), list):
             raise HUCError(f"{f.name}: not a {FORMAT} document")
-        vectors.extend(doc["vectors"])
+        for k, v in enumerate(doc["vectors"]):
+            vid = v.get("id") if isinstance(v, dict) else None
+            if not isinstance(vid, str) or not VECTOR_ID.fullmatch(vid):
+                raise HUCError(f"{f.name}: vectors[{k}].id: {printable(repr(vid), 80)} is not a vector id "
+                               "(1-128 letters, digits, '.', '_' or '-', not starting with '.'): ids name files")
+            if vid in seen:
+                raise HUCError(f"{f.name}: vectors[{k}].id: {vid!r} is used twice")
+            seen.add(vid)
+            vectors.append(v)
     return vectors
+
+
+#: What a vector id may be: it names the files ``export`` and ``answer`` write and ``check``
+#: reads, so it can hold no path separator and cannot be ``..``.
+VECTOR_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}", re.ASCII)
 
 
 def export_cases(out: Path, directory: Path | None = None) -> int:
@@ -679,6 +692,9 @@ def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tu
         path = answers / f"{v['id']}.json"
         if not path.exists():
             report.append((v["id"], "no answer file"))
+            continue
+        if path.is_symlink() or not path.is_file():
+            report.append((v["id"], "the answer is not a regular file (a directory, link, device or pipe)"))
             continue
         try:
             reason = _check_one(v, load_json(path.read_bytes()))

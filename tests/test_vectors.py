@@ -279,3 +279,30 @@ def test_a_float_witness_is_read_as_the_engine_saw_it():
     answer["uc"]["interval"] = ["0.25", "0.25"]  # no atom's score is near: no interval there has that moment
     assert _check_one(vector, answer) == ("uc: the witness [0.25, 0.25] has moment (none: no atom's score lies "
                                           "within 1e-09 of both ends), the answer says -0.2500000000005")
+
+
+@pytest.mark.parametrize("vid", ["../pwned", "a/b", "..", ".hidden", "", "x" * 129, "é", 7])
+def test_vector_ids_that_would_name_other_files_are_refused(tmp_path, vid):
+    """An id names the file export/answer write: '../pwned' would escape the output folder."""
+    source = tmp_path / "src"
+    source.mkdir()
+    doc = json.loads((default_vector_dir() / "paper.json").read_text())
+    doc["vectors"][0]["id"] = vid
+    (source / "paper.json").write_text(json.dumps(doc))
+    out = tmp_path / "out"
+    assert main(["vectors", "export", str(out), "--vectors", str(source)]) == 2
+    assert not (tmp_path / "pwned.json").exists() and not (out.exists() and any(out.iterdir()))
+
+
+def test_an_answer_that_is_not_a_regular_file_fails_its_vector(our_answers, tmp_path):
+    import shutil
+    answers = tmp_path / "answers"
+    shutil.copytree(our_answers, answers)
+    (answers / "paper-d1-cancellation.json").unlink()
+    (answers / "paper-d1-cancellation.json").mkdir()
+    (answers / "paper-d2-marginal-calibration.json").unlink()
+    (answers / "paper-d2-marginal-calibration.json").symlink_to("/")
+    report, failures = check_answers(answers)
+    reasons = dict(report)
+    assert failures == 2 and reasons["paper-d1-cancellation"].startswith("the answer is not a regular file")
+    assert reasons["paper-d2-marginal-calibration"].startswith("the answer is not a regular file")
