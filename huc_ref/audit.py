@@ -47,6 +47,10 @@ class AtomTerms:
 def _check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
     """One HUCError naming the utility, for anything that cannot be audited on ``tree`` with
     ``n_atoms`` atoms (shared by the exact audit, both boosts and the fast path)."""
+    from .tree import LabelTree
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                       f"got {type(tree).__name__}")
     if not isinstance(utilities, Mapping) or not utilities:
         raise HUCError("utilities: expected a non-empty mapping from name to utility")
     for name, u in utilities.items():
@@ -319,6 +323,9 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     >>> res.uc.sup, res.huc.sup, res.huc.node, res.huc.interval
     (Fraction(0, 1), Fraction(1, 4), 'v0', (Fraction(1, 2), Fraction(1, 2)))
     """
+    if not isinstance(dist, FiniteDistribution):
+        raise HUCError(f"dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), "
+                       f"got {type(dist).__name__}")
     _check_utilities(dist.tree, dist.n, utilities)
     field = rational_type(rational)
     tree = dist.tree

@@ -39,7 +39,7 @@ from mpmath.libmp import to_rational
 from .audit import AtomTerms, UtilityRows, _check_utilities, terms_at
 from .decomposition import Prediction, TreeDecomposition
 from .distribution import FiniteDistribution
-from .errors import HUCError
+from .errors import HUCError, printable
 from .intervals import max_interval_sum_approx
 from .rational import exact, fraction_text
 
@@ -506,6 +506,10 @@ def _text(x, digits) -> str:
         return str(decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator))
 
 
+#: The largest fixed step magnitude accepted: ``exp(alpha h)`` with ``|h| <= 2`` stays within
+#: float64 (``e^200 ~ 1e87``); the paper's fixed steps are ``eps / 2`` and 0.05.
+MAX_FIXED_STEP = 100
+
 #: The selection rules (docs/specification.md §4 and K.1), see :class:`Schedule`.
 SELECTIONS = ("greedy", "passes", "drain")
 
@@ -600,9 +604,14 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
         raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}")
     if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
         raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}")
+    if not isinstance(dist, FiniteDistribution):
+        raise HUCError(f"dist: expected a FiniteDistribution, got {type(dist).__name__}")
     fixed = None if step == "adaptive" else exact(step, "step")
     if fixed is not None and fixed <= 0:
-        raise HUCError(f"step: a fixed step magnitude must be positive, got {fraction_text(fixed)}")
+        raise HUCError(f"step: a fixed step magnitude must be positive, got {printable(fraction_text(fixed), 40)}")
+    if fixed is not None and fixed > MAX_FIXED_STEP:
+        raise HUCError(f"step: a fixed step magnitude must be at most {MAX_FIXED_STEP} (exp(alpha h) with "
+                       f"|h| <= 2 overflows beyond), got {printable(fraction_text(fixed), 40)}")
     _check_utilities(dist.tree, dist.n, utilities)
     for name, u in utilities.items():
         if not u.defined_everywhere:

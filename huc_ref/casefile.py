@@ -16,10 +16,22 @@ from pathlib import Path
 
 from .audit import AuditResult, audit
 from .distribution import FiniteDistribution
-from .errors import HUCError
+from .errors import HUCError, printable
 from .rational import MAX_DIGITS, fraction_text
 from .tree import LabelTree
-from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Subtree, Table, Top1AtDepth, TopK, Utility
+from .utilities import (
+    MAX_NESTING,
+    Aggregated,
+    BinaryDecision,
+    Decision,
+    PerAtom,
+    Rank,
+    Subtree,
+    Table,
+    Top1AtDepth,
+    TopK,
+    Utility,
+)
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
            "schema_dir"]
@@ -40,6 +52,42 @@ def _no_duplicates(pairs):
 def _parse_int(text: str):
     # Over MAX_DIGITS the text is kept, and rejected with its JSON path by exact().
     return int(text) if len(text) <= MAX_DIGITS else text
+
+
+#: The largest document read (bytes): a case of a million atoms is far smaller; ``/dev/zero``
+#: or a mistaken file is refused at once instead of filling memory.
+MAX_DOCUMENT_BYTES = 256 * 2**20
+
+
+def read_document(path: Path, what: str = "file") -> bytes:
+    """The bytes of a regular file, at most :data:`MAX_DOCUMENT_BYTES`, read in one bounded pass;
+    a directory, symbolic link, device or pipe is refused before anything is read.
+
+    >>> read_document(Path("/dev/zero"))
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: cannot read file '/dev/zero': not a regular file (a device); give the path ...
+    """
+    import stat
+    try:
+        info = path.lstat()
+    except OSError as err:
+        raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: {err.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a symbolic link" if stat.S_ISLNK(info.st_mode)
+                else "a pipe" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
+                else "a device")
+        raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: not a regular file ({kind}); "
+                       "give the path of a JSON document")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_DOCUMENT_BYTES + 1)
+    except OSError as err:
+        raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: {err.strerror}") from None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: larger than {MAX_DOCUMENT_BYTES} bytes "
+                       "(huc_ref.casefile.MAX_DOCUMENT_BYTES)")
+    return data
 
 
 def load_json(text: str | bytes):
@@ -124,6 +172,8 @@ def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
         if kind == "top1_at_depth":
             return Top1AtDepth(tree, spec["depth"])
         if kind == "aggregated":
+            if where.count(".base") >= MAX_NESTING:  # read no deeper than Aggregated accepts
+                raise HUCError(f"{where}.base: aggregated utilities nested more than {MAX_NESTING} deep")
             return Aggregated(utility_from_json(tree, spec["base"], f"{where}.base"), spec["S"])
         return PerAtom(tree, spec["values"])
     except HUCError as err:
@@ -195,11 +245,7 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
     # A str is JSON text when it is blank or opens an array or object; otherwise a path.
     if isinstance(source, Path) or (isinstance(source, str) and source.strip()
                                     and not source.lstrip().startswith(("{", "["))):
-        try:
-            text = Path(source).read_bytes()
-        except OSError as err:
-            raise HUCError(f"cannot read case file {str(source)!r}: {err.strerror}") from None
-        doc = load_json(text)
+        doc = load_json(read_document(Path(source), "case file"))
     elif isinstance(source, (str, bytes)):
         doc = load_json(source)
     else:

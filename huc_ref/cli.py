@@ -294,13 +294,18 @@ def main(argv=None) -> int:
     True
     """
     args = None
+    if sys.stdout is None:  # started with stdout closed (huc ... >&-)
+        print("huc: error: standard output is closed", file=sys.stderr)
+        return 2
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.command is None:  # a bare `huc`: what it can do
             parser.print_help()
             return 0
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()  # a full disk shows here, not at exit
+        return status
     except SystemExit as done:  # --help and --version
         return int(done.code or 0)
     except HUCError as err:
@@ -311,3 +316,10 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the reader closed stdout (e.g. piped into head): not an error
         sys.stdout = None
         return 0
+    except KeyboardInterrupt:
+        print("huc: interrupted", file=sys.stderr)
+        return 130
+    except OSError as err:  # writing the output failed (a full disk, /dev/full)
+        sys.stdout = None  # nothing more can be written there, not even at exit
+        print(f"huc: error: cannot write the output: {err.strerror}", file=sys.stderr)
+        return 2

@@ -53,7 +53,7 @@ _RULES = [
     ("reference", r"is not a label|is not a node of the tree"),
     ("type", r": expected (a JSON object|an object|a list|a string|an integer)"),
     ("structure", r"has \d+ rows, but there are|ancestor-closed|must be an integer from|listed twice|"
-                  r"at least one utility|exactly one of"),
+                  r"at least one utility|exactly one of|nested"),
 ]
 
 

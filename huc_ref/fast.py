@@ -860,6 +860,8 @@ def _entries(values, n: int, where: str, rule: str, ok) -> np.ndarray:
 
 def _label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
     """Labels given as names or label ids, as label ids (vectorised for integer and string arrays)."""
+    if isinstance(y_true, (str, bytes)) or not hasattr(y_true, "__iter__"):
+        raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got {type(y_true).__name__}")
     y = y_true if isinstance(y_true, np.ndarray) else np.asarray(list(y_true), dtype=object)
     if y.ndim != 1 or len(y) != n:
         raise HUCError(f"y_true: has {len(y) if y.ndim == 1 else y.shape} labels, y_prob has {n} rows")
@@ -900,6 +902,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     0.0
     """
     _engine(engine)
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                       f"got {type(tree).__name__}")
     P = y_prob if isinstance(y_prob, np.ndarray) else _numbers(y_prob, "y_prob")
     if P.dtype.kind not in "biuf":
         raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}")

@@ -408,6 +408,11 @@ class Top1AtDepth(Utility):
         return {"kind": "top1_at_depth", "depth": self.depth}
 
 
+#: The deepest nesting of aggregated utilities accepted (App. G builds ``u_S`` from a base
+#: utility; nesting is legal but bounded, so that no input reaches Python's recursion limit).
+MAX_NESTING = 32
+
+
 class Aggregated(Utility):
     """The aggregated utility ``u_S(p, y) = mu_{u, b_S(y)}(p)`` of App. G.
 
@@ -432,9 +437,16 @@ class Aggregated(Utility):
         if isinstance(S, (str, bytes)) or not isinstance(S, Sequence):
             raise HUCError("S: expected a list of internal nodes")
         ids = set()
+        depth, inner = 1, base
+        while isinstance(inner, Aggregated):
+            depth, inner = depth + 1, inner.base
+        if depth > MAX_NESTING:
+            raise HUCError(f"base: aggregated utilities nested {depth} deep; at most {MAX_NESTING}")
         for i, v in enumerate(S):
             if not isinstance(v, str) or v not in tree.nodes:
                 raise HUCError(f"S[{i}]: {v!r} is not a node of the tree")
+            if tree.id(v) in ids:
+                raise HUCError(f"S[{i}]: {v!r} is listed twice")
             if tree.is_leaf(v):
                 raise HUCError(f"S[{i}]: {v!r} is a leaf; S holds internal nodes")
             ids.add(tree.id(v))

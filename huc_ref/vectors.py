@@ -19,7 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from .audit import atom_terms, interval_moment
-from .casefile import dumps, load_json, read_case
+from .casefile import dumps, load_json, read_case, read_document
 from .errors import ERROR_KINDS as _ALL_ERROR_KINDS
 from .errors import HUCError, printable
 from .intervals import Interval
@@ -481,7 +481,7 @@ def load_vectors(directory: Path | None = None) -> list[dict]:
         raise HUCError(f"no huc-vectors/1 files in {str(directory)!r}")
     vectors, seen = [], set()
     for f in files:
-        doc = load_json(f.read_bytes())
+        doc = load_json(read_document(f, "vector file"))
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("vectors"), list):
             raise HUCError(f"{f.name}: not a {FORMAT} document")
         for k, v in enumerate(doc["vectors"]):
@@ -697,7 +697,7 @@ def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tu
             report.append((v["id"], "the answer is not a regular file (a directory, link, device or pipe)"))
             continue
         try:
-            reason = _check_one(v, load_json(path.read_bytes()))
+            reason = _check_one(v, load_json(read_document(path, "answer")))
         except HUCError as err:
             reason = f"unreadable answer: {err}"
         except OSError as err:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from huc_ref import casefile
 from huc_ref.casefile import dumps, load_json, read_case
 from huc_ref.cli import main
 from huc_ref.errors import HUCError
@@ -192,3 +193,37 @@ def test_names_from_the_input_cannot_forge_report_lines_or_reach_the_terminal_ra
     assert main(["audit", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "\x1b" not in err and err.startswith("huc: error: utilities.x\\nUC")
+
+
+def test_inputs_that_are_not_regular_files_are_refused_before_any_read(tmp_path):
+    import os
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.json"
+    link.symlink_to(D1)
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:  # sparse: one byte past the limit, no real disk used
+        f.truncate(casefile.MAX_DOCUMENT_BYTES + 1)
+    for path, what in ((fifo, "a pipe"), (Path("/dev/zero"), "a device"), (tmp_path, "a directory"),
+                       (link, "a symbolic link")):
+        proc = subprocess.run([sys.executable, "-m", "huc_ref", "audit", str(path)], capture_output=True, text=True,
+                              cwd=ROOT, timeout=30)
+        assert proc.returncode == 2 and proc.stderr == (f"huc: error: cannot read case file {str(path)!r}: not a "
+                                                        f"regular file ({what}); give the path of a JSON document\n")
+    proc = subprocess.run([sys.executable, "-m", "huc_ref", "audit", str(big)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=30)
+    assert proc.returncode == 2 and "larger than 268435456 bytes" in proc.stderr
+
+
+def test_a_closed_or_full_stdout_and_an_interrupt_end_with_one_line(monkeypatch, capsys):
+    for redirect in (">&-", "> /dev/full"):
+        proc = subprocess.run(f"{sys.executable} -m huc_ref audit {D1} {redirect}", shell=True, capture_output=True,
+                              text=True, cwd=ROOT, timeout=60)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    import huc_ref.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "_cmd_audit", interrupted)
+    assert main(["audit", str(D1)]) == 130
+    assert capsys.readouterr().err == "huc: interrupted\n"

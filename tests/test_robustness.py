@@ -1,12 +1,13 @@
 """Robustness catalogue: fuzzed case documents either give an answer or one HUCError;
 results are deterministic; input is never evaluated; deep trees work end to end.
-(The catalogue of specific bad inputs is ``vectors/invalid.json``, run in test_vectors.py.)"""
+(The catalogue of specific bad inputs is ``huc_ref/data/vectors/invalid.json``, run in test_vectors.py.)"""
 
 import json
 import random
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -161,3 +162,34 @@ def test_every_engine_rejects_bad_utilities_with_the_same_message(utilities, mes
         with pytest.raises(HUCError) as err:
             run()
         assert str(err.value) == message
+
+
+def _hostile_api_calls():
+    from huc_ref import Aggregated, FiniteDistribution, LabelTree, Table, TopK, audit, fast
+    from huc_ref.boost import boost
+    from huc_ref.casefile import utility_from_json
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])
+    nested = {"kind": "table", "values": [0, 1]}
+    for _ in range(5000):
+        nested = {"kind": "aggregated", "base": nested, "S": ["r"]}
+    P = np.array([[0.5, 0.5]])
+    return [
+        (lambda: fast.audit(None, P, t, {"u": TopK(t, 1)}),
+         "y_true: expected one label (a name or an id) per row of y_prob, got NoneType"),
+        (lambda: fast.audit([0], P, {"r": ["a", "b"]}, {"u": TopK(t, 1)}),
+         "tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), got dict"),
+        (lambda: audit({"r": 1}, {"u": TopK(t, 1)}),
+         "dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), got dict"),
+        (lambda: boost(d, {"u": Table(t, [0, 1])}, step="1e400"), "step: a fixed step magnitude must be at most 100 (exp(alpha h) with |h| <= 2 overflows beyond), got 1000"),
+        (lambda: Aggregated(Table(t, [0, 1]), ["r", "r"]), "S[1]: 'r' is listed twice"),
+        (lambda: utility_from_json(t, nested, "utilities.u"), "utilities.u.base"),
+    ]
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_hostile_api_calls_get_one_huc_error(k):
+    call, message = _hostile_api_calls()[k]
+    with pytest.raises(HUCError) as err:
+        call()
+    assert str(err.value).startswith(message), str(err.value)[:200]
