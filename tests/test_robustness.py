@@ -181,7 +181,8 @@ def _hostile_api_calls():
          "tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), got dict"),
         (lambda: audit({"r": 1}, {"u": TopK(t, 1)}),
          "dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), got dict"),
-        (lambda: boost(d, {"u": Table(t, [0, 1])}, step="1e400"), "step: a fixed step magnitude must be at most 100 (exp(alpha h) with |h| <= 2 overflows beyond), got 1000"),
+        (lambda: boost(d, {"u": Table(t, [0, 1])}, step="1e400"),
+         "step: a fixed step magnitude must be at most 100 (exp(alpha h) with |h| <= 2 overflows beyond), got 1000"),
         (lambda: Aggregated(Table(t, [0, 1]), ["r", "r"]), "S[1]: 'r' is listed twice"),
         (lambda: utility_from_json(t, nested, "utilities.u"), "utilities.u.base"),
     ]
