@@ -303,11 +303,29 @@ class UtilityRows:
         return [i for i, r in enumerate(self.block_of) if best.r <= r < best.b]
 
 
-def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rational: str = "fraction") -> AuditResult:
+#: The exact engine's cost limit: the digits of every prediction and label law entry together
+#: (about ten million: 2,500 atoms of 6-decimal predictions over 100 classes hold 3 million).
+#: The engine's work grows with this, so a hostile or mistaken input is refused at once.
+MAX_EXACT_DIGITS = 10_000_000
+
+
+def _input_digits(dist: FiniteDistribution) -> int:
+    """The decimal digits of the exact inputs (numerators and denominators of ``p`` and ``eta``)."""
+    bits = 0
+    for a in dist.atoms:
+        for x in a.p + (a.eta or ()):
+            bits += x.numerator.bit_length() + x.denominator.bit_length()
+    return int(bits * 0.30103) + 1
+
+
+def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rational: str = "fraction",
+          max_digits: int = MAX_EXACT_DIGITS) -> AuditResult:
     """Exact UC and HUC of a finite distribution, every sup with its witness.
 
     ``rational="gmpy2"`` computes the same exact values with GMP (an optional
-    accelerator); every reported number is a ``Fraction`` either way.
+    accelerator); every reported number is a ``Fraction`` either way.  ``max_digits`` bounds
+    the cost (:data:`MAX_EXACT_DIGITS`, the digits of all inputs together); raise it to audit
+    larger exact inputs, or use the fast engine (:mod:`huc_ref.fast`).
 
     Rows come in the order subgroups, utilities, then the UC row (``node`` None) before
     the nodes of ``V_T(u)`` in pre-order (docs/specification.md §6).
@@ -327,6 +345,11 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
         raise HUCError(f"dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), "
                        f"got {type(dist).__name__}")
     _check_utilities(dist.tree, dist.n, utilities)
+    digits = _input_digits(dist)
+    if digits > max_digits:
+        raise HUCError(f"atoms: the exact inputs hold about {digits} digits, more than max_digits = {max_digits} "
+                       "(the exact engine's cost grows with them); pass a larger max_digits (huc audit "
+                       "--max-digits N) or use the fast engine")
     field = rational_type(rational)
     tree = dist.tree
     n_sub = len(dist.subgroups)

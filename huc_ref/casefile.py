@@ -158,7 +158,7 @@ def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
             return Table(tree, spec["values"])
         if kind == "subtree":
             node = spec["node"]
-            if not isinstance(node, str) or node not in tree.nodes:
+            if not isinstance(node, str) or node not in tree:
                 raise HUCError(f"node: {node!r} is not a node of the tree")
             return Subtree(tree, node)
         if kind == "rank":
@@ -191,8 +191,8 @@ class Case:
     distribution: FiniteDistribution
     utilities: dict
 
-    def audit(self) -> AuditResult:
-        """Run the exact audit (:func:`huc_ref.audit.audit`).
+    def audit(self, **options) -> AuditResult:
+        """Run the exact audit (:func:`huc_ref.audit.audit`, with its ``options``).
 
         >>> case = read_case({"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
         ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
@@ -200,7 +200,7 @@ class Case:
         >>> case.audit().uc.sup, case.result_json()["huc"]["value"], case.to_json()["atoms"][0]["eta"]
         (Fraction(1, 4), '1/4', ['1/4', '3/4'])
         """
-        return audit(self.distribution, self.utilities)
+        return audit(self.distribution, self.utilities, **options)
 
     def result_json(self) -> dict:
         """The ``huc-result/1`` document of this case."""

@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .audit import MAX_EXACT_DIGITS
 from .casefile import dumps, read_case
 from .errors import HUCError, printable
 from .rational import decimal_text, fraction_text
@@ -90,7 +91,7 @@ def _cmd_audit(args) -> int:
             raise HUCError("--engine fast: only --json output is available (the report is the exact engine's)")
         sys.stdout.write(dumps(doc))
         return 0
-    result = case.audit()
+    result = case.audit(max_digits=args.max_digits)
     if args.plot:
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
@@ -224,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=10, metavar="N", help="violations listed in the report (default 10)")
     p.add_argument("--engine", choices=["exact", "fast"], default="exact",
                    help="exact: Fractions, the reference (default); fast: numpy float64, JSON numbers, --json only")
+    p.add_argument("--max-digits", type=int, default=MAX_EXACT_DIGITS, metavar="N",
+                   help=f"the exact engine's cost limit: the digits of all inputs together "
+                        f"(default {MAX_EXACT_DIGITS})")
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
                                                   "intervals over the scores) to FILE (.png, .pdf or .svg)")
     p.set_defaults(run=_cmd_audit)

@@ -115,11 +115,13 @@ class FiniteDistribution:
         self.tree = tree
         if isinstance(subgroups, (str, bytes)) or not isinstance(subgroups, Sequence) or not subgroups:
             raise HUCError("subgroups: expected a non-empty list of names")
+        seen = set()
         for i, name in enumerate(subgroups):
             if not isinstance(name, str) or not name:
                 raise HUCError(f"subgroups[{i}]: must be a non-empty string, got {name!r}")
-            if subgroups.index(name) != i:
+            if name in seen:  # a set: validation stays linear in the number of names
                 raise HUCError(f"subgroups[{i}]: {name!r} is listed twice")
+            seen.add(name)
         self.subgroups = tuple(subgroups)
         if isinstance(atoms, (str, bytes)) or not isinstance(atoms, Sequence) or not atoms:
             raise HUCError("atoms: expected a non-empty list of atoms")
@@ -170,7 +172,7 @@ class FiniteDistribution:
             raise HUCError(f"{where}: give exactly one of eta (a label law) or label (a sample point)")
         if "label" in a:
             lab = a["label"]
-            if not isinstance(lab, str) or lab not in self.tree.labels:
+            if not isinstance(lab, str) or not self.tree.has_label(lab):
                 raise HUCError(f"{where}.label: {lab!r} is not a label")
             return Atom(w, c, p, None, self.tree.label_index(lab))
         eta = exact_vector(a["eta"], f"{where}.eta", K)

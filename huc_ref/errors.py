@@ -42,7 +42,7 @@ _RULES = [
     ("unknown_kind", r"unknown utility kind"),
     ("unknown_field", r"unknown field"),
     ("missing_field", r": missing"),
-    ("too_large", r"exceeds \d+ in magnitude|has more than \d+ digits"),
+    ("too_large", r"exceeds \d+ in magnitude|has more than \d+ digits|more than max_digits"),
     ("not_exact", r"is not a finite number|is not an exact number|is a boolean, not a number|is not exact"),
     ("probability_sum", r"sums? to .*, not 1"),
     ("nonpositive", r": is 0;|: is negative|must be positive"),

@@ -39,9 +39,8 @@ from .errors import HUCError
 from .tree import LabelTree
 from .utilities import Aggregated, BinaryDecision, Decision, PerAtom, Rank, Table, Top1AtDepth, Utility
 
-__all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "CHUNK", "FastTree",
-           "utility_values", "audit", "audit_distribution", "boost", "replay",
-           "numba_available"]
+__all__ = ["TOLERANCES", "ROW_SUM_TOLERANCE", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows",
+           "CHUNK", "FastTree", "utility_values", "audit", "audit_distribution", "boost", "replay", "numba_available"]
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
 TOLERANCES = {
@@ -108,6 +107,11 @@ class ExactRows:
         return tuple(self.fractions[self.offset + i])
 
 
+#: The fast path keeps, per depth, a cut of the tree and each label's path: ``(H + 1) K``
+#: entries.  A deep and wide tree (a caterpillar of depth 20,000) would need gigabytes; it is
+#: refused with a HUCError instead (the exact engine handles it in seconds).
+MAX_TREE_CELLS = 20_000_000
+
 #: Runs of at most this many children are summed row by row in :meth:`FastTree.cut_sums`.
 _SHORT_RUN = 8
 
@@ -136,6 +140,10 @@ class FastTree:
         self.n_nodes = n = len(tree.nodes)
         self.depth = np.array(tree._depth)
         self.H = H = int(self.depth.max())
+        if (H + 1) * self.K > MAX_TREE_CELLS:  # the cuts and the path table hold (depth + 1) x K entries
+            raise HUCError(f"tree: depth {H} x {self.K} labels needs {(H + 1) * self.K} table entries, more than "
+                           f"the fast path's limit of {MAX_TREE_CELLS} (huc_ref.fast.MAX_TREE_CELLS); a tree this "
+                           "deep and wide is for the exact engine", kind="too_large")
         lo = np.array(tree._lo)
         self.lo = lo
         is_leaf = np.array([not k for k in tree.child_ids])
@@ -623,8 +631,14 @@ CHUNK = 2**18
 THREADS = min(4, os.cpu_count() or 1)
 
 
+#: How far a row of ``y_prob`` may sum from 1 (``fast.audit`` without ``renormalize``): float32
+#: softmax output over a thousand classes sums to 1 within about 1e-6.
+ROW_SUM_TOLERANCE = 1e-5
+
+
 def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility],
-                 rows=None, engine: str = "numpy", exact: ExactRows | None = None) -> dict:
+                 rows=None, engine: str = "numpy", exact: ExactRows | None = None,
+                 row_sum_tolerance: float | None = None) -> dict:
     """The :class:`_Rows` of every utility for sample atoms, streaming ``P`` in row chunks (F.4).
 
     Chunks are independent, and so are utilities afterwards: both run on :data:`THREADS`
@@ -698,6 +712,14 @@ def _sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: 
                         ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
                     T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
         low = X < SMALLEST_NORMAL  # zeros, subnormals (and negatives, reported below): one pass
+        if ok and row_sum_tolerance is not None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums = S[0][0] if S is not None else X.sum(axis=1)
+            off = np.abs(sums - 1.0) > row_sum_tolerance
+            if off.any():
+                i = int(np.argmax(off))
+                return s + i, (f"sums to {sums[i].item()!r}, not 1 (within {row_sum_tolerance:g}); pass "
+                               "renormalize=True to take each row divided by its sum")
         if ok and not (low.any() and np.any(X[low] != 0)):
             return None
         tiny = low & (X != 0)
@@ -883,7 +905,7 @@ def _label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
 
 
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
-          sample_weight=None, engine: str = "numpy") -> dict:
+          sample_weight=None, engine: str = "numpy", renormalize: bool = False) -> dict:
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names).
 
     ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
@@ -893,7 +915,10 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     ``sample_weight``: nonnegative weights (normalised to sum 1); ``engine``: ``"numpy"``
     (the default and the reference) or ``"numba"`` (the compiled kernels of
     :mod:`huc_ref.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
-    each sample's path carry a term.
+    each sample's path carry a term.  Each row must sum to 1 within :data:`ROW_SUM_TOLERANCE`
+    (a float32 softmax does), unless ``renormalize=True``: then each row stands for itself
+    divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
+    path's ``renormalize`` does.
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
@@ -927,7 +952,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     for k, (name, values) in enumerate(groups.items()):
         c = _entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1)
         np.multiply(w / w.sum(), c, out=WT[k])
-    tables = _sample_rows(FastTree(tree), P, ids, WT.T, utilities, engine=engine)
+    tables = _sample_rows(FastTree(tree), P, ids, WT.T, utilities, engine=engine,
+                          row_sum_tolerance=None if renormalize else ROW_SUM_TOLERANCE)
     return _run(tree, tables, list(groups))
 
 

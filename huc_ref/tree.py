@@ -281,6 +281,25 @@ class LabelTree:
         """
         return tuple(n for i, n in enumerate(self._names) if len(self._children[i]) >= 2)
 
+    def __contains__(self, node) -> bool:
+        """Whether ``node`` names a node of the tree (a dictionary look-up: validating many names
+        stays linear).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> "y2" in t, "zz" in t, 3 in t
+        (True, False, False)
+        """
+        return isinstance(node, str) and node in self._index
+
+    def has_label(self, label) -> bool:
+        """Whether ``label`` is one of the labels (leaves), by a dictionary look-up.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> t.has_label("y1"), t.has_label("a")
+        (True, False)
+        """
+        return isinstance(label, str) and label in self._label_index
+
     def id(self, node) -> int:
         """The pre-order index of a node given by name (or already by index).
 

@@ -329,7 +329,7 @@ class BinaryDecision(Utility):
         if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
             raise HUCError(f"{where}: expected a list of labels")
         for i, y in enumerate(names):
-            if not isinstance(y, str) or y not in tree.labels:
+            if not isinstance(y, str) or not tree.has_label(y):
                 raise HUCError(f"{where}[{i}]: {y!r} is not a label")
         if len(set(names)) != len(names):
             raise HUCError(f"{where}: lists a label twice")
@@ -443,7 +443,7 @@ class Aggregated(Utility):
         if depth > MAX_NESTING:
             raise HUCError(f"base: aggregated utilities nested {depth} deep; at most {MAX_NESTING}")
         for i, v in enumerate(S):
-            if not isinstance(v, str) or v not in tree.nodes:
+            if not isinstance(v, str) or v not in tree:
                 raise HUCError(f"S[{i}]: {v!r} is not a node of the tree")
             if tree.id(v) in ids:
                 raise HUCError(f"S[{i}]: {v!r} is listed twice")

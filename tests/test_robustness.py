@@ -194,3 +194,60 @@ def test_hostile_api_calls_get_one_huc_error(k):
     with pytest.raises(HUCError) as err:
         call()
     assert str(err.value).startswith(message), str(err.value)[:200]
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_fast_rows_must_sum_to_one_unless_renormalised(engine):
+    from huc_ref import LabelTree, TopK, fast
+    if engine == "numba" and not fast.numba_available():
+        pytest.skip("numba is not installed")
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c", "d"]})
+    us = {"u": TopK(t, 1)}
+    for row, total in (([0.9] * 4, "3.6"), ([0.5] * 4, "2.0")):
+        with pytest.raises(HUCError, match=rf"^y_prob\[1\]: sums to {total}, not 1 \(within 1e-05\); pass "
+                                           r"renormalize=True to take each row divided by its sum$"):
+            fast.audit([0, 1], np.array([[0.25] * 4, row]), t, us, engine=engine)
+    scaled = fast.audit([0, 1], np.array([[0.25] * 4, [0.9] * 4]), t, us, engine=engine, renormalize=True)
+    assert scaled == fast.audit([0, 1], np.array([[0.25] * 4] * 2), t, us, engine=engine)  # 0.9 each is 1/4 each
+
+
+def test_the_exact_engine_states_its_cost_limit(tmp_path, capsys):
+    """1,000 atoms with 1,999-digit denominators: refused at once (it would take minutes), unless asked."""
+    from fractions import Fraction
+
+    from huc_ref import FiniteDistribution, LabelTree, TopK, audit
+    from huc_ref.cli import main
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c", "d"]})
+    rng = random.Random(0)
+    atoms = []
+    for _ in range(1000):
+        den = rng.randrange(10**1998, 10**1999)
+        p = [Fraction(rng.randrange(1, den // 4), den) for _ in range(3)]
+        atoms.append({"p": p + [1 - sum(p)], "label": "a"})
+    d = FiniteDistribution(t, atoms)
+    with pytest.raises(HUCError, match=r"^atoms: the exact inputs hold about \d+ digits, more than max_digits = "
+                                       r"10000000 \(the exact engine's cost grows with them\)") as err:
+        audit(d, {"u": TopK(t, 1)})
+    assert err.value.kind == "too_large"
+    small = FiniteDistribution(t, atoms[:3])
+    assert audit(small, {"u": TopK(t, 1)}, max_digits=10**5) == audit(small, {"u": TopK(t, 1)})
+    with pytest.raises(HUCError, match="more than max_digits = 100 "):
+        audit(small, {"u": TopK(t, 1)}, max_digits=100)
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps({"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
+                                "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
+                                "atoms": [{"p": ["1/3", "2/3"], "label": "a"}]}))
+    assert main(["audit", str(path), "--max-digits", "2"]) == 2
+    assert "more than max_digits = 2 " in capsys.readouterr().err
+
+
+def test_a_caterpillar_too_deep_for_the_fast_path_is_refused_before_it_allocates():
+    from huc_ref import LabelTree, TopK, fast
+    n = 20000
+    kids = {f"c{i}": [f"c{i + 1}", f"l{i}"] for i in range(n)}
+    kids[f"c{n}"] = ["x", "y"]
+    t = LabelTree.from_children("c0", kids)
+    with pytest.raises(HUCError, match=r"^tree: depth 20001 x 20002 labels needs 400080004 table entries, more "
+                                       r"than the fast path's limit of 20000000") as err:
+        fast.audit([0], np.full((1, t.K), 1 / t.K), t, {"u": TopK(t, 1)})
+    assert err.value.kind == "too_large"
