@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
-from .errors import HUCError
+from .errors import HUCError, check_name
 from .intervals import Interval, max_interval_sum
 from .rational import fraction_text, rational_type, scaled_integers, to_fraction
 from .utilities import PerAtom, Utility
@@ -56,6 +56,7 @@ def _check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
     for name, u in utilities.items():
         if not isinstance(name, str) or not name:
             raise HUCError(f"utilities: names must be non-empty strings, got {name!r}")
+        check_name(name, "utilities")
         if not isinstance(u, Utility):
             raise HUCError(f"utilities[{name!r}]: expected a Utility, got {type(u).__name__}")
         if u.tree != tree:

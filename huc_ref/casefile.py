@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .audit import AuditResult, audit
 from .distribution import FiniteDistribution
-from .errors import HUCError, printable
+from .errors import HUCError, check_name, printable
 from .rational import MAX_DIGITS, fraction_text
 from .tree import LabelTree
 from .utilities import (
@@ -262,9 +262,12 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
     case_id = doc.get("id", "case")
     if not isinstance(case_id, str):
         raise HUCError("id: expected a string")
+    check_name(case_id, "id")
     description = doc.get("description", "")
     if not isinstance(description, str):
         raise HUCError("description: expected a string")
+    if any("\ud800" <= ch <= "\udfff" for ch in description):
+        raise HUCError("description: holds a lone surrogate, which no UTF-8 text can hold", kind="type")
     tree_doc = _require(doc, "tree", "", dict)
     extra = set(tree_doc) - {"root", "children"}
     if extra:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .errors import HUCError
+from .errors import HUCError, check_name
 from .rational import exact, exact_vector, fraction_text
 from .tree import LabelTree
 
@@ -119,6 +119,7 @@ class FiniteDistribution:
         for i, name in enumerate(subgroups):
             if not isinstance(name, str) or not name:
                 raise HUCError(f"subgroups[{i}]: must be a non-empty string, got {name!r}")
+            check_name(name, f"subgroups[{i}]")
             if name in seen:  # a set: validation stays linear in the number of names
                 raise HUCError(f"subgroups[{i}]: {name!r} is listed twice")
             seen.add(name)

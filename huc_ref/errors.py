@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HUCError", "ERROR_KINDS", "classify", "printable"]
+__all__ = ["HUCError", "ERROR_KINDS", "classify", "printable", "check_name", "MAX_NAME_LENGTH"]
 
 #: The kinds of bad input (the catalogue of the invalid golden vectors).
 ERROR_KINDS = {
@@ -87,6 +87,34 @@ def printable(text: str, limit: int = 200) -> str:
     out = "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
                   for ch in str(text)[: limit + 1])
     return out[:limit] + f"... ({len(text)} characters)" if len(text) > limit else out
+
+
+#: The longest name accepted (a node, label, utility, subgroup or case id): long enough for the
+#: nodes of ``LabelTree.from_paths``, which are path prefixes (20,000 parts are tested); names
+#: are cut when printed (:func:`printable`), so a long one never floods a terminal.
+MAX_NAME_LENGTH = 1_000_000
+
+
+def check_name(name, where: str) -> str:
+    r"""``name`` if it is a usable name: a non-empty string of at most :data:`MAX_NAME_LENGTH`
+    printable characters (no control characters, no lone surrogates, which no UTF-8 output can
+    hold, no Unicode spaces but the ASCII one); otherwise one HUCError naming the place.
+
+    >>> check_name("Maine Coon", "labels[0]")
+    'Maine Coon'
+    >>> check_name("y\ud800", "labels[0]")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: labels[0]: 'y\ud800' is not a name: names are printable text (no control ...
+    """
+    if not isinstance(name, str) or not name:
+        raise HUCError(f"{where}: must be a non-empty string, got {printable(repr(name), 80)}", kind="type")
+    if len(name) > MAX_NAME_LENGTH:
+        raise HUCError(f"{where}: a name of {len(name)} characters; at most {MAX_NAME_LENGTH}", kind="too_large")
+    if not name.isprintable():
+        raise HUCError(f"{where}: {printable(repr(name), 80)} is not a name: names are printable text (no control "
+                       "characters, lone surrogates or special spaces)", kind="type")
+    return name
 
 
 class HUCError(ValueError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .errors import HUCError
+from .errors import HUCError, check_name
 
 __all__ = ["LabelTree"]
 
@@ -41,17 +41,20 @@ class LabelTree:
     def _build(self, root, children, where):
         if not isinstance(root, str) or not root:
             raise HUCError(f"{where}.root: must be a non-empty string, got {root!r}")
+        check_name(root, f"{where}.root")
         if not isinstance(children, Mapping):
             raise HUCError(f"{where}.children: expected a mapping from node to its list of children")
         parent_of: dict[str, str] = {}
         for node, kids in children.items():
             if not isinstance(node, str) or not node:
                 raise HUCError(f"{where}.children: node names must be non-empty strings, got {node!r}")
+            check_name(node, f"{where}.children")
             if isinstance(kids, (str, bytes)) or not isinstance(kids, Sequence):
                 raise HUCError(f"{where}.children[{node!r}]: expected a list of node names")
             for kid in kids:
                 if not isinstance(kid, str) or not kid:
                     raise HUCError(f"{where}.children[{node!r}]: node names must be non-empty strings, got {kid!r}")
+                check_name(kid, f"{where}.children[{node!r}]")
                 if kid == root:
                     raise HUCError(f"{where}.children[{node!r}]: lists the root {root!r} as a child (a cycle)")
                 if kid in parent_of:

@@ -172,27 +172,33 @@ def test_exact_results_of_any_size_are_written(tmp_path, capsys):
 
 
 def test_names_from_the_input_cannot_forge_report_lines_or_reach_the_terminal_raw(tmp_path, capsys):
-    """A case id, description, utility, subgroup or node name with newlines and escape sequences
-    is printed escaped, on its line; error messages that quote names stay one line."""
+    """Names with newlines or escape sequences (a case id, a utility, subgroup or node name) are
+    refused with one escaped line; a description, which may be any text, is printed escaped."""
     import json
     evil = "x\nUC  = 0\x1b[2J"
-    doc = json.loads(D1.read_text())
-    doc["id"], doc["description"] = evil, evil
-    doc["subgroups"] = [evil]
-    doc["utilities"] = {evil: doc["utilities"]["u"]}
-    doc["tree"] = {"root": evil, "children": {evil: ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}}
     path = tmp_path / "evil.json"
-    path.write_text(json.dumps(doc))
-    assert main(["audit", str(path)]) == 0
+
+    def audit_with(**changes):
+        doc = json.loads(D1.read_text())
+        doc.update(changes)
+        path.write_text(json.dumps(doc))
+        return main(["audit", str(path)])
+    assert audit_with(description=evil) == 0
     out = capsys.readouterr().out
-    assert "\x1b" not in out and "\nUC  = 0\x1b" not in out
-    assert sum(line.startswith("UC ") for line in out.splitlines()) == 1  # the real one only
+    assert "\x1b" not in out and sum(line.startswith("UC ") for line in out.splitlines()) == 1
     assert "x\\nUC  = 0\\x1b[2J" in out
-    doc["utilities"] = {evil: {"kind": "subtree", "node": "zz\n\x1b[2Jhuc: ok"}}
-    path.write_text(json.dumps(doc))
-    assert main(["audit", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "\x1b" not in err and err.startswith("huc: error: utilities.x\\nUC")
+    four = {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}
+    for changes, place in (({"id": evil}, "id"), ({"subgroups": [evil]}, "subgroups[0]"),
+                           ({"utilities": {evil: {"kind": "table", "values": [0, 1, 1, 1]}}}, "utilities"),
+                           ({"tree": {"root": evil, "children": {evil: ["vL", "vR"], **{k: v for k, v in four.items()
+                                                                                      if k != "v0"}}}}, "tree.root")):
+        assert audit_with(**changes) == 2
+        err = capsys.readouterr().err
+        assert err == (f"huc: error: {place}: 'x\\nUC  = 0\\x1b[2J' is not a name: names are printable text (no "
+                       "control characters, lone surrogates or special spaces)\n"), err
+    assert audit_with(id="\ud800") == 2 and "is not a name" in capsys.readouterr().err
+    assert audit_with(id="a" * 1_000_001) == 2
+    assert capsys.readouterr().err == "huc: error: id: a name of 1000001 characters; at most 1000000\n"
 
 
 def test_inputs_that_are_not_regular_files_are_refused_before_any_read(tmp_path):
