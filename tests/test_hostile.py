@@ -40,7 +40,8 @@ def case(**changes):
 ATTACKS = {  # name: (document or raw text, the start of the one error line)
     "escape sequence in the id": (case(id="x\x1b[2J\nUC = 0"),
                                   "huc: error: id: 'x\\x1b[2J\\nUC = 0' is not a name"),
-    "lone surrogate in the id": ('{"format": "huc-case/1", "id": "\\ud800"}', "huc: error: id: '\\ud800' is not a name"),
+    "lone surrogate in the id": ('{"format": "huc-case/1", "id": "\\ud800"}',
+                                 "huc: error: id: '\\ud800' is not a name"),
     "unicode digits": (case(atoms__0__p=["١/٤", "1/4", "1/4", "1/4"]), "huc: error: atoms[0].p[0]: '١/٤' is not an "
                                                                         "exact number"),
     "a huge exponent": (case(atoms__0__p=["1e999999999", "0", "0", "0"]), "huc: error: atoms[0].p[0]: exponent of"),
