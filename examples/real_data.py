@@ -150,7 +150,7 @@ def main(argv=None):
                 Pt, kept = boosted(D["cal"], D["val"], D["test"], (y[val], groups(val)), method, step, caps)
                 rows[label].append({**evaluate(Pt, y[test], groups(test)), "updates": kept})
             for label, kind in (("Temp.", "temperature"), ("Vec.", "vector"), ("Dir.", "dirichlet")):
-                rec = fit_recalibrator(D["cal"], kind)
+                rec = fit_recalibrator(D["cal"], kind, validation=D["val"])  # K.1: validation picks lambda
                 R = {part: smooth(rec(P[part])) for part in P}
                 rows[label].append({**evaluate(R["test"], y[test], groups(test)), "updates": 0})
                 RD = {part: distribution(R[part], y[ids], groups(ids)) for part, ids in (("cal", cal),

@@ -5,13 +5,14 @@
 * Dirichlet calibration ``softmax(W log p + b)`` (``K^2 + K``),
 
 each fitted by minimising the log loss on calibration atoms plus ``lambda/2 ||theta||^2`` (H.6
-eq. 188; ``lambda = 1e-4``),
-after the ``kappa_init`` smoothing ``p <- (1 - kappa) p + kappa / K`` (K.1, ``kappa = 1e-10``).
-Fitting is numerical (float64 Newton / gradient steps on a convex objective); its output is
-then read as exact rationals and renormalised exactly, and HUC-Boost starts from it: the
-two-stage methods "Temp. -> HUC", "Vec. -> HUC", "Dir. -> HUC".  ``select_prefix`` picks the
-boosting checkpoint with the smallest validation error (K.1: "Validation selects the
-returned update prefix").
+eq. 188; ``lambda = 1e-4``, or chosen on validation data: K.1), after the ``kappa_init``
+smoothing ``p <- (1 - kappa) p + kappa / K`` (K.1, ``kappa = 1e-10``).  Fitting is numerical
+(scipy, the ``calibration`` extra: a bounded scalar search for the temperature, L-BFGS-B for
+the others, on a convex objective, with the convergence reported); its output is then read as
+exact rationals and renormalised exactly, and HUC-Boost starts from it: the two-stage methods
+"Temp. -> HUC", "Vec. -> HUC", "Dir. -> HUC".  ``select_prefix`` picks the boosting
+checkpoint with the smallest validation error (K.1: "Validation selects the returned update
+prefix").
 """
 
 from __future__ import annotations
@@ -25,20 +26,51 @@ from .boost import BoostResult, boost, trajectory
 from .distribution import FiniteDistribution
 from .errors import HUCError
 
-__all__ = ["Recalibrator", "fit_recalibrator", "recalibrate", "two_stage", "select_prefix"]
+__all__ = ["Recalibrator", "FitReport", "RecalibrationWarning", "fit_scaling", "fit_recalibrator", "log_loss",
+           "recalibrate", "two_stage", "select_prefix"]
 
 KAPPA_INIT = 1e-10
+KINDS = ("temperature", "vector", "dirichlet")
+L2_GRID = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # lambda > 0 (H.6 eq. 162 divides by it); chosen on validation (K.1)
+MAX_LOGIT_SPREAD = 700.0  # exp(-700) ~ 1e-304 is still a normal float64: no probability underflows
+
+
+class RecalibrationWarning(UserWarning):
+    """The optimiser of a recalibrator stopped without meeting its convergence test."""
 
 
 def _softmax(s):
+    """softmax of each row, with logits more than ``MAX_LOGIT_SPREAD`` below the row's largest
+    raised to that floor, so every output is a positive normal float64 (a deviation from the
+    plain map only where it would underflow to 0)."""
     s = s - s.max(axis=1, keepdims=True)
-    e = np.exp(s)
+    e = np.exp(np.maximum(s, -MAX_LOGIT_SPREAD))
     return e / e.sum(axis=1, keepdims=True)
 
 
 def _features(p, kappa):
+    """``log((1 - kappa) p + kappa / K)``: K.1's ``f_base`` in log space."""
     p = (1 - kappa) * np.asarray(p, dtype=float) + kappa / p.shape[1]
     return np.log(p)
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """How a recalibrator's optimiser ended (K.1's ``L_cal`` plus H.6's ``lambda/2 ||theta||^2``).
+
+    ``objective`` is the regularised weighted log loss at the returned parameters, ``l2`` the
+    ``lambda`` used (chosen on validation data when they were given), ``converged`` the
+    optimiser's own convergence test, ``at_bound`` whether the temperature search ended on the
+    edge of its interval.
+    """
+
+    objective: float
+    l2: float
+    converged: bool
+    iterations: int
+    message: str
+    at_bound: bool = False
+    validation_log_loss: float | None = None
 
 
 @dataclass(frozen=True)
@@ -55,9 +87,17 @@ class Recalibrator:
     W: np.ndarray
     b: np.ndarray
     kappa: float
+    report: FitReport | None = None
+
+    @property
+    def temperature(self) -> float:
+        """``T`` of temperature scaling (Table 3), ``1 / W[0, 0]``."""
+        if self.kind != "temperature":
+            raise HUCError(f"temperature: a {self.kind} recalibrator has no single temperature")
+        return 1.0 / float(self.W[0, 0])
 
     def __call__(self, p) -> np.ndarray:
-        """Recalibrated predictions (float64), rows summing to 1."""
+        """Recalibrated predictions (float64), rows summing to 1, every entry positive."""
         return _softmax(_features(np.atleast_2d(np.asarray(p, dtype=float)), self.kappa) @ self.W.T + self.b)
 
 
@@ -70,9 +110,142 @@ def _data(dist: FiniteDistribution):
     return P, Y, w
 
 
+def log_loss(X, Y, w, W, b) -> float:
+    """Weighted log loss ``-sum_i w_i sum_y Y_iy log softmax(W x_i + b)_y`` (K.1's ``L_cal``),
+    from the log-sum-exp of the logits (no probability is formed, so none underflows).
+
+    >>> X = np.log(np.array([[0.5, 0.5]]))
+    >>> bool(log_loss(X, np.array([[1.0, 0.0]]), np.array([1.0]), np.eye(2), np.zeros(2)) == np.log(2))
+    True
+    """
+    from scipy.special import logsumexp
+    S = X @ W.T + b
+    return float((w * (logsumexp(S, axis=1) - (Y * S).sum(axis=1))).sum())
+
+
+def _unpack(kind, theta, K):
+    if kind == "temperature":
+        return theta[0] * np.eye(K), np.zeros(K)
+    if kind == "vector":
+        return np.diag(theta[:K]), theta[K:]
+    return theta[:K * K].reshape(K, K), theta[K * K:]
+
+
+def _fit_one(kind, X, Y, w, l2, max_iterations, start=None):
+    """Minimise ``L_cal(theta) + l2/2 ||theta||^2`` (H.6 eq. 188) for one ``l2``.
+
+    Temperature: a bounded scalar search over ``beta = 1/T`` on ``(0, beta_max]``, where
+    ``beta_max`` keeps every logit spread within ``MAX_LOGIT_SPREAD`` for any input (the
+    features lie in ``[log(kappa/K), 0]``), then ``W = beta I``.  Vector and Dirichlet scaling:
+    L-BFGS-B with the exact gradient, from the identity map or from ``start`` (the previous
+    ``lambda``'s parameters, when a grid is searched from the strongest regularisation down).
+    """
+    from scipy.optimize import minimize, minimize_scalar
+    from scipy.special import softmax
+    n, K = X.shape
+    if kind == "temperature":
+        spread = float(-X.min()) if X.size else 0.0
+        beta_max = MAX_LOGIT_SPREAD / max(spread, 1.0)
+
+        def f(beta):
+            return log_loss(X, Y, w, beta * np.eye(K), np.zeros(K)) + l2 / 2 * beta * beta
+        res = minimize_scalar(f, bounds=(0.0, beta_max), method="bounded",
+                              options={"xatol": 1e-12 * beta_max, "maxiter": max_iterations})
+        beta = float(res.x)
+        return (beta * np.eye(K), np.zeros(K),
+                FitReport(float(res.fun), l2, bool(res.success), int(res.nfev), str(res.message),
+                          at_bound=beta > beta_max * (1 - 1e-9) or beta < beta_max * 1e-9))
+
+    def fg(theta):
+        W, b = _unpack(kind, theta, K)
+        S = X @ W.T + b
+        G = w[:, None] * (softmax(S, axis=1) * Y.sum(axis=1, keepdims=True) - Y)  # d loss / d S
+        gW = G.T @ X
+        grad_W = np.diag(gW) if kind == "vector" else gW.ravel()
+        value = log_loss(X, Y, w, W, b) + l2 / 2 * float(theta @ theta)
+        return value, np.concatenate([grad_W, G.sum(axis=0)]) + l2 * theta
+    theta0 = np.concatenate([np.ones(K), np.zeros(K)]) if kind == "vector" else \
+        np.concatenate([np.eye(K).ravel(), np.zeros(K)])
+    if start is not None:
+        W0, b0 = start
+        theta0 = np.concatenate([np.diag(W0) if kind == "vector" else W0.ravel(), b0])
+    res = minimize(fg, theta0, jac=True, method="L-BFGS-B",
+                   options={"maxiter": max_iterations, "ftol": 1e-14, "gtol": 1e-9})
+    W, b = _unpack(kind, res.x, K)
+    return W, b, FitReport(float(res.fun), l2, bool(res.success), int(res.nit), str(res.message))
+
+
+def fit_scaling(P, Y, w=None, kind: str = "temperature", *, kappa: float = KAPPA_INIT, l2: float = 1e-4,
+                validation=None, l2_grid=L2_GRID, max_iterations: int = 15000) -> Recalibrator:
+    """Fit temperature, vector or Dirichlet scaling (Table 3) to arrays by minimising K.1's
+    weighted log loss ``L_cal`` plus H.6's ``lambda/2 ||theta||^2`` (eq. 188) with scipy.
+
+    ``P`` holds predictions (``n x K``), ``Y`` one-hot or soft targets, ``w`` weights
+    (normalised here; uniform when omitted).  With ``validation=(P_val, Y_val[, w_val])``,
+    ``lambda`` is chosen from ``l2_grid`` by the validation log loss ("Validation data select
+    regularization", K.1; the grid is searched from the strongest ``lambda`` down and stops once
+    the validation loss has risen twice in a row); otherwise ``l2`` is used.  K.1's ``kappa_init`` smoothing comes
+    first.  A :class:`RecalibrationWarning` is issued when the optimiser does not converge.
+
+    >>> P = np.array([[0.9, 0.1]] * 4)
+    >>> Y = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> r = fit_scaling(P, Y, kind="temperature", l2=0.0)
+    >>> round(float(r(P)[0, 0]), 6), r.report.converged  # the empirical frequency 3/4
+    (0.75, True)
+    """
+    import warnings
+    if kind not in KINDS:
+        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {kind!r}")
+    X, Y, w = _arrays(P, Y, w, kappa, "")
+    if validation is None:
+        W, b, report = _fit_one(kind, X, Y, w, float(l2), max_iterations)
+    else:
+        if not isinstance(validation, (tuple, list)) or len(validation) not in (2, 3):
+            raise HUCError("validation: expected (P_val, Y_val) or (P_val, Y_val, w_val)")
+        Xv, Yv, wv = _arrays(*validation, *([None] if len(validation) == 2 else []), kappa, "validation ")
+        if Xv.shape[1] != X.shape[1]:
+            raise HUCError(f"validation: {Xv.shape[1]} classes, the calibration data have {X.shape[1]}")
+        best, start, rises = None, None, 0
+        for lam in sorted(l2_grid, reverse=True):  # strongest first, each fit warm-started from the last
+            W, b, report = _fit_one(kind, X, Y, w, float(lam), max_iterations, start)
+            start = (W, b)
+            score = log_loss(Xv, Yv, wv, W, b)
+            if best is None or score < best[0]:
+                best, rises = (score, W, b, report), 0
+            else:
+                rises += 1
+                if rises == 2:  # the validation loss rose twice in a row: weaker lambdas overfit further
+                    break
+        score, W, b, report = best
+        report = FitReport(**{**report.__dict__, "validation_log_loss": score})
+    if not report.converged:
+        warnings.warn(f"{kind} scaling: the optimiser stopped without converging ({report.message})",
+                      RecalibrationWarning, stacklevel=2)
+    return Recalibrator(kind, W, b, kappa, report)
+
+
+def _arrays(P, Y, w, kappa, where):
+    """Validated float arrays: features ``log f_base(P)``, targets, normalised weights."""
+    P = np.asarray(P, dtype=float)
+    Y = np.asarray(Y, dtype=float)
+    if P.ndim != 2 or P.shape[0] == 0 or P.shape[1] < 2:
+        raise HUCError(f"{where}P: expected an n x K array of predictions with n >= 1 and K >= 2, "
+                       f"got shape {P.shape}")
+    if Y.shape != P.shape:
+        raise HUCError(f"{where}Y: shape {Y.shape} does not match the predictions' {P.shape}")
+    if not (np.isfinite(P).all() and (P >= 0).all() and np.isfinite(Y).all() and (Y >= 0).all()):
+        raise HUCError(f"{where}P, Y: entries must be finite and nonnegative")
+    w = np.ones(len(P)) if w is None else np.asarray(w, dtype=float)
+    if w.shape != (len(P),) or not (np.isfinite(w).all() and (w >= 0).all()) or w.sum() <= 0:
+        raise HUCError(f"{where}w: expected {len(P)} finite nonnegative weights, not all zero")
+    return _features(P, kappa), Y, w / w.sum()
+
+
 def fit_recalibrator(dist: FiniteDistribution, kind: str = "temperature", *, kappa: float = KAPPA_INIT,
-                     l2: float = 1e-4, iterations: int = 500) -> Recalibrator:
-    """Fit temperature, vector or Dirichlet scaling by weighted log loss on ``dist`` (H.6).
+                     l2: float = 1e-4, validation: FiniteDistribution | None = None,
+                     max_iterations: int = 15000) -> Recalibrator:
+    """Fit temperature, vector or Dirichlet scaling by weighted log loss on ``dist`` (K.1, H.6),
+    with ``lambda`` chosen on ``validation`` atoms when they are given (:func:`fit_scaling`).
 
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -81,54 +254,11 @@ def fit_recalibrator(dist: FiniteDistribution, kind: str = "temperature", *, kap
     >>> round(float(r(np.array([[0.9, 0.1]]))[0, 0]), 2)  # the empirical frequency 3/4
     0.75
     """
-    if kind not in ("temperature", "vector", "dirichlet"):
+    if kind not in KINDS:
         raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {kind!r}")
     P, Y, w = _data(dist)
-    X = _features(P, kappa)
-    n, K = X.shape
-    w = w / w.sum()
-    # parameters: temperature -> beta (W = beta I); vector -> (a, b); dirichlet -> (W, b)
-    if kind == "temperature":
-        beta = 1.0
-        for _ in range(100):  # Newton on a convex one-dimensional objective
-            Q = _softmax(beta * X)
-            m = (Q * X).sum(axis=1)
-            grad = -(w * ((Y * X).sum(axis=1) - m)).sum() + l2 * beta
-            hess = (w * ((Q * X * X).sum(axis=1) - m ** 2)).sum() + l2
-            step = grad / hess
-            beta -= step
-            if abs(step) < 1e-12:
-                break
-        return Recalibrator(kind, beta * np.eye(K), np.zeros(K), kappa)
-    W = np.eye(K)
-    b = np.zeros(K)
-
-    def loss_and_grad(W, b):
-        S = X @ W.T + b
-        Q = _softmax(S)
-        # H.6 eq. (188): lambda/2 ||theta||^2 with theta = (W, b), which pulls towards the uniform prediction
-        loss = -(w[:, None] * Y * np.log(np.maximum(Q, 1e-300))).sum() + l2 / 2 * ((W ** 2).sum() + (b ** 2).sum())
-        G = w[:, None] * (Q * Y.sum(axis=1, keepdims=True) - Y)  # d loss / d S
-        gW = G.T @ X + l2 * W
-        if kind == "vector":
-            gW = np.diag(np.diag(gW))
-        return loss, gW, G.sum(axis=0) + l2 * b
-
-    loss, gW, gb = loss_and_grad(W, b)
-    step = 1.0
-    for _ in range(iterations):  # gradient descent with backtracking (convex objective)
-        while step > 1e-12:
-            W2, b2 = W - step * gW, b - step * gb
-            loss2, gW2, gb2 = loss_and_grad(W2, b2)
-            if loss2 <= loss - 0.5 * step * ((gW ** 2).sum() + (gb ** 2).sum()):
-                break
-            step /= 2
-        if loss - loss2 < 1e-14:
-            W, b = W2, b2
-            break
-        W, b, loss, gW, gb = W2, b2, loss2, gW2, gb2
-        step *= 2
-    return Recalibrator(kind, W, b, kappa)
+    return fit_scaling(P, Y, w, kind, kappa=kappa, l2=l2, max_iterations=max_iterations,
+                       validation=None if validation is None else _data(validation))
 
 
 def recalibrate(dist: FiniteDistribution, recalibrator: Recalibrator) -> FiniteDistribution:
