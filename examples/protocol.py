@@ -1,0 +1,151 @@
+"""K.1's experimental protocol, written once for every real-data example (digits, SUPPORT2).
+
+    "Base predictors are fitted on training data, and recalibration uses separate calibration
+    data. Validation data select regularization and the returned corrected predictor; test
+    data are reserved for final evaluation. We evaluate UC and HUC, as well as accuracy and
+    AUC. AUC is the unweighted average of one-vs-rest ROC AUC values over classes with both
+    positive and negative examples in the evaluation set."  (K.1)
+
+    "UC-Boost uses at most 100 updates. Each HUC-Boost procedure, including the fixed-step and
+    two-stage variants, uses at most 100 passes over the nodes with at least two children, for
+    a node-audit budget of 100 times the number of such nodes. A node is updated only when its
+    audited violation exceeds 0.001 ... Validation selects the returned update prefix."  (K.1)
+
+One :class:`Experiment` holds a tree, its utilities and a dataset's parts; :meth:`Experiment.run`
+gives every method of Table 1 on one base predictor's predictions.  The fast path does the
+work (``huc_ref.fast``); the caller re-audits a sample exactly.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from huc_ref import FiniteDistribution, LabelTree, fast
+from huc_ref.recalibration import KAPPA_INIT, fit_recalibrator
+
+METHODS = ["Baseline", "UC-B", "HUC-B", "HUC-B (0.05)", "Temp.", "Temp. -> HUC", "Vec.", "Vec. -> HUC",
+           "Dir.", "Dir. -> HUC"]
+BOOSTED = {"UC-B": ("uc", "adaptive"), "HUC-B": ("huc", "adaptive"), "HUC-B (0.05)": ("huc", 0.05)}
+SCALINGS = {"Temp.": "temperature", "Vec.": "vector", "Dir.": "dirichlet"}
+TOLERANCE = 0.001  # K.1: "A node is updated only when its audited violation exceeds 0.001"
+PARTS = ("cal", "val", "test")
+
+
+def predictors(names=None) -> dict:
+    """K.1's six base predictors (scikit-learn; gradient-boosted trees are its
+    HistGradientBoostingClassifier, since XGBoost is not a dependency), by name."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.tree import DecisionTreeClassifier
+    models = {"LR": lambda: LogisticRegression(max_iter=3000), "GNB": lambda: GaussianNB(),
+              "DT": lambda: DecisionTreeClassifier(max_depth=8, random_state=0),
+              "RF": lambda: RandomForestClassifier(n_estimators=100, random_state=0),
+              "XGB": lambda: HistGradientBoostingClassifier(max_iter=100, random_state=0),
+              "MLP": lambda: MLPClassifier(hidden_layer_sizes=(64,), max_iter=800, random_state=0)}
+    return {k: models[k] for k in (names or models)}
+
+
+def smooth(P):
+    """K.1's ``f_base = (1 - kappa_init) f_raw + kappa_init / K``: every probability positive."""
+    return (1 - KAPPA_INIT) * P + KAPPA_INIT / P.shape[1]
+
+
+def macro_auc(P, y) -> float:
+    """K.1's AUC: the unweighted mean of one-vs-rest ROC AUCs over the classes with both
+    positive and negative examples in the evaluation set."""
+    from sklearn.metrics import roc_auc_score
+    scores = [roc_auc_score(y == k, P[:, k]) for k in range(P.shape[1]) if 0 < np.sum(y == k) < len(y)]
+    return float(np.mean(scores))
+
+
+@dataclass
+class Experiment:
+    """A tree, its utilities and caps; ``run`` applies K.1's protocol to one predictor."""
+
+    tree: LabelTree
+    utilities: dict
+    uc_cap: int = 100  # K.1: "UC-Boost uses at most 100 updates"
+    passes: int = 100  # K.1: "at most 100 passes over the nodes with at least two children"
+
+    def distribution(self, P, y, groups) -> FiniteDistribution:
+        """Sample atoms with exact predictions (floats read exactly, renormalised exactly)."""
+        rows = []
+        for row in P:
+            p = [Fraction(float(x)) for x in row]
+            total = sum(p)
+            rows.append([x / total for x in p])
+        return FiniteDistribution.from_sample(self.tree, [int(v) for v in y], rows,
+                                              subgroups={k: [int(v) for v in g] for k, g in groups.items()})
+
+    def evaluate(self, P, y, groups, utilities=None) -> dict:
+        """Test accuracy, K.1's AUC, UC and HUC (fast path), and the predictions ``P``."""
+        res = fast.audit(y, P, self.tree, utilities or self.utilities, subgroups=groups)
+        return {"acc": float(np.mean(P.argmax(axis=1) == y)), "auc": macro_auc(P, y),
+                "uc": res["uc"]["value"], "huc": res["huc"]["value"], "P": P}
+
+    def boosted(self, D, y, groups, method, step, utilities=None):
+        """Boost on calibration atoms, choose the prefix on validation (its first minimum of UC
+        for UC-Boost, HUC otherwise), apply it to test; returns (test predictions, kept, run)."""
+        utilities = utilities or self.utilities
+        caps = self.uc_cap if method == "uc" else self.passes * len(self.tree.branching_nodes)
+        run = fast.boost(D["cal"], utilities, method=method, epsilon=TOLERANCE, step=step,
+                         select="passes" if method == "huc" else "greedy", max_updates=caps,
+                         max_passes=self.passes)
+        metric = "uc" if method == "uc" else "huc"
+        errors = [fast.audit(y["val"], P, self.tree, utilities, subgroups=groups["val"])[metric]["value"]
+                  for _, P in fast.replay(run, D["val"], utilities)]
+        keep = int(np.argmin(errors))  # the first minimum
+        for t, P in fast.replay(run, D["test"], utilities):
+            if t == keep:
+                return P, keep, run
+        raise AssertionError("unreachable")
+
+    def run(self, P, y, groups, methods=METHODS, utilities=None) -> dict:
+        """Every method in ``methods`` on one predictor's smoothed predictions ``P[part]``
+        (parts ``cal``, ``val``, ``test``): test metrics and the updates kept."""
+        utilities = utilities or self.utilities
+        D = {part: self.distribution(P[part], y[part], groups[part]) for part in PARTS}
+        out = {}
+        for m in methods:
+            if m == "Baseline":
+                out[m] = {**self.evaluate(P["test"], y["test"], groups["test"], utilities), "updates": 0}
+            elif m in BOOSTED:
+                Pt, kept, _ = self.boosted(D, y, groups, *BOOSTED[m], utilities)
+                out[m] = {**self.evaluate(Pt, y["test"], groups["test"], utilities), "updates": kept}
+        for label, kind in SCALINGS.items():
+            if label not in methods and f"{label} -> HUC" not in methods:
+                continue
+            rec = fit_recalibrator(D["cal"], kind, validation=D["val"])  # K.1: validation picks lambda
+            R = {part: smooth(rec(P[part])) for part in PARTS}
+            if label in methods:
+                out[label] = {**self.evaluate(R["test"], y["test"], groups["test"], utilities), "updates": 0}
+            if f"{label} -> HUC" in methods:
+                RD = {part: self.distribution(R[part], y[part], groups[part]) for part in PARTS}
+                Pt, kept, _ = self.boosted(RD, y, groups, "huc", "adaptive", utilities)
+                out[f"{label} -> HUC"] = {**self.evaluate(Pt, y["test"], groups["test"], utilities),
+                                          "updates": kept}
+        return {m: out[m] for m in methods}
+
+
+def cell(values, digits=4) -> str:
+    """``mean ± sd`` (the sample standard deviation, as K.1 reports)."""
+    values = list(values)
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.{digits}f} ± {sd:.{digits}f}"
+
+
+def table(rows: dict, methods=METHODS, digits=3) -> str:
+    """A markdown table of ``rows[method] = [result, ...]`` as mean ± sd."""
+    lines = ["| Method | Acc. | AUC | UC | HUC | Updates |", "|---|---|---|---|---|---|"]
+    for m in methods:
+        r = rows[m]
+        lines.append(f"| {m} | {cell((x['acc'] for x in r), digits)} | {cell((x['auc'] for x in r), digits)} | "
+                     f"{cell((x['uc'] for x in r), digits)} | {cell((x['huc'] for x in r), digits)} | "
+                     f"{cell((x['updates'] for x in r), 1)} |")
+    return "\n".join(lines)
