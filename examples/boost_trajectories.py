@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from examples.j1_toy import ETA, TREE, UTILITIES  # noqa: E402
 from huc_ref import FiniteDistribution, HUCError  # noqa: E402
-from huc_ref.boost import boost, trajectory  # noqa: E402
+from huc_ref.boost import boost  # noqa: E402
+from huc_ref.replay import trajectory  # noqa: E402
 
 GROUPS = [  # (weight, c = (all, "older"), prediction): four miscalibrated constant predictors
     ("1/4", [1, 1], ["1/10", "1/10", "1/10", "1/10", "1/10", "3/10", "1/10", "1/10"]),

@@ -24,14 +24,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from huc_ref import FiniteDistribution, LabelTree, fast
+from huc_ref import FiniteDistribution, LabelTree, boost, fast
 from huc_ref.recalibration import KAPPA_INIT, fit_recalibrator
+from huc_ref.replay import prefix_predictions, select_prefix
 
 METHODS = ["Baseline", "UC-B", "HUC-B", "HUC-B (0.05)", "Temp.", "Temp. -> HUC", "Vec.", "Vec. -> HUC",
            "Dir.", "Dir. -> HUC"]
-BOOSTED = {"UC-B": ("uc", "adaptive"), "HUC-B": ("huc", "adaptive"), "HUC-B (0.05)": ("huc", 0.05)}
+BOOSTED = {"UC-B": ("uc", "adaptive"), "HUC-B": ("huc", "adaptive"), "HUC-B (0.05)": ("huc", "0.05")}
 SCALINGS = {"Temp.": "temperature", "Vec.": "vector", "Dir.": "dirichlet"}
-TOLERANCE = 0.001  # K.1: "A node is updated only when its audited violation exceeds 0.001"
+TOLERANCE = "0.001"  # K.1: "A node is updated only when its audited violation exceeds 0.001"
 PARTS = ("cal", "val", "test")
 
 
@@ -87,24 +88,18 @@ class Experiment:
         """Test accuracy, K.1's AUC, UC and HUC (fast path), and the predictions ``P``."""
         res = fast.audit(y, P, self.tree, utilities or self.utilities, subgroups=groups)
         return {"acc": float(np.mean(P.argmax(axis=1) == y)), "auc": macro_auc(P, y),
-                "uc": res["uc"]["value"], "huc": res["huc"]["value"], "P": P}
+                "uc": res.uc.sup, "huc": res.huc.sup, "P": P}
 
-    def boosted(self, D, y, groups, method, step, utilities=None):
-        """Boost on calibration atoms, choose the prefix on validation (its first minimum of UC
-        for UC-Boost, HUC otherwise), apply it to test; returns (test predictions, kept, run)."""
+    def boosted(self, D, method, step, utilities=None):
+        """Boost on calibration atoms (the fast engine), choose the prefix on validation (its
+        first minimum of UC for UC-Boost, HUC otherwise: :func:`huc_ref.replay.select_prefix`),
+        apply it to test; returns (test predictions, kept, run)."""
         utilities = utilities or self.utilities
         caps = self.uc_cap if method == "uc" else self.passes * len(self.tree.branching_nodes)
-        run = fast.boost(D["cal"], utilities, method=method, epsilon=TOLERANCE, step=step,
-                         select="passes" if method == "huc" else "greedy", max_updates=caps,
-                         max_passes=self.passes)
-        metric = "uc" if method == "uc" else "huc"
-        errors = [fast.audit(y["val"], P, self.tree, utilities, subgroups=groups["val"])[metric]["value"]
-                  for _, P in fast.replay(run, D["val"], utilities)]
-        keep = int(np.argmin(errors))  # the first minimum
-        for t, P in fast.replay(run, D["test"], utilities):
-            if t == keep:
-                return P, keep, run
-        raise AssertionError("unreachable")
+        run = boost(D["cal"], utilities, engine="fast", method=method, epsilon=TOLERANCE, step=step,
+                    select="passes" if method == "huc" else "greedy", max_updates=caps, max_passes=self.passes)
+        keep, _ = select_prefix(run, D["val"], utilities)
+        return prefix_predictions(run, D["test"], utilities, keep), keep, run
 
     def run(self, P, y, groups, methods=METHODS, utilities=None) -> dict:
         """Every method in ``methods`` on one predictor's smoothed predictions ``P[part]``
@@ -116,7 +111,7 @@ class Experiment:
             if m == "Baseline":
                 out[m] = {**self.evaluate(P["test"], y["test"], groups["test"], utilities), "updates": 0}
             elif m in BOOSTED:
-                Pt, kept, _ = self.boosted(D, y, groups, *BOOSTED[m], utilities)
+                Pt, kept, _ = self.boosted(D, *BOOSTED[m], utilities)
                 out[m] = {**self.evaluate(Pt, y["test"], groups["test"], utilities), "updates": kept}
         for label, kind in SCALINGS.items():
             if label not in methods and f"{label} -> HUC" not in methods:
@@ -127,7 +122,7 @@ class Experiment:
                 out[label] = {**self.evaluate(R["test"], y["test"], groups["test"], utilities), "updates": 0}
             if f"{label} -> HUC" in methods:
                 RD = {part: self.distribution(R[part], y[part], groups[part]) for part in PARTS}
-                Pt, kept, _ = self.boosted(RD, y, groups, "huc", "adaptive", utilities)
+                Pt, kept, _ = self.boosted(RD, "huc", "adaptive", utilities)
                 out[f"{label} -> HUC"] = {**self.evaluate(Pt, y["test"], groups["test"], utilities),
                                           "updates": kept}
         return {m: out[m] for m in methods}

@@ -34,14 +34,15 @@ float; every result is a ``Fraction``.  Bad input raises :class:`HUCError`.
 (Fraction(0, 1), Fraction(1, 4))
 """
 
-from .audit import AuditResult, Candidate, atom_terms, audit, interval_moment
-from .boost import BoostResult, boost
-from .casefile import Case, read_case
+from .audit import atom_terms, interval_moment
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import Atom, FiniteDistribution, prepare_prediction
+from .engines import audit, boost
 from .errors import HUCError
+from .formats import Case, read_case
 from .intervals import Interval, IntervalMax, max_interval_sum
 from .rational import exact
+from .results import AuditResult, BoostResult, Candidate
 from .tree import LabelTree
 from .utilities import (
                         Aggregated,

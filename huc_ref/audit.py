@@ -21,10 +21,12 @@ from fractions import Fraction
 
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
-from .errors import HUCError, check_name
+from .errors import HUCError
 from .intervals import Interval, max_interval_sum
-from .rational import fraction_text, rational_type, scaled_integers, to_fraction
-from .utilities import PerAtom, Utility
+from .rational import rational_type, scaled_integers, to_fraction
+from .results import AuditResult, Candidate
+from .utilities import Utility
+from .validation import check_distribution, check_utilities
 
 __all__ = ["AtomTerms", "Candidate", "AuditResult", "atom_terms", "audit", "interval_moment"]
 
@@ -42,36 +44,6 @@ class AtomTerms:
     score: Fraction
     residual: Fraction
     node_terms: dict
-
-
-def _check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
-    """One HUCError naming the utility, for anything that cannot be audited on ``tree`` with
-    ``n_atoms`` atoms (shared by the exact audit, both boosts and the fast path)."""
-    from .tree import LabelTree
-    if not isinstance(tree, LabelTree):
-        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
-                       f"got {type(tree).__name__}")
-    if not isinstance(utilities, Mapping) or not utilities:
-        raise HUCError("utilities: expected a non-empty mapping from name to utility")
-    for name, u in utilities.items():
-        if not isinstance(name, str) or not name:
-            raise HUCError(f"utilities: names must be non-empty strings, got {name!r}")
-        check_name(name, "utilities")
-        if not isinstance(u, Utility):
-            raise HUCError(f"utilities[{name!r}]: expected a Utility, got {type(u).__name__}")
-        if u.tree != tree:
-            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
-        rows = _per_atom_rows(u)
-        if rows is not None and rows != n_atoms:
-            raise HUCError(f"utilities[{name!r}].values: has {rows} rows, but there are {n_atoms} atoms")
-
-
-def _per_atom_rows(u: Utility):
-    while not isinstance(u, PerAtom):
-        u = getattr(u, "base", None)
-        if u is None:
-            return None
-    return len(u.rows)
 
 
 def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None, *, rational=Fraction) -> list[AtomTerms]:
@@ -158,113 +130,6 @@ def interval_moment(dist: FiniteDistribution, utility: Utility, subgroup: str,
     return total
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """One audited sup: ``(c, u)`` for UC (``node`` None) or ``(c, u, v)`` for HUC."""
-
-    subgroup: str | None
-    utility: str | None
-    node: str | None
-    sup: Fraction
-    interval: tuple[Fraction, Fraction] | None
-    moment: Fraction
-
-    def to_json(self, *, key: str = "sup") -> dict:
-        """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses) (docs/specification.md §6).
-
-        >>> Candidate("all", "u", "v0", Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)), Fraction(-1, 4)).to_json()
-        {'subgroup': 'all', 'utility': 'u', 'node': 'v0', 'sup': '1/4', 'interval': ['1/2', '1/2'], 'moment': '-1/4'}
-        """
-        head = {key: fraction_text(self.sup)} if key == "value" else {}
-        body = {"subgroup": self.subgroup, "utility": self.utility, "node": self.node}
-        tail = {} if key == "value" else {key: fraction_text(self.sup)}
-        return {**head, **body, **tail,
-                "interval": None if self.interval is None else [fraction_text(x) for x in self.interval],
-                "moment": fraction_text(self.moment)}
-
-
-def _first_max(rows):
-    best = None
-    for row in rows:
-        if best is None or row.sup > best.sup:
-            best = row
-    return best
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    """Every sup of an audit, with UC, HUC and their witnesses (docs/specification.md §6 ``huc-result/1``).
-
-    App. D.1 again: one UC row and one row per relevant node.
-
-    >>> from huc_ref.tree import LabelTree
-    >>> from huc_ref.utilities import Table
-    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
-    >>> r = audit(FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}]),
-    ...           {"u": Table(t, [-1, 1, 1, 1])})
-    >>> [(c.node, str(c.sup), str(c.moment)) for c in r.candidates]
-    [(None, '0', '0'), ('v0', '1/4', '1/4'), ('vL', '1/4', '-1/4')]
-    >>> r.row("all", "u", "vL").moment, r.n_cand, r.to_json()["huc"]["value"]
-    (Fraction(-1, 4), 2, '1/4')
-    """
-
-    candidates: tuple[Candidate, ...]
-    relevant_nodes: dict
-    subgroups: tuple[str, ...]
-    n: int
-    is_sample: bool
-
-    @property
-    def uc(self) -> Candidate:
-        """``UC(f; C, U)`` (Def. 2.1) with the first maximiser (subgroups, then utilities).
-
-        >>> from huc_ref.tree import LabelTree
-        >>> from huc_ref.utilities import Table
-        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
-        >>> r = audit(d, {"u": Table(t, [0, 1])})
-        >>> r.uc.sup, r.uc.interval, r.uc.moment  # E[Y = b] - mu = 3/4 - 1/2 on the one score
-        (Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)), Fraction(1, 4))
-        """
-        return _first_max(r for r in self.candidates if r.node is None)
-
-    @property
-    def huc(self) -> Candidate:
-        """``HUC(f; C, U)`` (Def. 3.2) with the first maximiser; sup 0 and no witness if no
-        node is relevant.
-
-        >>> from huc_ref.tree import LabelTree
-        >>> from huc_ref.utilities import Table
-        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
-        >>> audit(d, {"u": Table(t, [0, 1])}).huc.node, audit(d, {"c": Table(t, [1, 1])}).huc.sup
-        ('r', Fraction(0, 1))
-        """
-        best = _first_max(r for r in self.candidates if r.node is not None)
-        return best or Candidate(None, None, None, _ZERO, None, _ZERO)
-
-    def row(self, subgroup: str, utility: str, node: str | None = None) -> Candidate:
-        """The candidate row of ``(c, u)`` or ``(c, u, v)``."""
-        for r in self.candidates:
-            if (r.subgroup, r.utility, r.node) == (subgroup, utility, node):
-                return r
-        raise HUCError(f"no audited candidate ({subgroup!r}, {utility!r}, {node!r})")
-
-    @property
-    def n_cand(self) -> int:
-        """``N_cand = |C| sum_u |V_T(u)|``, the number of HUC candidates (Thm 3.4)."""
-        return len(self.subgroups) * sum(len(v) for v in self.relevant_nodes.values())
-
-    def to_json(self, case_id: str | None = None) -> dict:
-        """The ``huc-result/1`` document (docs/specification.md §6), exact numbers as strings."""
-        uc = self.uc.to_json(key="value")
-        del uc["node"]
-        return {"format": "huc-result/1", "case": case_id, "engine": "exact",
-                "uc": uc, "huc": self.huc.to_json(key="value"),
-                "relevant_nodes": {u: list(v) for u, v in self.relevant_nodes.items()},
-                "candidates": [r.to_json() for r in self.candidates]}
-
-
 class UtilityRows:
     """Every sup of one utility: one sort by score shared by all subgroups and nodes (F.4).
 
@@ -342,10 +207,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     >>> res.uc.sup, res.huc.sup, res.huc.node, res.huc.interval
     (Fraction(0, 1), Fraction(1, 4), 'v0', (Fraction(1, 2), Fraction(1, 2)))
     """
-    if not isinstance(dist, FiniteDistribution):
-        raise HUCError(f"dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), "
-                       f"got {type(dist).__name__}")
-    _check_utilities(dist.tree, dist.n, utilities)
+    check_utilities(check_distribution(dist).tree, dist.n, utilities)
     digits = _input_digits(dist)
     if digits > max_digits:
         raise HUCError(f"atoms: the exact inputs hold about {digits} digits, more than max_digits = {max_digits} "

@@ -29,21 +29,24 @@ from __future__ import annotations
 
 import decimal
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
 from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import to_rational
 
-from .audit import AtomTerms, UtilityRows, _check_utilities, terms_at
+from .audit import AtomTerms, UtilityRows, terms_at
 from .decomposition import Prediction, TreeDecomposition
 from .distribution import FiniteDistribution
-from .errors import HUCError, printable
+from .driver import Schedule, Update, drive  # noqa: F401 (Schedule: documented here too)
+from .errors import HUCError
 from .intervals import max_interval_sum_approx
-from .rational import exact, fraction_text
+from .rational import fraction_text
+from .results import BoostResult
+from .validation import MAX_FIXED_STEP, SELECTIONS, boost_options  # noqa: F401 (re-exported)
 
-__all__ = ["BoostResult", "boost", "boost_options", "trajectory"]
+__all__ = ["BoostResult", "CertifiedBackend", "boost", "boost_options"]
 
 _GUARD_BITS = 32
 _MAX_PRECISION = 1 << 14
@@ -445,50 +448,6 @@ class _Engine:
                 target[j] += alpha * x
 
 
-@dataclass
-class BoostResult:
-    """The trajectory and outcome of a boosting run (the ``huc-boost/1`` document): Algorithm
-    1/3's updates, the stopping reason, and Theorem 3.5's bound checked; see :func:`boost`.
-
-    >>> BoostResult("huc", Fraction(1, 10), 30, "certified").to_json()["method"]
-    'huc'
-    """
-
-    method: str
-    epsilon: Fraction
-    digits: int
-    arithmetic: str
-    updates: list = field(default_factory=list)
-    bound_updates: int = 0
-    stopped: str = ""
-    initial: dict = field(default_factory=dict)
-    final: dict = field(default_factory=dict)
-    predictions: list = field(default_factory=list)
-    theorem_3_5: dict = field(default_factory=dict)
-    #: Each update as a rule ``(subgroup index, utility, node id, lo, hi, alpha)`` (exact
-    #: rationals; lo/hi are the interval's ends at the working precision), for replaying
-    #: it on other atoms (:func:`huc_ref.recalibration.select_prefix`).
-    steps: list = field(default_factory=list, repr=False)
-    #: Every audit of the run, ``(node name or None for all candidates, updated)`` (:class:`Schedule`).
-    audits: list = field(default_factory=list, repr=False)
-
-    def to_json(self) -> dict:
-        """The ``huc-boost/1`` document (README, "HUC-Boost and UC-Boost").
-
-        >>> from huc_ref import LabelTree, Table
-        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
-        >>> doc = boost(d, {"u": Table(t, [0, 1])}, epsilon="1/100").to_json()
-        >>> doc["format"], doc["stopped"], doc["updates"][0]["gamma"], doc["theorem_3_5"]["holds"]
-        ('huc-boost/1', 'tolerance', '0.25', True)
-        """
-        return {"format": "huc-boost/1", "method": self.method, "epsilon": fraction_text(self.epsilon),
-                "digits": self.digits, "arithmetic": self.arithmetic, "updates": self.updates,
-                "bound_updates": self.bound_updates, "stopped": self.stopped, "initial": self.initial,
-                "final": self.final, "theorem_3_5": self.theorem_3_5, "predictions": self.predictions,
-                "audits": [[node, updated] for node, updated in self.audits]}
-
-
 def _text(x, digits) -> str:
     """A decimal string with ``digits`` significant digits, correctly rounded from the exact
     value of an mpf or the midpoint of an interval (floats: their shortest repr)."""
@@ -506,118 +465,83 @@ def _text(x, digits) -> str:
         return str(decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator))
 
 
-#: The largest fixed step magnitude accepted: ``exp(alpha h)`` with ``|h| <= 2`` stays within
-#: float64 (``e^200 ~ 1e87``); the paper's fixed steps are ``eps / 2`` and 0.05.
-MAX_FIXED_STEP = 100
+class CertifiedBackend:
+    """The certified engine's side of :func:`huc_ref.driver.drive`: decisions proved at two
+    precisions (:meth:`_Engine.certified_choice`), the step exact on a dyadic grid, and the
+    Theorem 3.5 inequalities certified by outward-rounded intervals (``arithmetic="float"``:
+    the same engine on binary floats, uncertified)."""
 
-#: The selection rules (docs/specification.md §4 and K.1), see :class:`Schedule`.
-SELECTIONS = ("greedy", "passes", "drain")
+    def __init__(self, dist, utilities, method, epsilon, arithmetic, digits):
+        self.engine = _Engine(dist, utilities, method, float(epsilon) if arithmetic == "float" else epsilon,
+                              arithmetic, digits)
+        self.dist, self.tree, self.method, self.digits = dist, dist.tree, method, digits
+        self.certified = arithmetic == "certified"
+        self.branching = self.engine.branching
+        self.iv = _interval_context(self.engine.bits) if self.certified else _FloatContext
+        self.loss = self.engine.log_loss(self.iv)
+        self._chosen = None
 
+    def initial(self):
+        return _text(self.loss, 20), _upper(self.loss) if self.certified else Fraction(self.loss)
 
-class Schedule:
-    """Which node each audit of a boosting run looks at, and when the run stops (one rule for
-    every backend).
+    def choose(self, node):
+        choice, preds, tables, ctx = self.engine.certified_choice(node)
+        self._chosen = (preds, tables, ctx)
+        return choice
 
-    * ``greedy``: every audit looks at all candidates and updates the largest violation; the
-      run stops when none exceeds epsilon.
-    * ``passes`` (K.1, literally): "Each HUC-Boost procedure ... uses at most 100 passes over
-      the nodes with at least two children, for a node-audit budget of 100 times the number of
-      such nodes.  A node is updated only when its audited violation exceeds [epsilon] ...
-      HUC-Boost stops when a complete pass finds no violation, or when the respective budget is
-      exhausted."  A pass visits the branching nodes in pre-order and audits each **once**,
-      updating it at most once; ``max_passes`` (100 in K.1) sets the budget.
-    * ``drain`` (this project's earlier rule, kept by name): stay on a node and update it
-      until it is clean, then move on; stop after a full cycle of clean nodes.
+    def update(self, choice, fixed, floor):
+        engine, (preds, tables, ctx), iv = self.engine, self._chosen, self.iv
+        h = engine.direction(choice, preds, tables, ctx)
+        lam = engine.curvature(choice, h)
+        if not lam:
+            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)")
+        gamma_h = engine.gamma_of(choice, h, ctx)
+        if fixed is None:
+            alpha = float(gamma_h / lam) if engine.float else _dyadic(gamma_h / _lift(ctx)(lam), engine.bits)
+        else:
+            alpha = (1 if gamma_h > 0 else -1) * (float(fixed) if engine.float else fixed)
+        gamma_iv = engine.gamma_of(choice, h, iv) if self.certified else gamma_h
+        engine.apply(choice, h, alpha)
+        loss, after = self.loss, engine.log_loss(iv)
+        lift = _lift(iv)
+        promised = lift(alpha) * gamma_iv - lift(alpha) ** 2 * lift(lam) / 2  # alpha Gamma - alpha^2 Lambda / 2
+        if self.certified:  # eq. (101) for the applied step, and the strict decrease, by outward-rounded intervals
+            bound_ok = (after - (loss - promised)).b <= 0
+            decreased = (after - loss).b < 0
+            floor_ok = (promised - lift(floor)).a > 0 if floor is not None else None
+        else:
+            bound_ok, decreased = after <= loss - promised + 1e-12, after < loss
+            floor_ok = promised > float(floor) - 1e-12 if floor is not None else None
+        self.loss = after
+        lo_hi = _table_interval(tables, choice)
+        rule = (choice.subgroup, choice.utility, choice.node, *(_to_fraction(x) for x in lo_hi),
+                alpha if not engine.float else Fraction(alpha))
+        record = {
+            "subgroup": self.dist.subgroups[choice.subgroup], "utility": choice.utility,
+            "node": None if choice.node is None else self.tree.nodes[choice.node],
+            "interval": [_text(x, 20) for x in lo_hi], "gamma": _text(choice.moment, 20),
+            "lambda": _text(_lift(ctx)(lam) if not engine.float else lam, 20),
+            "alpha": fraction_text(alpha) if not engine.float else repr(alpha),
+            "log_loss_before": _text(loss, 20), "log_loss_after": _text(after, 20),
+            "guaranteed_decrease": _text(promised, 20), "quadratic_bound_holds": bool(bound_ok),
+            "log_loss_decreased": bool(decreased)}
+        return Update(record, rule, bool(bound_ok), bool(decreased), None if floor_ok is None else bool(floor_ok))
 
-    UC-Boost, and a tree without branching nodes, use ``greedy``.  :attr:`log` records every
-    audit as ``(node id or None, updated)``.
+    def final(self):
+        engine = self.engine
+        _, tables = engine.audit(_context(engine.bits) if self.certified else _FloatContext, with_nodes=True)
+        n_sub = range(len(self.dist.subgroups))
 
-    >>> s = Schedule("passes", [0, 1], max_passes=2)
-    >>> for updated in (True, False, False, False):  # pass 1 updates node 0; pass 2 finds nothing
-    ...     node = s.node(); stop = s.after(updated)
-    >>> stop, s.log
-    ('tolerance', [(0, True), (1, False), (0, False), (1, False)])
-    >>> s = Schedule("passes", [0, 1], max_passes=1)
-    >>> s.node(), s.after(True), s.node(), s.after(True)  # the budget of one pass is spent
-    (0, None, 1, 'budget')
-    >>> s = Schedule("drain", [0, 1])
-    >>> [(s.node(), s.after(u)) for u in (True, True, False, False)]
-    [(0, None), (0, None), (0, None), (1, 'tolerance')]
-    """
+        def sup(row):  # an empty witness carries an exact 0; compare everything as exact rationals
+            return Fraction(0) if row.empty else _to_fraction(row.sup)
+        ucs = [sup(t.best[k, None]) for t, _, _ in tables.values() for k in n_sub]
+        hucs = [sup(t.best[k, a]) for t, _, rel in tables.values() for k in n_sub for a in rel]
+        return {"uc": _text(max(ucs), 20), "huc": _text(max(hucs, default=Fraction(0)), 20),
+                "log_loss": _text(self.loss, 20)}
 
-    def __init__(self, select: str, branching, *, max_passes: int = 100):
-        self.nodes = list(branching)
-        self.select = select if self.nodes else "greedy"
-        self.max_passes = max_passes
-        self.position, self.passes, self.updated_in_pass, self.quiet = 0, 0, False, 0
-        self.log: list[tuple] = []
-
-    def node(self):
-        """The node to audit next (``None``: every candidate)."""
-        return None if self.select == "greedy" else self.nodes[self.position]
-
-    def after(self, updated: bool) -> str | None:
-        """Record the audit just made; the stopping reason, if the run stops here."""
-        self.log.append((self.node(), updated))
-        if self.select == "greedy":
-            return None if updated else "tolerance"
-        if self.select == "drain":
-            if updated:
-                self.quiet = 0
-                return None
-            self.quiet += 1
-            self.position = (self.position + 1) % len(self.nodes)
-            return "tolerance" if self.quiet >= len(self.nodes) else None
-        self.updated_in_pass |= updated
-        self.position += 1
-        if self.position < len(self.nodes):
-            return None
-        self.position, self.passes = 0, self.passes + 1  # a complete pass
-        if not self.updated_in_pass:
-            return "tolerance"
-        self.updated_in_pass = False
-        return "budget" if self.passes >= self.max_passes else None
-
-
-def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, epsilon, max_updates, step,
-                  max_passes: int = 100):
-    """Validate the options every boosting engine shares; return ``(epsilon, fixed step or None)``.
-
-    One place for the rules, so the certified engine and the fast path reject the same
-    inputs with the same messages.
-
-    >>> from huc_ref import LabelTree, Table
-    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-    >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])
-    >>> boost_options(d, {"u": Table(t, [0, 1])}, method="huc", select="greedy", epsilon="1/100",
-    ...               max_updates=10, step="1/200")
-    (Fraction(1, 100), Fraction(1, 200))
-    """
-    if method not in ("huc", "uc"):
-        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
-    if select not in SELECTIONS:
-        raise HUCError(f"select: expected one of {', '.join(map(repr, SELECTIONS))}, got {select!r}")
-    if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
-        raise HUCError(f"max_passes: must be a positive integer, got {max_passes!r}")
-    eps = exact(epsilon, "epsilon")
-    if not 0 < eps <= 1:
-        raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}")
-    if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
-        raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}")
-    if not isinstance(dist, FiniteDistribution):
-        raise HUCError(f"dist: expected a FiniteDistribution, got {type(dist).__name__}")
-    fixed = None if step == "adaptive" else exact(step, "step")
-    if fixed is not None and fixed <= 0:
-        raise HUCError(f"step: a fixed step magnitude must be positive, got {printable(fraction_text(fixed), 40)}")
-    if fixed is not None and fixed > MAX_FIXED_STEP:
-        raise HUCError(f"step: a fixed step magnitude must be at most {MAX_FIXED_STEP} (exp(alpha h) with "
-                       f"|h| <= 2 overflows beyond), got {printable(fraction_text(fixed), 40)}")
-    _check_utilities(dist.tree, dist.n, utilities)
-    for name, u in utilities.items():
-        if not u.defined_everywhere:
-            raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
-                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
-    return eps, fixed
+    def predictions(self):
+        ctx = _interval_context(self.engine.bits) if self.certified else _FloatContext
+        return [[_text(x, max(self.digits, 30)) for x in row] for row in self.engine.predictions(ctx)]
 
 
 def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", epsilon="1/100",
@@ -651,97 +575,9 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
         raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}")
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
-    engine = _Engine(dist, utilities, method, float(eps) if arithmetic == "float" else eps, arithmetic, digits)
-    result = BoostResult(method, eps, digits, arithmetic)
-    certify = arithmetic == "certified"
-    iv = _interval_context(engine.bits) if certify else _FloatContext
-    loss = engine.log_loss(iv)
-    loss_hi = _upper(loss) if certify else Fraction(loss)
-    factor = 2 if fixed is None else 4
-    result.bound_updates = math.ceil(factor * loss_hi / eps ** 2)
-    result.initial = {"log_loss": _text(loss, 20)}
-    # Thm 3.5 covers the adaptive step (decrease > eps^2/2 each update); H.1 the fixed step eps/2
-    # (decrease > eps^2/4).  Other fixed steps are run, with only eq. (101) checked.
-    floor = Fraction(eps ** 2, 2) if fixed is None else Fraction(eps ** 2, 4) if fixed == eps / 2 else None
-    checks = []
-    schedule = Schedule(select if method == "huc" else "greedy", engine.branching, max_passes=max_passes)
-    while True:
-        choice, preds, tables, ctx = engine.certified_choice(schedule.node())
-        violated = choice is not None and choice.exceeds
-        if violated and len(result.updates) >= max_updates:
-            result.stopped = "cap"
-            break
-        if not violated:
-            stop = schedule.after(False)
-            if stop:
-                result.stopped = stop
-                break
-            continue
-        h = engine.direction(choice, preds, tables, ctx)
-        lam = engine.curvature(choice, h)
-        if not lam:
-            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)")
-        gamma_h = engine.gamma_of(choice, h, ctx)
-        if fixed is None:
-            alpha = float(gamma_h / lam) if engine.float else _dyadic(gamma_h / _lift(ctx)(lam), engine.bits)
-        else:
-            alpha = (1 if gamma_h > 0 else -1) * (float(fixed) if engine.float else fixed)
-        gamma_iv = engine.gamma_of(choice, h, iv) if certify else gamma_h
-        engine.apply(choice, h, alpha)
-        after = engine.log_loss(iv)
-        lift = _lift(iv)
-        promised = lift(alpha) * gamma_iv - lift(alpha) ** 2 * lift(lam) / 2  # alpha Gamma - alpha^2 Lambda / 2
-        if certify:  # eq. (101) for the applied step, and the strict decrease, by outward-rounded intervals
-            bound_ok = (after - (loss - promised)).b <= 0
-            decreased = (after - loss).b < 0
-            floor_ok = (promised - lift(floor)).a > 0 if floor is not None else None
-        else:
-            bound_ok, decreased = after <= loss - promised + 1e-12, after < loss
-            floor_ok = promised > float(floor) - 1e-12 if floor is not None else None
-        checks.append((bound_ok, decreased, floor_ok))
-        lo_hi = _table_interval(tables, choice)
-        result.steps.append((choice.subgroup, choice.utility, choice.node,
-                             *(_to_fraction(x) for x in lo_hi), alpha if not engine.float else Fraction(alpha)))
-        result.updates.append({
-            "subgroup": dist.subgroups[choice.subgroup], "utility": choice.utility,
-            "node": None if choice.node is None else dist.tree.nodes[choice.node],
-            "interval": [_text(x, 20) for x in lo_hi], "gamma": _text(choice.moment, 20),
-            "lambda": _text(_lift(ctx)(lam) if not engine.float else lam, 20),
-            "alpha": fraction_text(alpha) if not engine.float else repr(alpha),
-            "log_loss_before": _text(loss, 20), "log_loss_after": _text(after, 20),
-            "guaranteed_decrease": _text(promised, 20), "quadratic_bound_holds": bool(bound_ok),
-            "log_loss_decreased": bool(decreased)})
-        loss = after
-        stop = schedule.after(True)
-        if stop:
-            result.stopped = stop
-            break
-    result.audits = [(None if a is None else dist.tree.nodes[a], updated) for a, updated in schedule.log]
-    _, tables = engine.audit(_context(engine.bits) if certify else _FloatContext, with_nodes=True)
-    n_sub = range(len(dist.subgroups))
-    def sup(row):  # an empty witness carries an exact 0; compare everything as exact rationals
-        return Fraction(0) if row.empty else _to_fraction(row.sup)
-    ucs = [sup(t.best[k, None]) for t, _, _ in tables.values() for k in n_sub]
-    hucs = [sup(t.best[k, a]) for t, _, rel in tables.values() for k in n_sub for a in rel]
-    result.final = {"uc": _text(max(ucs), 20), "huc": _text(max(hucs, default=Fraction(0)), 20),
-                    "log_loss": _text(loss, 20)}
-    out_ctx = _interval_context(engine.bits) if certify else _FloatContext
-    result.predictions = [[_text(x, max(digits, 30)) for x in row] for row in engine.predictions(out_ctx)]
-    applies = floor is not None
-    result.theorem_3_5 = {
-        "applies": applies,
-        "step": "adaptive" if fixed is None else f"fixed {fraction_text(fixed)}",
-        "quadratic_bound_every_update": all(c[0] for c in checks),
-        "log_loss_decreases_every_update": all(c[1] for c in checks),
-        "decrease_at_least": fraction_text(floor) if applies else None,
-        "decrease_bound_every_update": all(c[2] for c in checks) if applies else None,
-        "updates_within_bound": len(result.updates) <= result.bound_updates if applies else None,
-        "final_within_epsilon": result.stopped == "tolerance",
-        "certified": certify,
-    }
-    result.theorem_3_5["holds"] = bool(applies and all(c[0] and c[1] and c[2] for c in checks)
-                                       and result.theorem_3_5["updates_within_bound"])
-    return result
+    backend = CertifiedBackend(dist, utilities, method, eps, arithmetic, digits)
+    return drive(backend, BoostResult(method, eps, digits, arithmetic), method=method, epsilon=eps, fixed=fixed,
+                 select=select, max_updates=max_updates, max_passes=max_passes)
 
 
 def _table_interval(tables, choice):
@@ -749,42 +585,3 @@ def _table_interval(tables, choice):
     table = tables[choice.utility][0]
     best = table.best[choice.subgroup, choice.node]
     return tuple(x.value if isinstance(x, _Form) else x for x in table.interval(best)) if not best.empty else ()
-
-
-def trajectory(result: BoostResult, dist: FiniteDistribution, utilities: dict) -> list[dict]:
-    """UC, HUC and log loss after 0, 1, ... of a run's updates, replayed as rules on ``dist``.
-
-    Each update is the rule "atoms of subgroup c whose score for u lies in [lo, hi] move by
-    ``alpha h(x)``", with ``h`` computed at each atom's own current prediction; on the run's
-    own atoms this reproduces the run.  Float arithmetic (a diagnostic, not a certificate).
-
-    >>> from huc_ref import LabelTree, Table
-    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
-    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
-    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
-    >>> path = trajectory(boost(d, u, epsilon="1/10"), d, u)
-    >>> path[0]["uc"], path[0]["huc"], path[-1]["huc"] <= 0.1
-    (0.0, 0.25, True)
-    """
-    engine = _Engine(dist, utilities, result.method, Fraction(1, 10 ** 12), "float", 30)
-
-    def state():
-        _, tables = engine.audit(_FloatContext, with_nodes=True)
-        n_sub = range(len(dist.subgroups))
-        uc = [t.best[k, None] for t, _, _ in tables.values() for k in n_sub]
-        huc = [t.best[k, a] for t, _, rel in tables.values() for k in n_sub for a in rel]
-        return {"uc": max((0.0 if r.empty else float(r.sup) for r in uc), default=0.0),
-                "huc": max((0.0 if r.empty else float(r.sup) for r in huc), default=0.0),
-                "log_loss": float(engine.log_loss(_FloatContext))}
-
-    out = [state()]
-    for k, name, node, lo, hi, alpha in result.steps:
-        _, tables = engine.audit(_FloatContext)
-        preds = engine.predictions(_FloatContext)
-        table = tables[name][0]
-        scores = [float(getattr(table.scores[r], "value", table.scores[r])) for r in table.block_of]
-        members = tuple(i for i, sc in enumerate(scores) if float(lo) - 1e-12 <= sc <= float(hi) + 1e-12)
-        rule = _Choice(k, name, node, members, 0, True, None, None)
-        engine.apply(rule, engine.direction(rule, preds, tables, _FloatContext), float(alpha))
-        out.append(state())
-    return out

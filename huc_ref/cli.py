@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from .audit import MAX_EXACT_DIGITS
-from .casefile import dumps, read_case
 from .errors import HUCError, printable
+from .formats import dumps, read_case
 from .rational import decimal_text, fraction_text
 
 __all__ = ["main"]
@@ -85,8 +85,7 @@ def _report(case, result, top: int) -> str:
 def _cmd_audit(args) -> int:
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     if args.engine == "fast":
-        from .fast import audit_distribution
-        doc = audit_distribution(case.distribution, case.utilities, case.id)
+        doc = case.audit(engine="fast").to_json(case.id)
         if not args.json:
             raise HUCError("--engine fast: only --json output is available (the report is the exact engine's)")
         sys.stdout.write(dumps(doc))
@@ -143,7 +142,7 @@ def _cmd_boost(args) -> int:
 
 
 def _cmd_vectors(args) -> int:
-    from . import vectors
+    from . import conformance, vectors
     source = Path(args.vectors) if args.vectors else None
     if args.action == "generate":
         for path in vectors.write_vector_files(Path(args.dir)):
@@ -155,7 +154,7 @@ def _cmd_vectors(args) -> int:
     if args.action == "answer":
         print(f"wrote {vectors.answer_cases(Path(args.dir), source)} answers to {args.dir}")
         return 0
-    report, failures = vectors.check_answers(Path(args.dir), source)
+    report, failures = conformance.check_answers(Path(args.dir), source)
     for vid, reason in report:
         print(f"PASS {_n(vid)}" if reason is None else f"FAIL {_n(vid)}: {printable(reason, 500)}")
     print(f"{len(report) - failures} passed, {failures} failed")

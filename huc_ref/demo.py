@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .audit import audit, interval_moment
+from .audit import interval_moment
 from .decomposition import TreeDecomposition
 from .distribution import FiniteDistribution
+from .engines import audit
 from .intervals import Interval
 from .tree import LabelTree
 from .utilities import Table

@@ -19,9 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from .audit import AuditResult, atom_terms, audit
+from .audit import atom_terms
 from .distribution import FiniteDistribution
+from .engines import audit
 from .errors import HUCError
+from .results import AuditResult
 from .tree import LabelTree
 
 __all__ = ["tree_layout", "text_colour", "plot_tree", "plot_audit", "plot_trajectories"]
@@ -204,7 +206,7 @@ def plot_trajectories(paths: Mapping, *, epsilon=None):
     """Boosting runs (Theorem 3.5), one line each: UC and HUC after every update, and the
     log-loss decrease of each update on a log scale against the guaranteed ``eps^2 / 2``.
 
-    ``paths`` maps a label (e.g. ``"HUC-Boost"``) to :func:`huc_ref.boost.trajectory` output.
+    ``paths`` maps a label (e.g. ``"HUC-Boost"``) to :func:`huc_ref.replay.trajectory` output.
 
     >>> path = [{"uc": 0.0, "huc": 0.25, "log_loss": 1.39}, {"uc": 0.01, "huc": 0.02, "log_loss": 1.30}]
     >>> fig = plot_trajectories({"HUC-Boost": path}, epsilon=0.05)

@@ -240,3 +240,10 @@ def scaled_integers(values) -> tuple[list[int], int]:
     """
     den = lcm(*(v.denominator for v in values)) if values else 1
     return [v.numerator * (den // v.denominator) for v in values], den
+
+
+#: The JSON Schema of an exact number as the file formats read it (docs/specification.md §6):
+#: a JSON number (read as its decimal text) or a string ``"a/b"`` or decimal; :func:`exact`
+#: is the reader (it also bounds the size).
+NUMBER_SCHEMA = {"oneOf": [{"type": "number"}, {"type": "string", "pattern":
+                 r"^[ \t\n\r]*[+-]?([0-9]+/[0-9]+|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[ \t\n\r]*$"}]}

@@ -22,9 +22,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .boost import BoostResult, boost, trajectory
+from .boost import boost
 from .distribution import FiniteDistribution
 from .errors import HUCError
+from .replay import select_prefix  # noqa: F401 (K.1's prefix, re-exported: the two-stage methods use it)
 
 __all__ = ["Recalibrator", "FitReport", "RecalibrationWarning", "fit_scaling", "fit_recalibrator", "log_loss",
            "recalibrate", "two_stage", "select_prefix"]
@@ -297,22 +298,3 @@ def two_stage(calibration: FiniteDistribution, utilities: dict, kind: str = "tem
     rec = fit_recalibrator(calibration, kind)
     start = recalibrate(calibration, rec)
     return rec, start, boost(start, utilities, **boost_options)
-
-
-def select_prefix(result: BoostResult, validation: FiniteDistribution, utilities: dict) -> tuple[int, list]:
-    """K.1: replay the run's updates on validation atoms (:func:`huc_ref.boost.trajectory`) and
-    return the prefix length with the smallest validation error (HUC for HUC-Boost, UC for
-    UC-Boost; the first minimum), with the errors after 0, 1, ... updates.
-
-    >>> from huc_ref import LabelTree, Table
-    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
-    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
-    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
-    >>> best, errors = select_prefix(boost(d, u, epsilon="1/10"), d, u)
-    >>> best == len(errors) - 1, errors[0]
-    (True, 0.25)
-    """
-    metric = "uc" if result.method == "uc" else "huc"
-    errors = [point[metric] for point in trajectory(result, validation, utilities)]
-    best = min(range(len(errors)), key=lambda t: (errors[t], t))
-    return best, errors

@@ -457,6 +457,47 @@ class LabelTree:
         """
         return self._label_of
 
+    @property
+    def depth_ids(self) -> tuple[int, ...]:
+        """The depth of every node by id (the root has depth 0).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
+        >>> t.depth_ids
+        (0, 1, 2, 2, 1)
+        """
+        return self._depth
+
+    @property
+    def dfs_ranges(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(lo, hi)``: node id ``a`` covers the depth-first leaf positions ``lo[a] .. hi[a] - 1``
+        (the leaves below a node are one contiguous run in depth-first order, App. F.4).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
+        >>> t.dfs_ranges
+        ((0, 0, 0, 1, 2), (3, 2, 1, 2, 3))
+        """
+        return self._lo, self._hi
+
+    @property
+    def dfs_label_ids(self) -> tuple[int, ...]:
+        """The label id at every depth-first leaf position (label order need not be depth-first).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}, labels=["y3", "y1", "y2"])
+        >>> t.dfs_label_ids
+        (1, 2, 0)
+        """
+        return self._dfs_labels
+
+    def find_label(self, label) -> int:
+        """The label id of the name ``label``, or -1 when it is not a label (no error: for
+        vectorised lookups that report the first bad entry themselves).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> t.find_label("b"), t.find_label("c"), t.find_label(3)
+        (1, -1, -1)
+        """
+        return self._label_index.get(label, -1) if isinstance(label, str) else -1
+
     def label_ids_below(self, nid: int) -> tuple[int, ...]:
         """Label ids of ``Y_a`` for node id ``a``, in label order.
 

@@ -18,13 +18,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+import numpy as np
+
 from .decomposition import TreeDecomposition, subtree_sums
 from .errors import HUCError
-from .rational import exact, exact_vector, fraction_text
+from .rational import NUMBER_SCHEMA, exact, exact_vector, fraction_text
 from .tree import LabelTree
 
 __all__ = ["Utility", "Table", "Subtree", "Rank", "TopK", "Decision", "BinaryDecision",
-           "Top1AtDepth", "Aggregated", "PerAtom", "class_indicator"]
+           "Top1AtDepth", "Aggregated", "PerAtom", "class_indicator", "KINDS", "utility_from_json",
+           "utility_schema"]
+
+#: Every utility family by its ``huc-case/1`` kind (filled as the classes are defined).
+KINDS: dict[str, type] = {}
+
+_NUMBERS = {"type": "array", "items": NUMBER_SCHEMA}
+_NAMES = {"type": "array", "items": {"type": "string"}}
 
 _ONE = Fraction(1)
 
@@ -82,6 +91,24 @@ class Utility:
     kind = "utility"
     #: Whether the utility is defined at every prediction (False for ``per_atom``).
     defined_everywhere = True
+    #: The family's ``huc-case/1`` fields, each with its JSON Schema; ``optional`` may be absent.
+    fields: dict = {}
+    optional: frozenset = frozenset()
+    #: How many aggregations (App. G) wrap a base family: 0 for a base family.
+    nesting = 0
+    #: For top-1 correctness at a depth (K.2): that depth, which the fast path's path form uses.
+    top1_depth = None
+
+    def __init_subclass__(cls, **kwargs):
+        """Register a family by its ``kind``; a subclass that redefines :meth:`values` but not
+        the fast forms gets the generic ones (exact values row by row), never its parent's."""
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            KINDS[cls.kind] = cls
+        if "values" in cls.__dict__:
+            for name in ("vectorised", "top1_depth"):
+                if name not in cls.__dict__:
+                    setattr(cls, name, Utility.__dict__[name])
 
     def __init__(self, tree: LabelTree):
         if not isinstance(tree, LabelTree):
@@ -125,6 +152,29 @@ class Utility:
         """
         raise NotImplementedError
 
+    @classmethod
+    def from_json(cls, tree: LabelTree, spec: Mapping, where: str):
+        """The utility a checked ``huc-case/1`` description ``spec`` of this kind describes."""
+        raise NotImplementedError
+
+    def vectorised(self, rows) -> tuple[np.ndarray, np.ndarray | None]:
+        """``u(p_i, .)`` for every row of ``rows.P`` in float64, and the rows whose decision
+        float64 could not certify (None: no decision); ``rows`` is the fast path's
+        :class:`huc_ref.fast.utilities.FloatRows`.  This generic form takes every row's values
+        exactly from :meth:`values` (for families without a vectorised form).
+
+        >>> from huc_ref.fast.utilities import utility_values
+        >>> from huc_ref.fast.tree import FastTree
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> class Halves(Table):
+        ...     def values(self, p, atom=None):
+        ...         return tuple(Fraction(1, 2) for _ in p)
+        >>> utility_values(Halves(t, [1, 0]), FastTree(t), np.array([[0.5, 0.5]])).tolist()  # not Table's form
+        [[0.5, 0.5]]
+        """
+        U = np.array([[float(x) for x in self.values(rows.exact.row(i), rows.atom(i))] for i in range(rows.n)])
+        return U.reshape(rows.n, rows.K), None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.to_json()})"
 
@@ -155,6 +205,15 @@ class Table(Utility):
 
     def to_json(self):
         return {"kind": "table", "values": [fraction_text(v) for v in self.b]}
+
+    fields = {"values": _NUMBERS}
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        return cls(tree, spec["values"])
+
+    def vectorised(self, rows):
+        return np.broadcast_to(np.array([float(x) for x in self.b]), (rows.n, rows.K)), None
 
 
 def class_indicator(tree: LabelTree, label: str) -> Table:
@@ -187,6 +246,15 @@ class Subtree(Table):
 
     def to_json(self):
         return {"kind": "subtree", "node": self.node}
+
+    fields = {"node": {"type": "string"}}
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        node = spec["node"]
+        if not isinstance(node, str) or node not in tree:
+            raise HUCError(f"node: {node!r} is not a node of the tree")
+        return cls(tree, node)
 
 
 class Rank(Utility):
@@ -223,6 +291,23 @@ class Rank(Utility):
     def to_json(self):
         return {"kind": "rank", "theta": [fraction_text(v) for v in self.theta]}
 
+    fields = {"theta": _NUMBERS}
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        return cls(tree, spec["theta"])
+
+    def vectorised(self, rows):
+        P, (n, K) = rows.P, rows.P.shape  # rank by decreasing p, ties by label order
+        order = np.argsort(-P, axis=1, kind="stable")  # float comparisons of the entries are exact
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.broadcast_to(np.arange(K), (n, K)), axis=1)
+        U = np.array([float(x) for x in self.theta])[ranks]
+        # rounded rationals keep their order, but two distinct ones may round to one float
+        unsure = (np.diff(np.take_along_axis(P, order, axis=1), axis=1) == 0).any(axis=1) if rows.exact.exact \
+            else np.zeros(n, dtype=bool)
+        return U, unsure
+
 
 class TopK(Rank):
     """Top-``k`` correctness ``theta_r = 1{r <= k}`` (A.1); ``k = 1`` is top-1 correctness.
@@ -242,6 +327,12 @@ class TopK(Rank):
 
     def to_json(self):
         return {"kind": "top_k", "k": self.k}
+
+    fields = {"k": {"type": "integer"}}
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        return cls(tree, spec["k"])
 
 
 class Decision(Utility):
@@ -297,6 +388,19 @@ class Decision(Utility):
         return {"kind": "decision", "actions": {a: [fraction_text(v) for v in self.payoffs[a]]
                                                 for a in self.order}, "order": list(self.order)}
 
+    fields = {"actions": {"type": "object", "additionalProperties": _NUMBERS},
+              "order": {"oneOf": [{"type": "null"}, _NAMES]}}
+    optional = frozenset({"order"})
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        return cls(tree, spec["actions"], spec.get("order"))
+
+    def vectorised(self, rows):
+        A = np.array([[float(x) for x in self.payoffs[a]] for a in self.order])
+        j, unsure = rows.first_max(rows.P @ A.T, rows.rel * (np.abs(rows.P) @ np.abs(A).T))
+        return A[j], unsure
+
 
 class BinaryDecision(Utility):
     """Binary decision utility of J.1 / K.3: ``d(y) = 1{y in S} - tau 1{y in D}``.
@@ -345,6 +449,18 @@ class BinaryDecision(Utility):
 
     def to_json(self):
         return {"kind": "binary_decision", "S": list(self.S), "D": list(self.D), "tau": fraction_text(self.tau)}
+
+    fields = {"S": _NAMES, "D": _NAMES, "tau": NUMBER_SCHEMA}
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        return cls(tree, spec["S"], spec["D"], spec["tau"])
+
+    def vectorised(self, rows):
+        d = np.array([float(x) for x in self.d])
+        margin = rows.P @ d
+        unsure = np.abs(margin) <= rows.rel * (np.abs(rows.P) @ np.abs(d))  # a margin float64 cannot tell from 0
+        return np.where((margin >= 0)[:, None], d, -d), unsure
 
 
 class Top1AtDepth(Utility):
@@ -406,6 +522,24 @@ class Top1AtDepth(Utility):
 
     def to_json(self):
         return {"kind": "top1_at_depth", "depth": self.depth}
+
+    fields = {"depth": {"type": "integer", "minimum": 0}}
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        return cls(tree, spec["depth"])
+
+    @property
+    def top1_depth(self):
+        return self.depth
+
+    def vectorised(self, rows):
+        cands = np.array(self.candidate_ids)
+        j, unsure = rows.first_max(rows.pi[:, cands], rel=rows.rel)
+        masks = np.zeros((len(cands), rows.K))
+        for k, a in enumerate(cands):
+            masks[k, list(self.tree.label_ids_below(int(a)))] = 1.0
+        return masks[j], unsure
 
 
 #: The deepest nesting of aggregated utilities accepted (App. G builds ``u_S`` from a base
@@ -500,6 +634,23 @@ class Aggregated(Utility):
     def to_json(self):
         return {"kind": "aggregated", "base": self.base.to_json(), "S": list(self.S)}
 
+    fields = {"base": {"$ref": "#/$defs/utility"}, "S": _NAMES}
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        if where.count(".base") >= MAX_NESTING:  # read no deeper than Aggregated accepts
+            raise HUCError(f"{where}.base: aggregated utilities nested more than {MAX_NESTING} deep")
+        return cls(utility_from_json(tree, spec["base"], f"{where}.base"), spec["S"])
+
+    @property
+    def nesting(self):
+        return self.base.nesting + 1
+
+    def vectorised(self, rows):
+        N = rows.ft.subtree_sums(rows.P * rows.values_of(self.base))
+        b = np.array(self.boundary_ids)
+        return rows.ratio(N[:, b], rows.pi[:, b]), None
+
 
 class PerAtom(Utility):
     """Explicit values ``u(p_i, .)`` for every atom ``i`` (golden vectors).
@@ -535,3 +686,61 @@ class PerAtom(Utility):
 
     def to_json(self):
         return {"kind": "per_atom", "values": [[fraction_text(v) for v in r] for r in self.rows]}
+
+    fields = {"values": {"type": "array", "items": _NUMBERS}}
+
+    @classmethod
+    def from_json(cls, tree, spec, where):
+        return cls(tree, spec["values"])
+
+    def vectorised(self, rows):
+        table = np.array([[float(x) for x in r] for r in self.rows])
+        return (table[rows.rows] if rows.rows is not None else table), None
+
+
+def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
+    """Build a utility from its ``huc-case/1`` description (docs/specification.md §6), by the
+    family its ``kind`` names (:data:`KINDS`).
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> utility_from_json(t, {"kind": "table", "values": [0, "1/2"]}).b
+    (Fraction(0, 1), Fraction(1, 2))
+    >>> utility_from_json(t, {"kind": "tabel"}, "utilities.u")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: utilities.u.kind: unknown utility kind 'tabel' (known: aggregated, ...)
+    """
+    if not isinstance(spec, Mapping):
+        raise HUCError(f"{where}: expected an object")
+    if "kind" not in spec:
+        raise HUCError(f"{where}.kind: missing")
+    kind = spec["kind"]
+    if not isinstance(kind, str):
+        raise HUCError(f"{where}.kind: expected a string")
+    if kind not in KINDS:
+        raise HUCError(f"{where}.kind: unknown utility kind {kind!r} (known: {', '.join(sorted(KINDS))})")
+    family = KINDS[kind]
+    extra = set(spec) - set(family.fields) - {"kind"}
+    if extra:
+        raise HUCError(f"{where}: unknown field {sorted(extra)[0]!r} for kind {kind!r}")
+    for key in sorted(set(family.fields) - family.optional):
+        if key not in spec:
+            raise HUCError(f"{where}.{key}: missing")
+    try:
+        return family.from_json(tree, spec, where)
+    except HUCError as err:
+        msg = str(err)
+        raise HUCError(msg if msg.startswith(where) else f"{where}.{msg}") from None
+
+
+def utility_schema(kind: str) -> dict:
+    """The JSON Schema of one utility kind: its fields, each required unless optional.
+
+    >>> utility_schema("top_k")["required"], utility_schema("decision")["required"]
+    (['kind', 'k'], ['kind', 'actions'])
+    """
+    family = KINDS[kind]
+    own = sorted(family.fields)
+    return {"type": "object", "additionalProperties": False,
+            "required": ["kind"] + [f for f in own if f not in family.optional],
+            "properties": {"kind": {"const": kind}, **{f: family.fields[f] for f in own}}}

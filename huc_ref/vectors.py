@@ -1,4 +1,5 @@
-"""Golden vectors (``huc-vectors/1``) and the conformance checker for other implementations.
+"""Golden vectors (``huc-vectors/1``): the catalogue (the checker of another implementation's
+answers against them is :mod:`huc_ref.conformance`).
 
 Like Project Wycheproof's test vectors: each vector has an ``id``, a ``comment`` giving
 its provenance (a paper section, a hand derivation, or the generator's seed and
@@ -18,15 +19,14 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
-from .audit import atom_terms, interval_moment
-from .casefile import dumps, load_json, read_case, read_document
+from .audit import atom_terms
 from .errors import ERROR_KINDS as _ALL_ERROR_KINDS
 from .errors import HUCError, printable
-from .intervals import Interval
+from .formats import dumps, load_json, read_case, read_document
 from .rational import fraction_text
 
 __all__ = ["DELETE", "mutate", "FLAGS", "ERROR_KINDS", "GENERATOR", "build_vector_files", "write_vector_files",
-           "load_vectors", "export_cases", "answer_cases", "check_answers", "default_vector_dir", "schema"]
+           "load_vectors", "export_cases", "answer_cases", "default_vector_dir", "schema"]
 
 #: The generator that wrote the vector files: changes only when their content does, not with
 #: the package version (so the published files stay byte for byte what they were).
@@ -520,191 +520,6 @@ def export_cases(out: Path, directory: Path | None = None) -> int:
     return len(vectors)
 
 
-# ----------------------------------------------------------------------------- the checker
-#: How far a float answer's witness ends may lie from the exact scores they stand for.
-SCORE_TOLERANCE = Fraction(1, 10**9)
-
-#: A JSON number as the parser hands it over (its text): float answers write their numbers so.
-_FLOAT_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
-
-
-class _Wrong(Exception):
-    """A reason the answer is wrong (caught once per vector)."""
-
-
-def _number(x, exact: bool, where: str) -> Fraction:
-    """A number of an answer: exact answers write lowest-terms strings, float answers JSON numbers."""
-    if exact:
-        if not isinstance(x, str):
-            raise _Wrong(f"{where}: an exact answer writes numbers as strings in lowest terms, got {x!r}")
-        from .rational import exact as read
-        try:
-            value = read(x, where)
-        except HUCError as err:
-            raise _Wrong(str(err)) from None
-        if fraction_text(value) != x:
-            raise _Wrong(f"{where}: {x!r} is not in lowest terms (write {fraction_text(value)!r})")
-        return value
-    if isinstance(x, bool) or not isinstance(x, (int, str)):
-        raise _Wrong(f"{where}: expected a number, got {x!r}")
-    if isinstance(x, str):
-        if x.lstrip("+-").lower() in ("nan", "infinity", "inf"):
-            raise _Wrong(f"{where}: {x} is not a finite number")
-        if len(x) > 40 or not _FLOAT_TEXT.fullmatch(x):
-            raise _Wrong(f"{where}: {x[:40]!r} is not a JSON number of at most 40 characters")
-        mantissa, _, exponent = x.lower().partition("e")
-        if exponent and abs(int(exponent)) > 400:
-            raise _Wrong(f"{where}: {x!r} is outside float64's range")
-    return Fraction(x)
-
-
-def _check_one(vector, answer) -> str | None:
-    """None if the answer is right, else the reason."""
-    try:
-        return _check(vector, answer)
-    except _Wrong as wrong:
-        return str(wrong)
-
-
-def _check(vector, answer) -> None:
-    if "error" in vector:
-        if not isinstance(answer, dict) or answer.get("format") != "huc-error/1":
-            raise _Wrong("an invalid input needs a huc-error/1 answer")
-        if answer.get("kind") != vector["error"]["kind"]:
-            raise _Wrong(f"error kind {answer.get('kind')!r}, expected {vector['error']['kind']!r}")
-        return None
-    expected = vector["expected"]
-    if not isinstance(answer, dict) or answer.get("format") != "huc-result/1":
-        raise _Wrong("not a huc-result/1 document")
-    if answer.get("case") != vector["case"]["id"]:
-        raise _Wrong(f"case: {answer.get('case')!r}, expected {vector['case']['id']!r}")
-    engine = answer.get("engine", "exact")
-    exact = engine == "exact"
-    tol = Fraction(0) if exact else Fraction(vector["tolerance"]["absolute"])
-    if answer.get("relevant_nodes") != expected["relevant_nodes"]:
-        raise _Wrong(f"relevant_nodes {answer.get('relevant_nodes')} != {expected['relevant_nodes']}")
-    rows = answer.get("candidates")
-    keys = [(w["subgroup"], w["utility"], w["node"]) for w in expected["candidates"]]
-    if not isinstance(rows, list) or len(rows) != len(keys):
-        raise _Wrong(f"expected {len(keys)} candidate rows")
-    got_keys = [(r.get("subgroup"), r.get("utility"), r.get("node")) if isinstance(r, dict) else None for r in rows]
-    if got_keys != keys:
-        k = next(i for i, (g, w) in enumerate(zip(got_keys, keys)) if g != w)
-        order = " (rows go by subgroup, then utility, then null before the nodes in tree pre-order)" \
-            if sorted(map(str, got_keys)) == sorted(map(str, keys)) else ""
-        raise _Wrong(f"candidates[{k}]: is the row {got_keys[k]}, expected {keys[k]}{order}")
-    case = read_case(vector["case"])
-    for k, (got, want) in enumerate(zip(rows, expected["candidates"])):
-        _check_row(case, got, want["sup"], "sup", exact, tol, f"candidates[{k}] {keys[k]}")
-    for field in ("uc", "huc"):
-        got = answer.get(field)
-        if not isinstance(got, dict):
-            raise _Wrong(f"{field}: missing")
-        if field == "uc" and got.get("node") is not None:
-            raise _Wrong(f"uc: names node {got.get('node')!r}; the UC witness has no node")
-        if got.get("utility") is not None or Fraction(expected[field]["value"]) != 0:
-            key = (got.get("subgroup"), got.get("utility"), got.get("node") if field == "huc" else None)
-            if key not in keys:
-                raise _Wrong(f"{field}: {key} is not a candidate row of this case")
-        _check_row(case, got, expected[field]["value"], "value", exact, tol, field)
-
-
-def _close(got: Fraction, want: Fraction, tol: Fraction, what: str):
-    if abs(got - want) > tol:
-        raise _Wrong(f"{what} {fraction_text(got) if tol == 0 else repr(float(got))} differs from "
-                     f"{fraction_text(want)} by {float(abs(got - want)):.3g}"
-                     + (f" (tolerance {float(tol):g})" if tol else ""))
-
-
-def _check_row(case, row, want, field, exact, tol, where) -> None:
-    """A row's sup (or value) against the expected one, and its own witness recomputed."""
-    sup = _number(row.get(field), exact, f"{where}.{field}")
-    _close(sup, Fraction(want), tol, f"{where}: {field}")
-    moment = _number(row.get("moment"), exact, f"{where}.moment")
-    _close(abs(moment), sup, tol, f"{where}: |moment|")
-    interval = row.get("interval")
-    if interval is None:
-        if sup > tol:
-            raise _Wrong(f"{where}: a positive sup needs a witness interval")
-        return
-    if not isinstance(interval, list) or len(interval) != 2:
-        raise _Wrong(f"{where}: interval must be [lo, hi] or null")
-    if sup == 0:
-        raise _Wrong(f"{where}: a zero sup has the empty interval (null), not {interval}")
-    lo, hi = (_number(x, exact, f"{where}.interval") for x in interval)
-    if lo > hi:
-        raise _Wrong(f"{where}: interval [{interval[0]}, {interval[1]}] is reversed")
-    if row.get("utility") not in case.utilities:
-        raise _Wrong(f"{where}: unknown utility {row.get('utility')!r}")
-    if row.get("subgroup") not in case.distribution.subgroups:
-        raise _Wrong(f"{where}: unknown subgroup {row.get('subgroup')!r}")
-    recomputed = _witness_moment(case, row, lo, hi, moment, exact, tol)
-    if recomputed is not None:
-        raise _Wrong(f"{where}: the witness [{interval[0]}, {interval[1]}] has moment {recomputed}, "
-                     f"the answer says {row.get('moment')}")
-
-
-def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
-    """None if the witness's moment is its recomputed one, else the recomputed one (as text).
-
-    Exact answers: the moment over the closed interval ``[lo, hi]``.  Float answers: their
-    ends are float scores, which may differ from the exact scores they stand for by rounding,
-    so the interval is taken as the engine saw it: the witness is accepted when for some
-    exact scores ``l`` within :data:`SCORE_TOLERANCE` of ``lo`` and ``r`` within it of ``hi``,
-    the moment over ``[l, r]`` is within the tolerance of the answer's.  This accepts every
-    correct float answer (its atoms are exactly those of some such ``[l, r]``) and no moment
-    that no interval near the stated ends has.
-    """
-    utility, node = case.utilities[row["utility"]], row.get("node")
-    if node is not None and node not in case.tree.nodes:
-        return f"(none: {node!r} is not a node)"
-    if exact:
-        got = interval_moment(case.distribution, utility, row["subgroup"], Interval(lo, hi), node)
-        return None if got == moment else fraction_text(got)
-    scores = sorted({t.score for t in atom_terms(case.distribution, utility, ())})
-    ends = [[s for s in scores if abs(s - x) <= SCORE_TOLERANCE] for x in (lo, hi)]
-    tried = None
-    for left in ends[0]:
-        for right in ends[1]:
-            if left <= right:
-                tried = interval_moment(case.distribution, utility, row["subgroup"], Interval(left, right), node)
-                if abs(tried - moment) <= tol:
-                    return None
-    if tried is None:
-        return f"(none: no atom's score lies within {float(SCORE_TOLERANCE):g} of both ends)"
-    return repr(float(tried))
-
-
-def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tuple[str, str | None]], int]:
-    """Check ``answers/<id>.json`` for every vector: ``([(id, reason or None)], failures)``.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as out:
-    ...     report, failures = check_answers(Path(out))  # an empty directory: every answer missing
-    >>> failures == len(report), report[0][1]
-    (True, 'no answer file')
-    """
-    answers = Path(answers)
-    if not answers.is_dir():
-        raise HUCError(f"answers: {str(answers)!r} is not a directory")
-    report = []
-    for v in load_vectors(directory):
-        path = answers / f"{v['id']}.json"
-        if not path.exists():
-            report.append((v["id"], "no answer file"))
-            continue
-        if path.is_symlink() or not path.is_file():
-            report.append((v["id"], "the answer is not a regular file (a directory, link, device or pipe)"))
-            continue
-        try:
-            reason = _check_one(v, load_json(read_document(path, "answer")))
-        except HUCError as err:
-            reason = f"unreadable answer: {err}"
-        except OSError as err:
-            reason = f"unreadable answer: {err.strerror}"
-        report.append((v["id"], reason))
-    return report, sum(1 for _, r in report if r)
-
 
 # ----------------------------------------------------------------------------- schema and our answers
 _EXACT = {"type": "string", "pattern": r"^-?[0-9]+(/[0-9]+)?$"}
@@ -717,7 +532,7 @@ def schema() -> dict:
     >>> schema()["properties"]["format"], sorted(schema()["properties"]["vectors"]["items"])
     ({'const': 'huc-vectors/1'}, ['oneOf'])
     """
-    from .casefile import case_schema, result_schema  # the published schemas, embedded
+    from .formats import case_schema, result_schema  # the published schemas, embedded
     case, result = case_schema(), result_schema()
     flags = {"type": "array", "items": {"enum": sorted(FLAGS) + sorted(ERROR_KINDS)}, "uniqueItems": True}
     valid = {"type": "object", "required": ["id", "comment", "flags", "case", "expected", "tolerance"],
@@ -747,6 +562,7 @@ def answer_cases(out: Path, directory: Path | None = None) -> int:
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
     ...     count = answer_cases(Path(out))
+    ...     from huc_ref.conformance import check_answers
     ...     report, failures = check_answers(Path(out))
     >>> count == len(report), failures
     (True, 0)

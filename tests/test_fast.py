@@ -38,7 +38,7 @@ def assert_matches_exact(d, us, fast, exact):
 @given(audit_cases())
 def test_fast_equals_exact_and_its_witnesses_are_valid(case):
     d, us = case
-    assert_matches_exact(d, us, audit_distribution(d, us), audit(d, us))
+    assert_matches_exact(d, us, audit_distribution(d, us).to_json(), audit(d, us))
 
 
 def test_sample_api_matches_the_exact_engine():
@@ -54,7 +54,7 @@ def test_sample_api_matches_the_exact_engine():
     us = {"top1": TopK(t, 1), "table": Table(t, [1, "1/2", 0, "-1/2", -1])}
     exact = audit(FiniteDistribution.from_sample(t, y, probs, subgroups={"all": [1] * n, "g": group.tolist()}), us)
     fast = fast_audit(y, np.array([[float(x) for x in r] for r in probs]), t, us,
-                      subgroups={"all": np.ones(n), "g": group})
+                      subgroups={"all": np.ones(n), "g": group}).to_json()
     assert abs(fast["huc"]["value"] - float(exact.huc.sup)) < TOL
     assert [round(r["sup"], 12) for r in fast["candidates"]] == [round(float(r.sup), 12) for r in exact.candidates]
 
@@ -72,9 +72,9 @@ def test_cli_engine_fast_matches_exact(capsys):
     assert main(["audit", case, "--engine", "fast"]) == 2
     for v in load_vectors():  # every golden vector, to 1e-9
         if "case" in v:
-            from huc_ref.casefile import read_case
+            from huc_ref.formats import read_case
             c = read_case(v["case"])
-            fast = audit_distribution(c.distribution, c.utilities)
+            fast = audit_distribution(c.distribution, c.utilities).to_json()
             assert all(abs(a["sup"] - float(Fraction(b["sup"]))) < TOL
                        for a, b in zip(fast["candidates"], v["expected"]["candidates"])), v["id"]
 
@@ -92,7 +92,7 @@ def test_fast_boost_reaches_epsilon_and_agrees_with_the_reference_engine(case):
     if not us:
         return
     for method in ("huc", "uc"):
-        fast = fast_boost(d, us, method=method, epsilon=0.05, max_updates=300)
+        fast = fast_boost(d, us, method=method, epsilon="1/20", max_updates=300).to_json()
         ref = boost(d, us, method=method, epsilon="1/20", max_updates=300, arithmetic="float")
         assert fast["stopped"] == ref.stopped == "tolerance"
         losses = [fast["initial"]["log_loss"]] + [u["log_loss_after"] for u in fast["updates"]]
@@ -141,8 +141,10 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
     d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}, {"p": ["1/10", "2/10", "3/10", "4/10"],
                                                                    "label": "y4"}])
     us = {"u": Table(t, [-1, 1, -1, 1])}
-    huge = (0, "u", 0, [-10.0, 10.0], 2000.0)  # a rule at the root with a step far beyond exp's range
-    for t_, P in replay({"method": "huc", "steps": [huge, huge, huge]}, d, us):
+    from huc_ref import BoostResult
+    huge = (0, "u", 0, -10.0, 10.0, 2000.0)  # a rule at the root with a step far beyond exp's range
+    run = BoostResult("huc", Fraction(1, 10), None, "float (fast path)", steps=[huge, huge, huge])
+    for t_, P in replay(run, d, us):
         assert np.all(np.isfinite(P)) and np.all(P >= TOLERANCES["floor"]), t_
 
 
@@ -172,7 +174,7 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
     ({"sample_weight": [-1.0]}, "sample_weight[0]: -1.0 is not a finite nonnegative number"),
     ({"sample_weight": [float("inf")]}, "sample_weight[0]: inf is not a finite nonnegative number"),
     ({"sample_weight": [0.0]}, "sample_weight: sums to 0; the weights need a positive sum"),
-    ({"engine": "cuda"}, "engine: expected 'numpy' or 'numba', got 'cuda'"),
+    ({"accelerator": "cuda"}, "accelerator: expected 'numpy' or 'numba', got 'cuda'"),
 ])
 @pytest.mark.parametrize("engine", ["numpy", "numba"])
 def test_fast_audit_bad_input(kwargs, message, engine):
@@ -184,18 +186,20 @@ def test_fast_audit_bad_input(kwargs, message, engine):
     if engine == "numba" and not numba_available():
         pytest.skip("the optional numba extra is not installed")
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
-    args = {"y_true": ["a"], "y_prob": [[0.5, 0.5]], "engine": engine} | kwargs
+    args = {"y_true": ["a"], "y_prob": [[0.5, 0.5]], "accelerator": engine} | kwargs
     with warnings.catch_warnings(), pytest.raises(HUCError) as err:
         warnings.simplefilter("error")
-        fast_audit(args.pop("y_true"), args.pop("y_prob"), t, {"u": Table(t, [0, 1])}, **args)
+        fast_audit(args.pop("y_true"), args.pop("y_prob"), t, {"u": Table(t, [0, 1])}, **args).to_json()
     assert str(err.value) == message
 
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"method": "x"}, "method: expected 'huc' or 'uc', got 'x'"),
-    ({"epsilon": 0.0}, "epsilon: must be in (0, 1], got 0"),
-    ({"epsilon": float("inf")}, "inf is not a finite number"),
-    ({"step": -0.5}, "step: a fixed step magnitude must be positive, got -1/2"),
+    ({"epsilon": "0"}, "epsilon: must be in (0, 1], got 0"),
+    ({"epsilon": float("inf")}, "epsilon: inf is not a finite number"),
+    ({"epsilon": 0.05}, "epsilon: float 0.05 is not exact; pass the string '0.05' for the decimal you meant, or "
+                        "Fraction(0.05) for the binary value 3602879701896397/72057594037927936"),
+    ({"step": "-0.5"}, "step: a fixed step magnitude must be positive, got -1/2"),
     ({"max_updates": 1.5}, "max_updates: must be a non-negative integer, got 1.5"),
 ])
 def test_fast_boost_rejects_what_the_certified_engine_rejects(kwargs, message):
@@ -205,7 +209,7 @@ def test_fast_boost_rejects_what_the_certified_engine_rejects(kwargs, message):
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
     d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])
     with pytest.raises(HUCError) as err:
-        fast_boost(d, {"u": Table(t, [0, 1])}, **kwargs)
+        fast_boost(d, {"u": Table(t, [0, 1])}, **kwargs).to_json()
     assert str(err.value) == message
 
 
@@ -221,7 +225,8 @@ def _as_population(d):
 def test_path_form_equals_the_c2_form_and_the_exact_engine_on_samples(case):
     """F.4: on sample atoms only path nodes carry terms; the path form must equal the C.2 form."""
     d, us = case
-    path, dense, exact = audit_distribution(d, us), audit_distribution(_as_population(d), us), audit(d, us)
+    path, dense = audit_distribution(d, us).to_json(), audit_distribution(_as_population(d), us).to_json()
+    exact = audit(d, us)
     assert_matches_exact(d, us, path, exact)
     assert max(abs(a["sup"] - b["sup"]) for a, b in zip(path["candidates"], dense["candidates"])) < 1e-12
 
@@ -238,11 +243,11 @@ def test_chunks_do_not_change_the_result(monkeypatch):
     us = {"top1@1": Top1AtDepth(t, 1), "top1@2": Top1AtDepth(t, 2), "top2": TopK(t, 2),
           "table": Table(t, [1, 0, "1/2", -1, 0, 1, "-1/2"])}
     groups = {"all": np.ones(n), "g": rng.integers(0, 2, size=n), "s": rng.choice([-1.0, 0.5], size=n)}
-    whole = fast.audit(y, P, t, us, subgroups=groups)
+    whole = fast.audit(y, P, t, us, subgroups=groups).to_json()
     monkeypatch.setattr(fast, "CHUNK", 1)
-    assert fast.audit(y, P, t, us, subgroups=groups) == whole
+    assert fast.audit(y, P, t, us, subgroups=groups).to_json() == whole
     if fast.numba_available():  # the compiled kernels, one row per call, against numpy
-        got = fast.audit(y, P, t, us, subgroups=groups, engine="numba")
+        got = fast.audit(y, P, t, us, subgroups=groups, accelerator="numba").to_json()
         assert max(abs(a["sup"] - b["sup"]) for a, b in zip(got["candidates"], whole["candidates"])) < 1e-12
 
 
@@ -251,7 +256,7 @@ def test_tiny_masses_keep_their_digits_in_the_audit():
     from huc_ref import LabelTree, Table
     t = LabelTree.from_children("r", {"r": ["a", "z"], "a": ["x", "y"]})
     P = np.array([[1e-20, 3e-20, 1.0], [0.25, 0.25, 0.5]])
-    r = fast_audit(["x", "z"], P, t, {"u": Table(t, [1, 0, 0])}, subgroups={"all": np.ones(2)})
+    r = fast_audit(["x", "z"], P, t, {"u": Table(t, [1, 0, 0])}, subgroups={"all": np.ones(2)}).to_json()
     # node a, atom 0: mu_a = 1e-20 / 4e-20 = 1/4, mu_x = 1: term 3/4 at weight 1/2
     row = next(c for c in r["candidates"] if c["node"] == "a")
     assert abs(row["sup"] - 0.375) < 1e-15
@@ -265,7 +270,7 @@ numba_only = pytest.mark.skipif(not numba_available(),
 @settings(max_examples=100, deadline=None)
 @given(audit_cases(max_leaves=12, kind="sample"))
 def test_numba_kernels_equal_the_numpy_engine(case):
-    """The compiled kernels (huc_ref.kernels) against pure numpy, the reference, on the same float
+    """The compiled kernels (huc_ref.fast.kernels) against pure numpy, the reference, on the same float
     arrays (every sup within 1e-12), and on the rationals themselves against the exact engine
     (witnesses valid).  The exact comparison is made on the rationals: the binary values of
     rounded rationals need not keep their exact ties (0.1 + 0.2 against 0.3; README)."""
@@ -274,10 +279,10 @@ def test_numba_kernels_equal_the_numpy_engine(case):
     P = np.array([[float(x) for x in a.p] for a in d.atoms])
     groups = {name: np.array([float(a.c[k]) for a in d.atoms]) for k, name in enumerate(d.subgroups)}
     w = np.array([float(a.weight) for a in d.atoms])
-    got = fast_audit(y, P, d.tree, us, subgroups=groups, sample_weight=w, engine="numba")
-    ref = fast_audit(y, P, d.tree, us, subgroups=groups, sample_weight=w)
+    got = fast_audit(y, P, d.tree, us, subgroups=groups, sample_weight=w, accelerator="numba").to_json()
+    ref = fast_audit(y, P, d.tree, us, subgroups=groups, sample_weight=w).to_json()
     assert max(abs(a["sup"] - b["sup"]) for a, b in zip(got["candidates"], ref["candidates"])) < 1e-12
-    assert_matches_exact(d, us, audit_distribution(d, us, engine="numba"), audit(d, us))
+    assert_matches_exact(d, us, audit_distribution(d, us, accelerator="numba").to_json(), audit(d, us))
 
 
 @numba_only
@@ -289,7 +294,7 @@ def test_numba_engine_reports_bad_rows_like_numpy():
     for engine in ("numpy", "numba"):
         message = r"^y_prob\[1\]: entries must be finite and nonnegative, with a positive finite sum$"
         with pytest.raises(HUCError, match=message):
-            fast_audit([0, 1], P, t, {"u": Top1AtDepth(t, 1)}, engine=engine)
+            fast_audit([0, 1], P, t, {"u": Top1AtDepth(t, 1)}, accelerator=engine).to_json()
 
 
 def separated_witness(d, u, subgroup, node, tol=1e-9):
@@ -315,9 +320,9 @@ def test_witnesses_agree_with_the_exact_engine_where_the_maximum_is_separated(ca
     """Issue 5: wherever the maximum is separated from the runner-up by more than the
     tolerance, the fast witness is the exact one (numpy, and the kernels for samples)."""
     d, us = case
-    documents = [audit_distribution(d, us)]
+    documents = [audit_distribution(d, us).to_json()]
     if d.is_sample and numba_available():  # the kernels, on the same rationals (their ties decided exactly)
-        documents.append(audit_distribution(d, us, engine="numba"))
+        documents.append(audit_distribution(d, us, accelerator="numba").to_json())
     for rows in zip(*(doc["candidates"] for doc in documents)):
         exact = separated_witness(d, us[rows[0]["utility"]], rows[0]["subgroup"], rows[0]["node"])
         if exact is None:
@@ -328,7 +333,7 @@ def test_witnesses_agree_with_the_exact_engine_where_the_maximum_is_separated(ca
 
 
 def test_without_numba_the_kernels_stay_plain_python_and_the_engine_says_so():
-    """The numba extra is optional: without it huc_ref.kernels still imports (its doctests pass
+    """The numba extra is optional: without it huc_ref.fast.kernels still imports (its doctests pass
     in plain Python) and engine="numba" is refused with a message saying what to install."""
     import subprocess
     import sys
@@ -336,7 +341,7 @@ def test_without_numba_the_kernels_stay_plain_python_and_the_engine_says_so():
 import doctest, sys
 sys.modules["numba"] = None  # as if the extra were not installed
 import numpy as np
-import huc_ref.kernels as kernels, huc_ref.fast as fast
+import huc_ref.fast.kernels as kernels, huc_ref.fast as fast
 from huc_ref import LabelTree, Top1AtDepth
 from huc_ref.errors import HUCError
 assert not kernels.COMPILED and not fast.numba_available()
@@ -344,12 +349,12 @@ failed, tried = doctest.testmod(kernels)
 assert tried >= 4 and failed == 0, (failed, tried)
 t = LabelTree.from_paths(["a/b", "a/c", "d"])
 try:
-    fast.audit([0], np.array([[0.2, 0.3, 0.5]]), t, {"u": Top1AtDepth(t, 1)}, engine="numba")
+    fast.audit([0], np.array([[0.2, 0.3, 0.5]]), t, {"u": Top1AtDepth(t, 1)}, accelerator="numba")
 except HUCError as e:
     print(e)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "engine: 'numba' needs the numba package (pip install 'huc-ref[numba]')"
+    assert out.stdout.strip() == "accelerator: 'numba' needs the numba package (pip install 'huc-ref[numba]')"
 
 
 @st.composite
@@ -379,7 +384,7 @@ def test_fast_algorithm_2_equals_the_exact_one_with_its_tie_rule(case):
     """Where float64 is exact, ``_Rows`` (numpy, and the numba scan) returns exactly what the
     exact Algorithm 2 returns on the same block sums: sup, witness blocks ``r, b`` (App. F.3's
     tie rule: first right end, then first left end) and signed moment, for every column."""
-    from huc_ref.fast import _Rows
+    from huc_ref.fast.intervals import Rows as _Rows
     from huc_ref.intervals import max_interval_sum
     score, residual, terms, col_table, kind, W, n_cols = case
     keys = sorted(set(score.tolist()))

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from huc_ref.casefile import dumps, read_case
 from huc_ref.errors import HUCError
+from huc_ref.formats import dumps, read_case
 from huc_ref.vectors import load_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,7 +139,7 @@ def _four_leaf():
     ({"u": "per_atom"}, "utilities['u'].values: has 2 rows, but there are 1 atoms"),
 ])
 def test_every_engine_rejects_bad_utilities_with_the_same_message(utilities, message):
-    """One checker (audit._check_utilities) serves the exact audit, both boosts and the fast path."""
+    """One checker (audit.check_utilities) serves the exact audit, both boosts and the fast path."""
     import numpy as np
 
     from huc_ref import FiniteDistribution, LabelTree, PerAtom, Table, audit
@@ -155,9 +155,9 @@ def test_every_engine_rejects_bad_utilities_with_the_same_message(utilities, mes
     if isinstance(utilities, dict):
         utilities = {k: made.get(v, v) for k, v in utilities.items()}
     d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}])
-    runs = [lambda: audit(d, utilities), lambda: audit_distribution(d, utilities),
-            lambda: fast_audit(["y1"], np.full((1, 4), 0.25), t, utilities),
-            lambda: boost(d, utilities), lambda: fast_boost(d, utilities)]
+    runs = [lambda: audit(d, utilities), lambda: audit_distribution(d, utilities).to_json(),
+            lambda: fast_audit(["y1"], np.full((1, 4), 0.25), t, utilities).to_json(),
+            lambda: boost(d, utilities), lambda: fast_boost(d, utilities).to_json()]
     for run in runs:
         with pytest.raises(HUCError) as err:
             run()
@@ -167,7 +167,7 @@ def test_every_engine_rejects_bad_utilities_with_the_same_message(utilities, mes
 def _hostile_api_calls():
     from huc_ref import Aggregated, FiniteDistribution, LabelTree, Table, TopK, audit, fast
     from huc_ref.boost import boost
-    from huc_ref.casefile import utility_from_json
+    from huc_ref.formats import utility_from_json
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
     d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])
     nested = {"kind": "table", "values": [0, 1]}
@@ -175,9 +175,9 @@ def _hostile_api_calls():
         nested = {"kind": "aggregated", "base": nested, "S": ["r"]}
     P = np.array([[0.5, 0.5]])
     return [
-        (lambda: fast.audit(None, P, t, {"u": TopK(t, 1)}),
+        (lambda: fast.audit(None, P, t, {"u": TopK(t, 1)}).to_json(),
          "y_true: expected one label (a name or an id) per row of y_prob, got NoneType"),
-        (lambda: fast.audit([0], P, {"r": ["a", "b"]}, {"u": TopK(t, 1)}),
+        (lambda: fast.audit([0], P, {"r": ["a", "b"]}, {"u": TopK(t, 1)}).to_json(),
          "tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), got dict"),
         (lambda: audit({"r": 1}, {"u": TopK(t, 1)}),
          "dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), got dict"),
@@ -206,9 +206,9 @@ def test_fast_rows_must_sum_to_one_unless_renormalised(engine):
     for row, total in (([0.9] * 4, "3.6"), ([0.5] * 4, "2.0")):
         with pytest.raises(HUCError, match=rf"^y_prob\[1\]: sums to {total}, not 1 \(within 1e-05\); pass "
                                            r"renormalize=True to take each row divided by its sum$"):
-            fast.audit([0, 1], np.array([[0.25] * 4, row]), t, us, engine=engine)
-    scaled = fast.audit([0, 1], np.array([[0.25] * 4, [0.9] * 4]), t, us, engine=engine, renormalize=True)
-    assert scaled == fast.audit([0, 1], np.array([[0.25] * 4] * 2), t, us, engine=engine)  # 0.9 each is 1/4 each
+            fast.audit([0, 1], np.array([[0.25] * 4, row]), t, us, accelerator=engine).to_json()
+    scaled = fast.audit([0, 1], np.array([[0.25] * 4, [0.9] * 4]), t, us, accelerator=engine, renormalize=True)
+    assert scaled == fast.audit([0, 1], np.array([[0.25] * 4] * 2), t, us, accelerator=engine)  # 0.9 each is 1/4 each
 
 
 def test_the_exact_engine_states_its_cost_limit(tmp_path, capsys):
@@ -249,5 +249,5 @@ def test_a_caterpillar_too_deep_for_the_fast_path_is_refused_before_it_allocates
     t = LabelTree.from_children("c0", kids)
     with pytest.raises(HUCError, match=r"^tree: depth 20001 x 20002 labels needs 400080004 table entries, more "
                                        r"than the fast path's limit of 20000000") as err:
-        fast.audit([0], np.full((1, t.K), 1 / t.K), t, {"u": TopK(t, 1)})
+        fast.audit([0], np.full((1, t.K), 1 / t.K), t, {"u": TopK(t, 1)}).to_json()
     assert err.value.kind == "too_large"

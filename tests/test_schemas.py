@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from huc_ref import HUCError, read_case
-from huc_ref.casefile import case_schema, result_schema, schema_dir
 from huc_ref.fast import audit_distribution
+from huc_ref.formats import boost_schema, case_schema, result_schema, schema_dir
 from huc_ref.vectors import load_vectors
 from tests.test_robustness import _paths
 
@@ -23,7 +23,8 @@ SHAPE_KINDS = {"format", "missing_field", "unknown_field", "type", "unknown_kind
 
 def test_published_files_are_the_builders_output():
     for name, doc in [("huc-case-1.schema.json", case_schema()), ("huc-result-1.schema.json", result_schema()),
-                      ("huc-result-1-fast.schema.json", result_schema("fast"))]:
+                      ("huc-result-1-fast.schema.json", result_schema("fast")),
+                      ("huc-boost-1.schema.json", boost_schema())]:
         assert json.loads((schema_dir() / name).read_text()) == doc
 
 
@@ -33,7 +34,7 @@ def test_every_valid_vector_and_both_engines_answers_fit_the_schemas(vid):
     assert not list(CASE.iter_errors(v["case"]))
     assert not list(RESULT["exact"].iter_errors(v["expected"]))
     case = read_case(v["case"])
-    assert not list(RESULT["fast"].iter_errors(audit_distribution(case.distribution, case.utilities, case.id)))
+    assert not list(RESULT["fast"].iter_errors(audit_distribution(case.distribution, case.utilities).to_json(case.id)))
 
 
 @pytest.mark.parametrize("vid", [v["id"] for v in VECTORS if "input" in v and v["error"]["kind"] in SHAPE_KINDS
@@ -73,3 +74,17 @@ def test_whatever_the_reader_accepts_the_schema_accepts(changes):
     except HUCError:
         return
     assert not list(CASE.iter_errors(doc)), doc
+
+
+@pytest.mark.parametrize("engine", ["exact", "fast"])
+@pytest.mark.parametrize("method, step", [("huc", "adaptive"), ("uc", "adaptive"), ("huc", "1/20")])
+def test_both_backends_boosting_documents_fit_the_huc_boost_schema(engine, method, step):
+    """One writer (BoostResult.to_json) for both backends; the published schema holds both."""
+    from huc_ref import FiniteDistribution, LabelTree, Table, boost
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    doc = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, engine=engine, method=method, step=step, epsilon="1/10").to_json()
+    validator = jsonschema.Draft202012Validator(boost_schema())
+    assert not list(validator.iter_errors(json.loads(json.dumps(doc))))
+    bad = dict(doc, stopped="sometimes")
+    assert list(validator.iter_errors(bad))

@@ -5,14 +5,14 @@ import json
 
 import pytest
 
-from huc_ref.casefile import dumps, read_case
 from huc_ref.cli import main
+from huc_ref.conformance import check_answers
 from huc_ref.errors import HUCError
+from huc_ref.formats import dumps, read_case
 from huc_ref.vectors import (
     ERROR_KINDS,
     FLAGS,
     answer_cases,
-    check_answers,
     default_vector_dir,
     load_vectors,
     write_vector_files,
@@ -183,8 +183,9 @@ def test_the_fast_engines_answers_pass_the_checker(tmp_path):
     import contextlib
     import io
 
-    from huc_ref.casefile import dumps
-    from huc_ref.vectors import check_answers, export_cases
+    from huc_ref.conformance import check_answers
+    from huc_ref.formats import dumps
+    from huc_ref.vectors import export_cases
     cases = tmp_path / "cases"
     export_cases(cases)
     answers = tmp_path / "answers"
@@ -263,9 +264,10 @@ def test_a_float_witness_is_read_as_the_engine_saw_it():
     engine's correct answer (blocks apart, UC = 1/4) passes, and a witness no interval near its
     ends has does not.  (Flipping the UC moment's sign would pass: [1/2, 1/2], within 1e-9 of
     the stated ends, has moment +1/4; that is the limit of float witnesses at this tolerance.)"""
-    from huc_ref.casefile import load_json
+    from huc_ref.conformance import _check_one
     from huc_ref.fast import audit_distribution
-    from huc_ref.vectors import TOLERANCE, _check_one
+    from huc_ref.formats import load_json
+    from huc_ref.vectors import TOLERANCE
     doc = {"format": "huc-case/1", "id": "near-scores", "labels": ["neg", "pos"],
            "tree": {"root": "r", "children": {"r": ["neg", "pos"]}},
            "utilities": {"u": {"kind": "table", "values": [0, 1]}},
@@ -273,7 +275,8 @@ def test_a_float_witness_is_read_as_the_engine_saw_it():
                      {"p": ["0.499999999999", "0.500000000001"], "label": "neg"}]}
     case = read_case(doc)
     vector = {"id": "near-scores", "case": doc, "expected": case.result_json(), "tolerance": TOLERANCE}
-    answer = load_json(json.dumps(audit_distribution(case.distribution, case.utilities, case.id)))  # as from a file
+    doc = audit_distribution(case.distribution, case.utilities).to_json(case.id)
+    answer = load_json(json.dumps(doc))  # as from a file
     assert float(answer["uc"]["value"]) == pytest.approx(0.25 + 0.5e-12)
     assert _check_one(vector, answer) is None
     answer["uc"]["interval"] = ["0.25", "0.25"]  # no atom's score is near: no interval there has that moment

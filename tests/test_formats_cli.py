@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from huc_ref import casefile
-from huc_ref.casefile import dumps, load_json, read_case
+from huc_ref import formats
 from huc_ref.cli import main
 from huc_ref.errors import HUCError
+from huc_ref.formats import dumps, load_json, read_case
 from huc_ref.vectors import DELETE, mutate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,7 +209,7 @@ def test_inputs_that_are_not_regular_files_are_refused_before_any_read(tmp_path)
     link.symlink_to(D1)
     big = tmp_path / "big.json"
     with open(big, "wb") as f:  # sparse: one byte past the limit, no real disk used
-        f.truncate(casefile.MAX_DOCUMENT_BYTES + 1)
+        f.truncate(formats.MAX_DOCUMENT_BYTES + 1)
     for path, what in ((fifo, "a pipe"), (Path("/dev/zero"), "a device"), (tmp_path, "a directory"),
                        (link, "a symbolic link")):
         proc = subprocess.run([sys.executable, "-m", "huc_ref", "audit", str(path)], capture_output=True, text=True,

@@ -7,7 +7,7 @@ Two loops that numpy can only express as several passes over memory:
   top-1 decision at each utility's depth, and the path terms of F.4;
 * :func:`group_and_scan` groups the nonzero terms by column with a counting sort and runs
   Algorithm 2 on every column and subgroup in one pass: prefix sums at block ends, the first
-  maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast._Rows`` does with reduceats.
+  maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with reduceats.
 
 pure numpy (:mod:`huc_ref.fast`) stays the default and the reference; the kernels are
 property-tested against it (tests/test_fast.py).  Importing this module compiles nothing
@@ -49,7 +49,7 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
 
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
     vector of finite nonnegative numbers with a positive finite sum.  App. F.4 and K.2 (see
-    ``huc_ref.fast._path_terms``, its numpy twin).
+    ``huc_ref.fast.audit.path_terms``, its numpy twin).
 
     >>> from huc_ref import LabelTree
     >>> from huc_ref.fast import FastTree
@@ -148,7 +148,7 @@ def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols):  # prag
     column ``col_table[k, kind[r]]`` (for samples ``kind`` is the label); ``Wr[r, g]``, its
     weight in subgroup ``g``.  Returns ``sup, r, b, moment`` arrays of shape
     ``(groups, n_cols)``, with ``r, b`` prefixes of the blocks of all atoms.  Algorithm 2
-    (App. F.3; see ``huc_ref.fast._Rows``, its numpy twin).  Every array is read in order.
+    (App. F.3; see ``huc_ref.fast.intervals.Rows``, its numpy twin).  Every array is read in order.
 
     >>> sup, r, b, moment = group_and_scan(np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64),
     ...                                    np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), np.ones((3, 1)), 1)

@@ -1,4 +1,6 @@
-"""Case and result files: ``huc-case/1`` in, ``huc-result/1`` out (docs/specification.md §6).
+"""The file formats, reader, writer and JSON Schema side by side: ``huc-case/1`` in,
+``huc-result/1`` and ``huc-boost/1`` out (docs/specification.md §6).  The writers are the
+results' own ``to_json`` (:mod:`huc_ref.results`); the schemas are published as package data.
 
 Everything an audit needs travels in one JSON document, so any implementation in any
 language can be checked against this one.  Numbers are exact: integers, ``"a/b"`` or
@@ -14,30 +16,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .audit import AuditResult, audit
 from .distribution import FiniteDistribution
+from .engines import audit
 from .errors import HUCError, check_name, printable
-from .rational import MAX_DIGITS, fraction_text
+from .rational import MAX_DIGITS, NUMBER_SCHEMA, fraction_text
+from .results import AuditResult
 from .tree import LabelTree
-from .utilities import (
-    MAX_NESTING,
-    Aggregated,
-    BinaryDecision,
-    Decision,
-    PerAtom,
-    Rank,
-    Subtree,
-    Table,
-    Top1AtDepth,
-    TopK,
-    Utility,
-)
+from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
-           "schema_dir"]
+           "boost_schema", "schema_dir"]
 
 CASE_FORMAT = "huc-case/1"
 RESULT_FORMAT = "huc-result/1"
+BOOST_FORMAT = "huc-boost/1"
 
 
 def _no_duplicates(pairs):
@@ -86,7 +78,7 @@ def read_document(path: Path, what: str = "file") -> bytes:
         raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: {err.strerror}") from None
     if len(data) > MAX_DOCUMENT_BYTES:
         raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: larger than {MAX_DOCUMENT_BYTES} bytes "
-                       "(huc_ref.casefile.MAX_DOCUMENT_BYTES)")
+                       "(huc_ref.formats.MAX_DOCUMENT_BYTES)")
     return data
 
 
@@ -126,61 +118,6 @@ def _require(obj, key, where, kind=None):
     return value
 
 
-_UTILITY_FIELDS = {
-    "table": {"values"}, "subtree": {"node"}, "rank": {"theta"}, "top_k": {"k"},
-    "decision": {"actions", "order"}, "binary_decision": {"S", "D", "tau"},
-    "top1_at_depth": {"depth"}, "aggregated": {"base", "S"}, "per_atom": {"values"},
-}
-
-
-def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
-    """Build a utility from its ``huc-case/1`` description (docs/specification.md §6).
-
-    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-    >>> utility_from_json(t, {"kind": "table", "values": [0, "1/2"]}).b
-    (Fraction(0, 1), Fraction(1, 2))
-    >>> utility_from_json(t, {"kind": "tabel"}, "utilities.u")
-    Traceback (most recent call last):
-    ...
-    huc_ref.errors.HUCError: utilities.u.kind: unknown utility kind 'tabel' (known: aggregated, ...)
-    """
-    kind = _require(spec, "kind", where, str)
-    if kind not in _UTILITY_FIELDS:
-        raise HUCError(f"{where}.kind: unknown utility kind {kind!r} (known: {', '.join(sorted(_UTILITY_FIELDS))})")
-    extra = set(spec) - _UTILITY_FIELDS[kind] - {"kind"}
-    if extra:
-        raise HUCError(f"{where}: unknown field {sorted(extra)[0]!r} for kind {kind!r}")
-    required = _UTILITY_FIELDS[kind] - ({"order"} if kind == "decision" else set())
-    for key in sorted(required):
-        _require(spec, key, where)
-    try:
-        if kind == "table":
-            return Table(tree, spec["values"])
-        if kind == "subtree":
-            node = spec["node"]
-            if not isinstance(node, str) or node not in tree:
-                raise HUCError(f"node: {node!r} is not a node of the tree")
-            return Subtree(tree, node)
-        if kind == "rank":
-            return Rank(tree, spec["theta"])
-        if kind == "top_k":
-            return TopK(tree, spec["k"])
-        if kind == "decision":
-            return Decision(tree, spec["actions"], spec.get("order"))
-        if kind == "binary_decision":
-            return BinaryDecision(tree, spec["S"], spec["D"], spec["tau"])
-        if kind == "top1_at_depth":
-            return Top1AtDepth(tree, spec["depth"])
-        if kind == "aggregated":
-            if where.count(".base") >= MAX_NESTING:  # read no deeper than Aggregated accepts
-                raise HUCError(f"{where}.base: aggregated utilities nested more than {MAX_NESTING} deep")
-            return Aggregated(utility_from_json(tree, spec["base"], f"{where}.base"), spec["S"])
-        return PerAtom(tree, spec["values"])
-    except HUCError as err:
-        msg = str(err)
-        raise HUCError(msg if msg.startswith(where) else f"{where}.{msg}") from None
-
-
 @dataclass(frozen=True)
 class Case:
     """A parsed ``huc-case/1`` document: a distribution and named utilities on one tree."""
@@ -192,7 +129,7 @@ class Case:
     utilities: dict
 
     def audit(self, **options) -> AuditResult:
-        """Run the exact audit (:func:`huc_ref.audit.audit`, with its ``options``).
+        """Audit the case (:func:`huc_ref.audit`, with its ``options``: ``engine="fast"`` for float64).
 
         >>> case = read_case({"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
         ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
@@ -292,26 +229,7 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
 
 
 # ----------------------------------------------------------------------------- the JSON Schemas
-#: An exact number as huc-case/1 reads it: an integer, a JSON number (read as its decimal
-#: text) or a string ``"a/b"`` or decimal (rational.exact is the reader; it also bounds size).
-_NUMBER_TEXT = r"^[ \t\n\r]*[+-]?([0-9]+/[0-9]+|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[ \t\n\r]*$"
-_INPUT_NUMBER = {"oneOf": [{"type": "number"}, {"type": "string", "pattern": _NUMBER_TEXT}]}
 _NAMES = {"type": "array", "items": {"type": "string"}}
-
-
-def _utility_schema(kind: str) -> dict:
-    """The schema of one utility kind: its fields, each required but a decision's order."""
-    numbers = {"type": "array", "items": _INPUT_NUMBER}
-    fields = {"values": numbers if kind != "per_atom" else {"type": "array", "items": numbers},
-              "node": {"type": "string"}, "theta": numbers, "k": {"type": "integer"},
-              "actions": {"type": "object", "additionalProperties": numbers},
-              "order": {"oneOf": [{"type": "null"}, _NAMES]},
-              "S": _NAMES, "D": _NAMES, "tau": _INPUT_NUMBER, "depth": {"type": "integer", "minimum": 0},
-              "base": {"$ref": "#/$defs/utility"}}
-    own = sorted(_UTILITY_FIELDS[kind])
-    return {"type": "object", "additionalProperties": False,
-            "required": ["kind"] + [f for f in own if not (kind == "decision" and f == "order")],
-            "properties": {"kind": {"const": kind}, **{f: fields[f] for f in own}}}
 
 
 def case_schema() -> dict:
@@ -326,9 +244,9 @@ def case_schema() -> dict:
     ['atoms', 'format', 'labels', 'tree', 'utilities']
     """
     atom = {"type": "object", "additionalProperties": False, "required": ["p"],
-            "properties": {"weight": _INPUT_NUMBER, "c": {"type": "array", "items": _INPUT_NUMBER},
-                           "p": {"type": "array", "items": _INPUT_NUMBER},
-                           "eta": {"type": "array", "items": _INPUT_NUMBER}, "label": {"type": "string"},
+            "properties": {"weight": NUMBER_SCHEMA, "c": {"type": "array", "items": NUMBER_SCHEMA},
+                           "p": {"type": "array", "items": NUMBER_SCHEMA},
+                           "eta": {"type": "array", "items": NUMBER_SCHEMA}, "label": {"type": "string"},
                            "id": {}},
             "oneOf": [{"required": ["eta"]}, {"required": ["label"]}]}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-case-1.schema.json",
@@ -343,7 +261,7 @@ def case_schema() -> dict:
                            "utilities": {"type": "object", "minProperties": 1,
                                          "additionalProperties": {"$ref": "#/$defs/utility"}},
                            "atoms": {"type": "array", "items": atom, "minItems": 1}},
-            "$defs": {"utility": {"oneOf": [_utility_schema(k) for k in sorted(_UTILITY_FIELDS)]}}}
+            "$defs": {"utility": {"oneOf": [utility_schema(k) for k in sorted(KINDS)]}}}
 
 
 def result_schema(engine: str = "exact") -> dict:
@@ -375,28 +293,65 @@ def result_schema(engine: str = "exact") -> dict:
                            "candidates": {"type": "array", "items": row}}}
 
 
+def boost_schema() -> dict:
+    """The JSON Schema of ``huc-boost/1``, the document :meth:`huc_ref.results.BoostResult.to_json`
+    writes (``huc boost --json``): the updates with Gamma, Lambda and alpha, the stopping reason,
+    Theorem 3.5's checks, the final predictions and the audit log.  The certified engine writes
+    numbers as decimal strings (``digits`` significant digits), the fast backend as JSON numbers.
+
+    >>> sorted(boost_schema()["required"])[:4]
+    ['arithmetic', 'audits', 'bound_updates', 'digits']
+    """
+    number = {"type": ["string", "number"]}
+    update = {"type": "object", "additionalProperties": False,
+              "required": ["subgroup", "utility", "node", "interval", "gamma", "lambda", "alpha", "log_loss_before",
+                           "log_loss_after", "guaranteed_decrease", "quadratic_bound_holds", "log_loss_decreased"],
+              "properties": {"subgroup": {"type": "string"}, "utility": {"type": "string"},
+                             "node": {"type": ["string", "null"]}, "interval": {"type": "array", "items": number},
+                             **{k: number for k in ("gamma", "lambda", "alpha", "log_loss_before", "log_loss_after",
+                                                    "guaranteed_decrease")},
+                             "quadratic_bound_holds": {"type": "boolean"}, "log_loss_decreased": {"type": "boolean"}}}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-boost-1.schema.json",
+            "title": "huc-boost/1: a HUC-Boost or UC-Boost run", "type": "object", "additionalProperties": False,
+            "required": ["format", "method", "epsilon", "digits", "arithmetic", "updates", "bound_updates", "stopped",
+                         "initial", "final", "theorem_3_5", "predictions", "audits"],
+            "properties": {"format": {"const": BOOST_FORMAT}, "method": {"enum": ["huc", "uc"]},
+                           "epsilon": {"type": "string"}, "digits": {"type": ["integer", "null"]},
+                           "arithmetic": {"type": "string"}, "updates": {"type": "array", "items": update},
+                           "bound_updates": {"type": "integer"},
+                           "stopped": {"enum": ["tolerance", "cap", "budget"]},
+                           "initial": {"type": "object", "required": ["log_loss"]},
+                           "final": {"type": "object", "required": ["uc", "huc", "log_loss"]},
+                           "theorem_3_5": {"type": "object", "required": ["applies", "holds", "certified"]},
+                           "predictions": {"type": "array", "items": {"type": "array", "items": number}},
+                           "audits": {"type": "array", "items": {
+                               "type": "array", "prefixItems": [{"type": ["string", "null"]}, {"type": "boolean"}],
+                               "minItems": 2, "maxItems": 2}}}}
+
+
 def schema_dir() -> Path:
     """Where the published schemas of docs/specification.md §6 live (package data): ``huc_ref/data/schemas``.
 
     >>> sorted(p.name for p in schema_dir().glob("*.json"))
-    ['huc-case-1.schema.json', 'huc-result-1-fast.schema.json', 'huc-result-1.schema.json']
+    ['huc-boost-1.schema.json', 'huc-case-1.schema.json', 'huc-result-1-fast.schema.json', 'huc-result-1.schema.json']
     """
     return Path(__file__).resolve().parent / "data" / "schemas"
 
 
 def write_schemas(out: Path | None = None) -> list[Path]:
-    """Write the three schemas of docs/specification.md §6 (:func:`case_schema`, :func:`result_schema`) into ``out``
+    """Write the schemas of the file formats (:func:`case_schema`, :func:`result_schema`,
+    :func:`boost_schema`) into ``out``
     (default: :func:`schema_dir`, the published copies, which a test holds to the builders).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
     ...     [json.loads(p.read_text())["$id"] for p in write_schemas(Path(out))]
-    ['huc-case-1.schema.json', 'huc-result-1.schema.json', 'huc-result-1-fast.schema.json']
+    ['huc-case-1.schema.json', 'huc-result-1.schema.json', 'huc-result-1-fast.schema.json', 'huc-boost-1.schema.json']
     """
     out = Path(out or schema_dir())
     out.mkdir(parents=True, exist_ok=True)
     docs = {"huc-case-1.schema.json": case_schema(), "huc-result-1.schema.json": result_schema(),
-            "huc-result-1-fast.schema.json": result_schema("fast")}
+            "huc-result-1-fast.schema.json": result_schema("fast"), "huc-boost-1.schema.json": boost_schema()}
     for name, doc in docs.items():
         (out / name).write_text(json.dumps(doc, indent=1) + "\n")
     return [out / name for name in docs]

@@ -1,0 +1,164 @@
+"""The boosting driver, written once for both backends (Algorithm 1/3, UC-Boost; Sec. 3.2,
+App. E, H, K.1): which candidate each audit looks at (:class:`Schedule`), when the run stops,
+the caps, the record of every update and Theorem 3.5's checks.
+
+A backend (the certified engine, :class:`huc_ref.boost.CertifiedBackend`, or float64,
+:class:`huc_ref.fast.boost.FloatBackend`) supplies the numbers: ``initial()`` (the log loss as
+recorded and a rational upper bound of it), ``choose(node)`` (the largest candidate, at one
+node or anywhere, with whether it exceeds epsilon), ``update(choice, fixed, floor)`` (one
+step: its record, its rule for replay and its checks), ``final()`` and ``predictions()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .bounds import theorem_3_5_update_bound
+from .rational import fraction_text
+from .results import BoostResult
+
+__all__ = ["Schedule", "Update", "drive"]
+
+
+@dataclass
+class Update:
+    """One applied step, as a backend reports it: the ``huc-boost/1`` record, the rule
+    ``(subgroup index, utility, node id, lo, hi, alpha)`` and Theorem 3.5's checks for it
+    (eq. (101) for the applied step, a strict decrease, and the decrease floor or None)."""
+
+    record: dict
+    rule: tuple
+    bound_ok: bool
+    decreased: bool
+    floor_ok: bool | None
+
+
+class Schedule:
+    """Which node each audit of a boosting run looks at, and when the run stops (one rule for
+    every backend).
+
+    * ``greedy``: every audit looks at all candidates and updates the largest violation; the
+      run stops when none exceeds epsilon.
+    * ``passes`` (K.1, literally): "Each HUC-Boost procedure ... uses at most 100 passes over
+      the nodes with at least two children, for a node-audit budget of 100 times the number of
+      such nodes.  A node is updated only when its audited violation exceeds [epsilon] ...
+      HUC-Boost stops when a complete pass finds no violation, or when the respective budget is
+      exhausted."  A pass visits the branching nodes in pre-order and audits each **once**,
+      updating it at most once; ``max_passes`` (100 in K.1) sets the budget.
+    * ``drain`` (this project's earlier rule, kept by name): stay on a node and update it
+      until it is clean, then move on; stop after a full cycle of clean nodes.
+
+    UC-Boost, and a tree without branching nodes, use ``greedy``.  :attr:`log` records every
+    audit as ``(node id or None, updated)``.
+
+    >>> s = Schedule("passes", [0, 1], max_passes=2)
+    >>> for updated in (True, False, False, False):  # pass 1 updates node 0; pass 2 finds nothing
+    ...     node = s.node(); stop = s.after(updated)
+    >>> stop, s.log
+    ('tolerance', [(0, True), (1, False), (0, False), (1, False)])
+    >>> s = Schedule("passes", [0, 1], max_passes=1)
+    >>> s.node(), s.after(True), s.node(), s.after(True)  # the budget of one pass is spent
+    (0, None, 1, 'budget')
+    >>> s = Schedule("drain", [0, 1])
+    >>> [(s.node(), s.after(u)) for u in (True, True, False, False)]
+    [(0, None), (0, None), (0, None), (1, 'tolerance')]
+    """
+
+    def __init__(self, select: str, branching, *, max_passes: int = 100):
+        self.nodes = list(branching)
+        self.select = select if self.nodes else "greedy"
+        self.max_passes = max_passes
+        self.position, self.passes, self.updated_in_pass, self.quiet = 0, 0, False, 0
+        self.log: list[tuple] = []
+
+    def node(self):
+        """The node to audit next (``None``: every candidate)."""
+        return None if self.select == "greedy" else self.nodes[self.position]
+
+    def after(self, updated: bool) -> str | None:
+        """Record the audit just made; the stopping reason, if the run stops here."""
+        self.log.append((self.node(), updated))
+        if self.select == "greedy":
+            return None if updated else "tolerance"
+        if self.select == "drain":
+            if updated:
+                self.quiet = 0
+                return None
+            self.quiet += 1
+            self.position = (self.position + 1) % len(self.nodes)
+            return "tolerance" if self.quiet >= len(self.nodes) else None
+        self.updated_in_pass |= updated
+        self.position += 1
+        if self.position < len(self.nodes):
+            return None
+        self.position, self.passes = 0, self.passes + 1  # a complete pass
+        if not self.updated_in_pass:
+            return "tolerance"
+        self.updated_in_pass = False
+        return "budget" if self.passes >= self.max_passes else None
+
+
+def drive(backend, result: BoostResult, *, method: str, epsilon: Fraction, fixed: Fraction | None, select: str,
+          max_updates: int, max_passes: int) -> BoostResult:
+    """Run the boosting loop on ``backend`` and fill ``result`` (both backends call this).
+
+    Sec. 3.2: update the selected candidate while its violation exceeds epsilon; K.1's
+    passes, greedy selection or drain by :class:`Schedule`; ``max_updates`` caps the updates
+    (``stopped == "cap"``).  Theorem 3.5 (adaptive step, decrease > eps^2/2 per update) and
+    H.1 (the fixed step eps/2, decrease > eps^2/4) are checked on every update; other fixed
+    steps are run with only eq. (101) checked.  The update bound is
+    :func:`huc_ref.bounds.theorem_3_5_update_bound` of the initial log loss's upper bound.
+
+    >>> from huc_ref import FiniteDistribution, LabelTree, Table, boost
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
+    >>> r = boost(d, {"u": Table(t, [0, 1])}, epsilon="1/100")  # drive() on the certified backend
+    >>> r.stopped, r.theorem_3_5["holds"], r.audits[-1]
+    ('tolerance', True, (None, False))
+    """
+    loss_record, loss_upper = backend.initial()
+    result.initial = {"log_loss": loss_record}
+    result.bound_updates = theorem_3_5_update_bound(loss_upper, epsilon, step="adaptive" if fixed is None else "fixed")
+    floor = Fraction(epsilon ** 2, 2) if fixed is None else Fraction(epsilon ** 2, 4) if fixed == epsilon / 2 else None
+    checks = []
+    schedule = Schedule(select if method == "huc" else "greedy", backend.branching, max_passes=max_passes)
+    while True:
+        choice = backend.choose(schedule.node())
+        violated = choice is not None and choice.exceeds
+        if violated and len(result.updates) >= max_updates:
+            result.stopped = "cap"
+            break
+        if not violated:
+            stop = schedule.after(False)
+            if stop:
+                result.stopped = stop
+                break
+            continue
+        step = backend.update(choice, fixed, floor)
+        checks.append(step)
+        result.steps.append(step.rule)
+        result.updates.append(step.record)
+        stop = schedule.after(True)
+        if stop:
+            result.stopped = stop
+            break
+    nodes = backend.tree.nodes
+    result.audits = [(None if a is None else nodes[a], updated) for a, updated in schedule.log]
+    result.final = backend.final()
+    result.predictions = backend.predictions()
+    applies = floor is not None
+    result.theorem_3_5 = {
+        "applies": applies,
+        "step": "adaptive" if fixed is None else f"fixed {fraction_text(fixed)}",
+        "quadratic_bound_every_update": all(c.bound_ok for c in checks),
+        "log_loss_decreases_every_update": all(c.decreased for c in checks),
+        "decrease_at_least": fraction_text(floor) if applies else None,
+        "decrease_bound_every_update": all(c.floor_ok for c in checks) if applies else None,
+        "updates_within_bound": len(result.updates) <= result.bound_updates if applies else None,
+        "final_within_epsilon": result.stopped == "tolerance",
+        "certified": backend.certified,
+    }
+    result.theorem_3_5["holds"] = bool(applies and all(c.bound_ok and c.decreased and c.floor_ok for c in checks)
+                                       and result.theorem_3_5["updates_within_bound"])
+    return result

@@ -1,0 +1,98 @@
+"""The public entry points: one call per concept, a backend chosen by ``engine``.
+
+``engine="exact"`` (the reference: exact rationals, :mod:`huc_ref.audit`, and for boosting
+certified arbitrary precision, :mod:`huc_ref.boost`) or ``engine="fast"`` (numpy float64,
+:mod:`huc_ref.fast`, with ``accelerator="numba"`` for its compiled kernels).  Both return the
+same result types (:class:`~huc_ref.results.AuditResult`, :class:`~huc_ref.results.BoostResult`),
+written by one writer, and validate their options with the same rules and messages
+(:mod:`huc_ref.validation`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .audit import MAX_EXACT_DIGITS
+from .audit import audit as exact_audit
+from .boost import boost as certified_boost
+from .distribution import FiniteDistribution
+from .errors import HUCError
+from .fast.audit import audit_distribution as fast_audit
+from .fast.boost import boost as float_boost
+from .results import AuditResult, BoostResult
+from .utilities import Utility
+from .validation import check_distribution
+
+__all__ = ["ENGINES", "audit", "boost", "check_engine"]
+
+#: The backends: exact rationals (the reference) and numpy float64.
+ENGINES = ("exact", "fast")
+
+
+def check_engine(engine) -> str:
+    """``engine``, checked.
+
+    >>> check_engine("fast")
+    'fast'
+    >>> check_engine("gpu")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: engine: expected 'exact' or 'fast', got 'gpu'
+    """
+    if engine not in ENGINES:
+        raise HUCError(f"engine: expected 'exact' or 'fast', got {engine!r}")
+    return engine
+
+
+def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine: str = "exact",
+          accelerator: str = "numpy", rational: str = "fraction", max_digits: int = MAX_EXACT_DIGITS) -> AuditResult:
+    """UC and HUC of a finite distribution with every sup and its witness (Sec. 2.1, Def. 3.2,
+    App. F.3-F.4), on the backend ``engine``.
+
+    ``engine="exact"``: every number a ``Fraction`` (``rational="gmpy2"`` computes them with
+    GMP; ``max_digits`` bounds the cost, :data:`huc_ref.audit.MAX_EXACT_DIGITS`).
+    ``engine="fast"``: float64 (``accelerator="numba"``: the compiled kernels), the same rows
+    in the same order, each decision certified or taken exactly (:mod:`huc_ref.fast`).
+
+    Appendix D.1 (cancellation): ``UC = 0`` while ``HUC = 1/4``, on either backend.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> exact, fast = (audit(d, {"u": Table(t, [-1, 1, 1, 1])}, engine=e) for e in ("exact", "fast"))
+    >>> exact.uc.sup, exact.huc.sup, exact.huc.node, fast.huc.sup, fast.huc.node
+    (Fraction(0, 1), Fraction(1, 4), 'v0', 0.25, 'v0')
+    """
+    if check_engine(engine) == "fast":
+        return fast_audit(check_distribution(dist), utilities, accelerator=accelerator)
+    return exact_audit(dist, utilities, rational=rational, max_digits=max_digits)
+
+
+def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine: str = "exact", method: str = "huc",
+          epsilon="1/100", max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100,
+          digits: int | None = None, arithmetic: str | None = None) -> BoostResult:
+    """HUC-Boost (Algorithm 1/3) or UC-Boost (Sec. 3.2, App. E, H) until no candidate exceeds
+    ``epsilon``, on the backend ``engine``; one driver (:func:`huc_ref.driver.drive`) for both.
+
+    ``engine="exact"``: the certified engine (:func:`huc_ref.boost.boost`; ``digits`` of
+    working precision, default 30; ``arithmetic="float"`` runs it uncertified).
+    ``engine="fast"``: float64 (:func:`huc_ref.fast.boost.boost`); ``digits`` and
+    ``arithmetic`` do not apply.  ``epsilon`` and a fixed ``step`` are exact numbers on both
+    (``"1/100"``, ``"0.05"``, ``Fraction``), as the command line takes them.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> runs = [boost(d, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/10", engine=e) for e in ENGINES]
+    >>> [(r.stopped, len(r.updates), r.updates[0]["node"], r.theorem_3_5["holds"]) for r in runs]
+    [('tolerance', 2, 'v0', True), ('tolerance', 2, 'v0', True)]
+    """
+    options = dict(method=method, epsilon=epsilon, max_updates=max_updates, step=step, select=select,
+                   max_passes=max_passes)
+    if check_engine(engine) == "fast":
+        for name, value in (("digits", digits), ("arithmetic", arithmetic)):
+            if value is not None:
+                raise HUCError(f"{name}: applies to the exact engine only (engine='fast' is float64)")
+        return float_boost(dist, utilities, **options)
+    return certified_boost(dist, utilities, digits=30 if digits is None else digits,
+                           arithmetic="certified" if arithmetic is None else arithmetic, **options)

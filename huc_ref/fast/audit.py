@@ -1,0 +1,412 @@
+"""UC and HUC in float64: the twin of :mod:`huc_ref.audit` (App. F.4).
+
+Per-atom scores and terms (for sample atoms only on the label's path), one sort per utility
+shared by all subgroups and nodes (:class:`huc_ref.fast.intervals.Rows`), Algorithm 2 on every
+column at once.  Predictions are streamed in row chunks (:data:`CHUNK`); the optional compiled
+kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's own types:
+:class:`huc_ref.audit.AuditResult` with float numbers (``engine="fast"``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+
+import numpy as np
+
+from ..audit import check_utilities
+from ..distribution import FiniteDistribution
+from ..errors import HUCError
+from ..results import AuditResult, Candidate
+from ..tree import LabelTree
+from ..utilities import Utility
+from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
+from .numbers import SMALLEST_NORMAL, ExactRows, as_floats, entries, first_max, floats, ratio, rounding_bound
+from .tree import FastTree, on_paths
+from .utilities import magnitude, score_error, utility_values
+
+__all__ = ["CHUNK", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution", "numba_available"]
+
+
+def dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.ndarray, masses, star):
+    """Scores, UC residuals and the terms of every node in ``nodes``, for atoms with label laws ``E``,
+    and ``sum_y p_y |u_y| / pi_root`` (for :func:`score_error`).
+
+    C.2: ``E_eta[g_{u,v}] = sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``, where ``masses``
+    and ``star`` are the subtree masses of ``P`` and ``E`` (every node, shared by every utility).
+    """
+    cols = ft.needed(nodes)
+    pi = masses[:, cols]
+    N = ft.subtree_sums(P * U, cols)
+    mu = ratio(N, pi)
+    column = {int(a): k for k, a in enumerate(cols)}
+    score = mu[:, column[0]]
+    residual = (E * U).sum(axis=1) - score
+    weighted = star[:, cols] * mu
+    terms = np.empty((P.shape[0], len(nodes)))
+    for k, a in enumerate(nodes):
+        kids = [column[c] for c in ft.tree.child_ids[int(a)]]
+        terms[:, k] = weighted[:, kids].sum(axis=1) - weighted[:, column[int(a)]]
+    return score, residual, terms, magnitude(P, U, score, pi[:, column[0]])
+
+
+def exact_path_means(ft: FastTree, X: np.ndarray, y: np.ndarray, u: Utility, pi: np.ndarray, idx: np.ndarray,
+                      exact: ExactRows):
+    """``mu`` on the paths (F.4) and ``u(p, y)`` of the rows ``idx``, with ``u``'s decisions taken
+    exactly (rows whose float64 decision :func:`rounding_bound` could not certify)."""
+    U = np.array([[float(x) for x in u.values(exact.row(int(i)))] for i in idx])
+    mu = ratio(on_paths(ft, y[idx], ft.H + 1, ft.cut_sums(X[idx] * U)), pi[:, idx])
+    return mu, U[np.arange(len(idx)), y[idx]]
+
+
+def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Utility, S: list, pi: np.ndarray,
+                rows, exact: ExactRows):
+    """Scores, UC residuals, node terms and score error bounds of sample atoms along their
+    labels' paths (F.4).
+
+    For a one-hot label law the C.2 term of node ``v`` is ``mu_{u,v_{k+1}} - mu_{u,v_k}`` when
+    ``v = v_k`` is on the path of ``y`` and 0 elsewhere, so only ``mu`` on the path is needed:
+    row ``k`` of the terms belongs to the path node at depth ``k``.  ``Xd`` is ``X`` with its
+    leaves in depth-first order, ``S`` its cut sums (:meth:`FastTree.cut_sums`) and ``pi``
+    their values on the paths (:func:`on_paths`).
+    Top-1 correctness at depth ``l`` needs no second pass: with ``a`` the chosen node,
+    ``mu_{u,v} = pi_a / pi_v`` on the path above ``a`` and 0 off it; only rows above ``l``
+    are meaningful, as no deeper node is relevant (K.2).  Rows whose choice of ``a`` float64
+    cannot certify take the general form, with ``a`` chosen exactly.
+    """
+    c, H = X.shape[0], ft.H
+    rel = rounding_bound(ft.K, exact.p_error)
+    if u.top1_depth is not None:
+        d = min(u.top1_depth, H)
+        M = Xd if d == H else np.ascontiguousarray(S[d].T)  # the candidates: exactly the cut at depth d
+        j, unsure = first_max(M, rel=rel)  # in pre-order
+        lead = ft.path_pos[:, ft.cut_first_label[d][j]]  # the path of a leaf below the chosen node
+        above = on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
+        inside = above[d]  # y lies below the chosen node
+        mu = np.zeros((H + 1, c))  # below depth d no node is relevant (K.2): those rows are never read
+        mu[: d + 1] = np.where(above, ratio(M.ravel().take(np.arange(c) * M.shape[1] + j), pi[: d + 1]), 0.0)
+        at_label = inside.astype(float)
+        mag = mu[0].copy()  # u is 0 or 1, so sum_y p_y |u_y| / pi_root is the score
+        idx = np.flatnonzero(unsure)
+        if len(idx):
+            mu[:, idx], at_label[idx] = exact_path_means(ft, X, y, u, pi, idx, exact)
+            mag[idx] = mu[0, idx]
+    else:
+        U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
+        mu = ratio(on_paths(ft, y, H + 1, ft.cut_sums(X * U)), pi)
+        at_label = U[np.arange(c), y]
+        mag = magnitude(X, U, mu[0], pi[0])
+    score = mu[0]
+    return score, at_label - score, mu[1:] - mu[:-1], score_error(u, rel, score, mag)
+
+
+def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: ExactRows | None = None) -> Rows:
+    """The :class:`Rows` of atoms with any label laws: every relevant node's C.2 term."""
+    exact = ExactRows(P) if exact is None else exact
+    nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes] if with_nodes else [], dtype=int)
+    U = utility_values(u, ft, P, rows, masses, exact)
+    score, residual, terms, magnitude = dense_terms(ft, P, U, E, nodes, masses, star)
+    error = score_error(u, rounding_bound(ft.K, exact.p_error), score, magnitude)
+    table = Rows(score, residual, terms.T, np.arange(1, len(nodes) + 1)[:, None], np.zeros(len(score), dtype=int),
+                  W, len(nodes) + 1, score_error=error, exact_score=exact_scores(u, exact, rows))
+    table.nodes, table.U = nodes, U
+    return table
+
+
+def exact_scores(u: Utility, exact: ExactRows, rows):
+    """``i -> mu_u(p_i)`` exactly, for the tie blocks float64 cannot settle (:func:`tie_blocks`);
+    None for a float array (no exact values behind it)."""
+    if not exact.exact:
+        return None
+    return lambda i: u.score(exact.row(i), i if rows is None else int(rows[i]))
+
+
+#: Rows of predictions per chunk of the sample pass: about 2**18 numbers (2 MiB), so that
+#: a chunk and its cut sums stay in cache; memory is O(chunk + n (|U| + sum_u D_u)).
+CHUNK = 2**18
+
+#: Threads for the chunks of the sample pass and for the utilities after it (numpy and the
+#: kernels release the GIL; this machine has 2 cores).
+THREADS = min(4, os.cpu_count() or 1)
+
+
+#: How far a row of ``y_prob`` may sum from 1 (``fast.audit`` without ``renormalize``): float32
+#: softmax output over a thousand classes sums to 1 within about 1e-6.
+ROW_SUM_TOLERANCE = 1e-5
+
+
+def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility],
+                 rows=None, engine: str = "numpy", exact: ExactRows | None = None,
+                 row_sum_tolerance: float | None = None) -> dict:
+    """The :class:`Rows` of every utility for sample atoms, streaming ``P`` in row chunks (F.4).
+
+    Chunks are independent, and so are utilities afterwards: both run on :data:`THREADS`
+    threads (numpy and the compiled kernels release the GIL).  ``exact`` holds the exact
+    predictions behind ``P`` (default: ``P``'s own binary values).
+    """
+    n, H = len(labels), ft.H
+    exact = ExactRows(P) if exact is None else exact
+    rel = rounding_bound(ft.K, exact.p_error)
+    names = list(utilities)
+    plans = []
+    for u in utilities.values():
+        nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
+        colmap = np.full(ft.n_nodes, -1, dtype=np.int32)
+        colmap[nodes] = np.arange(1, len(nodes) + 1)
+        ks = np.array([k for k in range(H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
+        plans.append((nodes, colmap, ks))
+    term_row = np.cumsum([0] + [len(ks) for _, _, ks in plans])
+    score, residual = np.empty((len(names), n)), np.empty((len(names), n))
+    error = np.empty((len(names), n))
+    T = np.empty((term_row[-1], n))  # the terms of every utility, one row per relevant depth
+    top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and u.top1_depth is not None]
+    rest = [k for k in range(len(names)) if k not in top1]
+    if top1:
+        from .kernels import top1_path_terms
+        cut_depth = np.array([min(utilities[names[k]].top1_depth, H) for k in top1], dtype=np.int64)
+        ks_all = np.zeros((len(top1), max(H, 1)), dtype=np.int64)
+        for j, k in enumerate(top1):
+            ks_all[j, :len(plans[k][2])] = plans[k][2]
+        ks_len = np.array([len(plans[k][2]) for k in top1], dtype=np.int64)
+        rows_top1 = term_row[top1].astype(np.int64)
+    step = max(1, CHUNK // ft.K)
+
+    def chunk(s: int) -> tuple[int, str] | None:
+        """Fill the outputs of rows ``s .. s + step``; the first bad row and its rule, if any."""
+        X = np.asarray(P[s:s + step], dtype=float)
+        Xd = X if ft.label_order is None else X[:, ft.label_order]
+        y, part, ex = labels[s:s + step], slice(s, s + step), exact.view(s)
+        ok = True
+        S = pi = None
+        if top1:
+            sc, res = np.empty((len(top1), len(y))), np.empty((len(top1), len(y)))
+            terms = np.empty((term_row[-1], len(y)))
+            unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
+            ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.offsets, ft.run_start, ft.run_len,
+                                 ft.path_pos_by_label, ft.first_label, cut_depth, ks_all, ks_len,
+                                 rel, sc, res, terms, rows_top1, unsure) < 0
+            if ok and unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
+                S = ft.cut_sums(Xd, dfs=True)
+                pi = on_paths(ft, y, H + 1, S)
+                for j, k in enumerate(top1):
+                    idx = np.flatnonzero(unsure[j])
+                    if len(idx):
+                        mu, at_label = exact_path_means(ft, X, y, utilities[names[k]], pi, idx, ex)
+                        sc[j, idx], res[j, idx] = mu[0], at_label - mu[0]
+                        terms[term_row[k]:term_row[k + 1], idx] = (mu[1:] - mu[:-1])[plans[k][2]]
+            score[top1, part], residual[top1, part] = sc, res
+            error[top1, part] = 2.0 * rel * sc  # u is 0 or 1: sum_y p_y |u_y| / pi_root is the score
+            for k in top1:
+                T[term_row[k]:term_row[k + 1], part] = terms[term_row[k]:term_row[k + 1]]
+        if rest:
+            if S is None:
+                with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
+                    S = ft.cut_sums(Xd, dfs=True)
+            ok = ok and Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))  # S[0]: the row sums
+            if ok:
+                pi = on_paths(ft, y, H + 1, S) if pi is None else pi
+                for k in rest:
+                    some = None if rows is None else rows[part]
+                    score[k, part], residual[k, part], terms, error[k, part] = path_terms(
+                        ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
+                    T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
+        low = X < SMALLEST_NORMAL  # zeros, subnormals (and negatives, reported below): one pass
+        if ok and row_sum_tolerance is not None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums = S[0][0] if S is not None else X.sum(axis=1)
+            off = np.abs(sums - 1.0) > row_sum_tolerance
+            if off.any():
+                i = int(np.argmax(off))
+                return s + i, (f"sums to {sums[i].item()!r}, not 1 (within {row_sum_tolerance:g}); pass "
+                               "renormalize=True to take each row divided by its sum")
+        if ok and not (low.any() and np.any(X[low] != 0)):
+            return None
+        tiny = low & (X != 0)
+        with np.errstate(over="ignore"):
+            total = X.sum(axis=1)
+        bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(total > 0) | ~np.isfinite(total)
+        if bad.any():
+            return s + int(np.argmax(bad)), "entries must be finite and nonnegative, with a positive finite sum"
+        i, j = np.argwhere(tiny)[0]
+        return s + int(i), (f"entry {int(j)} is {X[i, j].item()!r}, a subnormal float64 (below "
+                            f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; rescale the row "
+                            "or use the exact engine")
+
+    def table(k: int) -> Rows:
+        nodes, colmap, ks = plans[k]
+        out = Rows(score[k], residual[k], T[term_row[k]:term_row[k + 1]], colmap[ft.path_nodes[ks]], labels, W,
+                    len(nodes) + 1, engine, score_error=error[k],
+                    exact_score=exact_scores(utilities[names[k]], exact, rows))
+        out.nodes = nodes
+        return out
+
+    if engine == "numba":
+        W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
+    with ThreadPoolExecutor(THREADS) if n > step else nullcontext() as pool:  # one chunk: no threads
+        run = pool.map if pool else map
+        bad = [b for b in run(chunk, range(0, n, step)) if b is not None]
+        if bad:
+            raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}")
+        return dict(zip(names, run(table, range(len(names)))))
+
+
+def numba_available() -> bool:
+    """Whether the compiled kernels of the fast path (App. F.4, :mod:`huc_ref.fast.kernels`) are
+    compiled, that is, whether the optional numba extra is installed.
+
+    >>> import importlib.util
+    >>> numba_available() == (importlib.util.find_spec("numba") is not None)
+    True
+    """
+    from .kernels import COMPILED
+    return COMPILED
+
+
+def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sample: bool) -> AuditResult:
+    """The :class:`AuditResult` of every utility's :class:`Rows`, in the exact engine's row order
+    (subgroups, utilities, the UC row, then the relevant nodes in pre-order), with float numbers."""
+    candidates = []
+    for k, c_name in enumerate(subgroups):
+        for name, table in tables.items():
+            sup, r, b, moment = table.best[k]
+            for col, node in enumerate([None] + [tree.nodes[a] for a in table.nodes]):
+                interval = table.interval(r[col], b[col])
+                candidates.append(Candidate(c_name, name, node, float(sup[col]),
+                                            None if interval is None else tuple(interval), float(moment[col])))
+    relevant = {name: tuple(tree.nodes[a] for a in table.nodes) for name, table in tables.items()}
+    return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast")
+
+
+def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility], *,
+                       accelerator: str = "numpy", predictions: np.ndarray | None = None) -> AuditResult:
+    """UC and HUC of a finite distribution in float64, as the exact engine's :class:`AuditResult`
+    (``engine="fast"``; :func:`huc_ref.audit` with ``engine="fast"`` calls this).
+
+    Sample atoms take the path form (F.4), with the ``accelerator`` given (``"numba"``: the
+    compiled kernels); population atoms with a law ``eta`` the C.2 form.  ``predictions``
+    (float64, one row per atom) replaces the atoms' own, e.g. a boosting run's replayed
+    predictions (:func:`huc_ref.replay.trajectory`).
+
+    >>> from huc_ref import Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> r = audit_distribution(d, {"u": Table(t, [-1, 1, 1, 1])})
+    >>> r.uc.sup, r.huc.sup, r.huc.node, r.huc.interval, r.engine
+    (0.0, 0.25, 'v0', (0.5, 0.5), 'fast')
+    """
+    check_utilities(dist.tree, dist.n, utilities)
+    ft = FastTree(dist.tree)
+    if predictions is None:
+        P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
+        exact = ExactRows(P, [a.p for a in dist.atoms])
+    else:
+        P = np.asarray(predictions, dtype=float)
+        exact = ExactRows(P)
+    weights = floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
+    rows = np.arange(dist.n)
+    if dist.is_sample:
+        tables = sample_rows(ft, P, np.array([a.label for a in dist.atoms]), weights, utilities, rows,
+                             check_accelerator(accelerator), exact)
+    else:
+        E = floats([a.label_law(ft.K) for a in dist.atoms], "atoms[{}].eta[{}]")
+        masses, star = ft.subtree_sums(P), ft.subtree_sums(E)  # pi_a(p) and pi*_a, shared by every utility
+        tables = {name: dense_rows(ft, P, E, weights, u, masses, star, rows, exact=exact)
+                  for name, u in utilities.items()}
+    return result_rows(dist.tree, tables, list(dist.subgroups), dist.n, dist.is_sample)
+
+
+#: The fast backend's accelerators: pure numpy (the reference) and the compiled kernels.
+ACCELERATORS = ("numpy", "numba")
+
+
+def check_accelerator(accelerator: str) -> str:
+    """The fast backend's accelerator, checked: ``"numpy"`` or ``"numba"`` (installed).
+
+    >>> check_accelerator("numpy")
+    'numpy'
+    """
+    if accelerator not in ACCELERATORS:
+        raise HUCError(f"accelerator: expected 'numpy' or 'numba', got {accelerator!r}")
+    if accelerator == "numba" and not numba_available():
+        raise HUCError("accelerator: 'numba' needs the numba package (pip install 'huc-ref[numba]')")
+    return accelerator
+
+
+def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
+    """Labels given as names or label ids, as label ids (vectorised for integer and string arrays)."""
+    if isinstance(y_true, (str, bytes)) or not hasattr(y_true, "__iter__"):
+        raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got {type(y_true).__name__}")
+    y = y_true if isinstance(y_true, np.ndarray) else np.asarray(list(y_true), dtype=object)
+    if y.ndim != 1 or len(y) != n:
+        raise HUCError(f"y_true: has {len(y) if y.ndim == 1 else y.shape} labels, y_prob has {n} rows")
+    if y.dtype.kind in "iu":
+        ids = y.astype(int)
+    elif y.dtype.kind == "U":
+        names, inverse = np.unique(y, return_inverse=True)
+        ids = np.array([tree.find_label(str(v)) for v in names], dtype=int)[inverse]
+    else:
+        ids = np.array([tree.find_label(v) if isinstance(v, str) else
+                        int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else -1
+                        for v in y], dtype=int)
+    bad = (ids < 0) | (ids >= tree.K)
+    if bad.any():
+        i = int(np.argmax(bad))
+        value = y[i].item() if isinstance(y[i], np.generic) else y[i]
+        raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id")
+    return ids
+
+
+def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
+          sample_weight=None, accelerator: str = "numpy", renormalize: bool = False) -> AuditResult:
+    """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
+    exact engine's :class:`AuditResult` with float numbers (``engine="fast"``).
+
+    ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
+    order (any array-like; a numpy array or memory map is read in row chunks of about
+    :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
+    ``subgroups``: a mapping name -> ``n`` values in [-1, 1] (default: everyone);
+    ``sample_weight``: nonnegative weights (normalised to sum 1); ``accelerator``: ``"numpy"``
+    (the default and the reference) or ``"numba"`` (the compiled kernels of
+    :mod:`huc_ref.fast.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
+    each sample's path carry a term.  Each row must sum to 1 within :data:`ROW_SUM_TOLERANCE`
+    (a float32 softmax does), unless ``renormalize=True``: then each row stands for itself
+    divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
+    path's ``renormalize`` does.
+
+    >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    >>> from huc_ref import class_indicator
+    >>> r = audit(["pos", "neg"], [[0.5, 0.5], [0.5, 0.5]], t, {"u": class_indicator(t, "pos")})
+    >>> r.uc.sup, r.uc.interval  # the tie case of App. F.3: one block, residuals +1/2 and -1/2
+    (0.0, None)
+    """
+    check_accelerator(accelerator)
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                       f"got {type(tree).__name__}")
+    P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
+    if P.dtype.kind not in "biuf":
+        raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}")
+    if P.ndim != 2 or P.shape[1] != tree.K:
+        raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}")
+    n = P.shape[0]
+    if n == 0:
+        raise HUCError("y_prob: no rows (an audit needs at least one atom)")
+    check_utilities(tree, n, utilities)
+    ids = label_ids(y_true, tree, n)
+    w = np.full(n, 1.0 / n) if sample_weight is None else entries(sample_weight, n, "sample_weight",
+                                                                  "a finite nonnegative number", lambda v: v >= 0)
+    if not w.max() > 0:
+        raise HUCError("sample_weight: sums to 0; the weights need a positive sum")
+    w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
+    groups = {"all": np.ones(n)} if subgroups is None else subgroups
+    if not isinstance(groups, Mapping) or not groups:
+        raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]")
+    WT = np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup (W = WT.T)
+    for k, (name, values) in enumerate(groups.items()):
+        c = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1)
+        np.multiply(w / w.sum(), c, out=WT[k])
+    tables = sample_rows(FastTree(tree), P, ids, WT.T, utilities, engine=accelerator,
+                         row_sum_tolerance=None if renormalize else ROW_SUM_TOLERANCE)
+    return result_rows(tree, tables, list(groups), n, True)

@@ -1,0 +1,235 @@
+"""HUC-Boost and UC-Boost in float64: the twin of :mod:`huc_ref.boost`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..distribution import FiniteDistribution
+from ..driver import Update, drive
+from ..errors import HUCError
+from ..results import BoostResult
+from ..utilities import Utility
+from ..validation import boost_options
+from .audit import dense_rows, result_rows
+from .numbers import TOLERANCES, floats, logsumexp, ratio, rounding_bound, softmax_rows
+from .tree import FastTree
+from .utilities import score_error, utility_values
+
+__all__ = ["FloatBackend", "boost", "replay"]
+
+
+class FloatBackend:
+    """The float64 side of :func:`huc_ref.driver.drive`, vectorised over atoms; uncertified.
+
+    The state is kept as logit increments on top of the initial prediction (node-wise for
+    HUC-Boost, leaf-wise for UC-Boost), with a fresh softmax in the log domain at every step,
+    so tiny probabilities never underflow to 0/0.
+    """
+
+    certified = False
+
+    def __init__(self, dist: FiniteDistribution, utilities: Mapping[str, Utility], method: str, epsilon: float):
+        self.tree, self.utilities, self.method, self.eps = dist.tree, utilities, method, epsilon
+        self.subgroups = list(dist.subgroups)
+        tree = self.tree
+        self.ft = ft = FastTree(tree)
+        self.P0 = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
+        self.E = floats([a.label_law(ft.K) for a in dist.atoms], "atoms[{}].eta[{}]")
+        self.w = floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0]
+        self.C = floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
+        self.W = self.w[:, None] * self.C
+        n = len(self.w)
+        self.branching = [tree.id(v) for v in tree.branching_nodes]
+        self.child_labels = {a: [np.array(tree.label_ids_below(c)) for c in tree.child_ids[a]] for a in self.branching}
+        masses0 = ft.subtree_sums(self.P0)
+        q0 = {a: masses0[:, list(tree.child_ids[a])] / masses0[:, [a]] for a in self.branching}
+        self.Z = ({a: np.zeros((n, len(tree.child_ids[a]))) for a in self.branching} if method == "huc"
+                  else np.zeros((n, ft.K)))
+        self.logP0, self.logq0 = np.log(self.P0), {a: np.log(q0[a]) for a in self.branching}
+        self.star = ft.subtree_sums(self.E)  # pi*_a: the label laws never change
+        self.P = self._predictions()
+        self.loss = self._log_loss(self.P)
+
+    def _predictions(self):
+        if self.method == "uc":
+            return np.maximum(softmax_rows(self.logP0 + self.Z), TOLERANCES["floor"])
+        P = self.P0.copy()
+        for a in self.branching:
+            z = self.Z[a]
+            if not z.any():
+                continue
+            factor = np.exp(z - logsumexp(self.logq0[a] + z))  # q'_j / q0_j
+            for j, labels in enumerate(self.child_labels[a]):
+                P[:, labels] *= factor[:, [j]]
+        return np.maximum(P, TOLERANCES["floor"])
+
+    def _log_loss(self, P):
+        with np.errstate(divide="ignore"):
+            return float(-(self.w * (self.E * np.where(self.E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
+
+    def initial(self):
+        return self.loss, Fraction(self.loss) * (1 + Fraction(1, 10**9))  # an upper bound of the float's rounding
+
+    def choose(self, node):
+        """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one node."""
+        P, huc = self.P, self.method == "huc"
+        self.masses = masses = self.ft.subtree_sums(P)
+        best = None
+        tables = {name: dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc)
+                  for name, u in self.utilities.items()}
+        for k in range(self.W.shape[1]):
+            for name, table in tables.items():
+                sup, r, b, moment = table.best[k]
+                for col in ([0] if not huc else range(1, 1 + len(table.nodes))):
+                    a = None if col == 0 else int(table.nodes[col - 1])
+                    if node is not None and a != node:
+                        continue
+                    if best is None or sup[col] > best.sup:
+                        best = _Choice(float(sup[col]), k, name, a, int(r[col]), int(b[col]), float(moment[col]),
+                                       table, float(sup[col]) > self.eps)
+        return best
+
+    def update(self, choice, fixed, floor):
+        tree, ft, w, C, P, masses, star = self.tree, self.ft, self.w, self.C, self.P, self.masses, self.star
+        table, k, a = choice.table, choice.subgroup, choice.node
+        members = table.members(choice.r, choice.b)
+        members = members[C[members, k] != 0]
+        c = C[members, k][:, None]
+        if self.method == "huc":
+            kids = list(tree.child_ids[a])
+            N = ft.subtree_sums(P[members] * table.U[members], np.array([a] + kids))
+            pi = masses[members][:, [a] + kids]
+            mu = ratio(N, pi)
+            h = c * (mu[:, 1:] - mu[:, [0]])  # h = c Delta_{u,v}
+            inside = star[members, a]
+            q = pi[:, 1:] / pi[:, [0]]
+            gamma = float((w[members] * (h * (star[members][:, kids] - inside[:, None] * q)).sum(axis=1)).sum())
+        else:
+            s = (P[members] * table.U[members]).sum(axis=1, keepdims=True)
+            h = c * (table.U[members] - s)
+            inside = np.ones(len(members))
+            mean = (P[members] * h).sum(axis=1, keepdims=True)
+            gamma = float((w[members] * (self.E[members] * (h - mean)).sum(axis=1)).sum())
+        lam = float((w[members] * inside * (h.max(axis=1) - h.min(axis=1)) ** 2).sum() / 4)
+        if lam <= 0:
+            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)")
+        alpha = gamma / lam if fixed is None else float(np.sign(gamma)) * float(fixed)
+        if self.method == "huc":
+            self.Z[a][members] += alpha * h
+        else:
+            self.Z[members] += alpha * h
+        self.P = self._predictions()
+        loss, after = self.loss, self._log_loss(self.P)
+        self.loss = after
+        promised = alpha * gamma - alpha ** 2 * lam / 2
+        interval = table.interval(choice.r, choice.b)
+        record = {"subgroup": self.subgroups[k], "utility": choice.utility,
+                  "node": None if a is None else tree.nodes[a], "interval": interval, "gamma": choice.moment,
+                  "lambda": lam, "alpha": alpha, "log_loss_before": loss, "log_loss_after": after,
+                  "guaranteed_decrease": promised, "quadratic_bound_holds": after <= loss - promised + 1e-12,
+                  "log_loss_decreased": after < loss}
+        floor_ok = None if floor is None else promised > float(floor) - 1e-12
+        return Update(record, (k, choice.utility, a, *interval, alpha), record["quadratic_bound_holds"],
+                      record["log_loss_decreased"], floor_ok)
+
+    def final(self):
+        masses = self.ft.subtree_sums(self.P)
+        final = result_rows(self.tree, {name: dense_rows(self.ft, self.P, self.E, self.W, u, masses, self.star)
+                                        for name, u in self.utilities.items()}, self.subgroups, len(self.w), False)
+        return {"uc": final.uc.sup, "huc": final.huc.sup, "log_loss": self.loss}
+
+    def predictions(self):
+        return self.P.tolist()
+
+
+@dataclass
+class _Choice:
+    sup: float
+    subgroup: int
+    utility: str
+    node: int | None
+    r: int
+    b: int
+    moment: float
+    table: object
+    exceeds: bool
+
+
+def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method: str = "huc", epsilon="1/100",
+          max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100) -> BoostResult:
+    """HUC-Boost or UC-Boost in float64 (the fast twin of :func:`huc_ref.boost.boost`): the same
+    driver (:func:`huc_ref.driver.drive`: selection, stopping, caps, records, Theorem 3.5's
+    checks, in float64) and the same options and messages (:func:`huc_ref.validation.boost_options`),
+    on :class:`FloatBackend`; the result says ``arithmetic="float (fast path)"``.
+
+    App. D.1: HUC-Boost removes the violations UC cannot see.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> r = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100")
+    >>> r.stopped, len(r.updates), r.updates[0]["node"], r.final["huc"] <= 0.01, r.theorem_3_5["holds"]
+    ('tolerance', 13, 'v0', True, True)
+    """
+    eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
+                               max_updates=max_updates, step=step, max_passes=max_passes)
+    backend = FloatBackend(dist, utilities, method, float(eps))
+    return drive(backend, BoostResult(method, eps, None, "float (fast path)"), method=method, epsilon=eps,
+                 fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes)
+
+
+def replay(result: BoostResult, dist: FiniteDistribution, utilities: Mapping[str, Utility]):
+    """The predictions of ``dist``'s atoms after 0, 1, ... of a boosting run's updates (a run of
+    either backend), in float64.
+
+    Each update is a rule: atoms of subgroup ``c`` whose score lies in the update's
+    interval move by ``alpha h(x)``, with ``h`` computed at their own prediction (K.1:
+    validation replays the run to choose the returned prefix; test atoms get it applied).
+    Yields ``(t, P)`` arrays; on the run's own atoms the last equals the run's predictions.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
+    >>> r = boost(d, u, epsilon="1/100")
+    >>> last = list(replay(r, d, u))[-1]
+    >>> last[0], bool(np.allclose(last[1], r.predictions))
+    (13, True)
+    """
+    tree, method = dist.tree, result.method
+    ft = FastTree(tree)
+    P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
+    C = floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
+    yield 0, P
+    rel = rounding_bound(ft.K)
+    for t, (k, name, a, lo, hi, alpha) in enumerate(result.steps, start=1):
+        lo, hi, alpha = float(lo), float(hi), float(alpha)
+        u = utilities[name]
+        masses = ft.subtree_sums(P)
+        U = utility_values(u, ft, P, None, masses)
+        score = ratio(ft.subtree_sums(P * U, np.array([0]))[:, 0], masses[:, 0])  # as the run computed it
+        slack = score_error(u, rel, score, ratio((P * np.abs(U)).sum(axis=1), masses[:, 0]))
+        members = np.flatnonzero((score >= lo - slack) & (score <= hi + slack) & (C[:, k] != 0))
+        c = C[members, k][:, None]
+        P = P.copy()
+        if method == "huc":
+            kids = list(tree.child_ids[a])
+            cols = np.array([a] + kids)
+            N = ft.subtree_sums(P[members] * U[members], cols)
+            mu = ratio(N, masses[members][:, cols])
+            h = c * (mu[:, 1:] - mu[:, [0]])
+            q = masses[members][:, kids] / masses[members][:, [a]]
+            factor = np.exp(alpha * h - logsumexp(np.log(q) + alpha * h))  # q'_j / q_j, in the log domain
+            for j, child in enumerate(kids):
+                labels = list(tree.label_ids_below(child))
+                P[np.ix_(members, labels)] *= factor[:, [j]]
+        else:
+            s = score[members][:, None]
+            h = c * (U[members] - s)
+            P[members] = softmax_rows(np.log(P[members]) + alpha * h)
+        P = np.maximum(P, TOLERANCES["floor"])
+        yield t, P

@@ -1,0 +1,157 @@
+"""Algorithm 2 on every column at once, in float64: the twin of :mod:`huc_ref.intervals` and of
+``huc_ref.audit.UtilityRows`` (one sort per utility shared by all subgroups and nodes, F.4)."""
+
+from __future__ import annotations
+
+from fractions import Fraction  # noqa: F401 (doctests)
+
+import numpy as np
+
+__all__ = ["tie_blocks", "Rows"]
+
+
+def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score) -> tuple[np.ndarray, np.ndarray]:
+    """The atoms in increasing order of score, and where a new tie block starts (Algorithm 2).
+
+    ``error[i]`` bounds the float error of ``score[i]``.  Sorted, the float order is certainly
+    the exact order across a gap where every score before it, raised by its error, stays
+    below every score after it, lowered by its error.  Runs of atoms with no such gap between
+    them (exact ties in rational inputs, whose float scores differ by a few ulps, or distinct
+    scores closer than float64 resolves) are put in order and grouped by their exact scores,
+    ``exact_score(i)``, or, when there is none (a float array), are one block; elsewhere,
+    distinct floats are distinct blocks.
+
+    >>> order, new = tie_blocks(np.array([0.3, 0.1, 0.1 + 2e-17]), np.full(3, 1e-16), lambda i: Fraction(1, 10))
+    >>> order.tolist(), new.tolist()  # atoms 1 and 2 are one block: their exact scores are equal
+    ([1, 2, 0], [False, True])
+    >>> tie_blocks(np.array([1e-20, 2e-20]), np.array([1e-35, 2e-35]), None)[1].tolist()  # far apart, relatively
+    [True]
+    """
+    order = np.argsort(score)  # the order within a tie block changes no sum
+    s = score[order]
+    new = np.diff(s) > 0
+    if error is None or len(s) < 2 or not np.any(error):
+        return order, new
+    e = error[order]
+    high = np.maximum.accumulate(s + e)  # the largest exact score possible so far
+    low = np.minimum.accumulate((s - e)[::-1])[::-1]  # the smallest possible from here on
+    unsure = ~(high[:-1] < low[1:])
+    if not unsure.any():
+        return order, new
+    # maximal runs of ranks joined by unsure gaps: [first, last]
+    edges = np.diff(np.concatenate([[0], unsure.astype(np.int8), [0]]))
+    for first, last in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+        if exact_score is None:
+            new[first:last] = False
+            continue
+        members = order[first:last + 1]
+        values = [exact_score(int(i)) for i in members]
+        by_value = sorted(range(len(members)), key=values.__getitem__)
+        order[first:last + 1] = members[by_value]
+        ranked = [values[k] for k in by_value]
+        new[first:last] = [a != b for a, b in zip(ranked, ranked[1:])]
+    return order, new
+
+
+class Rows:
+    """Every sup of one utility: UC (column 0) and each relevant node, for every subgroup.
+
+    The fast twin of ``audit.UtilityRows``.  Input: per atom its score and UC residual, and
+    node terms ``terms[k, i]`` belonging to column ``col_table[k, kind[i]]`` (1.. for relevant
+    nodes, anything below 1 for none; for samples ``kind`` is the label); a column occurs on
+    one row of the table only, as a node lies at one depth.  One sort of the
+    scores gives the tie blocks; the nonzero terms become entries (column, rank, value),
+    grouped by column with one stable integer sort (zero terms change no sum, as in
+    :func:`huc_ref.intervals.max_interval_sum`).
+    Algorithm 2 then runs on all columns at once: within a column the supremum over
+    intervals of ``|C_b - C_r|`` is the range ``max C - min C`` of the prefix sums at block
+    ends (with ``C_0 = 0``), so it is two ``reduceat``s per subgroup; the witness is the pair
+    of first extreme positions, mapped back to the blocks of all atoms (App. F.3's tie rule).
+    """
+
+    def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
+                 exact_score=None):
+        n = len(score)
+        self.order, new = tie_blocks(score, score_error, exact_score)
+        order = self.order
+        s = self.sorted_scores = score[order]
+        self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
+        self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
+        self.block_scores = s[self.starts]
+        block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
+        scan = self._compiled if engine == "numba" else self._numpy
+        #: per subgroup: ``(sup, r, b, moment)`` arrays over the columns [UC, relevant nodes...]
+        self.best = scan(block, residual[order], terms, col_table, np.asarray(kind)[order], W, n_cols)
+
+    def _compiled(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
+        """Algorithm 2 by :func:`huc_ref.fast.kernels.group_and_scan`, on arrays numpy gathers into
+        rank order one at a time (then every pass of the kernel is sequential)."""
+        from .kernels import group_and_scan
+        order = self.order
+        found = group_and_scan(block, residual, kind.astype(np.int64),
+                               np.asarray(terms, dtype=float).take(order, axis=1),
+                               np.ascontiguousarray(col_table, dtype=np.int64),
+                               np.ascontiguousarray(W).take(order, axis=0), n_cols)
+        return [tuple(x[g] for x in found) for g in range(W.shape[1])]
+
+    def _numpy(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
+        """Algorithm 2 on every column at once, one subgroup at a time (see the class)."""
+        n, order = len(residual), self.order
+        best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
+        keep = np.flatnonzero(residual)
+        col, rank, val = [np.zeros(len(keep), dtype=np.int64)], [keep], [residual[keep]]
+        if len(terms):
+            c = col_table[:, kind].ravel()  # row k, then rank: within a column ranks increase
+            v = terms.take(order, axis=1).ravel()
+            keep = np.flatnonzero((c > 0) & (v != 0))
+            c = c[keep].astype(np.int16 if n_cols < 2**15 else np.int64)
+            p = np.argsort(c, kind="stable")  # a radix sort on int16
+            keep = keep[p]
+            col.append(c[p])
+            rank.append(keep % n)
+            val.append(v[keep])
+        col, rank, val = (np.concatenate(x) for x in (col, rank, val))
+        if not len(val):
+            return best
+        blk = block[rank]
+        change = col[1:] != col[:-1]
+        seg = np.flatnonzero(np.concatenate([[True], change]))  # first entry of each column's run
+        last = np.flatnonzero(np.concatenate([change | (blk[1:] != blk[:-1]), [True]]))  # block ends
+        be_first = np.searchsorted(last, seg)  # first block end of each column
+        counts = np.diff(np.append(be_first, len(last)))
+        WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
+        seg_col, Wr = col[seg], WT.take(order, axis=1)  # weights by rank
+
+        def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
+            return np.where(j > 0, blk[last[np.maximum(be_first + j - 1, 0)]] + 1, 0)
+        for k in range(W.shape[1]):
+            x = val * Wr[k].take(rank)
+            x[seg[1:]] -= np.add.reduceat(x, seg)[:-1]  # restart the prefix sums in every column
+            C = np.cumsum(x)
+            if len(last) < len(C):  # prefix sums at block ends only
+                C = C[last]
+            mx, mn = np.maximum.reduceat(C, be_first), np.minimum.reduceat(C, be_first)
+            i_mx = np.where(mx > 0, self._first(C, mx, counts, be_first), 0)
+            i_mn = np.where(mn < 0, self._first(C, mn, counts, be_first), 0)
+            sup = np.maximum(mx, 0) - np.minimum(mn, 0)
+            r, b = np.minimum(i_mx, i_mn), np.maximum(i_mx, i_mn)
+            live = sup > 0
+            for arr, values in zip(best[k], (sup, full(r), full(b), np.where(i_mx > i_mn, sup, -sup))):
+                arr[seg_col[live]] = values[live]
+        return best
+
+    @staticmethod
+    def _first(C, extreme, counts, be_first):
+        """Per column, the prefix index (1-based) of the first block end attaining ``extreme``."""
+        hits = np.flatnonzero(C == np.repeat(extreme, counts))
+        return hits[np.searchsorted(hits, be_first)] - be_first + 1
+
+    def interval(self, r, b):
+        """The witness ``[s_(r+1), s_(b)]`` (None when empty)."""
+        return None if b == r else [float(self.block_scores[r]), float(self.sorted_scores[self.block_last[b - 1]])]
+
+    def members(self, r, b) -> np.ndarray:
+        """The atoms (original indices) whose scores lie in blocks ``r .. b-1``."""
+        if b == r:
+            return np.zeros(0, dtype=int)
+        return self.order[self.starts[r]:self.block_last[b - 1] + 1]

@@ -1,0 +1,175 @@
+"""Float64 numbers for the fast path: the twin of :mod:`huc_ref.rational`.
+
+Floating point enters in the predictions, the utilities' decisions and the sums.  Every
+comparison whose outcome decides the answer is made with a rigorous, relative bound on the
+float64 error of the quantities compared (:func:`rounding_bound`); where the bound cannot
+decide, the comparison is made exactly on the rationals behind the floats (:class:`ExactRows`).
+Numbers float64 cannot hold are refused with a :class:`HUCError`, never rounded silently
+(:func:`floats`).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import HUCError
+
+__all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "logsumexp",
+           "softmax_rows", "first_max", "ratio", "floats", "as_floats", "entries"]
+
+
+#: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
+TOLERANCES = {
+    # the smallest probability kept: p_y > 0 always holds exactly (A.2), but a long boosting
+    # run can push a leaf below what float64 holds; it is floored here instead of reaching 0/0
+    "floor": float(np.finfo(float).tiny),
+}
+
+#: The unit roundoff of float64: every operation is exact up to a relative error of this.
+UNIT_ROUNDOFF = 2.0 ** -53
+
+#: The smallest positive normal float64: a positive probability below it loses its digits.
+SMALLEST_NORMAL = float(np.finfo(float).tiny)
+
+
+def rounding_bound(K: int, p_error: float = 0.0) -> float:
+    """A relative bound on the float64 error of a sum of ``K`` products ``p_y a_y`` (App. F.3's
+    scores, payoffs and subtree masses), relative to ``sum_y |p_y a_y|``.
+
+    Higham's ``gamma_K = K u / (1 - K u)`` bounds the rounding of the sum; one more ``u`` each
+    covers the rounding of a constant ``a_y`` (e.g. 1/3) and of a final division; ``p_error``
+    is the relative error of the entries ``p_y`` themselves (0 for a float array taken as
+    given, ``u`` for rationals rounded to floats).  The result is doubled for margin.
+
+    >>> f"{rounding_bound(1):.4e}", f"{rounding_bound(1, 2.0 ** -53):.4e}"  # 2 gamma_5; plus 4u
+    ('1.1102e-15', '1.5543e-15')
+    >>> rounding_bound(100) < 1e-13 < rounding_bound(10**4)
+    True
+    """
+    return 2.0 * ((K + 4) * UNIT_ROUNDOFF / (1.0 - (K + 4) * UNIT_ROUNDOFF) + 2.0 * p_error)
+
+
+class ExactRows:
+    """The exact predictions behind a float array, for the comparisons floats cannot decide
+    (App. F.3's scores and the decisions of the utility families, docs/specification.md §5).
+
+    Given the rationals a float array was rounded from (``p_error`` = :data:`UNIT_ROUNDOFF`),
+    :attr:`exact` is True and :meth:`row` returns them: undecided decisions and tie blocks
+    are settled exactly.  Given only the float array (``p_error`` 0), :meth:`row` gives its
+    binary values, which settle decisions (a rank or an argmax does not depend on a row's
+    scale); scores within their error bounds of each other are one tie block (a score
+    depends on the row's normalisation, which float64 rounds).
+
+    >>> ExactRows(None, [(Fraction(1, 3), Fraction(2, 3))]).row(0)
+    (Fraction(1, 3), Fraction(2, 3))
+    >>> ExactRows(np.array([[0.25, 0.75]])).exact, ExactRows(np.array([[0.25, 0.75]])).p_error
+    (False, 0.0)
+    """
+
+    def __init__(self, P, fractions=None, offset: int = 0):
+        self.P, self.fractions, self.offset = P, fractions, offset
+        self.exact = fractions is not None
+        self.p_error = UNIT_ROUNDOFF if self.exact else 0.0
+
+    def view(self, start: int) -> ExactRows:
+        """The same rows from ``start`` on (a chunk of the sample pass), indexed from 0."""
+        return ExactRows(None if self.P is None else self.P[start:], self.fractions, self.offset + start)
+
+    def row(self, i: int) -> tuple:
+        """Row ``i`` as the exact rationals it was rounded from, or as its floats' binary values
+        (not normalised: a decision does not depend on a row's scale)."""
+        if self.fractions is None:
+            return tuple(Fraction(float(x)) for x in self.P[i])
+        return tuple(self.fractions[self.offset + i])
+
+
+def logsumexp(x: np.ndarray) -> np.ndarray:
+    """``log sum_j e^{x_j}`` per row, kept as a column."""
+    top = x.max(axis=1, keepdims=True)
+    return top + np.log(np.exp(x - top).sum(axis=1, keepdims=True))
+
+
+def softmax_rows(x: np.ndarray) -> np.ndarray:
+    """``softmax`` per row, computed stably."""
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def first_max(values: np.ndarray, error: np.ndarray | None = None, rel: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the first column of largest value, and the rows where that choice is uncertain.
+
+    ``error[i, j]`` bounds the float error of ``values[i, j]`` (or, for nonnegative values, the
+    relative bound ``rel``: ``error = rel * values``): the choice is certain when every other
+    column is below the maximum by more than the two errors together; the uncertain rows
+    are left to an exact decision.
+
+    >>> j, unsure = first_max(np.array([[0.3, 0.1 + 0.2], [0.5, 0.2]]), np.full((2, 2), 1e-15))
+    >>> j.tolist(), unsure.tolist()  # 0.1 + 0.2 rounds above 0.3: float64 cannot order them
+    ([1, 0], [True, False])
+    >>> first_max(np.array([[0.3, 0.1 + 0.2], [0.5, 0.2]]), rel=1e-15)[1].tolist()
+    [True, False]
+    """
+    j = np.argmax(values, axis=1)
+    rows = np.arange(len(values))
+    top = values[rows, j]
+    if error is None:  # x >= top - rel (top + x)  <=>  x >= top (1 - rel) / (1 + rel): one comparison per entry
+        close = values >= (top * ((1.0 - rel) / (1.0 + rel)))[:, None]
+    else:
+        close = values >= (top - error[rows, j])[:, None] - error
+    return j, np.count_nonzero(close, axis=1) > 1  # the maximum itself is one of them
+
+
+def ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """``mu = N / pi`` (A.3), and 0 where ``pi = 0``: exactly ``p > 0`` (A.2), but the fast path
+    takes zeros in its input, and a subtree of mass 0 has no mean to speak of."""
+    return np.where(pi > 0, N / np.where(pi > 0, pi, 1.0), 0.0)
+
+
+def floats(rows, where: str) -> np.ndarray:
+    """Exact rationals as a float64 array, or one HUCError naming the first that float64 cannot
+    hold: a nonzero number below the smallest normal double (or beyond the largest) would be
+    rounded to 0 or lose its digits, and the fast path's answer would be silently wrong.
+
+    >>> floats([[Fraction(1, 4), Fraction(3, 4)]], "p[{}][{}]").tolist()
+    [[0.25, 0.75]]
+    >>> floats([[Fraction(1, 10**400), 1 - Fraction(1, 10**400)]], "atoms[{}].p[{}]")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: atoms[0].p[0]: 1e-400 is outside float64's normal range (2.2e-308 to 1.8e+308); ...
+    """
+    out = np.empty((len(rows), len(rows[0]) if len(rows) else 0))
+    for i, row in enumerate(rows):
+        for j, x in enumerate(row):
+            v = float(x) if abs(x) < 2**1024 else float("inf")
+            if x and not SMALLEST_NORMAL <= abs(v) < float("inf"):
+                with localcontext() as ctx:
+                    ctx.prec = 3
+                    shown = Decimal(x.numerator) / Decimal(x.denominator)
+                raise HUCError(f"{where.format(i, j)}: {format(shown, '.3g')} is outside float64's normal range "
+                               "(2.2e-308 to "
+                               "1.8e+308); the fast engine cannot represent it (use the exact engine)")
+            out[i, j] = v
+    return out
+
+
+def as_floats(values, where: str) -> np.ndarray:
+    """``values`` as a float64 array, or one HUCError naming ``where``."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise HUCError(f"{where}: expected numbers ({err})") from None
+
+
+def entries(values, n: int, where: str, rule: str, ok) -> np.ndarray:
+    """``n`` finite numbers satisfying ``ok``, or one HUCError naming the first that is not."""
+    v = as_floats(values, where)
+    if v.shape != (n,):
+        raise HUCError(f"{where}: expected one value per row of y_prob ({n}), got shape {v.shape}")
+    bad = ~(np.isfinite(v) & ok(v))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise HUCError(f"{where}[{i}]: {v[i].item()!r} is not {rule}")
+    return v

@@ -1,0 +1,78 @@
+"""A boosting run's updates as rules, replayed on other atoms (K.1), for runs of either backend.
+
+K.1: "Validation selects the returned update prefix."  Each update is the rule "atoms of
+subgroup c whose score for u lies in [lo, hi] move by ``alpha h(x)``", with ``h`` computed
+at each atom's own current prediction; on the run's own atoms this reproduces the run.
+Replay is float64 (:func:`huc_ref.fast.boost.replay`): a diagnostic, not a certificate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .distribution import FiniteDistribution
+from .errors import HUCError
+from .fast.audit import audit_distribution
+from .fast.boost import replay
+from .fast.numbers import floats
+from .results import BoostResult
+
+__all__ = ["replay", "trajectory", "select_prefix", "prefix_predictions"]
+
+
+def trajectory(result: BoostResult, dist: FiniteDistribution, utilities: dict) -> list[dict]:
+    """UC, HUC and log loss after 0, 1, ... of a run's updates, replayed as rules on ``dist``.
+
+    >>> from huc_ref import LabelTree, Table, boost
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
+    >>> path = trajectory(boost(d, u, epsilon="1/10"), d, u)
+    >>> path[0]["uc"], path[0]["huc"], path[-1]["huc"] <= 0.1
+    (0.0, 0.25, True)
+    """
+    E = floats([a.label_law(dist.tree.K) for a in dist.atoms], "atoms[{}].eta[{}]")
+    w = floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0]
+    out = []
+    for _, P in replay(result, dist, utilities):
+        res = audit_distribution(dist, utilities, predictions=P)
+        with np.errstate(divide="ignore"):
+            loss = float(-(w * (E * np.where(E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
+        out.append({"uc": res.uc.sup, "huc": res.huc.sup, "log_loss": loss})
+    return out
+
+
+def select_prefix(result: BoostResult, validation: FiniteDistribution, utilities: dict) -> tuple[int, list]:
+    """K.1: replay the run's updates on validation atoms and return the prefix length with the
+    smallest validation error (HUC for HUC-Boost, UC for UC-Boost; the first minimum), with the
+    errors after 0, 1, ... updates.
+
+    >>> from huc_ref import LabelTree, Table, boost
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
+    >>> best, errors = select_prefix(boost(d, u, epsilon="1/10"), d, u)
+    >>> best == len(errors) - 1, errors[0]
+    (True, 0.25)
+    """
+    metric = "uc" if result.method == "uc" else "huc"
+    errors = [point[metric] for point in trajectory(result, validation, utilities)]
+    best = min(range(len(errors)), key=lambda t: (errors[t], t))
+    return best, errors
+
+
+def prefix_predictions(result: BoostResult, dist: FiniteDistribution, utilities: dict, updates: int) -> np.ndarray:
+    """The predictions of ``dist``'s atoms after the run's first ``updates`` updates (K.1: the
+    validation-chosen prefix applied to test atoms).
+
+    >>> from huc_ref import LabelTree, Table, boost
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> u = {"u": Table(t, [-1, 1, 1, 1])}
+    >>> prefix_predictions(boost(d, u, epsilon="1/10"), d, u, 0).tolist()
+    [[0.25, 0.25, 0.25, 0.25]]
+    """
+    for t, P in replay(result, dist, utilities):
+        if t == updates:
+            return P
+    raise HUCError(f"updates: the run has {len(result.steps)} updates, not {updates}")

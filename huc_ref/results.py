@@ -1,0 +1,178 @@
+"""What an audit and a boosting run return, whichever backend computed them: every candidate's
+sup with its witness, UC and HUC (Def. 2.1, Def. 3.2; the ``huc-result/1`` document,
+docs/specification.md §6), and a run's updates (the ``huc-boost/1`` document)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from .errors import HUCError
+from .rational import fraction_text
+
+__all__ = ["Candidate", "AuditResult", "BoostResult"]
+
+_ZERO = Fraction(0)
+
+
+def _number(x):
+    """A number as ``huc-result/1`` writes it: an exact rational as ``"a/b"``, a float as itself."""
+    return x if isinstance(x, float) else fraction_text(x)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One audited sup: ``(c, u)`` for UC (``node`` None) or ``(c, u, v)`` for HUC."""
+
+    subgroup: str | None
+    utility: str | None
+    node: str | None
+    sup: Fraction
+    interval: tuple[Fraction, Fraction] | None
+    moment: Fraction
+
+    def to_json(self, *, key: str = "sup") -> dict:
+        """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses) (docs/specification.md §6):
+        exact numbers as strings ``"a/b"``, the fast engine's floats as JSON numbers.
+
+        >>> Candidate("all", "u", "v0", Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)), Fraction(-1, 4)).to_json()
+        {'subgroup': 'all', 'utility': 'u', 'node': 'v0', 'sup': '1/4', 'interval': ['1/2', '1/2'], 'moment': '-1/4'}
+        >>> Candidate("all", "u", None, 0.25, (0.5, 0.5), 0.25).to_json()["interval"]
+        [0.5, 0.5]
+        """
+        head = {key: _number(self.sup)} if key == "value" else {}
+        body = {"subgroup": self.subgroup, "utility": self.utility, "node": self.node}
+        tail = {} if key == "value" else {key: _number(self.sup)}
+        return {**head, **body, **tail,
+                "interval": None if self.interval is None else [_number(x) for x in self.interval],
+                "moment": _number(self.moment)}
+
+
+def _first_max(rows):
+    best = None
+    for row in rows:
+        if best is None or row.sup > best.sup:
+            best = row
+    return best
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Every sup of an audit, with UC, HUC and their witnesses (docs/specification.md §6 ``huc-result/1``).
+
+    App. D.1 again: one UC row and one row per relevant node.
+
+    >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> r = audit(FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}]),
+    ...           {"u": Table(t, [-1, 1, 1, 1])})
+    >>> [(c.node, str(c.sup), str(c.moment)) for c in r.candidates]
+    [(None, '0', '0'), ('v0', '1/4', '1/4'), ('vL', '1/4', '-1/4')]
+    >>> r.row("all", "u", "vL").moment, r.n_cand, r.to_json()["huc"]["value"]
+    (Fraction(-1, 4), 2, '1/4')
+    """
+
+    candidates: tuple[Candidate, ...]
+    relevant_nodes: dict
+    subgroups: tuple[str, ...]
+    n: int
+    is_sample: bool
+    #: ``"exact"`` (Fractions) or ``"fast"`` (float64, :mod:`huc_ref.fast`)
+    engine: str = "exact"
+
+    @property
+    def uc(self) -> Candidate:
+        """``UC(f; C, U)`` (Def. 2.1) with the first maximiser (subgroups, then utilities).
+
+        >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
+        >>> r = audit(d, {"u": Table(t, [0, 1])})
+        >>> r.uc.sup, r.uc.interval, r.uc.moment  # E[Y = b] - mu = 3/4 - 1/2 on the one score
+        (Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)), Fraction(1, 4))
+        """
+        return _first_max(r for r in self.candidates if r.node is None)
+
+    @property
+    def huc(self) -> Candidate:
+        """``HUC(f; C, U)`` (Def. 3.2) with the first maximiser; sup 0 and no witness if no
+        node is relevant.
+
+        >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
+        >>> audit(d, {"u": Table(t, [0, 1])}).huc.node, audit(d, {"c": Table(t, [1, 1])}).huc.sup
+        ('r', Fraction(0, 1))
+        """
+        best = _first_max(r for r in self.candidates if r.node is not None)
+        zero = _ZERO if self.engine == "exact" else 0.0
+        return best or Candidate(None, None, None, zero, None, zero)
+
+    def row(self, subgroup: str, utility: str, node: str | None = None) -> Candidate:
+        """The candidate row of ``(c, u)`` or ``(c, u, v)``."""
+        for r in self.candidates:
+            if (r.subgroup, r.utility, r.node) == (subgroup, utility, node):
+                return r
+        raise HUCError(f"no audited candidate ({subgroup!r}, {utility!r}, {node!r})")
+
+    @property
+    def n_cand(self) -> int:
+        """``N_cand = |C| sum_u |V_T(u)|``, the number of HUC candidates (Thm 3.4)."""
+        return len(self.subgroups) * sum(len(v) for v in self.relevant_nodes.values())
+
+    def to_json(self, case_id: str | None = None) -> dict:
+        """The ``huc-result/1`` document (docs/specification.md §6), exact numbers as strings
+        (the fast engine's as JSON numbers)."""
+        uc = self.uc.to_json(key="value")
+        del uc["node"]
+        return {"format": "huc-result/1", "case": case_id, "engine": self.engine,
+                "uc": uc, "huc": self.huc.to_json(key="value"),
+                "relevant_nodes": {u: list(v) for u, v in self.relevant_nodes.items()},
+                "candidates": [r.to_json() for r in self.candidates]}
+
+
+@dataclass
+class BoostResult:
+    """The trajectory and outcome of a boosting run (the ``huc-boost/1`` document): Algorithm
+    1/3's updates, the stopping reason, and Theorem 3.5's bound checked; see :func:`boost`.
+
+    Both backends return it: the certified engine writes its numbers as decimal strings
+    (``digits`` significant digits), the fast backend as floats (``digits`` None).
+
+    >>> BoostResult("huc", Fraction(1, 10), 30, "certified").to_json()["method"]
+    'huc'
+    """
+
+    method: str
+    epsilon: Fraction
+    digits: int
+    arithmetic: str
+    updates: list = field(default_factory=list)
+    bound_updates: int = 0
+    stopped: str = ""
+    initial: dict = field(default_factory=dict)
+    final: dict = field(default_factory=dict)
+    predictions: list = field(default_factory=list)
+    theorem_3_5: dict = field(default_factory=dict)
+    #: Each update as a rule ``(subgroup index, utility, node id, lo, hi, alpha)`` (lo/hi are
+    #: the interval's ends at the working precision), for replaying it on other atoms
+    #: (:func:`huc_ref.replay.replay`, :func:`huc_ref.replay.select_prefix`).
+    steps: list = field(default_factory=list, repr=False)
+    #: Every audit of the run, ``(node name or None for all candidates, updated)`` (:class:`Schedule`).
+    audits: list = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict:
+        """The ``huc-boost/1`` document (README, "HUC-Boost and UC-Boost").
+
+        >>> from huc_ref import FiniteDistribution, LabelTree, Table, boost
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
+        >>> doc = boost(d, {"u": Table(t, [0, 1])}, epsilon="1/100").to_json()
+        >>> doc["format"], doc["stopped"], doc["updates"][0]["gamma"], doc["theorem_3_5"]["holds"]
+        ('huc-boost/1', 'tolerance', '0.25', True)
+        """
+        return {"format": "huc-boost/1", "method": self.method, "epsilon": fraction_text(self.epsilon),
+                "digits": self.digits, "arithmetic": self.arithmetic, "updates": self.updates,
+                "bound_updates": self.bound_updates, "stopped": self.stopped, "initial": self.initial,
+                "final": self.final, "theorem_3_5": self.theorem_3_5, "predictions": self.predictions,
+                "audits": [[node, updated] for node, updated in self.audits]}

@@ -1,0 +1,108 @@
+"""One validation module at the public boundary: the rules every backend shares, with one
+message each (the exact audit, the fast path and both boosting backends call these)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .distribution import FiniteDistribution
+from .errors import HUCError, check_name, printable
+from .rational import exact, fraction_text
+from .tree import LabelTree
+from .utilities import PerAtom, Utility
+
+__all__ = ["check_distribution", "check_utilities", "boost_options", "MAX_FIXED_STEP", "SELECTIONS", "METHODS"]
+
+#: HUC-Boost (Algorithm 1/3) and UC-Boost.
+METHODS = ("huc", "uc")
+
+
+def check_distribution(dist) -> FiniteDistribution:
+    """``dist``, checked to be a :class:`FiniteDistribution`.
+
+    >>> check_distribution({"atoms": []})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or ...), got dict
+    """
+    if not isinstance(dist, FiniteDistribution):
+        raise HUCError(f"dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), "
+                       f"got {type(dist).__name__}")
+    return dist
+
+
+def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
+    """One HUCError naming the utility, for anything that cannot be audited on ``tree`` with
+    ``n_atoms`` atoms (shared by the exact audit, both boosts and the fast path)."""
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                       f"got {type(tree).__name__}")
+    if not isinstance(utilities, Mapping) or not utilities:
+        raise HUCError("utilities: expected a non-empty mapping from name to utility")
+    for name, u in utilities.items():
+        if not isinstance(name, str) or not name:
+            raise HUCError(f"utilities: names must be non-empty strings, got {name!r}")
+        check_name(name, "utilities")
+        if not isinstance(u, Utility):
+            raise HUCError(f"utilities[{name!r}]: expected a Utility, got {type(u).__name__}")
+        if u.tree != tree:
+            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
+        rows = _per_atom_rows(u)
+        if rows is not None and rows != n_atoms:
+            raise HUCError(f"utilities[{name!r}].values: has {rows} rows, but there are {n_atoms} atoms")
+
+
+def _per_atom_rows(u: Utility):
+    while not isinstance(u, PerAtom):
+        u = getattr(u, "base", None)
+        if u is None:
+            return None
+    return len(u.rows)
+
+
+#: The largest fixed step magnitude accepted: ``exp(alpha h)`` with ``|h| <= 2`` stays within
+#: float64 (``e^200 ~ 1e87``); the paper's fixed steps are ``eps / 2`` and 0.05.
+MAX_FIXED_STEP = 100
+
+#: The selection rules (docs/specification.md §4 and K.1), see :class:`Schedule`.
+SELECTIONS = ("greedy", "passes", "drain")
+
+
+def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, epsilon, max_updates, step,
+                  max_passes: int = 100):
+    """Validate the options every boosting engine shares; return ``(epsilon, fixed step or None)``.
+
+    One place for the rules, so the certified engine and the fast path reject the same
+    inputs with the same messages.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])
+    >>> boost_options(d, {"u": Table(t, [0, 1])}, method="huc", select="greedy", epsilon="1/100",
+    ...               max_updates=10, step="1/200")
+    (Fraction(1, 100), Fraction(1, 200))
+    """
+    if method not in METHODS:
+        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
+    if select not in SELECTIONS:
+        raise HUCError(f"select: expected one of {', '.join(map(repr, SELECTIONS))}, got {select!r}")
+    if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
+        raise HUCError(f"max_passes: must be a positive integer, got {max_passes!r}")
+    eps = exact(epsilon, "epsilon")
+    if not 0 < eps <= 1:
+        raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}")
+    if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
+        raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}")
+    check_distribution(dist)
+    fixed = None if step == "adaptive" else exact(step, "step")
+    if fixed is not None and fixed <= 0:
+        raise HUCError(f"step: a fixed step magnitude must be positive, got {printable(fraction_text(fixed), 40)}")
+    if fixed is not None and fixed > MAX_FIXED_STEP:
+        raise HUCError(f"step: a fixed step magnitude must be at most {MAX_FIXED_STEP} (exp(alpha h) with "
+                       f"|h| <= 2 overflows beyond), got {printable(fraction_text(fixed), 40)}")
+    check_utilities(dist.tree, dist.n, utilities)
+    for name, u in utilities.items():
+        if not u.defined_everywhere:
+            raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
+                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
+    return eps, fixed
