@@ -16,12 +16,12 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from ..audit import check_utilities
 from ..distribution import FiniteDistribution
 from ..errors import HUCError
 from ..results import AuditResult, Candidate
 from ..tree import LabelTree
 from ..utilities import Utility
+from ..validation import check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
 from .numbers import SMALLEST_NORMAL, ExactRows, as_floats, entries, first_max, floats, ratio, rounding_bound
 from .tree import FastTree, on_paths
