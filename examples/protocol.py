@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from huc_ref import FiniteDistribution, LabelTree, boost, fast
+from huc_ref import FiniteDistribution, LabelTree, audit, boost, fast
 from huc_ref.recalibration import KAPPA_INIT, fit_recalibrator
 from huc_ref.replay import prefix_predictions, select_prefix
 
@@ -100,6 +100,24 @@ class Experiment:
                     select="passes" if method == "huc" else "greedy", max_updates=caps, max_passes=self.passes)
         keep, _ = select_prefix(run, D["val"], utilities)
         return prefix_predictions(run, D["test"], utilities, keep), keep, run
+
+    def fit_and_run(self, make, X, y, train, parts, groups, rows, by_predictor):
+        """Fit one base predictor (``make()``) on the training rows, smooth its predictions on
+        the calibration, validation and test rows ``parts``, run every method and add the
+        results to ``rows[method]`` and ``by_predictor[method]``; returns (P, labels, results)."""
+        model = make().fit(X[train], y[train])
+        P = {part: smooth(model.predict_proba(X[ids])) for part, ids in parts.items()}
+        labels = {part: y[ids] for part, ids in parts.items()}
+        results = self.run(P, labels, groups)
+        for m, r in results.items():
+            rows[m].append(r)
+            by_predictor[m].append(r)
+        return P, labels, results
+
+    def reaudit(self, r, y, groups) -> tuple[float, float]:
+        """The exact engine's UC and HUC of a method's test predictions minus the fast path's."""
+        exact = audit(self.distribution(r["P"], y, groups), self.utilities)
+        return float(exact.uc.sup) - r["uc"], float(exact.huc.sup) - r["huc"]
 
     def run(self, P, y, groups, methods=METHODS, utilities=None) -> dict:
         """Every method in ``methods`` on one predictor's smoothed predictions ``P[part]``

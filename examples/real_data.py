@@ -37,8 +37,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.protocol import METHODS, Experiment, predictors, smooth, table  # noqa: E402
-from huc_ref import BinaryDecision, LabelTree, Top1AtDepth, audit  # noqa: E402
+from examples.protocol import METHODS, Experiment, predictors, table  # noqa: E402
+from huc_ref import BinaryDecision, LabelTree, Top1AtDepth  # noqa: E402
 
 TREE = LabelTree.from_nested({"digit": {
     "round": {"closed_loops": ["d0", "d8"], "one_loop": ["d6", "d9"], "open_curves": ["d2", "d3", "d5"]},
@@ -69,22 +69,14 @@ def main(argv=None):
         val, test = train_test_split(rest, test_size=0.5, stratify=y[rest], random_state=split)
         median = float(np.median(X[train].mean(axis=1)))
         parts = {"cal": cal, "val": val, "test": test}
-        labels = {part: y[ids] for part, ids in parts.items()}
         groups = {}
         for part, ids in parts.items():
             dark = (X[ids].mean(axis=1) > median).astype(int)
             groups[part] = {"all": np.ones(len(ids), dtype=int), "dark": dark, "light": 1 - dark}
         for name, make in predictors(names).items():
-            model = make().fit(X[train], y[train])
-            P = {part: smooth(model.predict_proba(X[ids])) for part, ids in parts.items()}
-            results = experiment.run(P, labels, groups)
-            for m, r in results.items():
-                rows[m].append(r)
-                by_predictor[name][m].append(r)
+            _, labels, results = experiment.fit_and_run(make, X, y, train, parts, groups, rows, by_predictor[name])
             if not reaudited:  # the exact engine re-audits a sample of the fast path's results
-                r = results["Temp. -> HUC"]
-                exact = audit(experiment.distribution(r["P"], labels["test"], groups["test"]), UTILITIES)
-                reaudited.append((float(exact.uc.sup) - r["uc"], float(exact.huc.sup) - r["huc"]))
+                reaudited.append(experiment.reaudit(results["Temp. -> HUC"], labels["test"], groups["test"]))
     pooled = table(rows)
     print(f"load_digits, {len(by_predictor)} predictors x {n_splits} splits; test data, mean ± sd")
     print(pooled)

