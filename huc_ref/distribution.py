@@ -192,12 +192,16 @@ class FiniteDistribution:
         """An empirical distribution: labels (names or label ids) and exact predictions.
 
         ``subgroups`` maps a name to one value per sample; by default ``C = {1}``.
+        ``sample_weight``: nonnegative exact weights, normalised to sum 1 (``[1, 3]`` gives the
+        atoms weights 1/4 and 3/4), as :func:`huc_ref.fast.audit` takes them.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_sample(t, ["a", 1], [["1/2", "1/2"], ["1/3", "2/3"]],
         ...                                    subgroups={"all": [1, 1], "first": [1, 0]})
         >>> d.subgroups, d.atoms[1].label, d.atoms[1].c
         (('all', 'first'), 1, (Fraction(1, 1), Fraction(0, 1)))
+        >>> FiniteDistribution.from_sample(t, ["a", "b"], [["1/2", "1/2"]] * 2, sample_weight=[1, 3]).atoms[1].weight
+        Fraction(3, 4)
         """
         n = len(y_true)
         if len(y_prob) != n:
@@ -206,8 +210,17 @@ class FiniteDistribution:
         for name, vals in groups.items():
             if len(vals) != n:
                 raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}")
-        if sample_weight is not None and len(sample_weight) != n:
-            raise HUCError(f"sample_weight: has {len(sample_weight)} values, expected {n}")
+        if sample_weight is not None:  # nonnegative, normalised to sum 1 (as fast.audit and scikit-learn take them)
+            if len(sample_weight) != n:
+                raise HUCError(f"sample_weight: has {len(sample_weight)} values, expected {n}")
+            sample_weight = [exact(w, f"sample_weight[{i}]") for i, w in enumerate(sample_weight)]
+            for i, w in enumerate(sample_weight):
+                if w < 0:
+                    raise HUCError(f"sample_weight[{i}]: {fraction_text(w)} is negative; weights are nonnegative")
+            total = sum(sample_weight)
+            if not total > 0:
+                raise HUCError("sample_weight: sums to 0; the weights need a positive sum")
+            sample_weight = [w / total for w in sample_weight]
         atoms = []
         for i in range(n):
             y = y_true[i]

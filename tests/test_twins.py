@@ -146,3 +146,21 @@ def test_a_subclass_that_redefines_values_never_gets_its_parents_fast_form():
     assert close(audit(d, {"u": u}, engine="fast").uc.sup, audit(d, {"u": u}).uc.sup)
     assert utility_values(u, FastTree(t), np.array([[0.5, 0.5]])).tolist() == [[0.0, -1.0]]
     assert type(u).vectorised is not Table.vectorised and PerAtom.vectorised is not Table.vectorised
+
+
+def test_sample_weight_means_the_same_on_both_backends():
+    """#12: one contract: nonnegative weights normalised to sum 1, on the exact path
+    (FiniteDistribution.from_sample) as on the fast one (fast.audit)."""
+    from huc_ref import HUCError, LabelTree, TopK, fast
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    P = [["1/2", "1/4", "1/4"], ["1/8", "5/8", "1/4"], ["1/3", "1/3", "1/3"]]
+    y, w, us = ["a", "c", "b"], [1, 3, "1/2"], {"top1": TopK(t, 1)}
+    exact = audit(FiniteDistribution.from_sample(t, y, P, sample_weight=w), us)
+    floats = [[float(Fraction(x)) for x in row] for row in P]
+    fast_res = fast.audit(y, floats, t, us, sample_weight=[1.0, 3.0, 0.5])
+    assert all(close(a.sup, b.sup) for a, b in zip(exact.candidates, fast_res.candidates))
+    for bad, message in (([1, -1, 0], "sample_weight[1]: -1 is negative; weights are nonnegative"),
+                         ([0, 0, 0], "sample_weight: sums to 0; the weights need a positive sum")):
+        with pytest.raises(HUCError) as err:
+            FiniteDistribution.from_sample(t, y, P, sample_weight=bad)
+        assert str(err.value) == message
