@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from .audit import MAX_EXACT_DIGITS
+from .bounds import prop_3_3_bound
 from .errors import HUCError, printable
 from .formats import dumps, read_case
 from .rational import decimal_text, fraction_text
@@ -68,8 +69,9 @@ def _report(case, result, top: int) -> str:
     for u, nodes in result.relevant_nodes.items():
         uc_u = max(r.sup for r in result.candidates if r.utility == u and r.node is None)
         huc_u = max((r.sup for r in result.candidates if r.utility == u and r.node is not None), default=0)
+        holds = uc_u <= prop_3_3_bound(huc_u, len(nodes))
         lines.append(f"  Prop. 3.3 for {_n(u)}: UC = {_show(uc_u)} <= |V_T(u)| HUC = "
-                     f"{len(nodes)} * {_show(huc_u)}: {'holds' if uc_u <= len(nodes) * huc_u else 'FAILS'}")
+                     f"{len(nodes)} * {_show(huc_u)}: {'holds' if holds else 'FAILS'}")
     rows = sorted((r for r in result.candidates if r.sup > 0), key=lambda r: -r.sup)[:top]
     if rows:
         lines += ["", f"largest violations (top {len(rows)}):",

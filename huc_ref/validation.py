@@ -81,6 +81,9 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
     >>> boost_options(d, {"u": Table(t, [0, 1])}, method="huc", select="greedy", epsilon="1/100",
     ...               max_updates=10, step="1/200")
     (Fraction(1, 100), Fraction(1, 200))
+    >>> boost_options(d, {"u": Table(t, [0, 1])}, method="huc", select="greedy", epsilon="1/100",
+    ...               max_updates=10, step="fixed:0.05")  # as ``huc boost --step fixed:0.05`` spells it
+    (Fraction(1, 100), Fraction(1, 20))
     """
     if method not in METHODS:
         raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
@@ -94,6 +97,8 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
     if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
         raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}")
     check_distribution(dist)
+    if isinstance(step, str) and step.startswith("fixed:"):  # the command line's spelling, accepted here too
+        step = step[len("fixed:"):]
     fixed = None if step == "adaptive" else exact(step, "step")
     if fixed is not None and fixed <= 0:
         raise HUCError(f"step: a fixed step magnitude must be positive, got {printable(fraction_text(fixed), 40)}")
