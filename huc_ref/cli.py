@@ -113,16 +113,17 @@ def _save(draw, path: str) -> None:
 
 
 def _cmd_boost(args) -> int:
-    from .boost import boost
+    from .engines import boost
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     step = args.step
     if step != "adaptive":
         if not step.startswith("fixed:"):
             raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}")
         step = step[len("fixed:"):]
-    result = boost(case.distribution, case.utilities, method=args.method, epsilon=args.epsilon,
-                   max_updates=args.max_updates, step=step, select=args.select, digits=args.digits,
-                   arithmetic=args.arithmetic, max_passes=args.max_passes)
+    precision = {} if args.engine == "fast" else {"digits": args.digits, "arithmetic": args.arithmetic}
+    result = boost(case.distribution, case.utilities, engine=args.engine, method=args.method, epsilon=args.epsilon,
+                   max_updates=args.max_updates, step=step, select=args.select, max_passes=args.max_passes,
+                   **precision)
     if args.json:
         sys.stdout.write(dumps(result.to_json()))
         return 0
@@ -255,6 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="working precision in significant digits (default 30)")
     b.add_argument("--arithmetic", choices=["certified", "float"], default="certified",
                    help="certified: every decision proved at two precisions (default); float: uncertified, faster")
+    b.add_argument("--engine", choices=["exact", "fast"], default="exact",
+                   help="exact: the certified engine (default); fast: the float64 backend (same driver and output "
+                        "format; --digits and --arithmetic do not apply)")
     b.add_argument("--top", type=int, default=20, metavar="N", help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
     g = _command(sub, "vectors", "golden vectors: export cases, check another implementation's answers",

@@ -233,3 +233,19 @@ def test_a_closed_or_full_stdout_and_an_interrupt_end_with_one_line(monkeypatch,
     monkeypatch.setattr(cli, "_cmd_audit", interrupted)
     assert main(["audit", str(D1)]) == 130
     assert capsys.readouterr().err == "huc: interrupted\n"
+
+
+def test_boost_engine_fast_runs_the_same_driver(capsys):
+    """#12: `huc boost --engine fast` is the float64 backend under the certified engine's driver:
+    the same huc-boost/1 document (valid against its schema), the same decisions here."""
+    import jsonschema
+
+    from huc_ref.formats import boost_schema
+    case = str(ROOT / "examples" / "cases" / "four_leaf_cancellation.json")
+    docs = {}
+    for engine in ("exact", "fast"):
+        assert main(["boost", case, "--json", "--engine", engine, "--epsilon", "1/10"]) == 0
+        docs[engine] = json.loads(capsys.readouterr().out)
+        assert not list(jsonschema.Draft202012Validator(boost_schema()).iter_errors(docs[engine]))
+    assert [u["node"] for u in docs["exact"]["updates"]] == [u["node"] for u in docs["fast"]["updates"]]
+    assert docs["fast"]["arithmetic"] == "float (fast path)" and docs["fast"]["digits"] is None
