@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from huc_ref import FiniteDistribution, LabelTree, audit, boost, fast
+from huc_ref import FiniteDistribution, Interval, LabelTree, audit, boost, fast, interval_moment
 from huc_ref.recalibration import KAPPA_INIT, fit_recalibrator
 from huc_ref.replay import prefix_predictions, select_prefix
 
@@ -119,18 +119,42 @@ class Experiment:
         exact = audit(self.distribution(r["P"], y, groups), self.utilities)
         return float(exact.uc.sup) - r["uc"], float(exact.huc.sup) - r["huc"]
 
+    def cancellation(self, P, y, groups) -> dict:
+        """How much of the node-level error UC sees, at the HUC witness ``(c, u, I, v)``: on that
+        interval the UC moment is the sum of the node moments (Thm 3.1: ``M = sum_v Gamma_v``,
+        exactly), so ``1 - |M| / sum_v |Gamma_v|`` is 0 when every node's error there has the
+        sign of the total (UC-Boost's leaf-wide step then moves every level the right way at
+        once) and 1 when the node errors cancel (D.1: UC = 0 while HUC > 0; what HUC-Boost
+        corrects and UC-Boost cannot see).  Also at the UC witness.  Moments are computed
+        exactly (``interval_moment``) on the fast witnesses' intervals, widened by 1e-12."""
+        dist = self.distribution(P, y, groups)
+        res = audit(dist, self.utilities, engine="fast")
+        pad = Fraction(1, 10**12)
+        out = {}
+        for which, w in (("huc", res.huc), ("uc", res.uc)):
+            u = self.utilities[w.utility]
+            interval = Interval.closed(Fraction(w.interval[0]) - pad, Fraction(w.interval[1]) + pad)
+            M = interval_moment(dist, u, w.subgroup, interval)
+            total = sum(abs(interval_moment(dist, u, w.subgroup, interval, v)) for v in u.relevant_nodes)
+            out[which] = float(1 - abs(M) / total) if total else 0.0
+        return out
+
     def run(self, P, y, groups, methods=METHODS, utilities=None) -> dict:
         """Every method in ``methods`` on one predictor's smoothed predictions ``P[part]``
         (parts ``cal``, ``val``, ``test``): test metrics and the updates kept."""
-        utilities = utilities or self.utilities
+        utilities = self.utilities if utilities is None else utilities
         D = {part: self.distribution(P[part], y[part], groups[part]) for part in PARTS}
         out = {}
         for m in methods:
             if m == "Baseline":
                 out[m] = {**self.evaluate(P["test"], y["test"], groups["test"], utilities), "updates": 0}
+                if utilities is self.utilities:  # where the base predictor's UC error sits on the tree (README)
+                    out[m]["cancellation"] = self.cancellation(P["test"], y["test"], groups["test"])["uc"]
             elif m in BOOSTED:
                 Pt, kept, _ = self.boosted(D, *BOOSTED[m], utilities)
                 out[m] = {**self.evaluate(Pt, y["test"], groups["test"], utilities), "updates": kept}
+                if utilities is self.utilities and m in ("UC-B", "HUC-B"):  # what each leaves behind (README)
+                    out[m]["cancellation"] = self.cancellation(Pt, y["test"], groups["test"])["huc"]
         for label, kind in SCALINGS.items():
             if label not in methods and f"{label} -> HUC" not in methods:
                 continue
@@ -162,3 +186,13 @@ def table(rows: dict, methods=METHODS, digits=3) -> str:
                      f"{cell((x['uc'] for x in r), digits)} | {cell((x['huc'] for x in r), digits)} | "
                      f"{cell((x['updates'] for x in r), 1)} |")
     return "\n".join(lines)
+
+
+def cancellation_line(rows: dict) -> str:
+    """The cancellation index (:meth:`Experiment.cancellation`) of the base predictor at its test
+    UC witness, and at the test HUC witness that UC-Boost and HUC-Boost leave, mean ± sd."""
+    where = {"Baseline": "Baseline at the UC witness", "UC-B": "UC-B at the HUC witness",
+             "HUC-B": "HUC-B at the HUC witness"}
+    parts = [f"{where[m]} {cell((r['cancellation'] for r in rows[m]), 3)}" for m in where
+             if rows.get(m) and "cancellation" in rows[m][0]]
+    return "cancellation index (0: the node errors share a sign; 1: they cancel in UC): " + "; ".join(parts)

@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.protocol import METHODS, Experiment, predictors, table  # noqa: E402
+from examples.protocol import METHODS, Experiment, cancellation_line, predictors, table  # noqa: E402
 from huc_ref import BinaryDecision, LabelTree, Top1AtDepth  # noqa: E402
 
 TREE = LabelTree.from_nested({"digit": {
@@ -77,10 +77,11 @@ def main(argv=None):
             _, labels, results = experiment.fit_and_run(make, X, y, train, parts, groups, rows, by_predictor[name])
             if not reaudited:  # the exact engine re-audits a sample of the fast path's results
                 reaudited.append(experiment.reaudit(results["Temp. -> HUC"], labels["test"], groups["test"]))
-    pooled = table(rows)
+    pooled = table(rows) + "\n\n" + cancellation_line(rows)
     print(f"load_digits, {len(by_predictor)} predictors x {n_splits} splits; test data, mean ± sd")
     print(pooled)
-    per_predictor = "\n\n".join(f"**{name}**\n\n{table(r)}" for name, r in by_predictor.items())
+    per_predictor = "\n\n".join(f"**{name}**\n\n{table(r)}\n\n{cancellation_line(r)}"
+                                  for name, r in by_predictor.items())
     print(per_predictor)
     print(f"exact re-audit of a sample (Temp. -> HUC, first split): UC and HUC differ from the fast path by "
           f"{max(abs(a) for pair in reaudited for a in pair):.1e}")

@@ -58,7 +58,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.protocol import BOOSTED, METHODS, Experiment, cell, predictors, table  # noqa: E402
+from examples.protocol import BOOSTED, METHODS, Experiment, cancellation_line, cell, predictors, table  # noqa: E402
 from huc_ref import BinaryDecision, LabelTree  # noqa: E402
 from huc_ref.errors import HUCError  # noqa: E402
 
@@ -232,7 +232,7 @@ def main(argv=None):
 def render(rows, by_predictor, by_class, n_splits) -> str:
     """Ours beside the paper's: Table 7 (pooled), Tables 8-9 (HUC by predictor), Table 10."""
     lines = [f"SUPPORT2, {len(by_predictor)} predictors x {n_splits} splits; test data, mean ± sd", "",
-             "Ours (pooled):", "", table(rows, digits=4), "",
+             "Ours (pooled):", "", table(rows, digits=4), "", cancellation_line(rows), "",
              "Against Table 7 (pooled means; ours / paper's):", "",
              "| Method | Acc. | AUC | UC | HUC | Updates |", "|---|---|---|---|---|---|"]
     for m in METHODS:
