@@ -132,6 +132,9 @@ class Experiment:
         pad = Fraction(1, 10**12)
         out = {}
         for which, w in (("huc", res.huc), ("uc", res.uc)):
+            if w.interval is None:  # no violation at all: nothing to locate
+                out[which] = 0.0
+                continue
             u = self.utilities[w.utility]
             interval = Interval.closed(Fraction(w.interval[0]) - pad, Fraction(w.interval[1]) + pad)
             M = interval_moment(dist, u, w.subgroup, interval)

@@ -164,3 +164,18 @@ def test_support2_quick(tmp_path):
     report = (tmp_path / "support2_quick.md").read_text()
     assert "Against Table 7" in report and "Tables 8 and 9" in report and "Table 10" in report
     assert (tmp_path / "support2_quick.png").stat().st_size > 10_000
+
+
+def test_cancellation_index_on_appendix_d1():
+    """D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3, the law (1/4, 0, 3/8, 3/8)):
+    at the HUC witness (the root, [1/2, 1/2]) M = 0 while Gamma_v0 = 1/4 and Gamma_vL = -1/4, so
+    the index is 1 - 0 / (1/4 + 1/4) = 1; UC = 0 has no witness (index 0)."""
+    import numpy as np
+
+    from examples.protocol import Experiment
+    from huc_ref import LabelTree, Table
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    y = np.array([0, 0, 2, 2, 2, 3, 3, 3])
+    P = np.full((8, 4), 0.25)
+    index = Experiment(t, {"u": Table(t, [-1, 1, 1, 1])}).cancellation(P, y, {"all": np.ones(8, dtype=int)})
+    assert index == {"huc": 1.0, "uc": 0.0}
