@@ -12,6 +12,7 @@ from ..distribution import FiniteDistribution
 from ..driver import Update, drive
 from ..errors import HUCError
 from ..results import BoostResult
+from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options
 from .audit import dense_rows, result_rows
@@ -19,7 +20,7 @@ from .numbers import TOLERANCES, floats, logsumexp, ratio, rounding_bound, softm
 from .tree import FastTree
 from .utilities import score_error, utility_values
 
-__all__ = ["FloatBackend", "boost", "replay"]
+__all__ = ["FloatBackend", "boost", "replay", "apply_rules"]
 
 
 class FloatBackend:
@@ -200,13 +201,33 @@ def replay(result: BoostResult, dist: FiniteDistribution, utilities: Mapping[str
     >>> last[0], bool(np.allclose(last[1], r.predictions))
     (13, True)
     """
-    tree, method = dist.tree, result.method
-    ft = FastTree(tree)
     P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
     C = floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
+    yield from apply_rules(result.method, result.steps, dist.tree, utilities, P, C)
+
+
+def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Utility], P: np.ndarray,
+                C: np.ndarray):
+    """A run's rules applied to predictions ``P`` (float64, ``n x K``, label order) with
+    subgroup values ``C`` (``n x |C|``), labelled or not: yields ``(t, P)`` after 0, 1, ... rules.
+
+    Each rule ``(subgroup index, utility, node id, lo, hi, alpha)`` moves the rows of subgroup
+    ``c`` whose score ``mu_u(p)`` lies in ``[lo, hi]`` (within the scores' rounding bounds) by
+    ``alpha h(x)``: HUC-Boost's ``h = c Delta_{u,v}`` at node ``v`` (Algorithm 1), UC-Boost's
+    ``h = c (u - mu_u)`` on the leaves, each at the row's own current prediction.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> [(k, P.round(6).tolist()) for k, P in apply_rules("huc", [(0, "u", 0, 0.25, 0.75, 1.0)], t,
+    ...                                                   {"u": Table(t, [0, 1])}, np.array([[0.5, 0.5]]),
+    ...                                                   np.ones((1, 1)))]  # h = (-1/2, 1/2): 1 / (1 + e)
+    [(0, [[0.5, 0.5]]), (1, [[0.268941, 0.731059]])]
+    """
+    ft = FastTree(tree)
+    P = np.asarray(P, dtype=float)
     yield 0, P
     rel = rounding_bound(ft.K)
-    for t, (k, name, a, lo, hi, alpha) in enumerate(result.steps, start=1):
+    for t, (k, name, a, lo, hi, alpha) in enumerate(steps, start=1):
         lo, hi, alpha = float(lo), float(hi), float(alpha)
         u = utilities[name]
         masses = ft.subtree_sums(P)

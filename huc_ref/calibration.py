@@ -1,0 +1,350 @@
+"""Recalibration estimators in scikit-learn's shape: fit on calibration data, apply to new
+predictions, save and load (Sec. 5.2, H.2, H.6, K.1).
+
+* :class:`TemperatureScaling`, :class:`VectorScaling`, :class:`DirichletScaling`: Table 3's
+  whole-distribution maps, fitted by :func:`huc_ref.recalibration.fit_scaling`.
+* :class:`HUCBoost`: HUC-Boost (or UC-Boost, ``method="uc"``) on calibration data, the update
+  prefix chosen on validation data as K.1 does ("Validation selects the returned update
+  prefix"), stored as rules (subgroup, utility, node, interval, step) that apply to any
+  predictions, labelled or not; ``initial=`` a scaling estimator gives the two-stage methods
+  (``Temp. -> HUC`` etc., H.2).
+
+Each has ``fit(y_prob, y_true, ...)`` returning ``self``, ``predict_proba(y_prob, ...)``, and
+``get_params`` / ``set_params`` (so scikit-learn's ``clone`` works).  Predictions enter with
+K.1's ``kappa_init`` smoothing, so exact zeros (a decision tree's) are fine.  The columns of
+``y_prob`` are the tree's labels in the tree's label order; ``labels=`` states the columns'
+order and is checked (a misaligned order is an error naming both orders, never a silent
+permutation).  :meth:`HUCBoost.to_json` writes the ``huc-model/1`` document; loading it and
+predicting gives the same floats bit for bit.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from .distribution import FiniteDistribution
+from .engines import boost
+from .errors import HUCError
+from .fast.audit import label_ids
+from .fast.boost import apply_rules
+from .fast.numbers import entries
+from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
+from .replay import select_prefix
+from .tree import LabelTree
+from .utilities import utility_from_json
+
+__all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model"]
+
+MODEL_FORMAT = "huc-model/1"
+
+
+class _Estimator:
+    """``get_params`` / ``set_params`` from the constructor's signature (scikit-learn's convention:
+    every constructor argument is stored under its own name, and fitted state ends in ``_``)."""
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's arguments (scikit-learn's ``get_params``)."""
+        return {name: getattr(self, name) for name in inspect.signature(type(self).__init__).parameters
+                if name != "self"}
+
+    def set_params(self, **params):
+        """Set constructor arguments (scikit-learn's ``set_params``); returns ``self``."""
+        valid = self.get_params()
+        for name, value in params.items():
+            if name not in valid:
+                raise HUCError(f"set_params: {type(self).__name__} has no parameter {name!r} "
+                               f"(it has {', '.join(valid)})")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    def _fitted(self, attribute):
+        if not hasattr(self, attribute):
+            raise HUCError(f"{type(self).__name__}: not fitted yet; call fit(y_prob, y_true) first")
+        return getattr(self, attribute)
+
+
+def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -> np.ndarray:
+    """``y_prob`` as finite nonnegative rows (``K`` columns), with K.1's ``kappa_init``
+    smoothing ``(1 - kappa) p + kappa / K`` after dividing each row by its sum."""
+    try:
+        P = np.asarray(y_prob, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise HUCError(f"{where}: expected an n x K array of probabilities ({err})") from None
+    if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
+        raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}")
+    sums = P.sum(axis=1) if np.isfinite(P).all() else np.full(len(P), np.nan)
+    bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0))
+    if bad.any():
+        raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum")
+    return (1 - kappa) * (P / sums[:, None]) + kappa / P.shape[1]
+
+
+def _labels(tree: LabelTree, labels) -> None:
+    """Check that the columns' order ``labels`` (names, or scikit-learn's ``classes_``) is the
+    tree's label order."""
+    if labels is None:
+        return
+    given = [str(x) for x in labels]
+    if given != list(tree.labels):
+        raise HUCError(f"labels: the columns of y_prob are labelled {given}, but the tree's label order is "
+                       f"{list(tree.labels)}; build the tree with labels= in the columns' order "
+                       "(LabelTree.from_paths(..., labels=...)) or reorder the columns")
+
+
+def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
+    """Subgroup names and an ``n x |C|`` array of values in [-1, 1]; the whole population
+    ("all") is always included (K.3: "The whole-population indicator is always included")."""
+    groups = {} if subgroups is None else dict(subgroups)
+    if "all" not in groups:
+        groups = {"all": np.ones(n), **groups}
+    if names is not None:
+        missing = [g for g in names if g not in groups]
+        if missing:
+            raise HUCError(f"subgroups: the model was fitted with subgroup {missing[0]!r}; give its values "
+                           f"(subgroups={{{missing[0]!r}: ...}})")
+        groups = {g: groups[g] for g in names}
+    C = np.empty((n, len(groups)))
+    for k, (name, values) in enumerate(groups.items()):
+        C[:, k] = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1)
+    return list(groups), C
+
+
+def _sample(tree, P, y, names, C, sample_weight) -> FiniteDistribution:
+    """Sample atoms with the floats' exact binary values, each row renormalised exactly."""
+    rows = []
+    for row in P:
+        p = [Fraction(float(x)) for x in row]
+        total = sum(p)
+        rows.append([x / total for x in p])
+    weights = None if sample_weight is None else [Fraction(float(w)) for w in
+                                                  entries(sample_weight, len(P), "sample_weight",
+                                                          "a finite nonnegative number", lambda v: v >= 0)]
+    return FiniteDistribution.from_sample(tree, [int(v) for v in y], rows, sample_weight=weights,
+                                          subgroups={g: [Fraction(float(x)) for x in C[:, k]]
+                                                     for k, g in enumerate(names)})
+
+
+class _Scaling(_Estimator):
+    """Temperature, vector or Dirichlet scaling as an estimator (Table 3, H.6)."""
+
+    kind = ""
+
+    def __init__(self, *, l2: float = 1e-4, kappa: float = KAPPA_INIT, l2_grid=L2_GRID):
+        self.l2, self.kappa, self.l2_grid = l2, kappa, l2_grid
+
+    def fit(self, y_prob, y_true, *, sample_weight=None, validation=None):
+        """Fit on calibration predictions and labels (column indices ``0 .. K-1``); with
+        ``validation=(y_prob_val, y_true_val)`` the regularisation is chosen there (K.1)."""
+        P = np.asarray(y_prob, dtype=float)
+        K = P.shape[1] if P.ndim == 2 else None
+        Y = self._one_hot(y_true, len(P), K)
+        val = None
+        if validation is not None:
+            Pv, yv = validation[0], validation[1]
+            val = (np.asarray(Pv, dtype=float), self._one_hot(yv, len(Pv), K))
+        self.recalibrator_ = fit_scaling(P, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
+                                         validation=val, l2_grid=self.l2_grid)
+        return self
+
+    @staticmethod
+    def _one_hot(y, n, K):
+        ids = np.asarray(y)
+        if ids.shape != (n,) or ids.dtype.kind not in "iu" or K is None or (ids < 0).any() or (ids >= K).any():
+            raise HUCError(f"y_true: expected {n} class indices from 0 to {'K - 1' if K is None else K - 1}")
+        return np.eye(K)[ids]
+
+    def predict_proba(self, y_prob) -> np.ndarray:
+        """The recalibrated predictions, every entry positive, rows summing to 1."""
+        return self._fitted("recalibrator_")(y_prob)
+
+
+class TemperatureScaling(_Scaling):
+    """``softmax(log p / T)`` (Table 3), ``T`` from a bounded scalar search (H.6, K.1).
+
+    >>> P = np.array([[0.9, 0.1]] * 4)
+    >>> m = TemperatureScaling(l2=0.0).fit(P, [0, 0, 1, 0])
+    >>> round(float(m.predict_proba(P)[0, 0]), 6)  # the empirical frequency 3/4
+    0.75
+    """
+
+    kind = "temperature"
+
+
+class VectorScaling(_Scaling):
+    """``softmax(a * log p + b)`` (Table 3), fitted by L-BFGS-B (H.6, K.1).
+
+    >>> P = np.array([[0.9, 0.1]] * 4)
+    >>> m = VectorScaling(l2=0.0).fit(P, [0, 0, 1, 0])
+    >>> round(float(m.predict_proba(P)[0, 0]), 4)
+    0.75
+    """
+
+    kind = "vector"
+
+
+class DirichletScaling(_Scaling):
+    """``softmax(W log p + b)`` (Table 3; Kull et al., 2019), fitted by L-BFGS-B (H.6, K.1).
+
+    >>> P = np.array([[0.9, 0.1]] * 4)
+    >>> m = DirichletScaling(l2=0.0).fit(P, [0, 0, 1, 0])
+    >>> round(float(m.predict_proba(P)[0, 0]), 4)
+    0.75
+    """
+
+    kind = "dirichlet"
+
+
+SCALINGS = {cls.kind: cls for cls in (TemperatureScaling, VectorScaling, DirichletScaling)}
+
+
+class HUCBoost(_Estimator):
+    """HUC-Boost (Algorithm 1/3; ``method="uc"``: UC-Boost) as a recalibrator (Sec. 5.2, K.1).
+
+    ``fit`` boosts on the calibration predictions with K.1's settings by default (violations
+    above ``epsilon = 0.001`` corrected; ``select="passes"``, at most ``max_passes = 100`` passes
+    over the branching nodes; UC-Boost at most 100 updates), keeps the update prefix with the
+    smallest validation HUC (UC for UC-Boost) when ``validation=(y_prob, y_true[, subgroups])``
+    is given, and stores the kept updates as rules in :attr:`rules_`.  ``predict_proba`` applies
+    them to new predictions (the subgroups by name, as at fit).  ``initial``: a scaling estimator
+    fitted first on the same calibration data (the two-stage methods of H.2).
+
+    App. D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3): boosting removes HUC.
+
+    >>> from huc_ref import LabelTree, Table, fast
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> us = {"u": Table(t, [-1, 1, 1, 1])}
+    >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]
+    >>> fast.audit(y, P, t, us).huc.sup  # D.1's HUC
+    0.25
+    >>> model = HUCBoost(t, us, epsilon="1/100").fit(P, y)
+    >>> model.stopped_, fast.audit(y, model.predict_proba(P), t, us).huc.sup <= 0.01
+    ('tolerance', True)
+    >>> bool(np.allclose(model.predict_proba(P), model.run_.predictions))  # the rules replay the run
+    True
+    """
+
+    def __init__(self, tree: LabelTree, utilities: dict, *, method: str = "huc", epsilon="0.001",
+                 select: str = "passes", step="adaptive", max_updates: int | None = None, max_passes: int = 100,
+                 engine: str = "fast", initial=None, kappa: float = KAPPA_INIT, labels=None):
+        self.tree, self.utilities, self.method, self.epsilon = tree, utilities, method, epsilon
+        self.select, self.step, self.max_updates, self.max_passes = select, step, max_updates, max_passes
+        self.engine, self.initial, self.kappa, self.labels = engine, initial, kappa, labels
+
+    def _inputs(self, y_prob, where="y_prob"):
+        if not isinstance(self.tree, LabelTree):
+            raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}")
+        _labels(self.tree, self.labels)
+        return _probabilities(y_prob, self.tree.K, self.kappa, where)
+
+    def fit(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None):
+        """Boost on calibration data; ``validation=(y_prob, y_true[, subgroups])`` picks the prefix."""
+        P = self._inputs(y_prob)
+        y = label_ids(y_true, self.tree, len(P))
+        if self.initial is not None:
+            val = None if validation is None else (self._inputs(validation[0], "validation[0]"),
+                                                    label_ids(validation[1], self.tree, len(validation[0])))
+            self.initial_ = type(self.initial)(**self.initial.get_params()).fit(P, y, validation=val)
+            P = self.initial_.predict_proba(P)
+        names, C = _subgroup_values(subgroups, len(P))
+        dist = _sample(self.tree, P, y, names, C, sample_weight)
+        cap = self.max_updates if self.max_updates is not None else (
+            100 if self.method == "uc" else self.max_passes * max(1, len(self.tree.branching_nodes)))
+        run = boost(dist, self.utilities, engine=self.engine, method=self.method, epsilon=self.epsilon,
+                    step=self.step, select=self.select if self.method == "huc" else "greedy", max_updates=cap,
+                    max_passes=self.max_passes)
+        keep, errors = len(run.steps), None
+        if validation is not None:
+            Pv = self._inputs(validation[0], "validation[0]")
+            if self.initial is not None:
+                Pv = self.initial_.predict_proba(Pv)
+            yv = label_ids(validation[1], self.tree, len(Pv))
+            _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names)
+            keep, errors = select_prefix(run, _sample(self.tree, Pv, yv, names, Cv, None), self.utilities)
+        self.subgroups_, self.run_, self.validation_errors_ = names, run, errors
+        self.rules_ = [(k, u, a, float(lo), float(hi), float(alpha)) for k, u, a, lo, hi, alpha in run.steps[:keep]]
+        self.n_updates_, self.stopped_ = keep, run.stopped
+        return self
+
+    def predict_proba(self, y_prob, *, subgroups=None) -> np.ndarray:
+        """The recalibrated predictions of new data (labels not needed): the kept rules applied
+        in order (:func:`huc_ref.fast.boost.apply_rules`)."""
+        rules = self._fitted("rules_")
+        P = self._inputs(y_prob)
+        if self.initial is not None:
+            P = self.initial_.predict_proba(P)
+        _, C = _subgroup_values(subgroups, len(P), self.subgroups_)
+        *_, (_, out) = apply_rules(self.method, rules, self.tree, self.utilities, P, C)
+        return out
+
+    # ------------------------------------------------------------------ huc-model/1
+    def to_json(self) -> dict:
+        """The ``huc-model/1`` document: the tree, the utilities, the options, the initial map's
+        parameters, the rules (floats written exactly: JSON numbers round-trip float64) and the
+        provenance; :func:`load_model` reads it back."""
+        from . import __version__
+        rules = self._fitted("rules_")
+        initial = None
+        if self.initial is not None:
+            r = self.initial_.recalibrator_
+            initial = {"kind": r.kind, "W": r.W.tolist(), "b": r.b.tolist(), "kappa": r.kappa}
+        return {"format": MODEL_FORMAT, "tree": self.tree.to_json(), "labels": list(self.tree.labels),
+                "utilities": {name: u.to_json() for name, u in self.utilities.items()},
+                "subgroups": list(self.subgroups_), "method": self.method, "kappa": self.kappa,
+                "options": {"epsilon": str(self.epsilon), "select": self.select, "step": str(self.step),
+                            "max_updates": self.max_updates, "max_passes": self.max_passes, "engine": self.engine},
+                "initial": initial,
+                "rules": [{"subgroup": self.subgroups_[k], "utility": u,
+                           "node": None if a is None else self.tree.nodes[a], "interval": [lo, hi], "alpha": alpha}
+                          for k, u, a, lo, hi, alpha in rules],
+                "provenance": {"huc_ref": __version__, "updates_run": len(self.run_.steps),
+                               "updates_kept": self.n_updates_, "stopped": self.stopped_}}
+
+    def save(self, path) -> Path:
+        """Write :meth:`to_json` to ``path``."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        return path
+
+
+def load_model(source) -> HUCBoost:
+    """A fitted :class:`HUCBoost` from a ``huc-model/1`` document (a dict, or a path to one).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> m = HUCBoost(t, {"u": Table(t, [0, 1])}, epsilon="1/100").fit([[0.5, 0.5]] * 4, [0, 1, 1, 1])
+    >>> again = load_model(m.to_json())
+    >>> bool(np.array_equal(again.predict_proba([[0.3, 0.7]]), m.predict_proba([[0.3, 0.7]])))
+    True
+    """
+    doc = source if isinstance(source, dict) else json.loads(Path(source).read_text())
+    if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
+        raise HUCError(f"format: expected {MODEL_FORMAT!r}")
+    tree_doc = doc["tree"]
+    tree = LabelTree(tree_doc["root"], tree_doc.get("children", {}), doc["labels"])
+    utilities = {name: utility_from_json(tree, spec, f"utilities.{name}") for name, spec in doc["utilities"].items()}
+    options = doc["options"]
+    initial = None
+    if doc.get("initial"):
+        spec = doc["initial"]
+        initial = SCALINGS[spec["kind"]](kappa=spec["kappa"])
+        initial.recalibrator_ = Recalibrator(spec["kind"], np.array(spec["W"], dtype=float),
+                                             np.array(spec["b"], dtype=float), float(spec["kappa"]))
+    model = HUCBoost(tree, utilities, method=doc["method"], epsilon=options["epsilon"], select=options["select"],
+                     step=options["step"], max_updates=options["max_updates"], max_passes=options["max_passes"],
+                     engine=options["engine"], initial=initial, kappa=float(doc["kappa"]))
+    model.initial_ = initial
+    names = list(doc["subgroups"])
+    model.subgroups_ = names
+    model.rules_ = [(names.index(r["subgroup"]), r["utility"], None if r["node"] is None else tree.id(r["node"]),
+                     float(r["interval"][0]), float(r["interval"][1]), float(r["alpha"])) for r in doc["rules"]]
+    prov = doc.get("provenance", {})
+    model.n_updates_, model.stopped_ = len(model.rules_), prov.get("stopped")
+    return model

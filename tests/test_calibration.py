@@ -1,0 +1,118 @@
+"""The estimators (huc_ref.calibration): fit on calibration data, choose the prefix on validation
+(K.1), apply to new unlabelled predictions, save and load bit for bit, labels never misaligned."""
+
+import numpy as np
+import pytest
+
+from huc_ref import BinaryDecision, HUCError, LabelTree, Top1AtDepth, fast
+from huc_ref.calibration import DirichletScaling, HUCBoost, TemperatureScaling, VectorScaling, load_model
+from huc_ref.recalibration import fit_scaling
+
+TREE = LabelTree.from_nested({"digit": {
+    "round": {"closed_loops": ["d0", "d8"], "one_loop": ["d6", "d9"], "open_curves": ["d2", "d3", "d5"]},
+    "straight": {"strokes": ["d1", "d7"], "d4": None}}}, labels=[f"d{k}" for k in range(10)])
+UTILITIES = {"top1@1": Top1AtDepth(TREE, 1), "top1@2": Top1AtDepth(TREE, 2),
+             "review": BinaryDecision(TREE, ["d1", "d7"], list(TREE.labels), "1/4")}
+
+
+@pytest.fixture(scope="module")
+def digits():
+    """Gaussian naive Bayes on load_digits (the overconfident predictor), split as real_data.py's split 0."""
+    pytest.importorskip("sklearn")
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    from sklearn.naive_bayes import GaussianNB
+    X, y = load_digits(return_X_y=True)
+    idx = np.arange(len(y))
+    train, rest = train_test_split(idx, test_size=0.6, stratify=y, random_state=0)
+    cal, rest = train_test_split(rest, test_size=2 / 3, stratify=y[rest], random_state=0)
+    val, test = train_test_split(rest, test_size=0.5, stratify=y[rest], random_state=0)
+    model = GaussianNB().fit(X[train], y[train])
+    ink = X.mean(axis=1) > np.median(X[train].mean(axis=1))
+    return {part: (model.predict_proba(X[ids]), y[ids], {"dark": ink[ids].astype(int)})
+            for part, ids in (("cal", cal), ("val", val), ("test", test))}
+
+
+@pytest.fixture(scope="module")
+def fitted(digits):
+    P, y, g = digits["cal"]
+    model = HUCBoost(TREE, UTILITIES, max_passes=10, labels=[f"d{k}" for k in range(10)])
+    return model.fit(P, y, subgroups=g, validation=digits["val"])
+
+
+def test_fit_then_predict_on_new_unlabelled_data(digits, fitted):
+    P, y, g = digits["test"]
+    Q = fitted.predict_proba(P, subgroups=g)
+    assert Q.shape == P.shape and (Q > 0).all() and np.allclose(Q.sum(axis=1), 1)
+    # K.1: the kept prefix is the first minimum of the validation HUC over the run's prefixes
+    errors = fitted.validation_errors_
+    assert len(errors) == len(fitted.run_.steps) + 1 and fitted.n_updates_ == int(np.argmin(errors))
+    assert len(fitted.rules_) == fitted.n_updates_ <= len(fitted.run_.steps)
+    # the chosen prefix's validation HUC, recomputed from the model's own predictions
+    Pv, yv, gv = digits["val"]
+    again = fast.audit(yv, fitted.predict_proba(Pv, subgroups=gv), TREE, UTILITIES,
+                       subgroups={"all": np.ones(len(yv)), **gv}).huc.sup
+    assert again == pytest.approx(errors[fitted.n_updates_], abs=1e-9)
+
+
+def test_all_rules_on_the_calibration_data_reproduce_the_run(digits):
+    P, y, g = digits["cal"]
+    model = HUCBoost(TREE, UTILITIES, max_passes=3).fit(P, y, subgroups=g)  # no validation: every update kept
+    assert model.n_updates_ == len(model.run_.steps) > 0
+    assert np.allclose(model.predict_proba(P, subgroups=g), np.array(model.run_.predictions), atol=1e-12)
+
+
+@pytest.mark.parametrize("initial", [None, TemperatureScaling(), DirichletScaling(l2=1e-2)])
+def test_a_saved_model_predicts_bit_for_bit(digits, tmp_path, initial):
+    P, y, g = digits["cal"]
+    model = HUCBoost(TREE, UTILITIES, max_passes=3, initial=initial).fit(P, y, subgroups=g,
+                                                                          validation=digits["val"])
+    loaded = load_model(model.save(tmp_path / "model.json"))
+    Pt, _, gt = digits["test"]
+    assert np.array_equal(loaded.predict_proba(Pt, subgroups=gt), model.predict_proba(Pt, subgroups=gt))
+    doc = model.to_json()
+    assert doc["format"] == "huc-model/1" and len(doc["rules"]) == model.n_updates_
+    assert (doc["initial"] is None) == (initial is None)
+
+
+def test_a_misaligned_label_order_raises_naming_both_orders(digits):
+    P, y, _ = digits["cal"]
+    shuffled = [f"d{k}" for k in (1, 0, 2, 3, 4, 5, 6, 7, 8, 9)]
+    with pytest.raises(HUCError) as err:
+        HUCBoost(TREE, UTILITIES, labels=shuffled).fit(P, y)
+    assert str(err.value).startswith(f"labels: the columns of y_prob are labelled {shuffled}, but the tree's "
+                                     f"label order is {list(TREE.labels)}")
+    with pytest.raises(HUCError, match="expected an n x 10 array of probabilities, got shape"):
+        HUCBoost(TREE, UTILITIES).fit(P[:, :9], y)
+
+
+def test_subgroups_are_given_by_name_at_predict_time(fitted, digits):
+    P, _, _ = digits["test"]
+    with pytest.raises(HUCError, match="^subgroups: the model was fitted with subgroup 'dark'; give its values"):
+        fitted.predict_proba(P)
+
+
+def test_not_fitted_and_bad_parameters():
+    with pytest.raises(HUCError, match="^HUCBoost: not fitted yet; call fit"):
+        HUCBoost(TREE, UTILITIES).predict_proba(np.full((1, 10), 0.1))
+    with pytest.raises(HUCError, match="^set_params: HUCBoost has no parameter 'epsilonn'"):
+        HUCBoost(TREE, UTILITIES).set_params(epsilonn="0.01")
+
+
+def test_scikit_learn_clone_and_params():
+    sklearn_base = pytest.importorskip("sklearn.base")
+    model = HUCBoost(TREE, UTILITIES, epsilon="0.01", initial=VectorScaling())
+    copy = sklearn_base.clone(model)
+    assert copy is not model and copy.get_params()["epsilon"] == "0.01"
+    assert copy.set_params(method="uc").method == "uc"
+    assert sklearn_base.clone(TemperatureScaling(l2=0.5)).l2 == 0.5
+
+
+@pytest.mark.parametrize("cls, kind", [(TemperatureScaling, "temperature"), (VectorScaling, "vector"),
+                                       (DirichletScaling, "dirichlet")])
+def test_the_scaling_estimators_are_fit_scaling(digits, cls, kind):
+    P, y, _ = digits["cal"]
+    Pv, yv, _ = digits["val"]
+    model = cls().fit(P, y, validation=(Pv, yv))
+    ref = fit_scaling(P, np.eye(10)[y], None, kind, validation=(Pv, np.eye(10)[yv]))
+    assert np.array_equal(model.predict_proba(digits["test"][0]), ref(digits["test"][0]))
