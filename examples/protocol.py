@@ -76,13 +76,7 @@ class Experiment:
 
     def distribution(self, P, y, groups) -> FiniteDistribution:
         """Sample atoms with exact predictions (floats read exactly, renormalised exactly)."""
-        rows = []
-        for row in P:
-            p = [Fraction(float(x)) for x in row]
-            total = sum(p)
-            rows.append([x / total for x in p])
-        return FiniteDistribution.from_sample(self.tree, [int(v) for v in y], rows,
-                                              subgroups={k: [int(v) for v in g] for k, g in groups.items()})
+        return FiniteDistribution.from_floats(self.tree, y, P, subgroups=groups)
 
     def evaluate(self, P, y, groups, utilities=None) -> dict:
         """Test accuracy, K.1's AUC, UC and HUC (fast path), and the predictions ``P``."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -119,17 +118,10 @@ def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
 
 def _sample(tree, P, y, names, C, sample_weight) -> FiniteDistribution:
     """Sample atoms with the floats' exact binary values, each row renormalised exactly."""
-    rows = []
-    for row in P:
-        p = [Fraction(float(x)) for x in row]
-        total = sum(p)
-        rows.append([x / total for x in p])
-    weights = None if sample_weight is None else [Fraction(float(w)) for w in
-                                                  entries(sample_weight, len(P), "sample_weight",
-                                                          "a finite nonnegative number", lambda v: v >= 0)]
-    return FiniteDistribution.from_sample(tree, [int(v) for v in y], rows, sample_weight=weights,
-                                          subgroups={g: [Fraction(float(x)) for x in C[:, k]]
-                                                     for k, g in enumerate(names)})
+    if sample_weight is not None:
+        sample_weight = entries(sample_weight, len(P), "sample_weight", "a finite nonnegative number", lambda v: v >= 0)
+    return FiniteDistribution.from_floats(tree, y, P, sample_weight=sample_weight,
+                                          subgroups={g: C[:, k] for k, g in enumerate(names)})
 
 
 class _Scaling(_Estimator):

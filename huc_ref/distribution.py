@@ -234,6 +234,40 @@ class FiniteDistribution:
             atoms.append(atom)
         return cls(tree, atoms, list(groups), renormalize=renormalize, smooth=smooth)
 
+    @classmethod
+    def from_floats(cls, tree: LabelTree, y_true: Sequence, y_prob, *, subgroups: Mapping[str, Sequence] | None = None,
+                    sample_weight=None) -> FiniteDistribution:
+        """An empirical distribution from float arrays (a classifier's ``predict_proba``), for the
+        exact engine: each float is read as its exact binary value (``Fraction(x)``), each row
+        is then divided by its exact sum, and subgroup values and weights are read the same
+        way.  This is the one documented conversion of floats into the exact path (the exact
+        readers otherwise refuse floats, as an exact decimal was probably meant).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution.from_floats(t, [0, 1], [[0.25, 0.75], [0.1, 0.9]])
+        >>> d.atoms[0].p, sum(d.atoms[1].p), d.atoms[1].p[0] == Fraction(0.1) / (Fraction(0.1) + Fraction(0.9))
+        ((Fraction(1, 4), Fraction(3, 4)), Fraction(1, 1), True)
+        """
+        def exact_float(x, where):
+            x = float(x)
+            if x != x or x in (float("inf"), float("-inf")):
+                raise HUCError(f"{where}: {x!r} is not a finite number")
+            return Fraction(x)
+        rows = []
+        for i, row in enumerate(y_prob):
+            p = [exact_float(x, f"y_prob[{i}][{j}]") for j, x in enumerate(row)]
+            total = sum(p)
+            if not total > 0 or any(x < 0 for x in p):
+                raise HUCError(f"y_prob[{i}]: entries must be nonnegative with a positive sum")
+            rows.append([x / total for x in p])
+        groups = None if subgroups is None else {
+            name: [exact_float(v, f"subgroups[{name!r}][{i}]") for i, v in enumerate(values)]
+            for name, values in subgroups.items()}
+        weights = None if sample_weight is None else [exact_float(w, f"sample_weight[{i}]")
+                                                      for i, w in enumerate(sample_weight)]
+        labels = [int(v) if not isinstance(v, str) else v for v in y_true]
+        return cls.from_sample(tree, labels, rows, subgroups=groups, sample_weight=weights)
+
     @property
     def n(self) -> int:
         """The number of atoms."""
