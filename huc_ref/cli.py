@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 from .audit import MAX_EXACT_DIGITS
@@ -33,7 +34,10 @@ SHOWN_DIGITS = 24
 
 
 def _show(x) -> str:
-    """An exact number for a person: ``1/4``, or ``0.0191234...`` when its exact text is long."""
+    """An exact number for a person: ``1/4``, or ``0.0191234...`` when its exact text is long;
+    a float (the fast engine's) as six significant digits."""
+    if isinstance(x, float):
+        return decimal_text(x)
     if max(x.numerator.bit_length(), x.denominator.bit_length()) > 3.33 * SHOWN_DIGITS:
         return f"~{decimal_text(x)}"
     return fraction_text(x)
@@ -53,14 +57,14 @@ def _n(name, width: int = 0) -> str:
 
 def _report(case, result, top: int) -> str:
     lines = [f"case {_n(case.id)}: {printable(case.description)}".rstrip(": "),
-             f"  {printable(repr(case.distribution))}",
+             f"  {printable(case.distribution if isinstance(case.distribution, str) else repr(case.distribution))}",
              f"  utilities: {', '.join(f'{_n(n)} ({u.kind})' for n, u in case.utilities.items())}",
              ""]
     for label, row in (("UC ", result.uc), ("HUC", result.huc)):
         where = ", ".join(f"{k}={_n(v)}" for k, v in (("subgroup", row.subgroup), ("utility", row.utility),
                                                       ("node", row.node)) if v is not None)
         shown = _show(row.sup)
-        approx = "" if shown.startswith("~") else f"  (~{decimal_text(row.sup)})"
+        approx = "" if shown.startswith("~") or isinstance(row.sup, float) else f"  (~{decimal_text(row.sup)})"
         lines.append(f"{label} = {shown}{approx}  at {where or '-'} "
                      f"on {_interval_text(row.interval)}, moment {_show(row.moment)}")
     lines.append("")
@@ -69,7 +73,10 @@ def _report(case, result, top: int) -> str:
     for u, nodes in result.relevant_nodes.items():
         uc_u = max(r.sup for r in result.candidates if r.utility == u and r.node is None)
         huc_u = max((r.sup for r in result.candidates if r.utility == u and r.node is not None), default=0)
-        holds = uc_u <= prop_3_3_bound(huc_u, len(nodes))
+        if isinstance(uc_u, float):  # the fast engine: float64 sums agree with the exact ones to 1e-9
+            holds = uc_u <= float(prop_3_3_bound(Fraction(huc_u), len(nodes))) + 1e-9
+        else:
+            holds = uc_u <= prop_3_3_bound(huc_u, len(nodes))
         lines.append(f"  Prop. 3.3 for {_n(u)}: UC = {_show(uc_u)} <= |V_T(u)| HUC = "
                      f"{len(nodes)} * {_show(huc_u)}: {'holds' if holds else 'FAILS'}")
     rows = sorted((r for r in result.candidates if r.sup > 0), key=lambda r: -r.sup)[:top]
@@ -84,13 +91,65 @@ def _report(case, result, top: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+class _ArrayCase:
+    """What the report prints of a sample given as array files."""
+
+    def __init__(self, name, n, K, utilities):
+        self.id, self.description, self.utilities = name, "", utilities
+        self.distribution = f"sample from array files, n={n}, K={K}"
+
+
+def _subgroup_file(path, n: int):
+    """Subgroups from a CSV file with a header row of names (one column per subgroup)."""
+    if path is None:
+        return None
+    from .formats import read_array
+    values = read_array(Path(path), "subgroups")
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    names = [c.strip() for c in lines[0].split(",")] if Path(path).suffix.lower() == ".csv" else None
+    if names is None or len(values) != n:
+        raise HUCError(f"subgroups: expected a .csv file with a header row of subgroup names and {n} rows")
+    values = values.reshape(len(values), -1)
+    return {name: values[:, k] for k, name in enumerate(names)}
+
+
+def _arrays(args, prefix=""):
+    """Predictions, labels and subgroups from the array files the options name."""
+    from .formats import read_array
+    P = read_array(Path(getattr(args, f"{prefix}predictions")), f"--{prefix.replace('_', '-')}predictions")
+    y = read_array(Path(getattr(args, f"{prefix}labels")), f"--{prefix.replace('_', '-')}labels")
+    return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P))
+
+
 def _cmd_audit(args) -> int:
+    if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
+        from .engines import audit
+        from .fast import audit as fast_audit
+        from .formats import read_model_spec
+        if args.tree is None or args.labels is None:
+            raise HUCError("--predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)")
+        tree, utilities = read_model_spec(Path(args.tree))
+        P, y, groups = _arrays(args)
+        if args.smooth is not None:  # K.1's kappa_init mixing with the uniform law, in float64
+            from .rational import exact
+            kappa = float(exact(args.smooth, "--smooth"))
+            P = (1 - kappa) * P / P.sum(axis=1, keepdims=True) + kappa / P.shape[1]
+        if args.engine == "fast":
+            result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize)
+        else:
+            from .distribution import FiniteDistribution
+            dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
+            result = audit(dist, utilities, max_digits=args.max_digits)
+        name = Path(args.predictions).name
+        sys.stdout.write(dumps(result.to_json(name)) if args.json else
+                         _report(_ArrayCase(name, len(P), tree.K, utilities), result, args.top))
+        return 0
+    if args.case is None:
+        raise HUCError("audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, --tree)")
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     if args.engine == "fast":
-        doc = case.audit(engine="fast").to_json(case.id)
-        if not args.json:
-            raise HUCError("--engine fast: only --json output is available (the report is the exact engine's)")
-        sys.stdout.write(dumps(doc))
+        result = case.audit(engine="fast")
+        sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
         return 0
     result = case.audit(max_digits=args.max_digits)
     if args.plot:
@@ -110,6 +169,51 @@ def _save(draw, path: str) -> None:
         fig.savefig(target, dpi=110, bbox_inches="tight")
     except OSError as err:
         raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}") from None
+
+
+def _cmd_fit(args) -> int:
+    """Fit HUC-Boost (optionally after a scaling) on calibration arrays; write huc-model/1."""
+    from .calibration import SCALINGS, HUCBoost
+    from .formats import read_model_spec
+    tree, utilities = read_model_spec(Path(args.tree))
+    P, y, groups = _arrays(args)
+    validation = None
+    if args.val_predictions is not None:
+        if args.val_labels is None:
+            raise HUCError("--val-predictions: also give --val-labels")
+        Pv, yv, gv = _arrays(args, "val_")
+        validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
+    initial = None if args.initial == "none" else SCALINGS[args.initial]()
+    model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
+                     max_passes=args.max_passes, engine=args.engine, initial=initial)
+    print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
+    model.fit(P, y, subgroups=groups, validation=validation)
+    model.save(Path(args.output))
+    print(f"huc fit: {len(model.run_.steps)} updates run ({model.stopped_}), {model.n_updates_} kept; "
+          f"wrote {printable(args.output, 200)}", file=sys.stderr)
+    return 0
+
+
+def _cmd_apply(args) -> int:
+    """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv."""
+    import numpy as np
+
+    from .calibration import load_model
+    from .formats import read_array, read_document
+    read_document(Path(args.model), "model")
+    model = load_model(Path(args.model))
+    P = read_array(Path(args.predictions), "predictions")
+    out = model.predict_proba(P, subgroups=_subgroup_file(args.subgroups, len(P)))
+    target = Path(args.output)
+    if target.suffix.lower() == ".npy":
+        np.save(target, out)
+    elif target.suffix.lower() == ".csv":
+        np.savetxt(target, out, delimiter=",", fmt="%.17g", header=",".join(model.tree.labels), comments="")
+    else:
+        raise HUCError(f"-o: {printable(str(target), 200)!r}: write .npy or .csv")
+    print(f"huc apply: {len(out)} rows recalibrated by {model.n_updates_} rules; wrote {printable(str(target), 200)}",
+          file=sys.stderr)
+    return 0
 
 
 def _cmd_boost(args) -> int:
@@ -182,12 +286,25 @@ def _cmd_verify(args) -> int:
     return verify((["--json"] if args.json else []) + (["--only", args.only] if args.only else []))
 
 
-def _case_arguments(parser, json_help):
+def _case_arguments(parser, json_help, optional: bool = False):
     """The arguments every command that reads a case file shares."""
-    parser.add_argument("case", help="path of a huc-case/1 JSON document")
+    parser.add_argument("case", help="path of a huc-case/1 JSON document", nargs="?" if optional else None)
     parser.add_argument("--json", action="store_true", help=json_help)
     parser.add_argument("--renormalize", action="store_true", help="divide each prediction by its sum, exactly")
     parser.add_argument("--smooth", metavar="KAPPA", help="mix predictions with the uniform law: (1-k) p + k/K")
+
+
+def _array_arguments(parser, validation: bool = False):
+    """A sample given as array files: predictions and labels (.npy, .csv or .parquet), the tree
+    and utilities (JSON), subgroups (.csv with a header row of names)."""
+    parser.add_argument("--tree", metavar="SPEC.json", help="JSON with tree, labels (the columns' order) and utilities")
+    parser.add_argument("--predictions", metavar="FILE", help="n x K probabilities (.npy, .csv or .parquet)")
+    parser.add_argument("--labels", metavar="FILE", help="n labels: names or column indices (.npy, .csv, .parquet)")
+    parser.add_argument("--subgroups", metavar="FILE.csv", help="subgroup values, one named column each")
+    if validation:
+        parser.add_argument("--val-predictions", metavar="FILE", help="validation predictions (K.1's prefix)")
+        parser.add_argument("--val-labels", metavar="FILE", help="validation labels")
+        parser.add_argument("--val-subgroups", metavar="FILE.csv", help="validation subgroup values")
 
 
 def _examples(*lines: str) -> str:
@@ -204,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``huc`` (every subcommand with its help and an example).
 
     >>> sorted(build_parser()._subparsers._group_actions[0].choices)
-    ['audit', 'boost', 'demo', 'vectors', 'verify']
+    ['apply', 'audit', 'boost', 'demo', 'fit', 'vectors', 'verify']
     """
     from . import __version__
     parser = _Parser(prog="huc", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -222,11 +339,14 @@ def build_parser() -> argparse.ArgumentParser:
                  "huc audit examples/cases/four_leaf_cancellation.json",
                                         "huc audit case.json --json > result.json",
                                         "huc audit case.json --engine fast --json",
-                                        "huc audit case.json --plot audit.png")
-    _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)")
+                                        "huc audit case.json --plot audit.png",
+                                        "huc audit --tree spec.json --predictions p.npy --labels y.npy --engine fast")
+    _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)", optional=True)
+    _array_arguments(p)
     p.add_argument("--top", type=int, default=10, metavar="N", help="violations listed in the report (default 10)")
     p.add_argument("--engine", choices=["exact", "fast"], default="exact",
-                   help="exact: Fractions, the reference (default); fast: numpy float64, JSON numbers, --json only")
+                   help="exact: Fractions, the reference (default; array files: each float's exact value); "
+                        "fast: numpy float64")
     p.add_argument("--max-digits", type=int, default=MAX_EXACT_DIGITS, metavar="N",
                    help=f"the exact engine's cost limit: the digits of all inputs together "
                         f"(default {MAX_EXACT_DIGITS})")
@@ -261,6 +381,31 @@ def build_parser() -> argparse.ArgumentParser:
                         "format; --digits and --arithmetic do not apply)")
     b.add_argument("--top", type=int, default=20, metavar="N", help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
+    f = _command(sub, "fit", "fit HUC-Boost on calibration arrays and save the model (huc-model/1)",
+                 "Fit HUC-Boost (K.1's passes, epsilon 0.001) on a classifier's calibration predictions, "
+                 "optionally after temperature, vector or Dirichlet scaling; validation arrays choose the "
+                 "update prefix (K.1).",
+                 "huc fit --tree spec.json --predictions cal.npy --labels cal_y.npy "
+                 "--val-predictions val.npy --val-labels val_y.npy --initial temperature -o model.json")
+    _array_arguments(f, validation=True)
+    f.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="where to write the model")
+    f.add_argument("--method", choices=["huc", "uc"], default="huc", help="HUC-Boost (default) or UC-Boost")
+    f.add_argument("--epsilon", default="0.001", help="violations above this are corrected (default 0.001, K.1)")
+    f.add_argument("--select", choices=["passes", "greedy", "drain"], default="passes",
+                   help="passes: K.1's passes over the branching nodes (default)")
+    f.add_argument("--max-passes", type=int, default=100, metavar="N", help="K.1's budget (default 100 passes)")
+    f.add_argument("--initial", choices=["none", "temperature", "vector", "dirichlet"], default="none",
+                   help="a scaling fitted first (the two-stage methods, H.2)")
+    f.add_argument("--engine", choices=["fast", "exact"], default="fast", help="fast (default) or certified")
+    f.set_defaults(run=_cmd_fit)
+    a = _command(sub, "apply", "apply a saved model to new predictions",
+                 "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",
+                 "huc apply model.json test.npy -o calibrated.npy")
+    a.add_argument("model", help="a huc-model/1 file (huc fit -o)")
+    a.add_argument("predictions", help="n x K probabilities (.npy, .csv or .parquet)")
+    a.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write them (.npy or .csv)")
+    a.add_argument("--subgroups", metavar="FILE.csv", help="subgroup values, the names the model was fitted with")
+    a.set_defaults(run=_cmd_apply)
     g = _command(sub, "vectors", "golden vectors: export cases, check another implementation's answers",
                  "The golden vectors (huc-vectors/1) for other implementations.",
                  "huc vectors export cases/       # one huc-case/1 file per vector",

@@ -25,7 +25,7 @@ from .tree import LabelTree
 from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
-           "boost_schema", "schema_dir"]
+           "boost_schema", "schema_dir", "read_array", "read_model_spec", "ARRAY_SUFFIXES"]
 
 CASE_FORMAT = "huc-case/1"
 RESULT_FORMAT = "huc-result/1"
@@ -355,3 +355,83 @@ def write_schemas(out: Path | None = None) -> list[Path]:
     for name, doc in docs.items():
         (out / name).write_text(json.dumps(doc, indent=1) + "\n")
     return [out / name for name in docs]
+
+
+#: The array files the command line reads: numpy's own format, comma-separated values and
+#: Parquet (the ``parquet`` extra, pyarrow).
+ARRAY_SUFFIXES = (".npy", ".csv", ".parquet")
+
+
+def read_array(path, what: str):
+    """A numeric (or, for labels, string) array from a ``.npy``, ``.csv`` or ``.parquet`` file,
+    or one HUCError saying what is expected and how to convert.  A CSV may have one header row;
+    a Parquet file's columns are taken in order.
+
+    >>> import tempfile, numpy as np
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, "p.csv").write_text(chr(10).join(["a,b", "0.25,0.75", "0.5,0.5"]))
+    ...     read_array(Path(d, "p.csv"), "predictions").tolist()
+    [[0.25, 0.75], [0.5, 0.5]]
+    >>> read_array("preds.txt", "predictions")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: predictions: 'preds.txt' is not a .npy, .csv or .parquet file; save it with ...
+    """
+    import numpy as np
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in ARRAY_SUFFIXES:
+        raise HUCError(f"{what}: {printable(str(path), 200)!r} is not a .npy, .csv or .parquet file; save it with "
+                       f"numpy.save('{path.stem}.npy', array), as comma-separated values, or as Parquet")
+    read_document(path, what)  # a regular file of bounded size
+    try:
+        if suffix == ".npy":
+            return np.load(path, allow_pickle=False)
+        if suffix == ".parquet":
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')") from None
+            table = pq.read_table(path)
+            return np.column_stack([c.to_numpy() for c in table.columns]).squeeze()
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [[cell.strip() for cell in line.split(",")] for line in lines]
+        try:
+            float(rows[0][0])
+        except (ValueError, IndexError):
+            rows = rows[1:]  # a header row
+        try:
+            out = np.array([[float(x) for x in row] for row in rows])
+        except ValueError:
+            out = np.array(rows, dtype=str)
+        if out.ndim == 2 and out.shape[1] == 1:
+            out = out[:, 0]
+        if out.dtype.kind == "f" and out.ndim == 1 and np.all(out == np.round(out)):
+            out = out.astype(int)  # class indices written as numbers
+        return out
+    except HUCError:
+        raise
+    except (ValueError, OSError, UnicodeDecodeError) as err:
+        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} ({err})") from None
+
+
+def read_model_spec(source) -> tuple:
+    """The tree and utilities of a JSON document ``{"tree", "labels", "utilities"}`` (a
+    ``huc-case/1`` document without atoms; a whole case file is accepted too), for the
+    commands that take predictions from array files.
+
+    >>> tree, us = read_model_spec({"tree": {"root": "r", "children": {"r": ["a", "b"]}}, "labels": ["a", "b"],
+    ...                             "utilities": {"u": {"kind": "top_k", "k": 1}}})
+    >>> tree.labels, list(us)
+    (('a', 'b'), ['u'])
+    """
+    doc = source if isinstance(source, Mapping) else load_json(read_document(Path(source), "tree and utilities"))
+    if not isinstance(doc, Mapping):
+        raise HUCError("tree and utilities: expected a JSON object with tree, labels and utilities")
+    tree_doc = _require(doc, "tree", "", dict)
+    labels = _require(doc, "labels", "", list)
+    tree = LabelTree(_require(tree_doc, "root", "tree"), tree_doc.get("children", {}), labels)
+    specs = _require(doc, "utilities", "", dict)
+    if not specs:
+        raise HUCError("utilities: expected at least one utility")
+    return tree, {name: utility_from_json(tree, spec, f"utilities.{name}") for name, spec in specs.items()}

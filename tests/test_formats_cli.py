@@ -249,3 +249,72 @@ def test_boost_engine_fast_runs_the_same_driver(capsys):
         assert not list(jsonschema.Draft202012Validator(boost_schema()).iter_errors(docs[engine]))
     assert [u["node"] for u in docs["exact"]["updates"]] == [u["node"] for u in docs["fast"]["updates"]]
     assert docs["fast"]["arithmetic"] == "float (fast path)" and docs["fast"]["digits"] is None
+
+
+def _array_files(tmp_path):
+    """A small sample as array files: calibration (.npy), validation (.csv), test (.npy), a spec."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(260, 4))
+    P = np.exp(2 * logits) / np.exp(2 * logits).sum(axis=1, keepdims=True)  # overconfident
+    truth = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(4, p=row) for row in truth])
+    np.save(tmp_path / "cal.npy", P[:120])
+    np.save(tmp_path / "cal_y.npy", y[:120])
+    np.savetxt(tmp_path / "val.csv", P[120:200], delimiter=",", header="y1,y2,y3,y4", comments="")
+    np.savetxt(tmp_path / "val_y.csv", y[120:200], fmt="%d")
+    np.save(tmp_path / "test.npy", P[200:])
+    (tmp_path / "groups.csv").write_text("high\n" + "\n".join(str(int(v)) for v in P[:120, 0] > 0.3) + "\n")
+    spec = {"tree": {"root": "v0", "children": {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}},
+            "labels": ["y1", "y2", "y3", "y4"], "utilities": {"top1": {"kind": "top1_at_depth", "depth": 1},
+                                                            "t": {"kind": "table", "values": [-1, 1, 1, 1]}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    return P, y
+
+
+def test_fit_apply_and_audit_from_array_files(tmp_path, capsys):
+    """#13: huc fit / huc apply / huc audit on .npy and .csv files; the saved model reproduces the
+    Python API's predictions bit for bit, and the array audit equals the Python API's."""
+    import numpy as np
+
+    from huc_ref import fast
+    from huc_ref.calibration import load_model
+    from huc_ref.formats import read_model_spec
+    P, y = _array_files(tmp_path)
+    d = str(tmp_path)
+    assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
+                 "--val-predictions", f"{d}/val.csv", "--val-labels", f"{d}/val_y.csv", "--initial", "temperature",
+                 "--max-passes", "5", "-o", f"{d}/model.json"]) == 0
+    assert "updates run" in capsys.readouterr().err
+    assert main(["apply", f"{d}/model.json", f"{d}/test.npy", "-o", f"{d}/out.npy"]) == 0
+    model = load_model(tmp_path / "model.json")
+    assert np.array_equal(np.load(tmp_path / "out.npy"), model.predict_proba(P[200:]))
+    tree, us = read_model_spec(tmp_path / "spec.json")
+    assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels",
+                 f"{d}/cal_y.npy", "--subgroups", f"{d}/groups.csv", "--engine", "fast", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ref = fast.audit(y[:120], P[:120], tree, us, subgroups={"high": (P[:120, 0] > 0.3).astype(int)})
+    assert doc["huc"]["value"] == ref.huc.sup and doc["engine"] == "fast"
+    assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels",
+                 f"{d}/cal_y.npy"]) == 0  # the exact engine on the floats' exact values: a readable report
+    report = capsys.readouterr().out
+    assert report.startswith("case cal.npy\n  sample from array files, n=120, K=4") and "HUC = " in report
+
+
+@pytest.mark.parametrize("args, message", [
+    (["audit", "--tree", "{d}/spec.json", "--predictions", "{d}/preds.txt", "--labels", "{d}/cal_y.npy"],
+     "huc: error: --predictions: '{d}/preds.txt' is not a .npy, .csv or .parquet file; save it with "
+     "numpy.save('preds.npy', array), as comma-separated values, or as Parquet"),
+    (["audit", "--predictions", "{d}/cal.npy"],
+     "huc: error: --predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)"),
+    (["audit"], "huc: error: audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, "
+                "--tree)"),
+    (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.txt"],
+     "huc: error: cannot read model '{d}/model.json': No such file or directory"),
+])
+def test_array_file_errors(tmp_path, capsys, args, message):
+    _array_files(tmp_path)
+    (tmp_path / "preds.txt").write_text("0.5 0.5\n")
+    d = str(tmp_path)
+    assert main([a.replace("{d}", d) for a in args]) == 2
+    assert capsys.readouterr().err.startswith(message.replace("{d}", d))
