@@ -318,3 +318,15 @@ def test_array_file_errors(tmp_path, capsys, args, message):
     d = str(tmp_path)
     assert main([a.replace("{d}", d) for a in args]) == 2
     assert capsys.readouterr().err.startswith(message.replace("{d}", d))
+
+
+def test_parquet_predictions_when_pyarrow_is_installed(tmp_path):
+    """The parquet extra: the columns in order; the same array as the .npy it was written from."""
+    import numpy as np
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from huc_ref.formats import read_array
+    P = np.array([[0.25, 0.75], [0.5, 0.5]])
+    pq.write_table(pa.table({"a": P[:, 0], "b": P[:, 1]}), tmp_path / "p.parquet")
+    assert np.array_equal(read_array(tmp_path / "p.parquet", "predictions"), P)
