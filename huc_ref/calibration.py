@@ -36,6 +36,7 @@ from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
 from .replay import select_prefix
 from .tree import LabelTree
 from .utilities import utility_from_json
+from .validation import check_labels
 
 __all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model"]
 
@@ -84,18 +85,6 @@ def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -
     if bad.any():
         raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum")
     return (1 - kappa) * (P / sums[:, None]) + kappa / P.shape[1]
-
-
-def _labels(tree: LabelTree, labels) -> None:
-    """Check that the columns' order ``labels`` (names, or scikit-learn's ``classes_``) is the
-    tree's label order."""
-    if labels is None:
-        return
-    given = [str(x) for x in labels]
-    if given != list(tree.labels):
-        raise HUCError(f"labels: the columns of y_prob are labelled {given}, but the tree's label order is "
-                       f"{list(tree.labels)}; build the tree with labels= in the columns' order "
-                       "(LabelTree.from_paths(..., labels=...)) or reorder the columns")
 
 
 def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
@@ -233,7 +222,7 @@ class HUCBoost(_Estimator):
     def _inputs(self, y_prob, where="y_prob"):
         if not isinstance(self.tree, LabelTree):
             raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}")
-        _labels(self.tree, self.labels)
+        check_labels(self.tree, self.labels)
         return _probabilities(y_prob, self.tree.K, self.kappa, where)
 
     def fit(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None):

@@ -190,16 +190,19 @@ class LabelTree:
         return cls(root, children, labels)
 
     @classmethod
-    def from_paths(cls, paths: Sequence[str], *, sep: str = "/", root: str = "root") -> LabelTree:
+    def from_paths(cls, paths: Sequence[str], *, sep: str = "/", root: str = "root",
+                   labels: Sequence[str] | None = None) -> LabelTree:
         """Build from label paths such as ``"infectious/localized/upper/viral"``.
 
-        Each row is one label, in the order given; a node is named by its path prefix
-        (so ``viral`` under two parents stays two nodes).  Children are ordered by first
-        appearance.
+        Each row is one label, in the order given (or in the order ``labels`` lists them: the
+        columns of a classifier's ``predict_proba``); a node is named by its path prefix (so
+        ``viral`` under two parents stays two nodes).  Children are ordered by first appearance.
 
         >>> t = LabelTree.from_paths(["inf/upper/viral", "inf/upper/bact", "noninf"])
         >>> t.labels, t.internal_nodes
         (('inf/upper/viral', 'inf/upper/bact', 'noninf'), ('root', 'inf', 'inf/upper'))
+        >>> LabelTree.from_paths(["a/x", "b"], labels=["b", "a/x"]).labels
+        ('b', 'a/x')
         """
         if isinstance(paths, (str, bytes)) or not isinstance(paths, Sequence) or not paths:
             raise HUCError("paths: expected a non-empty list of label paths")
@@ -218,11 +221,75 @@ class LabelTree:
                     seen_kids[parent].add(node)
                     children.setdefault(parent, []).append(node)
                 parent = node
-        labels = list(paths)
-        for i, lab in enumerate(labels):
+        for i, lab in enumerate(paths):
             if lab in children:
                 raise HUCError(f"paths[{i}]: {lab!r} is a label and also the parent of other labels")
-        return cls(root, children, labels)
+        if labels is not None and (isinstance(labels, (str, bytes)) or sorted(map(str, labels)) != sorted(paths)):
+            raise HUCError(f"labels: must list each of the {len(paths)} paths once (the columns' order), "
+                           f"got {list(labels) if not isinstance(labels, (str, bytes)) else labels!r}")
+        return cls(root, children, list(paths) if labels is None else [str(x) for x in labels])
+
+    @classmethod
+    def from_label_paths(cls, rows, *, sep: str = "/", root: str = "root",
+                         labels: Sequence[str] | None = None) -> LabelTree:
+        """Build from per-sample label paths, one row per sample from the top level down (the
+        ``n x depth`` arrays of hierarchical classifiers such as hiclass; a shorter path is
+        padded with ``""`` or None).  A row's label is its non-empty names joined by ``sep``
+        (:meth:`path_label`); labels are in first-appearance order unless ``labels`` gives it.
+
+        >>> rows = [["animal", "dog"], ["plant", ""], ["animal", "cat"], ["animal", "dog"]]
+        >>> t = LabelTree.from_label_paths(rows)
+        >>> t.labels, [LabelTree.path_label(r) for r in rows][:2]
+        (('animal/dog', 'plant', 'animal/cat'), ['animal/dog', 'plant'])
+        """
+        if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+            raise HUCError("rows: expected one label path (a list of names) per sample")
+        seen: dict[str, None] = {}
+        for i, row in enumerate(rows):
+            if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
+                raise HUCError(f"rows[{i}]: expected a list of names from the top level down, got {row!r}")
+            seen.setdefault(cls.path_label(row, sep), None)
+        return cls.from_paths(list(seen), sep=sep, root=root, labels=labels)
+
+    @staticmethod
+    def path_label(row, sep: str = "/") -> str:
+        """The label of a per-sample path: its non-empty names joined by ``sep``.
+
+        >>> LabelTree.path_label(["animal", "dog", None])
+        'animal/dog'
+        """
+        return sep.join(str(x) for x in row if x is not None and str(x) != "")
+
+    @classmethod
+    def from_networkx(cls, graph, *, labels: Sequence[str] | None = None) -> LabelTree:
+        """Build from a directed ``networkx`` tree (edges parent -> child; networkx is not a
+        dependency, only its graph's interface is used).  Node names are ``str(node)``;
+        children follow the graph's successor order; labels (the leaves) are in depth-first
+        order unless ``labels`` gives it.
+
+        >>> class G:  # the two methods used, as networkx.DiGraph provides them
+        ...     edges = {"r": ["a", "b"], "a": ["y1", "y2"], "b": [], "y1": [], "y2": []}
+        ...     def successors(self, n): return iter(self.edges[n])
+        ...     def in_degree(self): return [(n, sum(n in k for k in self.edges.values())) for n in self.edges]
+        >>> LabelTree.from_networkx(G()).labels
+        ('y1', 'y2', 'b')
+        """
+        try:
+            roots = [n for n, d in graph.in_degree() if d == 0]
+        except (AttributeError, TypeError):
+            raise HUCError(f"graph: expected a directed networkx graph, got {type(graph).__name__}") from None
+        if len(roots) != 1:
+            raise HUCError(f"graph: a tree has exactly one node without a parent, this graph has {len(roots)}")
+        children, leaves, stack = {}, [], [roots[0]]
+        while stack:
+            node = stack.pop()
+            kids = list(graph.successors(node))
+            if kids:
+                children[str(node)] = [str(k) for k in kids]
+                stack.extend(reversed(kids))
+            else:
+                leaves.append(str(node))
+        return cls(str(roots[0]), children, leaves if labels is None else [str(x) for x in labels])
 
     # ------------------------------------------------------------------ queries
     @property

@@ -116,3 +116,33 @@ def test_the_scaling_estimators_are_fit_scaling(digits, cls, kind):
     model = cls().fit(P, y, validation=(Pv, yv))
     ref = fit_scaling(P, np.eye(10)[y], None, kind, validation=(Pv, np.eye(10)[yv]))
     assert np.array_equal(model.predict_proba(digits["test"][0]), ref(digits["test"][0]))
+
+
+def test_fast_audit_checks_the_columns_order_too(digits):
+    P, y, _ = digits["test"]
+    P = (1 - 1e-10) * P + 1e-11  # GNB's subnormal entries smoothed (K.1's kappa_init)
+    ok = fast.audit(y, P, TREE, UTILITIES, labels=[f"d{k}" for k in range(10)])
+    assert ok == fast.audit(y, P, TREE, UTILITIES)
+    with pytest.raises(HUCError, match=r"^labels: the columns of y_prob are labelled \['0', '1',"):
+        fast.audit(y, P, TREE, UTILITIES, labels=list(range(10)))  # scikit-learn's integer classes_, as text
+
+
+def test_trees_from_label_path_arrays_and_from_paths_in_the_columns_order():
+    """hiclass-style n x depth label arrays; from_paths(labels=) in a classifier's column order."""
+    rows = np.array([["animal", "dog"], ["plant", ""], ["animal", "cat"], ["animal", "dog"]])
+    t = LabelTree.from_label_paths(rows)
+    assert t.labels == ("animal/dog", "plant", "animal/cat") and t.internal_nodes == ("root", "animal")
+    assert [t.label_index(LabelTree.path_label(r)) for r in rows] == [0, 1, 2, 0]
+    ordered = LabelTree.from_label_paths(rows, labels=["animal/cat", "animal/dog", "plant"])
+    assert ordered.labels == ("animal/cat", "animal/dog", "plant")
+    with pytest.raises(HUCError, match=r"^labels: must list each of the 3 paths once \(the columns' order\)"):
+        LabelTree.from_paths(["a/x", "a/y", "b"], labels=["a/x", "b"])
+
+
+def test_a_tree_from_networkx_when_it_is_installed():
+    nx = pytest.importorskip("networkx")
+    g = nx.DiGraph([("r", "a"), ("r", "b"), ("a", "y1"), ("a", "y2")])
+    t = LabelTree.from_networkx(g)
+    assert t.labels == ("y1", "y2", "b") and t.children("r") == ("a", "b")
+    with pytest.raises(HUCError, match="^graph: a tree has exactly one node without a parent, this graph has 2$"):
+        LabelTree.from_networkx(nx.DiGraph([("r", "a"), ("s", "b")]))

@@ -21,7 +21,7 @@ from ..errors import HUCError
 from ..results import AuditResult, Candidate
 from ..tree import LabelTree
 from ..utilities import Utility
-from ..validation import check_utilities
+from ..validation import check_labels, check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
 from .numbers import SMALLEST_NORMAL, ExactRows, as_floats, entries, first_max, floats, ratio, rounding_bound
 from .tree import FastTree, on_paths
@@ -359,7 +359,7 @@ def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
 
 
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
-          sample_weight=None, accelerator: str = "numpy", renormalize: bool = False) -> AuditResult:
+          sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None) -> AuditResult:
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
     exact engine's :class:`AuditResult` with float numbers (``engine="fast"``).
 
@@ -373,7 +373,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     each sample's path carry a term.  Each row must sum to 1 within :data:`ROW_SUM_TOLERANCE`
     (a float32 softmax does), unless ``renormalize=True``: then each row stands for itself
     divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
-    path's ``renormalize`` does.
+    path's ``renormalize`` does.  ``labels``: the columns' order (e.g. a classifier's
+    ``classes_``), checked against the tree's label order (:func:`huc_ref.validation.check_labels`).
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
@@ -385,6 +386,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
                        f"got {type(tree).__name__}")
+    check_labels(tree, labels)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
     if P.dtype.kind not in "biuf":
         raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}")
