@@ -32,6 +32,7 @@ from .errors import HUCError
 from .fast.audit import label_ids
 from .fast.boost import apply_rules
 from .fast.numbers import entries
+from .formats import MODEL_FORMAT
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
 from .replay import select_prefix
 from .tree import LabelTree
@@ -40,7 +41,6 @@ from .validation import check_labels
 
 __all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model"]
 
-MODEL_FORMAT = "huc-model/1"
 
 
 class _Estimator:

@@ -25,11 +25,12 @@ from .tree import LabelTree
 from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
-           "boost_schema", "schema_dir", "read_array", "read_model_spec", "ARRAY_SUFFIXES"]
+           "boost_schema", "model_schema", "schema_dir", "read_array", "read_model_spec", "ARRAY_SUFFIXES"]
 
 CASE_FORMAT = "huc-case/1"
 RESULT_FORMAT = "huc-result/1"
 BOOST_FORMAT = "huc-boost/1"
+MODEL_FORMAT = "huc-model/1"
 
 
 def _no_duplicates(pairs):
@@ -329,11 +330,43 @@ def boost_schema() -> dict:
                                "minItems": 2, "maxItems": 2}}}}
 
 
+def model_schema() -> dict:
+    """The JSON Schema of ``huc-model/1``, a fitted recalibration (:meth:`huc_ref.calibration.HUCBoost.to_json`):
+    the tree, labels and utilities as in ``huc-case/1``, the subgroups, the options, the initial
+    scaling's parameters and the rules, each ``(subgroup, utility, node, interval, alpha)`` with
+    float64 numbers (JSON numbers round-trip them exactly).
+
+    >>> sorted(model_schema()["properties"]["rules"]["items"]["required"])
+    ['alpha', 'interval', 'node', 'subgroup', 'utility']
+    """
+    case = case_schema()
+    matrix = {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}
+    rule = {"type": "object", "additionalProperties": False,
+            "required": ["subgroup", "utility", "node", "interval", "alpha"],
+            "properties": {"subgroup": {"type": "string"}, "utility": {"type": "string"},
+                           "node": {"type": ["string", "null"]}, "alpha": {"type": "number"},
+                           "interval": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}}}
+    initial = {"oneOf": [{"type": "null"}, {
+        "type": "object", "additionalProperties": False, "required": ["kind", "W", "b", "kappa"],
+        "properties": {"kind": {"enum": ["temperature", "vector", "dirichlet"]}, "W": matrix,
+                       "b": {"type": "array", "items": {"type": "number"}}, "kappa": {"type": "number"}}}]}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-model-1.schema.json",
+            "title": "huc-model/1: a fitted HUC-Boost recalibration", "type": "object", "additionalProperties": False,
+            "required": ["format", "tree", "labels", "utilities", "subgroups", "method", "kappa", "options",
+                         "initial", "rules", "provenance"],
+            "properties": {"format": {"const": MODEL_FORMAT}, "tree": case["properties"]["tree"],
+                           "labels": _NAMES, "utilities": case["properties"]["utilities"], "subgroups": _NAMES,
+                           "method": {"enum": ["huc", "uc"]}, "kappa": {"type": "number"},
+                           "options": {"type": "object"}, "initial": initial,
+                           "rules": {"type": "array", "items": rule}, "provenance": {"type": "object"}},
+            "$defs": case["$defs"]}
+
+
 def schema_dir() -> Path:
     """Where the published schemas of docs/specification.md §6 live (package data): ``huc_ref/data/schemas``.
 
-    >>> sorted(p.name for p in schema_dir().glob("*.json"))
-    ['huc-boost-1.schema.json', 'huc-case-1.schema.json', 'huc-result-1-fast.schema.json', 'huc-result-1.schema.json']
+    >>> [p.name.split(".")[0] for p in sorted(schema_dir().glob("*.json"))]
+    ['huc-boost-1', 'huc-case-1', 'huc-model-1', 'huc-result-1-fast', 'huc-result-1']
     """
     return Path(__file__).resolve().parent / "data" / "schemas"
 
@@ -345,13 +378,14 @@ def write_schemas(out: Path | None = None) -> list[Path]:
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
-    ...     [json.loads(p.read_text())["$id"] for p in write_schemas(Path(out))]
-    ['huc-case-1.schema.json', 'huc-result-1.schema.json', 'huc-result-1-fast.schema.json', 'huc-boost-1.schema.json']
+    ...     [json.loads(p.read_text())["$id"].split(".")[0] for p in write_schemas(Path(out))]
+    ['huc-case-1', 'huc-result-1', 'huc-result-1-fast', 'huc-boost-1', 'huc-model-1']
     """
     out = Path(out or schema_dir())
     out.mkdir(parents=True, exist_ok=True)
     docs = {"huc-case-1.schema.json": case_schema(), "huc-result-1.schema.json": result_schema(),
-            "huc-result-1-fast.schema.json": result_schema("fast"), "huc-boost-1.schema.json": boost_schema()}
+            "huc-result-1-fast.schema.json": result_schema("fast"), "huc-boost-1.schema.json": boost_schema(),
+            "huc-model-1.schema.json": model_schema()}
     for name, doc in docs.items():
         (out / name).write_text(json.dumps(doc, indent=1) + "\n")
     return [out / name for name in docs]

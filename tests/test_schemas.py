@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from huc_ref import HUCError, read_case
 from huc_ref.fast import audit_distribution
-from huc_ref.formats import boost_schema, case_schema, result_schema, schema_dir
+from huc_ref.formats import boost_schema, case_schema, model_schema, result_schema, schema_dir
 from huc_ref.vectors import load_vectors
 from tests.test_robustness import _paths
 
@@ -24,7 +24,7 @@ SHAPE_KINDS = {"format", "missing_field", "unknown_field", "type", "unknown_kind
 def test_published_files_are_the_builders_output():
     for name, doc in [("huc-case-1.schema.json", case_schema()), ("huc-result-1.schema.json", result_schema()),
                       ("huc-result-1-fast.schema.json", result_schema("fast")),
-                      ("huc-boost-1.schema.json", boost_schema())]:
+                      ("huc-boost-1.schema.json", boost_schema()), ("huc-model-1.schema.json", model_schema())]:
         assert json.loads((schema_dir() / name).read_text()) == doc
 
 
@@ -88,3 +88,18 @@ def test_both_backends_boosting_documents_fit_the_huc_boost_schema(engine, metho
     assert not list(validator.iter_errors(json.loads(json.dumps(doc))))
     bad = dict(doc, stopped="sometimes")
     assert list(validator.iter_errors(bad))
+
+
+@pytest.mark.parametrize("initial", [None, "temperature"])
+def test_saved_models_fit_the_huc_model_schema(initial):
+    import numpy as np
+
+    from huc_ref import LabelTree, Table, TopK
+    from huc_ref.calibration import HUCBoost, TemperatureScaling
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    us = {"u": Table(t, [-1, 1, 1, 1]), "top1": TopK(t, 1)}
+    model = HUCBoost(t, us, epsilon="1/100", initial=TemperatureScaling() if initial else None)
+    doc = model.fit(np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]).to_json()
+    validator = jsonschema.Draft202012Validator(model_schema())
+    assert not list(validator.iter_errors(json.loads(json.dumps(doc))))
+    assert list(validator.iter_errors(dict(doc, rules=[{"subgroup": "all"}])))
