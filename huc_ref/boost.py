@@ -546,7 +546,7 @@ class CertifiedBackend:
 
 def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", epsilon="1/100",
           max_updates: int = 1000, step="adaptive", select: str = "greedy", digits: int = 30,
-          arithmetic: str = "certified", max_passes: int = 100) -> BoostResult:
+          arithmetic: str = "certified", max_passes: int = 100, progress=None) -> BoostResult:
     """Run HUC-Boost (Algorithm 1/3) or UC-Boost until no candidate exceeds ``epsilon``.
 
     ``step``: ``"adaptive"`` (``alpha = Gamma/Lambda``) or a magnitude ``a`` for the fixed
@@ -577,7 +577,7 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
                                max_updates=max_updates, step=step, max_passes=max_passes)
     backend = CertifiedBackend(dist, utilities, method, eps, arithmetic, digits)
     return drive(backend, BoostResult(method, eps, digits, arithmetic), method=method, epsilon=eps, fixed=fixed,
-                 select=select, max_updates=max_updates, max_passes=max_passes)
+                 select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
 
 
 def _table_interval(tables, choice):

@@ -225,9 +225,17 @@ def _cmd_boost(args) -> int:
             raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}")
         step = step[len("fixed:"):]
     precision = {} if args.engine == "fast" else {"digits": args.digits, "arithmetic": args.arithmetic}
+    import time
+    started, last = time.monotonic(), [time.monotonic()]
+
+    def progress(t, record):  # on stderr, every 2 seconds once a run has taken 2 seconds; never on stdout
+        now = time.monotonic()
+        if now - started >= 2 and now - last[0] >= 2:
+            last[0] = now
+            print(f"huc boost: {t} updates, log loss {record['log_loss_after']}", file=sys.stderr, flush=True)
     result = boost(case.distribution, case.utilities, engine=args.engine, method=args.method, epsilon=args.epsilon,
                    max_updates=args.max_updates, step=step, select=args.select, max_passes=args.max_passes,
-                   **precision)
+                   progress=progress, **precision)
     if args.json:
         sys.stdout.write(dumps(result.to_json()))
         return 0

@@ -100,7 +100,7 @@ class Schedule:
 
 
 def drive(backend, result: BoostResult, *, method: str, epsilon: Fraction, fixed: Fraction | None, select: str,
-          max_updates: int, max_passes: int) -> BoostResult:
+          max_updates: int, max_passes: int, progress=None) -> BoostResult:
     """Run the boosting loop on ``backend`` and fill ``result`` (both backends call this).
 
     Sec. 3.2: update the selected candidate while its violation exceeds epsilon; K.1's
@@ -109,6 +109,8 @@ def drive(backend, result: BoostResult, *, method: str, epsilon: Fraction, fixed
     H.1 (the fixed step eps/2, decrease > eps^2/4) are checked on every update; other fixed
     steps are run with only eq. (101) checked.  The update bound is
     :func:`huc_ref.bounds.theorem_3_5_update_bound` of the initial log loss's upper bound.
+    ``progress(t, record)``, if given, is called after every update (``huc boost`` reports on
+    stderr with it).
 
     >>> from huc_ref import FiniteDistribution, LabelTree, Table, boost
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -139,6 +141,8 @@ def drive(backend, result: BoostResult, *, method: str, epsilon: Fraction, fixed
         checks.append(step)
         result.steps.append(step.rule)
         result.updates.append(step.record)
+        if progress is not None:
+            progress(len(result.updates), step.record)
         stop = schedule.after(True)
         if stop:
             result.stopped = stop

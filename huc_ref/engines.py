@@ -70,7 +70,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
 
 def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine: str = "exact", method: str = "huc",
           epsilon="1/100", max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100,
-          digits: int | None = None, arithmetic: str | None = None) -> BoostResult:
+          digits: int | None = None, arithmetic: str | None = None, progress=None) -> BoostResult:
     """HUC-Boost (Algorithm 1/3) or UC-Boost (Sec. 3.2, App. E, H) until no candidate exceeds
     ``epsilon``, on the backend ``engine``; one driver (:func:`huc_ref.driver.drive`) for both.
 
@@ -88,7 +88,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     [('tolerance', 2, 'v0', True), ('tolerance', 2, 'v0', True)]
     """
     options = dict(method=method, epsilon=epsilon, max_updates=max_updates, step=step, select=select,
-                   max_passes=max_passes)
+                   max_passes=max_passes, progress=progress)
     if check_engine(engine) == "fast":
         for name, value in (("digits", digits), ("arithmetic", arithmetic)):
             if value is not None:

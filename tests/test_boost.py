@@ -282,3 +282,15 @@ def test_the_fast_backend_audits_as_the_certified_engine_does():
         certified = boost(d, us, select="passes", epsilon=eps, max_passes=2).audits
         fast_run = fast.boost(d, us, select="passes", epsilon=eps, max_passes=2).to_json()
         assert [tuple(a) for a in fast_run["audits"]] == certified
+
+
+def test_progress_is_reported_once_per_update_on_both_backends():
+    """huc boost reports long runs on stderr through the driver's progress callback."""
+    from huc_ref import FiniteDistribution, LabelTree, Table, boost
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    for engine in ("exact", "fast"):
+        seen = []
+        run = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, engine=engine, epsilon="1/10",
+                    progress=lambda k, record: seen.append((k, record["node"])))
+        assert seen == [(k, u["node"]) for k, u in enumerate(run.updates, start=1)]

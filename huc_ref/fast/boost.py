@@ -161,7 +161,8 @@ class _Choice:
 
 
 def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method: str = "huc", epsilon="1/100",
-          max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100) -> BoostResult:
+          max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100,
+          progress=None) -> BoostResult:
     """HUC-Boost or UC-Boost in float64 (the fast twin of :func:`huc_ref.boost.boost`): the same
     driver (:func:`huc_ref.driver.drive`: selection, stopping, caps, records, Theorem 3.5's
     checks, in float64) and the same options and messages (:func:`huc_ref.validation.boost_options`),
@@ -180,7 +181,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
                                max_updates=max_updates, step=step, max_passes=max_passes)
     backend = FloatBackend(dist, utilities, method, float(eps))
     return drive(backend, BoostResult(method, eps, None, "float (fast path)"), method=method, epsilon=eps,
-                 fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes)
+                 fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
 
 
 def replay(result: BoostResult, dist: FiniteDistribution, utilities: Mapping[str, Utility]):
