@@ -233,3 +233,20 @@ def softmax_rows(seed: int, K: int, n: int, sigma: float, floor_exponent: int = 
         if i and rng.random() < 1 / 3:
             P[i] = P[rng.integers(0, i)]
     return P
+
+
+# --------------------------------------------------------------------------- a real dataset
+def digits_split(split: int = 0):
+    """scikit-learn's load_digits split as examples/real_data.py splits it (60% of it held out,
+    then calibration / validation / test): ``(X, y, {"train", "cal", "val", "test"} -> indices)``."""
+    import pytest
+    pytest.importorskip("sklearn")
+    import numpy as np
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    X, y = load_digits(return_X_y=True)
+    idx = np.arange(len(y))
+    train, rest = train_test_split(idx, test_size=0.6, stratify=y, random_state=split)
+    cal, rest = train_test_split(rest, test_size=2 / 3, stratify=y[rest], random_state=split)
+    val, test = train_test_split(rest, test_size=0.5, stratify=y[rest], random_state=split)
+    return X, y, {"train": train, "cal": cal, "val": val, "test": test}

@@ -291,6 +291,8 @@ def test_progress_is_reported_once_per_update_on_both_backends():
     d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
     for engine in ("exact", "fast"):
         seen = []
-        run = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, engine=engine, epsilon="1/10",
-                    progress=lambda k, record: seen.append((k, record["node"])))
+
+        def note(k, record, seen=seen):
+            seen.append((k, record["node"]))
+        run = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, engine=engine, epsilon="1/10", progress=note)
         assert seen == [(k, u["node"]) for k, u in enumerate(run.updates, start=1)]

@@ -7,6 +7,7 @@ import pytest
 from huc_ref import BinaryDecision, HUCError, LabelTree, Top1AtDepth, fast
 from huc_ref.calibration import DirichletScaling, HUCBoost, TemperatureScaling, VectorScaling, load_model
 from huc_ref.recalibration import fit_scaling
+from tests.strategies import digits_split
 
 TREE = LabelTree.from_nested({"digit": {
     "round": {"closed_loops": ["d0", "d8"], "one_loop": ["d6", "d9"], "open_curves": ["d2", "d3", "d5"]},
@@ -18,15 +19,9 @@ UTILITIES = {"top1@1": Top1AtDepth(TREE, 1), "top1@2": Top1AtDepth(TREE, 2),
 @pytest.fixture(scope="module")
 def digits():
     """Gaussian naive Bayes on load_digits (the overconfident predictor), split as real_data.py's split 0."""
-    pytest.importorskip("sklearn")
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
     from sklearn.naive_bayes import GaussianNB
-    X, y = load_digits(return_X_y=True)
-    idx = np.arange(len(y))
-    train, rest = train_test_split(idx, test_size=0.6, stratify=y, random_state=0)
-    cal, rest = train_test_split(rest, test_size=2 / 3, stratify=y[rest], random_state=0)
-    val, test = train_test_split(rest, test_size=0.5, stratify=y[rest], random_state=0)
+    X, y, parts = digits_split(0)
+    train, cal, val, test = (parts[k] for k in ("train", "cal", "val", "test"))
     model = GaussianNB().fit(X[train], y[train])
     ink = X.mean(axis=1) > np.median(X[train].mean(axis=1))
     return {part: (model.predict_proba(X[ids]), y[ids], {"dark": ink[ids].astype(int)})

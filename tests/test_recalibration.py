@@ -22,6 +22,7 @@ from huc_ref.recalibration import (
     select_prefix,
     two_stage,
 )
+from tests.strategies import digits_split
 
 TREE = random_tree(6, random.Random(3))
 US = {"top1": Top1AtDepth(TREE, 1), "table": Table(TREE, [-1, "-1/2", 0, "1/4", "3/4", 1])}
@@ -96,15 +97,10 @@ def test_bad_kind():
 @pytest.fixture(scope="module")
 def digits_predictions():
     """Split 0 of examples/real_data.py: calibration and test predictions of LR and GNB."""
-    pytest.importorskip("sklearn")
-    from sklearn.datasets import load_digits
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import train_test_split
     from sklearn.naive_bayes import GaussianNB
-    X, y = load_digits(return_X_y=True)
-    idx = np.arange(len(y))
-    train, rest = train_test_split(idx, test_size=0.6, stratify=y, random_state=0)
-    cal, rest = train_test_split(rest, test_size=2 / 3, stratify=y[rest], random_state=0)
+    X, y, parts = digits_split(0)
+    train, cal, rest = parts["train"], parts["cal"], np.concatenate([parts["val"], parts["test"]])
     out = {}
     for name, model in (("LR", LogisticRegression(max_iter=3000)), ("GNB", GaussianNB())):
         model.fit(X[train], y[train])
