@@ -193,3 +193,35 @@ def cancellation_line(rows: dict) -> str:
     parts = [f"{where[m]} {cell((r['cancellation'] for r in rows[m]), 3)}" for m in where
              if rows.get(m) and "cancellation" in rows[m][0]]
     return "cancellation index (0: the node errors share a sign; 1: they cancel in UC): " + "; ".join(parts)
+
+
+def figure(by_predictor: dict, path, title: str, paper: dict | None = None, paper_label: str = "paper"):
+    """Test HUC by method and base predictor: ours as dots with their split-to-split spread,
+    the paper's means (``paper[predictor]``, in :data:`METHODS` order) as open diamonds; one
+    panel per predictor, log scale.  Needs matplotlib (the ``plot`` extra); returns the path."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = list(by_predictor)
+    fig, axes = plt.subplots(1, len(names), figsize=(2.3 * len(names) + 1, 4.2), sharey=True, squeeze=False)
+    ypos = np.arange(len(METHODS))[::-1]
+    for ax, name in zip(axes[0], names):
+        values = [[x["huc"] for x in by_predictor[name][m]] for m in METHODS]
+        ax.errorbar([np.mean(v) for v in values], ypos, xerr=[np.std(v) for v in values], fmt="o", color="C0",
+                    ms=4, capsize=2, label="ours")
+        if paper is not None:
+            ax.plot(paper[name], ypos, "D", mfc="none", color="C3", ms=5, label=paper_label)
+        ax.set_xscale("log")
+        ax.set_title(name)
+        ax.set_xlabel("test HUC")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(ypos, METHODS)
+    axes[0][0].legend(loc="lower right", fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.protocol import METHODS, Experiment, cancellation_line, predictors, table  # noqa: E402
+from examples.protocol import METHODS, Experiment, cancellation_line, figure, predictors, table  # noqa: E402
 from huc_ref import BinaryDecision, LabelTree, Top1AtDepth  # noqa: E402
 
 TREE = LabelTree.from_nested({"digit": {
@@ -90,6 +90,8 @@ def main(argv=None):
     (out / ("real_data_quick.md" if args.quick else "real_data.md")).write_text(pooled + "\n")
     (out / ("real_data_by_predictor_quick.md" if args.quick else "real_data_by_predictor.md")).write_text(
         per_predictor + "\n")
+    figure(by_predictor, out / ("real_data_quick.png" if args.quick else "real_data.png"),
+           "load_digits: test HUC by method and base predictor")
     return rows, reaudited
 
 

@@ -58,7 +58,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.protocol import BOOSTED, METHODS, Experiment, cancellation_line, cell, predictors, table  # noqa: E402
+from examples.protocol import (  # noqa: E402
+    BOOSTED,
+    METHODS,
+    Experiment,
+    cancellation_line,
+    cell,
+    figure,
+    predictors,
+    table,
+)
 from huc_ref import BinaryDecision, LabelTree  # noqa: E402
 from huc_ref.errors import HUCError  # noqa: E402
 
@@ -256,7 +265,8 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     stem = "support2_quick" if args.quick else "support2"
     (out / f"{stem}.md").write_text(report + "\n")
-    figure(by_predictor, out / f"{stem}.png")
+    figure(by_predictor, out / f"{stem}.png", "SUPPORT2: test HUC by method and base predictor", PAPER_HUC,
+           "paper (Tables 8-9)")
     return rows, by_predictor, by_class, reaudited
 
 
@@ -289,36 +299,6 @@ def render(rows, by_predictor, by_class, n_splits) -> str:
         lines.append(f"| {c} | " + " | ".join(f"{a} / {b:.4f}" for a, b in zip(ours_huc, huc)) + " | "
                      + " | ".join(f"{a} / {b:.2f}" for a, b in zip(ours_upd, updates)) + " |")
     return "\n".join(lines)
-
-
-def figure(by_predictor, path):
-    """Test HUC by method and base predictor (ours: dots with their split-to-split spread;
-    the paper's Tables 8-9 means: open diamonds), one panel per predictor, log scale."""
-    try:
-        import matplotlib
-    except ImportError:
-        return None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    names = list(by_predictor)
-    fig, axes = plt.subplots(1, len(names), figsize=(2.3 * len(names) + 1, 4.2), sharey=True, squeeze=False)
-    ypos = np.arange(len(METHODS))[::-1]
-    for ax, name in zip(axes[0], names):
-        values = [[x["huc"] for x in by_predictor[name][m]] for m in METHODS]
-        ax.errorbar([np.mean(v) for v in values], ypos, xerr=[np.std(v) for v in values], fmt="o", color="C0",
-                    ms=4, capsize=2, label="ours")
-        ax.plot(PAPER_HUC[name], ypos, "D", mfc="none", color="C3", ms=5, label="paper (Tables 8-9)")
-        ax.set_xscale("log")
-        ax.set_title(name)
-        ax.set_xlabel("test HUC")
-        ax.grid(axis="x", alpha=0.3)
-    axes[0][0].set_yticks(ypos, METHODS)
-    axes[0][0].legend(loc="lower right", fontsize=7)
-    fig.suptitle("SUPPORT2: test HUC by method and base predictor", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 if __name__ == "__main__":

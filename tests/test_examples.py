@@ -90,6 +90,7 @@ def test_real_data_pipeline_quick(tmp_path):
     report = (tmp_path / "real_data_quick.md").read_text()
     assert report.count("\n") == 14 and "cancellation index" in report  # the table, then the index
     assert (tmp_path / "real_data_by_predictor_quick.md").read_text().count("**") == 4  # LR and GNB
+    assert (tmp_path / "real_data_quick.png").stat().st_size > 10_000
 
 
 def test_support2_reconstruction_matches_k3():
