@@ -37,7 +37,6 @@ from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
 from .replay import select_prefix
 from .tree import LabelTree
 from .utilities import utility_from_json
-from .validation import check_labels
 
 __all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model"]
 
@@ -222,7 +221,7 @@ class HUCBoost(_Estimator):
     def _inputs(self, y_prob, where="y_prob"):
         if not isinstance(self.tree, LabelTree):
             raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}")
-        check_labels(self.tree, self.labels)
+        self.tree.check_columns(self.labels)
         return _probabilities(y_prob, self.tree.K, self.kappa, where)
 
     def fit(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None):

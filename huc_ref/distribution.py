@@ -188,12 +188,13 @@ class FiniteDistribution:
     @classmethod
     def from_sample(cls, tree: LabelTree, y_true: Sequence, y_prob: Sequence[Sequence], *,
                     subgroups: Mapping[str, Sequence] | None = None, sample_weight=None,
-                    renormalize: bool = False, smooth=None) -> FiniteDistribution:
+                    renormalize: bool = False, smooth=None, labels=None) -> FiniteDistribution:
         """An empirical distribution: labels (names or label ids) and exact predictions.
 
         ``subgroups`` maps a name to one value per sample; by default ``C = {1}``.
         ``sample_weight``: nonnegative exact weights, normalised to sum 1 (``[1, 3]`` gives the
-        atoms weights 1/4 and 3/4), as :func:`huc_ref.fast.audit` takes them.
+        atoms weights 1/4 and 3/4), as :func:`huc_ref.fast.audit` takes them.  ``labels``: the
+        columns' order of ``y_prob``, checked against the tree's (:meth:`LabelTree.check_columns`).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_sample(t, ["a", 1], [["1/2", "1/2"], ["1/3", "2/3"]],
@@ -203,6 +204,7 @@ class FiniteDistribution:
         >>> FiniteDistribution.from_sample(t, ["a", "b"], [["1/2", "1/2"]] * 2, sample_weight=[1, 3]).atoms[1].weight
         Fraction(3, 4)
         """
+        tree.check_columns(labels)
         n = len(y_true)
         if len(y_prob) != n:
             raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}")
@@ -236,7 +238,7 @@ class FiniteDistribution:
 
     @classmethod
     def from_floats(cls, tree: LabelTree, y_true: Sequence, y_prob, *, subgroups: Mapping[str, Sequence] | None = None,
-                    sample_weight=None) -> FiniteDistribution:
+                    sample_weight=None, labels=None) -> FiniteDistribution:
         """An empirical distribution from float arrays (a classifier's ``predict_proba``), for the
         exact engine: each float is read as its exact binary value (``Fraction(x)``), each row
         is then divided by its exact sum, and subgroup values and weights are read the same
@@ -265,8 +267,8 @@ class FiniteDistribution:
             for name, values in subgroups.items()}
         weights = None if sample_weight is None else [exact_float(w, f"sample_weight[{i}]")
                                                       for i, w in enumerate(sample_weight)]
-        labels = [int(v) if not isinstance(v, str) else v for v in y_true]
-        return cls.from_sample(tree, labels, rows, subgroups=groups, sample_weight=weights)
+        names = [int(v) if not isinstance(v, str) else v for v in y_true]
+        return cls.from_sample(tree, names, rows, subgroups=groups, sample_weight=weights, labels=labels)
 
     @property
     def n(self) -> int:

@@ -386,6 +386,28 @@ class LabelTree:
         except (KeyError, TypeError):
             raise HUCError(f"node {node!r} is not in the tree") from None
 
+    def check_columns(self, labels) -> None:
+        """Check that ``labels``, the order of a prediction array's columns (names, or
+        scikit-learn's integer ``classes_`` read as text), is this tree's label order; None
+        means the columns are in the tree's order.  A different order is an error naming
+        both, never a silent permutation.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> t.check_columns(["a", "b"]), t.check_columns(None)
+        (None, None)
+        >>> t.check_columns(["b", "a"])
+        Traceback (most recent call last):
+        ...
+        huc_ref.errors.HUCError: labels: the columns of y_prob are labelled ['b', 'a'], but the tree's label ...
+        """
+        if labels is None:
+            return
+        given = [str(x) for x in labels]
+        if given != list(self.labels):
+            raise HUCError(f"labels: the columns of y_prob are labelled {given}, but the tree's label order is "
+                           f"{list(self.labels)}; build the tree with labels= in the columns' order "
+                           "(LabelTree.from_paths(..., labels=...)) or reorder the columns")
+
     def label_index(self, label: str) -> int:
         """Position of a label in :attr:`labels`.
 

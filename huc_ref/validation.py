@@ -11,7 +11,7 @@ from .rational import exact, fraction_text
 from .tree import LabelTree
 from .utilities import PerAtom, Utility
 
-__all__ = ["check_distribution", "check_labels", "check_utilities", "boost_options", "MAX_FIXED_STEP", "SELECTIONS",
+__all__ = ["check_distribution", "check_utilities", "boost_options", "MAX_FIXED_STEP", "SELECTIONS",
            "METHODS"]
 
 #: HUC-Boost (Algorithm 1/3) and UC-Boost.
@@ -30,28 +30,6 @@ def check_distribution(dist) -> FiniteDistribution:
         raise HUCError(f"dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), "
                        f"got {type(dist).__name__}")
     return dist
-
-
-def check_labels(tree: LabelTree, labels) -> None:
-    """Check that the columns' order ``labels`` (names, or scikit-learn's integer ``classes_``
-    shown as text) is the tree's label order; None means the columns are in the tree's order.
-    A different order is an error naming both, never a silent permutation.
-
-    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-    >>> check_labels(t, ["a", "b"]), check_labels(t, None)
-    (None, None)
-    >>> check_labels(t, ["b", "a"])
-    Traceback (most recent call last):
-    ...
-    huc_ref.errors.HUCError: labels: the columns of y_prob are labelled ['b', 'a'], but the tree's label order is ...
-    """
-    if labels is None:
-        return
-    given = [str(x) for x in labels]
-    if given != list(tree.labels):
-        raise HUCError(f"labels: the columns of y_prob are labelled {given}, but the tree's label order is "
-                       f"{list(tree.labels)}; build the tree with labels= in the columns' order "
-                       "(LabelTree.from_paths(..., labels=...)) or reorder the columns")
 
 
 def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):

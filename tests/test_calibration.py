@@ -141,3 +141,12 @@ def test_a_tree_from_networkx_when_it_is_installed():
     assert t.labels == ("y1", "y2", "b") and t.children("r") == ("a", "b")
     with pytest.raises(HUCError, match="^graph: a tree has exactly one node without a parent, this graph has 2$"):
         LabelTree.from_networkx(nx.DiGraph([("r", "a"), ("s", "b")]))
+
+
+def test_the_exact_path_checks_the_columns_order_too():
+    from huc_ref import FiniteDistribution
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    d = FiniteDistribution.from_floats(t, [0], [[0.25, 0.75]], labels=["a", "b"])
+    assert d.atoms[0].p[1] == 0.75
+    with pytest.raises(HUCError, match=r"^labels: the columns of y_prob are labelled \['b', 'a'\]"):
+        FiniteDistribution.from_sample(t, ["a"], [["1/4", "3/4"]], labels=["b", "a"])

@@ -21,7 +21,7 @@ from ..errors import HUCError
 from ..results import AuditResult, Candidate
 from ..tree import LabelTree
 from ..utilities import Utility
-from ..validation import check_labels, check_utilities
+from ..validation import check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
 from .numbers import SMALLEST_NORMAL, ExactRows, as_floats, entries, first_max, floats, ratio, rounding_bound
 from .tree import FastTree, on_paths
@@ -374,7 +374,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     (a float32 softmax does), unless ``renormalize=True``: then each row stands for itself
     divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
     path's ``renormalize`` does.  ``labels``: the columns' order (e.g. a classifier's
-    ``classes_``), checked against the tree's label order (:func:`huc_ref.validation.check_labels`).
+    ``classes_``), checked against the tree's label order (:meth:`huc_ref.tree.LabelTree.check_columns`).
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
@@ -386,7 +386,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
                        f"got {type(tree).__name__}")
-    check_labels(tree, labels)
+    tree.check_columns(labels)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
     if P.dtype.kind not in "biuf":
         raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}")
