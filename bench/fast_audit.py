@@ -43,8 +43,8 @@ from huc_ref import (  # noqa: E402
     audit,
     fast,  # noqa: E402
 )
-from huc_ref.fast import audit as fast_audit  # noqa: E402
-from huc_ref.fast import intervals as fast_intervals  # noqa: E402
+from huc_ref.fast.audit import dense_terms  # noqa: E402
+from huc_ref.fast.intervals import Rows  # noqa: E402
 
 
 def depth_tree(K: int, depth: int, seed: int = 0) -> LabelTree:
@@ -132,7 +132,7 @@ def brute_force(y, P, tree, us, groups) -> float:
     for u in us.values():
         nodes = np.array([tree.id(v) for v in u.relevant_nodes], dtype=int)
         U = fast.utility_values(u, ft, P, None, masses)
-        score, residual, terms, _ = fast_audit.dense_terms(ft, P, U, E, nodes, masses, star)
+        score, residual, terms, _ = dense_terms(ft, P, U, E, nodes, masses, star)
         values = np.column_stack([residual, terms])
         keys = np.unique(score)
         block = np.searchsorted(keys, score)
@@ -179,7 +179,7 @@ def main():
     rng = np.random.default_rng(2)
     score, residual = rng.random(n), rng.normal(size=n)
     one = np.full((n, 1), 1.0 / n)
-    t_alg = best_of(lambda: fast_intervals.Rows(score, residual, np.zeros((0, n)), np.zeros((0, 1), dtype=int),
+    t_alg = best_of(lambda: Rows(score, residual, np.zeros((0, n)), np.zeros((0, 1), dtype=int),
                                       np.zeros(n, dtype=int), one, 1))
     t_sort = best_of(lambda: np.argsort(score))
     print(f"Algorithm 2 alone, n = {n}: {t_alg * 1e3:.1f} ms, {t_alg / t_sort:.2f}x one np.argsort")
