@@ -205,6 +205,7 @@ def figure(by_predictor: dict, path, title: str, paper: dict | None = None, pape
         return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     names = list(by_predictor)
     fig, axes = plt.subplots(1, len(names), figsize=(2.3 * len(names) + 1, 4.2), sharey=True, squeeze=False)
     ypos = np.arange(len(METHODS))[::-1]
@@ -215,6 +216,9 @@ def figure(by_predictor: dict, path, title: str, paper: dict | None = None, pape
         if paper is not None:
             ax.plot(paper[name], ypos, "D", mfc="none", color="C3", ms=5, label=paper_label)
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # no crowded minor labels
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 2, 5), numticks=4))
         ax.set_title(name)
         ax.set_xlabel("test HUC")
         ax.grid(axis="x", alpha=0.3)
