@@ -56,17 +56,25 @@ class FloatBackend:
         self.loss = self._log_loss(self.P)
 
     def _predictions(self):
-        if self.method == "uc":
-            return np.maximum(softmax_rows(self.logP0 + self.Z), TOLERANCES["floor"])
+        # A row no rule has touched keeps p0 exactly, as the exact engine's does: recomputing it as
+        # softmax(log p0) would round it and could split ties the exact audit sees.
+        floor = TOLERANCES["floor"]
         P = self.P0.copy()
+        if self.method == "uc":
+            touched = self.Z.any(axis=1)
+            P[touched] = np.maximum(softmax_rows(self.logP0[touched] + self.Z[touched]), floor)
+            return P
         for a in self.branching:
             z = self.Z[a]
-            if not z.any():
+            touched = z.any(axis=1)
+            if not touched.any():
                 continue
-            factor = np.exp(z - logsumexp(self.logq0[a] + z))  # q'_j / q0_j
+            zt = z[touched]
+            factor = np.exp(zt - logsumexp(self.logq0[a][touched] + zt))  # q'_j / q0_j
             for j, labels in enumerate(self.child_labels[a]):
-                P[:, labels] *= factor[:, [j]]
-        return np.maximum(P, TOLERANCES["floor"])
+                P[np.ix_(touched, labels)] *= factor[:, [j]]
+            P[touched] = np.maximum(P[touched], floor)
+        return P
 
     def _log_loss(self, P):
         with np.errstate(divide="ignore"):
