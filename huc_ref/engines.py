@@ -11,6 +11,9 @@ written by one writer, and validate their options with the same rules and messag
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
+
+import numpy as np
 
 from .audit import MAX_EXACT_DIGITS
 from .audit import audit as exact_audit
@@ -18,8 +21,12 @@ from .boost import boost as certified_boost
 from .distribution import FiniteDistribution
 from .errors import HUCError
 from .fast.audit import audit_distribution as fast_audit
+from .fast.audit import distribution_arrays
 from .fast.boost import boost as float_boost
+from .fast.significance import null_sups
+from .fast.tree import FastTree
 from .results import AuditResult, BoostResult
+from .significance import check_null, check_sample, draw_label, exact_p_values, resampling_p_values, uniforms
 from .utilities import Utility
 from .validation import check_distribution
 
@@ -45,7 +52,8 @@ def check_engine(engine) -> str:
 
 
 def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine: str = "exact",
-          accelerator: str = "numpy", rational: str = "fraction", max_digits: int = MAX_EXACT_DIGITS) -> AuditResult:
+          accelerator: str = "numpy", rational: str = "fraction", max_digits: int = MAX_EXACT_DIGITS,
+          null_draws: int | str | None = None, seed: int = 0) -> AuditResult:
     """UC and HUC of a finite distribution with every sup and its witness (Sec. 2.1, Def. 3.2,
     App. F.3-F.4), on the backend ``engine``.
 
@@ -53,6 +61,11 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     GMP; ``max_digits`` bounds the cost, :data:`huc_ref.audit.MAX_EXACT_DIGITS`).
     ``engine="fast"``: float64 (``accelerator="numba"``: the compiled kernels), the same rows
     in the same order, each decision certified or taken exactly (:mod:`huc_ref.fast`).
+
+    ``null_draws=B`` adds p-values under the null of calibration, ``Y_i ~ P_i``, from ``B``
+    redraws of every label seeded by ``seed`` (``"exact"``: every label assignment, exact
+    rationals), to UC, HUC and each row (``result.significance``, :mod:`huc_ref.significance`);
+    the distribution must be a labelled sample.
 
     Appendix D.1 (cancellation): ``UC = 0`` while ``HUC = 1/4``, on either backend.
 
@@ -63,9 +76,38 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     >>> exact.uc.sup, exact.huc.sup, exact.huc.node, fast.huc.sup, fast.huc.node
     (Fraction(0, 1), Fraction(1, 4), 'v0', 0.25, 'v0')
     """
+    if null_draws is not None:
+        check_null(null_draws, seed)
+        check_sample(check_distribution(dist))
     if check_engine(engine) == "fast":
-        return fast_audit(check_distribution(dist), utilities, accelerator=accelerator)
-    return exact_audit(dist, utilities, rational=rational, max_digits=max_digits)
+        result = fast_audit(check_distribution(dist), utilities, accelerator=accelerator)
+    else:
+        result = exact_audit(dist, utilities, rational=rational, max_digits=max_digits)
+    if null_draws is None:
+        return result
+
+    def relabelled(labels):  # the same atoms with labels drawn under the null
+        return FiniteDistribution(dist.tree, [replace(a, label=y) for a, y in zip(dist.atoms, labels)],
+                                  dist.subgroups)
+
+    if engine == "fast":
+        P, exact, weights = distribution_arrays(dist)
+        draws = null_sups(FastTree(dist.tree), P, weights, utilities, 1 if null_draws == "exact" else null_draws,
+                          rows=np.arange(dist.n), accelerator=accelerator, exact=exact)
+
+        def sups(labels):
+            return [c.sup for c in fast_audit(relabelled(labels), utilities, accelerator=accelerator).candidates]
+    else:
+        def draws(rng):
+            for _ in range(null_draws):
+                yield sups([draw_label(a.p, int(k)) for a, k in zip(dist.atoms, uniforms(rng, dist.n))])
+
+        def sups(labels):
+            return [c.sup for c in exact_audit(relabelled(labels), utilities, rational=rational,
+                                               max_digits=max_digits).candidates]
+    if null_draws == "exact":
+        return exact_p_values(dist, result, sups)
+    return resampling_p_values(dist.n, dist.tree.K, result, draws, null_draws, seed)
 
 
 def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine: str = "exact", method: str = "huc",

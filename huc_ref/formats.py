@@ -272,17 +272,28 @@ def result_schema(engine: str = "exact") -> dict:
     >>> result_schema()["properties"]["engine"], result_schema("fast")["properties"]["engine"]
     ({'const': 'exact'}, {'const': 'fast'})
     """
-    number = {"type": "string", "pattern": r"^-?[0-9]+(/[0-9]+)?$"} if engine == "exact" else {"type": "number"}
+    rational = {"type": "string", "pattern": r"^-?[0-9]+(/[0-9]+)?$"}
+    number = rational if engine == "exact" else {"type": "number"}
+    p_value = {"type": "string", "pattern": r"^[0-9]+(/[0-9]+)?$"}  # exact on both engines (counts)
+    significance = {"type": "object", "additionalProperties": False,
+                    "required": ["method", "draws", "seed", "uc", "huc", "theorem_3_4"],
+                    "properties": {"method": {"enum": ["resampling", "exact"]},
+                                   "draws": {"type": "integer", "minimum": 1},
+                                   "seed": {"type": ["integer", "null"], "minimum": 0},
+                                   "uc": p_value, "huc": p_value,
+                                   "theorem_3_4": {"type": "object", "additionalProperties": False,
+                                                   "required": ["delta", "deviation"],
+                                                   "properties": {"delta": rational, "deviation": {"type": "string"}}}}}
     witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": number, "minItems": 2, "maxItems": 2}]}
     name = {"type": ["string", "null"]}
     row = {"type": "object", "required": ["subgroup", "utility", "node", "sup", "interval", "moment"],
            "additionalProperties": False,
            "properties": {"subgroup": {"type": "string"}, "utility": {"type": "string"}, "node": name,
-                          "sup": number, "interval": witness, "moment": number}}
+                          "sup": number, "interval": witness, "moment": number, "p_value": p_value}}
     best = {"type": "object", "required": ["value", "subgroup", "utility", "interval", "moment"],
             "additionalProperties": False,
             "properties": {"value": number, "subgroup": name, "utility": name, "node": name,
-                           "interval": witness, "moment": number}}
+                           "interval": witness, "moment": number, "p_value": p_value}}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": f"huc-result-1{'' if engine == 'exact' else '-fast'}.schema.json",
             "title": f"huc-result/1 ({engine} engine): UC and HUC with witnesses", "type": "object",
@@ -291,7 +302,7 @@ def result_schema(engine: str = "exact") -> dict:
             "properties": {"format": {"const": RESULT_FORMAT}, "case": {"type": ["string", "null"]},
                            "engine": {"const": engine}, "uc": best, "huc": best,
                            "relevant_nodes": {"type": "object", "additionalProperties": _NAMES},
-                           "candidates": {"type": "array", "items": row}}}
+                           "candidates": {"type": "array", "items": row}, "significance": significance}}
 
 
 def boost_schema() -> dict:

@@ -79,6 +79,9 @@ class AuditResult:
     is_sample: bool
     #: ``"exact"`` (Fractions) or ``"fast"`` (float64, :mod:`huc_ref.fast`)
     engine: str = "exact"
+    #: p-values under the null of calibration (:class:`huc_ref.significance.Significance`),
+    #: when the audit was asked for them (``null_draws``)
+    significance: object = None
 
     @property
     def uc(self) -> Candidate:
@@ -123,12 +126,32 @@ class AuditResult:
     def to_json(self, case_id: str | None = None) -> dict:
         """The ``huc-result/1`` document (docs/specification.md §6), exact numbers as strings
         (the fast engine's as JSON numbers)."""
-        uc = self.uc.to_json(key="value")
+        uc, huc = self.uc.to_json(key="value"), self.huc.to_json(key="value")
         del uc["node"]
-        return {"format": "huc-result/1", "case": case_id, "engine": self.engine,
-                "uc": uc, "huc": self.huc.to_json(key="value"),
-                "relevant_nodes": {u: list(v) for u, v in self.relevant_nodes.items()},
-                "candidates": [r.to_json() for r in self.candidates]}
+        rows = [r.to_json() for r in self.candidates]
+        doc = {"format": "huc-result/1", "case": case_id, "engine": self.engine, "uc": uc, "huc": huc,
+               "relevant_nodes": {u: list(v) for u, v in self.relevant_nodes.items()}, "candidates": rows}
+        if self.significance is not None:  # p-values: exact rationals on both engines
+            s = self.significance
+            uc["p_value"], huc["p_value"] = fraction_text(s.uc), fraction_text(s.huc)
+            for row, p in zip(rows, s.rows):
+                row["p_value"] = fraction_text(p)
+            doc["significance"] = s.to_json()
+        return doc
+
+    def p_value(self, subgroup: str, utility: str, node: str | None = None) -> Fraction:
+        """The p-value of one candidate row under the null of calibration (``audit(..., null_draws=B)``).
+
+        >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "b"}] * 2)
+        >>> audit(d, {"u": Table(t, [0, 1])}, null_draws="exact").p_value("all", "u", "r")
+        Fraction(1, 2)
+        """
+        if self.significance is None:
+            raise HUCError("p_value: this audit has no p-values; audit with null_draws=B (or 'exact')")
+        row = self.row(subgroup, utility, node)
+        return self.significance.rows[self.candidates.index(row)]
 
 
 @dataclass

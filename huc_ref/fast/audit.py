@@ -19,6 +19,7 @@ import numpy as np
 from ..distribution import FiniteDistribution
 from ..errors import HUCError
 from ..results import AuditResult, Candidate
+from ..significance import check_null, resampling_p_values
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_utilities
@@ -94,12 +95,38 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
             mu[:, idx], at_label[idx] = exact_path_means(ft, X, y, u, pi, idx, exact)
             mag[idx] = mu[0, idx]
     else:
-        U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
-        mu = ratio(on_paths(ft, y, H + 1, ft.cut_sums(X * U)), pi)
-        at_label = U[np.arange(c), y]
-        mag = magnitude(X, U, mu[0], pi[0])
+        means = LabelFreeMeans(ft, X, u, S, rows, exact)
+        at_label, mu = means.on_labels(ft, y, pi)
+        mag = means.magnitude
     score = mu[0]
     return score, at_label - score, mu[1:] - mu[:-1], score_error(u, rel, score, mag)
+
+
+class LabelFreeMeans:
+    """What the path form needs of one utility before any label is read: ``U = u(p_i, .)``,
+    the cut sums ``N`` of ``p_i U`` (:meth:`FastTree.cut_sums`), the score ``mu_u(p_i)`` and
+    ``sum_y p_y |u_y| / pi_root`` (:func:`magnitude`).  Labels redrawn under the null
+    (:mod:`huc_ref.fast.significance`) reuse all of it; :meth:`on_labels` reads the labels."""
+
+    def __init__(self, ft: FastTree, X: np.ndarray, u: Utility, S: list, rows, exact: ExactRows):
+        self.U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
+        self.N = ft.cut_sums(X * self.U)
+        self.score = ratio(self.N[0][0], S[0][0])  # the root's mean, on every label's path
+        self.magnitude = magnitude(X, self.U, self.score, S[0][0])
+
+    def on_labels(self, ft: FastTree, y: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``u(p_i, y_i)`` and ``mu`` on the paths of the labels ``y`` (``pi``: the masses there)."""
+        return self.U[np.arange(len(y)), y], ratio(on_paths(ft, y, ft.H + 1, self.N), pi)
+
+
+def path_plan(ft: FastTree, u: Utility) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where a utility's path terms go: its relevant node ids, their columns (``colmap[a]``:
+    1.. for a relevant node, -1 otherwise) and the depths ``ks`` that hold a relevant node."""
+    nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
+    colmap = np.full(ft.n_nodes, -1, dtype=np.int32)
+    colmap[nodes] = np.arange(1, len(nodes) + 1)
+    ks = np.array([k for k in range(ft.H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
+    return nodes, colmap, ks
 
 
 def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: ExactRows | None = None) -> Rows:
@@ -150,13 +177,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
     exact = ExactRows(P) if exact is None else exact
     rel = rounding_bound(ft.K, exact.p_error)
     names = list(utilities)
-    plans = []
-    for u in utilities.values():
-        nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
-        colmap = np.full(ft.n_nodes, -1, dtype=np.int32)
-        colmap[nodes] = np.arange(1, len(nodes) + 1)
-        ks = np.array([k for k in range(H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
-        plans.append((nodes, colmap, ks))
+    plans = [path_plan(ft, u) for u in utilities.values()]
     term_row = np.cumsum([0] + [len(ks) for _, _, ks in plans])
     score, residual = np.empty((len(names), n)), np.empty((len(names), n))
     error = np.empty((len(names), n))
@@ -298,13 +319,7 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     """
     check_utilities(dist.tree, dist.n, utilities)
     ft = FastTree(dist.tree)
-    if predictions is None:
-        P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
-        exact = ExactRows(P, [a.p for a in dist.atoms])
-    else:
-        P = np.asarray(predictions, dtype=float)
-        exact = ExactRows(P)
-    weights = floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
+    P, exact, weights = distribution_arrays(dist, predictions)
     rows = np.arange(dist.n)
     if dist.is_sample:
         tables = sample_rows(ft, P, np.array([a.label for a in dist.atoms]), weights, utilities, rows,
@@ -315,6 +330,19 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
         tables = {name: dense_rows(ft, P, E, weights, u, masses, star, rows, exact=exact)
                   for name, u in utilities.items()}
     return result_rows(dist.tree, tables, list(dist.subgroups), dist.n, dist.is_sample)
+
+
+def distribution_arrays(dist: FiniteDistribution, predictions: np.ndarray | None = None):
+    """The atoms as float64 arrays: predictions ``P`` (or ``predictions``), the exact rows behind
+    them, and ``w_i c(x_i)`` per subgroup (``n x |C|``)."""
+    if predictions is None:
+        P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
+        exact = ExactRows(P, [a.p for a in dist.atoms])
+    else:
+        P = np.asarray(predictions, dtype=float)
+        exact = ExactRows(P)
+    weights = floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
+    return P, exact, weights
 
 
 #: The fast backend's accelerators: pure numpy (the reference) and the compiled kernels.
@@ -359,7 +387,8 @@ def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
 
 
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
-          sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None) -> AuditResult:
+          sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None,
+          null_draws: int | None = None, seed: int = 0) -> AuditResult:
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
     exact engine's :class:`AuditResult` with float numbers (``engine="fast"``).
 
@@ -375,6 +404,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
     path's ``renormalize`` does.  ``labels``: the columns' order (e.g. a classifier's
     ``classes_``), checked against the tree's label order (:meth:`huc_ref.tree.LabelTree.check_columns`).
+    ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
+    ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``).
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
@@ -409,6 +440,20 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     for k, (name, values) in enumerate(groups.items()):
         c = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1)
         np.multiply(w / w.sum(), c, out=WT[k])
-    tables = sample_rows(FastTree(tree), P, ids, WT.T, utilities, engine=accelerator,
+    if null_draws is not None:
+        check_null(null_draws, seed)
+        if null_draws == "exact":
+            raise HUCError("null_draws: 'exact' enumerates label assignments of a FiniteDistribution "
+                           "(huc_ref.audit); for arrays give a number of draws")
+    ft = FastTree(tree)
+    tables = sample_rows(ft, P, ids, WT.T, utilities, engine=accelerator,
                          row_sum_tolerance=None if renormalize else ROW_SUM_TOLERANCE)
-    return result_rows(tree, tables, list(groups), n, True)
+    result = result_rows(tree, tables, list(groups), n, True)
+    if null_draws is None:
+        return result
+    if renormalize:
+        P = np.asarray(P, dtype=float)
+        P = P / P.sum(axis=1, keepdims=True)
+    from .significance import null_sups
+    draws = null_sups(ft, np.asarray(P, dtype=float), WT.T, utilities, null_draws, accelerator=accelerator)
+    return resampling_p_values(n, tree.K, result, draws, null_draws, seed)

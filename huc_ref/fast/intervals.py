@@ -70,9 +70,10 @@ class Rows:
     """
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
-                 exact_score=None):
+                 exact_score=None, blocks=None):
         n = len(score)
-        self.order, new = tie_blocks(score, score_error, exact_score)
+        # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
+        self.order, new = tie_blocks(score, score_error, exact_score) if blocks is None else blocks
         order = self.order
         s = self.sorted_scores = score[order]
         self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])

@@ -1,13 +1,15 @@
 """Optional compiled kernels for the fast path (numba; ``pip install huc-ref[numba]``).
 
-Two loops that numpy can only express as several passes over memory:
+Three loops that numpy can only express as several passes over memory:
 
 * :func:`top1_path_terms` reads each row of predictions once: subtree sums of every cut
   (children summed left to right, as :meth:`huc_ref.fast.FastTree.cut_sums` does), the
   top-1 decision at each utility's depth, and the path terms of F.4;
 * :func:`group_and_scan` groups the nonzero terms by column with a counting sort and runs
   Algorithm 2 on every column and subgroup in one pass: prefix sums at block ends, the first
-  maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with reduceats.
+  maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with reduceats;
+* :func:`null_scan` runs Algorithm 2's sups for many null draws of the labels at once, in one
+  pass per draw over atoms already in rank order (:mod:`huc_ref.fast.significance`).
 
 pure numpy (:mod:`huc_ref.fast`) stays the default and the reference; the kernels are
 property-tested against it (tests/test_fast.py).  Importing this module compiles nothing
@@ -24,7 +26,7 @@ try:
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
-__all__ = ["COMPILED", "top1_path_terms", "group_and_scan"]
+__all__ = ["COMPILED", "top1_path_terms", "group_and_scan", "null_scan"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -230,3 +232,76 @@ def _scan(start, rank, val, block, Wr):  # pragma: no cover - compiled
                 else:
                     rr[g, col], bb[g, col], moment[g, col] = f_mx[g] if i_mx[g] else 0, f_mn[g], -s
     return sup, rr, bb, moment
+
+
+@_jit
+def null_scan(Y, last, U, score, mu, cols, up, down, W, n_cols, out):  # pragma: no cover - compiled
+    """The sup of every column and subgroup of one utility, for each null draw of labels.
+
+    Everything is in rank order (atoms sorted by score, :class:`huc_ref.fast.intervals.Rows`'s
+    order): ``Y[b, r]`` the label of rank ``r`` in draw ``b``; ``last[r]`` whether rank ``r``
+    ends a tie block; ``U[r]`` its utility values; ``score[r]``; ``mu[r, s]`` the mean of the
+    node in slot ``s`` at its prediction; ``W[r, g]`` its weight in subgroup ``g``.  For the
+    ``j``-th depth holding a relevant node and label ``y``: ``cols[j, y]`` the column of the
+    path node there (1..; below 1 for none; column 0 is UC), ``up[j, y]`` and ``down[j, y]``
+    the slots of that node and of the next one on the path.  Fills ``out[b, g, c]`` with
+    Algorithm 2's sup: the range ``max C - min C`` of the column's prefix sums at block ends,
+    ``C_0 = 0`` (App. F.3).  One pass per draw; only the columns a block touched are compared
+    at its end.
+
+    >>> out = np.zeros((1, 1, 1))
+    >>> none = np.zeros((0, 1), dtype=np.int64)
+    >>> null_scan(np.array([[0, 0, 0]]), np.array([True, True, True]), np.array([[0.25], [-0.5], [0.25]]),
+    ...           np.zeros(3), np.zeros((3, 1)), none, none, none, np.ones((3, 1)), 1, out)
+    >>> out.tolist()  # prefix sums 0, 1/4, -1/4, 0: the range is 1/2 (the middle block alone)
+    [[[0.5]]]
+    """
+    draws, n = Y.shape
+    G, J = W.shape[1], cols.shape[0]
+    acc = np.zeros((n_cols, G))
+    hi = np.zeros((n_cols, G))
+    lo = np.zeros((n_cols, G))
+    mark = np.zeros(n_cols, dtype=np.int8)
+    touched = np.empty(n_cols, dtype=np.int64)
+    for b in range(draws):
+        acc[:] = 0.0
+        hi[:] = 0.0
+        lo[:] = 0.0
+        nt = 0
+        for r in range(n):
+            y = Y[b, r]
+            t = U[r, y] - score[r]
+            if t != 0.0:
+                for g in range(G):
+                    acc[0, g] += W[r, g] * t
+                if mark[0] == 0:
+                    mark[0] = 1
+                    touched[nt] = 0
+                    nt += 1
+            for j in range(J):
+                c = cols[j, y]
+                if c < 1:
+                    continue
+                t = mu[r, down[j, y]] - mu[r, up[j, y]]
+                if t == 0.0:
+                    continue
+                for g in range(G):
+                    acc[c, g] += W[r, g] * t
+                if mark[c] == 0:
+                    mark[c] = 1
+                    touched[nt] = c
+                    nt += 1
+            if last[r]:
+                for m in range(nt):
+                    c = touched[m]
+                    mark[c] = 0
+                    for g in range(G):
+                        v = acc[c, g]
+                        if v > hi[c, g]:
+                            hi[c, g] = v
+                        if v < lo[c, g]:
+                            lo[c, g] = v
+                nt = 0
+        for g in range(G):
+            for c in range(n_cols):
+                out[b, g, c] = hi[c, g] - lo[c, g]

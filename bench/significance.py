@@ -1,0 +1,83 @@
+"""Benchmark of consistency resampling (huc_ref.significance).  Not a test: prints ratios
+measured in one run.
+
+The issue's workload: n sample rows, K = 30 (a random tree), |U| = 3 (a payoff table, top-1
+at depth 1, a binary decision), |C| = 3 (everyone, a random half, signed weights), labels
+drawn from the predictions.  For each (n, B):
+
+* ``audit s``: one fast audit (best of three);
+* ``null s``: ``fast.audit(..., null_draws=B)`` minus one audit: the B draws;
+* ``x audit``: the draws' time over one audit (the issue's target: at most about 10 at
+  n = 10^5, B = 1,000);
+* ``per draw``: that ratio divided by B.
+
+Each size runs with numpy and, when numba is installed, with the compiled kernels (each
+against its own audit).
+
+Run: ``python bench/significance.py`` (``--quick``: n = 10^4 and B = 100 only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.workloads import random_tree  # noqa: E402
+from huc_ref import BinaryDecision, Table, Top1AtDepth, fast  # noqa: E402
+
+
+def arrays(n: int, K: int = 30, seed: int = 0):
+    """The workload as arrays: tree, utilities, predictions, labels drawn from them, subgroups."""
+    rng = random.Random(seed)
+    tree = random_tree(K, rng)
+    labels = tree.labels
+    us = {"table": Table(tree, [Fraction(rng.randint(-4, 4), 4) for _ in labels]),
+          "top1": Top1AtDepth(tree, 1),
+          "decision": BinaryDecision(tree, labels[: K // 4], labels[: K // 2], Fraction(1, 3))}
+    g = np.random.default_rng(seed)
+    P = g.dirichlet(np.full(K, 0.5), size=n)
+    y = (P.cumsum(axis=1) < g.random(n)[:, None]).sum(axis=1).clip(max=K - 1)
+    groups = {"all": np.ones(n), "half": g.integers(0, 2, n).astype(float), "signed": g.choice([-0.5, 0.5], n)}
+    return tree, us, P, y, groups
+
+
+def best_of(k: int, fn):
+    times = []
+    for _ in range(k):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    grid = [(10**4, 100)] if args.quick else [(10**4, 100), (10**4, 1000), (10**5, 100)]
+    accelerators = ["numpy"] + (["numba"] if fast.numba_available() else [])
+    print(f"{'accelerator':>11} {'n':>8} {'B':>6} {'audit s':>9} {'null s':>9} {'x audit':>9} {'per draw':>9}")
+    for n, B in grid:
+        tree, us, P, y, groups = arrays(n)
+        for acc in accelerators:
+            if acc == "numba":  # compile outside the timing
+                fast.audit(y[:50], P[:50], tree, us, subgroups={k: v[:50] for k, v in groups.items()},
+                           null_draws=2, accelerator=acc)
+            one = best_of(3, lambda: fast.audit(y, P, tree, us, subgroups=groups, accelerator=acc))
+            t = time.perf_counter()
+            fast.audit(y, P, tree, us, subgroups=groups, null_draws=B, seed=0, accelerator=acc)
+            null = time.perf_counter() - t - one
+            print(f"{acc:>11} {n:>8} {B:>6} {one:>9.3f} {null:>9.2f} {null / one:>9.1f} {null / one / B:>9.3f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Consistency resampling in float64: the twin of :mod:`huc_ref.significance`'s draws.
+
+Each draw redraws every label from its own prediction, ``Y_i ~ P_i``, by the inverse CDF at
+the uniform ``k_i / 2**53`` (:func:`huc_ref.significance.uniforms`, the exact engine's own
+draw), and audits the sample again with the predictions, weights and subgroups unchanged;
+what does not depend on the labels is computed once (:class:`NullAudit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..significance import uniforms
+from ..utilities import Utility
+from .audit import THREADS, LabelFreeMeans, exact_scores, path_plan
+from .intervals import Rows, tie_blocks
+from .numbers import ExactRows, ratio, rounding_bound
+from .tree import FastTree
+from .utilities import score_error
+
+__all__ = ["draw_labels", "NullAudit", "null_sups"]
+
+
+def draw_labels(cdf: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Per row the first label whose cumulative probability reaches ``k / 2**53`` (``cdf``: the
+    rows' cumulative sums, each divided by its last, so the last is exactly 1).
+
+    >>> cdf = np.cumsum([[0.25, 0.0, 0.75]], axis=1)
+    >>> draw_labels(cdf, np.array([2**51])).tolist(), draw_labels(cdf, np.array([2**51 + 1])).tolist()
+    ([0], [2])
+    """
+    u = k.astype(float) / 2.0**53  # exact: k <= 2**53
+    return (cdf < u[:, None]).sum(axis=1)
+
+
+class NullAudit:
+    """The label-free part of a sample audit, computed once, and the audit of any labels.
+
+    Under the null only the labels change, so the utilities' values, the cut sums, every
+    node's mean ``mu_{u,v}(p_i)`` (one ``n x nodes`` table per utility), the scores, their error
+    bounds and the tie blocks of Algorithm 2's sort are shared by all draws; a draw gathers
+    the means on its labels' paths and runs Algorithm 2's scan (:class:`Rows` with the
+    blocks given).  Memory: ``n x (1 + |V_T(u)| + their children)`` floats per utility.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> null = NullAudit(FastTree(t), np.array([[0.5, 0.5]] * 2), np.full((2, 1), 0.5), {"u": Table(t, [0, 1])})
+    >>> null.sups(np.array([1, 1])).tolist(), null.sups(np.array([0, 1])).tolist()  # UC row, then node r
+    ([0.5, 0.5], [0.0, 0.0])
+    """
+
+    def __init__(self, ft: FastTree, P: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility], *,
+                 rows=None, accelerator: str = "numpy", exact: ExactRows | None = None):
+        self.ft, self.W, self.accelerator = ft, W, accelerator
+        exact = ExactRows(P) if exact is None else exact
+        Xd = P if ft.label_order is None else P[:, ft.label_order]
+        S = ft.cut_sums(Xd, dfs=True)
+        pi = ft.node_table(S).T  # pi_a(p_i), every node: (nodes, n), C-contiguous
+        rel = rounding_bound(ft.K, exact.p_error)
+        self.plans = []
+        for u in utilities.values():
+            nodes, colmap, ks = path_plan(ft, u)
+            means = LabelFreeMeans(ft, P, u, S, rows, exact)
+            needed = ft.needed(nodes)  # the root, the relevant nodes and their children (C.1)
+            slot = np.zeros(ft.n_nodes, dtype=np.int64)
+            slot[needed] = np.arange(len(needed))
+            # mu_{u,a}(p_i) of the needed nodes: (needed, n), C-contiguous
+            mu = np.ascontiguousarray(ratio(ft.node_table(means.N).T[needed], pi[needed]))
+            paths = (colmap[ft.path_nodes[ks]].astype(np.int64), slot[ft.path_nodes[ks]], slot[ft.path_nodes[ks + 1]])
+            error = score_error(u, rel, means.score, means.magnitude)
+            blocks = tie_blocks(means.score, error, exact_scores(u, exact, rows))
+            self.plans.append((len(nodes) + 1, paths, means, mu, blocks))
+        if accelerator == "numba":  # the kernel reads every array in rank order, once per draw
+            self.ranked = [(order, np.append(new, True), np.ascontiguousarray(means.U[order]), means.score[order],
+                            np.ascontiguousarray(mu[:, order].T), paths, np.ascontiguousarray(W[order]), n_cols)
+                           for n_cols, paths, means, mu, (order, new) in self.plans]
+
+    def sups(self, y: np.ndarray) -> np.ndarray:
+        """Every row's sup for labels ``y``, in the audit's candidate order (subgroups, then
+        utilities, the UC row before the relevant nodes)."""
+        n, best = len(y), []
+        for n_cols, (cols, up, down), means, mu, blocks in self.plans:
+            i = np.arange(n)  # the terms: the means one depth apart on each label's path
+            terms = mu.take(down[:, y] * n + i) - mu.take(up[:, y] * n + i)
+            table = Rows(means.score, means.U[i, y] - means.score, terms, cols, y, self.W, n_cols,
+                         self.accelerator, blocks=blocks)
+            best.append(table.best)
+        return np.concatenate([b[k][0] for k in range(self.W.shape[1]) for b in best])
+
+
+    def sups_compiled(self, Y: np.ndarray) -> np.ndarray:
+        """:meth:`sups` for each row of labels ``Y`` (one draw per row), by the compiled kernel
+        :func:`huc_ref.fast.kernels.null_scan`, the draws split over :data:`THREADS` threads."""
+        from .kernels import null_scan
+        G = self.W.shape[1]
+        cuts = np.linspace(0, len(Y), min(THREADS, len(Y)) + 1).astype(int)
+        parts = []
+        with ThreadPoolExecutor(len(cuts) - 1) as pool:
+            for order, last, U, score, mu, (cols, up, down), W, n_cols in self.ranked:
+                Yr = np.ascontiguousarray(Y[:, order])
+                out = np.zeros((len(Y), G, n_cols))
+                jobs = [pool.submit(null_scan, Yr[lo:hi], last, U, score, mu, cols, up, down, W, n_cols, out[lo:hi])
+                        for lo, hi in zip(cuts[:-1], cuts[1:])]
+                for job in jobs:
+                    job.result()
+                parts.append(out)
+        # candidate order: subgroups, then utilities, then columns
+        return np.concatenate([p[:, g, :] for g in range(G) for p in parts], axis=1)
+
+
+#: Null draws computed together (the compiled kernel's batch; Ctrl-C acts between batches).
+BATCH = 32
+
+
+def null_sups(ft: FastTree, P: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility], draws: int, *,
+              rows=None, accelerator: str = "numpy", exact: ExactRows | None = None):
+    """``rng -> iterator`` of ``draws`` null draws' row sups (:meth:`NullAudit.sups`), for
+    :func:`huc_ref.significance.resampling_p_values`.
+
+    ``P``: the predictions (label order), ``W``: ``w_i c(x_i)`` per subgroup (``n x |C|``).
+    """
+    P = np.asarray(P, dtype=float)
+    null = NullAudit(ft, P, np.ascontiguousarray(W), utilities, rows=rows, accelerator=accelerator, exact=exact)
+    cdf = np.cumsum(P, axis=1)
+    cdf /= cdf[:, -1:]
+
+    def sups(rng: np.random.Generator):
+        for start in range(0, draws, BATCH):
+            Y = np.stack([draw_labels(cdf, uniforms(rng, len(P))) for _ in range(min(BATCH, draws - start))])
+            if accelerator == "numba":
+                yield from null.sups_compiled(Y)
+            else:
+                yield from (null.sups(y) for y in Y)
+    return sups

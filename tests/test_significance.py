@@ -1,0 +1,282 @@
+"""p-values under the null of calibration (huc_ref.significance): exact enumeration against an
+independent brute force, resampling against exact enumeration, both engines' draws, the
+test's own calibration (uniform p-values under the null), the flagged node under a planted
+miscalibration, and every refusal's message."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import replace
+from fractions import Fraction
+from math import prod
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from huc_ref import FiniteDistribution, HUCError, LabelTree, Table, Top1AtDepth, TopK, audit
+from huc_ref.fast import numba_available
+from huc_ref.fast.audit import distribution_arrays
+from huc_ref.fast.significance import NullAudit, draw_labels
+from huc_ref.fast.tree import FastTree
+from huc_ref.formats import result_schema
+from huc_ref.significance import MAX_ASSIGNMENTS, draw_label, uniforms
+from tests.oracle import brute_force_audit
+from tests.strategies import finite_distributions, label_trees, shape_tree, softmax_rows, utilities, wide_trees
+
+F = Fraction
+
+
+def brute_force_p_values(dist, us):
+    """``P(T* >= T)`` for every row, UC and HUC, by enumerating the label assignments and
+    auditing each with the brute-force oracle (every interval, literal inner products)."""
+    def stats(d):
+        rows = brute_force_audit(d, us)
+        sups = [r[3] for r in rows]
+        uc = max(r[3] for r in rows if r[2] is None)
+        huc = max((r[3] for r in rows if r[2] is not None), default=F(0))
+        return sups + [uc, huc]
+    observed = stats(dist)
+    tail = [F(0)] * len(observed)
+    for labels in itertools.product(range(dist.tree.K), repeat=dist.n):
+        d = FiniteDistribution(dist.tree, [replace(a, label=y) for a, y in zip(dist.atoms, labels)], dist.subgroups)
+        weight = prod((a.p[y] for a, y in zip(dist.atoms, labels)), start=F(1))
+        for j, (t, s) in enumerate(zip(stats(d), observed)):
+            if t >= s:
+                tail[j] += weight
+    return tail
+
+
+@st.composite
+def small_samples(draw):
+    t = draw(label_trees(max_leaves=3, min_leaves=2))
+    d = draw(finite_distributions(t, max_atoms=3, kind="sample"))
+    return d, {"u": draw(utilities(t, families=["table", "rank", "top1_at_depth", "binary_decision"]))}
+
+
+CHERRY = LabelTree.from_children("v0", {"v0": ["vL", "y3"], "vL": ["y1", "y2"]})
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_samples())
+@example((FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"},
+                                      {"p": ["1/6", "1/6", "2/3"], "label": "y1"}]),
+          {"u": Top1AtDepth(CHERRY, 1)}))
+def test_exact_enumeration_equals_an_independent_brute_force(case):
+    d, us = case
+    r = audit(d, us, null_draws="exact")
+    s = r.significance
+    assert s.method == "exact" and s.draws == d.tree.K ** d.n
+    assert list(s.rows) + [s.uc, s.huc] == brute_force_p_values(d, us)
+    assert all(isinstance(p, Fraction) and 0 < p <= 1 for p in s.rows)
+
+
+def test_the_fast_engine_enumerates_the_same_exact_p_values():
+    d = FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"},
+                                    {"p": ["1/6", "1/6", "2/3"], "label": "y1"},
+                                    {"p": ["1/3", "1/3", "1/3"], "label": "y2"}])
+    us = {"u": Table(CHERRY, [1, 0, 1]), "top1": Top1AtDepth(CHERRY, 1)}
+    exact, fast = (audit(d, us, engine=e, null_draws="exact").significance for e in ("exact", "fast"))
+    assert exact.rows == fast.rows and (exact.uc, exact.huc) == (fast.uc, fast.huc)
+
+
+def test_resampling_falls_within_its_monte_carlo_error_of_the_exact_p_value():
+    """B = 4000 seeded draws on the fast engine: every resampling p-value within 4 standard
+    errors (plus the 1/(B+1) of its +1) of the exact P(T* >= T)."""
+    d = FiniteDistribution(CHERRY, [{"p": p, "label": y, "c": c} for p, y, c in [
+        (["1/2", "1/4", "1/4"], "y3", [1, 1]), (["1/6", "1/6", "2/3"], "y1", [1, 0]),
+        (["1/3", "1/3", "1/3"], "y2", [1, 1]), (["1/10", "3/5", "3/10"], "y2", [1, "-1/2"])]], ["all", "g"])
+    us = {"u": Table(CHERRY, [1, 0, 1]), "top1": Top1AtDepth(CHERRY, 1)}
+    exact = audit(d, us, null_draws="exact").significance
+    B = 4000
+    sampled = audit(d, us, engine="fast", null_draws=B, seed=11).significance
+    assert sampled.method == "resampling" and (sampled.draws, sampled.seed) == (B, 11)
+    for p, q in zip(list(sampled.rows) + [sampled.uc, sampled.huc], list(exact.rows) + [exact.uc, exact.huc]):
+        se = math.sqrt(float(q) * (1 - float(q)) / B)
+        assert abs(float(p) - float(q)) <= 4 * se + 1 / (B + 1), (p, q)
+    # the exact engine's resampling draws the same labels from the same seed
+    small = audit(d, us, null_draws=60, seed=5).significance
+    assert small.rows == audit(d, us, engine="fast", null_draws=60, seed=5).significance.rows
+
+
+def test_resampling_is_reproducible_and_the_seed_matters():
+    d = FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"},
+                                    {"p": ["1/6", "1/6", "2/3"], "label": "y1"}] * 3)
+    us = {"u": Table(CHERRY, [1, 0, 1])}
+    a, b = (audit(d, us, engine="fast", null_draws=99, seed=3).significance for _ in range(2))
+    assert a == b
+    others = {audit(d, us, engine="fast", null_draws=99, seed=s).significance.rows for s in range(6)}
+    assert len(others) > 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 30), st.integers(0, 2**32 - 1))
+@example(3, 0)
+def test_both_engines_draw_the_same_label_from_the_same_uniform(K, seed):
+    """The exact inverse CDF (Fractions) and the float64 one agree on random rational rows,
+    and neither draws a label of probability 0 (A.2 excludes them from atoms; the draw does too)."""
+    rng = np.random.default_rng(seed)
+    weights = rng.integers(0, 4, size=K)
+    weights[rng.integers(K)] += 1
+    p = [F(int(w), int(weights.sum())) for w in weights]
+    cdf = np.cumsum(np.array([float(x) for x in p]))[None, :]
+    cdf /= cdf[:, -1:]
+    ks = uniforms(rng, 200)
+    fast = [int(draw_labels(cdf, np.array([k]))[0]) for k in ks]
+    exact = [draw_label(p, int(k)) for k in ks]
+    assert all(p[y] > 0 for y in exact) and all(p[y] > 0 for y in fast)
+    disagree = [i for i, (a, b) in enumerate(zip(fast, exact)) if a != b]
+    for i in disagree:  # only where the uniform sits within rounding of a cumulative sum
+        k = int(ks[i])
+        assert min(abs(sum(p[:j + 1]) - F(k, 2**53)) for j in range(K)) < F(1, 2**48)
+
+
+def calibrated_dataset(seed: int, n: int = 30):
+    """Predictions from a seeded Dirichlet, labels drawn from them: calibrated by construction."""
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.ones(3), size=n)
+    y = np.array([rng.choice(3, p=row) for row in P])
+    return P, y
+
+
+def test_p_values_are_uniform_under_the_null():
+    """The test of the test: over 200 seeded calibrated datasets (labels drawn from the
+    predictions), the fraction of HUC p-values at most 0.05 is within 3 binomial standard
+    errors of 0.05 (B = 99, so P(p <= 0.05) = 5/100 exactly under exchangeable continuous statistics)."""
+    from huc_ref.fast import audit as fast_audit
+    us = {"u": Table(CHERRY, [1, 0, 1]), "top1": Top1AtDepth(CHERRY, 1)}
+    ps = {"uc": [], "huc": []}
+    for seed in range(200):
+        P, y = calibrated_dataset(seed)
+        s = fast_audit(y, P, CHERRY, us, null_draws=99, seed=seed).significance
+        ps["uc"].append(float(s.uc))
+        ps["huc"].append(float(s.huc))
+    se = math.sqrt(0.05 * 0.95 / 200)
+    for name, values in ps.items():
+        rate = np.mean(np.array(values) <= 0.05)
+        assert abs(rate - 0.05) <= 3 * se, (name, rate)
+        assert 0.35 < np.mean(values) < 0.65  # the mean of a uniform p-value is about 1/2
+
+
+def test_a_miscalibrated_node_gets_a_small_p_value_and_is_the_one_flagged():
+    """Labels drawn from predictions, except that inside vL the two children swap their
+    probabilities: the split at vL is miscalibrated while vL's mass (the root's split) is not."""
+    from huc_ref.fast import audit as fast_audit
+    rng = np.random.default_rng(7)
+    n = 400
+    P = rng.dirichlet(np.ones(3), size=n)
+    swapped = P[:, [1, 0, 2]]
+    y = np.array([rng.choice(3, p=row) for row in swapped])
+    us = {"u": Table(CHERRY, [1, 0, 0])}
+    r = fast_audit(y, P, CHERRY, us, null_draws=199, seed=1)
+    assert r.huc.node == "vL"
+    assert r.significance.huc == Fraction(1, 200)  # no redraw reaches the observed HUC
+    assert r.p_value("all", "u", "vL") == Fraction(1, 200) and r.p_value("all", "u", "v0") > Fraction(1, 20)
+
+
+def test_p_values_in_the_result_document_and_its_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    d = FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"},
+                                    {"p": ["1/6", "1/6", "2/3"], "label": "y1"}])
+    us = {"u": Table(CHERRY, [1, 0, 1])}
+    for engine in ("exact", "fast"):
+        doc = json.loads(json.dumps(audit(d, us, engine=engine, null_draws=19, seed=2).to_json("c")))
+        jsonschema.validate(doc, result_schema(engine))
+        assert doc["significance"]["method"] == "resampling" and doc["significance"]["draws"] == 19
+        assert all(F(row["p_value"]).denominator in (1, 2, 4, 5, 10, 20) for row in doc["candidates"])
+        assert doc["huc"]["p_value"] == doc["significance"]["huc"]
+        assert doc["significance"]["theorem_3_4"]["delta"] == "1/20"
+    plain = audit(d, us).to_json("c")
+    assert "significance" not in plain and "p_value" not in plain["uc"]
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(null_draws=0), "null_draws: expected a positive integer (at most 1000000) or 'exact', got 0"),
+    (dict(null_draws=True), "null_draws: expected a positive integer (at most 1000000) or 'exact', got True"),
+    (dict(null_draws=2.5), "null_draws: expected a positive integer (at most 1000000) or 'exact', got 2.5"),
+    (dict(null_draws="all"), "null_draws: expected a positive integer (at most 1000000) or 'exact', got 'all'"),
+    (dict(null_draws=9, seed=-1), "seed: expected a non-negative integer, got -1"),
+    (dict(null_draws=9, seed="1"), "seed: expected a non-negative integer, got '1'"),
+])
+def test_bad_null_options_get_one_clear_error(kw, message):
+    d = FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"}])
+    with pytest.raises(HUCError) as e:
+        audit(d, {"u": Table(CHERRY, [1, 0, 1])}, **kw)
+    assert str(e.value) == message
+
+
+def test_population_atoms_and_huge_enumerations_are_refused():
+    pop = FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "eta": ["1/2", "1/4", "1/4"]}])
+    with pytest.raises(HUCError) as e:
+        audit(pop, {"u": Table(CHERRY, [1, 0, 1])}, null_draws=9)
+    assert str(e.value) == ("atoms[0]: a population atom (a label law eta); significance redraws one label "
+                            "per atom from its prediction, so it needs a labelled sample")
+    big = FiniteDistribution(CHERRY, [{"p": ["1/3"] * 3, "label": "y1"}] * 13)  # 3**13 > 10**6
+    assert 3**13 > MAX_ASSIGNMENTS
+    with pytest.raises(HUCError) as e:
+        audit(big, {"u": Table(CHERRY, [1, 0, 1])}, null_draws="exact")
+    assert str(e.value) == ("null_draws: 'exact' enumerates 1594323 label assignments here, more than 1000000; "
+                            "use resampling (null_draws=B)")
+    wide = FiniteDistribution(CHERRY, [{"p": ["1/3"] * 3, "label": "y1"}] * 200)
+    with pytest.raises(HUCError, match=r"enumerates 3\*\*200 label assignments"):
+        audit(wide, {"u": Table(CHERRY, [1, 0, 1])}, null_draws="exact")
+
+
+@st.composite
+def null_cases(draw):
+    t = draw(label_trees(max_leaves=9))
+    d = draw(finite_distributions(t, max_atoms=6, kind="sample"))
+    us = {f"u{j}": draw(utilities(t, n_atoms=d.n)) for j in range(draw(st.integers(1, 2)))}
+    return d, us, draw(st.lists(st.integers(0, t.K - 1), min_size=d.n, max_size=d.n))
+
+
+FLAT10 = shape_tree("flat", 10, 0, 1)
+WIDE30 = shape_tree("wide_inner", 0, 30, 2)
+
+
+def null_sups_both(null_kw, y):
+    """A draw's sups by the numpy scan and, when numba is installed, by the compiled kernel."""
+    numpy = NullAudit(**null_kw).sups(y)
+    if numba_available():
+        compiled = NullAudit(**null_kw, accelerator="numba").sups_compiled(y[None, :])[0]
+        assert np.allclose(compiled, numpy, rtol=1e-12, atol=1e-12)
+    return numpy
+
+
+@settings(max_examples=60, deadline=None)
+@given(null_cases())
+@example((FiniteDistribution(FLAT10, [{"p": ["1/10"] * 10, "label": FLAT10.labels[j % 10]} for j in range(6)]),
+          {"top": TopK(FLAT10, 3)}, [0, 9, 3, 3, 5, 0]))
+def test_a_null_draw_audits_what_the_exact_engine_audits_on_those_labels(case):
+    """The label-free precomputation (NullAudit) reused for new labels gives every row's sup
+    of the exact audit of the relabelled sample, on both scans."""
+    d, us, labels = case
+    P, exact, W = distribution_arrays(d)
+    got = null_sups_both(dict(ft=FastTree(d.tree), P=P, W=W, utilities=us, rows=np.arange(d.n), exact=exact),
+                         np.array(labels))
+    relabelled = FiniteDistribution(d.tree, [replace(a, label=y) for a, y in zip(d.atoms, labels)], d.subgroups)
+    want = [float(c.sup) for c in audit(relabelled, us).candidates]
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-12), (got, want)
+
+
+@settings(max_examples=25, deadline=None)
+@given(wide_trees(), st.integers(0, 2**16), st.sampled_from([0, -300]))
+@example(FLAT10, 0, 0)
+@example(WIDE30, 1, -300)
+def test_a_null_draw_equals_the_array_audit_of_the_same_labels_on_the_shapes_users_have(tree, seed, floor):
+    """Softmax rows with ties and entries near 1e-300 on flat, wide and deep trees: the null
+    draw's sups equal those of fast.audit on the drawn labels (the audit's own code path)."""
+    from huc_ref import fast
+    n = 40
+    P = softmax_rows(seed, tree.K, n, 3.0, floor)
+    rng = np.random.default_rng(seed)
+    us = {"top1": Top1AtDepth(tree, 1), "table": Table(tree, [F(int(v), 4) for v in rng.integers(-4, 5, tree.K)])}
+    groups = {"all": np.ones(n), "half": (rng.random(n) < 0.5).astype(float)}
+    W = np.stack([groups["all"] / n, groups["half"] / n], axis=1)
+    y = rng.integers(0, tree.K, n)
+    got = null_sups_both(dict(ft=FastTree(tree), P=P, W=W, utilities=us), y)
+    want = [c.sup for c in fast.audit(y, P, tree, us, subgroups=groups).candidates]
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-15), (got, want)
