@@ -284,6 +284,9 @@ class _Engine:
             if self.method == "huc":
                 factor = {}
                 for a, zs in self.z[i].items():
+                    if not any(zs):  # no rule has moved this node's split: its factors are exactly 1
+                        factor[a] = [ctx.mpf(1)] * len(zs)
+                        continue
                     es = [ctx.exp(lift(z)) if z else ctx.mpf(1) for z in zs]
                     denom = sum((lift(q) * e for q, e in zip(self.q0[i][a], es)), ctx.mpf(0))
                     factor[a] = [e / denom for e in es]
@@ -293,6 +296,8 @@ class _Engine:
                     for a, j in self.path_steps[y]:
                         value = value * factor[a][j]
                     row.append(value)
+            elif not any(self.z[i]):  # an atom no rule has touched keeps p0 exactly
+                row = [lift(p0) for p0 in atom.p]
             else:
                 es = [ctx.exp(lift(z)) if z else ctx.mpf(1) for z in self.z[i]]
                 denom = sum((lift(p0) * e for p0, e in zip(atom.p, es)), ctx.mpf(0))

@@ -145,7 +145,7 @@ def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: 
 def exact_scores(u: Utility, exact: ExactRows, rows):
     """``i -> mu_u(p_i)`` exactly, for the tie blocks float64 cannot settle (:func:`tie_blocks`);
     None for a float array (no exact values behind it)."""
-    if not exact.exact:
+    if not exact.settle_scores:
         return None
     return lambda i: u.score(exact.row(i), i if rows is None else int(rows[i]))
 

@@ -16,7 +16,7 @@ from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options
 from .audit import dense_rows, result_rows
-from .numbers import TOLERANCES, floats, logsumexp, ratio, rounding_bound, softmax_rows
+from .numbers import TOLERANCES, ExactRows, floats, logsumexp, ratio, rounding_bound, softmax_rows
 from .tree import FastTree
 from .utilities import score_error, utility_values
 
@@ -52,6 +52,7 @@ class FloatBackend:
                   else np.zeros((n, ft.K)))
         self.logP0, self.logq0 = np.log(self.P0), {a: np.log(q0[a]) for a in self.branching}
         self.star = ft.subtree_sums(self.E)  # pi*_a: the label laws never change
+        self.p0 = [a.p for a in dist.atoms]  # the exact initial predictions, behind untouched rows
         self.P = self._predictions()
         self.loss = self._log_loss(self.P)
 
@@ -76,6 +77,20 @@ class FloatBackend:
             P[touched] = np.maximum(P[touched], floor)
         return P
 
+    def _exact(self) -> ExactRows:
+        """The rationals behind the current rows, for the decisions float64 cannot take: an
+        untouched row's exact ``p0`` (its ties are the exact engine's ties), a moved row's
+        float values (its exact value is irrational; float64 is all there is).  Tie blocks of
+        scores stay whole where float64 cannot separate them, so that a replay of the run's
+        rules on float rows (:func:`apply_rules`) selects the same atoms."""
+        if self.method == "uc":
+            moved = self.Z.any(axis=1)
+        else:
+            moved = np.zeros(len(self.w), dtype=bool)
+            for z in self.Z.values():
+                moved |= z.any(axis=1)
+        return ExactRows(self.P, _Behind(self.p0, self.P, moved), settle_scores=False)
+
     def _log_loss(self, P):
         with np.errstate(divide="ignore"):
             return float(-(self.w * (self.E * np.where(self.E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
@@ -88,7 +103,8 @@ class FloatBackend:
         P, huc = self.P, self.method == "huc"
         self.masses = masses = self.ft.subtree_sums(P)
         best = None
-        tables = {name: dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc)
+        exact = self._exact()
+        tables = {name: dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc, exact=exact)
                   for name, u in self.utilities.items()}
         for k in range(self.W.shape[1]):
             for name, table in tables.items():
@@ -147,12 +163,25 @@ class FloatBackend:
 
     def final(self):
         masses = self.ft.subtree_sums(self.P)
-        final = result_rows(self.tree, {name: dense_rows(self.ft, self.P, self.E, self.W, u, masses, self.star)
+        exact = self._exact()
+        final = result_rows(self.tree, {name: dense_rows(self.ft, self.P, self.E, self.W, u, masses, self.star,
+                                                         exact=exact)
                                         for name, u in self.utilities.items()}, self.subgroups, len(self.w), False)
         return {"uc": final.uc.sup, "huc": final.huc.sup, "log_loss": self.loss}
 
     def predictions(self):
         return self.P.tolist()
+
+
+class _Behind:
+    """Row ``i`` of the rationals behind a boosting state: ``p0[i]`` while no rule has moved it,
+    else its float values' binary values (the indexable :class:`ExactRows` reads)."""
+
+    def __init__(self, p0, P, moved):
+        self.p0, self.P, self.moved = p0, P, moved
+
+    def __getitem__(self, i):
+        return tuple(Fraction(float(x)) for x in self.P[i]) if self.moved[i] else self.p0[i]
 
 
 @dataclass

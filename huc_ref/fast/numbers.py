@@ -69,14 +69,18 @@ class ExactRows:
     (False, 0.0)
     """
 
-    def __init__(self, P, fractions=None, offset: int = 0):
+    def __init__(self, P, fractions=None, offset: int = 0, settle_scores: bool = True):
         self.P, self.fractions, self.offset = P, fractions, offset
         self.exact = fractions is not None
         self.p_error = UNIT_ROUNDOFF if self.exact else 0.0
+        #: whether tie blocks float64 cannot settle are split by exact scores; False keeps them
+        #: whole, as a replay on float rows does (a boosting run's rows, :mod:`huc_ref.fast.boost`)
+        self.settle_scores = self.exact and settle_scores
 
     def view(self, start: int) -> ExactRows:
         """The same rows from ``start`` on (a chunk of the sample pass), indexed from 0."""
-        return ExactRows(None if self.P is None else self.P[start:], self.fractions, self.offset + start)
+        return ExactRows(None if self.P is None else self.P[start:], self.fractions, self.offset + start,
+                         self.settle_scores)
 
     def row(self, i: int) -> tuple:
         """Row ``i`` as the exact rationals it was rounded from, or as its floats' binary values
