@@ -67,6 +67,17 @@ def _report(case, result, top: int) -> str:
         approx = "" if shown.startswith("~") or isinstance(row.sup, float) else f"  (~{decimal_text(row.sup)})"
         lines.append(f"{label} = {shown}{approx}  at {where or '-'} "
                      f"on {_interval_text(row.interval)}, moment {_show(row.moment)}")
+    sig = result.significance
+    if sig is not None:
+        how = (f"{sig.draws} redraws of every label from its prediction, seed {sig.seed}" if sig.method == "resampling"
+               else f"all {sig.draws} label assignments, exactly")
+        lines += ["", f"p-values under the null of calibration (Y ~ p; {how}):",
+                  f"  UC: p = {_p_text(sig.uc)}   HUC: p = {_p_text(sig.huc)} (family-wise: the largest row "
+                  "over all subgroups, utilities, nodes and intervals)",
+                  f"  Theorem 3.4 at delta = 1/20: |HUC_hat - HUC| <= {sig.theorem_3_4} (n = {result.n}, "
+                  f"N_cand = {result.n_cand}); " + ("HUC is below it: the bound cannot tell it from 0"
+                                                     if float(result.huc.sup) <= float(sig.theorem_3_4)
+                                                     else "HUC exceeds it")]
     lines.append("")
     lines.append("relevant nodes V_T(u): " + "; ".join(f"{_n(u)}: {', '.join(map(_n, v)) or '(none)'}"
                                                       for u, v in result.relevant_nodes.items()))
@@ -79,16 +90,25 @@ def _report(case, result, top: int) -> str:
             holds = uc_u <= prop_3_3_bound(huc_u, len(nodes))
         lines.append(f"  Prop. 3.3 for {_n(u)}: UC = {_show(uc_u)} <= |V_T(u)| HUC = "
                      f"{len(nodes)} * {_show(huc_u)}: {'holds' if holds else 'FAILS'}")
-    rows = sorted((r for r in result.candidates if r.sup > 0), key=lambda r: -r.sup)[:top]
+    order = sorted((k for k, r in enumerate(result.candidates) if r.sup > 0), key=lambda k: -result.candidates[k].sup)
+    rows = order[:top]
     if rows:
+        p_head = f" {'p-value':>9}" if sig is not None else ""
         lines += ["", f"largest violations (top {len(rows)}):",
-                  f"  {'subgroup':<12} {'utility':<12} {'node':<12} {'sup':>12}  interval"]
-        for r in rows:
+                  f"  {'subgroup':<12} {'utility':<12} {'node':<12} {'sup':>12}{p_head}  interval"]
+        for k in rows:
+            r = result.candidates[k]
+            p = f" {_p_text(sig.rows[k]):>9}" if sig is not None else ""
             lines.append(f"  {_n(r.subgroup, 12)} {_n(r.utility, 12)} {_n(r.node or '(UC)', 12)} "
-                         f"{decimal_text(r.sup):>12}  {_interval_text(r.interval)}")
+                         f"{decimal_text(r.sup):>12}{p}  {_interval_text(r.interval)}")
     if any(_show(x).startswith("~") for r in result.candidates for x in (r.sup, r.moment)):
         lines += ["", "~: decimals of exact numbers too long to print; --json writes them exactly"]
     return "\n".join(lines) + "\n"
+
+
+def _p_text(p: Fraction) -> str:
+    """A p-value as a short decimal (exact in --json)."""
+    return decimal_text(p, 4)
 
 
 class _ArrayCase:
@@ -121,6 +141,15 @@ def _arrays(args, prefix=""):
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P))
 
 
+def _null_draws(text):
+    """``--null B`` as a number of draws (or ``"exact"``), checked by the library."""
+    if text is None or text == "exact":
+        return text
+    if not text.isascii() or not text.isdigit():
+        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text)!r}")
+    return int(text)
+
+
 def _cmd_audit(args) -> int:
     if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
         from .engines import audit
@@ -134,12 +163,15 @@ def _cmd_audit(args) -> int:
             from .rational import exact
             kappa = float(exact(args.smooth, "--smooth"))
             P = (1 - kappa) * P / P.sum(axis=1, keepdims=True) + kappa / P.shape[1]
-        if args.engine == "fast":
-            result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize)
+        null = _null_draws(args.null)
+        if args.engine == "fast" and null != "exact":
+            result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
+                                null_draws=null, seed=args.seed)
         else:
             from .distribution import FiniteDistribution
             dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
-            result = audit(dist, utilities, max_digits=args.max_digits)
+            result = audit(dist, utilities, engine=args.engine, max_digits=args.max_digits, null_draws=null,
+                           seed=args.seed)
         name = Path(args.predictions).name
         sys.stdout.write(dumps(result.to_json(name)) if args.json else
                          _report(_ArrayCase(name, len(P), tree.K, utilities), result, args.top))
@@ -147,11 +179,12 @@ def _cmd_audit(args) -> int:
     if args.case is None:
         raise HUCError("audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, --tree)")
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
+    null = dict(null_draws=_null_draws(args.null), seed=args.seed)
     if args.engine == "fast":
-        result = case.audit(engine="fast")
+        result = case.audit(engine="fast", **null)
         sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
         return 0
-    result = case.audit(max_digits=args.max_digits)
+    result = case.audit(max_digits=args.max_digits, **null)
     if args.plot:
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
@@ -184,13 +217,26 @@ def _cmd_fit(args) -> int:
         Pv, yv, gv = _arrays(args, "val_")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
+    null = _null_draws(args.null)
+    if null == "exact":
+        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws")
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
-                     max_passes=args.max_passes, engine=args.engine, initial=initial)
+                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed)
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
     model.fit(P, y, subgroups=groups, validation=validation)
     model.save(Path(args.output))
     print(f"huc fit: {len(model.run_.steps)} updates run ({model.stopped_}), {model.n_updates_} kept; "
           f"wrote {printable(args.output, 200)}", file=sys.stderr)
+    report = model.report_
+    for when in ("before", "after"):
+        r = report[when]
+        p = "" if r.significance is None else (f" (p = {_p_text(r.significance.uc)}), HUC = {r.huc.sup:.6g} "
+                                                f"(p = {_p_text(r.significance.huc)})")
+        line = f"UC = {r.uc.sup:.6g}{p}" if p else f"UC = {r.uc.sup:.6g}, HUC = {r.huc.sup:.6g}"
+        print(f"huc fit: {report['data']} data {when}: {line}", file=sys.stderr)
+    if null is not None and report["data"] == "calibration":
+        print("huc fit: (the 'after' p-values are on the rows boosted on, so optimistic; --val-predictions and "
+              "--val-labels give held-out ones)", file=sys.stderr)
     return 0
 
 
@@ -360,6 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default {MAX_EXACT_DIGITS})")
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
                                                   "intervals over the scores) to FILE (.png, .pdf or .svg)")
+    p.add_argument("--null", metavar="B", help="p-values under the null of calibration (labels redrawn from the "
+                                               "predictions): B seeded redraws, or 'exact' (every label assignment)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
     p.set_defaults(run=_cmd_audit)
     b = _command(sub, "boost", "HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)",
                  "Run HUC-Boost (Algorithm 1/3) or UC-Boost on a huc-case/1 document; Theorem 3.5 "
@@ -405,6 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--initial", choices=["none", "temperature", "vector", "dirichlet"], default="none",
                    help="a scaling fitted first (the two-stage methods, H.2)")
     f.add_argument("--engine", choices=["fast", "exact"], default="fast", help="fast (default) or certified")
+    f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
+                                               "the labels under the null of calibration")
+    f.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
     f.set_defaults(run=_cmd_fit)
     a = _command(sub, "apply", "apply a saved model to new predictions",
                  "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",

@@ -6,7 +6,9 @@ Under calibration the law of the labels given the predictions is known: ``Y_i ~ 
 that of the same audit with every label redrawn from its own prediction; the scores
 ``mu_u(P_i)`` and the subgroups do not change, only the terms do.  Two ways to use it:
 
-* **consistency resampling** (``null_draws=B``): ``B`` seeded redraws; the p-value of a
+* **consistency resampling** (``null_draws=B``): ``B`` redraws seeded by ``seed`` (numpy's
+  ``default_rng``; a seed of its own, not the one that generated the data: one stream used
+  for both makes the redraws depend on the predictions); the p-value of a
   statistic ``T`` is ``(1 + #{b: T*_b >= T}) / (B + 1)`` (the resampling p-value, valid at
   every ``B``: ``P(p <= a) <= a`` under the null);
 * **exact enumeration** (``null_draws="exact"``): every label assignment with its exact

@@ -150,3 +150,21 @@ def test_the_exact_path_checks_the_columns_order_too():
     assert d.atoms[0].p[1] == 0.75
     with pytest.raises(HUCError, match=r"^labels: the columns of y_prob are labelled \['b', 'a'\]"):
         FiniteDistribution.from_sample(t, ["a"], [["1/4", "3/4"]], labels=["b", "a"])
+
+
+def test_the_fit_report_audits_held_out_data_with_p_values(digits):
+    """#15: report_ audits the validation data before and after, each with p-values under the
+    null of calibration, equal to fast.audit's with the same seed."""
+    from huc_ref import fast
+    P, y, g = digits["cal"]
+    Pv, yv, gv = digits["val"]
+    model = HUCBoost(TREE, UTILITIES, max_passes=2, null_draws=39, seed=5).fit(P, y, subgroups=g,
+                                                                               validation=digits["val"])
+    report = model.report_
+    assert report["data"] == "validation"
+    groups = {"all": np.ones(len(yv)), **gv}
+    want = fast.audit(yv, model.predict_proba(Pv, subgroups=gv), TREE, UTILITIES, subgroups=groups, null_draws=39,
+                      seed=5)
+    assert report["after"].significance == want.significance and report["after"].huc.sup == want.huc.sup
+    assert report["before"].significance.draws == 39
+    assert HUCBoost(TREE, UTILITIES, max_passes=1).fit(P, y, subgroups=g).report_["after"].significance is None

@@ -330,3 +330,55 @@ def test_parquet_predictions_when_pyarrow_is_installed(tmp_path):
     P = np.array([[0.25, 0.75], [0.5, 0.5]])
     pq.write_table(pa.table({"a": P[:, 0], "b": P[:, 1]}), tmp_path / "p.parquet")
     assert np.array_equal(read_array(tmp_path / "p.parquet", "predictions"), P)
+
+
+def test_audit_with_p_values_from_array_files(tmp_path, capsys):
+    """#15: huc audit --null B --seed S prints a p-value for UC, HUC and each listed violation,
+    writes them in huc-result/1, and equals the Python API's; --null exact on a case file."""
+    from huc_ref import fast
+    from huc_ref.formats import read_model_spec
+    P, y = _array_files(tmp_path)
+    d = str(tmp_path)
+    args = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
+            "--engine", "fast", "--null", "199", "--seed", "4"]
+    assert main(args) == 0
+    report = capsys.readouterr().out
+    assert "p-values under the null of calibration (Y ~ p; 199 redraws of every label from its prediction, seed 4)" \
+        in report
+    assert "  UC: p = " in report and "HUC: p = " in report and "Theorem 3.4 at delta = 1/20" in report
+    assert "p-value  interval" in report
+    assert main(args + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    tree, us = read_model_spec(tmp_path / "spec.json")
+    ref = fast.audit(y[:120], P[:120], tree, us, null_draws=199, seed=4).significance
+    assert doc["significance"]["huc"] == str(ref.huc) and doc["significance"]["uc"] == str(ref.uc)
+    assert [row["p_value"] for row in doc["candidates"]] == [str(p) for p in ref.rows]
+    for bad, message in (("0", "null_draws: expected a positive integer (at most 1000000) or 'exact', got 0"),
+                         ("1e3", "--null: expected a positive integer number of draws or 'exact', got '1e3'")):
+        assert main(args[:-4] + ["--null", bad]) == 2
+        assert capsys.readouterr().err.strip() == f"huc: error: {message}"
+
+
+def test_audit_with_exact_p_values_of_a_small_case(tmp_path, capsys):
+    case = {"format": "huc-case/1", "id": "tiny", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
+            "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
+            "atoms": [{"p": ["1/2", "1/2"], "label": "b"}, {"p": ["1/2", "1/2"], "label": "b"}]}
+    (tmp_path / "c.json").write_text(json.dumps(case))
+    assert main(["audit", str(tmp_path / "c.json"), "--null", "exact", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    # UC = 1/2 iff both labels agree: P = 1/2 (the docstring of huc_ref.significance.exact_p_values)
+    assert doc["significance"] == {"method": "exact", "draws": 4, "seed": None, "uc": "1/2", "huc": "1/2",
+                                   "theorem_3_4": {"delta": "1/20", "deviation": doc["significance"]["theorem_3_4"]
+                                                   ["deviation"]}}
+
+
+def test_fit_reports_p_values_before_and_after(tmp_path, capsys):
+    """#15: the estimator's fit report on the command line: UC and HUC with p-values, held out."""
+    _array_files(tmp_path)
+    d = str(tmp_path)
+    assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
+                 "--val-predictions", f"{d}/val.csv", "--val-labels", f"{d}/val_y.csv", "--max-passes", "3",
+                 "--null", "49", "-o", f"{d}/model.json"]) == 0
+    err = capsys.readouterr().err
+    assert "huc fit: validation data before: UC = " in err and "huc fit: validation data after: UC = " in err
+    assert err.count("(p = ") == 4 and "optimistic" not in err
