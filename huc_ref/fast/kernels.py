@@ -26,7 +26,7 @@ try:
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
-__all__ = ["COMPILED", "top1_path_terms", "group_and_scan", "null_scan"]
+__all__ = ["COMPILED", "top1_path_terms", "group_and_scan", "null_scan", "draw_labels"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -235,49 +235,49 @@ def _scan(start, rank, val, block, Wr):  # pragma: no cover - compiled
 
 
 @_jit
-def null_scan(Y, last, U, score, mu, cols, up, down, W, n_cols, out):  # pragma: no cover - compiled
-    """The sup of every column and subgroup of one utility, for each null draw of labels.
+def null_scan(Y, order, last, U, score, mu, cols, up, down, W, n_cols, out):  # pragma: no cover - compiled
+    """The sup of every column and subgroup of one utility, for a batch of null draws of labels.
 
     Everything is in rank order (atoms sorted by score, :class:`huc_ref.fast.intervals.Rows`'s
-    order): ``Y[b, r]`` the label of rank ``r`` in draw ``b``; ``last[r]`` whether rank ``r``
+    order, except the labels): ``Y[order[r], b]`` the label of rank ``r`` in draw ``b``; ``last[r]`` whether rank ``r``
     ends a tie block; ``U[r]`` its utility values; ``score[r]``; ``mu[r, s]`` the mean of the
     node in slot ``s`` at its prediction; ``W[r, g]`` its weight in subgroup ``g``.  For the
     ``j``-th depth holding a relevant node and label ``y``: ``cols[j, y]`` the column of the
     path node there (1..; below 1 for none; column 0 is UC), ``up[j, y]`` and ``down[j, y]``
     the slots of that node and of the next one on the path.  Fills ``out[b, g, c]`` with
     Algorithm 2's sup: the range ``max C - min C`` of the column's prefix sums at block ends,
-    ``C_0 = 0`` (App. F.3).  One pass per draw; only the columns a block touched are compared
-    at its end.
+    ``C_0 = 0`` (App. F.3).  One pass over the atoms serves every draw of the batch (each
+    atom's row is read once, then each draw's label looked up); only the columns a block
+    touched are compared at its end.
 
     >>> out = np.zeros((1, 1, 1))
     >>> none = np.zeros((0, 1), dtype=np.int64)
-    >>> null_scan(np.array([[0, 0, 0]]), np.array([True, True, True]), np.array([[0.25], [-0.5], [0.25]]),
-    ...           np.zeros(3), np.zeros((3, 1)), none, none, none, np.ones((3, 1)), 1, out)
+    >>> null_scan(np.zeros((3, 1), dtype=np.int64), np.arange(3), np.array([True, True, True]),
+    ...           np.array([[0.25], [-0.5], [0.25]]), np.zeros(3), np.zeros((3, 1)), none, none, none, np.ones((3, 1)),
+    ...           1, out)
     >>> out.tolist()  # prefix sums 0, 1/4, -1/4, 0: the range is 1/2 (the middle block alone)
     [[[0.5]]]
     """
-    draws, n = Y.shape
+    n, draws = Y.shape
     G, J = W.shape[1], cols.shape[0]
-    acc = np.zeros((n_cols, G))
-    hi = np.zeros((n_cols, G))
-    lo = np.zeros((n_cols, G))
-    mark = np.zeros(n_cols, dtype=np.int8)
-    touched = np.empty(n_cols, dtype=np.int64)
-    for b in range(draws):
-        acc[:] = 0.0
-        hi[:] = 0.0
-        lo[:] = 0.0
-        nt = 0
-        for r in range(n):
-            y = Y[b, r]
+    acc = np.zeros((draws, n_cols, G))  # per draw: the running prefix sums, their max and min
+    hi = np.zeros((draws, n_cols, G))
+    lo = np.zeros((draws, n_cols, G))
+    mark = np.zeros((draws, n_cols), dtype=np.int8)
+    touched = np.empty((draws, n_cols), dtype=np.int64)
+    nt = np.zeros(draws, dtype=np.int64)
+    for r in range(n):
+        i = order[r]
+        for b in range(draws):
+            y = Y[i, b]
             t = U[r, y] - score[r]
             if t != 0.0:
                 for g in range(G):
-                    acc[0, g] += W[r, g] * t
-                if mark[0] == 0:
-                    mark[0] = 1
-                    touched[nt] = 0
-                    nt += 1
+                    acc[b, 0, g] += W[r, g] * t
+                if mark[b, 0] == 0:
+                    mark[b, 0] = 1
+                    touched[b, nt[b]] = 0
+                    nt[b] += 1
             for j in range(J):
                 c = cols[j, y]
                 if c < 1:
@@ -286,22 +286,49 @@ def null_scan(Y, last, U, score, mu, cols, up, down, W, n_cols, out):  # pragma:
                 if t == 0.0:
                     continue
                 for g in range(G):
-                    acc[c, g] += W[r, g] * t
-                if mark[c] == 0:
-                    mark[c] = 1
-                    touched[nt] = c
-                    nt += 1
-            if last[r]:
-                for m in range(nt):
-                    c = touched[m]
-                    mark[c] = 0
+                    acc[b, c, g] += W[r, g] * t
+                if mark[b, c] == 0:
+                    mark[b, c] = 1
+                    touched[b, nt[b]] = c
+                    nt[b] += 1
+        if last[r]:
+            for b in range(draws):
+                for m in range(nt[b]):
+                    c = touched[b, m]
+                    mark[b, c] = 0
                     for g in range(G):
-                        v = acc[c, g]
-                        if v > hi[c, g]:
-                            hi[c, g] = v
-                        if v < lo[c, g]:
-                            lo[c, g] = v
-                nt = 0
+                        v = acc[b, c, g]
+                        if v > hi[b, c, g]:
+                            hi[b, c, g] = v
+                        if v < lo[b, c, g]:
+                            lo[b, c, g] = v
+                nt[b] = 0
+    for b in range(draws):
         for g in range(G):
             for c in range(n_cols):
-                out[b, g, c] = hi[c, g] - lo[c, g]
+                out[b, g, c] = hi[b, c, g] - lo[b, c, g]
+
+
+@_jit
+def draw_labels(cdf, k, out):  # pragma: no cover - compiled
+    """Per row ``i`` and draw ``b``, the first label ``y`` with ``cdf[i, y] >= k[i, b] / 2**53``
+    (a binary search of the row's cumulative probabilities, whose last is exactly 1): the
+    inverse-CDF draw of :func:`huc_ref.fast.significance.draw_labels`, for a batch of draws.
+
+    >>> out = np.zeros((1, 2), dtype=np.int16)
+    >>> draw_labels(np.array([[0.25, 0.25, 1.0]]), np.array([[2**51, 2**51 + 1]]), out)
+    >>> out.tolist()  # 2**51 / 2**53 = 1/4: the first label's cdf; just above it, label 2 (label 1 has p = 0)
+    [[0, 2]]
+    """
+    n, K = cdf.shape
+    for i in range(n):
+        for b in range(k.shape[1]):
+            u = k[i, b] / 9007199254740992.0  # 2**53: exact, as k <= 2**53
+            lo, hi = 0, K - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if cdf[i, mid] < u:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[i, b] = lo

@@ -100,10 +100,9 @@ class NullAudit:
         parts = []
         with ThreadPoolExecutor(len(cuts) - 1) as pool:
             for order, last, U, score, mu, (cols, up, down), W, n_cols in self.ranked:
-                Yr = np.ascontiguousarray(Y[:, order])
                 out = np.zeros((len(Y), G, n_cols))
-                jobs = [pool.submit(null_scan, Yr[lo:hi], last, U, score, mu, cols, up, down, W, n_cols, out[lo:hi])
-                        for lo, hi in zip(cuts[:-1], cuts[1:])]
+                jobs = [pool.submit(null_scan, np.ascontiguousarray(Y[lo:hi].T), order, last, U, score, mu, cols, up,
+                                    down, W, n_cols, out[lo:hi]) for lo, hi in zip(cuts[:-1], cuts[1:])]
                 for job in jobs:
                     job.result()
                 parts.append(out)
@@ -129,7 +128,14 @@ def null_sups(ft: FastTree, P: np.ndarray, W: np.ndarray, utilities: Mapping[str
 
     def sups(rng: np.random.Generator):
         for start in range(0, draws, BATCH):
-            Y = np.stack([draw_labels(cdf, uniforms(rng, len(P))) for _ in range(min(BATCH, draws - start))])
+            k = np.stack([uniforms(rng, len(P)) for _ in range(min(BATCH, draws - start))])
+            if accelerator == "numba":
+                from .kernels import draw_labels as draw_compiled
+                Yt = np.empty((len(P), len(k)), dtype=np.int16 if cdf.shape[1] < 2**15 else np.int64)
+                draw_compiled(cdf, np.ascontiguousarray(k.T), Yt)
+                Y = Yt.T
+            else:
+                Y = np.stack([draw_labels(cdf, row) for row in k])
             if accelerator == "numba":
                 yield from null.sups_compiled(Y)
             else:
