@@ -303,3 +303,27 @@ def test_binary_uc_p_values_against_mcgrads_ecce_pvalue():
             assert ours == 1 / 1000 and theirs < 0.001
         else:
             assert abs(ours - theirs) <= 0.05, (seed, ours, theirs)
+
+
+@pytest.mark.skipif(not numba_available(), reason="the compiled kernels need the numba extra")
+@settings(max_examples=20, deadline=None)
+@given(wide_trees(), st.integers(0, 2**16))
+@example(WIDE30, 3)
+def test_the_compiled_draws_are_numpys_draws(tree, seed):
+    """The compiled inverse-CDF draw (binary search) gives numpy's labels for the same uniforms,
+    and the two accelerators give the same p-values."""
+    from huc_ref import fast
+    from huc_ref.fast.kernels import draw_labels as draw_compiled
+    n = 60
+    P = softmax_rows(seed, tree.K, n, 2.0, -300 if seed % 2 else 0)
+    cdf = np.cumsum(P, axis=1)
+    cdf /= cdf[:, -1:]
+    k = np.stack([uniforms(np.random.default_rng(seed), n) for _ in range(5)])
+    compiled = np.empty((n, 5), dtype=np.int16)
+    draw_compiled(cdf, np.ascontiguousarray(k.T), compiled)
+    assert np.array_equal(compiled.T, np.stack([draw_labels(cdf, row) for row in k]))
+    y = np.random.default_rng(seed + 1).integers(0, tree.K, n)
+    us = {"top1": Top1AtDepth(tree, 1)}
+    a, b = (fast.audit(y, P, tree, us, null_draws=40, seed=seed, accelerator=acc).significance
+            for acc in ("numpy", "numba"))
+    assert a == b
