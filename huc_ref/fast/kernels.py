@@ -268,22 +268,28 @@ def null_scan(Y, order, last, U, score, mu, cols, up, down, W, n_cols, out):  # 
     nt = np.zeros(draws, dtype=np.int64)
     for r in range(n):
         i = order[r]
+        single = last[r] and (r == 0 or last[r - 1])  # a block of one atom: compare at once
         for b in range(draws):
             y = Y[i, b]
-            t = U[r, y] - score[r]
-            if t != 0.0:
-                for g in range(G):
-                    acc[b, 0, g] += W[r, g] * t
-                if mark[b, 0] == 0:
-                    mark[b, 0] = 1
-                    touched[b, nt[b]] = 0
-                    nt[b] += 1
-            for j in range(J):
-                c = cols[j, y]
-                if c < 1:
-                    continue
-                t = mu[r, down[j, y]] - mu[r, up[j, y]]
+            for j in range(-1, J):  # j = -1: the UC residual (column 0), then the path terms
+                if j < 0:
+                    c = 0
+                    t = U[r, y] - score[r]
+                else:
+                    c = cols[j, y]
+                    if c < 1:
+                        continue
+                    t = mu[r, down[j, y]] - mu[r, up[j, y]]
                 if t == 0.0:
+                    continue
+                if single:
+                    for g in range(G):
+                        v = acc[b, c, g] + W[r, g] * t
+                        acc[b, c, g] = v
+                        if v > hi[b, c, g]:
+                            hi[b, c, g] = v
+                        if v < lo[b, c, g]:
+                            lo[b, c, g] = v
                     continue
                 for g in range(G):
                     acc[b, c, g] += W[r, g] * t
@@ -291,7 +297,7 @@ def null_scan(Y, order, last, U, score, mu, cols, up, down, W, n_cols, out):  # 
                     mark[b, c] = 1
                     touched[b, nt[b]] = c
                     nt[b] += 1
-        if last[r]:
+        if last[r] and not single:
             for b in range(draws):
                 for m in range(nt[b]):
                     c = touched[b, m]
