@@ -9,6 +9,7 @@ kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -437,9 +438,10 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     if not isinstance(groups, Mapping) or not groups:
         raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]")
     WT = np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup (W = WT.T)
+    w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
     for k, (name, values) in enumerate(groups.items()):
         c = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1)
-        np.multiply(w / w.sum(), c, out=WT[k])
+        np.multiply(w, c, out=WT[k])
     if null_draws is not None:
         check_null(null_draws, seed)
         if null_draws == "exact":

@@ -7,10 +7,52 @@ from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
 
-__all__ = ["tie_blocks", "Rows"]
+__all__ = ["row_keys", "canonical_ties", "tie_blocks", "Rows"]
 
 
-def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score) -> tuple[np.ndarray, np.ndarray]:
+def row_keys(columns) -> np.ndarray:
+    """A 64-bit key per row from the bits of its float64 (or integer) ``columns``: equal rows get
+    equal keys, and distinct rows distinct keys but with probability about ``2**-64``.
+
+    >>> k = row_keys([np.array([0.5, 0.5, 0.25]), np.array([1, 1, 1])])
+    >>> bool(k[0] == k[1]), bool(k[0] == k[2])
+    (True, False)
+    """
+    h = np.full(len(columns[0]), 0x243F6A8885A308D3, dtype=np.uint64)
+    for col in columns:
+        x = np.ascontiguousarray(col, dtype=np.float64 if np.asarray(col).dtype.kind == "f" else np.int64)
+        h ^= x.view(np.uint64)
+        h *= np.uint64(0x9E3779B97F4A7C15)  # a multiply-xor fold (wraps modulo 2**64)
+        h ^= h >> np.uint64(29)
+    return h
+
+
+def canonical_ties(order: np.ndarray, new: np.ndarray, tiebreak) -> np.ndarray:
+    """``order`` with each run of equal scores put in a canonical order: by ``tiebreak(idx)``,
+    64-bit keys of the rows' contents (:func:`row_keys`).  Sums over a run then do not depend
+    on the order the atoms came in (float addition is not associative); equal keys are rows
+    with the same contents, whose order changes nothing.
+
+    >>> keys = np.array([5, 9, 1])  # one run of three equal scores, ordered by key
+    >>> canonical_ties(np.array([0, 1, 2]), np.array([False, False]), lambda idx: keys[idx]).tolist()
+    [2, 0, 1]
+    """
+    start = np.concatenate([[True], new])  # a run starts at rank r
+    run = np.cumsum(start) - 1
+    size = np.bincount(run)
+    tied = size[run] > 1
+    if not tied.any():
+        return order
+    ranks = np.flatnonzero(tied)
+    members = order[ranks]
+    keyed = np.lexsort((tiebreak(members), run[ranks]))
+    out = order.copy()
+    out[ranks] = members[keyed]
+    return out
+
+
+def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
+               tiebreak=None) -> tuple[np.ndarray, np.ndarray]:
     """The atoms in increasing order of score, and where a new tie block starts (Algorithm 2).
 
     ``error[i]`` bounds the float error of ``score[i]``.  Sorted, the float order is certainly
@@ -19,7 +61,9 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score) -> tupl
     them (exact ties in rational inputs, whose float scores differ by a few ulps, or distinct
     scores closer than float64 resolves) are put in order and grouped by their exact scores,
     ``exact_score(i)``, or, when there is none (a float array), are one block; elsewhere,
-    distinct floats are distinct blocks.
+    distinct floats are distinct blocks.  With ``tiebreak`` (keys of the rows' contents), equal
+    scores are ordered canonically (:func:`canonical_ties`), so the sums are the same bits
+    whatever order the atoms came in.
 
     >>> order, new = tie_blocks(np.array([0.3, 0.1, 0.1 + 2e-17]), np.full(3, 1e-16), lambda i: Fraction(1, 10))
     >>> order.tolist(), new.tolist()  # atoms 1 and 2 are one block: their exact scores are equal
@@ -27,9 +71,11 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score) -> tupl
     >>> tie_blocks(np.array([1e-20, 2e-20]), np.array([1e-35, 2e-35]), None)[1].tolist()  # far apart, relatively
     [True]
     """
-    order = np.argsort(score)  # the order within a tie block changes no sum
+    order = np.argsort(score)
     s = score[order]
     new = np.diff(s) > 0
+    if tiebreak is not None and len(s) > 1 and not new.all():
+        order = canonical_ties(order, new, tiebreak)
     if error is None or len(s) < 2 or not np.any(error):
         return order, new
     e = error[order]
@@ -73,7 +119,12 @@ class Rows:
                  exact_score=None, blocks=None):
         n = len(score)
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
-        self.order, new = tie_blocks(score, score_error, exact_score) if blocks is None else blocks
+        if blocks is None:
+            def tiebreak(idx):  # what an atom adds: its residual, terms, label (kind) and weights
+                return row_keys([residual[idx], kind[idx] if np.ndim(kind) else np.zeros(len(idx), dtype=np.int64),
+                                 *(terms[k, idx] for k in range(len(terms))), *(W[idx, g] for g in range(W.shape[1]))])
+            blocks = tie_blocks(score, score_error, exact_score, tiebreak)
+        self.order, new = blocks
         order = self.order
         s = self.sorted_scores = score[order]
         self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
