@@ -65,7 +65,7 @@ def test_whatever_the_reader_accepts_the_schema_accepts(changes):
             elif value == "extra" and isinstance(target, dict):
                 target["zz_extra"] = 1
             else:
-                target[path[-1]] = value
+                target[path[-1]] = copy.deepcopy(value)  # never the shared object itself (a cycle)
         except (KeyError, IndexError, TypeError):
             continue
     doc = json.loads(json.dumps(doc).replace("1.5", '"1.5"'))  # JSON numbers reach the reader as decimal text
