@@ -10,7 +10,6 @@ kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -25,9 +24,9 @@ from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
-from .numbers import SMALLEST_NORMAL, ExactRows, as_floats, entries, first_max, floats, ratio, rounding_bound
+from .numbers import SMALLEST_NORMAL, THREADS, ExactRows, as_floats, entries, first_max, floats, ratio, rounding_bound
 from .tree import FastTree, on_paths
-from .utilities import magnitude, score_error, utility_values
+from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, utility_values
 
 __all__ = ["CHUNK", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution", "numba_available"]
 
@@ -103,33 +102,6 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
     return score, at_label - score, mu[1:] - mu[:-1], score_error(u, rel, score, mag)
 
 
-class LabelFreeMeans:
-    """What the path form needs of one utility before any label is read: ``U = u(p_i, .)``,
-    the cut sums ``N`` of ``p_i U`` (:meth:`FastTree.cut_sums`), the score ``mu_u(p_i)`` and
-    ``sum_y p_y |u_y| / pi_root`` (:func:`magnitude`).  Labels redrawn under the null
-    (:mod:`huc_ref.fast.significance`) reuse all of it; :meth:`on_labels` reads the labels."""
-
-    def __init__(self, ft: FastTree, X: np.ndarray, u: Utility, S: list, rows, exact: ExactRows):
-        self.U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
-        self.N = ft.cut_sums(X * self.U)
-        self.score = ratio(self.N[0][0], S[0][0])  # the root's mean, on every label's path
-        self.magnitude = magnitude(X, self.U, self.score, S[0][0])
-
-    def on_labels(self, ft: FastTree, y: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``u(p_i, y_i)`` and ``mu`` on the paths of the labels ``y`` (``pi``: the masses there)."""
-        return self.U[np.arange(len(y)), y], ratio(on_paths(ft, y, ft.H + 1, self.N), pi)
-
-
-def path_plan(ft: FastTree, u: Utility) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where a utility's path terms go: its relevant node ids, their columns (``colmap[a]``:
-    1.. for a relevant node, -1 otherwise) and the depths ``ks`` that hold a relevant node."""
-    nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
-    colmap = np.full(ft.n_nodes, -1, dtype=np.int32)
-    colmap[nodes] = np.arange(1, len(nodes) + 1)
-    ks = np.array([k for k in range(ft.H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
-    return nodes, colmap, ks
-
-
 def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: ExactRows | None = None) -> Rows:
     """The :class:`Rows` of atoms with any label laws: every relevant node's C.2 term."""
     exact = ExactRows(P) if exact is None else exact
@@ -143,22 +115,9 @@ def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: 
     return table
 
 
-def exact_scores(u: Utility, exact: ExactRows, rows):
-    """``i -> mu_u(p_i)`` exactly, for the tie blocks float64 cannot settle (:func:`tie_blocks`);
-    None for a float array (no exact values behind it)."""
-    if not exact.settle_scores:
-        return None
-    return lambda i: u.score(exact.row(i), i if rows is None else int(rows[i]))
-
-
 #: Rows of predictions per chunk of the sample pass: about 2**18 numbers (2 MiB), so that
 #: a chunk and its cut sums stay in cache; memory is O(chunk + n (|U| + sum_u D_u)).
 CHUNK = 2**18
-
-#: Threads for the chunks of the sample pass and for the utilities after it (numpy and the
-#: kernels release the GIL; this machine has 2 cores).
-THREADS = min(4, os.cpu_count() or 1)
-
 
 #: How far a row of ``y_prob`` may sum from 1 (``fast.audit`` without ``renormalize``): float32
 #: softmax output over a thousand classes sums to 1 within about 1e-6.

@@ -15,11 +15,10 @@ import numpy as np
 
 from ..significance import uniforms
 from ..utilities import Utility
-from .audit import THREADS, LabelFreeMeans, exact_scores, path_plan
 from .intervals import Rows, tie_blocks
-from .numbers import ExactRows, ratio, rounding_bound
+from .numbers import THREADS, ExactRows, ratio, rounding_bound
 from .tree import FastTree
-from .utilities import score_error
+from .utilities import LabelFreeMeans, exact_scores, path_plan, score_error
 
 __all__ = ["draw_labels", "NullAudit", "null_sups"]
 

@@ -13,9 +13,9 @@ import numpy as np
 
 from ..utilities import Utility
 from .numbers import ExactRows, first_max, ratio, rounding_bound
-from .tree import FastTree
+from .tree import FastTree, on_paths
 
-__all__ = ["FloatRows", "utility_values", "magnitude", "score_error"]
+__all__ = ["FloatRows", "utility_values", "magnitude", "score_error", "LabelFreeMeans", "path_plan", "exact_scores"]
 
 
 class FloatRows:
@@ -85,3 +85,36 @@ def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray
     return rel * (magnitude + np.abs(score) + 2.0 * u.nesting)
 
 
+class LabelFreeMeans:
+    """What the path form needs of one utility before any label is read: ``U = u(p_i, .)``,
+    the cut sums ``N`` of ``p_i U`` (:meth:`FastTree.cut_sums`), the score ``mu_u(p_i)`` and
+    ``sum_y p_y |u_y| / pi_root`` (:func:`magnitude`).  Labels redrawn under the null
+    (:mod:`huc_ref.fast.significance`) reuse all of it; :meth:`on_labels` reads the labels."""
+
+    def __init__(self, ft: FastTree, X: np.ndarray, u: Utility, S: list, rows, exact: ExactRows):
+        self.U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
+        self.N = ft.cut_sums(X * self.U)
+        self.score = ratio(self.N[0][0], S[0][0])  # the root's mean, on every label's path
+        self.magnitude = magnitude(X, self.U, self.score, S[0][0])
+
+    def on_labels(self, ft: FastTree, y: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``u(p_i, y_i)`` and ``mu`` on the paths of the labels ``y`` (``pi``: the masses there)."""
+        return self.U[np.arange(len(y)), y], ratio(on_paths(ft, y, ft.H + 1, self.N), pi)
+
+
+def path_plan(ft: FastTree, u: Utility) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where a utility's path terms go: its relevant node ids, their columns (``colmap[a]``:
+    1.. for a relevant node, -1 otherwise) and the depths ``ks`` that hold a relevant node."""
+    nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
+    colmap = np.full(ft.n_nodes, -1, dtype=np.int32)
+    colmap[nodes] = np.arange(1, len(nodes) + 1)
+    ks = np.array([k for k in range(ft.H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
+    return nodes, colmap, ks
+
+
+def exact_scores(u: Utility, exact: ExactRows, rows):
+    """``i -> mu_u(p_i)`` exactly, for the tie blocks float64 cannot settle (:func:`tie_blocks`);
+    None for a float array (no exact values behind it)."""
+    if not exact.settle_scores:
+        return None
+    return lambda i: u.score(exact.row(i), i if rows is None else int(rows[i]))
