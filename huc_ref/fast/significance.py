@@ -109,8 +109,10 @@ class NullAudit:
         return np.concatenate([p[:, g, :] for g in range(G) for p in parts], axis=1)
 
 
-#: Null draws computed together (the compiled kernel's batch; Ctrl-C acts between batches).
+#: Null draws computed together: at most 32, and at most about 2**21 atom-draws per batch, so
+#: that a compiled batch ends within a fraction of a second (Ctrl-C acts between batches).
 BATCH = 32
+BATCH_CELLS = 2**21
 
 
 def null_sups(ft: FastTree, P: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility], draws: int, *,
@@ -125,9 +127,11 @@ def null_sups(ft: FastTree, P: np.ndarray, W: np.ndarray, utilities: Mapping[str
     cdf = np.cumsum(P, axis=1)
     cdf /= cdf[:, -1:]
 
+    batch = max(1, min(BATCH, BATCH_CELLS // max(1, len(P))))
+
     def sups(rng: np.random.Generator):
-        for start in range(0, draws, BATCH):
-            k = np.stack([uniforms(rng, len(P)) for _ in range(min(BATCH, draws - start))])
+        for start in range(0, draws, batch):
+            k = np.stack([uniforms(rng, len(P)) for _ in range(min(batch, draws - start))])
             if accelerator == "numba":
                 from .kernels import draw_labels as draw_compiled
                 Yt = np.empty((len(P), len(k)), dtype=np.int16 if cdf.shape[1] < 2**15 else np.int64)
