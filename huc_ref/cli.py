@@ -150,6 +150,15 @@ def _null_draws(text):
     return int(text)
 
 
+def _fast_options(args) -> dict:
+    """``accelerator`` for the fast engine; ``--accelerator numba`` with the exact engine is an error."""
+    if args.engine == "fast":
+        return {"accelerator": args.accelerator}
+    if args.accelerator != "numpy":
+        raise HUCError("--accelerator: applies to the fast engine (--engine fast)")
+    return {}
+
+
 def _cmd_audit(args) -> int:
     if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
         from .engines import audit
@@ -166,12 +175,12 @@ def _cmd_audit(args) -> int:
         null = _null_draws(args.null)
         if args.engine == "fast" and null != "exact":
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
-                                null_draws=null, seed=args.seed)
+                                null_draws=null, seed=args.seed, accelerator=args.accelerator)
         else:
             from .distribution import FiniteDistribution
             dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
             result = audit(dist, utilities, engine=args.engine, max_digits=args.max_digits, null_draws=null,
-                           seed=args.seed)
+                           seed=args.seed, **_fast_options(args))
         name = Path(args.predictions).name
         sys.stdout.write(dumps(result.to_json(name)) if args.json else
                          _report(_ArrayCase(name, len(P), tree.K, utilities), result, args.top))
@@ -181,10 +190,10 @@ def _cmd_audit(args) -> int:
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     null = dict(null_draws=_null_draws(args.null), seed=args.seed)
     if args.engine == "fast":
-        result = case.audit(engine="fast", **null)
+        result = case.audit(engine="fast", accelerator=args.accelerator, **null)
         sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
         return 0
-    result = case.audit(max_digits=args.max_digits, **null)
+    result = case.audit(max_digits=args.max_digits, **null, **_fast_options(args))
     if args.plot:
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
@@ -409,6 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--null", metavar="B", help="p-values under the null of calibration (labels redrawn from the "
                                                "predictions): B seeded redraws, or 'exact' (every label assignment)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    p.add_argument("--accelerator", choices=["numpy", "numba"], default="numpy",
+                   help="the fast engine's kernels: numpy (default, the reference) or numba (the compiled "
+                        "kernels of the numba extra; much faster null draws)")
     p.set_defaults(run=_cmd_audit)
     b = _command(sub, "boost", "HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)",
                  "Run HUC-Boost (Algorithm 1/3) or UC-Boost on a huc-case/1 document; Theorem 3.5 "

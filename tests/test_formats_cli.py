@@ -382,3 +382,22 @@ def test_fit_reports_p_values_before_and_after(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "huc fit: validation data before: UC = " in err and "huc fit: validation data after: UC = " in err
     assert err.count("(p = ") == 4 and "optimistic" not in err
+
+
+def test_audit_accelerator_option(tmp_path, capsys):
+    """--accelerator numba gives the numpy accelerator's p-values (or says numba is missing);
+    with the exact engine it is one clear error."""
+    from huc_ref.fast import numba_available
+    _array_files(tmp_path)
+    d = str(tmp_path)
+    base = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
+            "--null", "49", "--json"]
+    assert main(base + ["--accelerator", "numba"]) == 2
+    assert capsys.readouterr().err.strip() == "huc: error: --accelerator: applies to the fast engine (--engine fast)"
+    assert main(base + ["--engine", "fast"]) == 0
+    plain = json.loads(capsys.readouterr().out)["significance"]
+    code = main(base + ["--engine", "fast", "--accelerator", "numba"])
+    if numba_available():
+        assert code == 0 and json.loads(capsys.readouterr().out)["significance"] == plain
+    else:
+        assert code == 2 and "numba" in capsys.readouterr().err
