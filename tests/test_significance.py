@@ -327,3 +327,14 @@ def test_the_compiled_draws_are_numpys_draws(tree, seed):
     a, b = (fast.audit(y, P, tree, us, null_draws=40, seed=seed, accelerator=acc).significance
             for acc in ("numpy", "numba"))
     assert a == b
+
+
+def test_the_null_tables_are_bounded_with_one_clear_error():
+    """A 1,000-class flat tree and a million rows: the label-free tables would take about 22 GiB;
+    refused before anything is allocated."""
+    from huc_ref.fast.significance import check_memory
+    tree = shape_tree("flat", 1000, 0, 0)
+    with pytest.raises(HUCError) as e:
+        check_memory(FastTree(tree), 10**6, {"top1": Top1AtDepth(tree, 1)}, "numpy")
+    assert str(e.value) == ("null_draws: the label-free tables of 1000000 atoms would take 22.4 GiB (more than "
+                            "4 GiB: n x (K + needed nodes) per utility); audit a subsample or fewer utilities")

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..errors import HUCError
 from ..significance import uniforms
 from ..utilities import Utility
 from .intervals import Rows, tie_blocks
@@ -20,7 +21,7 @@ from .numbers import THREADS, ExactRows, ratio, rounding_bound
 from .tree import FastTree
 from .utilities import LabelFreeMeans, exact_scores, path_plan, score_error
 
-__all__ = ["draw_labels", "NullAudit", "null_sups"]
+__all__ = ["MAX_NULL_BYTES", "check_memory", "draw_labels", "NullAudit", "null_sups"]
 
 
 def draw_labels(cdf: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -33,6 +34,31 @@ def draw_labels(cdf: np.ndarray, k: np.ndarray) -> np.ndarray:
     """
     u = k.astype(float) / 2.0**53  # exact: k <= 2**53
     return (cdf < u[:, None]).sum(axis=1)
+
+
+#: The most memory the label-free tables of the null draws may take (:func:`check_memory`).
+MAX_NULL_BYTES = 2**32
+
+
+def check_memory(ft: FastTree, n: int, utilities: Mapping[str, Utility], accelerator: str) -> int:
+    """The bytes :class:`NullAudit` keeps for ``n`` atoms (the cut sums, and per utility its
+    values ``n x K`` and the means of its needed nodes, twice with the compiled kernel's copies
+    in rank order), refused beyond :data:`MAX_NULL_BYTES` with one clear error.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> check_memory(FastTree(t), 10, {"u": Table(t, [0, 1])}, "numpy")  # 10 x 8 x (3 cut cells + 2 + 3)
+    640
+    """
+    cells = sum(len(c) for c in ft.cut_nodes)
+    copies = 2 if accelerator == "numba" else 1
+    per_row = cells + sum(copies * (ft.K + len(ft.needed(path_plan(ft, u)[0]))) for u in utilities.values())
+    total = 8 * n * per_row
+    if total > MAX_NULL_BYTES:
+        raise HUCError(f"null_draws: the label-free tables of {n} atoms would take {total / 2**30:.1f} GiB "
+                       f"(more than {MAX_NULL_BYTES / 2**30:.0f} GiB: n x (K + needed nodes) per utility); "
+                       "audit a subsample or fewer utilities")
+    return total
 
 
 class NullAudit:
@@ -54,6 +80,7 @@ class NullAudit:
     def __init__(self, ft: FastTree, P: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility], *,
                  rows=None, accelerator: str = "numpy", exact: ExactRows | None = None):
         self.ft, self.W, self.accelerator = ft, W, accelerator
+        check_memory(ft, len(P), utilities, accelerator)
         exact = ExactRows(P) if exact is None else exact
         Xd = P if ft.label_order is None else P[:, ft.label_order]
         S = ft.cut_sums(Xd, dfs=True)
