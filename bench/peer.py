@@ -1,0 +1,101 @@
+"""Binary UC against the public peer on its own metric: MCGrad's ``ecce`` (issue 17).  Not a
+test: prints times and ratios measured in one run, the two alternating.
+
+Binary UC with ``c = 1`` (a two-leaf tree, the utility ``1{y = pos}``) is MCGrad's ECCE: the
+range of the cumulative differences ``sum (y_i - p_i) / n`` in score order.  For each n and
+for scores with and without ties (three decimals), the best of ``--repeat`` runs of:
+
+* ``huc numpy`` / ``huc numba``: ``huc_ref.fast.audit`` (tie blocks and the witness included);
+* ``ecce``: ``mcgrad.metrics.ecce`` on the same arrays;
+* ``argsort``: one ``np.argsort`` of the scores, for scale;
+
+then each huc time over ecce's (the target: at most 1.0 at n = 10^6) and over the argsort.
+
+MCGrad brings heavy dependencies, so it is not an extra of this project; run this in an
+environment of its own::
+
+    python -m venv /tmp/peer && /tmp/peer/bin/pip install mcgrad -e '.[numba]'
+    /tmp/peer/bin/python bench/peer.py            # n = 10^5 and 10^6 (--large adds 10^7)
+
+Without mcgrad installed it says so and times huc and the argsort only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from huc_ref import LabelTree, class_indicator, fast  # noqa: E402
+
+
+def data(n: int, ties: bool, seed: int = 0):
+    """Scores (three decimals when ``ties``) and labels drawn from them."""
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.001, 0.999, n)
+    if ties:
+        p = np.round(p, 3).clip(0.001, 0.999)
+    return p, (rng.random(n) < p).astype(np.int64)
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--large", action="store_true", help="also n = 10^7")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="n = 10^4 only, two runs (a smoke run)")
+    args = ap.parse_args(argv)
+    try:
+        from mcgrad.metrics import ecce
+    except ImportError:
+        ecce = None
+        print("mcgrad is not installed here: huc and the argsort only (see the module docstring)")
+    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    us = {"pos": class_indicator(tree, "pos")}
+    accelerators = ["numpy"] + (["numba"] if fast.numba_available() else [])
+    sizes = [10**4] if args.quick else [10**5, 10**6] + ([10**7] if args.large else [])
+    repeat = 2 if args.quick else args.repeat
+    head = f"{'n':>9} {'ties':>5} {'argsort s':>10}" + "".join(f" {'huc ' + a + ' s':>13}" for a in accelerators)
+    head += f" {'ecce s':>9}" + "".join(f" {a + '/ecce':>11} {a + '/sort':>11}" for a in accelerators)
+    print(head)
+    for n in sizes:
+        for ties in (False, True):
+            p, y = data(n, ties)
+            P = np.stack([1 - p, p], axis=1)
+            for a in accelerators:  # compile and warm up outside the timing
+                fast.audit(y[:100], P[:100], tree, us, accelerator=a)
+            if ecce is not None and not ties:  # the same number (with ties ecce splits tie blocks: README)
+                assert abs(ecce(y, p) - fast.audit(y, P, tree, us).uc.sup) < 1e-9
+            times = {a: [] for a in accelerators}
+            sorts, peers = [], []
+            for _ in range(repeat):  # alternating, so drift hits every contender alike
+                sorts.append(best(partial(np.argsort, p), 1))
+                for a in accelerators:
+                    times[a].append(best(partial(fast.audit, y, P, tree, us, accelerator=a), 1))
+                if ecce is not None:
+                    peers.append(best(partial(ecce, y, p), 1))
+            sort = min(sorts)
+            huc = {a: min(t) for a, t in times.items()}
+            peer = min(peers) if peers else float("nan")
+            line = f"{n:>9} {'yes' if ties else 'no':>5} {sort:>10.3f}"
+            line += "".join(f" {huc[a]:>13.3f}" for a in accelerators) + f" {peer:>9.3f}"
+            line += "".join(f" {huc[a] / peer:>11.2f} {huc[a] / sort:>11.1f}" for a in accelerators)
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
