@@ -23,7 +23,7 @@ from .errors import HUCError
 from .fast.audit import audit_distribution as fast_audit
 from .fast.audit import distribution_arrays
 from .fast.boost import boost as float_boost
-from .fast.significance import null_sups
+from .fast.significance import NullAudit, null_sups
 from .fast.tree import FastTree
 from .results import AuditResult, BoostResult
 from .significance import check_null, check_sample, draw_label, exact_p_values, resampling_p_values, uniforms
@@ -85,28 +85,33 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
         result = exact_audit(dist, utilities, rational=rational, max_digits=max_digits)
     if null_draws is None:
         return result
+    return _with_p_values(dist, utilities, result, null_draws, seed, accelerator, rational, max_digits)
 
-    def relabelled(labels):  # the same atoms with labels drawn under the null
-        return FiniteDistribution(dist.tree, [replace(a, label=y) for a, y in zip(dist.atoms, labels)],
-                                  dist.subgroups)
 
-    if engine == "fast":
+def _with_p_values(dist, utilities, result: AuditResult, null_draws, seed, accelerator, rational,
+                   max_digits) -> AuditResult:
+    """``result`` with its p-values under the null (:mod:`huc_ref.significance`), each draw
+    audited by the backend that audited ``result``: the fast one reuses the label-free part
+    (:class:`huc_ref.fast.significance.NullAudit`), the exact one audits the relabelled atoms."""
+    if result.engine == "fast":
         P, exact, weights = distribution_arrays(dist)
-        draws = null_sups(FastTree(dist.tree), P, weights, utilities, 1 if null_draws == "exact" else null_draws,
-                          rows=np.arange(dist.n), accelerator=accelerator, exact=exact)
+        ft, rows = FastTree(dist.tree), np.arange(dist.n)
+        if null_draws == "exact":
+            null = NullAudit(ft, P, weights, utilities, rows=rows, exact=exact)
+            return exact_p_values(dist, result, lambda labels: null.sups(np.array(labels)))
+        draws = null_sups(ft, P, weights, utilities, null_draws, rows=rows, accelerator=accelerator, exact=exact)
+        return resampling_p_values(dist.n, dist.tree.K, result, draws, null_draws, seed)
 
-        def sups(labels):
-            return [c.sup for c in fast_audit(relabelled(labels), utilities, accelerator=accelerator).candidates]
-    else:
-        def draws(rng):
-            for _ in range(null_draws):
-                yield sups([draw_label(a.p, int(k)) for a, k in zip(dist.atoms, uniforms(rng, dist.n))])
-
-        def sups(labels):
-            return [c.sup for c in exact_audit(relabelled(labels), utilities, rational=rational,
-                                               max_digits=max_digits).candidates]
+    def sups(labels):  # the exact audit of the same atoms with these labels
+        atoms = [replace(a, label=y) for a, y in zip(dist.atoms, labels)]
+        relabelled = FiniteDistribution(dist.tree, atoms, dist.subgroups)
+        return [c.sup for c in exact_audit(relabelled, utilities, rational=rational, max_digits=max_digits).candidates]
     if null_draws == "exact":
         return exact_p_values(dist, result, sups)
+
+    def draws(rng):
+        for _ in range(null_draws):
+            yield sups([draw_label(a.p, int(k)) for a, k in zip(dist.atoms, uniforms(rng, dist.n))])
     return resampling_p_values(dist.n, dist.tree.K, result, draws, null_draws, seed)
 
 
