@@ -1,6 +1,7 @@
 """``huc verify`` passes on main and fails when a bug is planted in huc_ref."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,28 @@ def test_verify_streams_each_check_in_the_paper_order(capsys):
     from proofs_check.runner import paper_order, selected_checks
     keys = [paper_order(c.location) for c in selected_checks()]
     assert keys == sorted(keys) and keys[0][0] == 0 and keys[-1][0] == 1
+
+
+@pytest.mark.parametrize("target, line, planted", [
+    ("huc_ref/fast/boost.py", "alpha = gamma / lam if fixed is None else",
+     "alpha = -gamma / lam if fixed is None else"),
+    ("huc_ref/boost.py", "alpha = float(gamma_h / lam) if engine.float else _dyadic(gamma_h / _lift(ctx)(lam),",
+     "alpha = float(-gamma_h / lam) if engine.float else _dyadic(-gamma_h / _lift(ctx)(lam),"),
+])
+def test_a_planted_sign_error_in_either_boosting_step_fails_huc_verify(target, line, planted, tmp_path, monkeypatch):
+    """#19: alpha = -Gamma / Lambda in HUC-Boost's step (certified or float64) fails the
+    Theorem 3.5 check of huc verify (the package copied, the bug planted in the copy)."""
+    import shutil
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "huc_ref", tmp_path / "huc_ref", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(root / "proofs_check", tmp_path / "proofs_check", ignore=shutil.ignore_patterns("__pycache__"))
+    source = (tmp_path / target).read_text()
+    assert source.count(line) == 1
+    (tmp_path / target).write_text(source.replace(line, planted))
+    code = ("from proofs_check.core import Check\n"
+            "from proofs_check.checks_boost import check_theorem_3_5_on_boosting_runs as c\n"
+            "print(Check('c', '', '', c).run()['status'])\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.stdout.strip() == "FAILED", out.stderr[-2000:]
