@@ -232,3 +232,91 @@ def check_appendix_g_aggregated_utilities():
             points += 1
     return Evidence(f"{EXHAUSTIVE}: {PROVED}; bound {SAMPLED}", f"identities for every ancestor-closed S ({n_sets}) "
                     f"on all {len(shapes)} shapes up to 5 leaves; the UC bound on {points} random populations")
+
+
+def _literal_values(kind, tree, params, p):
+    """Each family's ``u(p, .)`` from its definition, written out here (A.1, J.1/K.3, K.2), not
+    taken from huc_ref: ranks by decreasing ``p`` with ties to the earlier label, decisions
+    as the first maximiser in the stated order, top-1 at depth ``l`` over the depth-``l`` cut."""
+    K = len(p)
+    below = {v: {tree.label_index(y) for y in tree.leaves_below(v)} for v in tree.nodes}
+    if kind == "table":
+        return list(params)
+    if kind == "subtree":
+        return [F(1) if y in below[params] else F(0) for y in range(K)]
+    if kind in ("rank", "top_k"):
+        order = sorted(range(K), key=lambda y: (-p[y], y))
+        rank = {y: r for r, y in enumerate(order)}
+        theta = params if kind == "rank" else [F(1) if r < params else F(0) for r in range(K)]
+        return [theta[rank[y]] for y in range(K)]
+    if kind == "decision":
+        payoffs, order = params
+        best = max(order, key=lambda a: (sum(pz * x for pz, x in zip(p, payoffs[a])), -order.index(a)))
+        return list(payoffs[best])
+    if kind == "binary_decision":
+        S, D, tau = params
+        d = [(F(1) if y in S else F(0)) - (tau if y in D else F(0)) for y in range(K)]
+        act = 1 if sum(py * dy for py, dy in zip(p, d)) >= 0 else 0
+        return [(2 * act - 1) * dy for dy in d]
+    depth = params  # top1_at_depth: the nodes at that depth and the shallower leaves, in pre-order
+    cut = [v for v in tree.nodes if tree.depth(v) == depth or (tree.is_leaf(v) and tree.depth(v) < depth)]
+    mass = {v: sum((p[y] for y in below[v]), F(0)) for v in cut}
+    chosen = max(cut, key=lambda v: (mass[v], -tree.nodes.index(v)))
+    return [F(1) if y in below[chosen] else F(0) for y in range(K)]
+
+
+@claim("A.1, J.1 / K.3, K.2 (the utility families); Prop. 3.3", "Every utility family's values are its definition "
+       "(linear, subtree, rank, top-k, decision-induced, binary decision, top-1 at depth), and for each the UC "
+       "moment is the sum of the node moments with UC <= |V_T(u)| HUC")
+def check_utility_families():
+    """Each family of huc_ref.utilities against its literal definition at exact points with ties, on trees
+    of every shape up to 4 leaves with shuffled label orders; then each family through the audit (M = sum_v
+    Gamma_v on every interval, Prop. 3.3's bound)."""
+    from huc_ref import BinaryDecision, Decision, LabelTree, Rank, Top1AtDepth, TopK
+    rng = random.Random(21)
+    values = points = 0
+    families = set()
+    for shape in tree_shapes(4):
+        tree = shape_tree(shape)
+        labels = list(tree.labels)
+        rng.shuffle(labels)
+        tree = LabelTree(tree.root, {v: list(tree.children(v)) for v in tree.internal_nodes}, labels)
+        K = tree.K
+        vec = [F(rng.randint(-4, 4), 4) for _ in range(K)]
+        pay = {"a": [F(rng.randint(-2, 2), 2) for _ in range(K)], "b": [F(rng.randint(-2, 2), 2) for _ in range(K)]}
+        S = {rng.randrange(K)}
+        D = S | {rng.randrange(K)}
+        cases = [("table", vec, Table(tree, vec)), ("subtree", tree.nodes[-1], Subtree(tree, tree.nodes[-1])),
+                 ("rank", vec, Rank(tree, vec)), ("top_k", 1 + rng.randrange(K), None),
+                 ("decision", (pay, ["b", "a"]), Decision(tree, pay, ["b", "a"])),
+                 ("binary_decision", (S, D, F(1, 2)),
+                  BinaryDecision(tree, [tree.labels[y] for y in S], [tree.labels[y] for y in D], F(1, 2))),
+                 ("top1_at_depth", 1, Top1AtDepth(tree, 1)), ("top1_at_depth", 2, Top1AtDepth(tree, 2))]
+        cases[3] = ("top_k", cases[3][1], TopK(tree, cases[3][1]))
+        for _ in range(3):
+            raw = [rng.choice([1, 1, 2, 3]) for _ in range(K)]  # repeated entries: ties in every decision
+            p = [F(x, sum(raw)) for x in raw]
+            for kind, params, u in cases:
+                want = _literal_values(kind, tree, params, p)
+                expect(list(u.values(p)) == want, f"{kind} on {tree.to_json()} at p = {p}: {u.values(p)} != {want}")
+                values += 1
+                families.add(kind)
+        dist, _ = random_rational_case(rng, tree, 4)
+        us = {f"{k}{j}": u for j, (k, _, u) in enumerate(cases)}
+        res = audit(dist, us)
+        for name, u in us.items():
+            scores = sorted({t.score for t in atom_terms(dist, u, ())})
+            for i, lo in enumerate(scores):
+                for hi in scores[i:]:
+                    for c in dist.subgroups:
+                        total = sum((interval_moment(dist, u, c, Interval.closed(lo, hi), v)
+                                     for v in tree.internal_nodes), F(0))
+                        expect(interval_moment(dist, u, c, Interval.closed(lo, hi)) == total,
+                               f"{name}: M != sum_v Gamma_v")
+                        points += 1
+            uc = max(r.sup for r in res.candidates if r.utility == name and r.node is None)
+            huc = max((r.sup for r in res.candidates if r.utility == name and r.node), default=F(0))
+            expect(uc <= len(u.relevant_nodes) * huc, f"{name}: UC > |V_T(u)| HUC")
+    return Evidence(SAMPLED, f"{len(families)} families: {values} value vectors against their definitions (ties in "
+                             f"every decision), M = sum_v Gamma_v at {points} exact (c, u, I); every shape of 1-4 "
+                             "leaves, labels shuffled")

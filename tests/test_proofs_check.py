@@ -98,15 +98,19 @@ def test_verify_streams_each_check_in_the_paper_order(capsys):
     assert keys == sorted(keys) and keys[0][0] == 0 and keys[-1][0] == 1
 
 
-@pytest.mark.parametrize("target, line, planted", [
+@pytest.mark.parametrize("target, line, planted, check", [
     ("huc_ref/fast/boost.py", "alpha = gamma / lam if fixed is None else",
-     "alpha = -gamma / lam if fixed is None else"),
+     "alpha = -gamma / lam if fixed is None else", "checks_boost.check_theorem_3_5_on_boosting_runs"),
     ("huc_ref/boost.py", "alpha = float(gamma_h / lam) if engine.float else _dyadic(gamma_h / _lift(ctx)(lam),",
-     "alpha = float(-gamma_h / lam) if engine.float else _dyadic(-gamma_h / _lift(ctx)(lam),"),
+     "alpha = float(-gamma_h / lam) if engine.float else _dyadic(-gamma_h / _lift(ctx)(lam),",
+     "checks_boost.check_theorem_3_5_on_boosting_runs"),
+    ("huc_ref/utilities.py", "order = sorted(range(len(p)), key=lambda y: (-p[y], y))",
+     "order = sorted(range(len(p)), key=lambda y: (-p[y], -y))", "checks_examples.check_utility_families"),
 ])
-def test_a_planted_sign_error_in_either_boosting_step_fails_huc_verify(target, line, planted, tmp_path, monkeypatch):
-    """#19: alpha = -Gamma / Lambda in HUC-Boost's step (certified or float64) fails the
-    Theorem 3.5 check of huc verify (the package copied, the bug planted in the copy)."""
+def test_a_planted_bug_in_boosting_or_a_utility_family_fails_huc_verify(target, line, planted, check, tmp_path):
+    """#19: alpha = -Gamma / Lambda in HUC-Boost's step (certified or float64), or rank ties sent
+    to the later label, fails the huc verify check that covers it (the packages copied, the bug
+    planted in the copy)."""
     import shutil
     import subprocess
     import sys
@@ -116,8 +120,9 @@ def test_a_planted_sign_error_in_either_boosting_step_fails_huc_verify(target, l
     source = (tmp_path / target).read_text()
     assert source.count(line) == 1
     (tmp_path / target).write_text(source.replace(line, planted))
+    module, name = check.split(".")
     code = ("from proofs_check.core import Check\n"
-            "from proofs_check.checks_boost import check_theorem_3_5_on_boosting_runs as c\n"
+            f"from proofs_check.{module} import {name} as c\n"
             "print(Check('c', '', '', c).run()['status'])\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.stdout.strip() == "FAILED", out.stderr[-2000:]
