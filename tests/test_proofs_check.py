@@ -106,11 +106,13 @@ def test_verify_streams_each_check_in_the_paper_order(capsys):
      "checks_boost.check_theorem_3_5_on_boosting_runs"),
     ("huc_ref/utilities.py", "order = sorted(range(len(p)), key=lambda y: (-p[y], y))",
      "order = sorted(range(len(p)), key=lambda y: (-p[y], -y))", "checks_examples.check_utility_families"),
+    ("huc_ref/fast/intervals.py", "    if error is None or len(s) < 2 or not np.any(error):\n        return order, new",
+     "    if True:\n        return order, new", "checks_audit.check_f3_certified_algorithm_2_in_float64"),
 ])
 def test_a_planted_bug_in_boosting_or_a_utility_family_fails_huc_verify(target, line, planted, check, tmp_path):
-    """#19: alpha = -Gamma / Lambda in HUC-Boost's step (certified or float64), or rank ties sent
-    to the later label, fails the huc verify check that covers it (the packages copied, the bug
-    planted in the copy)."""
+    """#19: alpha = -Gamma / Lambda in HUC-Boost's step (certified or float64), rank ties sent to
+    the later label, or float64 tie blocks taken without their error bounds, fails the huc verify
+    check that covers it (the packages copied, the bug planted in the copy)."""
     import shutil
     import subprocess
     import sys
