@@ -227,10 +227,15 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
         W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
     with ThreadPoolExecutor(THREADS) if n > step else nullcontext() as pool:  # one chunk: no threads
         run = pool.map if pool else map
-        bad = [b for b in run(chunk, range(0, n, step)) if b is not None]
-        if bad:
-            raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}")
-        return dict(zip(names, run(table, range(len(names)))))
+        try:
+            bad = [b for b in run(chunk, range(0, n, step)) if b is not None]
+            if bad:
+                raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}")
+            return dict(zip(names, run(table, range(len(names)))))
+        except BaseException:  # Ctrl-C, or a bad row: the queued chunks are dropped, not run to the end
+            if pool:
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def numba_available() -> bool:
