@@ -112,7 +112,14 @@ def check_null(null_draws, seed):
 
 
 def check_sample(dist: FiniteDistribution) -> FiniteDistribution:
-    """``dist``, refused unless every atom is a sample point (the null redraws labels)."""
+    """``dist``, refused unless every atom is a sample point (the null redraws labels; Sec. 2.1's
+    calibration ``E[Y | f(X)] = f(X)`` is then the law ``Y_i ~ p_i``).
+
+    >>> from huc_ref import LabelTree
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> check_sample(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])).n
+    1
+    """
     for i, a in enumerate(dist.atoms):
         if a.label is None:
             raise HUCError(f"atoms[{i}]: a population atom (a label law eta); significance redraws one "

@@ -298,8 +298,14 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
 
 
 def distribution_arrays(dist: FiniteDistribution, predictions: np.ndarray | None = None):
-    """The atoms as float64 arrays: predictions ``P`` (or ``predictions``), the exact rows behind
-    them, and ``w_i c(x_i)`` per subgroup (``n x |C|``)."""
+    """The atoms as float64 arrays (docs/specification.md §3): predictions ``P`` (or ``predictions``),
+    the exact rows behind them, and ``w_i c(x_i)`` per subgroup (``n x |C|``).
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> P, exact, W = distribution_arrays(FiniteDistribution(t, [{"p": ["1/4", "3/4"], "label": "a"}]))
+    >>> P.tolist(), exact.row(0), W.tolist()
+    ([[0.25, 0.75]], (Fraction(1, 4), Fraction(3, 4)), [[1.0]])
+    """
     if predictions is None:
         P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
         exact = ExactRows(P, [a.p for a in dist.atoms])

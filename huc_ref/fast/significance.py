@@ -145,9 +145,15 @@ BATCH_CELLS = 2**21
 def null_sups(ft: FastTree, P: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility], draws: int, *,
               rows=None, accelerator: str = "numpy", exact: ExactRows | None = None):
     """``rng -> iterator`` of ``draws`` null draws' row sups (:meth:`NullAudit.sups`), for
-    :func:`huc_ref.significance.resampling_p_values`.
+    :func:`huc_ref.significance.resampling_p_values` (Sec. 2.1's null ``Y_i ~ p_i``).
 
     ``P``: the predictions (label order), ``W``: ``w_i c(x_i)`` per subgroup (``n x |C|``).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> sups = null_sups(FastTree(t), np.array([[1.0, 0.0]]), np.ones((1, 1)), {"u": Table(t, [0, 1])}, 3)
+    >>> [row.tolist() for row in sups(np.random.default_rng(0))]  # p = (1, 0): every draw is label a
+    [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
     """
     P = np.asarray(P, dtype=float)
     null = NullAudit(ft, P, np.ascontiguousarray(W), utilities, rows=rows, accelerator=accelerator, exact=exact)

@@ -86,10 +86,18 @@ def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray
 
 
 class LabelFreeMeans:
-    """What the path form needs of one utility before any label is read: ``U = u(p_i, .)``,
+    """What the path form (F.4) needs of one utility before any label is read: ``U = u(p_i, .)``,
     the cut sums ``N`` of ``p_i U`` (:meth:`FastTree.cut_sums`), the score ``mu_u(p_i)`` and
     ``sum_y p_y |u_y| / pi_root`` (:func:`magnitude`).  Labels redrawn under the null
-    (:mod:`huc_ref.fast.significance`) reuse all of it; :meth:`on_labels` reads the labels."""
+    (:mod:`huc_ref.fast.significance`) reuse all of it; :meth:`on_labels` reads the labels.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> ft, P = FastTree(t), np.array([[0.25, 0.75]])
+    >>> m = LabelFreeMeans(ft, P, Table(t, [0, 1]), ft.cut_sums(P, dfs=True), None, ExactRows(P))
+    >>> m.score.tolist(), [x.tolist() for x in m.on_labels(ft, np.array([1]), np.array([[1.0], [0.75]]))]
+    ([0.75], [[1.0], [[0.75], [1.0]]])
+    """
 
     def __init__(self, ft: FastTree, X: np.ndarray, u: Utility, S: list, rows, exact: ExactRows):
         self.U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
@@ -103,8 +111,14 @@ class LabelFreeMeans:
 
 
 def path_plan(ft: FastTree, u: Utility) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where a utility's path terms go: its relevant node ids, their columns (``colmap[a]``:
-    1.. for a relevant node, -1 otherwise) and the depths ``ks`` that hold a relevant node."""
+    """Where a utility's path terms go (F.4): its relevant node ids ``V_T(u)`` (Def. 3.2), their
+    columns (``colmap[a]``: 1.. for a relevant node, -1 otherwise) and the depths ``ks`` that hold one.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> [x.tolist() for x in path_plan(FastTree(t), Table(t, [1, 1, 0]))]  # u is constant below a
+    [[0], [1, -1, -1, -1, -1], [0]]
+    """
     nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
     colmap = np.full(ft.n_nodes, -1, dtype=np.int32)
     colmap[nodes] = np.arange(1, len(nodes) + 1)
@@ -113,8 +127,16 @@ def path_plan(ft: FastTree, u: Utility) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def exact_scores(u: Utility, exact: ExactRows, rows):
-    """``i -> mu_u(p_i)`` exactly, for the tie blocks float64 cannot settle (:func:`tie_blocks`);
-    None for a float array (no exact values behind it)."""
+    """``i -> mu_u(p_i)`` exactly (Sec. 2.1's score), for the tie blocks float64 cannot settle
+    (:func:`huc_ref.fast.intervals.tie_blocks`); None for a float array (no exact values behind it).
+
+    >>> from fractions import Fraction
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> rows = ExactRows(None, [(Fraction(1, 3), Fraction(2, 3))])
+    >>> exact_scores(Table(t, [0, 1]), rows, None)(0), exact_scores(Table(t, [0, 1]), ExactRows(np.ones((1, 2))), None)
+    (Fraction(2, 3), None)
+    """
     if not exact.settle_scores:
         return None
     return lambda i: u.score(exact.row(i), i if rows is None else int(rows[i]))
