@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from functools import partial
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.workloads import best_of  # noqa: E402
 from huc_ref import LabelTree, class_indicator, fast  # noqa: E402
 
 
@@ -42,15 +42,6 @@ def data(n: int, ties: bool, seed: int = 0):
     if ties:
         p = np.round(p, 3).clip(0.001, 0.999)
     return p, (rng.random(n) < p).astype(np.int64)
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main(argv=None) -> None:
@@ -83,11 +74,11 @@ def main(argv=None) -> None:
             times = {a: [] for a in accelerators}
             sorts, peers = [], []
             for _ in range(repeat):  # alternating, so drift hits every contender alike
-                sorts.append(best(partial(np.argsort, p), 1))
+                sorts.append(best_of(1, partial(np.argsort, p)))
                 for a in accelerators:
-                    times[a].append(best(partial(fast.audit, y, P, tree, us, accelerator=a), 1))
+                    times[a].append(best_of(1, partial(fast.audit, y, P, tree, us, accelerator=a)))
                 if ecce is not None:
-                    peers.append(best(partial(ecce, y, p), 1))
+                    peers.append(best_of(1, partial(ecce, y, p)))
             sort = min(sorts)
             huc = {a: min(t) for a, t in times.items()}
             peer = min(peers) if peers else float("nan")

@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.workloads import random_tree  # noqa: E402
+from bench.workloads import best_of, random_tree  # noqa: E402
 from huc_ref import BinaryDecision, Table, Top1AtDepth, fast  # noqa: E402
 from huc_ref.fast.significance import NullAudit  # noqa: E402
 from huc_ref.fast.tree import FastTree  # noqa: E402
@@ -52,15 +52,6 @@ def arrays(n: int, K: int = 30, seed: int = 0):
     y = (P.cumsum(axis=1) < g.random(n)[:, None]).sum(axis=1).clip(max=K - 1)
     groups = {"all": np.ones(n), "half": g.integers(0, 2, n).astype(float), "signed": g.choice([-0.5, 0.5], n)}
     return tree, us, P, y, groups
-
-
-def best_of(k: int, fn):
-    times = []
-    for _ in range(k):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main(argv=None) -> None:

@@ -69,3 +69,13 @@ def timed(fn, *args, **kwargs):
     t = time.perf_counter()
     out = fn(*args, **kwargs)
     return time.perf_counter() - t, out
+
+
+def best_of(repeat: int, fn) -> float:
+    """The shortest of ``repeat`` timed calls of ``fn`` (seconds)."""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
