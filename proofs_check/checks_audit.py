@@ -11,7 +11,17 @@ from huc_ref import FiniteDistribution, Interval, LabelTree, Table, atom_terms, 
 from huc_ref.bounds import h1_gap_bound, h1_sample_size_holds, theorem_3_4_deviation
 from huc_ref.intervals import max_interval_sum, max_interval_sum_brute_force
 
-from .core import PROVED, SAMPLED, Evidence, claim, expect, random_rational_case, shape_tree, tree_shapes
+from .core import (
+    PROVED,
+    SAMPLED,
+    Evidence,
+    claim,
+    expect,
+    random_rational_case,
+    shape_tree,
+    shuffled_labels,
+    tree_shapes,
+)
 
 F = Fraction
 
@@ -135,9 +145,7 @@ def check_f3_certified_algorithm_2_in_float64():
         base = shape_tree(shape)
         if base.K < 2:
             continue
-        labels = list(base.labels)
-        rng.shuffle(labels)
-        tree = LabelTree(base.root, {v: list(base.children(v)) for v in base.internal_nodes}, labels)
+        tree = shuffled_labels(base, rng)
         for _ in range(3):
             raw = [rng.randint(1, 3) for _ in range(tree.K)]
             p = [F(x, sum(raw)) for x in raw]

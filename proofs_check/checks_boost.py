@@ -23,6 +23,7 @@ from .core import (
     random_rational_case,
     rational_field,
     shape_tree,
+    shuffled_labels,
     tree_shapes,
 )
 from .paper import Paper
@@ -275,14 +276,6 @@ def check_e3_brier_is_not_branch_local():
                     "counterexample: Brier changes 3/16 vs 69/400 for the same branch update (log loss: identical)")
 
 
-def _shuffled(tree, rng):
-    """The same tree with its labels in a shuffled order (so that a label id is not a depth-first position)."""
-    from huc_ref import LabelTree
-    labels = list(tree.labels)
-    rng.shuffle(labels)
-    return LabelTree(tree.root, {v: list(tree.children(v)) for v in tree.internal_nodes}, labels)
-
-
 def _log_loss(dist, predictions, ctx) -> object:
     """``E[-log f(X)_Y]`` of ``predictions`` (decimal strings or floats), at ``ctx``'s precision."""
     total = ctx.mpf(0)
@@ -314,7 +307,7 @@ def check_theorem_3_5_on_boosting_runs():
         tree = shape_tree(shape)
         if not tree.branching_nodes:
             continue
-        tree = _shuffled(tree, rng)
+        tree = shuffled_labels(tree, rng)
         dist, us = random_rational_case(rng, tree, 4)
         L0 = _log_loss(dist, [[ctx.mpf(x.numerator) / x.denominator for x in a.p] for a in dist.atoms], ctx)
         bound = int(ctx.ceil(2 * L0 / (ctx.mpf(eps.numerator) / eps.denominator) ** 2))

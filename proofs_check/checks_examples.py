@@ -30,6 +30,7 @@ from .core import (
     random_rational_case,
     rational_field,
     shape_tree,
+    shuffled_labels,
     tree_shapes,
 )
 from .paper import Paper
@@ -272,15 +273,12 @@ def check_utility_families():
     """Each family of huc_ref.utilities against its literal definition at exact points with ties, on trees
     of every shape up to 4 leaves with shuffled label orders; then each family through the audit (M = sum_v
     Gamma_v on every interval, Prop. 3.3's bound)."""
-    from huc_ref import BinaryDecision, Decision, LabelTree, Rank, Top1AtDepth, TopK
+    from huc_ref import BinaryDecision, Decision, Rank, Top1AtDepth, TopK
     rng = random.Random(21)
     values = points = 0
     families = set()
     for shape in tree_shapes(4):
-        tree = shape_tree(shape)
-        labels = list(tree.labels)
-        rng.shuffle(labels)
-        tree = LabelTree(tree.root, {v: list(tree.children(v)) for v in tree.internal_nodes}, labels)
+        tree = shuffled_labels(shape_tree(shape), rng)
         K = tree.K
         vec = [F(rng.randint(-4, 4), 4) for _ in range(K)]
         pay = {"a": [F(rng.randint(-2, 2), 2) for _ in range(K)], "b": [F(rng.randint(-2, 2), 2) for _ in range(K)]}

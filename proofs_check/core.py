@@ -25,7 +25,7 @@ from sympy import QQ
 from huc_ref.tree import LabelTree
 
 __all__ = ["FOUR", "Check", "CheckFailed", "Evidence", "CHECKS", "claim", "expect", "rational_field", "tree_shapes",
-           "shape_tree", "random_rational_case", "PROVED", "EXHAUSTIVE", "SAMPLED", "EXACT_EXAMPLE"]
+           "shape_tree", "shuffled_labels", "random_rational_case", "PROVED", "EXHAUSTIVE", "SAMPLED", "EXACT_EXAMPLE"]
 
 #: The four-leaf tree of Sec. 2.2 (root v0; v0 -> vL, vR; vL -> y1, y2; vR -> y3, y4).
 FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -214,6 +214,19 @@ def shape_tree(shape) -> LabelTree:
         children[node] = kids
         work = list(zip(kids, s)) + work  # pre-order walk without recursion
     return LabelTree.from_children(root, children)
+
+
+def shuffled_labels(tree: LabelTree, rng: random.Random) -> LabelTree:
+    """The same tree with its labels in a shuffled order, so that a label id is not a depth-first
+    position (a bug that confuses the two then fails the check).
+
+    >>> t = shuffled_labels(FOUR, random.Random(1))
+    >>> t.to_json() == FOUR.to_json(), sorted(t.labels) == sorted(FOUR.labels), t.labels != FOUR.labels
+    (True, True, True)
+    """
+    labels = list(tree.labels)
+    rng.shuffle(labels)
+    return LabelTree(tree.root, {v: list(tree.children(v)) for v in tree.internal_nodes}, labels)
 
 
 def random_rational_case(rng: random.Random, tree: LabelTree, n_atoms: int, n_utilities: int = 2):
