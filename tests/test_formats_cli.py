@@ -382,6 +382,10 @@ def test_fit_reports_p_values_before_and_after(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "huc fit: validation data before: UC = " in err and "huc fit: validation data after: UC = " in err
     assert err.count("(p = ") == 4 and "optimistic" not in err
+    assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
+                 "--null", "exact", "-o", f"{d}/model.json"]) == 2
+    assert capsys.readouterr().err.strip() == ("huc: error: --null: 'exact' applies to huc audit of a case; give huc "
+                                               "fit a number of draws")
 
 
 def test_audit_accelerator_option(tmp_path, capsys):

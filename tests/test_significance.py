@@ -236,6 +236,8 @@ def null_cases(draw):
 
 FLAT10 = shape_tree("flat", 10, 0, 1)
 WIDE30 = shape_tree("wide_inner", 0, 30, 2)
+WIDE30_LAST = shape_tree("wide_last", 0, 30, 3)  # a node of 30 children, last at its depth
+CLASSES100 = shape_tree("two_level", 10, 10, 1)  # 100 classes
 
 
 def null_sups_both(null_kw, y):
@@ -267,6 +269,8 @@ def test_a_null_draw_audits_what_the_exact_engine_audits_on_those_labels(case):
 @given(wide_trees(), st.integers(0, 2**16), st.sampled_from([0, -300]))
 @example(FLAT10, 0, 0)
 @example(WIDE30, 1, -300)
+@example(WIDE30_LAST, 2, -300)
+@example(CLASSES100, 3, -300)
 def test_a_null_draw_equals_the_array_audit_of_the_same_labels_on_the_shapes_users_have(tree, seed, floor):
     """Softmax rows with ties and entries near 1e-300 on flat, wide and deep trees: the null
     draw's sups equal those of fast.audit on the drawn labels (the audit's own code path)."""
@@ -339,3 +343,39 @@ def test_the_null_tables_are_bounded_with_one_clear_error():
         check_memory(FastTree(tree), 10**6, {"top1": Top1AtDepth(tree, 1)}, "numpy")
     assert str(e.value) == ("null_draws: the label-free tables of 1000000 atoms would take 22.4 GiB (more than "
                             "4 GiB: n x (K + needed nodes) per utility); audit a subsample or fewer utilities")
+
+
+def test_the_pinned_shapes_are_the_ones_users_have():
+    assert (FLAT10.K, CLASSES100.K) == (10, 100)
+    widest = max(WIDE30_LAST.internal_nodes, key=WIDE30_LAST.d)
+    depth = WIDE30_LAST.depth(widest)
+    assert WIDE30_LAST.d(widest) == 30 and [v for v in WIDE30_LAST.nodes if WIDE30_LAST.depth(v) == depth][-1] == widest
+
+
+def test_an_exact_p_value_with_over_ten_thousand_digits():
+    """Predictions with 10,000-digit denominators: the exact tail probabilities are rationals of
+    over 10,000 digits, equal to the independent brute force, and the result document writes them."""
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    d1, d2 = 3**20_960, 7**11_840  # about 10,000 digits each
+    d = FiniteDistribution(t, [{"p": [F(1, d1), 1 - F(1, d1)], "label": "a"},
+                               {"p": [1 - F(2, d2), F(2, d2)], "label": "b"}])
+    us = {"u": Table(t, [0, 1])}
+    s = audit(d, us, null_draws="exact").significance
+    assert list(s.rows) + [s.uc, s.huc] == brute_force_p_values(d, us)
+    assert max(p.denominator.bit_length() for p in s.rows) * math.log10(2) > 10_000  # decimal digits
+    doc = audit(d, us, null_draws="exact").to_json()
+    from huc_ref.rational import fraction_text
+    assert doc["significance"]["huc"] == fraction_text(s.huc) and len(doc["significance"]["huc"]) > 10_000
+
+
+def test_the_remaining_null_refusals_name_the_place():
+    from huc_ref import fast
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    with pytest.raises(HUCError) as e:
+        fast.audit([0, 1], [[0.5, 0.5], [0.5, 0.5]], t, {"u": Table(t, [0, 1])}, null_draws="exact")
+    assert str(e.value) == ("null_draws: 'exact' enumerates label assignments of a FiniteDistribution "
+                            "(huc_ref.audit); for arrays give a number of draws")
+    r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}]), {"u": Table(t, [0, 1])})
+    with pytest.raises(HUCError) as e:
+        r.p_value("all", "u", "r")
+    assert str(e.value) == "p_value: this audit has no p-values; audit with null_draws=B (or 'exact')"
