@@ -242,3 +242,35 @@ def test_the_fast_audit_is_the_same_bits_after_permuting_rows(tree, seed, weight
         again = fast.audit(y[perm], P[perm], tree, us, subgroups={k: v[perm] for k, v in groups.items()},
                            sample_weight=None if w is None else w[perm])
         assert json.dumps(again.to_json()) == base
+
+
+@settings(max_examples=30, deadline=None)
+@given(wide_trees(max_leaves=60), st.integers(0, 2**16))
+@example(shape_tree("chain", 12, 30, 1), 3)
+@example(shape_tree("wide_last", 0, 30, 2), 4)
+def test_paths_walked_up_the_parents_are_the_path_table_bit_for_bit(tree, seed):
+    """A tree whose path table would be too large (``PATH_TABLE_CELLS``) walks its labels' paths
+    up the parent pointers instead: the same huc-result/1 document, bit for bit, on both backends."""
+    import json
+
+    from huc_ref.fast import tree as fast_tree
+    n = 40
+    P = softmax_rows(seed, tree.K, n, 3.0, -300 if seed % 2 else 0)
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, tree.K, n)
+    us = utilities_for(tree)
+    groups = {"half": (rng.random(n) < 0.5).astype(float)}
+    for engine in ENGINES:
+        kept = fast.FastTree(tree)
+        base = json.dumps(fast.audit(y, P, tree, us, subgroups=groups, accelerator=engine).to_json())
+        saved, fast_tree.PATH_TABLE_CELLS = fast_tree.PATH_TABLE_CELLS, 0
+        try:
+            walked = fast.FastTree(tree)
+            assert walked.path_rows is None and kept.path_rows is not None
+            assert np.array_equal(walked.paths(y), kept.paths(y))
+            for label in range(tree.K):  # against the exact tree's own paths (A.2), the leaf repeated below it
+                path = list(tree.path_ids(label))
+                assert walked.path_nodes(np.array([label]))[:, 0].tolist() == path + path[-1:] * (walked.H + 1 - len(path))
+            assert json.dumps(fast.audit(y, P, tree, us, subgroups=groups, accelerator=engine).to_json()) == base
+        finally:
+            fast_tree.PATH_TABLE_CELLS = saved

@@ -22,9 +22,9 @@ property-tested (tests/test_fast.py, tests/test_twins.py).
 from .audit import CHUNK, ROW_SUM_TOLERANCE, THREADS, audit, audit_distribution, numba_available
 from .boost import boost, replay
 from .numbers import SMALLEST_NORMAL, TOLERANCES, UNIT_ROUNDOFF, ExactRows, rounding_bound
-from .tree import MAX_TREE_CELLS, FastTree
+from .tree import PATH_TABLE_CELLS, FastTree
 from .utilities import utility_values
 
 __all__ = ["TOLERANCES", "ROW_SUM_TOLERANCE", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows",
-           "CHUNK", "THREADS", "MAX_TREE_CELLS", "FastTree", "utility_values", "audit", "audit_distribution", "boost",
+           "CHUNK", "THREADS", "PATH_TABLE_CELLS", "FastTree", "utility_values", "audit", "audit_distribution", "boost",
            "replay", "numba_available"]

@@ -26,7 +26,7 @@ from ..validation import check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
 from .numbers import SMALLEST_NORMAL, THREADS, ExactRows, as_floats, entries, first_max, floats, ratio, rounding_bound
 from .tree import FastTree, on_paths
-from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, utility_values
+from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, term_columns, utility_values
 
 __all__ = ["CHUNK", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution", "numba_available"]
 
@@ -58,7 +58,7 @@ def exact_path_means(ft: FastTree, X: np.ndarray, y: np.ndarray, u: Utility, pi:
     """``mu`` on the paths (F.4) and ``u(p, y)`` of the rows ``idx``, with ``u``'s decisions taken
     exactly (rows whose float64 decision :func:`rounding_bound` could not certify)."""
     U = np.array([[float(x) for x in u.values(exact.row(int(i)))] for i in idx])
-    mu = ratio(on_paths(ft, y[idx], ft.H + 1, ft.cut_sums(X[idx] * U)), pi[:, idx])
+    mu = ratio(on_paths(ft, y[idx], ft.H + 1, ft.level_sums(X[idx] * U)), pi[:, idx])
     return mu, U[np.arange(len(idx)), y[idx]]
 
 
@@ -70,7 +70,7 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
     For a one-hot label law the C.2 term of node ``v`` is ``mu_{u,v_{k+1}} - mu_{u,v_k}`` when
     ``v = v_k`` is on the path of ``y`` and 0 elsewhere, so only ``mu`` on the path is needed:
     row ``k`` of the terms belongs to the path node at depth ``k``.  ``Xd`` is ``X`` with its
-    leaves in depth-first order, ``S`` its cut sums (:meth:`FastTree.cut_sums`) and ``pi``
+    leaves in depth-first order, ``S`` its level sums (:meth:`FastTree.level_sums`) and ``pi``
     their values on the paths (:func:`on_paths`).
     Top-1 correctness at depth ``l`` needs no second pass: with ``a`` the chosen node,
     ``mu_{u,v} = pi_a / pi_v`` on the path above ``a`` and 0 off it; only rows above ``l``
@@ -81,10 +81,11 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
     rel = rounding_bound(ft.K, exact.p_error)
     if u.top1_depth is not None:
         d = min(u.top1_depth, H)
-        M = Xd if d == H else np.ascontiguousarray(S[d].T)  # the candidates: exactly the cut at depth d
+        cut, below = ft.cut(d)
+        M = Xd if d == H else np.ascontiguousarray(S[cut].T)  # the candidates: exactly the cut at depth d
         j, unsure = first_max(M, rel=rel)  # in pre-order
-        lead = ft.path_pos[:, ft.cut_first_label[d][j]]  # the path of a leaf below the chosen node
-        above = on_paths(ft, y, d + 1) == lead[: d + 1]  # v_k contains the chosen node
+        lead = on_paths(ft, below[j], d + 1)  # the path of a leaf below the chosen node
+        above = on_paths(ft, y, d + 1) == lead  # v_k contains the chosen node
         inside = above[d]  # y lies below the chosen node
         mu = np.zeros((H + 1, c))  # below depth d no node is relevant (K.2): those rows are never read
         mu[: d + 1] = np.where(above, ratio(M.ravel().take(np.arange(c) * M.shape[1] + j), pi[: d + 1]), 0.0)
@@ -152,6 +153,9 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
             ks_all[j, :len(plans[k][2])] = plans[k][2]
         ks_len = np.array([len(plans[k][2]) for k in top1], dtype=np.int64)
         rows_top1 = term_row[top1].astype(np.int64)
+        cuts = [ft.cut(int(d))[0] for d in cut_depth]  # each utility's candidates (rows of the level sums)
+        cut_off = np.concatenate([[0], np.cumsum([len(c) for c in cuts])]).astype(np.int64)
+        cut_rows = np.concatenate(cuts).astype(np.int64)
     step = max(1, CHUNK // ft.K)
 
     def chunk(s: int) -> tuple[int, str] | None:
@@ -165,11 +169,11 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
             sc, res = np.empty((len(top1), len(y))), np.empty((len(top1), len(y)))
             terms = np.empty((term_row[-1], len(y)))
             unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
-            ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.offsets, ft.run_start, ft.run_len,
-                                 ft.path_pos_by_label, ft.first_label, cut_depth, ks_all, ks_len,
-                                 rel, sc, res, terms, rows_top1, unsure) < 0
+            ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.dfs_leaf_row, ft.run_start, ft.run_len,
+                                 ft.parent_row, ft.depth_row, ft.leaf_row, cut_rows, cut_off, cut_depth,
+                                 ks_all, ks_len, rel, sc, res, terms, rows_top1, unsure) < 0
             if ok and unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
-                S = ft.cut_sums(Xd, dfs=True)
+                S = ft.level_sums(Xd, dfs=True)
                 pi = on_paths(ft, y, H + 1, S)
                 for j, k in enumerate(top1):
                     idx = np.flatnonzero(unsure[j])
@@ -184,7 +188,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
         if rest:
             if S is None:
                 with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
-                    S = ft.cut_sums(Xd, dfs=True)
+                    S = ft.level_sums(Xd, dfs=True)
             ok = ok and Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))  # S[0]: the row sums
             if ok:
                 pi = on_paths(ft, y, H + 1, S) if pi is None else pi
@@ -196,7 +200,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
         low = X < SMALLEST_NORMAL  # zeros, subnormals (and negatives, reported below): one pass
         if ok and row_sum_tolerance is not None:
             with np.errstate(over="ignore", invalid="ignore"):
-                sums = S[0][0] if S is not None else X.sum(axis=1)
+                sums = S[0] if S is not None else X.sum(axis=1)
             off = np.abs(sums - 1.0) > row_sum_tolerance
             if off.any():
                 i = int(np.argmax(off))
@@ -217,7 +221,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
 
     def table(k: int) -> Rows:
         nodes, colmap, ks = plans[k]
-        out = Rows(score[k], residual[k], T[term_row[k]:term_row[k + 1]], colmap[ft.path_nodes[ks]], labels, W,
+        out = Rows(score[k], residual[k], T[term_row[k]:term_row[k + 1]], *term_columns(ft, colmap, ks, labels), W,
                     len(nodes) + 1, engine, score_error=error[k],
                     exact_score=exact_scores(utilities[names[k]], exact, rows))
         out.nodes = nodes

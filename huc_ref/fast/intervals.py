@@ -104,8 +104,9 @@ class Rows:
 
     The fast twin of ``audit.UtilityRows``.  Input: per atom its score and UC residual, and
     node terms ``terms[k, i]`` belonging to column ``col_table[k, kind[i]]`` (1.. for relevant
-    nodes, anything below 1 for none; for samples ``kind`` is the label); a column occurs on
-    one row of the table only, as a node lies at one depth.  One sort of the
+    nodes, anything below 1 for none; for samples ``kind`` is the label, or the atom where the
+    columns are per atom); a column occurs on one row of the table only, as a node lies at one
+    depth.  One sort of the
     scores gives the tie blocks; the nonzero terms become entries (column, rank, value),
     grouped by column with one stable integer sort (zero terms change no sum, as in
     :func:`huc_ref.intervals.max_interval_sum`).
@@ -120,8 +121,8 @@ class Rows:
         n = len(score)
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
         if blocks is None:
-            def tiebreak(idx):  # what an atom adds: its residual, terms, label (kind) and weights
-                return row_keys([residual[idx], kind[idx] if np.ndim(kind) else np.zeros(len(idx), dtype=np.int64),
+            def tiebreak(idx):  # what an atom adds: its residual, its terms and their columns, its weights
+                return row_keys([residual[idx], *(col_table[k, np.asarray(kind)[idx]] for k in range(len(terms))),
                                  *(terms[k, idx] for k in range(len(terms))), *(W[idx, g] for g in range(W.shape[1]))])
             blocks = tie_blocks(score, score_error, exact_score, tiebreak)
         self.order, new = blocks

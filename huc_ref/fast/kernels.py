@@ -2,8 +2,8 @@
 
 Three loops that numpy can only express as several passes over memory:
 
-* :func:`top1_path_terms` reads each row of predictions once: subtree sums of every cut
-  (children summed left to right, as :meth:`huc_ref.fast.FastTree.cut_sums` does), the
+* :func:`top1_path_terms` reads each row of predictions once: subtree sums of every node
+  (children summed left to right, as :meth:`huc_ref.fast.FastTree.level_sums` does), the
   top-1 decision at each utility's depth, and the path terms of F.4;
 * :func:`group_and_scan` groups the nonzero terms by column with a counting sort and runs
   Algorithm 2 on every column and subgroup in one pass: prefix sums at block ends, the first
@@ -39,12 +39,27 @@ LANES = 16
 
 
 @_jit
-def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_depth, ks, ks_len, rel,
-                    score, residual, terms, term_row, unsure):  # pragma: no cover - compiled
-    """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` (whose path
-    node at depth ``k`` is at position ``path_pos[y[i], k]`` of the cut at depth ``k``) and each
-    top-1 utility ``u`` (cut depth ``cut_depth[u]``): the score, the UC residual, and the terms of
-    the path nodes at depths ``ks[u, :ks_len[u]]``, written to ``terms[term_row[u] + t, i]``.
+def _up_to(start, d, parent_row, depth_row, path):  # pragma: no cover - compiled
+    """``path[0 .. d]``: the rows of the path nodes above row ``start`` at depths ``0 .. d``,
+    walked up the parent pointers (``start`` itself below its own depth, as a cut repeats a leaf)."""
+    cur = start
+    while depth_row[cur] > d:
+        cur = parent_row[cur]
+    for k in range(d, -1, -1):
+        path[k] = cur
+        if depth_row[cur] == k:
+            cur = parent_row[cur]
+
+
+@_jit
+def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, cut_rows, cut_off,
+                    cut_depth, ks, ks_len, rel, score, residual, terms, term_row, unsure):  # pragma: no cover
+    """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` and each
+    top-1 utility ``u`` (its candidates: the cut at depth ``cut_depth[u]``, rows
+    ``cut_rows[cut_off[u]:cut_off[u + 1]]`` of :meth:`huc_ref.fast.FastTree.level_sums`): the
+    score, the UC residual, and the terms of the path nodes at depths ``ks[u, :ks_len[u]]``,
+    written to ``terms[term_row[u] + t, i]``.  Paths are walked up ``parent_row`` from the
+    label's leaf (``leaf_row``), so nothing per label and depth is stored.
     The chosen node is the first candidate of largest mass; where another candidate's mass is
     within the relative error bound ``rel`` of it (:func:`huc_ref.fast.rounding_bound`), float64
     cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
@@ -58,9 +73,10 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
     >>> score, residual, terms = np.empty((1, 1)), np.empty((1, 1)), np.empty((1, 1))
     >>> unsure = np.zeros((1, 1), dtype=np.int8)
-    >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.offsets, ft.run_start, ft.run_len,
-    ...                 ft.path_pos_by_label, ft.first_label, np.array([1]), np.array([[0, 0]]),
-    ...                 np.array([1]), 1e-15, score, residual, terms, np.array([0]), unsure)  # top-1 at depth 1
+    >>> cut = ft.cut(1)[0]  # top-1 at depth 1: candidates a, y3
+    >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.dfs_leaf_row, ft.run_start, ft.run_len,
+    ...                 ft.parent_row, ft.depth_row, ft.leaf_row, cut, np.array([0, len(cut)]), np.array([1]),
+    ...                 np.array([[0, 0]]), np.array([1]), 1e-15, score, residual, terms, np.array([0]), unsure)
     -1
     >>> score.tolist(), residual.tolist(), terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
     ([[0.5]], [[0.5]], [[0.5]])
@@ -68,30 +84,30 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
     [[1]]
     """
     c, K = Xd.shape
-    H = path_pos.shape[1] - 1
-    base = off[H]  # cut H (the leaves) at base .. base + K
-    buf = np.empty((off[H + 1], LANES))
+    R = run_len.shape[0]
+    H = 0
+    for r in range(R):
+        H = max(H, depth_row[r])
+    buf = np.empty((R, LANES))
     top = np.empty(LANES)
     first = np.empty(LANES, dtype=np.int64)
     pi = np.empty(H + 1)
     mu = np.empty(H + 1)
+    path = np.empty(H + 1, dtype=np.int64)
+    lead = np.empty(H + 1, dtype=np.int64)
     for i0 in range(0, c, LANES):
         m = min(LANES, c - i0)
-        if m == LANES:  # the block of rows, transposed
-            for t in range(K):
-                for lane in range(LANES):
-                    buf[base + t, lane] = Xd[i0 + lane, t]
-        else:  # the last block: unused lanes hold ones
-            for t in range(K):
-                for lane in range(m):
-                    buf[base + t, lane] = Xd[i0 + lane, t]
-                for lane in range(m, LANES):
-                    buf[base + t, lane] = 1.0
         negative = False
-        for t in range(base, base + K):
-            for lane in range(LANES):
-                negative |= buf[t, lane] < 0.0
-        for a in range(base - 1, -1, -1):  # deeper cuts have larger offsets: children first
+        for t in range(K):  # the block of rows, transposed; in the last block unused lanes hold ones
+            r = dfs_leaf_row[t]
+            for lane in range(m):
+                buf[r, lane] = Xd[i0 + lane, t]
+                negative |= Xd[i0 + lane, t] < 0.0
+            for lane in range(m, LANES):
+                buf[r, lane] = 1.0
+        for a in range(R - 1, -1, -1):  # deeper levels have larger rows: children first
+            if run_len[a] == 0:
+                continue
             s = run_start[a]
             for lane in range(LANES):
                 buf[a, lane] = buf[s, lane]
@@ -103,28 +119,29 @@ def top1_path_terms(Xd, y, off, run_start, run_len, path_pos, first_label, cut_d
                 return i0
         for u in range(cut_depth.shape[0]):
             d = cut_depth[u]
-            lo, hi = off[d], off[d + 1]
+            lo, hi = cut_off[u], cut_off[u + 1]
             for lane in range(LANES):
-                top[lane] = buf[lo, lane]
+                top[lane] = buf[cut_rows[lo], lane]
                 first[lane] = -1
             for a in range(lo + 1, hi):
                 for lane in range(LANES):
-                    top[lane] = max(top[lane], buf[a, lane])
+                    top[lane] = max(top[lane], buf[cut_rows[a], lane])
             for a in range(lo, hi):  # the first candidate of largest mass (pre-order)
                 for lane in range(LANES):
-                    if first[lane] < 0 and buf[a, lane] >= top[lane]:
-                        first[lane] = a
+                    if first[lane] < 0 and buf[cut_rows[a], lane] >= top[lane]:
+                        first[lane] = cut_rows[a]
             for lane in range(m):
                 i = i0 + lane
                 for a in range(lo, hi):  # another candidate within the error bound: decided exactly
-                    if a != first[lane] and buf[a, lane] >= top[lane] - rel * (top[lane] + buf[a, lane]):
+                    b = cut_rows[a]
+                    if b != first[lane] and buf[b, lane] >= top[lane] - rel * (top[lane] + buf[b, lane]):
                         unsure[u, i] = 1
-                path = path_pos[y[i]]  # positions of the label's path nodes in the cuts
+                _up_to(leaf_row[y[i]], d, parent_row, depth_row, path)  # the label's path nodes
                 for k in range(d + 1):
-                    pi[k] = buf[off[k] + path[k], lane]
+                    pi[k] = buf[path[k], lane]
                 j = first[lane]
                 pi_a = buf[j, lane]
-                lead = path_pos[first_label[j]]
+                _up_to(j, d, parent_row, depth_row, lead)  # the chosen node's path
                 above = 0  # path nodes containing the chosen node: depths 0 .. above - 1
                 while above <= d and path[above] == lead[above]:
                     above += 1

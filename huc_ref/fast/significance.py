@@ -41,19 +41,20 @@ MAX_NULL_BYTES = 2**32
 
 
 def check_memory(ft: FastTree, n: int, utilities: Mapping[str, Utility], accelerator: str) -> int:
-    """The bytes :class:`NullAudit` keeps for ``n`` atoms (the cut sums, and per utility its
+    """The bytes :class:`NullAudit` keeps for ``n`` atoms (the level sums, and per utility its
     values ``n x K`` and the means of its needed nodes, twice with the compiled kernel's copies
-    in rank order), refused beyond :data:`MAX_NULL_BYTES` with one clear error.
+    in rank order, and three ``|ks| x K`` tables of its labels' path nodes), refused beyond
+    :data:`MAX_NULL_BYTES` with one clear error.
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-    >>> check_memory(FastTree(t), 10, {"u": Table(t, [0, 1])}, "numpy")  # 10 x 8 x (3 cut cells + 2 + 3)
-    640
+    >>> check_memory(FastTree(t), 10, {"u": Table(t, [0, 1])}, "numpy")  # 10 x 8 x (3 nodes + 2 + 3) + 3 x 8 x 2
+    688
     """
-    cells = sum(len(c) for c in ft.cut_nodes)
     copies = 2 if accelerator == "numba" else 1
-    per_row = cells + sum(copies * (ft.K + len(ft.needed(path_plan(ft, u)[0]))) for u in utilities.values())
-    total = 8 * n * per_row
+    plans = [path_plan(ft, u) for u in utilities.values()]
+    per_row = ft.n_nodes + sum(copies * (ft.K + len(ft.needed(nodes))) for nodes, _, _ in plans)
+    total = 8 * n * per_row + sum(24 * len(ks) * ft.K for _, _, ks in plans)
     if total > MAX_NULL_BYTES:
         raise HUCError(f"null_draws: the label-free tables of {n} atoms would take {total / 2**30:.1f} GiB "
                        f"(more than {MAX_NULL_BYTES / 2**30:.0f} GiB: n x (K + needed nodes) per utility); "
@@ -83,7 +84,7 @@ class NullAudit:
         check_memory(ft, len(P), utilities, accelerator)
         exact = ExactRows(P) if exact is None else exact
         Xd = P if ft.label_order is None else P[:, ft.label_order]
-        S = ft.cut_sums(Xd, dfs=True)
+        S = ft.level_sums(Xd, dfs=True)
         pi = ft.node_table(S).T  # pi_a(p_i), every node: (nodes, n), C-contiguous
         rel = rounding_bound(ft.K, exact.p_error)
         self.plans = []
@@ -95,7 +96,8 @@ class NullAudit:
             slot[needed] = np.arange(len(needed))
             # mu_{u,a}(p_i) of the needed nodes: (needed, n), C-contiguous
             mu = np.ascontiguousarray(ratio(ft.node_table(means.N).T[needed], pi[needed]))
-            paths = (colmap[ft.path_nodes[ks]].astype(np.int64), slot[ft.path_nodes[ks]], slot[ft.path_nodes[ks + 1]])
+            on_path = ft.path_nodes(np.arange(ft.K), np.concatenate([ks, ks + 1]))  # per label, depths ks and ks + 1
+            paths = (colmap[on_path[:len(ks)]].astype(np.int64), slot[on_path[:len(ks)]], slot[on_path[len(ks):]])
             error = score_error(u, rel, means.score, means.magnitude)
             blocks = tie_blocks(means.score, error, exact_scores(u, exact, rows))
             self.plans.append((len(nodes) + 1, paths, means, mu, blocks))

@@ -3,120 +3,176 @@ of :mod:`huc_ref.decomposition`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from ..errors import HUCError
 from ..tree import LabelTree
 
-__all__ = ["MAX_TREE_CELLS", "FastTree", "on_paths"]
+__all__ = ["PATH_TABLE_CELLS", "FastTree", "on_paths"]
 
 
-#: The fast path keeps, per depth, a cut of the tree and each label's path: ``(H + 1) K``
-#: entries.  A deep and wide tree (a caterpillar of depth 20,000) would need gigabytes; it is
-#: refused with a HUCError instead (the exact engine handles it in seconds).
-MAX_TREE_CELLS = 20_000_000
+#: A tree keeps its labels' paths as one ``(H + 1) x K`` table when that has at most this many
+#: entries (32 MiB); beyond it (a caterpillar of depth 20,000 would need 400 million) paths are
+#: walked up the parent pointers when asked for, so that the tree's arrays stay linear in its size.
+PATH_TABLE_CELLS = 2**22
 
-#: Runs of at most this many children are summed row by row in :meth:`FastTree.cut_sums`.
+#: Runs of at most this many children are summed row by row in :meth:`FastTree.level_sums`.
 _SHORT_RUN = 8
 
 
 class FastTree:
-    """A label tree as arrays: depth cuts of the leaves in depth-first order (App. F.4).
+    """A label tree as arrays: its nodes by level, each level in pre-order (App. F.4).
 
-    The cut at depth ``d`` is the set of nodes at depth ``d`` together with the leaves
-    shallower than ``d``, in depth-first order; it partitions the leaves, and each of its
-    nodes is a contiguous run of the next deeper cut.  Subtree sums are therefore one
-    ``np.add.reduceat`` per depth, from the leaves up: nonnegative sums only, so a subtree
-    of mass 1e-20 beside mass 1 keeps its digits (differences of one cumulative sum per
-    row would cancel it to 0).
+    Row ``r`` of the level order holds node ``level_nodes[r]``; the nodes at depth ``d`` are
+    rows ``offsets[d] .. offsets[d + 1] - 1``, and the children of a node are one contiguous
+    run of the next level.  Subtree sums are therefore one pass per level from the leaves up
+    (:meth:`level_sums`): nonnegative sums only, so a subtree of mass 1e-20 beside mass 1
+    keeps its digits (differences of one cumulative sum per row would cancel it to 0).  Every
+    array is linear in the number of nodes; the labels' paths are a table only where it is
+    small (:data:`PATH_TABLE_CELLS`).
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> ft = FastTree(t)
     >>> ft.subtree_sums(np.array([[0.25, 0.25, 0.5]]))[0].tolist()  # nodes r, a, y1, y2, y3
     [1.0, 0.5, 0.25, 0.25, 0.5]
-    >>> [c.tolist() for c in ft.cut_nodes]  # node ids of the cuts at depths 0, 1, 2
-    [[0], [1, 4], [2, 3, 4]]
+    >>> ft.level_nodes.tolist(), ft.offsets.tolist()  # levels: [r], [a, y3], [y1, y2]
+    ([0, 1, 4, 2, 3], [0, 1, 3, 5])
+    >>> ft.cut(2)[0].tolist()  # the cut at depth 2 (F.4's candidates of top-1 at depth 2): y1, y2, y3
+    [3, 4, 2]
     """
 
     def __init__(self, tree: LabelTree):
         self.tree = tree
-        self.K = tree.K
+        self.K = K = tree.K
         self.n_nodes = n = len(tree.nodes)
-        self.depth = np.array(tree.depth_ids)
-        self.H = H = int(self.depth.max())
-        if (H + 1) * self.K > MAX_TREE_CELLS:  # the cuts and the path table hold (depth + 1) x K entries
-            raise HUCError(f"tree: depth {H} x {self.K} labels needs {(H + 1) * self.K} table entries, more than "
-                           f"the fast path's limit of {MAX_TREE_CELLS} (huc_ref.fast.MAX_TREE_CELLS); a tree this "
-                           "deep and wide is for the exact engine", kind="too_large")
-        lo = np.array(tree.dfs_ranges[0])
-        self.lo = lo
-        is_leaf = np.array([not k for k in tree.child_ids])
+        self.depth = depth = np.array(tree.depth_ids)
+        self.H = H = int(depth.max())
+        self.lo = np.array(tree.dfs_ranges[0])
         dfs = np.array(tree.dfs_label_ids)  # depth-first position -> label id
-        self.label_order = None if np.array_equal(dfs, np.arange(self.K)) else dfs
+        self.dfs = dfs
+        self.label_order = None if np.array_equal(dfs, np.arange(K)) else dfs
         self.leaf_nodes = np.array(tree.leaf_node_ids, dtype=int)  # node id of each label
-        ids = np.arange(n)
-        self.cut_nodes = []
-        for d in range(H + 1):
-            nodes = ids[(self.depth == d) | (is_leaf & (self.depth < d))]
-            self.cut_nodes.append(nodes[np.argsort(lo[nodes], kind="stable")])
-        # each cut node is the run of the next deeper cut starting at its first leaf; runs of
-        # equal short length are summed as whole rows (a gather and k - 1 adds), long runs by
-        # reduceat (which costs about one call per run and column, so only where runs are long)
-        self.levels, runs = [], []
-        for d in range(H):
-            starts = np.searchsorted(lo[self.cut_nodes[d + 1]], lo[self.cut_nodes[d]])
-            counts = np.diff(np.append(starts, len(self.cut_nodes[d + 1])))
-            short = [(sel, starts[sel], k) for k in range(1, _SHORT_RUN + 1)
-                     if len(sel := np.flatnonzero(counts == k))]
-            long = np.flatnonzero(counts > _SHORT_RUN)
-            bounds = np.stack([starts[long], starts[long] + counts[long]], axis=1).ravel()
-            if len(bounds) and bounds[-1] == len(self.cut_nodes[d + 1]):
-                # reduceat takes start indices only, so a run ending at the last node sums to the end
-                # by itself; its end index (one past the last row) would be out of bounds
+        # node ids are pre-order, so a stable sort by depth puts every level in pre-order
+        self.level_nodes = order = np.argsort(depth, kind="stable")
+        self.row = row = np.empty(n, dtype=np.int64)
+        row[order] = np.arange(n)
+        self.offsets = np.searchsorted(depth[order], np.arange(H + 2)).astype(np.int64)
+        self.depth_row = depth[order].astype(np.int64)
+        parent = np.array(tree.parent_ids)
+        self.parent_row = np.where(parent[order] >= 0, row[np.maximum(parent[order], 0)], -1).astype(np.int64)
+        self.leaf_row = row[self.leaf_nodes]  # row of each label's leaf
+        self.dfs_leaf_row = np.ascontiguousarray(self.leaf_row[dfs])  # row of each depth-first leaf
+        # each internal node: the run of its children in the next level (run_len 0 for leaves)
+        kids = tree.child_ids
+        self.run_start = np.array([row[kids[a][0]] if kids[a] else -1 for a in order], dtype=np.int64)
+        self.run_len = np.array([len(kids[a]) for a in order], dtype=np.int64)
+        # per level, internal nodes with equal short runs are summed as whole rows (a gather and
+        # k - 1 adds), long runs by reduceat (about one call per run and column: only where runs are long)
+        self.levels = [([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)) for _ in range(H)]
+        inner = np.flatnonzero(self.run_len > 0)  # internal rows, level by level
+        k = self.run_len[inner]
+        short = inner[k <= _SHORT_RUN]
+        key = self.depth_row[short] * (_SHORT_RUN + 1) + self.run_len[short]
+        short = short[np.argsort(key, kind="stable")]
+        key = np.sort(key, kind="stable")
+        cuts = np.flatnonzero(np.diff(key)) + 1
+        for group in np.split(short, cuts) if len(short) else []:
+            r = group[0]
+            self.levels[self.depth_row[r]][0].append((group, self.run_start[group], int(self.run_len[r])))
+        long = inner[k > _SHORT_RUN]
+        for rows in np.split(long, np.flatnonzero(np.diff(self.depth_row[long])) + 1) if len(long) else []:
+            d = self.depth_row[rows[0]]
+            starts, counts = self.run_start[rows], self.run_len[rows]
+            bounds = np.stack([starts, starts + counts], axis=1).ravel() - self.offsets[d + 1]
+            if bounds[-1] == self.offsets[d + 2] - self.offsets[d + 1]:
+                # reduceat takes start indices only, so a run ending at the level's last node sums to
+                # the end by itself; its end index (one past the last row) would be out of bounds
                 bounds = bounds[:-1]
-            self.levels.append((len(starts), short, long, bounds))
-            runs.append((starts, counts))
-        # the same runs in one buffer of every cut (depth 0 first), for the compiled kernels
-        sizes = [len(c) for c in self.cut_nodes]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)])
-        self.run_start = np.concatenate([s + self.offsets[d + 1] for d, (s, _) in enumerate(runs)] + [[]])
-        self.run_start = self.run_start.astype(np.int64)
-        self.run_len = np.concatenate([c for _, c in runs] + [[]]).astype(np.int64)
-        # path_pos[k, y]: position in the cut at depth k of the node on label y's path (path_nodes: its id)
-        position = np.empty(self.K, dtype=int)
-        position[dfs] = np.arange(self.K)
-        self.path_pos = np.stack([np.searchsorted(lo[c], position, side="right") - 1 for c in self.cut_nodes])
-        self.path_nodes = np.stack([self.cut_nodes[k][self.path_pos[k]] for k in range(H + 1)])
-        self.cut_first_label = [dfs[lo[c]] for c in self.cut_nodes]  # a label below each cut node
-        self.first_label = np.concatenate(self.cut_first_label)
-        self.path_pos_by_label = np.ascontiguousarray(self.path_pos.T)  # the same, one row per label
+            self.levels[d] = (self.levels[d][0], rows, bounds)
+        self._cuts = {}
+        cells = (H + 1) * K
+        #: ``path_rows[k, y]``: the row of label ``y``'s path node at depth ``k`` (its leaf below
+        #: the leaf's depth), or None for a tree whose table would exceed :data:`PATH_TABLE_CELLS`
+        self.path_rows = self._walk(self.leaf_row, range(H + 1)) if cells <= PATH_TABLE_CELLS else None
 
-    def cut_sums(self, X: np.ndarray, dfs: bool = False) -> list[np.ndarray]:
-        """Subtree sums of the rows of ``X`` at every cut, transposed: ``S[d][j, i]``.
+    def _walk(self, start: np.ndarray, depths: Sequence[int]) -> np.ndarray:
+        """Rows of the path nodes at ``depths`` above the rows ``start``, walked up the parent
+        pointers: at depth ``k`` the ancestor at depth ``k``, or ``start`` itself when it lies
+        shallower (a leaf repeated below its depth, as the cuts repeat it)."""
+        wanted, where = np.unique(np.asarray(list(depths), dtype=int), return_inverse=True)
+        out = np.empty((len(wanted), len(start)), dtype=np.int64)
+        cur = np.asarray(start, dtype=np.int64)
+        j = len(wanted) - 1  # the deepest wanted depth not yet recorded
+        for k in range(self.H, wanted[0] - 1 if len(wanted) else self.H, -1):
+            if wanted[j] == k:
+                out[j] = cur
+                j -= 1
+            cur = np.where(self.depth_row[cur] == k, self.parent_row[cur], cur)
+        return out[where.ravel()]
 
-        ``S[d][j, i] = sum_{y in Y_a} X[i, y]`` for the ``j``-th node ``a`` of the cut at depth d.
+    def paths(self, y: np.ndarray, depths: Sequence[int] | None = None) -> np.ndarray:
+        """Rows (of :meth:`level_sums`) of the nodes at ``depths`` on the paths of labels ``y``:
+        ``(len(depths), len(y))``, a label's leaf repeated below its depth (A.2's ``v_k``).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> ft = FastTree(t)
+        >>> ft.level_nodes[ft.paths(np.array([0, 2]))].tolist()  # y1: r, a, y1; y3: r, y3, y3
+        [[0, 0], [1, 4], [2, 4]]
+        """
+        depths = range(self.H + 1) if depths is None else depths
+        if self.path_rows is not None:
+            return self.path_rows[np.asarray(depths, dtype=int)][:, y]
+        return self._walk(self.leaf_row[y], depths)
+
+    def path_nodes(self, y: np.ndarray, depths: Sequence[int] | None = None) -> np.ndarray:
+        """Node ids of :meth:`paths`.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> FastTree(t).path_nodes(np.array([1]), [1, 2]).tolist()  # y2's path below the root: a, y2
+        [[1], [3]]
+        """
+        return self.level_nodes[self.paths(y, depths)]
+
+    def cut(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """The cut at depth ``d``: the nodes at depth ``d`` and the leaves shallower, in pre-order
+        (a partition of the leaves; K.2's candidates of top-1 at depth ``d``), as rows of
+        :meth:`level_sums`, and a label below each.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> [x.tolist() for x in FastTree(t).cut(1)]  # a (label y1 below it), y3
+        [[1, 2], [0, 2]]
+        """
+        if d not in self._cuts:
+            nodes = np.flatnonzero((self.depth == d) | ((self.run_len[self.row] == 0) & (self.depth < d)))
+            nodes = nodes[np.argsort(self.lo[nodes], kind="stable")]
+            self._cuts[d] = (self.row[nodes], self.dfs[self.lo[nodes]])
+        return self._cuts[d]
+
+    def level_sums(self, X: np.ndarray, dfs: bool = False) -> np.ndarray:
+        """Subtree sums of the rows of ``X`` for every node, by level: ``S[r, i]`` is
+        ``sum_{y in Y_a} X[i, y]`` for the node ``a`` of row ``r`` (C.1's ``pi_a``).
         ``X``'s columns are labels, or with ``dfs=True`` leaves in depth-first order.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
-        >>> [s.tolist() for s in FastTree(t).cut_sums(np.array([[1e-20, 1e-20, 1.0]]))]
-        [[[1.0]], [[2e-20], [1.0]], [[1e-20], [1e-20], [1.0]]]
+        >>> FastTree(t).level_sums(np.array([[1e-20, 1e-20, 1.0]])).tolist()  # rows r, a, y3, y1, y2
+        [[1.0], [2e-20], [1.0], [1e-20], [1e-20]]
         """
         X = np.asarray(X, dtype=float)
         if self.label_order is not None and not dfs:
             X = X[:, self.label_order]
-        S = [np.ascontiguousarray(X.T)]
-        for m, short, long, bounds in reversed(self.levels):
-            deeper = S[-1]
-            out = np.empty((m, deeper.shape[1]))
-            for sel, first, k in short:
-                acc = deeper[first]
+        S = np.empty((self.n_nodes, X.shape[0]))
+        S[self.dfs_leaf_row] = X.T
+        for d in range(self.H - 1, -1, -1):
+            for sel, first, k in self.levels[d][0]:
+                acc = S[first]
                 for j in range(1, k):
-                    acc += deeper[first + j]
-                out[sel] = acc
+                    acc += S[first + j]
+                S[sel] = acc
+            _, long, bounds = self.levels[d]
             if len(long):
-                out[long] = np.add.reduceat(deeper, bounds, axis=0)[::2]
-            S.append(out)
-        return S[::-1]
+                S[long] = np.add.reduceat(S[self.offsets[d + 1]:self.offsets[d + 2]], bounds, axis=0)[::2]
+        return S
 
     def subtree_sums(self, X: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
         """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order), or for ``nodes`` (C.1).
@@ -125,21 +181,18 @@ class FastTree:
         >>> FastTree(t).subtree_sums(np.array([[1e-20, 1e-20, 1.0]]), np.array([1])).tolist()
         [[2e-20]]
         """
-        table = self.node_table(self.cut_sums(X))
+        table = self.node_table(self.level_sums(X))
         return table if nodes is None else table[:, nodes]
 
-    def node_table(self, S: list) -> np.ndarray:
-        """Cut sums ``S`` (:meth:`cut_sums`) as one ``(atoms, nodes)`` array, nodes in pre-order.
+    def node_table(self, S: np.ndarray) -> np.ndarray:
+        """Level sums ``S`` (:meth:`level_sums`) as one ``(atoms, nodes)`` array, nodes in pre-order.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> ft = FastTree(t)
-        >>> ft.node_table(ft.cut_sums(np.array([[0.25, 0.25, 0.5]]))).tolist()
+        >>> ft.node_table(ft.level_sums(np.array([[0.25, 0.25, 0.5]]))).tolist()
         [[1.0, 0.5, 0.25, 0.25, 0.5]]
         """
-        out = np.empty((self.n_nodes, S[0].shape[1]))
-        for d, block in enumerate(S):
-            out[self.cut_nodes[d]] = block
-        return out.T
+        return S[self.row].T
 
     def needed(self, nodes: np.ndarray) -> np.ndarray:
         """The root, ``nodes`` and their children: every node whose mean a node term uses (C.1).
@@ -155,10 +208,17 @@ class FastTree:
         return np.array(sorted(out), dtype=int)
 
 
-def on_paths(ft: FastTree, y: np.ndarray, depths: int, S: list | None = None) -> np.ndarray:
-    """Positions (or, given cut sums ``S``, values) of the nodes on each label's path: ``(depths, n)``."""
-    pos = ft.path_pos[:depths, y]
+def on_paths(ft: FastTree, y: np.ndarray, depths: int, S: np.ndarray | None = None) -> np.ndarray:
+    """Rows (or, given level sums ``S``, values) of the nodes on each label's path at depths
+    ``0 .. depths - 1``: ``(depths, n)`` (F.4).
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> ft = FastTree(t)
+    >>> on_paths(ft, np.array([1]), 3, ft.level_sums(np.array([[0.25, 0.25, 0.5]]))).tolist()  # r, a, y2
+    [[1.0], [0.5], [0.25]]
+    """
+    rows = ft.paths(y, range(depths))
     if S is None:
-        return pos
+        return rows
     c = len(y)
-    return np.stack([S[k].ravel().take(pos[k] * c + np.arange(c)) for k in range(depths)])
+    return S.ravel().take(rows * c + np.arange(c))

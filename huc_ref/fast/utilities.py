@@ -15,7 +15,7 @@ from ..utilities import Utility
 from .numbers import ExactRows, first_max, ratio, rounding_bound
 from .tree import FastTree, on_paths
 
-__all__ = ["FloatRows", "utility_values", "magnitude", "score_error", "LabelFreeMeans", "path_plan", "exact_scores"]
+__all__ = ["FloatRows", "utility_values", "magnitude", "score_error", "LabelFreeMeans", "path_plan", "term_columns", "exact_scores"]
 
 
 class FloatRows:
@@ -87,23 +87,23 @@ def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray
 
 class LabelFreeMeans:
     """What the path form (F.4) needs of one utility before any label is read: ``U = u(p_i, .)``,
-    the cut sums ``N`` of ``p_i U`` (:meth:`FastTree.cut_sums`), the score ``mu_u(p_i)`` and
+    the level sums ``N`` of ``p_i U`` (:meth:`FastTree.level_sums`), the score ``mu_u(p_i)`` and
     ``sum_y p_y |u_y| / pi_root`` (:func:`magnitude`).  Labels redrawn under the null
     (:mod:`huc_ref.fast.significance`) reuse all of it; :meth:`on_labels` reads the labels.
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> ft, P = FastTree(t), np.array([[0.25, 0.75]])
-    >>> m = LabelFreeMeans(ft, P, Table(t, [0, 1]), ft.cut_sums(P, dfs=True), None, ExactRows(P))
+    >>> m = LabelFreeMeans(ft, P, Table(t, [0, 1]), ft.level_sums(P, dfs=True), None, ExactRows(P))
     >>> m.score.tolist(), [x.tolist() for x in m.on_labels(ft, np.array([1]), np.array([[1.0], [0.75]]))]
     ([0.75], [[1.0], [[0.75], [1.0]]])
     """
 
-    def __init__(self, ft: FastTree, X: np.ndarray, u: Utility, S: list, rows, exact: ExactRows):
+    def __init__(self, ft: FastTree, X: np.ndarray, u: Utility, S: np.ndarray, rows, exact: ExactRows):
         self.U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
-        self.N = ft.cut_sums(X * self.U)
-        self.score = ratio(self.N[0][0], S[0][0])  # the root's mean, on every label's path
-        self.magnitude = magnitude(X, self.U, self.score, S[0][0])
+        self.N = ft.level_sums(X * self.U)
+        self.score = ratio(self.N[0], S[0])  # the root's mean, on every label's path
+        self.magnitude = magnitude(X, self.U, self.score, S[0])
 
     def on_labels(self, ft: FastTree, y: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``u(p_i, y_i)`` and ``mu`` on the paths of the labels ``y`` (``pi``: the masses there)."""
@@ -122,8 +122,26 @@ def path_plan(ft: FastTree, u: Utility) -> tuple[np.ndarray, np.ndarray, np.ndar
     nodes = np.array([ft.tree.id(v) for v in u.relevant_nodes], dtype=int)
     colmap = np.full(ft.n_nodes, -1, dtype=np.int32)
     colmap[nodes] = np.arange(1, len(nodes) + 1)
-    ks = np.array([k for k in range(ft.H) if np.any(colmap[ft.cut_nodes[k]] > 0)], dtype=int)
+    ks = np.unique(ft.depth[nodes]).astype(int)  # a relevant node is internal: above depth H
     return nodes, colmap, ks
+
+
+def term_columns(ft: FastTree, colmap: np.ndarray, ks: np.ndarray, labels: np.ndarray):
+    """``(col_table, kind)`` for :class:`huc_ref.fast.intervals.Rows`: the column of each path
+    term (``colmap`` of the path node at each depth in ``ks``, F.4), one column per label where
+    the tree keeps its path table, else one per atom (``n x |ks|``, as many as the terms), so
+    that nothing is ``depth x labels``.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> ft = FastTree(t)
+    >>> nodes, colmap, ks = path_plan(ft, Table(t, [1, 0, 0]))  # relevant: r (column 1), a (column 2)
+    >>> [x.tolist() for x in term_columns(ft, colmap, ks, np.array([2, 0]))]  # per label y1, y2, y3
+    [[[1, 1, 1], [2, 2, -1]], [2, 0]]
+    """
+    if ft.path_rows is not None:
+        return colmap[ft.path_nodes(np.arange(ft.K), ks)], labels
+    return colmap[ft.path_nodes(labels, ks)], np.arange(len(labels))
 
 
 def exact_scores(u: Utility, exact: ExactRows, rows):
