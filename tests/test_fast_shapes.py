@@ -270,7 +270,8 @@ def test_paths_walked_up_the_parents_are_the_path_table_bit_for_bit(tree, seed):
             assert np.array_equal(walked.paths(y), kept.paths(y))
             for label in range(tree.K):  # against the exact tree's own paths (A.2), the leaf repeated below it
                 path = list(tree.path_ids(label))
-                assert walked.path_nodes(np.array([label]))[:, 0].tolist() == path + path[-1:] * (walked.H + 1 - len(path))
+                below = path[-1:] * (walked.H + 1 - len(path))
+                assert walked.path_nodes(np.array([label]))[:, 0].tolist() == path + below
             assert json.dumps(fast.audit(y, P, tree, us, subgroups=groups, accelerator=engine).to_json()) == base
         finally:
             fast_tree.PATH_TABLE_CELLS = saved

@@ -15,7 +15,8 @@ from ..utilities import Utility
 from .numbers import ExactRows, first_max, ratio, rounding_bound
 from .tree import FastTree, on_paths
 
-__all__ = ["FloatRows", "utility_values", "magnitude", "score_error", "LabelFreeMeans", "path_plan", "term_columns", "exact_scores"]
+__all__ = ["FloatRows", "utility_values", "magnitude", "score_error", "LabelFreeMeans", "path_plan", "term_columns",
+           "exact_scores"]
 
 
 class FloatRows:
