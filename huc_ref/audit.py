@@ -116,7 +116,7 @@ def interval_moment(dist: FiniteDistribution, utility: Utility, subgroup: str,
     Fraction(-1, 4)
     """
     if subgroup not in dist.subgroups:
-        raise HUCError(f"subgroup {subgroup!r} is not one of {list(dist.subgroups)}")
+        raise HUCError(f"subgroup {subgroup!r} is not one of {list(dist.subgroups)}", kind="reference")
     k = dist.subgroups.index(subgroup)
     if interval is None:
         return _ZERO
@@ -212,7 +212,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     if digits > max_digits:
         raise HUCError(f"atoms: the exact inputs hold about {digits} digits, more than max_digits = {max_digits} "
                        "(the exact engine's cost grows with them); pass a larger max_digits (huc audit "
-                       "--max-digits N) or use the fast engine")
+                       "--max-digits N) or use the fast engine", kind="too_large")
     field = rational_type(rational)
     tree = dist.tree
     n_sub = len(dist.subgroups)

@@ -379,7 +379,7 @@ class _Engine:
                 return low + (_context(bits),)
             bits *= 2
         raise HUCError(f"boost: a decision could not be certified at {_MAX_PRECISION} bits (an exact tie between "
-                       "irrational quantities?); refusing to guess")
+                       "irrational quantities?); refusing to guess", kind="undecided")
 
     @staticmethod
     def _values_agree(a, b):
@@ -499,7 +499,7 @@ class CertifiedBackend:
         h = engine.direction(choice, preds, tables, ctx)
         lam = engine.curvature(choice, h)
         if not lam:
-            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)")
+            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
         gamma_h = engine.gamma_of(choice, h, ctx)
         if fixed is None:
             alpha = float(gamma_h / lam) if engine.float else _dyadic(gamma_h / _lift(ctx)(lam), engine.bits)
@@ -575,9 +575,9 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     ('v0', '0.25', '1')
     """
     if arithmetic not in ("certified", "float"):
-        raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}")
+        raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}", kind="option")
     if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 2000:
-        raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}")
+        raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}", kind="structure")
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
     backend = CertifiedBackend(dist, utilities, method, eps, arithmetic, digits)

@@ -57,7 +57,7 @@ class CertifiedReal:
             return True
         if self.lo > x:
             return False
-        raise HUCError(f"cannot decide {self.expr} <= {fraction_text(x)} at this precision")
+        raise HUCError(f"cannot decide {self.expr} <= {fraction_text(x)} at this precision", kind="undecided")
 
 
 def _enclose(build, expr, precision=_PRECISION) -> CertifiedReal:
@@ -69,14 +69,14 @@ def _enclose(build, expr, precision=_PRECISION) -> CertifiedReal:
 
 def _positive_int(x, name):
     if isinstance(x, bool) or not isinstance(x, int) or x < 1:
-        raise HUCError(f"{name}: must be a positive integer, got {x!r}")
+        raise HUCError(f"{name}: must be a positive integer, got {x!r}", kind="option")
     return x
 
 
 def _probability(delta):
     delta = exact(delta, "delta")
     if not 0 < delta < 1:
-        raise HUCError(f"delta: must be in (0, 1), got {fraction_text(delta)}")
+        raise HUCError(f"delta: must be in (0, 1), got {fraction_text(delta)}", kind="option")
     return delta
 
 
@@ -122,10 +122,10 @@ def theorem_3_5_update_bound(log_loss_upper, epsilon, *, step: str = "adaptive")
     """
     eps = exact(epsilon, "epsilon")
     if eps <= 0:
-        raise HUCError(f"epsilon: must be positive, got {fraction_text(eps)}")
+        raise HUCError(f"epsilon: must be positive, got {fraction_text(eps)}", kind="nonpositive")
     factor = {"adaptive": 2, "fixed": 4}.get(step)
     if factor is None:
-        raise HUCError(f"step: must be 'adaptive' or 'fixed', got {step!r}")
+        raise HUCError(f"step: must be 'adaptive' or 'fixed', got {step!r}", kind="option")
     return ceil(factor * exact(log_loss_upper, "log_loss") / eps ** 2)
 
 

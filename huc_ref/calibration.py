@@ -28,11 +28,11 @@ import numpy as np
 
 from .distribution import FiniteDistribution
 from .engines import boost
-from .errors import HUCError
+from .errors import HUCError, check_name, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules
 from .fast.numbers import entries
-from .formats import MODEL_FORMAT
+from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
 from .replay import select_prefix
 from .tree import LabelTree
@@ -65,7 +65,7 @@ class _Estimator:
         for name, value in params.items():
             if name not in valid:
                 raise HUCError(f"set_params: {type(self).__name__} has no parameter {name!r} "
-                               f"(it has {', '.join(valid)})")
+                               f"(it has {', '.join(valid)})", kind="unknown_field")
             setattr(self, name, value)
         return self
 
@@ -74,7 +74,7 @@ class _Estimator:
 
     def _fitted(self, attribute):
         if not hasattr(self, attribute):
-            raise HUCError(f"{type(self).__name__}: not fitted yet; call fit(y_prob, y_true) first")
+            raise HUCError(f"{type(self).__name__}: not fitted yet; call fit(y_prob, y_true) first", kind="state")
         return getattr(self, attribute)
 
 
@@ -84,13 +84,15 @@ def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -
     try:
         P = np.asarray(y_prob, dtype=float)
     except (TypeError, ValueError) as err:
-        raise HUCError(f"{where}: expected an n x K array of probabilities ({err})") from None
+        raise HUCError(f"{where}: expected an n x K array of probabilities ({err})", kind="length") from None
     if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
-        raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}")
+        raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}",
+                       kind="length")
     sums = P.sum(axis=1) if np.isfinite(P).all() else np.full(len(P), np.nan)
     bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0))
     if bad.any():
-        raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum")
+        raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
+                       kind="float_range")
     return (1 - kappa) * (P / sums[:, None]) + kappa / P.shape[1]
 
 
@@ -104,18 +106,19 @@ def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
         missing = [g for g in names if g not in groups]
         if missing:
             raise HUCError(f"subgroups: the model was fitted with subgroup {missing[0]!r}; give its values "
-                           f"(subgroups={{{missing[0]!r}: ...}})")
+                           f"(subgroups={{{missing[0]!r}: ...}})", kind="missing_field")
         groups = {g: groups[g] for g in names}
     C = np.empty((n, len(groups)))
     for k, (name, values) in enumerate(groups.items()):
-        C[:, k] = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1)
+        C[:, k] = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1, "range")
     return list(groups), C
 
 
 def _sample(tree, P, y, names, C, sample_weight) -> FiniteDistribution:
     """Sample atoms with the floats' exact binary values, each row renormalised exactly."""
     if sample_weight is not None:
-        sample_weight = entries(sample_weight, len(P), "sample_weight", "a finite nonnegative number", lambda v: v >= 0)
+        sample_weight = entries(sample_weight, len(P), "sample_weight", "a finite nonnegative number", lambda v: v >= 0,
+                                "float_range")
     return FiniteDistribution.from_floats(tree, y, P, sample_weight=sample_weight,
                                           subgroups={g: C[:, k] for k, g in enumerate(names)})
 
@@ -146,7 +149,8 @@ class _Scaling(_Estimator):
     def _one_hot(y, n, K):
         ids = np.asarray(y)
         if ids.shape != (n,) or ids.dtype.kind not in "iu" or K is None or (ids < 0).any() or (ids >= K).any():
-            raise HUCError(f"y_true: expected {n} class indices from 0 to {'K - 1' if K is None else K - 1}")
+            raise HUCError(f"y_true: expected {n} class indices from 0 to {'K - 1' if K is None else K - 1}",
+                           kind="reference")
         return np.eye(K)[ids]
 
     def predict_proba(self, y_prob) -> np.ndarray:
@@ -235,7 +239,7 @@ class HUCBoost(_Estimator):
 
     def _inputs(self, y_prob, where="y_prob"):
         if not isinstance(self.tree, LabelTree):
-            raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}")
+            raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}", kind="tree")
         self.tree.check_columns(self.labels)
         return _probabilities(y_prob, self.tree.K, self.kappa, where)
 
@@ -328,8 +332,115 @@ class HUCBoost(_Estimator):
         return path
 
 
+#: The largest step a model file may hold: beyond it ``alpha h`` (``|h| <= 2``) overflows float64.
+MAX_ALPHA = 1e300
+
+#: Scores are means of utilities in [-1, 1]; float64 may put one a few ulps outside.
+_SCORE_BOUND = 1.0 + 2.0**-20
+
+_MODEL_FIELDS = ("format", "tree", "labels", "utilities", "subgroups", "method", "kappa", "options", "initial",
+                 "rules", "provenance")
+_RULE_FIELDS = ("subgroup", "utility", "node", "interval", "alpha")
+
+
+def _field(obj, key: str, where: str, types, kind: str = "type"):
+    """``obj[key]``, of one of ``types``, or one HUCError naming ``where.key``."""
+    if key not in obj:
+        raise HUCError(f"{where}{key}: missing", kind="missing_field")
+    value = obj[key]
+    if not isinstance(value, types) or isinstance(value, bool) and bool not in types:
+        what = {str: "a string", list: "a list", dict: "an object"}.get(types[0], "a number")
+        raise HUCError(f"{where}{key}: expected {what}, got {printable(repr(value), 60)}", kind=kind)
+    return value
+
+
+def _number(value, where: str, low: float, high: float, what: str) -> float:
+    """A finite JSON number in ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise HUCError(f"{where}: expected {what}, got {printable(repr(value), 60)}",
+                       kind="type" if not isinstance(value, (int, float)) or isinstance(value, bool) else "range")
+    return float(value)
+
+
+def _only(obj, fields, where: str):
+    for key in obj:
+        if key not in fields:
+            raise HUCError(f"{where}{printable(str(key), 80)}: unknown field of a {MODEL_FORMAT} document",
+                           kind="unknown_field")
+
+
+def _read_initial(spec, K: int):
+    """The initial scaling of a model document (Table 3's maps), its parameters checked."""
+    if not isinstance(spec, dict):
+        raise HUCError(f"initial: expected null or an object, got {printable(repr(spec), 60)}", kind="type")
+    _only(spec, ("kind", "W", "b", "kappa"), "initial.")
+    kind = _field(spec, "kind", "initial.", (str,))
+    if kind not in SCALINGS:
+        raise HUCError(f"initial.kind: expected one of {sorted(SCALINGS)}, got {printable(repr(kind), 60)}",
+                       kind="unknown_kind")
+    kappa = _number(_field(spec, "kappa", "initial.", (int, float)), "initial.kappa", 5e-324, 0.5,
+                    "a number in (0, 1/2]")
+    arrays = {}
+    for key, shape in (("W", (K, K)), ("b", (K,))):
+        value = _field(spec, key, "initial.", (list,))
+        arr = np.array(value, dtype=object)
+        if arr.shape != shape or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in arr.ravel()):
+            raise HUCError(f"initial.{key}: expected {' x '.join(map(str, shape))} numbers", kind="length")
+        arrays[key] = arr.astype(float)
+        if not np.all(np.abs(arrays[key]) <= MAX_ALPHA):
+            raise HUCError(f"initial.{key}: entries must be at most {MAX_ALPHA:g} in magnitude", kind="range")
+    initial = SCALINGS[kind](kappa=kappa)
+    initial.recalibrator_ = Recalibrator(kind, arrays["W"], arrays["b"], kappa)
+    return initial
+
+
+def _read_rules(rules, tree: LabelTree, utilities, names, method: str) -> list:
+    """The rules of a model document: each ``(subgroup, utility, node, interval, alpha)`` named
+    in the model, at a branching node for HUC-Boost (none for UC-Boost), a finite interval
+    ``lo <= hi`` and a finite step."""
+    out = []
+    branching = set(tree.branching_nodes)
+    for i, r in enumerate(rules):
+        where = f"rules[{i}]."
+        if not isinstance(r, dict):
+            raise HUCError(f"rules[{i}]: expected an object", kind="type")
+        _only(r, _RULE_FIELDS, where)
+        group, name = _field(r, "subgroup", where, (str,)), _field(r, "utility", where, (str,))
+        if group not in names:
+            raise HUCError(f"{where}subgroup: {printable(repr(group), 80)} is not one of the model's subgroups",
+                           kind="reference")
+        if name not in utilities:
+            raise HUCError(f"{where}utility: {printable(repr(name), 80)} is not one of the model's utilities",
+                           kind="reference")
+        if "node" not in r:
+            raise HUCError(f"{where}node: missing", kind="missing_field")
+        node = r["node"]
+        if method == "uc" and node is not None:
+            raise HUCError(f"{where}node: a UC-Boost rule moves the leaves (node null), got "
+                           f"{printable(repr(node), 80)}", kind="structure")
+        if method == "huc" and node not in branching:
+            raise HUCError(f"{where}node: {printable(repr(node), 80)} is not a branching node of the tree "
+                           "(HUC-Boost updates one, Algorithm 1)", kind="reference")
+        interval = _field(r, "interval", where, (list,))
+        if len(interval) != 2:
+            raise HUCError(f"{where}interval: expected [lo, hi], got {len(interval)} numbers", kind="length")
+        lo, hi = (_number(x, f"{where}interval[{j}]", -_SCORE_BOUND, _SCORE_BOUND, "a score in [-1, 1]")
+                  for j, x in enumerate(interval))
+        if lo > hi:
+            raise HUCError(f"{where}interval: lo = {lo!r} is above hi = {hi!r}", kind="structure")
+        alpha = _number(_field(r, "alpha", where, (int, float)), f"{where}alpha", -MAX_ALPHA, MAX_ALPHA,
+                        f"a finite step of magnitude at most {MAX_ALPHA:g}")
+        out.append((names.index(group), name, None if node is None else tree.id(node), lo, hi, alpha))
+    return out
+
+
 def load_model(source) -> HUCBoost:
     """A fitted :class:`HUCBoost` from a ``huc-model/1`` document (a dict, or a path to one).
+
+    Every field is checked before anything is applied (a model file is input like any other):
+    the tree, labels and utilities as in ``huc-case/1``, the subgroups, ``method``, ``kappa``,
+    the initial scaling's shapes, and each rule's names, node, interval and step; a bad one
+    gets one HUCError naming the place.
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -337,28 +448,44 @@ def load_model(source) -> HUCBoost:
     >>> again = load_model(m.to_json())
     >>> bool(np.array_equal(again.predict_proba([[0.3, 0.7]]), m.predict_proba([[0.3, 0.7]])))
     True
+    >>> load_model({**m.to_json(), "rules": [{**m.to_json()["rules"][0], "node": "a"}]})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: rules[0].node: 'a' is not a branching node of the tree (HUC-Boost updates one, Algorithm 1)
     """
-    doc = source if isinstance(source, dict) else json.loads(Path(source).read_text())
+    doc = source if isinstance(source, dict) else load_json(read_document(Path(source), "model"), floats=True)
     if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
-        raise HUCError(f"format: expected {MODEL_FORMAT!r}")
-    tree_doc = doc["tree"]
-    tree = LabelTree(tree_doc["root"], tree_doc.get("children", {}), doc["labels"])
-    utilities = {name: utility_from_json(tree, spec, f"utilities.{name}") for name, spec in doc["utilities"].items()}
+        raise HUCError(f"format: expected {MODEL_FORMAT!r}", kind="format")
+    _only(doc, _MODEL_FIELDS, "")
+    for key in _MODEL_FIELDS:
+        if key not in doc:
+            raise HUCError(f"{key}: missing", kind="missing_field")
+    tree, utilities = read_model_spec(doc)
+    method = doc["method"]
+    if method not in ("huc", "uc"):
+        raise HUCError(f"method: expected 'huc' or 'uc', got {printable(repr(method), 60)}", kind="option")
+    kappa = _number(doc["kappa"], "kappa", 5e-324, 0.5, "a number in (0, 1/2]")
+    names = doc["subgroups"]
+    if not isinstance(names, list) or not names:
+        raise HUCError("subgroups: expected a non-empty list of names", kind="type")
+    for i, name in enumerate(names):
+        check_name(name, f"subgroups[{i}]")
+        if name in names[:i]:
+            raise HUCError(f"subgroups[{i}]: {printable(repr(name), 80)} is listed twice", kind="structure")
     options = doc["options"]
-    initial = None
-    if doc.get("initial"):
-        spec = doc["initial"]
-        initial = SCALINGS[spec["kind"]](kappa=spec["kappa"])
-        initial.recalibrator_ = Recalibrator(spec["kind"], np.array(spec["W"], dtype=float),
-                                             np.array(spec["b"], dtype=float), float(spec["kappa"]))
-    model = HUCBoost(tree, utilities, method=doc["method"], epsilon=options["epsilon"], select=options["select"],
-                     step=options["step"], max_updates=options["max_updates"], max_passes=options["max_passes"],
-                     engine=options["engine"], initial=initial, kappa=float(doc["kappa"]))
+    if not isinstance(options, dict):
+        raise HUCError("options: expected an object", kind="type")
+    _only(options, ("epsilon", "select", "step", "max_updates", "max_passes", "engine"), "options.")
+    initial = None if doc["initial"] is None else _read_initial(doc["initial"], tree.K)
+    if not isinstance(doc["rules"], list):
+        raise HUCError("rules: expected a list", kind="type")
+    rules = _read_rules(doc["rules"], tree, utilities, names, method)
+    prov = doc["provenance"]
+    if not isinstance(prov, dict):
+        raise HUCError("provenance: expected an object", kind="type")
+    model = HUCBoost(tree, utilities, method=method, initial=initial, kappa=kappa, **options)
     model.initial_ = initial
-    names = list(doc["subgroups"])
-    model.subgroups_ = names
-    model.rules_ = [(names.index(r["subgroup"]), r["utility"], None if r["node"] is None else tree.id(r["node"]),
-                     float(r["interval"][0]), float(r["interval"][1]), float(r["alpha"])) for r in doc["rules"]]
-    prov = doc.get("provenance", {})
-    model.n_updates_, model.stopped_ = len(model.rules_), prov.get("stopped")
+    model.subgroups_ = list(names)
+    model.rules_ = rules
+    model.n_updates_, model.stopped_ = len(rules), prov.get("stopped")
     return model

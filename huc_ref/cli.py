@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .audit import MAX_EXACT_DIGITS
 from .bounds import prop_3_3_bound
-from .errors import HUCError, printable
+from .errors import HUCError, check_name, printable
 from .formats import dumps, read_case
 from .rational import decimal_text, fraction_text
 
@@ -26,7 +26,7 @@ __all__ = ["main"]
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit status 2
-        raise HUCError(message)
+        raise HUCError(message, kind="option")
 
 
 #: Exact numbers longer than this are shown as decimals in the report (``--json`` keeps them exact).
@@ -125,10 +125,14 @@ def _subgroup_file(path, n: int):
         return None
     from .formats import read_array
     values = read_array(Path(path), "subgroups")
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
     names = [c.strip() for c in lines[0].split(",")] if Path(path).suffix.lower() == ".csv" else None
     if names is None or len(values) != n:
-        raise HUCError(f"subgroups: expected a .csv file with a header row of subgroup names and {n} rows")
+        raise HUCError(f"subgroups: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
+    for i, name in enumerate(names):
+        check_name(name, f"subgroups[{i}]")
+        if name in names[:i]:
+            raise HUCError(f"subgroups[{i}]: {printable(repr(name), 80)} is listed twice", kind="structure")
     values = values.reshape(len(values), -1)
     return {name: values[:, k] for k, name in enumerate(names)}
 
@@ -146,7 +150,8 @@ def _null_draws(text):
     if text is None or text == "exact":
         return text
     if not text.isascii() or not text.isdigit():
-        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text)!r}")
+        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text)!r}",
+                       kind="option")
     return int(text)
 
 
@@ -155,7 +160,7 @@ def _fast_options(args) -> dict:
     if args.engine == "fast":
         return {"accelerator": args.accelerator}
     if args.accelerator != "numpy":
-        raise HUCError("--accelerator: applies to the fast engine (--engine fast)")
+        raise HUCError("--accelerator: applies to the fast engine (--engine fast)", kind="option")
     return {}
 
 
@@ -165,7 +170,8 @@ def _cmd_audit(args) -> int:
         from .fast import audit as fast_audit
         from .formats import read_model_spec
         if args.tree is None or args.labels is None:
-            raise HUCError("--predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)")
+            raise HUCError("--predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)",
+                           kind="option")
         tree, utilities = read_model_spec(Path(args.tree))
         P, y, groups = _arrays(args)
         if args.smooth is not None:  # K.1's kappa_init mixing with the uniform law, in float64
@@ -186,7 +192,8 @@ def _cmd_audit(args) -> int:
                          _report(_ArrayCase(name, len(P), tree.K, utilities), result, args.top))
         return 0
     if args.case is None:
-        raise HUCError("audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, --tree)")
+        raise HUCError("audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, --tree)",
+                       kind="option")
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     null = dict(null_draws=_null_draws(args.null), seed=args.seed)
     if args.engine == "fast":
@@ -205,12 +212,12 @@ def _save(draw, path: str) -> None:
     from . import plot
     target = Path(path)
     if target.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise HUCError(f"--plot: {path!r} must end in .png, .pdf or .svg")
+        raise HUCError(f"--plot: {path!r} must end in .png, .pdf or .svg", kind="file")
     fig = draw(plot)
     try:
         fig.savefig(target, dpi=110, bbox_inches="tight")
     except OSError as err:
-        raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}") from None
+        raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}", kind="file") from None
 
 
 def _cmd_fit(args) -> int:
@@ -222,13 +229,13 @@ def _cmd_fit(args) -> int:
     validation = None
     if args.val_predictions is not None:
         if args.val_labels is None:
-            raise HUCError("--val-predictions: also give --val-labels")
+            raise HUCError("--val-predictions: also give --val-labels", kind="option")
         Pv, yv, gv = _arrays(args, "val_")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
     null = _null_draws(args.null)
     if null == "exact":
-        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws")
+        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
                      max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed)
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
@@ -265,7 +272,7 @@ def _cmd_apply(args) -> int:
     elif target.suffix.lower() == ".csv":
         np.savetxt(target, out, delimiter=",", fmt="%.17g", header=",".join(model.tree.labels), comments="")
     else:
-        raise HUCError(f"-o: {printable(str(target), 200)!r}: write .npy or .csv")
+        raise HUCError(f"-o: {printable(str(target), 200)!r}: write .npy or .csv", kind="file")
     print(f"huc apply: {len(out)} rows recalibrated by {model.n_updates_} rules; wrote {printable(str(target), 200)}",
           file=sys.stderr)
     return 0
@@ -277,7 +284,7 @@ def _cmd_boost(args) -> int:
     step = args.step
     if step != "adaptive":
         if not step.startswith("fixed:"):
-            raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}")
+            raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}", kind="option")
         step = step[len("fixed:"):]
     precision = {} if args.engine == "fast" else {"digits": args.digits, "arithmetic": args.arithmetic}
     import time

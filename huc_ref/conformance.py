@@ -188,7 +188,7 @@ def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tu
     """
     answers = Path(answers)
     if not answers.is_dir():
-        raise HUCError(f"answers: {str(answers)!r} is not a directory")
+        raise HUCError(f"answers: {str(answers)!r} is not a directory", kind="file")
     report = []
     for v in load_vectors(directory):
         path = answers / f"{v['id']}.json"

@@ -70,27 +70,27 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
     """
     p = exact_vector(p, where, K)
     if not p:
-        raise HUCError(f"{where}: is empty")
+        raise HUCError(f"{where}: is empty", kind="length")
     for j, v in enumerate(p):
         if v < 0:
-            raise HUCError(f"{where}[{j}]: is negative ({fraction_text(v)})")
+            raise HUCError(f"{where}[{j}]: is negative ({fraction_text(v)})", kind="nonpositive")
     total = sum(p, Fraction(0))
     if renormalize:
         if total == 0:
-            raise HUCError(f"{where}: sums to 0 and cannot be renormalised")
+            raise HUCError(f"{where}: sums to 0 and cannot be renormalised", kind="probability_sum")
         p = tuple(v / total for v in p)
         total = _ONE
     if total != 1:
-        raise HUCError(f"{where}: sums to {fraction_text(total)}, not 1")
+        raise HUCError(f"{where}: sums to {fraction_text(total)}, not 1", kind="probability_sum")
     if smooth is not None:
         kappa = exact(smooth, "smooth")
         if not 0 < kappa <= 1:
-            raise HUCError(f"smooth: kappa must be in (0, 1], got {fraction_text(kappa)}")
+            raise HUCError(f"smooth: kappa must be in (0, 1], got {fraction_text(kappa)}", kind="option")
         p = tuple((1 - kappa) * v + kappa / len(p) for v in p)
     for j, v in enumerate(p):
         if v == 0:
             raise HUCError(f"{where}[{j}]: is 0; the paper assumes p_y > 0 (A.2): smooth it "
-                           f"explicitly (kappa_init, K.1)")
+                           f"explicitly (kappa_init, K.1)", kind="nonpositive")
     return p
 
 
@@ -111,31 +111,31 @@ class FiniteDistribution:
     def __init__(self, tree: LabelTree, atoms: Sequence, subgroups: Sequence[str] = ("all",), *,
                  renormalize: bool = False, smooth=None):
         if not isinstance(tree, LabelTree):
-            raise HUCError(f"tree: expected a LabelTree, got {type(tree).__name__}")
+            raise HUCError(f"tree: expected a LabelTree, got {type(tree).__name__}", kind="tree")
         self.tree = tree
         if isinstance(subgroups, (str, bytes)) or not isinstance(subgroups, Sequence) or not subgroups:
-            raise HUCError("subgroups: expected a non-empty list of names")
+            raise HUCError("subgroups: expected a non-empty list of names", kind="type")
         seen = set()
         for i, name in enumerate(subgroups):
             if not isinstance(name, str) or not name:
-                raise HUCError(f"subgroups[{i}]: must be a non-empty string, got {name!r}")
+                raise HUCError(f"subgroups[{i}]: must be a non-empty string, got {name!r}", kind="type")
             check_name(name, f"subgroups[{i}]")
             if name in seen:  # a set: validation stays linear in the number of names
-                raise HUCError(f"subgroups[{i}]: {name!r} is listed twice")
+                raise HUCError(f"subgroups[{i}]: {name!r} is listed twice", kind="structure")
             seen.add(name)
         self.subgroups = tuple(subgroups)
         if isinstance(atoms, (str, bytes)) or not isinstance(atoms, Sequence) or not atoms:
-            raise HUCError("atoms: expected a non-empty list of atoms")
+            raise HUCError("atoms: expected a non-empty list of atoms", kind="type")
         given = [self._has_weight(a) for a in atoms]
         if any(given) and not all(given):
             i = given.index(False)
             raise HUCError(f"atoms[{i}].weight: missing, while other atoms give weights "
-                           f"(give every weight, or none for 1/n each)")
+                           f"(give every weight, or none for 1/n each)", kind="missing_field")
         default_w = None if any(given) else Fraction(1, len(atoms))
         self.atoms = tuple(self._read_atom(a, i, default_w, renormalize, smooth) for i, a in enumerate(atoms))
         total = sum((a.weight for a in self.atoms), Fraction(0))
         if total != 1:
-            raise HUCError(f"atoms: weights sum to {fraction_text(total)}, not 1")
+            raise HUCError(f"atoms: weights sum to {fraction_text(total)}, not 1", kind="probability_sum")
 
     @staticmethod
     def _has_weight(a) -> bool:
@@ -150,39 +150,40 @@ class FiniteDistribution:
             a = {"weight": a.weight, "c": a.c, "p": a.p,
                  **({"eta": a.eta} if a.eta is not None else {"label": self.tree.labels[a.label]})}
         if not isinstance(a, Mapping):
-            raise HUCError(f"{where}: expected an object with p and eta or label")
+            raise HUCError(f"{where}: expected an object with p and eta or label", kind="type")
         unknown = set(a) - {"weight", "c", "p", "eta", "label", "id"}
         if unknown:
-            raise HUCError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+            raise HUCError(f"{where}: unknown field {sorted(unknown)[0]!r}", kind="unknown_field")
         w = default_w if default_w is not None else exact(a["weight"], f"{where}.weight")
         if w <= 0:
-            raise HUCError(f"{where}.weight: must be positive, got {fraction_text(w)}")
+            raise HUCError(f"{where}.weight: must be positive, got {fraction_text(w)}", kind="nonpositive")
         if "c" in a:
             c = exact_vector(a["c"], f"{where}.c", len(self.subgroups))
         elif len(self.subgroups) == 1:
             c = (_ONE,)
         else:
-            raise HUCError(f"{where}.c: missing (one value per subgroup: {list(self.subgroups)})")
+            raise HUCError(f"{where}.c: missing (one value per subgroup: {list(self.subgroups)})", kind="missing_field")
         for k, v in enumerate(c):
             if not -1 <= v <= 1:
-                raise HUCError(f"{where}.c[{k}]: subgroup value {fraction_text(v)} is outside [-1, 1]")
+                raise HUCError(f"{where}.c[{k}]: subgroup value {fraction_text(v)} is outside [-1, 1]", kind="range")
         if "p" not in a:
-            raise HUCError(f"{where}.p: missing")
+            raise HUCError(f"{where}.p: missing", kind="missing_field")
         p = prepare_prediction(a["p"], f"{where}.p", K=K, renormalize=renormalize, smooth=smooth)
         if ("eta" in a) == ("label" in a):
-            raise HUCError(f"{where}: give exactly one of eta (a label law) or label (a sample point)")
+            raise HUCError(f"{where}: give exactly one of eta (a label law) or label (a sample point)",
+                           kind="structure")
         if "label" in a:
             lab = a["label"]
             if not isinstance(lab, str) or not self.tree.has_label(lab):
-                raise HUCError(f"{where}.label: {lab!r} is not a label")
+                raise HUCError(f"{where}.label: {lab!r} is not a label", kind="reference")
             return Atom(w, c, p, None, self.tree.label_index(lab))
         eta = exact_vector(a["eta"], f"{where}.eta", K)
         for j, v in enumerate(eta):
             if v < 0:
-                raise HUCError(f"{where}.eta[{j}]: is negative ({fraction_text(v)})")
+                raise HUCError(f"{where}.eta[{j}]: is negative ({fraction_text(v)})", kind="nonpositive")
         total = sum(eta, Fraction(0))
         if total != 1:
-            raise HUCError(f"{where}.eta: sums to {fraction_text(total)}, not 1")
+            raise HUCError(f"{where}.eta: sums to {fraction_text(total)}, not 1", kind="probability_sum")
         return Atom(w, c, p, eta, None)
 
     @classmethod
@@ -207,28 +208,29 @@ class FiniteDistribution:
         tree.check_columns(labels)
         n = len(y_true)
         if len(y_prob) != n:
-            raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}")
+            raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}", kind="length")
         groups = dict(subgroups) if subgroups is not None else {"all": [1] * n}
         for name, vals in groups.items():
             if len(vals) != n:
-                raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}")
+                raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}", kind="length")
         if sample_weight is not None:  # nonnegative, normalised to sum 1 (as fast.audit and scikit-learn take them)
             if len(sample_weight) != n:
-                raise HUCError(f"sample_weight: has {len(sample_weight)} values, expected {n}")
+                raise HUCError(f"sample_weight: has {len(sample_weight)} values, expected {n}", kind="length")
             sample_weight = [exact(w, f"sample_weight[{i}]") for i, w in enumerate(sample_weight)]
             for i, w in enumerate(sample_weight):
                 if w < 0:
-                    raise HUCError(f"sample_weight[{i}]: {fraction_text(w)} is negative; weights are nonnegative")
+                    raise HUCError(f"sample_weight[{i}]: {fraction_text(w)} is negative; weights are nonnegative",
+                                   kind="nonpositive")
             total = sum(sample_weight)
             if not total > 0:
-                raise HUCError("sample_weight: sums to 0; the weights need a positive sum")
+                raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
             sample_weight = [w / total for w in sample_weight]
         atoms = []
         for i in range(n):
             y = y_true[i]
             if isinstance(y, int) and not isinstance(y, bool):
                 if not 0 <= y < tree.K:
-                    raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}")
+                    raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}", kind="reference")
                 y = tree.labels[y]
             atom = {"p": y_prob[i], "label": y, "c": [vals[i] for vals in groups.values()]}
             if sample_weight is not None:
@@ -253,14 +255,14 @@ class FiniteDistribution:
         def exact_float(x, where):
             x = float(x)
             if x != x or x in (float("inf"), float("-inf")):
-                raise HUCError(f"{where}: {x!r} is not a finite number")
+                raise HUCError(f"{where}: {x!r} is not a finite number", kind="not_exact")
             return Fraction(x)
         rows = []
         for i, row in enumerate(y_prob):
             p = [exact_float(x, f"y_prob[{i}][{j}]") for j, x in enumerate(row)]
             total = sum(p)
             if not total > 0 or any(x < 0 for x in p):
-                raise HUCError(f"y_prob[{i}]: entries must be nonnegative with a positive sum")
+                raise HUCError(f"y_prob[{i}]: entries must be nonnegative with a positive sum", kind="nonpositive")
             rows.append([x / total for x in p])
         groups = None if subgroups is None else {
             name: [exact_float(v, f"subgroups[{name!r}][{i}]") for i, v in enumerate(values)]

@@ -47,7 +47,7 @@ def check_engine(engine) -> str:
     huc_ref.errors.HUCError: engine: expected 'exact' or 'fast', got 'gpu'
     """
     if engine not in ENGINES:
-        raise HUCError(f"engine: expected 'exact' or 'fast', got {engine!r}")
+        raise HUCError(f"engine: expected 'exact' or 'fast', got {engine!r}", kind="option")
     return engine
 
 
@@ -139,7 +139,7 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     if check_engine(engine) == "fast":
         for name, value in (("digits", digits), ("arithmetic", arithmetic)):
             if value is not None:
-                raise HUCError(f"{name}: applies to the exact engine only (engine='fast' is float64)")
+                raise HUCError(f"{name}: applies to the exact engine only (engine='fast' is float64)", kind="option")
         return float_boost(dist, utilities, **options)
     return certified_boost(dist, utilities, digits=30 if digits is None else digits,
                            arithmetic="certified" if arithmetic is None else arithmetic, **options)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HUCError", "ERROR_KINDS", "classify", "printable", "check_name", "MAX_NAME_LENGTH"]
+__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "check_name", "MAX_NAME_LENGTH"]
 
 #: The kinds of bad input (the catalogue of the invalid golden vectors).
 ERROR_KINDS = {
@@ -34,8 +34,21 @@ ERROR_KINDS = {
     "invalid": "any other rule (the message says which)",
 }
 
+#: The kinds of bad arguments, files and calls outside a case document (the API and the command line).
+ARGUMENT_KINDS = {
+    "option": "an argument or command-line option outside its allowed values, or options that do not go together",
+    "float_range": "a float64 input that is NaN, infinite, negative, subnormal or beyond float64 (the fast path)",
+    "file": "a path that is not a readable regular file, a folder that is not one, an unknown file type",
+    "dependency": "an optional package that is not installed (numba, gmpy2, pyarrow, matplotlib)",
+    "state": "a call out of order (a model used before it is fitted, a p-value of an audit without null draws)",
+    "undecided": "a comparison certified arithmetic cannot decide at the precision allowed (it refuses to guess)",
+    "internal": "a guard the paper proves unreachable (e.g. Lemma E.4's Lambda > 0) was reached: please report it",
+}
+ERROR_KINDS.update(ARGUMENT_KINDS)
+
 # The rule of a message, read from its wording (first match wins); the place is the text
-# before the first ': '.  Raise sites may instead pass kind= explicitly.
+# before the first ': '.  Every raise site in huc_ref passes kind= explicitly (tests/test_robustness.py
+# checks it); the wording is the fallback for errors built elsewhere (a caller's own HUCError).
 _RULES = [
     ("json", r"^not valid JSON|appears twice in one JSON object"),
     ("format", r"^format: expected"),

@@ -37,7 +37,7 @@ def _no_duplicates(pairs):
     out = {}
     for key, value in pairs:
         if key in out:
-            raise HUCError(f"the key {key!r} appears twice in one JSON object")
+            raise HUCError(f"the key {key!r} appears twice in one JSON object", kind="json")
         out[key] = value
     return out
 
@@ -65,37 +65,46 @@ def read_document(path: Path, what: str = "file") -> bytes:
     try:
         info = path.lstat()
     except OSError as err:
-        raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: {err.strerror}") from None
+        raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: {err.strerror}", kind="file") from None
     if not stat.S_ISREG(info.st_mode):
         kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a symbolic link" if stat.S_ISLNK(info.st_mode)
                 else "a pipe" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
                 else "a device")
         raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: not a regular file ({kind}); "
-                       "give the path of a JSON document")
+                       "give the path of a JSON document", kind="file")
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as err:
-        raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: {err.strerror}") from None
+        raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: {err.strerror}", kind="file") from None
     if len(data) > MAX_DOCUMENT_BYTES:
         raise HUCError(f"cannot read {what} {printable(str(path), 200)!r}: larger than {MAX_DOCUMENT_BYTES} bytes "
-                       "(huc_ref.formats.MAX_DOCUMENT_BYTES)")
+                       "(huc_ref.formats.MAX_DOCUMENT_BYTES)", kind="too_large")
     return data
 
 
-def load_json(text: str | bytes):
-    """Parse JSON exactly: fractional numbers stay decimal text, NaN/Infinity stay text.
+def load_json(text: str | bytes, floats: bool = False):
+    """Parse JSON exactly: fractional numbers stay decimal text, NaN/Infinity stay text; with
+    ``floats=True`` (documents of float64 numbers, ``huc-model/1``) fractional numbers are floats
+    and NaN or Infinity is refused.
 
     >>> load_json('{"p": [0.1, 2, NaN]}')
     {'p': ['0.1', 2, 'NaN']}
+    >>> load_json('{"alpha": NaN}', floats=True)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: not valid JSON: NaN is not a number (a float64 document holds finite numbers)
     """
+    def constant(name):
+        raise HUCError(f"not valid JSON: {name} is not a number (a float64 document holds finite numbers)",
+                       kind="json")
     try:
-        return json.loads(text, parse_float=str, parse_int=_parse_int, parse_constant=str,
-                          object_pairs_hook=_no_duplicates)
+        return json.loads(text, parse_float=float if floats else str, parse_int=_parse_int,
+                          parse_constant=constant if floats else str, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as err:
-        raise HUCError(f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+        raise HUCError(f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})", kind="json") from None
     except (UnicodeDecodeError, RecursionError) as err:
-        raise HUCError(f"not valid JSON: {type(err).__name__}") from None
+        raise HUCError(f"not valid JSON: {type(err).__name__}", kind="json") from None
 
 
 def dumps(doc) -> str:
@@ -109,13 +118,13 @@ def dumps(doc) -> str:
 
 def _require(obj, key, where, kind=None):
     if not isinstance(obj, Mapping):
-        raise HUCError(f"{where}: expected an object")
+        raise HUCError(f"{where}: expected an object", kind="type")
     if key not in obj:
-        raise HUCError(f"{where + '.' if where else ''}{key}: missing")
+        raise HUCError(f"{where + '.' if where else ''}{key}: missing", kind="missing_field")
     value = obj[key]
     if kind is not None and not isinstance(value, kind):
         names = {str: "a string", list: "a list", dict: "an object", int: "an integer"}
-        raise HUCError(f"{where + '.' if where else ''}{key}: expected {names.get(kind, kind)}")
+        raise HUCError(f"{where + '.' if where else ''}{key}: expected {names.get(kind, kind)}", kind="type")
     return value
 
 
@@ -189,43 +198,45 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
     else:
         doc = source
     if not isinstance(doc, Mapping):
-        raise HUCError("case: expected a JSON object")
+        raise HUCError("case: expected a JSON object", kind="type")
     fmt = doc.get("format")
     if fmt != CASE_FORMAT:
-        raise HUCError(f"format: expected {CASE_FORMAT!r}, got {fmt!r}")
+        raise HUCError(f"format: expected {CASE_FORMAT!r}, got {fmt!r}", kind="format")
     known = {"format", "id", "description", "tree", "labels", "subgroups", "utilities", "atoms", "comment"}
     extra = set(doc) - known
     if extra:
-        raise HUCError(f"{sorted(extra)[0]}: unknown field of a {CASE_FORMAT} document")
+        raise HUCError(f"{sorted(extra)[0]}: unknown field of a {CASE_FORMAT} document", kind="unknown_field")
     case_id = doc.get("id", "case")
     if not isinstance(case_id, str):
-        raise HUCError("id: expected a string")
+        raise HUCError("id: expected a string", kind="type")
     check_name(case_id, "id")
     description = doc.get("description", "")
     if not isinstance(description, str):
-        raise HUCError("description: expected a string")
+        raise HUCError("description: expected a string", kind="type")
     if any("\ud800" <= ch <= "\udfff" for ch in description):
         raise HUCError("description: holds a lone surrogate, which no UTF-8 text can hold", kind="type")
     tree_doc = _require(doc, "tree", "", dict)
     extra = set(tree_doc) - {"root", "children"}
     if extra:
-        raise HUCError(f"tree.{sorted(extra)[0]}: unknown field (a tree has root and children)")
+        raise HUCError(f"tree.{sorted(extra)[0]}: unknown field (a tree has root and children)", kind="unknown_field")
     root = _require(tree_doc, "root", "tree")
     children = tree_doc.get("children", {})
     labels = _require(doc, "labels", "", list)
     tree = LabelTree(root, children, labels)
     subgroups = doc.get("subgroups", ["all"])
     if not isinstance(subgroups, list):
-        raise HUCError("subgroups: expected a list of names")
+        raise HUCError("subgroups: expected a list of names", kind="type")
     atoms = _require(doc, "atoms", "", list)
     dist = FiniteDistribution(tree, atoms, subgroups, renormalize=renormalize, smooth=smooth)
     specs = _require(doc, "utilities", "", dict)
     if not specs:
-        raise HUCError("utilities: expected at least one utility")
-    utilities = {name: utility_from_json(tree, spec, f"utilities.{name}") for name, spec in specs.items()}
+        raise HUCError("utilities: expected at least one utility", kind="structure")
+    utilities = {check_name(name, "utilities"): utility_from_json(tree, spec, f"utilities.{name}")
+                 for name, spec in specs.items()}
     for name, u in utilities.items():
         if isinstance(u, PerAtom) and len(u.rows) != dist.n:
-            raise HUCError(f"utilities.{name}.values: has {len(u.rows)} rows, but there are {dist.n} atoms")
+            raise HUCError(f"utilities.{name}.values: has {len(u.rows)} rows, but there are {dist.n} atoms",
+                           kind="structure")
     return Case(case_id, description, tree, dist, utilities)
 
 
@@ -427,8 +438,8 @@ def read_array(path, what: str):
     suffix = path.suffix.lower()
     if suffix not in ARRAY_SUFFIXES:
         raise HUCError(f"{what}: {printable(str(path), 200)!r} is not a .npy, .csv or .parquet file; save it with "
-                       f"numpy.save('{path.stem}.npy', array), as comma-separated values, or as Parquet")
-    read_document(path, what)  # a regular file of bounded size
+                       f"numpy.save('{path.stem}.npy', array), as comma-separated values, or as Parquet", kind="file")
+    data = read_document(path, what)  # a regular file of bounded size
     try:
         if suffix == ".npy":
             return np.load(path, allow_pickle=False)
@@ -436,10 +447,11 @@ def read_array(path, what: str):
             try:
                 import pyarrow.parquet as pq
             except ImportError:
-                raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')") from None
+                raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
+                               kind="dependency") from None
             table = pq.read_table(path)
             return np.column_stack([c.to_numpy() for c in table.columns]).squeeze()
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        lines = [line for line in data.decode("utf-8-sig").splitlines() if line.strip()]  # a BOM is not a cell
         rows = [[cell.strip() for cell in line.split(",")] for line in lines]
         try:
             float(rows[0][0])
@@ -457,7 +469,8 @@ def read_array(path, what: str):
     except HUCError:
         raise
     except (ValueError, OSError, UnicodeDecodeError) as err:
-        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} ({err})") from None
+        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} ({err})",
+                       kind="file") from None
 
 
 def read_model_spec(source) -> tuple:
@@ -472,11 +485,12 @@ def read_model_spec(source) -> tuple:
     """
     doc = source if isinstance(source, Mapping) else load_json(read_document(Path(source), "tree and utilities"))
     if not isinstance(doc, Mapping):
-        raise HUCError("tree and utilities: expected a JSON object with tree, labels and utilities")
+        raise HUCError("tree and utilities: expected a JSON object with tree, labels and utilities", kind="type")
     tree_doc = _require(doc, "tree", "", dict)
     labels = _require(doc, "labels", "", list)
     tree = LabelTree(_require(tree_doc, "root", "tree"), tree_doc.get("children", {}), labels)
     specs = _require(doc, "utilities", "", dict)
     if not specs:
-        raise HUCError("utilities: expected at least one utility")
-    return tree, {name: utility_from_json(tree, spec, f"utilities.{name}") for name, spec in specs.items()}
+        raise HUCError("utilities: expected at least one utility", kind="structure")
+    return tree, {check_name(name, "utilities"): utility_from_json(tree, spec, f"utilities.{name}")
+                  for name, spec in specs.items()}

@@ -33,7 +33,7 @@ def _pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise HUCError("plot: matplotlib is not installed (pip install 'huc-ref[plot]')") from None
+        raise HUCError("plot: matplotlib is not installed (pip install 'huc-ref[plot]')", kind="dependency") from None
     if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "module://matplotlib_inline.backend_inline"):
         matplotlib.use("Agg")  # files, not windows: this machine and CI have no screen
     import matplotlib.pyplot as plt
@@ -94,7 +94,7 @@ def plot_tree(tree: LabelTree, values: Mapping | None = None, *, relevant=None, 
     relevant = set(values) if relevant is None else set(relevant)
     unknown = (relevant | set(values)) - set(tree.nodes)
     if unknown:
-        raise HUCError(f"plot_tree: {sorted(unknown)[0]!r} is not a node of the tree")
+        raise HUCError(f"plot_tree: {sorted(unknown)[0]!r} is not a node of the tree", kind="reference")
     own = ax is None
     if own:
         height = 1.2 * (1 + max(tree.depth(v) for v in tree.nodes)) + 1
@@ -158,7 +158,7 @@ def plot_audit(dist: FiniteDistribution, utilities: Mapping, result: AuditResult
     plt = _pyplot()
     result = audit(dist, utilities) if result is None else result
     if subgroup is not None and subgroup not in dist.subgroups:
-        raise HUCError(f"plot_audit: subgroup {subgroup!r} is not one of {list(dist.subgroups)}")
+        raise HUCError(f"plot_audit: subgroup {subgroup!r} is not one of {list(dist.subgroups)}", kind="reference")
     names = list(utilities)
     fig, axes = plt.subplots(2, len(names), figsize=(max(5.5, 0.5 * dist.tree.K + 3) * len(names), 6.5),
                              gridspec_kw={"height_ratios": [3, 1.2]}, squeeze=False)

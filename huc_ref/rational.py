@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers as _abc
 import re
 import sys
+from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
 from math import lcm
@@ -35,18 +36,19 @@ _NUMBER = re.compile(rf"(?:{_INTEGER}/\d+|{_DECIMAL})", re.ASCII)
 def _parse_text(text: str, where: str) -> Fraction:
     s = text.strip(" \t\n\r")
     if s.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        raise HUCError(f"{where}: {text} is not a finite number")
+        raise HUCError(f"{where}: {text} is not a finite number", kind="not_exact")
     if not _NUMBER.fullmatch(s):
-        raise HUCError(f"{where}: {text!r} is not an exact number (use an integer, 'a/b' or a decimal like '0.125')")
+        raise HUCError(f"{where}: {text!r} is not an exact number (use an integer, 'a/b' or a decimal like '0.125')",
+                       kind="not_exact")
     match = _NUMBER.fullmatch(s)
     if match.group("exp") is not None and abs(int(match.group("exp"))) > MAX_EXPONENT:
-        raise HUCError(f"{where}: exponent of {text!r} exceeds {MAX_EXPONENT} in magnitude")
+        raise HUCError(f"{where}: exponent of {text!r} exceeds {MAX_EXPONENT} in magnitude", kind="too_large")
     if sum(ch in "0123456789" for ch in s) > MAX_DIGITS:
-        raise HUCError(f"{where}: {text[:20]!r}... has more than {MAX_DIGITS} digits")
+        raise HUCError(f"{where}: {text[:20]!r}... has more than {MAX_DIGITS} digits", kind="too_large")
     if "/" in s:
         num, den = s.split("/")
         if int(den) == 0:
-            raise HUCError(f"{where}: {text!r} has a zero denominator")
+            raise HUCError(f"{where}: {text!r} has a zero denominator", kind="not_exact")
         return Fraction(int(num), int(den))
     return Fraction(s)
 
@@ -66,28 +68,29 @@ def exact(value, where: str = "value") -> Fraction:
     if isinstance(value, Fraction):
         return value
     if isinstance(value, bool):
-        raise HUCError(f"{where}: {value!r} is a boolean, not a number")
+        raise HUCError(f"{where}: {value!r} is a boolean, not a number", kind="not_exact")
     if isinstance(value, float):
         value = float(value)  # numpy floats print as plain floats
         if value != value or value in (float("inf"), float("-inf")):
-            raise HUCError(f"{where}: {value!r} is not a finite number")
+            raise HUCError(f"{where}: {value!r} is not a finite number", kind="not_exact")
         raise HUCError(
             f"{where}: float {value!r} is not exact; pass the string '{value!r}' for the decimal "
             f"you meant, or Fraction({value!r}) for the binary value {Fraction(value)}"
-        )
+        , kind="not_exact")
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, str):
         return _parse_text(value, where)
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise HUCError(f"{where}: {value} is not a finite number")
+            raise HUCError(f"{where}: {value} is not a finite number", kind="not_exact")
         return Fraction(value)
     if isinstance(value, _abc.Rational):  # numpy integers, other exact rationals
         return Fraction(int(value.numerator), int(value.denominator))
     if isinstance(value, _abc.Real):  # numpy floats and other binary reals
-        raise HUCError(f"{where}: {type(value).__name__} {value!r} is not exact; pass a string or a Fraction")
-    raise HUCError(f"{where}: expected a number, got {type(value).__name__}")
+        raise HUCError(f"{where}: {type(value).__name__} {value!r} is not exact; pass a string or a Fraction",
+                       kind="not_exact")
+    raise HUCError(f"{where}: expected a number, got {type(value).__name__}", kind="type")
 
 
 def exact_vector(values, where: str = "value", length: int | None = None) -> tuple[Fraction, ...]:
@@ -100,11 +103,11 @@ def exact_vector(values, where: str = "value", length: int | None = None) -> tup
     ...
     huc_ref.errors.HUCError: p: has 2 entries, expected 3
     """
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise HUCError(f"{where}: expected a list of numbers, got {type(values).__name__}")
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__"):  # an object is not its keys
+        raise HUCError(f"{where}: expected a list of numbers, got {type(values).__name__}", kind="type")
     out = tuple(exact(v, f"{where}[{i}]") for i, v in enumerate(values))
     if length is not None and len(out) != length:
-        raise HUCError(f"{where}: has {len(out)} entries, expected {length}")
+        raise HUCError(f"{where}: has {len(out)} entries, expected {length}", kind="length")
     return out
 
 
@@ -215,9 +218,9 @@ def rational_type(name: str = "fraction"):
         try:
             from gmpy2 import mpq
         except ImportError:
-            raise HUCError("rational: 'gmpy2' is not installed (pip install gmpy2)") from None
+            raise HUCError("rational: 'gmpy2' is not installed (pip install gmpy2)", kind="dependency") from None
         return mpq
-    raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {name!r}")
+    raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {name!r}", kind="option")
 
 
 def to_fraction(x) -> Fraction:

@@ -94,7 +94,7 @@ class Recalibrator:
     def temperature(self) -> float:
         """``T`` of temperature scaling (Table 3), ``1 / W[0, 0]``."""
         if self.kind != "temperature":
-            raise HUCError(f"temperature: a {self.kind} recalibrator has no single temperature")
+            raise HUCError(f"temperature: a {self.kind} recalibrator has no single temperature", kind="state")
         return 1.0 / float(self.W[0, 0])
 
     def __call__(self, p) -> np.ndarray:
@@ -196,16 +196,16 @@ def fit_scaling(P, Y, w=None, kind: str = "temperature", *, kappa: float = KAPPA
     """
     import warnings
     if kind not in KINDS:
-        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {kind!r}")
+        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {kind!r}", kind="option")
     X, Y, w = _arrays(P, Y, w, kappa, "")
     if validation is None:
         W, b, report = _fit_one(kind, X, Y, w, float(l2), max_iterations)
     else:
         if not isinstance(validation, (tuple, list)) or len(validation) not in (2, 3):
-            raise HUCError("validation: expected (P_val, Y_val) or (P_val, Y_val, w_val)")
+            raise HUCError("validation: expected (P_val, Y_val) or (P_val, Y_val, w_val)", kind="type")
         Xv, Yv, wv = _arrays(*validation, *([None] if len(validation) == 2 else []), kappa, "validation ")
         if Xv.shape[1] != X.shape[1]:
-            raise HUCError(f"validation: {Xv.shape[1]} classes, the calibration data have {X.shape[1]}")
+            raise HUCError(f"validation: {Xv.shape[1]} classes, the calibration data have {X.shape[1]}", kind="length")
         best, start, rises = None, None, 0
         for lam in sorted(l2_grid, reverse=True):  # strongest first, each fit warm-started from the last
             W, b, report = _fit_one(kind, X, Y, w, float(lam), max_iterations, start)
@@ -231,14 +231,14 @@ def _arrays(P, Y, w, kappa, where):
     Y = np.asarray(Y, dtype=float)
     if P.ndim != 2 or P.shape[0] == 0 or P.shape[1] < 2:
         raise HUCError(f"{where}P: expected an n x K array of predictions with n >= 1 and K >= 2, "
-                       f"got shape {P.shape}")
+                       f"got shape {P.shape}", kind="length")
     if Y.shape != P.shape:
-        raise HUCError(f"{where}Y: shape {Y.shape} does not match the predictions' {P.shape}")
+        raise HUCError(f"{where}Y: shape {Y.shape} does not match the predictions' {P.shape}", kind="length")
     if not (np.isfinite(P).all() and (P >= 0).all() and np.isfinite(Y).all() and (Y >= 0).all()):
-        raise HUCError(f"{where}P, Y: entries must be finite and nonnegative")
+        raise HUCError(f"{where}P, Y: entries must be finite and nonnegative", kind="float_range")
     w = np.ones(len(P)) if w is None else np.asarray(w, dtype=float)
     if w.shape != (len(P),) or not (np.isfinite(w).all() and (w >= 0).all()) or w.sum() <= 0:
-        raise HUCError(f"{where}w: expected {len(P)} finite nonnegative weights, not all zero")
+        raise HUCError(f"{where}w: expected {len(P)} finite nonnegative weights, not all zero", kind="float_range")
     return _features(P, kappa), Y, w / w.sum()
 
 
@@ -256,7 +256,7 @@ def fit_recalibrator(dist: FiniteDistribution, kind: str = "temperature", *, kap
     0.75
     """
     if kind not in KINDS:
-        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {kind!r}")
+        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {kind!r}", kind="option")
     P, Y, w = _data(dist)
     return fit_scaling(P, Y, w, kind, kappa=kappa, l2=l2, max_iterations=max_iterations,
                        validation=None if validation is None else _data(validation))

@@ -75,4 +75,4 @@ def prefix_predictions(result: BoostResult, dist: FiniteDistribution, utilities:
     for t, P in replay(result, dist, utilities):
         if t == updates:
             return P
-    raise HUCError(f"updates: the run has {len(result.steps)} updates, not {updates}")
+    raise HUCError(f"updates: the run has {len(result.steps)} updates, not {updates}", kind="length")

@@ -116,7 +116,7 @@ class AuditResult:
         for r in self.candidates:
             if (r.subgroup, r.utility, r.node) == (subgroup, utility, node):
                 return r
-        raise HUCError(f"no audited candidate ({subgroup!r}, {utility!r}, {node!r})")
+        raise HUCError(f"no audited candidate ({subgroup!r}, {utility!r}, {node!r})", kind="reference")
 
     @property
     def n_cand(self) -> int:
@@ -149,7 +149,7 @@ class AuditResult:
         Fraction(1, 2)
         """
         if self.significance is None:
-            raise HUCError("p_value: this audit has no p-values; audit with null_draws=B (or 'exact')")
+            raise HUCError("p_value: this audit has no p-values; audit with null_draws=B (or 'exact')", kind="state")
         row = self.row(subgroup, utility, node)
         return self.significance.rows[self.candidates.index(row)]
 

@@ -105,9 +105,9 @@ def check_null(null_draws, seed):
     if null_draws != "exact" and (isinstance(null_draws, bool) or not isinstance(null_draws, int)
                                   or not 1 <= null_draws <= MAX_NULL_DRAWS):
         raise HUCError(f"null_draws: expected a positive integer (at most {MAX_NULL_DRAWS}) or 'exact', "
-                       f"got {null_draws!r}")
+                       f"got {null_draws!r}", kind="option")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise HUCError(f"seed: expected a non-negative integer, got {seed!r}")
+        raise HUCError(f"seed: expected a non-negative integer, got {seed!r}", kind="option")
     return null_draws, seed
 
 
@@ -123,7 +123,7 @@ def check_sample(dist: FiniteDistribution) -> FiniteDistribution:
     for i, a in enumerate(dist.atoms):
         if a.label is None:
             raise HUCError(f"atoms[{i}]: a population atom (a label law eta); significance redraws one "
-                           "label per atom from its prediction, so it needs a labelled sample")
+                           "label per atom from its prediction, so it needs a labelled sample", kind="structure")
     return dist
 
 
@@ -243,11 +243,11 @@ def exact_p_values(dist: FiniteDistribution, result: AuditResult, audit_labels) 
     """
     if dist.n * math.log10(dist.tree.K) > math.log10(MAX_ASSIGNMENTS) + 1:  # before forming K**n
         raise HUCError(f"null_draws: 'exact' enumerates {dist.tree.K}**{dist.n} label assignments here, more "
-                       f"than {MAX_ASSIGNMENTS}; use resampling (null_draws=B)")
+                       f"than {MAX_ASSIGNMENTS}; use resampling (null_draws=B)", kind="too_large")
     total = assignments(dist)
     if total > MAX_ASSIGNMENTS:
         raise HUCError(f"null_draws: 'exact' enumerates {total} label assignments here, more than "
-                       f"{MAX_ASSIGNMENTS}; use resampling (null_draws=B)")
+                       f"{MAX_ASSIGNMENTS}; use resampling (null_draws=B)", kind="too_large")
     observed, is_uc = _statistics(result)
     exceeds = _exceeds(dist.n, dist.tree.K, result)
     tail = [Fraction(0)] * len(observed)

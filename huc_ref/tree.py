@@ -40,28 +40,31 @@ class LabelTree:
     # ------------------------------------------------------------------ building
     def _build(self, root, children, where):
         if not isinstance(root, str) or not root:
-            raise HUCError(f"{where}.root: must be a non-empty string, got {root!r}")
+            raise HUCError(f"{where}.root: must be a non-empty string, got {root!r}", kind="tree")
         check_name(root, f"{where}.root")
         if not isinstance(children, Mapping):
-            raise HUCError(f"{where}.children: expected a mapping from node to its list of children")
+            raise HUCError(f"{where}.children: expected a mapping from node to its list of children", kind="tree")
         parent_of: dict[str, str] = {}
         for node, kids in children.items():
             if not isinstance(node, str) or not node:
-                raise HUCError(f"{where}.children: node names must be non-empty strings, got {node!r}")
+                raise HUCError(f"{where}.children: node names must be non-empty strings, got {node!r}", kind="tree")
             check_name(node, f"{where}.children")
             if isinstance(kids, (str, bytes)) or not isinstance(kids, Sequence):
-                raise HUCError(f"{where}.children[{node!r}]: expected a list of node names")
+                raise HUCError(f"{where}.children[{node!r}]: expected a list of node names", kind="tree")
             for kid in kids:
                 if not isinstance(kid, str) or not kid:
-                    raise HUCError(f"{where}.children[{node!r}]: node names must be non-empty strings, got {kid!r}")
+                    raise HUCError(f"{where}.children[{node!r}]: node names must be non-empty strings, got {kid!r}",
+                                   kind="tree")
                 check_name(kid, f"{where}.children[{node!r}]")
                 if kid == root:
-                    raise HUCError(f"{where}.children[{node!r}]: lists the root {root!r} as a child (a cycle)")
+                    raise HUCError(f"{where}.children[{node!r}]: lists the root {root!r} as a child (a cycle)",
+                                   kind="tree")
                 if kid in parent_of:
                     other = parent_of[kid]
                     if other == node:
-                        raise HUCError(f"{where}.children[{node!r}]: lists node {kid!r} twice")
-                    raise HUCError(f"{where}.children[{node!r}]: node {kid!r} has two parents ({other!r} and {node!r})")
+                        raise HUCError(f"{where}.children[{node!r}]: lists node {kid!r} twice", kind="tree")
+                    raise HUCError(f"{where}.children[{node!r}]: node {kid!r} has two parents ({other!r} and {node!r})",
+                                   kind="tree")
                 parent_of[kid] = node
         names: list[str] = []
         parent: list[int] = []
@@ -84,7 +87,7 @@ class LabelTree:
             if node not in index:
                 raise HUCError(f"{where}.children[{node!r}]: node {node!r} is not below the root {root!r} "
                                f"(a cycle or a detached part)" if node in children else
-                               f"{where}.children: node {node!r} is not below the root {root!r}")
+                               f"{where}.children: node {node!r} is not below the root {root!r}", kind="tree")
         self._names = tuple(names)
         self._index = index
         self._parent = tuple(parent)
@@ -114,22 +117,23 @@ class LabelTree:
         if labels is None:
             labels = leaf_names
         if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
-            raise HUCError("labels: expected a list of leaf names")
+            raise HUCError("labels: expected a list of leaf names", kind="labels")
         lab_where = "labels"
         seen: dict[str, int] = {}
         for i, lab in enumerate(labels):
             if not isinstance(lab, str):
-                raise HUCError(f"{lab_where}[{i}]: expected a label name (a string), got {type(lab).__name__}")
+                raise HUCError(f"{lab_where}[{i}]: expected a label name (a string), got {type(lab).__name__}",
+                               kind="labels")
             if lab in seen:
-                raise HUCError(f"{lab_where}[{i}]: {lab!r} is listed twice")
+                raise HUCError(f"{lab_where}[{i}]: {lab!r} is listed twice", kind="labels")
             if lab not in self._index:
-                raise HUCError(f"{lab_where}[{i}]: {lab!r} is not a node of the tree")
+                raise HUCError(f"{lab_where}[{i}]: {lab!r} is not a node of the tree", kind="labels")
             if self._children[self._index[lab]]:
-                raise HUCError(f"{lab_where}[{i}]: {lab!r} is an internal node, not a leaf")
+                raise HUCError(f"{lab_where}[{i}]: {lab!r} is an internal node, not a leaf", kind="labels")
             seen[lab] = i
         for name in leaf_names:
             if name not in seen:
-                raise HUCError(f"{lab_where}: leaf {name!r} of the tree is missing")
+                raise HUCError(f"{lab_where}: leaf {name!r} of the tree is missing", kind="labels")
         self._labels = tuple(labels)
         self._label_index = seen
         self._node_of_label = tuple(self._index[lab] for lab in labels)
@@ -167,7 +171,7 @@ class LabelTree:
         ('y1', 'y2', 'y3')
         """
         if not isinstance(nested, Mapping) or len(nested) != 1:
-            raise HUCError("tree: a nested tree is a mapping with exactly one root entry")
+            raise HUCError("tree: a nested tree is a mapping with exactly one root entry", kind="tree")
         (root, body), = nested.items()
         children: dict[str, list[str]] = {}
         stack = [(root, body)]
@@ -180,11 +184,11 @@ class LabelTree:
             elif isinstance(sub, Sequence) and not isinstance(sub, (str, bytes)):
                 items = [(leaf, None) for leaf in sub]
             else:
-                raise HUCError(f"tree[{name!r}]: expected a mapping, a list of leaves or null")
+                raise HUCError(f"tree[{name!r}]: expected a mapping, a list of leaves or null", kind="tree")
             if not items:
                 continue
             if name in children:
-                raise HUCError(f"tree[{name!r}]: node {name!r} appears twice")
+                raise HUCError(f"tree[{name!r}]: node {name!r} appears twice", kind="tree")
             children[name] = [k for k, _ in items]
             stack.extend(items)
         return cls(root, children, labels)
@@ -205,28 +209,29 @@ class LabelTree:
         ('b', 'a/x')
         """
         if isinstance(paths, (str, bytes)) or not isinstance(paths, Sequence) or not paths:
-            raise HUCError("paths: expected a non-empty list of label paths")
+            raise HUCError("paths: expected a non-empty list of label paths", kind="tree")
         children: dict[str, list[str]] = {}
         seen_kids: dict[str, set[str]] = {}
         for i, row in enumerate(paths):
             if not isinstance(row, str) or not row or any(not part for part in row.split(sep)):
-                raise HUCError(f"paths[{i}]: {row!r} is not a path of non-empty names separated by {sep!r}")
+                raise HUCError(f"paths[{i}]: {row!r} is not a path of non-empty names separated by {sep!r}",
+                               kind="tree")
             parts = row.split(sep)
             parent = root
             for k in range(len(parts)):
                 node = sep.join(parts[: k + 1])
                 if node == root:
-                    raise HUCError(f"paths[{i}]: the name {root!r} is reserved for the root")
+                    raise HUCError(f"paths[{i}]: the name {root!r} is reserved for the root", kind="tree")
                 if node not in seen_kids.setdefault(parent, set()):
                     seen_kids[parent].add(node)
                     children.setdefault(parent, []).append(node)
                 parent = node
         for i, lab in enumerate(paths):
             if lab in children:
-                raise HUCError(f"paths[{i}]: {lab!r} is a label and also the parent of other labels")
+                raise HUCError(f"paths[{i}]: {lab!r} is a label and also the parent of other labels", kind="tree")
         if labels is not None and (isinstance(labels, (str, bytes)) or sorted(map(str, labels)) != sorted(paths)):
             raise HUCError(f"labels: must list each of the {len(paths)} paths once (the columns' order), "
-                           f"got {list(labels) if not isinstance(labels, (str, bytes)) else labels!r}")
+                           f"got {list(labels) if not isinstance(labels, (str, bytes)) else labels!r}", kind="labels")
         return cls(root, children, list(paths) if labels is None else [str(x) for x in labels])
 
     @classmethod
@@ -243,11 +248,11 @@ class LabelTree:
         (('animal/dog', 'plant', 'animal/cat'), ['animal/dog', 'plant'])
         """
         if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
-            raise HUCError("rows: expected one label path (a list of names) per sample")
+            raise HUCError("rows: expected one label path (a list of names) per sample", kind="tree")
         seen: dict[str, None] = {}
         for i, row in enumerate(rows):
             if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
-                raise HUCError(f"rows[{i}]: expected a list of names from the top level down, got {row!r}")
+                raise HUCError(f"rows[{i}]: expected a list of names from the top level down, got {row!r}", kind="type")
             seen.setdefault(cls.path_label(row, sep), None)
         return cls.from_paths(list(seen), sep=sep, root=root, labels=labels)
 
@@ -277,9 +282,11 @@ class LabelTree:
         try:
             roots = [n for n, d in graph.in_degree() if d == 0]
         except (AttributeError, TypeError):
-            raise HUCError(f"graph: expected a directed networkx graph, got {type(graph).__name__}") from None
+            raise HUCError(f"graph: expected a directed networkx graph, got {type(graph).__name__}",
+                           kind="type") from None
         if len(roots) != 1:
-            raise HUCError(f"graph: a tree has exactly one node without a parent, this graph has {len(roots)}")
+            raise HUCError(f"graph: a tree has exactly one node without a parent, this graph has {len(roots)}",
+                           kind="tree")
         children, leaves, stack = {}, [], [roots[0]]
         while stack:
             node = stack.pop()
@@ -380,11 +387,11 @@ class LabelTree:
         if isinstance(node, int) and not isinstance(node, bool):
             if 0 <= node < len(self._names):
                 return node
-            raise HUCError(f"node index {node} is out of range")
+            raise HUCError(f"node index {node} is out of range", kind="reference")
         try:
             return self._index[node]
         except (KeyError, TypeError):
-            raise HUCError(f"node {node!r} is not in the tree") from None
+            raise HUCError(f"node {node!r} is not in the tree", kind="reference") from None
 
     def check_columns(self, labels) -> None:
         """Check that ``labels``, the order of a prediction array's columns (names, or
@@ -406,7 +413,7 @@ class LabelTree:
         if given != list(self.labels):
             raise HUCError(f"labels: the columns of y_prob are labelled {given}, but the tree's label order is "
                            f"{list(self.labels)}; build the tree with labels= in the columns' order "
-                           "(LabelTree.from_paths(..., labels=...)) or reorder the columns")
+                           "(LabelTree.from_paths(..., labels=...)) or reorder the columns", kind="labels")
 
     def label_index(self, label: str) -> int:
         """Position of a label in :attr:`labels`.
@@ -418,7 +425,7 @@ class LabelTree:
         try:
             return self._label_index[label]
         except (KeyError, TypeError):
-            raise HUCError(f"label {label!r} is not a leaf of the tree") from None
+            raise HUCError(f"label {label!r} is not a leaf of the tree", kind="reference") from None
 
     def children(self, node) -> tuple[str, ...]:
         """``ch(v) = (v_1, ..., v_{d_v})`` in order (empty for a leaf) (A.2).

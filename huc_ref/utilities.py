@@ -41,7 +41,7 @@ _ONE = Fraction(1)
 def _check_range(values, where):
     for i, v in enumerate(values):
         if not -1 <= v <= 1:
-            raise HUCError(f"{where}[{i}]: utility value {fraction_text(v)} is outside [-1, 1]")
+            raise HUCError(f"{where}[{i}]: utility value {fraction_text(v)} is outside [-1, 1]", kind="range")
     return values
 
 
@@ -112,7 +112,7 @@ class Utility:
 
     def __init__(self, tree: LabelTree):
         if not isinstance(tree, LabelTree):
-            raise HUCError(f"{type(self).__name__}: expected a LabelTree, got {type(tree).__name__}")
+            raise HUCError(f"{type(self).__name__}: expected a LabelTree, got {type(tree).__name__}", kind="type")
         self.tree = tree
 
     def values(self, p: Sequence[Fraction], atom: int | None = None) -> tuple[Fraction, ...]:
@@ -253,7 +253,7 @@ class Subtree(Table):
     def from_json(cls, tree, spec, where):
         node = spec["node"]
         if not isinstance(node, str) or node not in tree:
-            raise HUCError(f"node: {node!r} is not a node of the tree")
+            raise HUCError(f"node: {node!r} is not a node of the tree", kind="reference")
         return cls(tree, node)
 
 
@@ -321,7 +321,7 @@ class TopK(Rank):
 
     def __init__(self, tree, k):
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= tree.K:
-            raise HUCError(f"k: must be an integer from 1 to K = {tree.K}, got {k!r}")
+            raise HUCError(f"k: must be an integer from 1 to K = {tree.K}, got {k!r}", kind="structure")
         super().__init__(tree, [1 if r < k else 0 for r in range(tree.K)])
         self.k = k
 
@@ -351,13 +351,13 @@ class Decision(Utility):
     def __init__(self, tree, actions: Mapping[str, Sequence], order: Sequence[str] | None = None):
         super().__init__(tree)
         if not isinstance(actions, Mapping) or not actions:
-            raise HUCError("actions: expected a non-empty mapping from action name to leaf payoffs")
+            raise HUCError("actions: expected a non-empty mapping from action name to leaf payoffs", kind="type")
         if order is not None and (isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Sequence)
                                   or not all(isinstance(a, str) for a in order)):
-            raise HUCError(f"order: expected a list of action names, got {order!r}")
+            raise HUCError(f"order: expected a list of action names, got {order!r}", kind="type")
         order = list(actions) if order is None else list(order)
         if sorted(order) != sorted(actions) or len(set(order)) != len(order):
-            raise HUCError(f"order: must list each action exactly once, got {order!r}")
+            raise HUCError(f"order: must list each action exactly once, got {order!r}", kind="structure")
         self.order = tuple(order)
         self.payoffs = {a: _check_range(exact_vector(actions[a], f"actions[{a!r}]", tree.K),
                                         f"actions[{a!r}]") for a in self.order}
@@ -431,12 +431,12 @@ class BinaryDecision(Utility):
     @staticmethod
     def _labels(tree, names, where):
         if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
-            raise HUCError(f"{where}: expected a list of labels")
+            raise HUCError(f"{where}: expected a list of labels", kind="type")
         for i, y in enumerate(names):
             if not isinstance(y, str) or not tree.has_label(y):
-                raise HUCError(f"{where}[{i}]: {y!r} is not a label")
+                raise HUCError(f"{where}[{i}]: {y!r} is not a label", kind="reference")
         if len(set(names)) != len(names):
-            raise HUCError(f"{where}: lists a label twice")
+            raise HUCError(f"{where}: lists a label twice", kind="structure")
         return names
 
     def values(self, p, atom=None):
@@ -482,7 +482,7 @@ class Top1AtDepth(Utility):
     def __init__(self, tree, depth):
         super().__init__(tree)
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-            raise HUCError(f"depth: must be a non-negative integer, got {depth!r}")
+            raise HUCError(f"depth: must be a non-negative integer, got {depth!r}", kind="structure")
         self.depth = depth
         kids = tree.child_ids
         self._candidates = tuple(a for a in range(len(kids)) if tree.depth(a) == depth
@@ -564,31 +564,31 @@ class Aggregated(Utility):
 
     def __init__(self, base: Utility, S: Sequence[str]):
         if not isinstance(base, Utility):
-            raise HUCError("base: expected a utility")
+            raise HUCError("base: expected a utility", kind="type")
         tree = base.tree
         super().__init__(tree)
         self.base = base
         if isinstance(S, (str, bytes)) or not isinstance(S, Sequence):
-            raise HUCError("S: expected a list of internal nodes")
+            raise HUCError("S: expected a list of internal nodes", kind="type")
         ids = set()
         depth, inner = 1, base
         while isinstance(inner, Aggregated):
             depth, inner = depth + 1, inner.base
         if depth > MAX_NESTING:
-            raise HUCError(f"base: aggregated utilities nested {depth} deep; at most {MAX_NESTING}")
+            raise HUCError(f"base: aggregated utilities nested {depth} deep; at most {MAX_NESTING}", kind="structure")
         for i, v in enumerate(S):
             if not isinstance(v, str) or v not in tree:
-                raise HUCError(f"S[{i}]: {v!r} is not a node of the tree")
+                raise HUCError(f"S[{i}]: {v!r} is not a node of the tree", kind="reference")
             if tree.id(v) in ids:
-                raise HUCError(f"S[{i}]: {v!r} is listed twice")
+                raise HUCError(f"S[{i}]: {v!r} is listed twice", kind="structure")
             if tree.is_leaf(v):
-                raise HUCError(f"S[{i}]: {v!r} is a leaf; S holds internal nodes")
+                raise HUCError(f"S[{i}]: {v!r} is a leaf; S holds internal nodes", kind="structure")
             ids.add(tree.id(v))
         for i, v in enumerate(S):
             par = tree.parent_ids[tree.id(v)]
             if par >= 0 and par not in ids:
                 raise HUCError(f"S[{i}]: {v!r} is in S but its parent {tree.nodes[par]!r} is not "
-                               f"(S must be ancestor-closed)")
+                               f"(S must be ancestor-closed)", kind="structure")
         self.S = tuple(tree.nodes[a] for a in sorted(ids))
         self._ids = frozenset(ids)
         # b_S(y) for every label: walk down the path while the node is in S.
@@ -639,7 +639,7 @@ class Aggregated(Utility):
     @classmethod
     def from_json(cls, tree, spec, where):
         if where.count(".base") >= MAX_NESTING:  # read no deeper than Aggregated accepts
-            raise HUCError(f"{where}.base: aggregated utilities nested more than {MAX_NESTING} deep")
+            raise HUCError(f"{where}.base: aggregated utilities nested more than {MAX_NESTING} deep", kind="structure")
         return cls(utility_from_json(tree, spec["base"], f"{where}.base"), spec["S"])
 
     @property
@@ -670,14 +670,15 @@ class PerAtom(Utility):
     def __init__(self, tree, rows: Sequence[Sequence], *, where: str = "values"):
         super().__init__(tree)
         if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
-            raise HUCError(f"{where}: expected one list of leaf values per atom")
+            raise HUCError(f"{where}: expected one list of leaf values per atom", kind="type")
         self.rows = tuple(_check_range(exact_vector(r, f"{where}[{i}]", tree.K), f"{where}[{i}]")
                           for i, r in enumerate(rows))
         self._relevant = _nonconstant_nodes(tree, self.rows)
 
     def values(self, p, atom=None):
         if atom is None or not 0 <= atom < len(self.rows):
-            raise HUCError(f"per_atom utility: no values for atom {atom!r} ({len(self.rows)} rows given)")
+            raise HUCError(f"per_atom utility: no values for atom {atom!r} ({len(self.rows)} rows given)",
+                           kind="structure")
         return self.rows[atom]
 
     @property
@@ -711,26 +712,27 @@ def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
     huc_ref.errors.HUCError: utilities.u.kind: unknown utility kind 'tabel' (known: aggregated, ...)
     """
     if not isinstance(spec, Mapping):
-        raise HUCError(f"{where}: expected an object")
+        raise HUCError(f"{where}: expected an object", kind="type")
     if "kind" not in spec:
-        raise HUCError(f"{where}.kind: missing")
+        raise HUCError(f"{where}.kind: missing", kind="missing_field")
     kind = spec["kind"]
     if not isinstance(kind, str):
-        raise HUCError(f"{where}.kind: expected a string")
+        raise HUCError(f"{where}.kind: expected a string", kind="type")
     if kind not in KINDS:
-        raise HUCError(f"{where}.kind: unknown utility kind {kind!r} (known: {', '.join(sorted(KINDS))})")
+        raise HUCError(f"{where}.kind: unknown utility kind {kind!r} (known: {', '.join(sorted(KINDS))})",
+                       kind="unknown_kind")
     family = KINDS[kind]
     extra = set(spec) - set(family.fields) - {"kind"}
     if extra:
-        raise HUCError(f"{where}: unknown field {sorted(extra)[0]!r} for kind {kind!r}")
+        raise HUCError(f"{where}: unknown field {sorted(extra)[0]!r} for kind {kind!r}", kind="unknown_field")
     for key in sorted(set(family.fields) - family.optional):
         if key not in spec:
-            raise HUCError(f"{where}.{key}: missing")
+            raise HUCError(f"{where}.{key}: missing", kind="missing_field")
     try:
         return family.from_json(tree, spec, where)
     except HUCError as err:
         msg = str(err)
-        raise HUCError(msg if msg.startswith(where) else f"{where}.{msg}") from None
+        raise HUCError(msg if msg.startswith(where) else f"{where}.{msg}", kind=err.kind) from None
 
 
 def utility_schema(kind: str) -> dict:

@@ -28,7 +28,7 @@ def check_distribution(dist) -> FiniteDistribution:
     """
     if not isinstance(dist, FiniteDistribution):
         raise HUCError(f"dist: expected a FiniteDistribution (FiniteDistribution(tree, atoms) or .from_sample), "
-                       f"got {type(dist).__name__}")
+                       f"got {type(dist).__name__}", kind="type")
     return dist
 
 
@@ -37,20 +37,21 @@ def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
     ``n_atoms`` atoms (shared by the exact audit, both boosts and the fast path)."""
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
-                       f"got {type(tree).__name__}")
+                       f"got {type(tree).__name__}", kind="tree")
     if not isinstance(utilities, Mapping) or not utilities:
-        raise HUCError("utilities: expected a non-empty mapping from name to utility")
+        raise HUCError("utilities: expected a non-empty mapping from name to utility", kind="type")
     for name, u in utilities.items():
         if not isinstance(name, str) or not name:
-            raise HUCError(f"utilities: names must be non-empty strings, got {name!r}")
+            raise HUCError(f"utilities: names must be non-empty strings, got {name!r}", kind="type")
         check_name(name, "utilities")
         if not isinstance(u, Utility):
-            raise HUCError(f"utilities[{name!r}]: expected a Utility, got {type(u).__name__}")
+            raise HUCError(f"utilities[{name!r}]: expected a Utility, got {type(u).__name__}", kind="type")
         if u.tree != tree:
-            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree")
+            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree", kind="reference")
         rows = _per_atom_rows(u)
         if rows is not None and rows != n_atoms:
-            raise HUCError(f"utilities[{name!r}].values: has {rows} rows, but there are {n_atoms} atoms")
+            raise HUCError(f"utilities[{name!r}].values: has {rows} rows, but there are {n_atoms} atoms",
+                           kind="structure")
 
 
 def _per_atom_rows(u: Utility):
@@ -87,28 +88,30 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
     (Fraction(1, 100), Fraction(1, 20))
     """
     if method not in METHODS:
-        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}")
+        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}", kind="option")
     if select not in SELECTIONS:
-        raise HUCError(f"select: expected one of {', '.join(map(repr, SELECTIONS))}, got {select!r}")
+        raise HUCError(f"select: expected one of {', '.join(map(repr, SELECTIONS))}, got {select!r}", kind="option")
     if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
-        raise HUCError(f"max_passes: must be a positive integer, got {max_passes!r}")
+        raise HUCError(f"max_passes: must be a positive integer, got {max_passes!r}", kind="option")
     eps = exact(epsilon, "epsilon")
     if not 0 < eps <= 1:
-        raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}")
+        raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}", kind="option")
     if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
-        raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}")
+        raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}", kind="option")
     check_distribution(dist)
     if isinstance(step, str) and step.startswith("fixed:"):  # the command line's spelling, accepted here too
         step = step[len("fixed:"):]
     fixed = None if step == "adaptive" else exact(step, "step")
     if fixed is not None and fixed <= 0:
-        raise HUCError(f"step: a fixed step magnitude must be positive, got {printable(fraction_text(fixed), 40)}")
+        raise HUCError(f"step: a fixed step magnitude must be positive, got {printable(fraction_text(fixed), 40)}",
+                       kind="nonpositive")
     if fixed is not None and fixed > MAX_FIXED_STEP:
         raise HUCError(f"step: a fixed step magnitude must be at most {MAX_FIXED_STEP} (exp(alpha h) with "
-                       f"|h| <= 2 overflows beyond), got {printable(fraction_text(fixed), 40)}")
+                       f"|h| <= 2 overflows beyond), got {printable(fraction_text(fixed), 40)}", kind="option")
     check_utilities(dist.tree, dist.n, utilities)
     for name, u in utilities.items():
         if not u.defined_everywhere:
             raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "
-                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere")
+                           "predictions; boosting moves the predictions, so it needs a utility defined everywhere",
+                           kind="structure")
     return eps, fixed

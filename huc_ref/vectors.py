@@ -20,8 +20,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from .audit import atom_terms
+from .errors import ARGUMENT_KINDS, HUCError, printable
 from .errors import ERROR_KINDS as _ALL_ERROR_KINDS
-from .errors import HUCError, printable
 from .formats import dumps, load_json, read_case, read_document
 from .rational import fraction_text
 
@@ -64,9 +64,9 @@ FLAGS = {
     "invalid": "the input must be rejected",
 }
 
-#: The catalogue of bad-input kinds (:data:`huc_ref.errors.ERROR_KINDS`, whose catch-all
-#: ``invalid`` no vector uses).
-ERROR_KINDS = {k: v for k, v in _ALL_ERROR_KINDS.items() if k != "invalid"}
+#: The catalogue of bad-input kinds of a case document (:data:`huc_ref.errors.ERROR_KINDS`, without
+#: the catch-all ``invalid`` and the kinds of arguments and files, ``ARGUMENT_KINDS``, no document has).
+ERROR_KINDS = {k: v for k, v in _ALL_ERROR_KINDS.items() if k != "invalid" and k not in ARGUMENT_KINDS}
 
 
 def _tree(children, root="v0"):
@@ -478,19 +478,20 @@ def load_vectors(directory: Path | None = None) -> list[dict]:
     files = sorted(directory.glob("*.json"))
     files = [f for f in files if not f.name.endswith(".schema.json")]
     if not files:
-        raise HUCError(f"no huc-vectors/1 files in {str(directory)!r}")
+        raise HUCError(f"no huc-vectors/1 files in {str(directory)!r}", kind="file")
     vectors, seen = [], set()
     for f in files:
         doc = load_json(read_document(f, "vector file"))
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("vectors"), list):
-            raise HUCError(f"{f.name}: not a {FORMAT} document")
+            raise HUCError(f"{f.name}: not a {FORMAT} document", kind="format")
         for k, v in enumerate(doc["vectors"]):
             vid = v.get("id") if isinstance(v, dict) else None
             if not isinstance(vid, str) or not VECTOR_ID.fullmatch(vid):
                 raise HUCError(f"{f.name}: vectors[{k}].id: {printable(repr(vid), 80)} is not a vector id "
-                               "(1-128 letters, digits, '.', '_' or '-', not starting with '.'): ids name files")
+                               "(1-128 letters, digits, '.', '_' or '-', not starting with '.'): ids name files",
+                               kind="type")
             if vid in seen:
-                raise HUCError(f"{f.name}: vectors[{k}].id: {vid!r} is used twice")
+                raise HUCError(f"{f.name}: vectors[{k}].id: {vid!r} is used twice", kind="structure")
             seen.add(vid)
             vectors.append(v)
     return vectors

@@ -168,3 +168,86 @@ def test_the_fit_report_audits_held_out_data_with_p_values(digits):
     assert report["after"].significance == want.significance and report["after"].huc.sup == want.huc.sup
     assert report["before"].significance.draws == 39
     assert HUCBoost(TREE, UTILITIES, max_passes=1).fit(P, y, subgroups=g).report_["after"].significance is None
+
+
+def _small_model():
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    from huc_ref import TopK
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), size=200)
+    y = rng.integers(0, 3, 200)
+    return HUCBoost(t, {"u": TopK(t, 1)}, epsilon="0.05").fit(P, y).to_json(), P
+
+
+def _set(path, value):
+    def change(doc):
+        *keys, last = path
+        node = doc
+        for k in keys:
+            node = node[k]
+        if value is KeyError:
+            del node[last]
+        else:
+            node[last] = value
+    return change
+
+
+TAMPERED = [  # (change, kind, message start): a model file is input like any other (#18)
+    (_set(["rules", 0, "alpha"], 1e308), "range", "rules[0].alpha: expected a finite step of magnitude at most"),
+    (_set(["rules", 0, "alpha"], "x"), "type", "rules[0].alpha: expected a number, got 'x'"),
+    (_set(["rules", 0, "alpha"], KeyError), "missing_field", "rules[0].alpha: missing"),
+    (_set(["rules", 0, "node"], "a"), "reference", "rules[0].node: 'a' is not a branching node of the tree"),
+    (_set(["rules", 0, "node"], "zz"), "reference", "rules[0].node: 'zz' is not a branching node of the tree"),
+    (_set(["rules", 0, "interval"], [0.9, 0.1]), "structure", "rules[0].interval: lo = 0.9 is above hi = 0.1"),
+    (_set(["rules", 0, "interval"], [0.1, 0.2, 0.3]), "length", "rules[0].interval: expected [lo, hi], got 3"),
+    (_set(["rules", 0, "interval"], [0.1, 7]), "range", "rules[0].interval[1]: expected a score in [-1, 1], got 7"),
+    (_set(["rules", 0, "subgroup"], "nope"), "reference", "rules[0].subgroup: 'nope' is not one of the model's"),
+    (_set(["rules", 0, "utility"], "nope"), "reference", "rules[0].utility: 'nope' is not one of the model's"),
+    (_set(["rules", 0, "extra"], 1), "unknown_field", "rules[0].extra: unknown field of a huc-model/1 document"),
+    (_set(["rules"], {"a": 1}), "type", "rules: expected a list"),
+    (_set(["kappa"], -1), "range", "kappa: expected a number in (0, 1/2], got -1"),
+    (_set(["kappa"], "abc"), "type", "kappa: expected a number in (0, 1/2], got 'abc'"),
+    (_set(["method"], "uc"), "structure", "rules[0].node: a UC-Boost rule moves the leaves (node null)"),
+    (_set(["method"], "xx"), "option", "method: expected 'huc' or 'uc', got 'xx'"),
+    (_set(["initial"], "temperature"), "type", "initial: expected null or an object, got 'temperature'"),
+    (_set(["initial"], {"kind": "zzz", "W": [], "b": [], "kappa": 0.1}), "unknown_kind", "initial.kind: expected"),
+    (_set(["initial"], {"kind": "vector", "W": [[1.0]], "b": [0.0, 0.0, 0.0], "kappa": 1e-10}), "length",
+     "initial.W: expected 3 x 3 numbers"),
+    (_set(["subgroups"], ["all", "all"]), "structure", "subgroups[1]: 'all' is listed twice"),
+    (_set(["subgroups"], ["x\x1b[2J"]), "type", "subgroups[0]: 'x\\x1b[2J' is not a name"),
+    (_set(["options", "zz"], 1), "unknown_field", "options.zz: unknown field of a huc-model/1 document"),
+    (_set(["zzz"], 1), "unknown_field", "zzz: unknown field of a huc-model/1 document"),
+    (_set(["provenance"], KeyError), "missing_field", "provenance: missing"),
+    (_set(["labels"], ["a", "b"]), "labels", "labels: leaf 'c' of the tree is missing"),
+]
+
+
+@pytest.mark.parametrize("change, kind, message", TAMPERED)
+def test_a_tampered_model_gets_one_error_before_anything_is_applied(change, kind, message):
+    import copy
+    doc, _ = _small_model()
+    bad = copy.deepcopy(doc)
+    change(bad)
+    with pytest.raises(HUCError) as err:
+        load_model(bad)
+    assert str(err.value).startswith(message) and err.value.kind == kind, (str(err.value), err.value.kind)
+
+
+def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path, capsys):
+    import json
+
+    from huc_ref.cli import main
+    doc, P = _small_model()
+    np.save(tmp_path / "P.npy", P)
+    good = tmp_path / "m.json"
+    good.write_text(json.dumps(doc))
+    assert main(["apply", str(good), str(tmp_path / "P.npy"), "-o", str(tmp_path / "o.npy")]) == 0
+    capsys.readouterr()
+    for text, error in ((json.dumps(doc).replace('"alpha": ', '"alpha": NaN, "x": ', 1),
+                         "not valid JSON: NaN is not a number"),
+                        ('{"format": "huc-model/1", "format": 1}', "the key 'format' appears twice")):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        assert main(["apply", str(bad), str(tmp_path / "P.npy"), "-o", str(tmp_path / "o.npy")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"huc: error: {error}") and err.count("\n") == 1

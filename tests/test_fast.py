@@ -151,7 +151,7 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"y_prob": [[0.5, 0.5, 0.0]]}, "y_prob: expected 2 columns (one per label), got shape (1, 3)"),
-    ({"y_prob": [["a", "b"]]}, "y_prob: expected numbers (could not convert string to float: 'a')"),
+    ({"y_prob": [["a", "b"]]}, "y_prob: expected numbers, got text"),
     ({"y_prob": np.array([["a", "b"]])}, "y_prob: expected numbers, got an array of dtype <U1"),
     ({"y_prob": [[float("nan"), 1.0]]},
      "y_prob[0]: entries must be finite and nonnegative, with a positive finite sum"),
@@ -170,7 +170,7 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
     ({"subgroups": {"g": [2]}}, "subgroups['g'][0]: 2.0 is not a number in [-1, 1]"),
     ({"subgroups": {"g": [float("nan")]}}, "subgroups['g'][0]: nan is not a number in [-1, 1]"),
     ({"subgroups": {"g": [0.5, 0.5]}}, "subgroups['g']: expected one value per row of y_prob (1), got shape (2,)"),
-    ({"subgroups": {"g": ["x"]}}, "subgroups['g']: expected numbers (could not convert string to float: 'x')"),
+    ({"subgroups": {"g": ["x"]}}, "subgroups['g']: expected numbers, got text"),
     ({"subgroups": {}}, "subgroups: expected a non-empty mapping from name to n values in [-1, 1]"),
     ({"sample_weight": [-1.0]}, "sample_weight[0]: -1.0 is not a finite nonnegative number"),
     ({"sample_weight": [float("inf")]}, "sample_weight[0]: inf is not a finite nonnegative number"),

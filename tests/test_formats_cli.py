@@ -405,3 +405,21 @@ def test_audit_accelerator_option(tmp_path, capsys):
         assert code == 0 and json.loads(capsys.readouterr().out)["significance"] == plain
     else:
         assert code == 2 and "numba" in capsys.readouterr().err
+
+
+def test_array_files_with_a_bom_or_repeated_subgroup_names(tmp_path, capsys):
+    """A spreadsheet's CSV starts with a byte-order mark: it is not part of the first cell; a
+    subgroup file naming one column twice is refused (duplicates in sets are errors, #18)."""
+    spec = {"tree": {"root": "r", "children": {"r": ["a", "b"]}}, "labels": ["a", "b"],
+            "utilities": {"u": {"kind": "top_k", "k": 1}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "p.csv").write_bytes("\ufeff0.25,0.75\n0.5,0.5\n".encode())
+    (tmp_path / "y.csv").write_text("1\n0\n")
+    assert formats.read_array(tmp_path / "p.csv", "predictions").tolist() == [[0.25, 0.75], [0.5, 0.5]]
+    (tmp_path / "g.csv").write_text("g,g\n1,0\n0,1\n")
+    args = ["audit", "--predictions", str(tmp_path / "p.csv"), "--labels", str(tmp_path / "y.csv"),
+            "--tree", str(tmp_path / "spec.json"), "--engine", "fast"]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(args + ["--subgroups", str(tmp_path / "g.csv")]) == 2
+    assert capsys.readouterr().err == "huc: error: subgroups[1]: 'g' is listed twice\n"

@@ -53,6 +53,10 @@ ATTACKS = {  # name: (document or raw text, the start of the one error line)
                                               "base": {"kind": "table", "values": [0, 0, 0, 1]}}}),
                         "huc: error: utilities.u.S[1]: 'v0' is listed twice"),
     "not JSON": ("\x00\xff{", "huc: error: not valid JSON"),
+    "an escape sequence in a utility name": (case(utilities={"u\x1b[2J": {"kind": "table", "values": [0, 0, 0, 1]}}),
+                                             "huc: error: utilities: 'u\\x1b[2J' is not a name"),
+    "a label law that is an object": (case(atoms__0__eta={"y1": 1}), "huc: error: atoms[0].eta: expected a list of "
+                                                                     "numbers, got dict"),
 }
 
 

@@ -271,3 +271,48 @@ def test_a_caterpillar_of_depth_20000_audits_on_the_fast_path_in_memory_linear_i
     assert peak < 200 * 2**20, peak  # about 25 MiB measured; the table alone would be 3.2 GB
     assert got.huc.node == exact.huc.node == "c0"
     assert abs(got.huc.sup - float(exact.huc.sup)) < 1e-12 and abs(got.uc.sup - float(exact.uc.sup)) < 1e-12
+
+
+def test_every_raise_site_names_its_kind():
+    """#18 item 5: every HUCError raised in huc_ref passes ``kind=`` (one of ERROR_KINDS), rather
+    than leaving the kind to be read from the message's wording."""
+    import ast
+    from pathlib import Path
+
+    from huc_ref.errors import ERROR_KINDS
+    root = Path(__file__).resolve().parents[1] / "huc_ref"
+    missing, unknown, sites = [], [], 0
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "HUCError":
+                sites += 1
+                kind = next((k.value for k in node.keywords if k.arg == "kind"), None)
+                where = f"{path.relative_to(root)}:{node.lineno}"
+                if kind is None:
+                    missing.append(where)
+                elif isinstance(kind, ast.Constant) and kind.value not in ERROR_KINDS:
+                    unknown.append((where, kind.value))
+    assert sites > 200 and not missing and not unknown, (missing, unknown)
+
+
+@pytest.mark.parametrize("change, kind, message", [
+    (dict(y_prob=[["0.2", "0.3", "0.5"]] * 2), "type", "y_prob: expected numbers, got text"),
+    (dict(y_prob=np.array([[True, False, False], [False, False, True]])), "type",
+     "y_prob: expected numbers, got an array of dtype bool"),
+    (dict(sample_weight=["1", "2"]), "type", "sample_weight: expected numbers, got text"),
+    (dict(sample_weight=[np.nan, 1]), "float_range", "sample_weight[0]: nan is not a finite nonnegative number"),
+    (dict(subgroups={"g\x1b[2J": [1, 1]}), "type", "subgroups: 'g\\x1b[2J' is not a name"),
+    (dict(subgroups={3: [1, 1]}), "type", "subgroups: must be a non-empty string, got 3"),
+    (dict(subgroups={"g": [2, 1]}), "range", "subgroups['g'][0]: 2.0 is not a number in [-1, 1]"),
+    (dict(y_prob=[[np.nan, 0.5, 0.5], [0.6, 0.3, 0.1]]), "float_range", "y_prob[0]: entries must be finite"),
+    (dict(accelerator="gpu"), "option", "accelerator: expected 'numpy' or 'numba', got 'gpu'"),
+])
+def test_the_fast_audit_reads_numbers_and_names_strictly(change, kind, message):
+    """#18 items 1 and 6 on the fast path: text, booleans and bad names are refused, each with its kind."""
+    from huc_ref import LabelTree, TopK, fast
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    args = dict(y_true=[0, 2], y_prob=np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]))
+    args.update(change)
+    with pytest.raises(HUCError) as err:
+        fast.audit(args.pop("y_true"), args.pop("y_prob"), t, {"u": TopK(t, 1)}, **args)
+    assert str(err.value).startswith(message) and err.value.kind == kind

@@ -17,7 +17,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..distribution import FiniteDistribution
-from ..errors import HUCError
+from ..errors import HUCError, check_name, printable
 from ..results import AuditResult, Candidate
 from ..significance import check_null, resampling_p_values
 from ..tree import LabelTree
@@ -158,8 +158,8 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
         cut_rows = np.concatenate(cuts).astype(np.int64)
     step = max(1, CHUNK // ft.K)
 
-    def chunk(s: int) -> tuple[int, str] | None:
-        """Fill the outputs of rows ``s .. s + step``; the first bad row and its rule, if any."""
+    def chunk(s: int) -> tuple[int, str, str] | None:
+        """Fill the outputs of rows ``s .. s + step``; the first bad row, its rule and the rule's kind, if any."""
         X = np.asarray(P[s:s + step], dtype=float)
         Xd = X if ft.label_order is None else X[:, ft.label_order]
         y, part, ex = labels[s:s + step], slice(s, s + step), exact.view(s)
@@ -205,7 +205,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
             if off.any():
                 i = int(np.argmax(off))
                 return s + i, (f"sums to {sums[i].item()!r}, not 1 (within {row_sum_tolerance:g}); pass "
-                               "renormalize=True to take each row divided by its sum")
+                               "renormalize=True to take each row divided by its sum"), "probability_sum"
         if ok and not (low.any() and np.any(X[low] != 0)):
             return None
         tiny = low & (X != 0)
@@ -213,11 +213,12 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
             total = X.sum(axis=1)
         bad = ~np.isfinite(X).all(axis=1) | (X < 0).any(axis=1) | ~(total > 0) | ~np.isfinite(total)
         if bad.any():
-            return s + int(np.argmax(bad)), "entries must be finite and nonnegative, with a positive finite sum"
+            return (s + int(np.argmax(bad)), "entries must be finite and nonnegative, with a positive finite sum",
+                    "float_range")
         i, j = np.argwhere(tiny)[0]
         return s + int(i), (f"entry {int(j)} is {X[i, j].item()!r}, a subnormal float64 (below "
                             f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; rescale the row "
-                            "or use the exact engine")
+                            "or use the exact engine"), "float_range"
 
     def table(k: int) -> Rows:
         nodes, colmap, ks = plans[k]
@@ -234,7 +235,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
         try:
             bad = [b for b in run(chunk, range(0, n, step)) if b is not None]
             if bad:
-                raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}")
+                raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}", kind=bad[0][2])
             return dict(zip(names, run(table, range(len(names)))))
         except BaseException:  # Ctrl-C, or a bad row: the queued chunks are dropped, not run to the end
             if pool:
@@ -331,19 +332,20 @@ def check_accelerator(accelerator: str) -> str:
     'numpy'
     """
     if accelerator not in ACCELERATORS:
-        raise HUCError(f"accelerator: expected 'numpy' or 'numba', got {accelerator!r}")
+        raise HUCError(f"accelerator: expected 'numpy' or 'numba', got {accelerator!r}", kind="option")
     if accelerator == "numba" and not numba_available():
-        raise HUCError("accelerator: 'numba' needs the numba package (pip install 'huc-ref[numba]')")
+        raise HUCError("accelerator: 'numba' needs the numba package (pip install 'huc-ref[numba]')", kind="dependency")
     return accelerator
 
 
 def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
     """Labels given as names or label ids, as label ids (vectorised for integer and string arrays)."""
     if isinstance(y_true, (str, bytes)) or not hasattr(y_true, "__iter__"):
-        raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got {type(y_true).__name__}")
+        raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got {type(y_true).__name__}",
+                       kind="length")
     y = y_true if isinstance(y_true, np.ndarray) else np.asarray(list(y_true), dtype=object)
     if y.ndim != 1 or len(y) != n:
-        raise HUCError(f"y_true: has {len(y) if y.ndim == 1 else y.shape} labels, y_prob has {n} rows")
+        raise HUCError(f"y_true: has {len(y) if y.ndim == 1 else y.shape} labels, y_prob has {n} rows", kind="length")
     if y.dtype.kind in "iu":
         ids = y.astype(int)
     elif y.dtype.kind == "U":
@@ -357,7 +359,7 @@ def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
     if bad.any():
         i = int(np.argmax(bad))
         value = y[i].item() if isinstance(y[i], np.generic) else y[i]
-        raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id")
+        raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id", kind="reference")
     return ids
 
 
@@ -391,36 +393,39 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     check_accelerator(accelerator)
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
-                       f"got {type(tree).__name__}")
+                       f"got {type(tree).__name__}", kind="tree")
     tree.check_columns(labels)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
-    if P.dtype.kind not in "biuf":
-        raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}")
+    if P.dtype.kind not in "iuf":  # booleans are refused as the exact path refuses them
+        raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}", kind="type")
     if P.ndim != 2 or P.shape[1] != tree.K:
-        raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}")
+        raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}", kind="length")
     n = P.shape[0]
     if n == 0:
-        raise HUCError("y_prob: no rows (an audit needs at least one atom)")
+        raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
     check_utilities(tree, n, utilities)
     ids = label_ids(y_true, tree, n)
     w = np.full(n, 1.0 / n) if sample_weight is None else entries(sample_weight, n, "sample_weight",
-                                                                  "a finite nonnegative number", lambda v: v >= 0)
+                                                                  "a finite nonnegative number", lambda v: v >= 0,
+                                                                  "float_range")
     if not w.max() > 0:
-        raise HUCError("sample_weight: sums to 0; the weights need a positive sum")
+        raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
     w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
     groups = {"all": np.ones(n)} if subgroups is None else subgroups
     if not isinstance(groups, Mapping) or not groups:
-        raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]")
+        raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]", kind="type")
     WT = np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup (W = WT.T)
     w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
     for k, (name, values) in enumerate(groups.items()):
-        c = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1)
+        check_name(name, "subgroups")
+        c = entries(values, n, f"subgroups[{printable(name, 80)!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1,
+                    "range")
         np.multiply(w, c, out=WT[k])
     if null_draws is not None:
         check_null(null_draws, seed)
         if null_draws == "exact":
             raise HUCError("null_draws: 'exact' enumerates label assignments of a FiniteDistribution "
-                           "(huc_ref.audit); for arrays give a number of draws")
+                           "(huc_ref.audit); for arrays give a number of draws", kind="option")
     ft = FastTree(tree)
     tables = sample_rows(ft, P, ids, WT.T, utilities, engine=accelerator,
                          row_sum_tolerance=None if renormalize else ROW_SUM_TOLERANCE)

@@ -141,7 +141,7 @@ class FloatBackend:
             gamma = float((w[members] * (self.E[members] * (h - mean)).sum(axis=1)).sum())
         lam = float((w[members] * inside * (h.max(axis=1) - h.min(axis=1)) ** 2).sum() / 4)
         if lam <= 0:
-            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)")
+            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
         alpha = gamma / lam if fixed is None else float(np.sign(gamma)) * float(fixed)
         if self.method == "huc":
             self.Z[a][members] += alpha * h

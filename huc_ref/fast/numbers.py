@@ -155,28 +155,55 @@ def floats(rows, where: str) -> np.ndarray:
                     shown = Decimal(x.numerator) / Decimal(x.denominator)
                 raise HUCError(f"{where.format(i, j)}: {format(shown, '.3g')} is outside float64's normal range "
                                "(2.2e-308 to "
-                               "1.8e+308); the fast engine cannot represent it (use the exact engine)")
+                               "1.8e+308); the fast engine cannot represent it (use the exact engine)",
+                               kind="float_range")
             out[i, j] = v
     return out
 
 
 def as_floats(values, where: str) -> np.ndarray:
-    """``values`` as a float64 array, or one HUCError naming ``where``."""
+    """``values`` as a float64 array, or one HUCError naming ``where``: numbers only (text and
+    booleans are refused, as the exact path refuses them, rather than read as numbers).
+
+    >>> as_floats([1, 0.5], "w").tolist()
+    [1.0, 0.5]
+    >>> as_floats(["0.5"], "w")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: w: expected numbers, got text
+    """
     try:
-        return np.asarray(values, dtype=float)
+        arr = np.asarray(values)
+        if arr.dtype.kind == "O":
+            odd = next((x for x in arr.ravel() if isinstance(x, (str, bytes, bool, np.bool_))), None)
+            if odd is not None:
+                arr = np.asarray([odd])
+        if arr.dtype.kind in "USb":
+            raise HUCError(f"{where}: expected numbers, got {'booleans' if arr.dtype.kind == 'b' else 'text'}",
+                           kind="type")
+        return arr.astype(float, copy=False)
     except (TypeError, ValueError) as err:
-        raise HUCError(f"{where}: expected numbers ({err})") from None
+        if isinstance(err, HUCError):
+            raise
+        raise HUCError(f"{where}: expected numbers ({err})", kind="type") from None
 
 
-def entries(values, n: int, where: str, rule: str, ok) -> np.ndarray:
-    """``n`` finite numbers satisfying ``ok``, or one HUCError naming the first that is not."""
+def entries(values, n: int, where: str, rule: str, ok, kind: str) -> np.ndarray:
+    """``n`` finite numbers satisfying ``ok``, or one HUCError naming the first that is not
+    (of ``kind``, :data:`huc_ref.errors.ERROR_KINDS`).
+
+    >>> entries([1, -1], 2, "w", "a finite nonnegative number", lambda v: v >= 0, "float_range")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: w[1]: -1.0 is not a finite nonnegative number
+    """
     v = as_floats(values, where)
     if v.shape != (n,):
-        raise HUCError(f"{where}: expected one value per row of y_prob ({n}), got shape {v.shape}")
+        raise HUCError(f"{where}: expected one value per row of y_prob ({n}), got shape {v.shape}", kind="length")
     bad = ~(np.isfinite(v) & ok(v))
     if bad.any():
         i = int(np.argmax(bad))
-        raise HUCError(f"{where}[{i}]: {v[i].item()!r} is not {rule}")
+        raise HUCError(f"{where}[{i}]: {v[i].item()!r} is not {rule}", kind=kind)
     return v
 
 

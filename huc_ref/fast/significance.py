@@ -58,7 +58,7 @@ def check_memory(ft: FastTree, n: int, utilities: Mapping[str, Utility], acceler
     if total > MAX_NULL_BYTES:
         raise HUCError(f"null_draws: the label-free tables of {n} atoms would take {total / 2**30:.1f} GiB "
                        f"(more than {MAX_NULL_BYTES / 2**30:.0f} GiB: n x (K + needed nodes) per utility); "
-                       "audit a subsample or fewer utilities")
+                       "audit a subsample or fewer utilities", kind="too_large")
     return total
 
 
