@@ -36,7 +36,6 @@ from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
 from .replay import select_prefix
 from .tree import LabelTree
-from .utilities import utility_from_json
 
 __all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model"]
 
