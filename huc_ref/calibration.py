@@ -398,14 +398,14 @@ def _read_rules(rules, tree: LabelTree, utilities, names, method: str) -> list:
     in the model, at a branching node for HUC-Boost (none for UC-Boost), a finite interval
     ``lo <= hi`` and a finite step."""
     out = []
-    branching = set(tree.branching_nodes)
+    branching, index = set(tree.branching_nodes), {name: k for k, name in enumerate(names)}
     for i, r in enumerate(rules):
         where = f"rules[{i}]."
         if not isinstance(r, dict):
             raise HUCError(f"rules[{i}]: expected an object", kind="type")
         _only(r, _RULE_FIELDS, where)
         group, name = _field(r, "subgroup", where, (str,)), _field(r, "utility", where, (str,))
-        if group not in names:
+        if group not in index:
             raise HUCError(f"{where}subgroup: {printable(repr(group), 80)} is not one of the model's subgroups",
                            kind="reference")
         if name not in utilities:
@@ -429,7 +429,7 @@ def _read_rules(rules, tree: LabelTree, utilities, names, method: str) -> list:
             raise HUCError(f"{where}interval: lo = {lo!r} is above hi = {hi!r}", kind="structure")
         alpha = _number(_field(r, "alpha", where, (int, float)), f"{where}alpha", -MAX_ALPHA, MAX_ALPHA,
                         f"a finite step of magnitude at most {MAX_ALPHA:g}")
-        out.append((names.index(group), name, None if node is None else tree.id(node), lo, hi, alpha))
+        out.append((index[group], name, None if node is None else tree.id(node), lo, hi, alpha))
     return out
 
 
@@ -467,10 +467,12 @@ def load_model(source) -> HUCBoost:
     names = doc["subgroups"]
     if not isinstance(names, list) or not names:
         raise HUCError("subgroups: expected a non-empty list of names", kind="type")
+    seen = set()
     for i, name in enumerate(names):
         check_name(name, f"subgroups[{i}]")
-        if name in names[:i]:
+        if name in seen:
             raise HUCError(f"subgroups[{i}]: {printable(repr(name), 80)} is listed twice", kind="structure")
+        seen.add(name)
     options = doc["options"]
     if not isinstance(options, dict):
         raise HUCError("options: expected an object", kind="type")

@@ -129,10 +129,12 @@ def _subgroup_file(path, n: int):
     names = [c.strip() for c in lines[0].split(",")] if Path(path).suffix.lower() == ".csv" else None
     if names is None or len(values) != n:
         raise HUCError(f"subgroups: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
+    seen = set()
     for i, name in enumerate(names):
         check_name(name, f"subgroups[{i}]")
-        if name in names[:i]:
+        if name in seen:
             raise HUCError(f"subgroups[{i}]: {printable(repr(name), 80)} is listed twice", kind="structure")
+        seen.add(name)
     values = values.reshape(len(values), -1)
     return {name: values[:, k] for k, name in enumerate(names)}
 
