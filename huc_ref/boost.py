@@ -239,12 +239,6 @@ class _Engine:
         self.bits = 53 if self.float else math.ceil(digits * math.log2(10)) + 16
         tree = self.tree
         self.branching = [tree.id(v) for v in tree.branching_nodes]
-        # for every label: (node id, child position) of the branching nodes on its path
-        self.path_steps = []
-        for y in range(tree.K):
-            path = tree.path_ids(y)
-            self.path_steps.append([(a, tree.child_ids[a].index(b)) for a, b in zip(path, path[1:])
-                                    if len(tree.child_ids[a]) >= 2])
         self.q0 = []
         for atom in dist.atoms:
             dec = TreeDecomposition(tree, atom.p, [0] * tree.K)
@@ -255,21 +249,31 @@ class _Engine:
         else:
             self.z = [[zero] * tree.K for _ in dist.atoms]
 
+    def down(self, start, moved: dict, step):
+        """Per label, ``start`` carried down its path through the moved splits (A.3's ``q_{v_j}``
+        factors): at a node ``a`` in ``moved``, the value for child ``j`` is ``step(value, moved[a], j)``;
+        other nodes pass it on.  One visit per node (a path table would be depth x labels)."""
+        tree = self.tree
+        value = [start] * len(tree.nodes)
+        for a, kids in enumerate(tree.child_ids):  # pre-order: a parent before its children
+            here, m = value[a], moved.get(a)
+            for j, b in enumerate(kids):
+                value[b] = here if m is None else step(here, m, j)
+        return [value[leaf] for leaf in tree.leaf_node_ids]
+
     def forms(self, i, p):
         """The leaf probabilities of a touched atom as :class:`_Form` s (for the utilities)."""
         atom = self.dist.atoms[i]
-        out = []
-        for y, value in enumerate(p):
-            if self.method == "huc":
-                # the factor e^{z_j} / sum_k q0_k e^{z_k} is determined by z_j and the normaliser
-                # in canonical form (each distinct logit with its summed q0): equal keys, equal
-                # factors, across leaves and across atoms
-                key = tuple(sorted((self.z[i][a][j], _normaliser(self.q0[i][a], self.z[i][a]))
-                                   for a, j in self.path_steps[y] if any(self.z[i][a])))
-            else:
-                key = (self.z[i][y], _normaliser(atom.p, self.z[i]))
-            out.append(_Form({key: atom.p[y]}, value))
-        return out
+        if self.method == "huc":
+            # the factor e^{z_j} / sum_k q0_k e^{z_k} is determined by z_j and the normaliser
+            # in canonical form (each distinct logit with its summed q0): equal keys, equal
+            # factors, across leaves and across atoms
+            moved = {a: (zs, _normaliser(self.q0[i][a], zs)) for a, zs in self.z[i].items() if any(zs)}
+            keys = [tuple(sorted(k)) for k in self.down((), moved, lambda key, m, j: key + ((m[0][j], m[1]),))]
+        else:
+            norm = _normaliser(atom.p, self.z[i])
+            keys = [(self.z[i][y], norm) for y in range(len(p))]
+        return [_Form({key: atom.p[y]}, value) for y, (key, value) in enumerate(zip(keys, p))]
 
     def untouched(self, i) -> bool:
         """Whether atom ``i`` has not been updated (its prediction is still exactly ``p0``)."""
@@ -285,17 +289,13 @@ class _Engine:
                 factor = {}
                 for a, zs in self.z[i].items():
                     if not any(zs):  # no rule has moved this node's split: its factors are exactly 1
-                        factor[a] = [ctx.mpf(1)] * len(zs)
                         continue
                     es = [ctx.exp(lift(z)) if z else ctx.mpf(1) for z in zs]
                     denom = sum((lift(q) * e for q, e in zip(self.q0[i][a], es)), ctx.mpf(0))
                     factor[a] = [e / denom for e in es]
-                row = []
-                for y, p0 in enumerate(atom.p):
-                    value = lift(p0)
-                    for a, j in self.path_steps[y]:
-                        value = value * factor[a][j]
-                    row.append(value)
+                # p0_y times the factors of the moved splits on y's path, from the root down
+                scale = self.down(None, factor, lambda v, f, j: f[j] if v is None else v * f[j])
+                row = [lift(p0) if f is None else lift(p0) * f for p0, f in zip(atom.p, scale)]
             elif not any(self.z[i]):  # an atom no rule has touched keeps p0 exactly
                 row = [lift(p0) for p0 in atom.p]
             else:

@@ -281,6 +281,10 @@ def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Uti
             N = ft.subtree_sums(P[members] * U[members], cols)
             mu = ratio(N, masses[members][:, cols])
             h = c * (mu[:, 1:] - mu[:, [0]])
+            # a row whose h is the same for every child is not moved (q' = q exactly, as the run
+            # keeps it); the float factor 1 / sum q would perturb it by an ulp and could flip a tie
+            moving = ~np.all(h == h[:, :1], axis=1)
+            members, h = members[moving], h[moving]
             q = masses[members][:, kids] / masses[members][:, [a]]
             factor = np.exp(alpha * h - logsumexp(np.log(q) + alpha * h))  # q'_j / q_j, in the log domain
             for j, child in enumerate(kids):
@@ -289,6 +293,8 @@ def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Uti
         else:
             s = score[members][:, None]
             h = c * (U[members] - s)
+            moving = ~np.all(h == h[:, :1], axis=1)  # softmax(log p + constant) is p: not moved
+            members, h = members[moving], h[moving]
             P[members] = softmax_rows(np.log(P[members]) + alpha * h)
         P = np.maximum(P, TOLERANCES["floor"])
         yield t, P
