@@ -192,13 +192,12 @@ def test_a_rule_that_does_not_move_a_row_leaves_it_bit_for_bit():
     children under v2 have equal utility), so the run keeps them at p0; the replay multiplied them
     by the float factor 1 / sum q, an ulp from 1, which flipped Rank's tie between the labels
     v4 and v9 (both 5/18) and sent update 3 the other way.  Rows with a constant h are not moved."""
-    from fractions import Fraction as F
-
-    from huc_ref import FiniteDistribution, LabelTree, Rank
+    from huc_ref import LabelTree, Rank
     t = LabelTree.from_children("v0", {"v0": ["v1", "v2"], "v1": ["v5", "v6"], "v6": ["v7", "v8"],
                                        "v8": ["v9", "v10"], "v2": ["v3", "v4"]},
                                 labels=["v4", "v9", "v10", "v3", "v7", "v5"])
-    flat, peaked = [F(1, 6)] * 6, [F(5, 18), F(5, 18), F(1, 6), F(1, 6), F(1, 18), F(1, 18)]
+    flat = [Fraction(1, 6)] * 6
+    peaked = [Fraction(5, 18), Fraction(5, 18), Fraction(1, 6), Fraction(1, 6), Fraction(1, 18), Fraction(1, 18)]
     d = FiniteDistribution.from_sample(t, ["v4"] * 3 + ["v9"] * 2, [flat] * 3 + [peaked] * 2,
                                        subgroups={"all": [1] * 5, "g1": [0] * 5})
     us = {"u": Rank(t, ["-1", "-1/2", "-3/4", "-1", "-1", "-1"])}
