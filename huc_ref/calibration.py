@@ -31,7 +31,7 @@ from .engines import boost
 from .errors import HUCError, check_name, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules
-from .fast.numbers import entries
+from .fast.numbers import as_floats, entries
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
 from .replay import select_prefix
@@ -80,19 +80,32 @@ class _Estimator:
 def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -> np.ndarray:
     """``y_prob`` as finite nonnegative rows (``K`` columns), with K.1's ``kappa_init``
     smoothing ``(1 - kappa) p + kappa / K`` after dividing each row by its sum."""
-    try:
-        P = np.asarray(y_prob, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise HUCError(f"{where}: expected an n x K array of probabilities ({err})", kind="length") from None
+    if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not 0 < kappa <= 0.5:
+        raise HUCError(f"kappa: expected a number in (0, 1/2] (K.1's kappa_init), got {printable(repr(kappa), 40)}",
+                       kind="option")
+    P = as_floats(y_prob, where)
     if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
         raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}",
                        kind="length")
-    sums = P.sum(axis=1) if np.isfinite(P).all() else np.full(len(P), np.nan)
-    bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing row is reported below
+        sums = P.sum(axis=1) if np.isfinite(P).all() else np.full(len(P), np.nan)
+    bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0) & np.isfinite(sums))
     if bad.any():
         raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
                        kind="float_range")
     return (1 - kappa) * (P / sums[:, None]) + kappa / P.shape[1]
+
+
+def _validation(validation, size: int = 3):
+    """``validation`` as a tuple ``(y_prob, y_true[, subgroups])`` (K.1's held-out split), or None."""
+    if validation is None:
+        return None
+    if not isinstance(validation, (tuple, list)) or not 2 <= len(validation) <= size:
+        shown = "(y_prob, y_true[, subgroups])" if size == 3 else "(y_prob, y_true)"
+        got = (f"a {type(validation).__name__} of {len(validation)}" if isinstance(validation, (tuple, list))
+               else type(validation).__name__)
+        raise HUCError(f"validation: expected {shown}, got {got}", kind="type")
+    return tuple(validation)
 
 
 def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
@@ -133,13 +146,14 @@ class _Scaling(_Estimator):
     def fit(self, y_prob, y_true, *, sample_weight=None, validation=None):
         """Fit on calibration predictions and labels (column indices ``0 .. K-1``); with
         ``validation=(y_prob_val, y_true_val)`` the regularisation is chosen there (K.1)."""
-        P = np.asarray(y_prob, dtype=float)
+        P = as_floats(y_prob, "y_prob")
         K = P.shape[1] if P.ndim == 2 else None
         Y = self._one_hot(y_true, len(P), K)
         val = None
+        validation = _validation(validation, 2)
         if validation is not None:
-            Pv, yv = validation[0], validation[1]
-            val = (np.asarray(Pv, dtype=float), self._one_hot(yv, len(Pv), K))
+            Pv, yv = as_floats(validation[0], "validation[0]"), validation[1]
+            val = (Pv, self._one_hot(yv, len(Pv), K))
         self.recalibrator_ = fit_scaling(P, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
                                          validation=val, l2_grid=self.l2_grid)
         return self
@@ -246,6 +260,7 @@ class HUCBoost(_Estimator):
         """Boost on calibration data; ``validation=(y_prob, y_true[, subgroups])`` picks the prefix."""
         P = self._inputs(y_prob)
         y = label_ids(y_true, self.tree, len(P))
+        validation = _validation(validation)
         if self.initial is not None:
             val = None if validation is None else (self._inputs(validation[0], "validation[0]"),
                                                     label_ids(validation[1], self.tree, len(validation[0])))

@@ -49,7 +49,8 @@ def check_f3_algorithm_2_equals_brute_force():
                 expect(interval_moment(dist, u, row.subgroup, witness, row.node) == row.moment, "witness invalid")
             audits += 1
     return Evidence(SAMPLED, f"400 random block sequences; {audits} random populations on all shapes up to 4 "
-                    "leaves, every row against enumeration of all intervals by the definition")
+                    "leaves, every row against enumeration of all intervals by the definition",
+                    scope=dict(points=400 + audits, shapes=len(tree_shapes(4)), max_leaves=4, labels_shuffled=False))
 
 
 @claim("App. F.2", "With at most one relevant node per utility, UC = HUC; a two-leaf tree recovers binary UC")
@@ -75,7 +76,8 @@ def check_f2_reduction_to_uc():
                       for i, lo in enumerate(levels) for hi in levels[i:]] + [F(0)])
         expect(res.uc.sup == res.huc.sup == binary, "two-leaf tree: not binary UC")
         cases += 1
-    return Evidence(SAMPLED, f"{cases} random flat-tree populations and two-leaf samples")
+    return Evidence(SAMPLED, f"{cases} random flat-tree populations and two-leaf samples",
+                    scope=dict(points=cases, arities=[2, 3, 4, 5], trees="flat and two-leaf"))
 
 
 @claim("Thm 3.4, App. F.1", "Bounded differences 4/n give the 4 sqrt(log(N_cand/delta)/(2n)) term; "
@@ -105,7 +107,8 @@ def check_theorem_3_4_constants():
         approx = F(str(sympy.N(exact, 45)))  # 45 digits; the enclosure is ~35 digits wide
         expect(bound.lo - F(1, 10**40) <= approx <= bound.hi + F(1, 10**40), "huc_ref's enclosure misses the value")
     return Evidence(PROVED, "McDiarmid's equation solved symbolically; |A| <= 2 checked at exact points; "
-                    "huc_ref's expression and enclosure compared at three (n, N, delta)")
+                    "huc_ref's expression and enclosure compared at three (n, N, delta)",
+                    scope=dict(symbolic=["McDiarmid's equation"], shapes=len(tree_shapes(4)), max_leaves=4, points=3))
 
 
 @claim("App. H.1 (Thm H.2, eq. 159, 175)", "n >= 512/eps^2 [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)] is exactly "
@@ -126,7 +129,8 @@ def check_h1_sample_size_is_gap_condition():
             by_gap = h1_gap_bound(n_, T, big, d_).certainly_le(eps_ / 4)
             expect(by_size == by_gap, f"huc_ref: size condition and gap condition disagree at n = {n_}")
             decided += 1
-    return Evidence(PROVED, f"equivalence by simplify; huc_ref's two functions agree at {decided} random points")
+    return Evidence(PROVED, f"equivalence by simplify; huc_ref's two functions agree at {decided} random points",
+                    scope=dict(symbolic=["Gap <= eps/4 iff the size condition"], points=decided))
 
 
 @claim("App. F.3 (Algorithm 2) in float64, F.4", "The float64 audit decides every order Algorithm 2 needs (tie "
@@ -168,4 +172,5 @@ def check_f3_certified_algorithm_2_in_float64():
                 rows += 1
             cases += 1
     return Evidence(SAMPLED, f"{rows} rows of {cases} rational samples with exact ties and 10^-20 near ties, every "
-                             "shape of 2-4 leaves, labels shuffled; rank, top-k, top-1 at depth and linear utilities")
+                             "shape of 2-4 leaves, labels shuffled; rank, top-k, top-1 at depth and linear utilities",
+                    scope=dict(points=rows, cases=cases, max_leaves=4, labels_shuffled=True))

@@ -66,7 +66,8 @@ def check_e1_path_products_normalise():
         for v in tree.internal_nodes:
             expect(list(dec.q(v)) == [q[c] for c in tree.children(v)], f"q not recovered at {v}")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"all {len(shapes)} shapes up to 5 leaves, exp(z) as free "
-                    "positive symbols")
+                    "positive symbols",
+                    scope=dict(symbolic=["path products"], shapes=len(shapes), max_leaves=5, unary_up_to=3))
 
 
 @claim("App. E.2 Step 1 (eq. 92-95)", "A one-node update q' = q e^{alpha h}/Z keeps a leaf distribution, leaves "
@@ -95,7 +96,9 @@ def check_e2_update_is_branch_local():
                 expect(list(after.q(x)) == want, f"update at {v} changed branch probabilities at {x}")
             updates += 1
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"every branching node of all {len(shapes)} shapes up to 4 leaves "
-                    f"({updates} updates), e^(alpha h_j) as free positive symbols")
+                    f"({updates} updates), e^(alpha h_j) as free positive symbols",
+                    scope=dict(symbolic=["one-node update"], shapes=len(shapes), max_leaves=4, unary_up_to=3,
+                               points=updates))
 
 
 def _phi_setup(node):
@@ -160,7 +163,9 @@ def check_e2_log_loss_derivatives():
     m = sum(e * (hy - sum(fz * hz for fz, hz in zip(f, h))) for e, hy in zip(eta, h))
     expect(sympy.simplify(sympy.diff(phi, alpha).subs(alpha, 0) + m) == 0, "UC-Boost: phi'(0) != -M")
     return Evidence(PROVED, "symbolic (simplify) on the four-leaf tree at the root and at vL, and for the global "
-                    "update on three leaves; Gamma = c E[g] cross-checked with huc_ref at an exact point")
+                    "update on three leaves; Gamma = c E[g] cross-checked with huc_ref at an exact point",
+                    scope=dict(symbolic=["phi'(0)", "phi''(alpha)"],
+                               trees="four-leaf (root and vL), three-leaf global", points=1))
 
 
 @claim("App. E.2 Step 3-4 (eq. 99, 101), Thm 3.5", "phi''(alpha) <= Lambda_t <= 1 and the quadratic bound "
@@ -199,7 +204,8 @@ def check_e2_curvature_and_quadratic_bound():
         points += 1
     return Evidence(f"{SAMPLED} (interval arithmetic)", f"{points} random nodes with d = 2..4, h = c Delta, "
                     "alpha in [-3, 3]; each inequality certified by outward-rounded intervals (precision raised "
-                    "until decided); Lambda = 0 and alpha = 0 decided in exact rationals")
+                    "until decided); Lambda = 0 and alpha = 0 decided in exact rationals",
+                    scope=dict(points=points, arities=[2, 3, 4], arithmetic="outward-rounded intervals"))
 
 
 def _iv(ctx, x: Fraction):
@@ -273,7 +279,8 @@ def check_e3_brier_is_not_branch_local():
         return sum(x * x for x in p_new) - sum(x * x for x in p)
     expect(brier_change(F(1, 2)) != brier_change(F(9, 10)), "Brier change did not depend on C_(v,j)")
     return Evidence(PROVED, "exact rational functions on the four-leaf tree, update at the root; the "
-                    "counterexample: Brier changes 3/16 vs 69/400 for the same branch update (log loss: identical)")
+                    "counterexample: Brier changes 3/16 vs 69/400 for the same branch update (log loss: identical)",
+                    scope=dict(symbolic=["Brier change"], trees="four-leaf, update at the root"))
 
 
 def _log_loss(dist, predictions, ctx) -> object:
@@ -337,4 +344,6 @@ def check_theorem_3_5_on_boosting_runs():
             huc = audit(again, us).huc.sup
             expect(huc <= eps + F(1, 10**6), f"{engine}: HUC(f_T) = {float(huc)} > eps (exact re-audit)")
     return Evidence(SAMPLED, f"{runs} runs ({updates} updates) on {runs // 2} exact populations over every tree "
-                             "shape with 2-4 leaves, labels shuffled; both backends")
+                             "shape with 2-4 leaves, labels shuffled; both backends",
+                    scope=dict(runs=runs, updates=updates, shapes=len(tree_shapes(4)), max_leaves=4,
+                               labels_shuffled=True, backends=["exact", "fast"]))

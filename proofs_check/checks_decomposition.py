@@ -38,7 +38,8 @@ def check_c1_local_algebra():
             r = dec.R("v", y)
             expect(list(r) == ref.R("v", y), f"d={d}: huc_ref R_v(y{y + 1}) differs from the definition")
             expect(sum(r, F.zero) == 0, f"d={d}: sum_j R_j(y{y + 1}) != 0")
-    return Evidence(PROVED, "nodes with d = 2..6 children; child masses and means are free symbols")
+    return Evidence(PROVED, "nodes with d = 2..6 children; child masses and means are free symbols",
+                    scope=dict(symbolic=["local algebra"], arities=[2, 3, 4, 5, 6]))
 
 
 def _shapes():
@@ -70,7 +71,9 @@ def check_theorem_3_1_telescoping():
             expect(dec.residual(y) == u[y] - mu_root, "huc_ref residual differs")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"all {len(shapes)} tree shapes with 1..{TELESCOPING_LEAVES} "
                     f"leaves and no unary node, plus those with one unary node up to {TELESCOPING_UNARY} leaves; "
-                    f"p and u free symbols; <Delta, R> = piecewise form up to {INNER_PRODUCT_LEAVES} leaves")
+                    f"p and u free symbols; <Delta, R> = piecewise form up to {INNER_PRODUCT_LEAVES} leaves",
+                    scope=dict(symbolic=["telescoping"], shapes=len(shapes), max_leaves=TELESCOPING_LEAVES,
+                               unary_up_to=TELESCOPING_UNARY))
 
 
 @claim("App. C.3", "Under Y ~ p each node contribution has zero mean; contributions of distinct nodes are "
@@ -100,7 +103,9 @@ def check_c3_orthogonality_and_parseval():
             parseval += du.pi(v) * sum((qj * dj ** 2 for qj, dj in zip(du.q(v), du.Delta(v))), F.zero)
         expect(variance == parseval, f"{tree.to_json()}: Parseval fails")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"all {len(shapes)} shapes with up to {ORTHOGONALITY_LEAVES} "
-                    "leaves (one unary node up to 3); p, u and a second utility w free")
+                    "leaves (one unary node up to 3); p, u and a second utility w free",
+                    scope=dict(symbolic=["orthogonality", "Parseval"], shapes=len(shapes),
+                               max_leaves=ORTHOGONALITY_LEAVES, unary_up_to=3))
 
 
 @claim("App. C.3 (eq. 75-80)", "Orthonormal basis: phi_v = R_{v,2} / sqrt(pi_v q_{v,1} q_{v,2}) at binary nodes "
@@ -165,7 +170,9 @@ def check_c3_orthonormal_basis_and_uniqueness():
         expect(sum(len(vs) for vs in spanning.values()) == K - 1, "dimensions do not add to K - 1")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", "radical basis on two binary trees (simplify, positive symbols); "
                     f"uniqueness by orthogonal node spaces for all {len(shapes)} shapes up to "
-                    f"{ORTHOGONALITY_LEAVES} leaves")
+                    f"{ORTHOGONALITY_LEAVES} leaves",
+                    scope=dict(symbolic=["radical basis"], trees="two binary trees", shapes=len(shapes),
+                               max_leaves=ORTHOGONALITY_LEAVES, unary_up_to=3))
 
 
 @claim("App. C.2 (eq. 69-70)", "Conditional means: E[R_{v,j}(p,Y)] = pi*_{v_j} - pi*_v q_{v,j}, and "
@@ -190,7 +197,9 @@ def check_c2_conditional_means():
             expect(direct == eq70, f"eq. 70 fails at {v}")
             expect(dec.expected_contribution(v, masses) == direct, f"huc_ref expected_contribution differs at {v}")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"all {len(shapes)} shapes up to {ORTHOGONALITY_LEAVES} leaves; "
-                    "p, u and the true law eta free symbols")
+                    "p, u and the true law eta free symbols",
+                    scope=dict(symbolic=["conditional means"], shapes=len(shapes), max_leaves=ORTHOGONALITY_LEAVES,
+                               unary_up_to=3))
 
 
 @claim("Prop. 3.3, App. D.1 (Prop. D.2)", "Canonical calibration (eta = p) holds iff E[R_v(P,Y) | P] = 0 at every "
@@ -229,4 +238,5 @@ def check_d1_canonical_calibration_iff_branch_residuals_vanish():
             expect(audit(dist, us).huc.sup == 0, "an audit of a canonically calibrated population has HUC > 0")
             points += 1
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"iff proved for all {len(shapes)} shapes up to 5 leaves "
-                    f"(linear system solved in eta); HUC = 0 {SAMPLED} ({points} audits)")
+                    f"(linear system solved in eta); HUC = 0 {SAMPLED} ({points} audits)",
+                    scope=dict(symbolic=["iff"], shapes=len(shapes), max_leaves=5, points=points))

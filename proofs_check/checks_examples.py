@@ -77,7 +77,9 @@ def check_section_2_2_four_leaf_decomposition():
                 want = (r.q(v)[0] * gap if r.J(right, y) else -r.q(v)[1] * gap if r.J(left, y) else fl.zero)
                 expect(d.g(v, y) == want, f"B.2 fails at {v}")
     return Evidence(f"{PROVED}; B.1-B.3 {EXHAUSTIVE}", "p, u, eta free symbols on the four-leaf tree; binary-node "
-                    f"form on all {len(shapes)} binary shapes up to 5 leaves")
+                    f"form on all {len(shapes)} binary shapes up to 5 leaves",
+                    scope=dict(symbolic=["eq. (5)"], trees="four-leaf; binary shapes up to 5 leaves",
+                               shapes=len(shapes), max_leaves=5))
 
 
 def _subshapes(shape):
@@ -98,7 +100,8 @@ def check_appendix_d1_cancellation():
     expect(moments == [F(1, 4), F(-1, 4), 0], f"node moments {moments}")
     res = audit(d, {"u": u})
     expect((res.uc.sup, res.huc.sup) == (0, F(1, 4)), f"UC, HUC = {res.uc.sup}, {res.huc.sup}")
-    return Evidence(EXACT_EXAMPLE, "UC = 0, HUC = 1/4, (D_top, D_L, D_R) = (1/4, -1/4, 0)")
+    return Evidence(EXACT_EXAMPLE, "UC = 0, HUC = 1/4, (D_top, D_L, D_R) = (1/4, -1/4, 0)",
+                    scope=dict(example="App. D.1"))
 
 
 @claim("App. D.2", "Marginal calibration: zero class-wise and subtree-indicator UC, yet conditional branch "
@@ -114,7 +117,8 @@ def check_appendix_d2_marginal_calibration():
     expect(all(TreeDecomposition(FOUR, a.p, [0] * 4).q("vL")[0] == F(1, 2) for a in d.atoms), "predicted branch")
     residuals = [t.residual for t in atom_terms(d, us["J_E"])]
     expect(residuals == [F(1, 8), F(-1, 8)], f"residuals {residuals}")
-    return Evidence(EXACT_EXAMPLE, "UC = 0 for e_y1..e_y4, J_D, J_E; q* = 3/4, 1/4 vs q = 1/2; residuals +-1/8")
+    return Evidence(EXACT_EXAMPLE, "UC = 0 for e_y1..e_y4, J_D, J_E; q* = 3/4, 1/4 vs q = 1/2; residuals +-1/8",
+                    scope=dict(example="App. D.2"))
 
 
 @claim("App. D.3", "Branch error without utility impact: eta = (1/20,9/20,1/5,3/10), u = 1{y = y4} gives "
@@ -127,7 +131,8 @@ def check_appendix_d3_branch_error_without_impact():
     moments = [interval_moment(d, u, "all", EVERYTHING, v) for v in ("v0", "vL", "vR")]
     expect(moments == [0, 0, F(1, 20)], f"node moments {moments}")
     expect("vL" not in u.relevant_nodes, "vL should not be relevant to u = 1{y = y4}")
-    return Evidence(EXACT_EXAMPLE, "(D_top, D_L, D_R) = (0, 0, 1/20); vL not in V_T(u)")
+    return Evidence(EXACT_EXAMPLE, "(D_top, D_L, D_R) = (0, 0, 1/20); vL not in V_T(u)",
+                    scope=dict(example="App. D.3"))
 
 
 @claim("App. D.4", "Branch-score cells: both groups share the cell mu_u = 1/4 with moments 1/32, 0, -1/40, "
@@ -146,7 +151,8 @@ def check_appendix_d4_branch_score_cells():
     root_cell, right_cell = Interval.closed(F(3, 8), F(7, 16)), Interval.closed(F(7, 16), F(9, 16))
     expect((qa.q("v0")[1] in root_cell, qb.q("v0")[1] in root_cell) == (True, False), "root cell")
     expect((qa.q("vR")[1] in right_cell, qb.q("vR")[1] in right_cell) == (False, True), "right-node cell")
-    return Evidence(EXACT_EXAMPLE, "cell moments (1/32, 0, -1/40); I_0 selects group a only, I_R group b only")
+    return Evidence(EXACT_EXAMPLE, "cell moments (1/32, 0, -1/40); I_0 selects group a only, I_R group b only",
+                    scope=dict(example="App. D.4"))
 
 
 @claim("Prop. 3.3, App. D.1", "M_{c,u,I} = sum_v Gamma_{c,u,I,v}, hence UC(f; C, {u}) <= |V_T(u)| HUC(f; C, {u}); "
@@ -176,7 +182,8 @@ def check_proposition_3_3():
     d1 = audit(_population([(1, ["1/4"] * 4, ["1/4", 0, "3/8", "3/8"])]), {"u": Table(FOUR, [-1, 1, 1, 1])})
     expect(d1.uc.sup == 0 < d1.huc.sup, "no cancellation instance")
     return Evidence(SAMPLED, f"M = sum_v Gamma at {points} exact (c, u, I) on random populations over all shapes "
-                    "up to 5 leaves; tight at eta = (0,1/4,3/8,3/8): UC = 1/2 = 2 HUC; D.1: UC = 0 < HUC")
+                    "up to 5 leaves; tight at eta = (0,1/4,3/8,3/8): UC = 1/2 = 2 HUC; D.1: UC = 0 < HUC",
+                    scope=dict(points=points, shapes=len(tree_shapes(5)), max_leaves=5))
 
 
 def _ancestor_closed_sets(tree):
@@ -232,7 +239,9 @@ def check_appendix_g_aggregated_utilities():
             expect(uc_s <= bound, f"UC(u_S) > |S ∩ V_T(u)| HUC(u) for S = {S}")
             points += 1
     return Evidence(f"{EXHAUSTIVE}: {PROVED}; bound {SAMPLED}", f"identities for every ancestor-closed S ({n_sets}) "
-                    f"on all {len(shapes)} shapes up to 5 leaves; the UC bound on {points} random populations")
+                    f"on all {len(shapes)} shapes up to 5 leaves; the UC bound on {points} random populations",
+                    scope=dict(symbolic=["Lemma G.1"], sets=n_sets, shapes=len(shapes), max_leaves=5, unary_up_to=3,
+                               points=points))
 
 
 def _literal_values(kind, tree, params, p):
@@ -317,4 +326,5 @@ def check_utility_families():
             expect(uc <= len(u.relevant_nodes) * huc, f"{name}: UC > |V_T(u)| HUC")
     return Evidence(SAMPLED, f"{len(families)} families: {values} value vectors against their definitions (ties in "
                              f"every decision), M = sum_v Gamma_v at {points} exact (c, u, I); every shape of 1-4 "
-                             "leaves, labels shuffled")
+                             "leaves, labels shuffled",
+                    scope=dict(families=sorted(families), points=values + points, max_leaves=4, labels_shuffled=True))

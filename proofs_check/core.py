@@ -55,14 +55,19 @@ def expect(condition, message: str):
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a check established: its method and a one-line account of what was done.
+    """What a check established: its method, a one-line account of what was done, and its scope
+    in fields (``huc verify --json``): ``shapes`` and ``max_leaves`` (``unary_up_to``) for
+    tree shapes enumerated, ``arities`` for node sizes, ``points`` (``cases``, ``runs``,
+    ``updates``) for exact points sampled, ``symbolic`` for what was proved with symbols,
+    ``trees`` for named trees, ``example`` for a worked example, ``labels_shuffled``.
 
-    >>> Evidence(EXACT_EXAMPLE, "D_top = 1/4 as in App. D.1").method
-    'exact worked example'
+    >>> Evidence(EXACT_EXAMPLE, "D_top = 1/4 as in App. D.1", scope={"example": "App. D.1"}).scope
+    {'example': 'App. D.1'}
     """
 
     method: str
     detail: str
+    scope: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -86,13 +91,13 @@ class Check:
         t = time.perf_counter()
         try:
             ev = self.func()
-            status, method, detail = "ok", ev.method, ev.detail
+            status, method, detail, scope = "ok", ev.method, ev.detail, ev.scope
         except CheckFailed as err:
-            status, method, detail = "FAILED", "-", str(err)
+            status, method, detail, scope = "FAILED", "-", str(err), {}
         except Exception as err:  # a crash in huc_ref is a failed claim, reported, not hidden
-            status, method, detail = "ERROR", "-", f"{type(err).__name__}: {err}"
+            status, method, detail, scope = "ERROR", "-", f"{type(err).__name__}: {err}", {}
         self.result = {"check": self.name, "claim": self.claim, "location": self.location,
-                       "method": method, "status": status, "detail": detail,
+                       "method": method, "status": status, "detail": detail, "scope": scope,
                        "seconds": round(time.perf_counter() - t, 3)}
         return self.result
 

@@ -251,3 +251,30 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
         assert main(["apply", str(bad), str(tmp_path / "P.npy"), "-o", str(tmp_path / "o.npy")]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"huc: error: {error}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("call, kind, message", [
+    (lambda m, P, y: m.predict_proba([[1e308, 1e308, 1e308]]), "float_range",
+     "y_prob[0]: entries must be finite and nonnegative, with a positive sum"),
+    (lambda m, P, y: m.predict_proba([["a", "b", "c"]]), "type", "y_prob: expected numbers, got text"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P,)), "type",
+     "validation: expected (y_prob, y_true[, subgroups]), got a tuple of 1"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, kappa=-1).fit(P, y), "option",
+     "kappa: expected a number in (0, 1/2] (K.1's kappa_init), got -1"),
+    (lambda m, P, y: TemperatureScaling().fit(P, y, validation=P), "type",
+     "validation: expected (y_prob, y_true), got ndarray"),
+    (lambda m, P, y: TemperatureScaling().fit([["x", "y", "z"]], [0]), "type", "y_prob: expected numbers, got text"),
+])
+def test_the_estimators_refuse_bad_arguments_with_one_error(call, kind, message):
+    """#18 on the practitioner's API: an overflowing row, text, a malformed validation split and a bad
+    kappa each get one HUCError with its kind (an overflow warning, an IndexError and a misleading
+    y_prob message before)."""
+    import warnings
+    doc, P = _small_model()
+    model = load_model(doc)
+    y = np.random.default_rng(0).integers(0, 3, len(P))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(HUCError) as err:
+            call(model, P, y)
+    assert str(err.value).startswith(message) and err.value.kind == kind, (str(err.value), err.value.kind)

@@ -23,6 +23,18 @@ def test_every_claim_passes_and_says_how(capsys):
     assert all(r["method"].startswith(labels) for r in results)
     assert methods["check_theorem_3_1_telescoping"].startswith("exhaustive: proved symbolically")
     assert methods["check_proposition_3_3"].startswith("checked at exact rational points")
+    # #19 item 3: the scope is in fields, and matches the method's label
+    for r in results:
+        scope, method = r["scope"], r["method"]
+        assert scope, r["check"]
+        if method.startswith("exhaustive"):
+            assert isinstance(scope["shapes"], int) and scope["shapes"] > 1 and scope["max_leaves"] >= 4, r["check"]
+        if "checked at exact rational points" in method:
+            assert (scope.get("points") or scope.get("runs", 0)) > 0, r["check"]
+        if method == "exact worked example":
+            assert scope["example"] in r["location"], r["check"]
+        if method.startswith("proved symbolically"):
+            assert scope.get("symbolic") or scope.get("arities"), r["check"]
     locations = " ".join(r["location"] for r in results)
     for where in ("C.1", "Thm 3.1", "C.3", "C.2", "eq. (5)", "D.1", "D.2", "D.3", "D.4", "Prop. 3.3", "App. G",
                   "E.1", "E.2", "E.3", "F.3", "F.2", "Thm 3.4", "H.1"):
