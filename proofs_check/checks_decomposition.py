@@ -18,6 +18,44 @@ INNER_PRODUCT_LEAVES = 5  # <Delta, R> in full; C.1 proves it for any node in ge
 ORTHOGONALITY_LEAVES = 5
 
 
+def _sum_over(expr, var, d, bound):
+    """``sum_{var=1}^{d} expr`` for a symbolic ``d``, by the rules of finite sums only: linearity
+    (factors free of ``var`` come out), ``sum_var 1 = d`` and ``sum_var delta(var, k) f(var) = f(k)``
+    for ``1 <= k <= d``; every remaining sum is renamed to the one bound variable ``bound``, so
+    equal sums are equal expressions."""
+    out = sympy.Integer(0)
+    for term in sympy.Add.make_args(sympy.expand(expr)):
+        const, dep = term.as_independent(var, as_Add=False)
+        deltas = [f for f in sympy.Mul.make_args(dep) if isinstance(f, sympy.KroneckerDelta)]
+        if dep == 1:
+            out += const * d
+        elif deltas:
+            other = deltas[0].args[1] if deltas[0].args[0] == var else deltas[0].args[0]
+            out += const * (dep / deltas[0]).xreplace({var: other})
+        else:
+            out += const * sympy.Sum(dep, (var, 1, d))
+    return out.replace(lambda e: isinstance(e, sympy.Sum),
+                       lambda e: sympy.Sum(e.function.xreplace({e.variables[0]: bound}), (bound, 1, d)))
+
+
+def _local_algebra_for_symbolic_arity():
+    """C.1 at a node with a symbolic number of children ``d``: child masses ``pi_j > 0`` and
+    means ``mu_j`` as indexed symbols, ``y`` below child ``k``."""
+    d = sympy.Symbol("d", integer=True, positive=True)
+    j, k, i = sympy.symbols("j k i", integer=True, positive=True)
+    pi, mu = sympy.IndexedBase("pi", positive=True), sympy.IndexedBase("mu", real=True)
+    pi_v = sympy.Sum(pi[i], (i, 1, d))
+    mu_v = sympy.Sum(pi[i] * mu[i], (i, 1, d)) / pi_v  # N_{u,v} / pi_v with N additive over the children
+    q = pi[j] / pi_v
+    R = sympy.KroneckerDelta(j, k) - q
+    claims = {"sum_j q_j = 1": _sum_over(q, j, d, i) - 1,
+              "mu_v = sum_j q_j mu_j": _sum_over(q * mu[j], j, d, i) - mu_v,
+              "sum_j R_j = 0": _sum_over(R, j, d, i),
+              "<Delta_v, R_v> = mu_k - mu_v": _sum_over((mu[j] - mu_v) * R, j, d, i) - (mu[k] - mu_v)}
+    for name, diff in claims.items():
+        expect(sympy.simplify(diff) == 0, f"C.1 for symbolic d: {name} fails ({diff})")
+
+
 @claim("App. C.1", "Local algebra of a node: sum_j R_{v,j} = 0, sum_j q_{v,j} = 1, "
        "mu_{u,v} = sum_j q_{v,j} mu_{u,v_j}, pi_v = sum_j pi_{v_j}, N_{u,v} = sum_j N_{u,v_j}")
 def check_c1_local_algebra():
@@ -38,8 +76,10 @@ def check_c1_local_algebra():
             r = dec.R("v", y)
             expect(list(r) == ref.R("v", y), f"d={d}: huc_ref R_v(y{y + 1}) differs from the definition")
             expect(sum(r, F.zero) == 0, f"d={d}: sum_j R_j(y{y + 1}) != 0")
-    return Evidence(PROVED, "nodes with d = 2..6 children; child masses and means are free symbols",
-                    scope=dict(symbolic=["local algebra"], arities=[2, 3, 4, 5, 6]))
+    _local_algebra_for_symbolic_arity()
+    return Evidence(PROVED, "huc_ref at nodes with d = 2..6 children (child masses and means free symbols); the "
+                    "identities and <Delta, R> = mu_k - mu_v proved for a symbolic number of children d",
+                    scope=dict(symbolic=["local algebra", "symbolic arity d"], arities=[2, 3, 4, 5, 6, "d"]))
 
 
 def _shapes():

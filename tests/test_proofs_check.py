@@ -140,3 +140,18 @@ def test_a_planted_bug_in_boosting_or_a_utility_family_fails_huc_verify(target, 
             "print(Check('c', '', '', c).run()['status'])\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.stdout.strip() == "FAILED", out.stderr[-2000:]
+
+
+def test_the_symbolic_arity_summation_proves_identities_and_refuses_non_identities():
+    """C.1 for a symbolic number of children: the finite-sum rules prove sum_j q_j = 1 and refuse
+    sum_j q_j^2 = 1 or sum_j (delta_jk - 2 q_j) = 0 (so the check can fail)."""
+    import sympy
+
+    from proofs_check.checks_decomposition import _sum_over
+    d = sympy.Symbol("d", integer=True, positive=True)
+    j, k, i = sympy.symbols("j k i", integer=True, positive=True)
+    pi = sympy.IndexedBase("pi", positive=True)
+    pi_v = sympy.Sum(pi[i], (i, 1, d))
+    assert sympy.simplify(_sum_over(pi[j] / pi_v, j, d, i) - 1) == 0
+    assert sympy.simplify(_sum_over((pi[j] / pi_v) ** 2, j, d, i) - 1) != 0
+    assert sympy.simplify(_sum_over(sympy.KroneckerDelta(j, k) - 2 * pi[j] / pi_v, j, d, i)) == -1
