@@ -172,6 +172,20 @@ def check_c3_orthonormal_basis_and_uniqueness():
             for w in nodes[i + 1:]:
                 expect(sympy.simplify(sum(p[y] * basis[v][y] * basis[w][y] for y in range(K))) == 0,
                        f"phi_{v}, phi_{w} not orthogonal")
+    # (1b) general d_v (eq. 75-76): at a node with d children, d - 1 vectors e_l (the first l
+    # children against child l + 1, with radicals) are q-orthonormal with zero q-mean, proved
+    # for d = 2..6; lifting e to phi(y) = e_{j(y)} / sqrt(pi_v) on Y_v keeps the mean zero and
+    # the inner product (<phi_a, phi_b>_p = <e_a, e_b>_q), proved for a symbolic d.
+    for d in range(2, 7):
+        x = sympy.symbols(f"x1:{d + 1}", positive=True)
+        q = [xi / sum(x) for xi in x]
+        vectors = _node_basis(q)
+        for m, e in enumerate(vectors):
+            expect(sympy.simplify(sum(qj * ej for qj, ej in zip(q, e))) == 0, f"d={d}: e_{m + 1} has nonzero q-mean")
+            for n in range(m, d - 1):
+                inner = sum(qj * a_ * b_ for qj, a_, b_ in zip(q, e, vectors[n]))
+                expect(sympy.simplify(inner - (1 if m == n else 0)) == 0, f"d={d}: <e_{m + 1}, e_{n + 1}>_q wrong")
+    _lifting_for_symbolic_arity()
     # (2) uniqueness: W_v = {constant on child subtrees, 0 outside Y_v, zero p-mean} has
     # dimension d_v - 1; the W_v are mutually orthogonal (symbolically) and their
     # dimensions add to K - 1 = dim of zero-mean functions, so the sum is direct and
@@ -209,10 +223,38 @@ def check_c3_orthonormal_basis_and_uniqueness():
                         expect(sum((p[y] * a[y] * b[y] for y in range(K)), F.zero) == 0, "W_v, W_w not orthogonal")
         expect(sum(len(vs) for vs in spanning.values()) == K - 1, "dimensions do not add to K - 1")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", "radical basis on two binary trees (simplify, positive symbols); "
-                    f"uniqueness by orthogonal node spaces for all {len(shapes)} shapes up to "
+                    "a q-orthonormal radical basis at nodes of d = 2..6 children, its lifting proved for a "
+                    f"symbolic d; uniqueness by orthogonal node spaces for all {len(shapes)} shapes up to "
                     f"{ORTHOGONALITY_LEAVES} leaves",
-                    scope=dict(symbolic=["radical basis"], trees="two binary trees", shapes=len(shapes),
+                    scope=dict(symbolic=["radical basis", "node basis", "lifting for symbolic d"],
+                               trees="two binary trees", arities=[2, 3, 4, 5, 6, "d"], shapes=len(shapes),
                                max_leaves=ORTHOGONALITY_LEAVES, unary_up_to=3))
+
+
+def _node_basis(q):
+    """``d - 1`` vectors on a node's children (eq. 75 for ``d_v = d``): ``e_l`` weighs the first
+    ``l`` children against child ``l + 1`` (``Q_l = q_1 + ... + q_l``), 0 beyond."""
+    d = len(q)
+    Q = [sum(q[:m + 1]) for m in range(d)]
+    return [[sympy.sqrt(q[l] / (Q[l - 1] * Q[l])) if j < l else -sympy.sqrt(Q[l - 1] / (q[l] * Q[l])) if j == l
+             else sympy.Integer(0) for j in range(d)] for l in range(1, d)]
+
+
+def _lifting_for_symbolic_arity():
+    """Eq. (76) for a symbolic number of children: with ``phi(y) = e_{j(y)} / sqrt(pi_v)`` on ``Y_v``
+    (constant on each child subtree, whose mass is ``pi_j``), ``sum_y p_y phi_a(y) = sqrt(pi_v)
+    <1, e_a>_q`` and ``<phi_a, phi_b>_p = <e_a, e_b>_q``."""
+    d = sympy.Symbol("d", integer=True, positive=True)
+    j, i = sympy.symbols("j i", integer=True, positive=True)
+    pi = sympy.IndexedBase("pi", positive=True)
+    ea, eb = sympy.IndexedBase("ea", real=True), sympy.IndexedBase("eb", real=True)
+    pi_v = sympy.Sum(pi[i], (i, 1, d))
+    root = sympy.sqrt(pi_v)
+    mean = _sum_over(pi[j] * ea[j] / root, j, d, i) - root * _sum_over(pi[j] / pi_v * ea[j], j, d, i)
+    inner = _sum_over(pi[j] * (ea[j] / root) * (eb[j] / root), j, d, i) - _sum_over(pi[j] / pi_v * ea[j] * eb[j], j,
+                                                                                      d, i)
+    expect(sympy.simplify(mean) == 0, "lifting changes the mean")
+    expect(sympy.simplify(inner) == 0, "lifting changes the inner product")
 
 
 @claim("App. C.2 (eq. 69-70)", "Conditional means: E[R_{v,j}(p,Y)] = pi*_{v_j} - pi*_v q_{v,j}, and "
