@@ -10,12 +10,33 @@ import sympy
 from huc_ref import FiniteDistribution, Table, TreeDecomposition, audit
 from huc_ref.tree import LabelTree
 
-from .core import EXHAUSTIVE, PROVED, SAMPLED, Evidence, claim, expect, rational_field, shape_tree, tree_shapes
+from .core import (
+    EXHAUSTIVE,
+    PROVED,
+    SAMPLED,
+    Evidence,
+    claim,
+    expect,
+    rational_field,
+    shape_tree,
+    shuffled_labels,
+    tree_shapes,
+)
 from .paper import Paper
 
 TELESCOPING_LEAVES, TELESCOPING_UNARY = 6, 4
 INNER_PRODUCT_LEAVES = 5  # <Delta, R> in full; C.1 proves it for any node in general
 ORTHOGONALITY_LEAVES = 5
+SHUFFLED_LEAVES = 5  # the shapes checked a second time with their labels out of depth-first order
+
+
+def _with_shuffled_labels(shapes, up_to: int) -> list:
+    """The trees of ``shapes`` (labels in depth-first order), then those of at most ``up_to``
+    leaves (and at least 3) again with shuffled labels: a label id is then not a depth-first
+    position, so code that confuses the two fails."""
+    rng = random.Random(75)
+    trees = [shape_tree(s) for s in shapes]
+    return trees + [shuffled_labels(t, rng) for t in trees if 3 <= t.K <= up_to]
 
 
 def _sum_over(expr, var, d, bound):
@@ -90,8 +111,8 @@ def _shapes():
        "and each term equals mu_{u,v_k}(p) - mu_{u,v}(p) below child v_k, 0 outside Y_v")
 def check_theorem_3_1_telescoping():
     shapes = _shapes()
-    for shape in shapes:
-        tree = shape_tree(shape)
+    trees = _with_shuffled_labels(shapes, SHUFFLED_LEAVES)
+    for tree in trees:
         K = tree.K
         F, (p, u) = rational_field(("p", K), ("u", K))
         dec, ref = TreeDecomposition(tree, p, u), Paper(tree, p, u)
@@ -110,10 +131,11 @@ def check_theorem_3_1_telescoping():
             expect(total == u[y] - mu_root, f"{tree.to_json()}: contributions do not sum to u(p,y) - mu_u(p)")
             expect(dec.residual(y) == u[y] - mu_root, "huc_ref residual differs")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"all {len(shapes)} tree shapes with 1..{TELESCOPING_LEAVES} "
-                    f"leaves and no unary node, plus those with one unary node up to {TELESCOPING_UNARY} leaves; "
+                    f"leaves and no unary node, plus those with one unary node up to {TELESCOPING_UNARY} leaves, "
+                    f"and again with shuffled labels up to {SHUFFLED_LEAVES} leaves; "
                     f"p and u free symbols; <Delta, R> = piecewise form up to {INNER_PRODUCT_LEAVES} leaves",
                     scope=dict(symbolic=["telescoping"], shapes=len(shapes), max_leaves=TELESCOPING_LEAVES,
-                               unary_up_to=TELESCOPING_UNARY))
+                               unary_up_to=TELESCOPING_UNARY, labels_shuffled=len(trees) - len(shapes)))
 
 
 @claim("App. C.3", "Under Y ~ p each node contribution has zero mean; contributions of distinct nodes are "

@@ -120,6 +120,9 @@ def test_verify_streams_each_check_in_the_paper_order(capsys):
      "order = sorted(range(len(p)), key=lambda y: (-p[y], -y))", "checks_examples.check_utility_families"),
     ("huc_ref/fast/intervals.py", "    if error is None or len(s) < 2 or not np.any(error):\n        return order, new",
      "    if True:\n        return order, new", "checks_audit.check_f3_certified_algorithm_2_in_float64"),
+    # a label id confused with a depth-first position: invisible while every label order is depth-first
+    ("huc_ref/decomposition.py", "out[a] = leaf_values[label_of[a]]", "out[a] = leaf_values[tree.dfs_ranges[0][a]]",
+     "checks_decomposition.check_theorem_3_1_telescoping"),
 ])
 def test_a_planted_bug_in_boosting_or_a_utility_family_fails_huc_verify(target, line, planted, check, tmp_path):
     """#19: alpha = -Gamma / Lambda in HUC-Boost's step (certified or float64), rank ties sent to
