@@ -143,8 +143,7 @@ def check_theorem_3_1_telescoping():
        "sum_v (d_v - 1) = K - 1")
 def check_c3_orthogonality_and_parseval():
     shapes = tree_shapes(ORTHOGONALITY_LEAVES, unary_up_to=3)
-    for shape in shapes:
-        tree = shape_tree(shape)
+    for tree in _with_shuffled_labels(shapes, 4):  # and again with labels out of depth-first order
         K = tree.K
         F, (p, u, w) = rational_field(("p", K), ("u", K), ("w", K))
         # p sums to 1: write p_y = x_y / sum x with free x.
@@ -166,7 +165,7 @@ def check_c3_orthogonality_and_parseval():
         expect(variance == parseval, f"{tree.to_json()}: Parseval fails")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"all {len(shapes)} shapes with up to {ORTHOGONALITY_LEAVES} "
                     "leaves (one unary node up to 3); p, u and a second utility w free",
-                    scope=dict(symbolic=["orthogonality", "Parseval"], shapes=len(shapes),
+                    scope=dict(labels_shuffled_up_to=4, symbolic=["orthogonality", "Parseval"], shapes=len(shapes),
                                max_leaves=ORTHOGONALITY_LEAVES, unary_up_to=3))
 
 
@@ -283,8 +282,7 @@ def _lifting_for_symbolic_arity():
        "E[g_{u,v}(p,Y)] = pi*_v sum_j (q*_{v,j} - q_{v,j}) mu_{u,v_j} under the true law eta")
 def check_c2_conditional_means():
     shapes = tree_shapes(ORTHOGONALITY_LEAVES, unary_up_to=3)
-    for shape in shapes:
-        tree = shape_tree(shape)
+    for tree in _with_shuffled_labels(shapes, 4):  # and again with labels out of depth-first order
         K = tree.K
         F, (p, u, e) = rational_field(("p", K), ("u", K), ("e", K))
         dec, ref, star = TreeDecomposition(tree, p, u), Paper(tree, p, u), Paper(tree, e)
@@ -302,16 +300,15 @@ def check_c2_conditional_means():
             expect(dec.expected_contribution(v, masses) == direct, f"huc_ref expected_contribution differs at {v}")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"all {len(shapes)} shapes up to {ORTHOGONALITY_LEAVES} leaves; "
                     "p, u and the true law eta free symbols",
-                    scope=dict(symbolic=["conditional means"], shapes=len(shapes), max_leaves=ORTHOGONALITY_LEAVES,
-                               unary_up_to=3))
+                    scope=dict(labels_shuffled_up_to=4, symbolic=["conditional means"], shapes=len(shapes),
+                               max_leaves=ORTHOGONALITY_LEAVES, unary_up_to=3))
 
 
 @claim("Prop. 3.3, App. D.1 (Prop. D.2)", "Canonical calibration (eta = p) holds iff E[R_v(P,Y) | P] = 0 at every "
        "internal node; then every node moment vanishes and HUC = 0")
 def check_d1_canonical_calibration_iff_branch_residuals_vanish():
     shapes = tree_shapes(5)
-    for shape in shapes:
-        tree = shape_tree(shape)
+    for tree in _with_shuffled_labels(shapes, 4):  # and again with labels out of depth-first order
         K = tree.K
         p = sympy.symbols(f"p1:{K + 1}", positive=True)
         eta = sympy.symbols(f"e1:{K + 1}")
@@ -343,4 +340,5 @@ def check_d1_canonical_calibration_iff_branch_residuals_vanish():
             points += 1
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"iff proved for all {len(shapes)} shapes up to 5 leaves "
                     f"(linear system solved in eta); HUC = 0 {SAMPLED} ({points} audits)",
-                    scope=dict(symbolic=["iff"], shapes=len(shapes), max_leaves=5, points=points))
+                    scope=dict(labels_shuffled_up_to=4, symbolic=["iff"], shapes=len(shapes), max_leaves=5,
+                               points=points))
