@@ -121,15 +121,24 @@ def check_h1_sample_size_is_gap_condition():
     expect(sympy.simplify((eps ** 2 / 16 - 32 * x / n) * 16 * n / eps ** 2 - (n - 512 * x / eps ** 2)) == 0,
            "the rearrangement to n >= 512 X / eps^2 fails")
     rng = random.Random(159)
-    decided = 0
+    decided = against_paper = 0
     for _ in range(40):
         eps_, T, big, d_ = F(rng.randint(1, 9), 10), rng.randint(0, 30), rng.randint(1, 50), F(1, rng.randint(2, 100))
         for n_ in (10**3, 10**5, 10**7, 10**9):
             by_size = h1_sample_size_holds(n_, eps_, T, big, d_)
             by_gap = h1_gap_bound(n_, T, big, d_).certainly_le(eps_ / 4)
             expect(by_size == by_gap, f"huc_ref: size condition and gap condition disagree at n = {n_}")
+            # the paper's condition itself, written here from eq. (159), at 60 digits (independent of huc_ref)
+            bracket = (T + 1) * sympy.log(2 * big * (2 * n_ + 1) ** 2) + sympy.log(1 / sympy.Rational(d_.numerator,
+                                                                                                    d_.denominator))
+            rhs = sympy.N(512 / sympy.Rational(eps_.numerator, eps_.denominator) ** 2 * bracket, 60)
+            if abs(rhs - n_) > sympy.Float(10) ** -40 * n_:  # far from the boundary: the floats decide
+                expect(by_size == bool(n_ >= rhs), f"huc_ref's H.1 size condition differs from eq. (159) at n = {n_}")
+                against_paper += 1
             decided += 1
-    return Evidence(PROVED, f"equivalence by simplify; huc_ref's two functions agree at {decided} random points",
+    expect(against_paper > 100, "too few points decided against eq. (159)")
+    return Evidence(PROVED, f"equivalence by simplify; huc_ref's two functions agree at {decided} random points, and "
+                    f"its size condition equals eq. (159) written independently at {against_paper}",
                     scope=dict(symbolic=["Gap <= eps/4 iff the size condition"], points=decided))
 
 

@@ -123,6 +123,12 @@ def test_verify_streams_each_check_in_the_paper_order(capsys):
     # a label id confused with a depth-first position: invisible while every label order is depth-first
     ("huc_ref/decomposition.py", "out[a] = leaf_values[label_of[a]]", "out[a] = leaf_values[tree.dfs_ranges[0][a]]",
      "checks_decomposition.check_theorem_3_1_telescoping"),
+    # H.1's bracket miscopied, (2n+1) for (2n+1)^2, consistently in both of huc_ref's functions
+    ("huc_ref/bounds.py", "(2 * n + 1) ** 2) + sympy.log(1 / _sym(delta))\n"
+     "    return expr, (lambda ctx: (T + 1) * ctx.log(ctx.mpf(2 * big_n * (2 * n + 1) ** 2))",
+     "(2 * n + 1)) + sympy.log(1 / _sym(delta))\n"
+     "    return expr, (lambda ctx: (T + 1) * ctx.log(ctx.mpf(2 * big_n * (2 * n + 1)))",
+     "checks_audit.check_h1_sample_size_is_gap_condition"),
 ])
 def test_a_planted_bug_in_boosting_or_a_utility_family_fails_huc_verify(target, line, planted, check, tmp_path):
     """#19: alpha = -Gamma / Lambda in HUC-Boost's step (certified or float64), rank ties sent to
