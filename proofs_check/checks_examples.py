@@ -234,7 +234,16 @@ def check_appendix_g_aggregated_utilities():
         base = us["u0"]
         res_base = audit(dist, us)
         for S in _ancestor_closed_sets(tree):
-            uc_s = audit(dist, {"uS": Aggregated(base, S)}).uc.sup
+            agg = Aggregated(base, S)
+            # huc_ref's u_S against its definition, u_S(p, y) = mu_{u, b_S(y)}(p) (eq. 142), at each atom's p,
+            # and V_T(u_S) = S ∩ V_T(u) (Lemma G.1: g_{u_S, v} = g_{u, v} on S, 0 elsewhere)
+            for atom in dist.atoms:
+                dec = TreeDecomposition(tree, atom.p, base.values(atom.p))
+                expect(list(agg.values(atom.p)) == [dec.mu(agg.boundary(y)) for y in tree.labels],
+                       f"huc_ref's u_S differs from mu_(u, b_S(y)) for S = {S}")
+            expect(set(agg.relevant_nodes) == set(S) & set(base.relevant_nodes),
+                   f"huc_ref's V_T(u_S) is not S ∩ V_T(u) for S = {S}")
+            uc_s = audit(dist, {"uS": agg}).uc.sup
             bound = len(set(S) & set(base.relevant_nodes)) * res_base.huc.sup
             expect(uc_s <= bound, f"UC(u_S) > |S ∩ V_T(u)| HUC(u) for S = {S}")
             points += 1

@@ -129,6 +129,11 @@ def test_verify_streams_each_check_in_the_paper_order(capsys):
      "(2 * n + 1)) + sympy.log(1 / _sym(delta))\n"
      "    return expr, (lambda ctx: (T + 1) * ctx.log(ctx.mpf(2 * big_n * (2 * n + 1)))",
      "checks_audit.check_h1_sample_size_is_gap_condition"),
+    # App. G: u_S := mu_u, and V_T(u_S) := S (both passed the UC bound alone)
+    ("huc_ref/utilities.py", "        return tuple(dec.mu(b) for b in self._boundary)",
+     "        return tuple(dec.mu() for b in self._boundary)", "checks_examples.check_appendix_g_aggregated_utilities"),
+    ("huc_ref/utilities.py", "        self._relevant = tuple(v for v in self.S if v in base_rel)",
+     "        self._relevant = tuple(self.S)", "checks_examples.check_appendix_g_aggregated_utilities"),
 ])
 def test_a_planted_bug_in_boosting_or_a_utility_family_fails_huc_verify(target, line, planted, check, tmp_path):
     """#19: alpha = -Gamma / Lambda in HUC-Boost's step (certified or float64), rank ties sent to
