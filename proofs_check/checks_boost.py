@@ -254,33 +254,39 @@ def _certified_le(lhs, rhs, precision: int = 100, limit: int = 6400) -> bool:
 @claim("App. E.3", "Leaf Brier loss under a one-node update changes by 2 pi_v^2 sum_j delta_j q_j C_j + "
        "pi_v^2 sum_j delta_j^2 C_j (for y outside Y_v; plus -2(p'_y - p_y) below v): not branch-local")
 def check_e3_brier_is_not_branch_local():
-    fld, (a, r, w) = rational_field(("a", 2), ("r", 4), ("w", 2))
+    fld, (a, r, w, m) = rational_field(("a", 2), ("r", 4), ("w", 2), ("m", 2))
     qv = [a[0] / (a[0] + a[1]), a[1] / (a[0] + a[1])]
     within = [r[0] / (r[0] + r[1]), r[1] / (r[0] + r[1]), r[2] / (r[2] + r[3]), r[3] / (r[2] + r[3])]
-    pi_v = fld.one  # the root: the update touches every leaf
-    f = [pi_v * qv[0] * within[0], pi_v * qv[0] * within[1], pi_v * qv[1] * within[2], pi_v * qv[1] * within[3]]
-    z = qv[0] * w[0] + qv[1] * w[1]
-    new_q = [qv[0] * w[0] / z, qv[1] * w[1] / z]
-    f_new = [f[0] * new_q[0] / qv[0], f[1] * new_q[0] / qv[0], f[2] * new_q[1] / qv[1], f[3] * new_q[1] / qv[1]]
-    delta = [new_q[0] - qv[0], new_q[1] - qv[1]]
-    C = [within[0] ** 2 + within[1] ** 2, within[2] ** 2 + within[3] ** 2]  # ||r_{v,j}||^2
-    paper = 2 * pi_v ** 2 * sum((dj * qj * cj for dj, qj, cj in zip(delta, qv, C)), fld.zero) \
-        + pi_v ** 2 * sum((dj ** 2 * cj for dj, cj in zip(delta, C)), fld.zero)
-    sq = sum((x * x for x in f), fld.zero)
-    sq_new = sum((x * x for x in f_new), fld.zero)
-    expect(sq_new - sq == paper, "||p'||^2 - ||p||^2 differs from the paper's expression")
-    for y in range(4):  # B(p, y) = 1 - 2 p_y + ||p||^2
-        change = (1 - 2 * f_new[y] + sq_new) - (1 - 2 * f[y] + sq)
-        expect(change == paper - 2 * (f_new[y] - f[y]), "Brier change formula fails")
+    # v = the root (pi_v = 1, the update touches every leaf), then v a child of the root beside a
+    # fifth leaf of mass 1 - pi_v, pi_v free: the paper's pi_v^2 factors are exercised
+    for pi_v, outside in ((fld.one, []), (m[0] / (m[0] + m[1]), [m[1] / (m[0] + m[1])])):
+        f = [pi_v * qv[0] * within[0], pi_v * qv[0] * within[1], pi_v * qv[1] * within[2],
+             pi_v * qv[1] * within[3]] + outside
+        z = qv[0] * w[0] + qv[1] * w[1]
+        new_q = [qv[0] * w[0] / z, qv[1] * w[1] / z]
+        f_new = [f[0] * new_q[0] / qv[0], f[1] * new_q[0] / qv[0], f[2] * new_q[1] / qv[1],
+                 f[3] * new_q[1] / qv[1]] + outside
+        expect(sum(f_new, fld.zero) == 1, "the update does not keep a distribution")
+        delta = [new_q[0] - qv[0], new_q[1] - qv[1]]
+        C = [within[0] ** 2 + within[1] ** 2, within[2] ** 2 + within[3] ** 2]  # ||r_{v,j}||^2
+        paper = 2 * pi_v ** 2 * sum((dj * qj * cj for dj, qj, cj in zip(delta, qv, C)), fld.zero) \
+            + pi_v ** 2 * sum((dj ** 2 * cj for dj, cj in zip(delta, C)), fld.zero)
+        sq = sum((x * x for x in f), fld.zero)
+        sq_new = sum((x * x for x in f_new), fld.zero)
+        expect(sq_new - sq == paper, "||p'||^2 - ||p||^2 differs from the paper's expression")
+        for y in range(len(f)):  # B(p, y) = 1 - 2 p_y + ||p||^2; outside Y_v, p_y does not move
+            change = (1 - 2 * f_new[y] + sq_new) - (1 - 2 * f[y] + sq)
+            expect(change == paper - 2 * (f_new[y] - f[y]), "Brier change formula fails")
     # Not branch-local: same branch probabilities, different within-child laws, same update.
     def brier_change(within_left):
         p = [F(1, 2) * within_left, F(1, 2) * (1 - within_left), F(1, 4), F(1, 4)]
         p_new = [p[0] * F(3, 2), p[1] * F(3, 2), p[2] / 2, p[3] / 2]  # q_(v,L): 1/2 -> 3/4
         return sum(x * x for x in p_new) - sum(x * x for x in p)
     expect(brier_change(F(1, 2)) != brier_change(F(9, 10)), "Brier change did not depend on C_(v,j)")
-    return Evidence(PROVED, "exact rational functions on the four-leaf tree, update at the root; the "
-                    "counterexample: Brier changes 3/16 vs 69/400 for the same branch update (log loss: identical)",
-                    scope=dict(symbolic=["Brier change"], trees="four-leaf, update at the root"))
+    return Evidence(PROVED, "exact rational functions on the four-leaf tree, update at the root, and at a child "
+                    "of the root with pi_v free beside a fifth leaf; the counterexample: Brier changes 3/16 vs "
+                    "69/400 for the same branch update (log loss: identical)",
+                    scope=dict(symbolic=["Brier change"], trees="four-leaf (root), five-leaf (v below the root)"))
 
 
 def _log_loss(dist, predictions, ctx) -> object:
