@@ -101,6 +101,40 @@ def check_e2_update_is_branch_local():
                                points=updates))
 
 
+def _phi_on_tree(tree, node):
+    """One atom on ``tree``: its prediction from free branch symbols (a path product, E.1), a free
+    law eta, a direction h at ``node``, and phi(alpha) = E_eta[-log f^(alpha)] after the update."""
+    alpha = sympy.Symbol("alpha", real=True)
+    nodes = [v for v in tree.nodes if v != tree.root]
+    b = dict(zip(nodes, sympy.symbols(f"b1:{len(nodes) + 1}", positive=True)))
+    q = {c: b[c] / sum(b[s] for s in tree.children(tree.parent(c))) for c in nodes}
+    f = [sympy.Mul(*[q[c] for c in tree.path(y)[1:]]) for y in tree.labels]
+    eta = sympy.symbols(f"e1:{tree.K + 1}", positive=True)
+    kids = tree.children(node)
+    h = sympy.symbols(f"h1:{len(kids) + 1}", real=True)
+    z = sum(q[c] * sympy.exp(alpha * hj) for c, hj in zip(kids, h))
+    ref = Paper(tree, f)
+    log_f = []
+    for y in range(tree.K):
+        below = [j for j, c in enumerate(kids) if ref.J(c, y)]
+        log_f.append(sympy.log(f[y]) + (alpha * h[below[0]] - sympy.log(z) if below else 0))
+    return alpha, eta, h, q, kids, -sum(eta[y] * log_f[y] for y in range(tree.K)), ref
+
+
+def _phi_derivatives_hold(tree, node):
+    """E.2 Step 3 at ``node`` of ``tree``: phi'(0) = -Gamma and phi''(alpha) = E_eta[J_v Var_{q^(alpha)} h]."""
+    alpha, eta, h, q, kids, phi, ref = _phi_on_tree(tree, node)
+    gamma = sum(eta[y] * sum(hj * rj for hj, rj in zip(h, ref.R(node, y))) for y in range(tree.K))
+    expect(sympy.simplify(sympy.diff(phi, alpha).subs(alpha, 0) + gamma) == 0,
+           f"{tree.to_json()}: phi'(0) != -Gamma at {node}")
+    weights = [q[c] * sympy.exp(alpha * hj) for c, hj in zip(kids, h)]
+    z = sum(weights)
+    mean = sum(w * hj for w, hj in zip(weights, h)) / z
+    var = sum(w * (hj - mean) ** 2 for w, hj in zip(weights, h)) / z
+    want = sum(eta[y] * ref.J(node, y) * var for y in range(tree.K))
+    expect(sympy.simplify(sympy.diff(phi, alpha, 2) - want) == 0, f"{tree.to_json()}: phi'' formula fails at {node}")
+
+
 def _phi_setup(node):
     """One atom on the four-leaf tree: prediction from branch symbols, law eta, direction h at ``node``."""
     alpha = sympy.Symbol("alpha", real=True)
@@ -152,6 +186,13 @@ def check_e2_log_loss_derivatives():
         term = dec.expected_contribution(node, masses) / sum(law)
         expect(sympy.nsimplify(value) == sympy.Rational(term.numerator, term.denominator),
                f"Gamma with h = Delta differs from huc_ref's node term at {node}")
+    # the same two derivatives at every branching node of every shape up to 4 leaves, labels shuffled
+    rng, nodes_checked = random.Random(92), 0
+    for shape in tree_shapes(4):
+        tree = shuffled_labels(shape_tree(shape), rng)
+        for v in tree.branching_nodes:
+            _phi_derivatives_hold(tree, v)
+            nodes_checked += 1
     # UC-Boost: f'_y ∝ f_y e^{alpha h_y} is the one-node update of the flat tree over all leaves.
     alpha = sympy.Symbol("alpha", real=True)
     a = sympy.symbols("a1:4", positive=True)
@@ -162,10 +203,12 @@ def check_e2_log_loss_derivatives():
     phi = -sum(e * (sympy.log(fy) + alpha * hy - sympy.log(z)) for e, fy, hy in zip(eta, f, h))
     m = sum(e * (hy - sum(fz * hz for fz, hz in zip(f, h))) for e, hy in zip(eta, h))
     expect(sympy.simplify(sympy.diff(phi, alpha).subs(alpha, 0) + m) == 0, "UC-Boost: phi'(0) != -M")
-    return Evidence(PROVED, "symbolic (simplify) on the four-leaf tree at the root and at vL, and for the global "
-                    "update on three leaves; Gamma = c E[g] cross-checked with huc_ref at an exact point",
-                    scope=dict(symbolic=["phi'(0)", "phi''(alpha)"],
-                               trees="four-leaf (root and vL), three-leaf global", points=1))
+    return Evidence(PROVED, "symbolic (simplify) on the four-leaf tree at the root and at vL, at every branching "
+                    f"node of every shape up to 4 leaves with shuffled labels ({nodes_checked} nodes), and for the "
+                    "global update on three leaves; Gamma = c E[g] cross-checked with huc_ref at an exact point",
+                    scope=dict(symbolic=["phi'(0)", "phi''(alpha)"], shapes=len(tree_shapes(4)), max_leaves=4,
+                               labels_shuffled=True, trees="four-leaf (root and vL), three-leaf global",
+                               nodes=nodes_checked, points=1))
 
 
 @claim("App. E.2 Step 3-4 (eq. 99, 101), Thm 3.5", "phi''(alpha) <= Lambda_t <= 1 and the quadratic bound "
