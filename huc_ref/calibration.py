@@ -28,7 +28,7 @@ import numpy as np
 
 from .distribution import FiniteDistribution
 from .engines import boost
-from .errors import HUCError, check_name, printable
+from .errors import HUCError, check_names, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules
 from .fast.numbers import as_floats, entries
@@ -482,12 +482,7 @@ def load_model(source) -> HUCBoost:
     names = doc["subgroups"]
     if not isinstance(names, list) or not names:
         raise HUCError("subgroups: expected a non-empty list of names", kind="type")
-    seen = set()
-    for i, name in enumerate(names):
-        check_name(name, f"subgroups[{i}]")
-        if name in seen:
-            raise HUCError(f"subgroups[{i}]: {printable(repr(name), 80)} is listed twice", kind="structure")
-        seen.add(name)
+    check_names(names, "subgroups")
     options = doc["options"]
     if not isinstance(options, dict):
         raise HUCError("options: expected an object", kind="type")

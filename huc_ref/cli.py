@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .audit import MAX_EXACT_DIGITS
 from .bounds import prop_3_3_bound
-from .errors import HUCError, check_name, printable
+from .errors import HUCError, check_names, printable
 from .formats import dumps, read_case
 from .rational import decimal_text, fraction_text
 
@@ -129,12 +129,7 @@ def _subgroup_file(path, n: int):
     names = [c.strip() for c in lines[0].split(",")] if Path(path).suffix.lower() == ".csv" else None
     if names is None or len(values) != n:
         raise HUCError(f"subgroups: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
-    seen = set()
-    for i, name in enumerate(names):
-        check_name(name, f"subgroups[{i}]")
-        if name in seen:
-            raise HUCError(f"subgroups[{i}]: {printable(repr(name), 80)} is listed twice", kind="structure")
-        seen.add(name)
+    check_names(names, "subgroups")
     values = values.reshape(len(values), -1)
     return {name: values[:, k] for k, name in enumerate(names)}
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "check_name", "MAX_NAME_LENGTH"]
+__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "check_name", "check_names",
+           "MAX_NAME_LENGTH"]
 
 #: The kinds of bad input (the catalogue of the invalid golden vectors).
 ERROR_KINDS = {
@@ -128,6 +129,26 @@ def check_name(name, where: str) -> str:
         raise HUCError(f"{where}: {printable(repr(name), 80)} is not a name: names are printable text (no control "
                        "characters, lone surrogates or special spaces)", kind="type")
     return name
+
+
+def check_names(names, where: str) -> list:
+    """``names`` as a list if each is a name (:func:`check_name`) and none appears twice (a set of
+    names: subgroups, columns); one HUCError naming the first that is not, in linear time.
+
+    >>> check_names(["all", "dark"], "subgroups")
+    ['all', 'dark']
+    >>> check_names(["all", "all"], "subgroups")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: subgroups[1]: 'all' is listed twice
+    """
+    seen = set()
+    for i, name in enumerate(names):
+        check_name(name, f"{where}[{i}]")
+        if name in seen:
+            raise HUCError(f"{where}[{i}]: {printable(repr(name), 80)} is listed twice", kind="structure")
+        seen.add(name)
+    return list(names)
 
 
 class HUCError(ValueError):
