@@ -135,10 +135,18 @@ def check_h1_sample_size_is_gap_condition():
             if abs(rhs - n_) > sympy.Float(10) ** -40 * n_:  # far from the boundary: the floats decide
                 expect(by_size == bool(n_ >= rhs), f"huc_ref's H.1 size condition differs from eq. (159) at n = {n_}")
                 against_paper += 1
+            # the gap's value itself: huc_ref's expression and its enclosure against 4 sqrt(2 X / n) from eq. (159)
+            gap_paper = sympy.N(4 * sympy.sqrt(2 * bracket / n_), 60)
+            g = h1_gap_bound(n_, T, big, d_)
+            expect(abs(sympy.N(g.expr, 60) - gap_paper) < sympy.Float(10) ** -45,
+                   f"huc_ref's Gap expression differs from eq. (159)'s at n = {n_}")
+            expect(g.lo - F(1, 10**40) <= F(str(gap_paper)) <= g.hi + F(1, 10**40),
+                   f"huc_ref's Gap enclosure misses eq. (159)'s value at n = {n_}")
             decided += 1
     expect(against_paper > 100, "too few points decided against eq. (159)")
     return Evidence(PROVED, f"equivalence by simplify; huc_ref's two functions agree at {decided} random points, and "
-                    f"its size condition equals eq. (159) written independently at {against_paper}",
+                    "its size condition and its Gap (expression and enclosure) equal eq. (159) written "
+                    f"independently at {against_paper} and {decided} points",
                     scope=dict(symbolic=["Gap <= eps/4 iff the size condition"], points=decided))
 
 
