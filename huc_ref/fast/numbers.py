@@ -174,17 +174,17 @@ def as_floats(values, where: str) -> np.ndarray:
     """
     try:
         arr = np.asarray(values)
-        if arr.dtype.kind == "O":
-            odd = next((x for x in arr.ravel() if isinstance(x, (str, bytes, bool, np.bool_))), None)
-            if odd is not None:
-                arr = np.asarray([odd])
-        if arr.dtype.kind in "USb":
-            raise HUCError(f"{where}: expected numbers, got {'booleans' if arr.dtype.kind == 'b' else 'text'}",
-                           kind="type")
+    except (TypeError, ValueError) as err:
+        raise HUCError(f"{where}: expected numbers ({err})", kind="type") from None
+    kind = arr.dtype.kind
+    if kind == "O":  # a list mixing numbers with text or booleans: the first odd entry decides
+        odd = next((x for x in arr.ravel() if isinstance(x, (str, bytes, bool, np.bool_))), None)
+        kind = "O" if odd is None else "b" if isinstance(odd, (bool, np.bool_)) else "U"
+    if kind in "USb":
+        raise HUCError(f"{where}: expected numbers, got {'booleans' if kind == 'b' else 'text'}", kind="type")
+    try:
         return arr.astype(float, copy=False)
     except (TypeError, ValueError) as err:
-        if isinstance(err, HUCError):
-            raise
         raise HUCError(f"{where}: expected numbers ({err})", kind="type") from None
 
 
