@@ -109,10 +109,11 @@ def printable(text: str, limit: int = 200) -> str:
 MAX_NAME_LENGTH = 1_000_000
 
 
-def check_name(name, where: str) -> str:
+def check_name(name, where: str, kind: str = "type") -> str:
     r"""``name`` if it is a usable name: a non-empty string of at most :data:`MAX_NAME_LENGTH`
     printable characters (no control characters, no lone surrogates, which no UTF-8 output can
-    hold, no Unicode spaces but the ASCII one); otherwise one HUCError naming the place.
+    hold, no Unicode spaces but the ASCII one); otherwise one HUCError naming the place (of
+    ``kind`` when it is not a non-empty string at all).
 
     >>> check_name("Maine Coon", "labels[0]")
     'Maine Coon'
@@ -122,7 +123,7 @@ def check_name(name, where: str) -> str:
     huc_ref.errors.HUCError: labels[0]: 'y\ud800' is not a name: names are printable text (no control ...
     """
     if not isinstance(name, str) or not name:
-        raise HUCError(f"{where}: must be a non-empty string, got {printable(repr(name), 80)}", kind="type")
+        raise HUCError(f"{where}: must be a non-empty string, got {printable(repr(name), 80)}", kind=kind)
     if len(name) > MAX_NAME_LENGTH:
         raise HUCError(f"{where}: a name of {len(name)} characters; at most {MAX_NAME_LENGTH}", kind="too_large")
     if not name.isprintable():

@@ -39,23 +39,16 @@ class LabelTree:
 
     # ------------------------------------------------------------------ building
     def _build(self, root, children, where):
-        if not isinstance(root, str) or not root:
-            raise HUCError(f"{where}.root: must be a non-empty string, got {root!r}", kind="tree")
-        check_name(root, f"{where}.root")
+        check_name(root, f"{where}.root", kind="tree")
         if not isinstance(children, Mapping):
             raise HUCError(f"{where}.children: expected a mapping from node to its list of children", kind="tree")
         parent_of: dict[str, str] = {}
         for node, kids in children.items():
-            if not isinstance(node, str) or not node:
-                raise HUCError(f"{where}.children: node names must be non-empty strings, got {node!r}", kind="tree")
-            check_name(node, f"{where}.children")
+            check_name(node, f"{where}.children", kind="tree")
             if isinstance(kids, (str, bytes)) or not isinstance(kids, Sequence):
                 raise HUCError(f"{where}.children[{node!r}]: expected a list of node names", kind="tree")
             for kid in kids:
-                if not isinstance(kid, str) or not kid:
-                    raise HUCError(f"{where}.children[{node!r}]: node names must be non-empty strings, got {kid!r}",
-                                   kind="tree")
-                check_name(kid, f"{where}.children[{node!r}]")
+                check_name(kid, f"{where}.children[{node!r}]", kind="tree")
                 if kid == root:
                     raise HUCError(f"{where}.children[{node!r}]: lists the root {root!r} as a child (a cycle)",
                                    kind="tree")

@@ -396,3 +396,154 @@ def check_theorem_3_5_on_boosting_runs():
                              "shape with 2-4 leaves, labels shuffled; both backends",
                     scope=dict(runs=runs, updates=updates, shapes=len(tree_shapes(4)), max_leaves=4,
                                labels_shuffled=True, backends=["exact", "fast"]))
+
+
+def _exact_rows(rows):
+    """Rows of decimal strings or floats as exact rationals, each renormalised to sum to 1."""
+    out = []
+    for row in rows:
+        r = [F(str(x)) for x in row]
+        out.append([x / sum(r) for x in r])
+    return out
+
+
+def _largest_violations(dist, us, rows, method):
+    """Per node id (``None`` for the root candidate of UC) the largest sup of an exact audit of the
+    predictions ``rows`` (Algorithm 2 on the population with ``p`` replaced)."""
+    from huc_ref import FiniteDistribution, audit
+    again = FiniteDistribution(dist.tree, [{"weight": a.weight, "c": a.c, "p": r, "eta": a.eta}
+                                           for a, r in zip(dist.atoms, rows)], dist.subgroups)
+    best: dict = {}
+    for row in audit(again, us).candidates:
+        if (row.node is None) == (method == "uc"):
+            key = None if row.node is None else dist.tree.id(row.node)
+            best[key] = max(best.get(key, F(0)), row.sup)
+    return best
+
+
+def _boost_cases(rng):
+    """Exact populations for the boosting checks, with whether their predictions are generic.
+
+    Every tree shape with 2-4 leaves (labels shuffled; subgroups with weights 1, 0 and -1/2, so some
+    atoms are never moved; every atom its own prediction) with a table utility and the families whose
+    decisions read the prediction (rank, top-k, top-1 at depth 1): generic, so no two scores tie exactly
+    after an update and an audit of the predictions rounded to 30 digits sees the run's intervals.  Then
+    one population of equal uniform predictions, where every decision is an exact tie that only exact
+    arithmetic resolves (and rounded predictions cannot be audited faithfully)."""
+    from huc_ref import FiniteDistribution, Rank, Top1AtDepth, TopK
+    for shape in tree_shapes(4):
+        tree = shape_tree(shape)
+        if not tree.branching_nodes:
+            continue
+        tree = shuffled_labels(tree, rng)
+        dist, us = random_rational_case(rng, tree, 4, n_utilities=1)
+        raws = [[rng.randint(1, 9) for _ in tree.labels] for _ in dist.atoms]
+        dist = FiniteDistribution(tree, [{"weight": a.weight, "c": a.c, "p": [F(x, sum(r)) for x in r], "eta": a.eta}
+                                         for a, r in zip(dist.atoms, raws)], dist.subgroups)
+        vec = [F(rng.randint(-4, 4), 4) for _ in tree.labels]
+        us.update(rank=Rank(tree, vec), top=TopK(tree, 1 + rng.randrange(tree.K)), depth=Top1AtDepth(tree, 1))
+        yield dist, us, True
+    tree = shuffled_labels(FOUR, rng)
+    dist = FiniteDistribution(tree, [{"weight": F(1, 3), "p": [F(1, 4)] * 4, "eta": eta} for eta in
+                                     ([F(1, 2), 0, F(1, 4), F(1, 4)], [0, F(1, 8), F(3, 8), F(1, 2)], [F(1, 4)] * 4)])
+    yield dist, {"rank": Rank(tree, [1, 0, 1, 0]), "top": TopK(tree, 2), "depth": Top1AtDepth(tree, 1)}, False
+
+
+@claim("Sec. 3.2 (Algorithm 1), App. H (Algorithm 3, H.1), K.1", "Each HUC-Boost or UC-Boost update takes the largest "
+       "violation of the current predictions (greedy) or audits the node K.1's pass is at (branching nodes in "
+       "pre-order, each once per pass, updated only above eps; stop after a pass without an update); the fixed step "
+       "eps/2 moves by +-eps/2 and decreases the loss by at least eps^2/4 within ceil(4 L_log(f_0)/eps^2) updates "
+       "(H.1); the run ends with every violation <= eps; the certified engine and float64 make the same decisions")
+def check_boosting_runs_as_specified():
+    """huc_ref.boost on both backends, HUC-Boost (greedy and K.1's passes, adaptive and fixed step) and
+    UC-Boost, on exact populations (:func:`_boost_cases`).  Independently of the run, each update's
+    candidate is compared with an exact audit (Algorithm 2, itself checked against brute force) of the
+    predictions its rules give before it; the passes' audit log is rebuilt from the definition; the two
+    backends' decision sequences are compared."""
+    from huc_ref import boost
+    from huc_ref.replay import prefix_predictions
+    rng = random.Random(36)
+    eps = F(1, 20)
+    tol = 1e-9
+    runs = updates = 0
+    big = F(1, 8)  # the fixed step eps/2 takes up to 4 L_log(f_0) / eps^2 updates: a larger eps for it
+    configs = [("huc", "greedy", "adaptive", eps), ("huc", "passes", "adaptive", eps),
+               ("huc", "drain", "adaptive", eps), ("huc", "greedy", big / 2, big),
+               ("uc", "greedy", "adaptive", eps), ("uc", "greedy", big / 2, big)]
+    for dist, us, generic in _boost_cases(rng):
+        tree = dist.tree
+        branching = [tree.id(v) for v in tree.branching_nodes]
+        for method, select, step, eps in configs:
+            decisions = {}
+            for engine in ("exact", "fast"):
+                run = boost(dist, us, engine=engine, method=method, select=select, step=step, epsilon=eps,
+                            max_updates=200)
+                runs += 1
+                updates += len(run.updates)
+                where = f"{engine} {method} {select} step {step} on {tree.to_json()}"
+                expect(run.stopped == "tolerance", f"{where}: stopped by {run.stopped!r}")
+                floor = eps ** 2 / 2 if step == "adaptive" else eps ** 2 / 4  # Thm 3.5; H.1
+                expect(run.theorem_3_5["decrease_at_least"] == f"{floor}",
+                       f"{where}: the decrease floor {run.theorem_3_5['decrease_at_least']}, not {floor} "
+                       "(Thm 3.5, H.1)")
+                if step != "adaptive":
+                    L0 = float(run.initial["log_loss"])
+                    expect(abs(run.bound_updates - 4 * L0 / eps ** 2) <= 1 + 1e-6,
+                           f"{where}: the update bound {run.bound_updates}, not ceil(4 L0 / eps^2) (H.1)")
+                    for t, u in enumerate(run.updates):
+                        expect(abs(abs(F(str(u["alpha"]))) - eps / 2) <= tol, f"{where} update {t}: alpha {u['alpha']}")
+                        expect(float(u["guaranteed_decrease"]) >= float(eps ** 2 / 4) - tol,
+                               f"{where} update {t}: promised decrease {u['guaranteed_decrease']} < eps^2/4")
+                expect(run.theorem_3_5["holds"] and run.theorem_3_5["quadratic_bound_every_update"],
+                       f"{where}: Theorem 3.5's record {run.theorem_3_5}")
+                # the audit log, rebuilt: at each audit, the largest violation of the predictions then
+                done, log = 0, []
+                for node, updated in run.audits:
+                    log.append((None if node is None else tree.id(node), updated))
+                    if not generic:
+                        done += updated
+                        continue
+                    rows = _exact_rows(prefix_predictions(run, dist, us, done))
+                    best = _largest_violations(dist, us, rows, method)
+                    top = max(best.values(), default=F(0)) if node is None else best.get(tree.id(node), F(0))
+                    if abs(top - eps) > tol:
+                        expect(updated == (top > eps), f"{where}: audit {len(log)} at {node} updated={updated} "
+                                                       f"but the largest violation there is {float(top)}")
+                    if updated:
+                        u = run.updates[done]
+                        expect(abs(abs(float(u["gamma"])) - float(top)) <= tol,
+                               f"{where} update {done}: Gamma = {u['gamma']}, the largest violation is {float(top)}")
+                        expect(node is None or u["node"] == node, f"{where}: update {done} at {u['node']}, not {node}")
+                        done += 1
+                expect(done == len(run.updates), f"{where}: {len(run.updates)} updates, {done} in the audit log")
+                final = _largest_violations(dist, us, _exact_rows(run.predictions), method) if generic else {}
+                expect(max(final.values(), default=F(0)) <= eps + F(1, 10**9),
+                       f"{where}: a violation of {float(max(final.values(), default=0))} > eps remains")
+                if select == "passes":  # K.1: the branching nodes in pre-order, each once per pass
+                    expect([a for a, _ in log] == [branching[k % len(branching)] for k in range(len(log))]
+                           and len(log) % len(branching) == 0 and not any(x for _, x in log[-len(branching):]),
+                           f"{where}: the audit log {log} is not whole passes ending with a clean one")
+                elif select == "drain":  # stay on a node while it is updated, then the next; stop after a clean cycle
+                    at, quiet, want = 0, 0, []
+                    for _, updated in log:
+                        want.append(branching[at])
+                        quiet = 0 if updated else quiet + 1
+                        at = at if updated else (at + 1) % len(branching)
+                    expect([a for a, _ in log] == want and quiet == len(branching)
+                           and "0" * len(branching) not in "".join("1" if x else "0" for _, x in log[:-1]),
+                           f"{where}: the audit log {log} is not drain's")
+                else:
+                    expect(all(a is None for a, _ in log) and [x for _, x in log] == [True] * done + [False],
+                           f"{where}: greedy audits every candidate until none exceeds eps; log {log}")
+                decisions[engine] = [(u["subgroup"], u["utility"], u["node"], float(u["gamma"])) for u in run.updates]
+            a, b = decisions["exact"], decisions["fast"]
+            expect(len(a) == len(b) and all(x[:3] == y[:3] and abs(x[3] - y[3]) <= tol for x, y in zip(a, b)),
+                   f"{method} {select} step {step} on {tree.to_json()}: the backends decide differently: {a} vs {b}")
+    return Evidence(SAMPLED, f"{runs} runs ({updates} updates): HUC-Boost greedy, K.1 passes and drain, adaptive and "
+                             "fixed "
+                             "eps/2, UC-Boost adaptive and fixed, both backends, on exact populations over every "
+                             "shape of 2-4 leaves (labels shuffled) and one of exact ties; every audit recomputed "
+                             "exactly",
+                    scope=dict(runs=runs, updates=updates, max_leaves=4, labels_shuffled=True,
+                               backends=["exact", "fast"], methods=["huc", "uc"], selects=["greedy", "passes", "drain"],
+                               steps=["adaptive", "fixed eps/2"]))

@@ -24,6 +24,7 @@ from .core import (
     FOUR,
     PROVED,
     SAMPLED,
+    CheckFailed,
     Evidence,
     claim,
     expect,
@@ -337,3 +338,87 @@ def check_utility_families():
                              f"every decision), M = sum_v Gamma_v at {points} exact (c, u, I); every shape of 1-4 "
                              "leaves, labels shuffled",
                     scope=dict(families=sorted(families), points=values + points, max_leaves=4, labels_shuffled=True))
+
+
+class _Graph:
+    """A directed graph with the two methods :meth:`LabelTree.from_networkx` reads (networkx is
+    optional, so the check carries its own)."""
+
+    def __init__(self, edges):
+        self.edges = edges
+
+    def successors(self, n):
+        return iter(self.edges[n])
+
+    def in_degree(self):
+        return [(n, sum(n in kids for kids in self.edges.values())) for n in self.edges]
+
+
+def _refusals():
+    """Objects that are not the paper's, each with the rule it breaks (Sec. 2.1, 3.1; spec §1)."""
+    from huc_ref import LabelTree, Top1AtDepth
+    kids = {"r": ["a", "b"]}
+    law = {"weight": 1, "p": [F(1, 2)] * 2, "eta": [F(1, 2)] * 2}
+    two = LabelTree.from_children("r", kids)
+    yield "a root named by a non-empty string", lambda: LabelTree.from_children("", kids)
+    yield "a root named by a string", lambda: LabelTree.from_children(5, {5: ["a", "b"]})
+    yield "children named by non-empty strings", lambda: LabelTree.from_children("r", {"r": ["a", ""]})
+    yield "children named by strings", lambda: LabelTree.from_children("r", {"r": ["a", 7]})
+    yield "a node named by a string", lambda: LabelTree.from_children("r", {"r": ["a", "b"], 3: ["c", "d"]})
+    yield "no node below itself (a cycle)", lambda: LabelTree.from_children("r", {"r": ["a", "r"]})
+    yield "one parent per node", lambda: LabelTree.from_children("r", {"r": ["a", "b"], "a": ["b", "c"]})
+    yield "the labels are the leaves (a label is no parent)", lambda: LabelTree.from_paths(["a", "a/x", "b"])
+    yield "one root", lambda: LabelTree.from_networkx(_Graph({"r": ["a"], "s": ["b"], "a": [], "b": []}))
+    yield "the labels are the leaves, each once", lambda: LabelTree.from_paths(["a", "b"], labels=["a", "a"])
+    yield "the labels' order is a list of them", lambda: LabelTree.from_paths(["a", "b"], labels="ab")
+    yield "a sample's label path is a list of names", lambda: LabelTree.from_label_paths([["a", "x"], "b"])
+    yield "a depth is a non-negative integer", lambda: Top1AtDepth(two, -1)
+    yield "a depth is an integer", lambda: Top1AtDepth(two, True)
+    yield "p in the simplex (sums to 1)", lambda: FiniteDistribution(two, [dict(law, p=[F(1, 2), F(1, 3)])])
+    yield "p in the simplex (p_y >= 0)", lambda: FiniteDistribution(two, [dict(law, p=[F(3, 2), F(-1, 2)])])
+    yield "the label law in the simplex", lambda: FiniteDistribution(two, [dict(law, eta=[F(1), F(1)])])
+    yield "the atoms' weights sum to 1", lambda: FiniteDistribution(two, [dict(law, weight=F(1, 2))])
+    from huc_ref import Aggregated, Table
+    four = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    yield "App. G: S is ancestor-closed", lambda: Aggregated(Table(four, [1, 0, 0, 1]), ["vL"])
+    yield "App. G: S holds internal nodes", lambda: Aggregated(Table(four, [1, 0, 0, 1]), ["v0", "y1"])
+    from huc_ref.bounds import theorem_3_4_deviation
+    yield "Thm 3.4: a sample size n >= 1", lambda: theorem_3_4_deviation(0, 3, F(1, 20))
+    yield "Thm 3.4: a sample size is an integer", lambda: theorem_3_4_deviation(True, 3, F(1, 20))
+    yield "Thm 3.4: delta in (0, 1)", lambda: theorem_3_4_deviation(10, 3, F(1))
+    from huc_ref.bounds import theorem_3_5_update_bound
+    yield "Thm 3.5: eps > 0", lambda: theorem_3_5_update_bound(F(1), F(0))
+
+
+@claim("Sec. 2.1, 3.1 (the objects)", "huc_ref takes exactly the paper's objects: a finite rooted tree (one root, "
+       "one parent per node, no cycle) whose leaves are the labels, each label once; predictions and label laws in "
+       "the simplex Delta^{K-1}; a population's weights summing to 1; a depth a non-negative integer; App. G's S "
+       "ancestor-closed; Thm 3.4's n a positive integer and delta in (0, 1); Thm 3.5's eps > 0; anything else is "
+       "refused with HUCError naming the rule")
+def check_section_2_objects():
+    """Each object of :func:`_refusals` must be refused by huc_ref with its one error (a HUCError,
+    never another exception or a silent acceptance); the valid objects beside them are accepted."""
+    from huc_ref import HUCError, LabelTree
+    refused = 0
+    for rule, build in _refusals():
+        try:
+            build()
+        except HUCError:
+            refused += 1
+            continue
+        except Exception as exc:  # noqa: BLE001 - the point: any other exception is a failure
+            raise CheckFailed(f"{rule}: refused by {type(exc).__name__}: {exc}, not by HUCError") from None
+        raise CheckFailed(f"accepted an object that breaks the rule: {rule}")
+    from huc_ref import Top1AtDepth
+    good = LabelTree.from_networkx(_Graph({"r": ["a", "y3"], "a": ["y1", "y2"], "y1": [], "y2": [], "y3": []}))
+    paths = LabelTree.from_paths(["a/x", "a/y", "b"], labels=["b", "a/x", "a/y"])
+    rows = LabelTree.from_label_paths([["a", "x"], ["b"], ["a", "y"]])
+    expect(good.labels == ("y1", "y2", "y3") and paths.labels == ("b", "a/x", "a/y") and rows.K == 3,
+           "a valid tree was not read as given")
+    expect(Top1AtDepth(good, 0).values([F(1, 3)] * 3) == (1, 1, 1), "the depth 0 (the root) was not accepted")
+    from huc_ref import Aggregated, Table
+    expect(Aggregated(Table(good, [1, 0, 1]), ["r", "a"]).S == ("r", "a"), "an ancestor-closed S was refused")
+    from huc_ref.bounds import theorem_3_4_deviation
+    expect(theorem_3_4_deviation(1, 1, F(1, 2)).hi > 0, "the smallest valid sample (n = N = 1) was refused")
+    return Evidence(EXACT_EXAMPLE, f"{refused} objects, each breaking one rule, refused with HUCError; valid ones "
+                                   "accepted", scope=dict(example="Sec. 2.1", points=refused))

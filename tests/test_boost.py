@@ -217,6 +217,11 @@ def test_undecidable_decisions_raise_instead_of_guessing(monkeypatch):
     monkeypatch.setattr(boost_module, "_MAX_PRECISION", 512)
     with pytest.raises(HUCError, match="could not be certified at 512 bits"):
         boost(D1, U, epsilon="1/100")
+    # spec §4, "repeating the decision at a higher precision": each attempt pairs the working
+    # precision with one _GUARD_BITS higher, and a failed attempt doubles the working precision
+    low, high = calls[0::2], calls[1::2]
+    assert all(h == lo + boost_module._GUARD_BITS for lo, h in zip(low, high)), calls
+    assert all(b == 2 * a for a, b in zip(low, low[1:])) and low[-1] <= 512 < 2 * low[-1], calls
 
 
 def _passes_case():

@@ -41,7 +41,7 @@ def test_unary_nodes_are_legal():
     ("v0", {"v0": ["a"], "x": ["y"], "y": ["x"]}, None, "is not below the root 'v0'"),
     ("", {}, None, "tree.root: must be a non-empty string, got ''"),
     ("v0", {"v0": "ab"}, None, "tree.children['v0']: expected a list of node names"),
-    ("v0", {"v0": ["a", 3]}, None, "tree.children['v0']: node names must be non-empty strings, got 3"),
+    ("v0", {"v0": ["a", 3]}, None, "tree.children['v0']: must be a non-empty string, got 3"),
     ("v0", FOUR, ["y1", "y2", "y3"], "labels: leaf 'y4' of the tree is missing"),
     ("v0", FOUR, ["y1", "y2", "y3", "y4", "z"], "labels[4]: 'z' is not a node of the tree"),
     ("v0", FOUR, ["y1", "y2", "y3", "vL"], "labels[3]: 'vL' is an internal node, not a leaf"),

@@ -1,0 +1,72 @@
+"""A fixed sample of mutants of the core modules, which ``huc verify`` must kill (issue #19,
+item 5; :mod:`proofs_check.mutation` says what a mutant is and how it is run).
+
+The sample was drawn once, ``random.Random(2026).sample`` over every mutation site of the eight
+core modules (633 sites), and is pinned here by the line it changes (so it stays the same
+mutants when other lines move).  Each mutant runs in a copy of the packages: the checks of
+``huc verify`` run until one fails.  A mutant listed as equivalent, with the reason no result
+can change, is not run.  ``bench/mutation.py`` measures a larger random sample.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from proofs_check.mutation import find, run_mutant
+
+# (module, the line as it reads, the change, which of the line's such changes)
+SAMPLE = [
+    ("intervals.py", "if self.hi is not None and (x > self.hi or (x == self.hi and not self.hi_closed)):",
+     "Eq -> NotEq", 0),
+    ("bounds.py", "if isinstance(x, bool) or not isinstance(x, int) or x < 1:", "Or -> And", 0),
+    ("boost.py", "for a in ([None] if self.method == 'uc' else rel):", "Eq -> NotEq", 0),
+    ("intervals.py", "if best is None or abs(num) * best[1] > abs(best[0]) * den:", "Mult -> Div", 0),
+    ("utilities.py", "if par >= 0 and par not in ids:", "GtE -> Gt", 0),
+    ("driver.py", "self.position, self.passes = 0, self.passes + 1  # a complete pass", "constant 0 -> 1", 0),
+    ("boost.py", "scale = self.down(None, factor, lambda v, f, j: f[j] if v is None else v * f[j])", "Mult -> Div", 0),
+    ("boost.py", "return ctx.mpf(x.numerator) / x.denominator if type(x) is Fraction else x", "Div -> Mult", 0),
+    ("boost.py", "t = terms_at(self.tree, Prediction(self.tree, atom.p), vals[-1], atom, rel, _same)",
+     "constant 1 -> 2", 0),
+    ("boost.py", "alpha = (1 if gamma_h > 0 else -1) * (float(fixed) if engine.float else fixed)",
+     "constant 0 -> 1", 0),
+    ("boost.py", "keys = [tuple(sorted(k)) for k in self.down((), moved, lambda key, m, j: key + ((m[0][j], m[1]),))]",
+     "constant 0 -> 1", 0),
+]
+
+# drawn in the same sample; no result can change
+EQUIVALENT = {
+    ("boost.py", "raw = [lift(v) - mu for v in vals[i]]", "Sub -> Add", 0):
+        "UC-Boost's direction u_y + mu instead of u_y - mu differs by the same 2 mu for every label of an atom: "
+        "the softmax cancels it, Gamma subtracts its mean and Lambda its range (up to the dyadic rounding of h)",
+    ("boost.py", "sign = 0 if row.empty else (row.moment > 0) - (row.moment < 0)", "constant 0 -> 1", 0):
+        "the sign enters only the key on which the two precisions must agree, and both compute it alike",
+    ("boost.py", "bound_ok, decreased = after <= loss - promised + 1e-12, after < loss", "Lt -> LtE", 0):
+        "arithmetic='float' only: a float log loss equal before and after an update cannot happen, the update "
+        "lowers it by at least eps^2/2 (Thm 3.5), far above one rounding",
+}
+
+
+def _verdicts():
+    def one(entry):
+        module, text, change, nth = entry
+        return run_mutant(module, find(module, text, change, nth), timeout=600)
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(one, SAMPLE))
+
+
+def test_huc_verify_kills_the_fixed_sample_of_mutants(capsys):
+    verdicts = _verdicts()
+    killed = [v.startswith("KILLED") for v in verdicts]
+    with capsys.disabled():
+        print(f"\nmutation sample: huc verify killed {sum(killed)} of {len(SAMPLE)} non-equivalent mutants "
+              f"({len(EQUIVALENT)} equivalent listed, not run)")
+        for (module, text, change, _), verdict in zip(SAMPLE, verdicts):
+            print(f"  {module}: {change} in {text[:60]!r}: {verdict[:100]}")
+    survivors = [f"{m}: {change} in {text!r}" for (m, text, change, _), k in zip(SAMPLE, killed) if not k]
+    assert not survivors, survivors
+
+
+def test_the_pinned_mutants_still_exist():
+    """Every pinned line and change is still in its module (else the sample needs redrawing)."""
+    for entry in SAMPLE + list(EQUIVALENT):
+        assert find(*entry) >= 0
