@@ -15,6 +15,7 @@ from huc_ref.intervals import max_interval_sum, max_interval_sum_brute_force
 from .core import (
     PROVED,
     SAMPLED,
+    SIMULATED,
     Evidence,
     claim,
     expect,
@@ -190,6 +191,44 @@ def check_theorem_3_4_constants():
                     scope=dict(symbolic=["the mean term 16/sqrt(n)", "McDiarmid's equation"],
                                shapes=len(tree_shapes(4)),
                                max_leaves=4, points=3 + half_lines + doob, exhaustive_signs_up_to=8))
+
+
+@claim("Thm 3.4 (the probability statement)", "With probability >= 1 - delta over an i.i.d. sample of size n, "
+       "|HUC_hat - HUC| <= 16/sqrt(n) + 4 sqrt(log(max(1, N_cand)/delta)/(2n))")
+def check_theorem_3_4_simulated():
+    """Seeded samples of an exact population: the empirical HUC (fast audit of the sample) against the
+    population's exact HUC, the deviation against huc_ref's certified bound.  A simulation: it can refute
+    the statement, never prove it (and the bound is loose, so a refutation would mean a bug)."""
+    import numpy as np
+
+    from huc_ref import fast
+    rng = random.Random(41)
+    tree = shuffled_labels(shape_tree(((), ((), ()), ())), rng)
+    dist, us = random_rational_case(rng, tree, 6)
+    exact = audit(dist, us)
+    n_cand = len(dist.subgroups) * sum(len(u.relevant_nodes) for u in us.values())
+    delta = F(1, 10)
+    weights = np.array([float(a.weight) for a in dist.atoms])
+    laws = np.array([[float(e) for e in a.label_law(tree.K)] for a in dist.atoms])
+    P = np.array([[float(x) for x in a.p] for a in dist.atoms])
+    c = np.array([[float(x) for x in a.c] for a in dist.atoms])
+    draws, exceed, worst = 0, 0, []
+    gen = np.random.default_rng(41)
+    for n in (100, 1000, 10000):
+        bound = theorem_3_4_deviation(n, n_cand, delta)
+        for _ in range(60):
+            idx = gen.choice(len(weights), size=n, p=weights)
+            y = (laws[idx].cumsum(axis=1) < gen.random((n, 1))).sum(axis=1)
+            res = fast.audit(y, P[idx], tree, us, subgroups={k: c[idx, j] for j, k in enumerate(dist.subgroups)})
+            deviation = abs(res.huc.sup - float(exact.huc.sup))
+            exceed += F(deviation) > bound.lo  # counted as exceeding unless certainly within
+            draws += 1
+        worst.append((n, float(bound.hi), deviation))
+    expect(exceed <= float(delta) * draws, f"{exceed} of {draws} draws exceed the bound (more than delta)")
+    return Evidence(SIMULATED, f"{draws} seeded samples (n = 100, 1,000, 10,000; 60 each) of an exact population "
+                    f"(N_cand = {n_cand}, delta = 1/10): {exceed} exceeded the bound; the last deviations "
+                    + ", ".join(f"{d:.3g} at n = {n} (bound {b:.3g})" for n, b, d in worst),
+                    scope=dict(draws=draws, sizes=[100, 1000, 10000], delta="1/10", exceeded=exceed))
 
 
 @claim("App. H.1 (Thm H.2, eq. 159, 175)", "n >= 512/eps^2 [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)] is exactly "

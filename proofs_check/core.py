@@ -34,6 +34,7 @@ PROVED = "proved symbolically"
 EXHAUSTIVE = "exhaustive"
 SAMPLED = "checked at exact rational points"
 EXACT_EXAMPLE = "exact worked example"
+SIMULATED = "simulated"  # a probability statement: seeded draws, the count of draws stated
 
 
 class CheckFailed(Exception):

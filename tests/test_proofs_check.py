@@ -19,7 +19,7 @@ def test_every_claim_passes_and_says_how(capsys):
     methods = {r["check"]: r["method"] for r in results}
     # every method is one of the honest labels, strongest first (proofs_check.core)
     labels = ("proved symbolically", "exhaustive: proved symbolically", "checked at exact rational points",
-              "exact worked example")
+              "exact worked example", "simulated")
     assert all(r["method"].startswith(labels) for r in results)
     assert methods["check_theorem_3_1_telescoping"].startswith("exhaustive: proved symbolically")
     assert methods["check_proposition_3_3"].startswith("checked at exact rational points")
@@ -35,6 +35,8 @@ def test_every_claim_passes_and_says_how(capsys):
             assert scope["example"] in r["location"], r["check"]
         if method.startswith("proved symbolically"):
             assert scope.get("symbolic") or scope.get("arities"), r["check"]
+        if method == "simulated":  # a probability statement: the number of draws is stated
+            assert scope["draws"] > 0 and f"{scope['draws']} seeded samples" in r["detail"], r["check"]
     locations = " ".join(r["location"] for r in results)
     for where in ("Sec. 2.1", "C.1", "Thm 3.1", "C.3", "C.2", "eq. (5)", "D.1", "D.2", "D.3", "D.4", "Prop. 3.3",
                   "App. G", "E.1", "E.2", "E.3", "F.3", "F.2", "Thm 3.4", "H.1", "Algorithm 1", "Algorithm 3", "K.1"):
