@@ -231,6 +231,43 @@ def check_theorem_3_4_simulated():
                     scope=dict(draws=draws, sizes=[100, 1000, 10000], delta="1/10", exceeded=exceed))
 
 
+@claim("Lemma C.2, App. F.4", "A labelled observation (X_i, Y_i) contributes only at the nodes of Path(Y_i) ∩ V_T(u) "
+       "(its node term g_{u,v}(P_i, Y_i) vanishes elsewhere), so the per-observation work of the audit is "
+       "|Path(Y_i) ∩ V_T(u)| node terms")
+def check_lemma_c2_observation_terms_on_the_path():
+    """huc_ref's node terms of sample atoms (atom_terms over every internal node) against g_{u,v}(p, y)
+    by its definition (TreeDecomposition.g) and the set Path(y) ∩ V_T(u), on every shape up to 5 leaves,
+    labels shuffled, every label of every atom."""
+    from huc_ref import Rank, TreeDecomposition
+    rng = random.Random(43)
+    terms = 0
+    for shape in tree_shapes(5):
+        tree = shuffled_labels(shape_tree(shape), rng)
+        K = tree.K
+        ps = []
+        for _ in range(3):
+            raw = [rng.randint(1, 4) for _ in range(K)]
+            ps.append([F(x, sum(raw)) for x in raw])
+        atoms = [{"weight": F(1, 3 * K), "p": p, "label": y} for p in ps for y in tree.labels]
+        dist = FiniteDistribution(tree, atoms)
+        us = [Table(tree, [F(rng.randint(-2, 2), 2) for _ in range(K)]), Rank(tree, [F(k, K) for k in range(K)])]
+        for u in us:
+            relevant = {tree.id(v) for v in u.relevant_nodes}
+            for atom, t in zip(dist.atoms, atom_terms(dist, u, tree.internal_nodes)):
+                y = tree.labels[atom.label]
+                on_path = {tree.id(v) for v in tree.path(y)} & relevant
+                dec = TreeDecomposition(tree, atom.p, u.values(atom.p))
+                for v in tree.internal_nodes:
+                    a = tree.id(v)
+                    value = t.node_terms.get(a, 0)  # a sample atom carries the nodes of its path only
+                    expect(value == dec.g(v, atom.label), f"node term at {v} is not g_(u,v)(p, {y})")
+                    expect(a in on_path or value == 0, f"{y} contributes at {v}, off Path ∩ V_T(u)")
+                    terms += 1
+    return Evidence(SAMPLED, f"{terms} node terms of labelled observations on every shape up to 5 leaves (labels "
+                    "shuffled): each equals g_(u,v)(p, y) and vanishes off Path(y) ∩ V_T(u)",
+                    scope=dict(points=terms, shapes=len(tree_shapes(5)), max_leaves=5, labels_shuffled=True))
+
+
 @claim("App. H.1 (Thm H.2, eq. 159, 175)", "n >= 512/eps^2 [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)] is exactly "
        "the condition Gap_T = 4 sqrt((2/n)[...]) <= eps/4")
 def check_h1_sample_size_is_gap_condition():
