@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from proofs_check.mutation import CORE, ROOT, run_mutant, sites  # noqa: E402
+from proofs_check.mutation import CORE, ROOT, equivalent, run_mutant, sites  # noqa: E402
 
 
 def main(argv=None) -> None:
@@ -34,11 +34,15 @@ def main(argv=None) -> None:
     print(f"{len(everywhere)} mutation sites in {len(CORE)} core modules; {count} mutants (seed {args.seed})")
     with ThreadPoolExecutor(args.workers) as pool:
         verdicts = list(pool.map(lambda s: run_mutant(s[0], s[1], args.timeout), sample))
-    for (module, _, line, what), verdict in zip(sample, verdicts):
+    same = 0
+    for (module, index, line, what), verdict in zip(sample, verdicts):
         text = (ROOT / "huc_ref" / module).read_text().splitlines()[line - 1].strip()
-        print(f"  {module}:{line} {what}  [{text[:70]}]: {verdict}")
+        reason = equivalent(module, index) if verdict == "SURVIVED" else None
+        same += reason is not None
+        print(f"  {module}:{line} {what}  [{text[:70]}]: {verdict}" + (f" (equivalent: {reason})" if reason else ""))
     killed = sum(v.startswith("KILLED") for v in verdicts)
-    print(f"huc verify killed {killed} of {count} mutants ({100 * killed / count:.0f}%)")
+    print(f"huc verify killed {killed} of {count} mutants ({100 * killed / count:.0f}%); {same} survivors are "
+          f"equivalent: {killed} of {count - same} non-equivalent ({100 * killed / max(1, count - same):.0f}%)")
 
 
 if __name__ == "__main__":

@@ -555,7 +555,7 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     """Run HUC-Boost (Algorithm 1/3) or UC-Boost until no candidate exceeds ``epsilon``.
 
     ``step``: ``"adaptive"`` (``alpha = Gamma/Lambda``) or a magnitude ``a`` for the fixed
-    step ``alpha = sign(Gamma) a`` (H.1 uses ``eps/2``).  ``select``: ``"greedy"`` (the
+    step ``alpha = sign(Gamma) a`` (H.1: ``eps/2`` with the tolerance ``3 eps/4``).  ``select``: ``"greedy"`` (the
     largest violation), ``"passes"`` (K.1: passes over the branching nodes in pre-order, each
     audited once and updated at most once, at most ``max_passes`` passes) or ``"drain"``
     (update one node until it is clean, then the next); see :class:`Schedule`, whose audit

@@ -20,7 +20,7 @@ from .errors import HUCError
 from .rational import exact, fraction_text
 
 __all__ = ["CertifiedReal", "prop_3_3_bound", "theorem_3_4_deviation", "theorem_3_5_update_bound",
-           "h1_gap_bound", "h1_sample_size_holds"]
+           "update_decrease_floor", "h1_gap_bound", "h1_sample_size_holds"]
 
 _PRECISION = 113  # bits of the interval enclosures; raised when a decision needs it
 
@@ -110,23 +110,48 @@ def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:
                     expr)
 
 
-def theorem_3_5_update_bound(log_loss_upper, epsilon, *, step: str = "adaptive") -> int:
-    """Thm 3.5: at most ``ceil(2 L_log(f_0) / eps^2)`` updates (adaptive step);
-    ``ceil(4 L_log(f_0) / eps^2)`` for the fixed step ``eps/2`` (H.1).
+def update_decrease_floor(epsilon, alpha=None):
+    """The decrease of ``L_log`` every update is certain to exceed: ``eps^2/2`` for the adaptive
+    step (Thm 3.5), ``a eps - a^2/2`` for a fixed step of magnitude ``a < 2 eps`` (``None`` for
+    ``a >= 2 eps``: no guarantee).
+
+    Eq. (101) bounds the decrease below by ``alpha Gamma - alpha^2 Lambda / 2``; an update has
+    ``|Gamma| > eps`` and ``Lambda <= 1`` (E.2), and the fixed step has ``alpha Gamma = a |Gamma|``.
+    H.1 (tolerance ``tau = 3 eps_H / 4``, step ``a = eps_H / 2``) gets ``eps_H^2 / 4``, its
+    ``ceil(4 L / eps_H^2)`` updates; a step of half the tolerance gets ``3 eps^2 / 8``.
+
+    >>> update_decrease_floor(Fraction(3, 40)), update_decrease_floor(Fraction(3, 40), Fraction(1, 20))
+    (Fraction(9, 3200), Fraction(1, 400))
+    >>> update_decrease_floor(Fraction(1, 10), Fraction(1, 20)), update_decrease_floor(Fraction(1, 10), Fraction(1, 5))
+    (Fraction(3, 800), None)
+    """
+    eps = exact(epsilon, "epsilon")
+    if eps <= 0:
+        raise HUCError(f"epsilon: must be positive, got {fraction_text(eps)}", kind="nonpositive")
+    if alpha is None:
+        return eps ** 2 / 2
+    a = exact(alpha, "alpha")
+    if a <= 0:
+        raise HUCError(f"alpha: a fixed step magnitude must be positive, got {fraction_text(a)}", kind="nonpositive")
+    return a * eps - a ** 2 / 2 if a < 2 * eps else None
+
+
+def theorem_3_5_update_bound(log_loss_upper, epsilon, *, alpha=None) -> int | None:
+    """Thm 3.5: at most ``ceil(2 L_log(f_0) / eps^2)`` updates with the adaptive step; with a fixed
+    step of magnitude ``alpha``, ``ceil(L_log(f_0) / (alpha eps - alpha^2/2))`` (H.1's
+    ``ceil(4 L / eps_H^2)`` at its tolerance ``3 eps_H / 4`` and step ``eps_H / 2``), ``None``
+    when ``alpha >= 2 eps`` (:func:`update_decrease_floor`).
 
     ``log_loss_upper`` is a rational upper bound of ``L_log(f_0)`` (e.g. a certified
     enclosure's ``hi``), so the returned count is a valid bound.
 
     >>> theorem_3_5_update_bound(Fraction(1), Fraction(1, 10))
     200
+    >>> theorem_3_5_update_bound(Fraction(1), Fraction(3, 40), alpha=Fraction(1, 20))  # H.1: 4 L / (1/10)^2
+    400
     """
-    eps = exact(epsilon, "epsilon")
-    if eps <= 0:
-        raise HUCError(f"epsilon: must be positive, got {fraction_text(eps)}", kind="nonpositive")
-    factor = {"adaptive": 2, "fixed": 4}.get(step)
-    if factor is None:
-        raise HUCError(f"step: must be 'adaptive' or 'fixed', got {step!r}", kind="option")
-    return ceil(factor * exact(log_loss_upper, "log_loss") / eps ** 2)
+    floor = update_decrease_floor(epsilon, alpha)
+    return None if floor is None else ceil(exact(log_loss_upper, "log_loss") / floor)
 
 
 def _h1_bracket(n, T, big_n, delta):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .bounds import theorem_3_5_update_bound
+from .bounds import theorem_3_5_update_bound, update_decrease_floor
 from .rational import fraction_text
 from .results import BoostResult
 
@@ -105,10 +105,12 @@ def drive(backend, result: BoostResult, *, method: str, epsilon: Fraction, fixed
 
     Sec. 3.2: update the selected candidate while its violation exceeds epsilon; K.1's
     passes, greedy selection or drain by :class:`Schedule`; ``max_updates`` caps the updates
-    (``stopped == "cap"``).  Theorem 3.5 (adaptive step, decrease > eps^2/2 per update) and
-    H.1 (the fixed step eps/2, decrease > eps^2/4) are checked on every update; other fixed
-    steps are run with only eq. (101) checked.  The update bound is
-    :func:`huc_ref.bounds.theorem_3_5_update_bound` of the initial log loss's upper bound.
+    (``stopped == "cap"``).  Theorem 3.5 (adaptive step, decrease > eps^2/2 per update) and a
+    fixed step ``a < 2 eps`` (decrease > ``a eps - a^2/2``; H.1's tolerance ``3 eps_H/4`` with
+    step ``eps_H/2`` gives its ``eps_H^2/4``) are checked on every update; a fixed step
+    ``a >= 2 eps`` has no such guarantee and is run with only eq. (101) checked, bounded by the
+    cap.  The update bound is :func:`huc_ref.bounds.theorem_3_5_update_bound` of the initial
+    log loss's upper bound.
     ``progress(t, record)``, if given, is called after every update (``huc boost`` reports on
     stderr with it).
 
@@ -121,8 +123,9 @@ def drive(backend, result: BoostResult, *, method: str, epsilon: Fraction, fixed
     """
     loss_record, loss_upper = backend.initial()
     result.initial = {"log_loss": loss_record}
-    result.bound_updates = theorem_3_5_update_bound(loss_upper, epsilon, step="adaptive" if fixed is None else "fixed")
-    floor = Fraction(epsilon ** 2, 2) if fixed is None else Fraction(epsilon ** 2, 4) if fixed == epsilon / 2 else None
+    floor = update_decrease_floor(epsilon, fixed)
+    bound = theorem_3_5_update_bound(loss_upper, epsilon, alpha=fixed)
+    result.bound_updates = max_updates if bound is None else bound  # no guarantee: only the cap bounds the run
     checks = []
     schedule = Schedule(select if method == "huc" else "greedy", backend.branching, max_passes=max_passes)
     while True:

@@ -279,8 +279,9 @@ def check_h1_sample_size_is_gap_condition():
            "the rearrangement to n >= 512 X / eps^2 fails")
     rng = random.Random(159)
     decided = against_paper = 0
-    for _ in range(40):
+    for k in range(40):
         eps_, T, big, d_ = F(rng.randint(1, 9), 10), rng.randint(0, 30), rng.randint(1, 50), F(1, rng.randint(2, 100))
+        big = 1 if k == 0 else big  # N_cand = 1, the smallest the theorem takes, always among the points
         for n_ in (10**3, 10**5, 10**7, 10**9):
             by_size = h1_sample_size_holds(n_, eps_, T, big, d_)
             by_gap = h1_gap_bound(n_, T, big, d_).certainly_le(eps_ / 4)
@@ -301,6 +302,18 @@ def check_h1_sample_size_is_gap_condition():
                    f"huc_ref's Gap enclosure misses eq. (159)'s value at n = {n_}")
             decided += 1
     expect(against_paper > 100, "too few points decided against eq. (159)")
+    # at the boundary, N_cand = 1: the least n with n >= 512/eps^2 [(T+1) log(2 (2n+1)^2) + log(1/delta)] (a
+    # fixed point of the right side, increasing in n), from eq. (159) alone; huc_ref must say yes there, no below
+    for eps_, T, d_ in ((F(1, 2), 3, F(1, 10)), (F(1, 4), 0, F(1, 20))):
+        def rhs(m, eps_=eps_, T=T, d_=d_):
+            return 512 / sympy.Rational(eps_.numerator, eps_.denominator) ** 2 * (
+                (T + 1) * sympy.log(2 * (2 * m + 1) ** 2) + sympy.log(sympy.Rational(d_.denominator, d_.numerator)))
+        m = 10 ** 4
+        for _ in range(60):
+            m = int(sympy.ceiling(sympy.N(rhs(m), 60)))
+        expect(m >= sympy.N(rhs(m), 60) and m - 1 < sympy.N(rhs(m - 1), 60), "no boundary found")
+        expect(h1_sample_size_holds(m, eps_, T, 1, d_) and not h1_sample_size_holds(m - 1, eps_, T, 1, d_),
+               f"huc_ref's H.1 size condition is not eq. (159)'s at its boundary n = {m} (N_cand = 1)")
     return Evidence(PROVED, f"equivalence by simplify; huc_ref's two functions agree at {decided} random points, and "
                     "its size condition and its Gap (expression and enclosure) equal eq. (159) written "
                     f"independently at {against_paper} and {decided} points",

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["CORE", "sites", "mutate", "find", "run_mutant"]
+__all__ = ["CORE", "EQUIVALENT", "sites", "mutate", "find", "equivalent", "run_mutant"]
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ["decomposition.py", "intervals.py", "audit.py", "utilities.py", "tree.py", "bounds.py", "boost.py",
@@ -47,6 +47,66 @@ for check in sorted(checks, key=lambda c: any(s in c.name for s in slow)):
         sys.exit(1)
 print("SURVIVED")
 """
+
+
+_HOLDS = "result.theorem_3_5['holds'] = bool(applies and all(c.bound_ok and c.decreased and c.floor_ok for c in checks)"
+_THEOREM = ("it differs only when an update fails one of Theorem 3.5's inequalities, which the theorem excludes "
+            "(and the checks would report)")
+
+#: Mutants no result can tell apart from the code, each with the reason: ``(module, the line as it
+#: reads, the change, which of the line's such changes) -> reason``.  Read from the survivors of
+#: ``bench/mutation.py`` and the fixed sample of ``tests/test_mutation.py``.
+EQUIVALENT = {
+    ("boost.py", "raw = [lift(v) - mu for v in vals[i]]", "Sub -> Add", 0):
+        "UC-Boost's direction u_y + mu instead of u_y - mu differs by the same 2 mu for every label of an atom: "
+        "the softmax cancels it, Gamma subtracts its mean and Lambda its range (up to the dyadic rounding of h)",
+    ("boost.py", "sign = 0 if row.empty else (row.moment > 0) - (row.moment < 0)", "constant 0 -> 1", 0):
+        "the sign enters only the key on which the two precisions must agree, and both compute it alike",
+    ("boost.py", "bound_ok, decreased = after <= loss - promised + 1e-12, after < loss", "Lt -> LtE", 0):
+        "arithmetic='float' only: a float log loss equal before and after an update cannot happen, the update "
+        "lowers it by at least eps^2/2 (Thm 3.5), far above one rounding",
+    ("boost.py", "decreased = (after - loss).b < 0", "Lt -> LtE", 0):
+        "an interval's upper end exactly 0 for a decrease of at least eps^2/2 cannot happen",
+    ("boost.py", "alpha = (1 if gamma_h > 0 else -1) * (float(fixed) if engine.float else fixed)", "Gt -> GtE", 0):
+        "an updated candidate has |Gamma| > eps, so Gamma = 0 never reaches the step",
+    ("boost.py", "dec = TreeDecomposition(tree, atom.p, [0] * tree.K)", "constant 0 -> 1", 0):
+        "only q_v(p) is read from this decomposition, and it does not depend on the utility values",
+    ("boost.py", "star_v = sum(star, Fraction(0))", "constant 0 -> 1", 0):
+        "adds -sum_j h_j q_j to Gamma, which is 0: h = c Delta_{u,v}(p) has zero q_v(p)-weighted mean (eq. 63)",
+    ("bounds.py", "if self.hi <= x:", "LtE -> Lt", 0):
+        "an enclosure's end equal to the threshold: the mutant cannot decide there and the caller raises the "
+        "precision, which decides the same",
+    ("bounds.py", "if self.lo > x:", "Gt -> GtE", 0):
+        "as above, for the lower end",
+    ("driver.py", _HOLDS, "And -> Or", 0): _THEOREM,
+    ("driver.py", _HOLDS, "And -> Or", 1): _THEOREM,
+    ("intervals.py", "return 0, 1", "constant 1 -> 2", 0):
+        "the empty sum is never asked for: a candidate pair has r < b",
+    ("intervals.py", "pairs = _candidate_pairs(floors, threshold) if threshold > 0 else None", "constant 0 -> 1", 0):
+        "the threshold counts units of 2^-k with k >= 64: a threshold of exactly 1 only moves the search to a "
+        "finer k, which finds the same pairs",
+    ("intervals.py", "if k > 1 << 20:  # only exact near-ties remain at any resolution: scan exactly",
+     "constant 1 -> 2", 0):
+        "where the certified search gives up for the exact scan: both are exact with the same tie rule",
+    ("tree.py", "lo = [0] * n", "constant 0 -> 1", 0): "every entry is overwritten in the post-order pass below",
+    ("tree.py", "hi = [0] * n", "constant 0 -> 1", 0): "every entry is overwritten in the post-order pass below",
+}
+
+
+def equivalent(module: str, index: int) -> str | None:
+    """The reason the mutant at site ``index`` of ``huc_ref/<module>`` is equivalent, if it is listed.
+
+    >>> equivalent("tree.py", find("tree.py", "hi = [0] * n", "constant 0 -> 1"))
+    'every entry is overwritten in the post-order pass below'
+    """
+    for (m, text, change, nth), reason in EQUIVALENT.items():
+        if m == module:
+            try:
+                if find(m, text, change, nth) == index:
+                    return reason
+            except LookupError:
+                continue
+    return None
 
 
 def _untouchable(tree: ast.AST) -> set:
@@ -115,7 +175,7 @@ def find(module: str, text: str, change: str, nth: int = 0) -> int:
     """The site index of the ``nth`` mutation ``change`` on the line of ``huc_ref/<module>`` that
     reads ``text`` (stripped): a fixed mutant that survives edits elsewhere in the module.
 
-    >>> find("bounds.py", "factor = {'adaptive': 2, 'fixed': 4}.get(step)", "constant 2 -> 3") > 0
+    >>> find("tree.py", "hi = [0] * n", "constant 0 -> 1") > 0
     True
     """
     source = (ROOT / "huc_ref" / module).read_text()

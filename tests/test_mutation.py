@@ -4,15 +4,16 @@ item 5; :mod:`proofs_check.mutation` says what a mutant is and how it is run).
 The sample was drawn once, ``random.Random(2026).sample`` over every mutation site of the eight
 core modules (633 sites), and is pinned here by the line it changes (so it stays the same
 mutants when other lines move).  Each mutant runs in a copy of the packages: the checks of
-``huc verify`` run until one fails.  A mutant listed as equivalent, with the reason no result
-can change, is not run.  ``bench/mutation.py`` measures a larger random sample.
+``huc verify`` run until one fails.  Three of the mutants drawn are equivalent (no result can
+change; ``proofs_check.mutation.EQUIVALENT`` gives each reason) and are not run.
+``bench/mutation.py`` measures a larger random sample.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from proofs_check.mutation import find, run_mutant
+from proofs_check.mutation import EQUIVALENT, find, run_mutant
 
 # (module, the line as it reads, the change, which of the line's such changes)
 SAMPLE = [
@@ -33,19 +34,6 @@ SAMPLE = [
      "constant 0 -> 1", 0),
 ]
 
-# drawn in the same sample; no result can change
-EQUIVALENT = {
-    ("boost.py", "raw = [lift(v) - mu for v in vals[i]]", "Sub -> Add", 0):
-        "UC-Boost's direction u_y + mu instead of u_y - mu differs by the same 2 mu for every label of an atom: "
-        "the softmax cancels it, Gamma subtracts its mean and Lambda its range (up to the dyadic rounding of h)",
-    ("boost.py", "sign = 0 if row.empty else (row.moment > 0) - (row.moment < 0)", "constant 0 -> 1", 0):
-        "the sign enters only the key on which the two precisions must agree, and both compute it alike",
-    ("boost.py", "bound_ok, decreased = after <= loss - promised + 1e-12, after < loss", "Lt -> LtE", 0):
-        "arithmetic='float' only: a float log loss equal before and after an update cannot happen, the update "
-        "lowers it by at least eps^2/2 (Thm 3.5), far above one rounding",
-}
-
-
 def _verdicts():
     def one(entry):
         module, text, change, nth = entry
@@ -59,7 +47,7 @@ def test_huc_verify_kills_the_fixed_sample_of_mutants(capsys):
     killed = [v.startswith("KILLED") for v in verdicts]
     with capsys.disabled():
         print(f"\nmutation sample: huc verify killed {sum(killed)} of {len(SAMPLE)} non-equivalent mutants "
-              f"({len(EQUIVALENT)} equivalent listed, not run)")
+              f"(drawn with 3 equivalent ones, listed in proofs_check.mutation.EQUIVALENT, not run)")
         for (module, text, change, _), verdict in zip(SAMPLE, verdicts):
             print(f"  {module}: {change} in {text[:60]!r}: {verdict[:100]}")
     survivors = [f"{m}: {change} in {text!r}" for (m, text, change, _), k in zip(SAMPLE, killed) if not k]
@@ -70,3 +58,4 @@ def test_the_pinned_mutants_still_exist():
     """Every pinned line and change is still in its module (else the sample needs redrawing)."""
     for entry in SAMPLE + list(EQUIVALENT):
         assert find(*entry) >= 0
+    assert not set(SAMPLE) & set(EQUIVALENT)
