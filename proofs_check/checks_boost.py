@@ -57,8 +57,9 @@ def _n_branches(tree):
        "positive leaf distribution, and pi_{v_j}(f)/pi_v(f) recovers q_{v,j}")
 def check_e1_path_products_normalise():
     shapes = tree_shapes(5, unary_up_to=3)
+    rng = random.Random(56)
     for shape in shapes:
-        tree = shape_tree(shape)
+        tree = shuffled_labels(shape_tree(shape), rng)
         fld, (a,) = rational_field(("a", _n_branches(tree)))
         q, f = _path_products(tree, fld, a)
         expect(sum(f, fld.zero) == 1, f"{tree.to_json()}: path products do not sum to 1")
@@ -66,8 +67,9 @@ def check_e1_path_products_normalise():
         for v in tree.internal_nodes:
             expect(list(dec.q(v)) == [q[c] for c in tree.children(v)], f"q not recovered at {v}")
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"all {len(shapes)} shapes up to 5 leaves, exp(z) as free "
-                    "positive symbols",
-                    scope=dict(symbolic=["path products"], shapes=len(shapes), max_leaves=5, unary_up_to=3))
+                    "positive symbols, labels shuffled",
+                    scope=dict(symbolic=["path products"], shapes=len(shapes), max_leaves=5, unary_up_to=3,
+                               labels_shuffled=True))
 
 
 @claim("App. E.2 Step 1 (eq. 92-95)", "A one-node update q' = q e^{alpha h}/Z keeps a leaf distribution, leaves "
@@ -75,8 +77,9 @@ def check_e1_path_products_normalise():
 def check_e2_update_is_branch_local():
     shapes = tree_shapes(4, unary_up_to=3)
     updates = 0
+    rng = random.Random(57)
     for shape in shapes:
-        tree = shape_tree(shape)
+        tree = shuffled_labels(shape_tree(shape), rng)
         for v in tree.branching_nodes:
             d = tree.d(v)
             fld, (a, w) = rational_field(("a", _n_branches(tree)), ("w", d))  # w_j = e^{alpha h_j}
@@ -96,9 +99,9 @@ def check_e2_update_is_branch_local():
                 expect(list(after.q(x)) == want, f"update at {v} changed branch probabilities at {x}")
             updates += 1
     return Evidence(f"{EXHAUSTIVE}: {PROVED}", f"every branching node of all {len(shapes)} shapes up to 4 leaves "
-                    f"({updates} updates), e^(alpha h_j) as free positive symbols",
+                    f"({updates} updates), e^(alpha h_j) as free positive symbols, labels shuffled",
                     scope=dict(symbolic=["one-node update"], shapes=len(shapes), max_leaves=4, unary_up_to=3,
-                               points=updates))
+                               points=updates, labels_shuffled=True))
 
 
 def _phi_on_tree(tree, node):

@@ -164,7 +164,7 @@ def check_proposition_3_3():
     rng = random.Random(33)
     points = 0
     for shape in tree_shapes(5):
-        tree = shape_tree(shape)
+        tree = shuffled_labels(shape_tree(shape), rng)
         for _ in range(2):
             dist, us = random_rational_case(rng, tree, n_atoms=4)
             res = audit(dist, us)
@@ -185,8 +185,9 @@ def check_proposition_3_3():
     d1 = audit(_population([(1, ["1/4"] * 4, ["1/4", 0, "3/8", "3/8"])]), {"u": Table(FOUR, [-1, 1, 1, 1])})
     expect(d1.uc.sup == 0 < d1.huc.sup, "no cancellation instance")
     return Evidence(SAMPLED, f"M = sum_v Gamma at {points} exact (c, u, I) on random populations over all shapes "
-                    "up to 5 leaves; tight at eta = (0,1/4,3/8,3/8): UC = 1/2 = 2 HUC; D.1: UC = 0 < HUC",
-                    scope=dict(points=points, shapes=len(tree_shapes(5)), max_leaves=5))
+                    "up to 5 leaves (labels shuffled); tight at eta = (0,1/4,3/8,3/8): UC = 1/2 = 2 HUC; "
+                    "D.1: UC = 0 < HUC",
+                    scope=dict(points=points, shapes=len(tree_shapes(5)), max_leaves=5, labels_shuffled=True))
 
 
 def _ancestor_closed_sets(tree):
@@ -232,7 +233,7 @@ def check_appendix_g_aggregated_utilities():
     rng = random.Random(7)
     points = 0
     for shape in tree_shapes(5):
-        tree = shape_tree(shape)
+        tree = shuffled_labels(shape_tree(shape), rng)
         dist, us = random_rational_case(rng, tree, n_atoms=5, n_utilities=1)
         base = us["u0"]
         res_base = audit(dist, us)
@@ -253,7 +254,7 @@ def check_appendix_g_aggregated_utilities():
     return Evidence(f"{EXHAUSTIVE}: {PROVED}; bound {SAMPLED}", f"identities for every ancestor-closed S ({n_sets}) "
                     f"on all {len(shapes)} shapes up to 5 leaves; the UC bound on {points} random populations",
                     scope=dict(symbolic=["Lemma G.1"], sets=n_sets, shapes=len(shapes), max_leaves=5, unary_up_to=3,
-                               points=points))
+                               points=points, labels_shuffled="the sampled part"))
 
 
 def _literal_values(kind, tree, params, p):
