@@ -190,6 +190,15 @@ def check_proposition_3_3():
                     scope=dict(points=points, shapes=len(tree_shapes(5)), max_leaves=5, labels_shuffled=True))
 
 
+def _g_populations(rng, max_leaves, n_atoms):
+    """Per tree shape up to ``max_leaves`` (labels shuffled): the tree, a random exact population with
+    one table utility ``u0``, and its exact audit (App. G's sampled checks)."""
+    for shape in tree_shapes(max_leaves):
+        tree = shuffled_labels(shape_tree(shape), rng)
+        dist, us = random_rational_case(rng, tree, n_atoms=n_atoms, n_utilities=1)
+        yield tree, dist, us, audit(dist, us)
+
+
 def _ancestor_closed_sets(tree):
     sets = [[]]
     for v in tree.internal_nodes:  # pre-order: parents first
@@ -230,13 +239,9 @@ def check_appendix_g_aggregated_utilities():
                     for y in range(K):
                         gained = dec.mu(refined.boundary(tree.labels[y])) - values[y]
                         expect(gained == dec.g(v, y), "refinement does not add exactly g_v")
-    rng = random.Random(7)
     points = 0
-    for shape in tree_shapes(5):
-        tree = shuffled_labels(shape_tree(shape), rng)
-        dist, us = random_rational_case(rng, tree, n_atoms=5, n_utilities=1)
+    for tree, dist, us, res_base in _g_populations(random.Random(7), 5, 5):
         base = us["u0"]
-        res_base = audit(dist, us)
         for S in _ancestor_closed_sets(tree):
             agg = Aggregated(base, S)
             # huc_ref's u_S against its definition, u_S(p, y) = mu_{u, b_S(y)}(p) (eq. 142), at each atom's p,
@@ -452,13 +457,9 @@ def check_appendix_g_post_processing_bound():
             rhs = sympy.Abs(U - t_) / 2 + (1 - 2 * a) * (U - t_) / 2
             diff = (lhs - rhs).subs(sympy.Abs(U - t_), (U - t_) if above else (t_ - U))
             expect(sympy.simplify(diff) == 0, f"the identity fails for a = {a}, {cond}")
-    rng = random.Random(47)
     points = 0
-    for shape in tree_shapes(4):
-        tree = shuffled_labels(shape_tree(shape), rng)
-        dist, us = random_rational_case(rng, tree, n_atoms=6, n_utilities=1)
+    for tree, dist, us, res in _g_populations(random.Random(47), 4, 6):
         base = us["u0"]
-        res = audit(dist, us)
         huc = max((r.sup for r in res.candidates if r.subgroup == "all" and r.node), default=F(0))
         scores = [TreeDecomposition(tree, a.p, base.values(a.p)).mu() for a in dist.atoms]
         levels = sorted(set(scores))
