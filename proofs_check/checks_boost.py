@@ -452,6 +452,90 @@ def _boost_cases(rng):
     yield dist, {"rank": Rank(tree, [1, 0, 1, 0]), "top": TopK(tree, 2), "depth": Top1AtDepth(tree, 1)}, False
 
 
+def _check_run_record(run, step, tau, where, tol):
+    """A run's own record against the paper: it stopped at the tolerance ``tau``; the decrease floor
+    (eq. (101) with |Gamma| > tau, Lambda <= 1: Thm 3.5's tau^2/2, a fixed a's a tau - a^2/2) and the
+    update bound ceil(L_log(f_0) / floor) recomputed; each step alpha = Gamma / Lambda (adaptive) or
+    +-a (fixed) with its promised decrease above the floor; Theorem 3.5's record holding."""
+    expect(run.stopped == "tolerance", f"{where}: stopped by {run.stopped!r}")
+    floor = tau ** 2 / 2 if step == "adaptive" else step * tau - step ** 2 / 2
+    expect(run.theorem_3_5["decrease_at_least"] == f"{floor}",
+           f"{where}: the decrease floor {run.theorem_3_5['decrease_at_least']}, not {floor} (Thm 3.5, H.1)")
+    expect(abs(run.bound_updates - float(run.initial["log_loss"]) / floor) <= 1 + 1e-6,
+           f"{where}: the update bound {run.bound_updates}, not ceil(L0 / {floor}) (Thm 3.5, H.1)")
+    for t, u in enumerate(run.updates):
+        if step == "adaptive":  # Algorithm 1's step alpha = Gamma / Lambda
+            g, lam, alpha = (float(F(str(u[key]))) for key in ("gamma", "lambda", "alpha"))
+            expect(abs(alpha - g / lam) <= 1e-6 * (1 + abs(alpha)),
+                   f"{where} update {t}: alpha {alpha}, not Gamma / Lambda = {g / lam}")
+        else:
+            expect(abs(abs(F(str(u["alpha"]))) - step) <= tol, f"{where} update {t}: alpha {u['alpha']}")
+            expect(float(u["guaranteed_decrease"]) >= float(floor) - tol,
+                   f"{where} update {t}: promised decrease {u['guaranteed_decrease']} < {floor}")
+    expect(run.theorem_3_5["holds"] and run.theorem_3_5["quadratic_bound_every_update"],
+           f"{where}: Theorem 3.5's record {run.theorem_3_5}")
+
+
+def _check_audit_log(run, dist, us, method, select, tau, generic, where, tol):
+    """The run's audit log rebuilt: on generic populations, at each audit the largest violation of the
+    predictions then (the run's rules replayed, audited exactly) decides whether it updated, and an
+    update's Gamma is that violation; the final predictions leave none above ``tau``; the order of the
+    audits is the schedule's (:func:`_schedule_holds`)."""
+    from huc_ref.replay import replay
+    tree = dist.tree
+    done, log = 0, []
+    prefixes = [P for _, P in replay(run, dist, us)] if generic else []  # after 0, 1, ... updates
+    for node, updated in run.audits:
+        log.append((None if node is None else tree.id(node), updated))
+        if generic:
+            best = _largest_violations(dist, us, _exact_rows(prefixes[done]), method)
+            top = max(best.values(), default=F(0)) if node is None else best.get(tree.id(node), F(0))
+            if abs(top - tau) > tol:
+                expect(updated == (top > tau), f"{where}: audit {len(log)} at {node} updated={updated} "
+                                               f"but the largest violation there is {float(top)}")
+            if updated:
+                u = run.updates[done]
+                expect(abs(abs(float(u["gamma"])) - float(top)) <= tol,
+                       f"{where} update {done}: Gamma = {u['gamma']}, the largest violation is {float(top)}")
+                expect(node is None or u["node"] == node, f"{where}: update {done} at {u['node']}, not {node}")
+        done += updated
+    expect(done == len(run.updates), f"{where}: {len(run.updates)} updates, {done} in the audit log")
+    final = _largest_violations(dist, us, _exact_rows(run.predictions), method) if generic else {}
+    expect(max(final.values(), default=F(0)) <= tau + F(1, 10**9),
+           f"{where}: a violation of {float(max(final.values(), default=0))} > eps remains")
+    expect(_schedule_holds(select, log, [tree.id(v) for v in tree.branching_nodes]),
+           f"{where}: the audit log {log} is not {select}'s")
+
+
+def _schedule_holds(select, log, branching):
+    """Whether the audit log ``[(node id or None, updated), ...]`` follows the schedule ``select``:
+    K.1's passes (the branching nodes in pre-order, each once per pass, ending with a pass without an
+    update), drain (stay on a node while it is updated, then the next; stop after a clean cycle) or
+    greedy (every candidate at each audit, until none exceeds eps).
+
+    >>> _schedule_holds("passes", [(0, True), (1, False), (0, False), (1, False)], [0, 1])
+    True
+    >>> _schedule_holds("passes", [(0, True), (1, False)], [0, 1])  # a pass with an update is not the last
+    False
+    >>> _schedule_holds("drain", [(0, True), (0, False), (1, False)], [0, 1])
+    True
+    """
+    flags = [x for _, x in log]
+    n = len(branching)
+    if select == "passes":
+        return ([a for a, _ in log] == [branching[k % n] for k in range(len(log))] and len(log) % n == 0
+                and not any(flags[-n:]))
+    if select == "drain":
+        at, quiet, want = 0, 0, []
+        for updated in flags:
+            want.append(branching[at])
+            quiet = 0 if updated else quiet + 1
+            at = at if updated else (at + 1) % n
+        return ([a for a, _ in log] == want and quiet == n
+                and "0" * n not in "".join("1" if x else "0" for x in flags[:-1]))
+    return all(a is None for a, _ in log) and flags == [True] * (len(flags) - 1) + [False]
+
+
 @claim("Sec. 3.2 (Algorithm 1), App. H (Algorithm 3, H.1), K.1", "Each HUC-Boost or UC-Boost update takes the largest "
        "violation of the current predictions (greedy) or audits the node K.1's pass is at (branching nodes in "
        "pre-order, each once per pass, updated only above eps; stop after a pass without an update); a fixed step "
@@ -465,8 +549,6 @@ def check_boosting_runs_as_specified():
     predictions the run's rules give before it (replayed, huc_ref.replay); the passes' audit log is
     rebuilt from the definition; the two backends' decision sequences are compared."""
     from huc_ref import HUCError, boost
-    from huc_ref.replay import replay
-    rng = random.Random(36)
     eps = F(1, 20)
     tol = 1e-9
     runs = updates = 0
@@ -475,95 +557,42 @@ def check_boosting_runs_as_specified():
                ("huc", "drain", "adaptive", eps), ("huc", "greedy", big / 2, big),
                ("huc", "greedy", big / 2, 3 * big / 4),  # H.1 literally: tolerance 3 eps/4, step eps/2
                ("uc", "greedy", "adaptive", eps), ("uc", "greedy", big / 2, big)]
-    for case, (dist, us, generic) in enumerate(_boost_cases(rng)):
-        tree = dist.tree
-        branching = [tree.id(v) for v in tree.branching_nodes]
-        for k, (method, select, step, eps) in enumerate(configs):
+    expect(configs[4][2] * configs[4][3] - configs[4][2] ** 2 / 2 == big ** 2 / 4,
+           "H.1's floor is eps^2/4")  # the paper's numbers, restated: tolerance 3 eps/4, step eps/2
+    for case, (dist, us, generic) in enumerate(_boost_cases(random.Random(36))):
+        for c, (method, select, step, tau) in enumerate(configs):
             decisions = {}
             # float64 runs every configuration; the certified engine (about 20 times slower) every other
             # one, alternating with the population, and every one on the population of exact ties
-            engines = ("exact", "fast") if not generic or (case + k) % 2 == 0 else ("fast",)
-            for engine in engines:
-                run = boost(dist, us, engine=engine, method=method, select=select, step=step, epsilon=eps,
+            for engine in ("exact", "fast") if not generic or (case + c) % 2 == 0 else ("fast",):
+                run = boost(dist, us, engine=engine, method=method, select=select, step=step, epsilon=tau,
                             max_updates=200)
+                where = f"{engine} {method} {select} step {step} on {dist.tree.to_json()}"
+                _check_run_record(run, step, tau, where, tol)
+                _check_audit_log(run, dist, us, method, select, tau, generic, where, tol)
                 runs += 1
                 updates += len(run.updates)
-                where = f"{engine} {method} {select} step {step} on {tree.to_json()}"
-                expect(run.stopped == "tolerance", f"{where}: stopped by {run.stopped!r}")
-                # eq. (101) with |Gamma| > eps, Lambda <= 1: Thm 3.5's eps^2/2; a fixed a: a eps - a^2/2
-                floor = eps ** 2 / 2 if step == "adaptive" else step * eps - step ** 2 / 2
-                if step != "adaptive" and eps == 3 * big / 4:
-                    expect(floor == big ** 2 / 4, "H.1's floor is eps^2/4")  # the paper's numbers, restated
-                expect(run.theorem_3_5["decrease_at_least"] == f"{floor}",
-                       f"{where}: the decrease floor {run.theorem_3_5['decrease_at_least']}, not {floor} "
-                       "(Thm 3.5, H.1)")
-                L0 = float(run.initial["log_loss"])
-                expect(abs(run.bound_updates - L0 / floor) <= 1 + 1e-6,
-                       f"{where}: the update bound {run.bound_updates}, not ceil(L0 / {floor}) (Thm 3.5, H.1)")
-                if step == "adaptive":  # Algorithm 1's step alpha = Gamma / Lambda
-                    for t, u in enumerate(run.updates):
-                        g, lam, alpha = (float(F(str(u[k]))) for k in ("gamma", "lambda", "alpha"))
-                        expect(abs(alpha - g / lam) <= 1e-6 * (1 + abs(alpha)),
-                               f"{where} update {t}: alpha {alpha}, not Gamma / Lambda = {g / lam}")
-                else:
-                    for t, u in enumerate(run.updates):
-                        expect(abs(abs(F(str(u["alpha"]))) - step) <= tol, f"{where} update {t}: alpha {u['alpha']}")
-                        expect(float(u["guaranteed_decrease"]) >= float(floor) - tol,
-                               f"{where} update {t}: promised decrease {u['guaranteed_decrease']} < {floor}")
-                expect(run.theorem_3_5["holds"] and run.theorem_3_5["quadratic_bound_every_update"],
-                       f"{where}: Theorem 3.5's record {run.theorem_3_5}")
-                # the audit log, rebuilt: at each audit, the largest violation of the predictions then
-                done, log = 0, []
-                prefixes = [P for _, P in replay(run, dist, us)] if generic else []  # after 0, 1, ... updates
-                for node, updated in run.audits:
-                    log.append((None if node is None else tree.id(node), updated))
-                    if not generic:
-                        done += updated
-                        continue
-                    rows = _exact_rows(prefixes[done])
-                    best = _largest_violations(dist, us, rows, method)
-                    top = max(best.values(), default=F(0)) if node is None else best.get(tree.id(node), F(0))
-                    if abs(top - eps) > tol:
-                        expect(updated == (top > eps), f"{where}: audit {len(log)} at {node} updated={updated} "
-                                                       f"but the largest violation there is {float(top)}")
-                    if updated:
-                        u = run.updates[done]
-                        expect(abs(abs(float(u["gamma"])) - float(top)) <= tol,
-                               f"{where} update {done}: Gamma = {u['gamma']}, the largest violation is {float(top)}")
-                        expect(node is None or u["node"] == node, f"{where}: update {done} at {u['node']}, not {node}")
-                        done += 1
-                expect(done == len(run.updates), f"{where}: {len(run.updates)} updates, {done} in the audit log")
-                final = _largest_violations(dist, us, _exact_rows(run.predictions), method) if generic else {}
-                expect(max(final.values(), default=F(0)) <= eps + F(1, 10**9),
-                       f"{where}: a violation of {float(max(final.values(), default=0))} > eps remains")
-                if select == "passes":  # K.1: the branching nodes in pre-order, each once per pass
-                    expect([a for a, _ in log] == [branching[k % len(branching)] for k in range(len(log))]
-                           and len(log) % len(branching) == 0 and not any(x for _, x in log[-len(branching):]),
-                           f"{where}: the audit log {log} is not whole passes ending with a clean one")
-                elif select == "drain":  # stay on a node while it is updated, then the next; stop after a clean cycle
-                    at, quiet, want = 0, 0, []
-                    for _, updated in log:
-                        want.append(branching[at])
-                        quiet = 0 if updated else quiet + 1
-                        at = at if updated else (at + 1) % len(branching)
-                    expect([a for a, _ in log] == want and quiet == len(branching)
-                           and "0" * len(branching) not in "".join("1" if x else "0" for _, x in log[:-1]),
-                           f"{where}: the audit log {log} is not drain's")
-                else:
-                    expect(all(a is None for a, _ in log) and [x for _, x in log] == [True] * done + [False],
-                           f"{where}: greedy audits every candidate until none exceeds eps; log {log}")
                 decisions[engine] = [(u["subgroup"], u["utility"], u["node"], float(u["gamma"])) for u in run.updates]
-            if len(decisions) < 2:
-                continue
-            a, b = decisions["exact"], decisions["fast"]
-            expect(len(a) == len(b) and all(x[:3] == y[:3] and abs(x[3] - y[3]) <= tol for x, y in zip(a, b)),
-                   f"{method} {select} step {step} on {tree.to_json()}: the backends decide differently: {a} vs {b}")
+            if len(decisions) == 2:
+                a, b = decisions["exact"], decisions["fast"]
+                expect(len(a) == len(b) and all(x[:3] == y[:3] and abs(x[3] - y[3]) <= tol for x, y in zip(a, b)),
+                       f"{method} {select} step {step} on {dist.tree.to_json()}: the backends decide differently: "
+                       f"{a} vs {b}")
     # the edges: a fixed step a >= 2 eps has no guarantee (Theorem 3.5 does not apply, only the cap bounds the
-    # run); a utility with no relevant node leaves nothing to do (HUC = 0); the working precision is checked
+    # run); K.1's pass budget; a utility with no relevant node leaves nothing to do (HUC = 0); the working
+    # precision is checked
     dist, us, _ = next(_boost_cases(random.Random(36)))
     wide = boost(dist, us, step=F(1, 5), epsilon=F(1, 10), max_updates=7)
     expect(not wide.theorem_3_5["applies"] and not wide.theorem_3_5["holds"] and wide.bound_updates == 7,
            f"a step of 2 eps: Theorem 3.5's record {wide.theorem_3_5}, bound {wide.bound_updates}")
+    # K.1's budget, "at most 100 passes over the nodes with at least two children": with a budget of
+    # two passes a run that needs more (the fifth population: ten passes over two nodes) stops after two
+    dist4, us4, _ = list(_boost_cases(random.Random(36)))[4]
+    n4 = len(dist4.tree.branching_nodes)
+    free = boost(dist4, us4, select="passes", epsilon=eps, engine="fast")
+    short = boost(dist4, us4, select="passes", epsilon=eps, engine="fast", max_passes=2)
+    expect(len(free.audits) > 2 * n4 and short.stopped == "budget" and short.audits == free.audits[:2 * n4],
+           f"a budget of 2 passes: stopped by {short.stopped!r} after {len(short.audits)} audits of {n4} nodes")
     from huc_ref import Table
     flat = boost(dist, {"flat": Table(dist.tree, [F(1, 2)] * dist.tree.K)}, epsilon=eps)
     expect(flat.updates == [] and flat.final["huc"] == "0" and flat.final["uc"] == "0",
