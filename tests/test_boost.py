@@ -121,6 +121,23 @@ def test_fixed_step_and_passes_variants():
     assert passes.stopped == "tolerance" and passes.theorem_3_5["holds"]
     other = boost(D1, U, epsilon=eps, step="1/4", max_updates=50)
     assert not other.theorem_3_5["applies"] and other.theorem_3_5["quadratic_bound_every_update"]
+    assert other.bound_updates == 50 and other.theorem_3_5["decrease_at_least"] is None  # no guarantee: the cap
+    # H.1 literally (tolerance 3e/4, step e/2): the floor e^2/4 and ceil(4 L / e^2) updates, certified
+    h1 = boost(D1, U, epsilon=F(3, 40), step=F(1, 20), max_updates=2000)
+    assert h1.theorem_3_5["holds"] and h1.theorem_3_5["decrease_at_least"] == "1/400"
+
+
+@pytest.mark.parametrize("args, message", [
+    ((0,), "epsilon: must be positive, got 0"),
+    (("1/10", "-1/20"), "alpha: a fixed step magnitude must be positive, got -1/20"),
+    (("1/10", 0.05), "alpha: float 0.05 is not exact; pass the string '0.05'"),
+])
+def test_the_decrease_floor_refuses_bad_numbers(args, message):
+    from huc_ref.bounds import theorem_3_5_update_bound, update_decrease_floor
+    with pytest.raises(HUCError, match=message):
+        update_decrease_floor(*args)
+    with pytest.raises(HUCError, match=message):
+        theorem_3_5_update_bound(1, args[0], alpha=args[1] if len(args) > 1 else None)
 
 
 def test_float_arithmetic_matches_and_says_it_is_uncertified():
