@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from huc_ref import FiniteDistribution, Interval, audit, interval_moment
@@ -404,3 +404,24 @@ def test_fast_algorithm_2_equals_the_exact_one_with_its_tie_rule(case):
                 sup, r, b, moment = (x[col] for x in rows.best[g])
                 assert (Fraction(sup), int(r), int(b), Fraction(moment)) == \
                     (exact.sup, exact.r, exact.b, exact.moment), (engine, g, col)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 200), st.integers(0, 10**6), st.sampled_from([0.0, 1e-17, 1e-12]))
+@example(n=50, seed=1, spread=1e-17)
+def test_tie_blocks_shortcut_equals_the_full_certainty_check(n, seed, spread):
+    """``tie_blocks`` skips its running-maximum check when every gap between distinct floats
+    exceeds twice the largest error; the blocks must be those of the full check (written here
+    from its definition: a gap is certain when every score before it, raised by its error,
+    stays below every score after it, lowered by its error), for scores with exact ties and
+    clusters closer than their errors."""
+    from huc_ref.fast.intervals import tie_blocks
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 20, n) / 20
+    score = base + spread * rng.integers(0, 3, n)
+    error = np.full(n, 1e-16) * rng.integers(1, 4, n)
+    order, new = tie_blocks(score, error, None)
+    s, e = score[order], error[order]
+    assert np.all(np.diff(s) >= 0)
+    certain = [s[: i + 1].__add__(e[: i + 1]).max() < (s[i + 1:] - e[i + 1:]).min() for i in range(n - 1)]
+    assert new.tolist() == [bool(c and s[i + 1] > s[i]) for i, c in enumerate(certain)]

@@ -275,3 +275,41 @@ def test_paths_walked_up_the_parents_are_the_path_table_bit_for_bit(tree, seed):
             assert json.dumps(fast.audit(y, P, tree, us, subgroups=groups, accelerator=engine).to_json()) == base
         finally:
             fast_tree.PATH_TABLE_CELLS = saved
+
+
+@pytest.mark.parametrize("K", [2, 10, 30])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_on_a_flat_tree_the_root_row_is_the_uc_row_and_both_are_exact(K, engine):
+    """A flat tree's root term is the UC residual (Sec. 3.1 on the path root -> y), so the fast
+    path scans the UC column once and copies it to the root's row: sup, witness and moment are
+    the UC row's, and both equal the exact engine's root row (exact ties: rows of sixty-fourths;
+    a subgroup with weights 0 and 1/2)."""
+    t = LabelTree.from_children("r", {"r": [f"y{i}" for i in range(K)]})
+    rng = np.random.default_rng(K)
+    n = 300
+    P = (rng.multinomial(64 - K, np.ones(K) / K, n) + 1) / 64  # dyadic rows: float64 holds them and their sums
+    y = rng.integers(0, K, n)
+    groups = {"all": np.ones(n), "half": rng.integers(0, 2, n) / 2}
+    us = {"e0": class_indicator(t, "y0"), "top1": TopK(t, 1)}
+    got = fast.audit(y, P, t, us, subgroups=groups, accelerator=engine)
+    exact = exact_audit_of_floats(t, y, P, groups, us)
+    rows = {(c.subgroup, c.utility, c.node): c for c in got.candidates}
+    want = {(c.subgroup, c.utility, c.node): c for c in exact.candidates}
+    for (g, u, node), row in rows.items():
+        if node == "r":
+            uc = rows[(g, u, None)]
+            assert (row.sup, row.interval, row.moment) == (uc.sup, uc.interval, uc.moment)
+        assert abs(row.sup - float(want[(g, u, node)].sup)) < TOL
+    assert any(c.node == "r" and c.sup > 0 for c in got.candidates)
+
+
+def test_weighted_row_sums_are_the_row_sums_of_the_products_bit_for_bit():
+    """The column-by-column form (skipping 0, not multiplying by 1) gives the same bits as
+    summing the products left to right, on peaked rows with entries down to 1e-300."""
+    from huc_ref.fast.numbers import row_sums, weighted_row_sums
+    for seed in range(20):
+        K = 2 + seed % 15
+        P = softmax_rows(seed, K, 50, 15.0, -300)
+        u = np.random.default_rng(seed).choice([0.0, 1.0, -1.0, 0.5, 1 / 3], size=K)
+        U = np.broadcast_to(u, P.shape)
+        assert weighted_row_sums(P, U).tobytes() == row_sums(P * U).tobytes()

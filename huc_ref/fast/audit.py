@@ -24,7 +24,18 @@ from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
-from .numbers import SMALLEST_NORMAL, THREADS, ExactRows, as_floats, entries, first_max, floats, ratio, rounding_bound
+from .numbers import (
+    SMALLEST_NORMAL,
+    THREADS,
+    ExactRows,
+    as_floats,
+    entries,
+    first_max,
+    floats,
+    ratio,
+    rounding_bound,
+    row_sums,
+)
 from .tree import FastTree, on_paths
 from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, term_columns, utility_values
 
@@ -44,12 +55,12 @@ def dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes
     mu = ratio(N, pi)
     column = {int(a): k for k, a in enumerate(cols)}
     score = mu[:, column[0]]
-    residual = (E * U).sum(axis=1) - score
+    residual = row_sums(E * U) - score
     weighted = star[:, cols] * mu
     terms = np.empty((P.shape[0], len(nodes)))
     for k, a in enumerate(nodes):
         kids = [column[c] for c in ft.tree.child_ids[int(a)]]
-        terms[:, k] = weighted[:, kids].sum(axis=1) - weighted[:, column[int(a)]]
+        terms[:, k] = row_sums(weighted[:, kids]) - weighted[:, column[int(a)]]
     return score, residual, terms, magnitude(P, U, score, pi[:, column[0]])
 
 
@@ -97,7 +108,10 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
             mag[idx] = mu[0, idx]
     else:
         means = LabelFreeMeans(ft, X, u, S, rows, exact)
-        at_label, mu = means.on_labels(ft, y, pi)
+        if H == 1:  # a flat tree: the root's term is the UC residual (sample_rows), nothing on the paths
+            at_label, mu = means.at_labels(y), means.score[None]
+        else:
+            at_label, mu = means.on_labels(ft, y, pi)
         mag = means.magnitude
     score = mu[0]
     return score, at_label - score, mu[1:] - mu[:-1], score_error(u, rel, score, mag)
@@ -139,19 +153,24 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
     rel = rounding_bound(ft.K, exact.p_error)
     names = list(utilities)
     plans = [path_plan(ft, u) for u in utilities.values()]
-    term_row = np.cumsum([0] + [len(ks) for _, _, ks in plans])
+    # A flat tree (every child of the root a leaf): the root's term u(p, y) - mu_{u, root}(p) is the
+    # UC residual itself (Sec. 3.1 with the path root -> y), so no term is stored; Rows copies its UC column.
+    flat = H == 1
+    depths = [np.zeros(0, dtype=int) if flat else ks for _, _, ks in plans]  # the depths whose terms are stored
+    term_row = np.cumsum([0] + [len(ks) for ks in depths])
     score, residual = np.empty((len(names), n)), np.empty((len(names), n))
     error = np.empty((len(names), n))
     T = np.empty((term_row[-1], n))  # the terms of every utility, one row per relevant depth
     top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and u.top1_depth is not None]
     rest = [k for k in range(len(names)) if k not in top1]
+    need_pi = not flat or any(utilities[names[k]].top1_depth is not None for k in rest)  # masses on the paths
     if top1:
         from .kernels import top1_path_terms
         cut_depth = np.array([min(utilities[names[k]].top1_depth, H) for k in top1], dtype=np.int64)
         ks_all = np.zeros((len(top1), max(H, 1)), dtype=np.int64)
         for j, k in enumerate(top1):
-            ks_all[j, :len(plans[k][2])] = plans[k][2]
-        ks_len = np.array([len(plans[k][2]) for k in top1], dtype=np.int64)
+            ks_all[j, :len(depths[k])] = depths[k]
+        ks_len = np.array([len(depths[k]) for k in top1], dtype=np.int64)
         rows_top1 = term_row[top1].astype(np.int64)
         cuts = [ft.cut(int(d))[0] for d in cut_depth]  # each utility's candidates (rows of the level sums)
         cut_off = np.concatenate([[0], np.cumsum([len(c) for c in cuts])]).astype(np.int64)
@@ -180,7 +199,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
                     if len(idx):
                         mu, at_label = exact_path_means(ft, X, y, utilities[names[k]], pi, idx, ex)
                         sc[j, idx], res[j, idx] = mu[0], at_label - mu[0]
-                        terms[term_row[k]:term_row[k + 1], idx] = (mu[1:] - mu[:-1])[plans[k][2]]
+                        terms[term_row[k]:term_row[k + 1], idx] = (mu[1:] - mu[:-1])[depths[k]]
             score[top1, part], residual[top1, part] = sc, res
             error[top1, part] = 2.0 * rel * sc  # u is 0 or 1: sum_y p_y |u_y| / pi_root is the score
             for k in top1:
@@ -191,16 +210,17 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
                     S = ft.level_sums(Xd, dfs=True)
             ok = ok and Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))  # S[0]: the row sums
             if ok:
-                pi = on_paths(ft, y, H + 1, S) if pi is None else pi
+                if pi is None and need_pi:
+                    pi = on_paths(ft, y, H + 1, S)
                 for k in rest:
                     some = None if rows is None else rows[part]
                     score[k, part], residual[k, part], terms, error[k, part] = path_terms(
                         ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
-                    T[term_row[k]:term_row[k + 1], part] = terms[plans[k][2]]
+                    T[term_row[k]:term_row[k + 1], part] = terms[depths[k]]
         low = X < SMALLEST_NORMAL  # zeros, subnormals (and negatives, reported below): one pass
         if ok and row_sum_tolerance is not None:
             with np.errstate(over="ignore", invalid="ignore"):
-                sums = S[0] if S is not None else X.sum(axis=1)
+                sums = S[0] if S is not None else row_sums(X)
             off = np.abs(sums - 1.0) > row_sum_tolerance
             if off.any():
                 i = int(np.argmax(off))
@@ -221,10 +241,11 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
                             "or use the exact engine"), "float_range"
 
     def table(k: int) -> Rows:
-        nodes, colmap, ks = plans[k]
-        out = Rows(score[k], residual[k], T[term_row[k]:term_row[k + 1]], *term_columns(ft, colmap, ks, labels), W,
-                    len(nodes) + 1, engine, score_error=error[k],
-                    exact_score=exact_scores(utilities[names[k]], exact, rows))
+        nodes, colmap, _ = plans[k]
+        out = Rows(score[k], residual[k], T[term_row[k]:term_row[k + 1]], *term_columns(ft, colmap, depths[k], labels),
+                    W, len(nodes) + 1, engine, score_error=error[k],
+                    exact_score=exact_scores(utilities[names[k]], exact, rows),
+                    uc_copies=range(1, len(nodes) + 1) if flat else ())
         out.nodes = nodes
         return out
 
@@ -405,18 +426,19 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
         raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
     check_utilities(tree, n, utilities)
     ids = label_ids(y_true, tree, n)
-    w = np.full(n, 1.0 / n) if sample_weight is None else entries(sample_weight, n, "sample_weight",
-                                                                  "a finite nonnegative number", lambda v: v >= 0,
-                                                                  "float_range")
-    if not w.max() > 0:
-        raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
-    w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
+    if sample_weight is None:
+        w = np.full(n, 1.0 / n)  # what the exactly rounded sum below gives for equal weights
+    else:
+        w = entries(sample_weight, n, "sample_weight", "a finite nonnegative number", lambda v: v >= 0, "float_range")
+        if not w.max() > 0:
+            raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
+        w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
+        w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
     groups = {"all": np.ones(n)} if subgroups is None else subgroups
     if not isinstance(groups, Mapping) or not groups:
         raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]", kind="type")
-    WT = np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup (W = WT.T)
-    w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
-    for k, (name, values) in enumerate(groups.items()):
+    WT = w[None, :] if subgroups is None else np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup
+    for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
         check_name(name, "subgroups")
         c = entries(values, n, f"subgroups[{printable(name, 80)!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1,
                     "range")

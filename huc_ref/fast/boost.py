@@ -16,7 +16,7 @@ from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options
 from .audit import dense_rows, result_rows
-from .numbers import TOLERANCES, ExactRows, floats, logsumexp, ratio, rounding_bound, softmax_rows
+from .numbers import TOLERANCES, ExactRows, floats, logsumexp, ratio, rounding_bound, row_sums, softmax_rows
 from .tree import FastTree
 from .utilities import score_error, utility_values
 
@@ -271,7 +271,7 @@ def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Uti
         masses = ft.subtree_sums(P)
         U = utility_values(u, ft, P, None, masses)
         score = ratio(ft.subtree_sums(P * U, np.array([0]))[:, 0], masses[:, 0])  # as the run computed it
-        slack = score_error(u, rel, score, ratio((P * np.abs(U)).sum(axis=1), masses[:, 0]))
+        slack = score_error(u, rel, score, ratio(row_sums(P * np.abs(U)), masses[:, 0]))
         members = np.flatnonzero((score >= lo - slack) & (score <= hi + slack) & (C[:, k] != 0))
         c = C[members, k][:, None]
         P = P.copy()

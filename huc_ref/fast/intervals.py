@@ -73,11 +73,15 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
     """
     order = np.argsort(score)
     s = score[order]
-    new = np.diff(s) > 0
+    d = np.diff(s)
+    new = d > 0
     if tiebreak is not None and len(s) > 1 and not new.all():
         order = canonical_ties(order, new, tiebreak)
     if error is None or len(s) < 2 or not np.any(error):
         return order, new
+    gap = 2.0 * error.max()  # distinct floats further apart than any two errors are certainly in order
+    if (exact_score is None or new.all()) and not np.any((d <= gap) & new):
+        return order, new  # (equal floats are one block without exact scores to split them)
     e = error[order]
     high = np.maximum.accumulate(s + e)  # the largest exact score possible so far
     low = np.minimum.accumulate((s - e)[::-1])[::-1]  # the smallest possible from here on
@@ -117,7 +121,7 @@ class Rows:
     """
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
-                 exact_score=None, blocks=None):
+                 exact_score=None, blocks=None, uc_copies=()):
         n = len(score)
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
         if blocks is None:
@@ -126,15 +130,23 @@ class Rows:
                                  *(terms[k, idx] for k in range(len(terms))), *(W[idx, g] for g in range(W.shape[1]))])
             blocks = tie_blocks(score, score_error, exact_score, tiebreak)
         self.order, new = blocks
-        order = self.order
-        s = self.sorted_scores = score[order]
-        self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
-        self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
-        self.block_scores = s[self.starts]
-        block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
-        scan = self._compiled if engine == "numba" else self._numpy
+        order, self._score = self.order, score
+        if new.all():  # no ties: every atom its own block
+            self.starts = self.block_last = np.arange(n)
+        else:
+            self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
+            self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
         #: per subgroup: ``(sup, r, b, moment)`` arrays over the columns [UC, relevant nodes...]
-        self.best = scan(block, residual[order], terms, col_table, np.asarray(kind)[order], W, n_cols)
+        if not len(terms):  # the UC column alone
+            self.best = self._uc_only(residual[order], W, n_cols, engine)
+        else:
+            block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
+            scan = self._compiled if engine == "numba" else self._numpy
+            self.best = scan(block, residual[order], terms, col_table, np.asarray(kind)[order], W, n_cols)
+        for col in uc_copies:  # columns whose every entry is the UC residual's: the same sums and witness
+            for arrays in self.best:
+                for arr in arrays:
+                    arr[col] = arr[0]
 
     def _compiled(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
         """Algorithm 2 by :func:`huc_ref.fast.kernels.group_and_scan`, on arrays numpy gathers into
@@ -193,6 +205,33 @@ class Rows:
                 arr[seg_col[live]] = values[live]
         return best
 
+    def _uc_only(self, residual, W, n_cols, engine) -> list:
+        """Algorithm 2 on the UC column alone (no node terms; ``residual`` in rank order): the
+        prefix sums of every atom, read at block ends, whose first extreme positions are block
+        prefixes already.  A subgroup whose weights are all equal multiplies by one number
+        instead of gathering its weights; ``engine="numba"``: one compiled pass per subgroup
+        (:func:`huc_ref.fast.kernels.uc_scan`)."""
+        best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
+        if engine == "numba":
+            from .kernels import uc_scan
+        for k in range(W.shape[1]):
+            w = W[:, k]
+            lo, hi = w.min(), w.max()
+            if engine == "numba":
+                mx, i_mx, mn, i_mn = uc_scan(residual, w if lo != hi else w[:1], self.order, self.block_last)
+            else:
+                C = np.cumsum(residual * lo if lo == hi else residual * w.take(self.order))
+                if len(self.block_last) < len(C):
+                    C = C.take(self.block_last)
+                i_mx, i_mn = int(np.argmax(C)), int(np.argmin(C))
+                mx, mn = C[i_mx], C[i_mn]
+            i_mx, i_mn = (i_mx + 1 if mx > 0 else 0), (i_mn + 1 if mn < 0 else 0)
+            sup = max(mx, 0.0) - min(mn, 0.0)
+            if sup > 0:
+                for arr, value in zip(best[k], (sup, min(i_mx, i_mn), max(i_mx, i_mn), sup if i_mx > i_mn else -sup)):
+                    arr[0] = value
+        return best
+
     @staticmethod
     def _first(C, extreme, counts, be_first):
         """Per column, the prefix index (1-based) of the first block end attaining ``extreme``."""
@@ -201,7 +240,9 @@ class Rows:
 
     def interval(self, r, b):
         """The witness ``[s_(r+1), s_(b)]`` (None when empty)."""
-        return None if b == r else [float(self.block_scores[r]), float(self.sorted_scores[self.block_last[b - 1]])]
+        if b == r:
+            return None
+        return [float(self._score[self.order[self.starts[r]]]), float(self._score[self.order[self.block_last[b - 1]]])]
 
     def members(self, r, b) -> np.ndarray:
         """The atoms (original indices) whose scores lie in blocks ``r .. b-1``."""

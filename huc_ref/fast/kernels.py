@@ -1,6 +1,6 @@
 """Optional compiled kernels for the fast path (numba; ``pip install huc-ref[numba]``).
 
-Three loops that numpy can only express as several passes over memory:
+Four loops that numpy can only express as several passes over memory:
 
 * :func:`top1_path_terms` reads each row of predictions once: subtree sums of every node
   (children summed left to right, as :meth:`huc_ref.fast.FastTree.level_sums` does), the
@@ -8,6 +8,8 @@ Three loops that numpy can only express as several passes over memory:
 * :func:`group_and_scan` groups the nonzero terms by column with a counting sort and runs
   Algorithm 2 on every column and subgroup in one pass: prefix sums at block ends, the first
   maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with reduceats;
+* :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) in one pass,
+  gathering each atom's weight as it goes;
 * :func:`null_scan` runs Algorithm 2's sups for many null draws of the labels at once, in one
   pass per draw over atoms already in rank order (:mod:`huc_ref.fast.significance`).
 
@@ -26,7 +28,7 @@ try:
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
-__all__ = ["COMPILED", "top1_path_terms", "group_and_scan", "null_scan", "draw_labels"]
+__all__ = ["COMPILED", "top1_path_terms", "group_and_scan", "uc_scan", "null_scan", "draw_labels"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -176,6 +178,31 @@ def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols):  # prag
     """
     start, rank, val = _group(residual, kind, terms, col_table, n_cols)
     return _scan(start, rank, val, block, Wr)
+
+
+@_jit
+def uc_scan(residual, w, order, block_last):  # pragma: no cover - compiled
+    """Algorithm 2 on the UC column alone, in one pass: the prefix sums of ``residual[r] *
+    w[order[r]]`` (``residual`` in rank order; ``w`` of length 1: one weight for every atom),
+    read at the block ends ``block_last``.  Returns the largest and the smallest of them with
+    the first block (0-based) attaining each, the numbers numpy's ``cumsum`` and first
+    ``argmax``/``argmin`` give (``huc_ref.fast.intervals.Rows._uc_only``, its numpy twin).
+
+    >>> [float(x) for x in uc_scan(np.array([0.25, -0.5, 0.25]), np.ones(1), np.arange(3), np.arange(3))]
+    [0.25, 0.0, -0.25, 1.0]
+    """
+    one = w.shape[0] == 1
+    c, r = 0.0, 0
+    mx, i_mx, mn, i_mn = 0.0, -1, 0.0, -1
+    for b in range(block_last.shape[0]):
+        while r <= block_last[b]:
+            c += residual[r] * (w[0] if one else w[order[r]])
+            r += 1
+        if i_mx < 0 or c > mx:
+            mx, i_mx = c, b
+        if i_mn < 0 or c < mn:
+            mn, i_mn = c, b
+    return mx, i_mx, mn, i_mn
 
 
 @_jit

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..utilities import Utility
-from .numbers import ExactRows, first_max, ratio, rounding_bound
+from .numbers import ExactRows, first_max, ratio, rounding_bound, row_sums, weighted_row_sums
 from .tree import FastTree, on_paths
 
 __all__ = ["FloatRows", "utility_values", "magnitude", "score_error", "LabelFreeMeans", "path_plan", "term_columns",
@@ -31,7 +31,16 @@ class FloatRows:
         self.ft, self.P, self.rows, self.exact = ft, P, rows, exact
         self.n, self.K = P.shape
         self.rel = rounding_bound(self.K, exact.p_error)
-        self.pi = ft.subtree_sums(P) if pi is None else pi  # subtree masses, shared by every utility
+        self._pi = pi  # subtree masses, shared by every utility: an array, or a function making it
+
+    @property
+    def pi(self) -> np.ndarray:
+        """The subtree masses of the rows (C.1's ``pi_a``), made when a family first reads them."""
+        if self._pi is None:
+            self._pi = self.ft.subtree_sums(self.P)
+        elif callable(self._pi):
+            self._pi = self._pi()
+        return self._pi
 
     def atom(self, i: int):
         """The atom index of row ``i`` (for per-atom values), or None for an array of predictions."""
@@ -76,7 +85,7 @@ def magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarr
     itself when no value is negative (no second pass over the rows)."""
     if U.min(initial=0.0) >= 0:
         return score
-    return ratio((np.abs(P) * np.abs(U)).sum(axis=1), pi_root)
+    return ratio(row_sums(np.abs(P) * np.abs(U)), pi_root)
 
 
 def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
@@ -101,14 +110,27 @@ class LabelFreeMeans:
     """
 
     def __init__(self, ft: FastTree, X: np.ndarray, u: Utility, S: np.ndarray, rows, exact: ExactRows):
-        self.U = utility_values(u, ft, X, rows, ft.node_table(S), exact)
-        self.N = ft.level_sums(X * self.U)
-        self.score = ratio(self.N[0], S[0])  # the root's mean, on every label's path
+        self.U = utility_values(u, ft, X, rows, lambda: ft.node_table(S), exact)
+        self._ft, self._X, self._N = ft, X, None
+        # a flat tree: the root's sum is all the path form needs; N is made if something reads it
+        root = weighted_row_sums(X, self.U) if ft.H == 1 else self.N[0]
+        self.score = ratio(root, S[0])  # the root's mean, on every label's path
         self.magnitude = magnitude(X, self.U, self.score, S[0])
+
+    @property
+    def N(self) -> np.ndarray:
+        """The level sums of ``p_i U`` (:meth:`FastTree.level_sums`): ``N_{u,a}(p_i)`` by level."""
+        if self._N is None:
+            self._N = self._ft.level_sums(self._X * self.U)
+        return self._N
+
+    def at_labels(self, y: np.ndarray) -> np.ndarray:
+        """``u(p_i, y_i)`` (one take when ``U`` is one row broadcast to every atom)."""
+        return self.U[0].take(y) if self.U.strides[0] == 0 else self.U[np.arange(len(y)), y]
 
     def on_labels(self, ft: FastTree, y: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``u(p_i, y_i)`` and ``mu`` on the paths of the labels ``y`` (``pi``: the masses there)."""
-        return self.U[np.arange(len(y)), y], ratio(on_paths(ft, y, ft.H + 1, self.N), pi)
+        return self.at_labels(y), ratio(on_paths(ft, y, ft.H + 1, self.N), pi)
 
 
 def path_plan(ft: FastTree, u: Utility) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
