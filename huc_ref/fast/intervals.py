@@ -18,12 +18,16 @@ def row_keys(columns) -> np.ndarray:
     >>> bool(k[0] == k[1]), bool(k[0] == k[2])
     (True, False)
     """
-    h = np.full(len(columns[0]), 0x243F6A8885A308D3, dtype=np.uint64)
+    h = shifted = None
     for col in columns:
         x = np.ascontiguousarray(col, dtype=np.float64 if np.asarray(col).dtype.kind == "f" else np.int64)
-        h ^= x.view(np.uint64)
+        if h is None:
+            h = x.view(np.uint64) ^ np.uint64(0x243F6A8885A308D3)
+        else:
+            h ^= x.view(np.uint64)
         h *= np.uint64(0x9E3779B97F4A7C15)  # a multiply-xor fold (wraps modulo 2**64)
-        h ^= h >> np.uint64(29)
+        shifted = np.right_shift(h, np.uint64(29), out=shifted)  # one buffer for every column
+        h ^= shifted
     return h
 
 
@@ -32,6 +36,10 @@ def canonical_ties(order: np.ndarray, new: np.ndarray, tiebreak) -> np.ndarray:
     64-bit keys of the rows' contents (:func:`row_keys`).  Sums over a run then do not depend
     on the order the atoms came in (float addition is not associative); equal keys are rows
     with the same contents, whose order changes nothing.
+
+    One sort of the tied atoms on a 64-bit composite: the run in the high bits, the key's
+    leading bits below it.  Where two atoms of one run share the composite but not the key
+    (their keys differ only in the bits cut off), the tied atoms are sorted by run and full key.
 
     >>> keys = np.array([5, 9, 1])  # one run of three equal scores, ordered by key
     >>> canonical_ties(np.array([0, 1, 2]), np.array([False, False]), lambda idx: keys[idx]).tolist()
@@ -45,10 +53,18 @@ def canonical_ties(order: np.ndarray, new: np.ndarray, tiebreak) -> np.ndarray:
         return order
     ranks = np.flatnonzero(tied)
     members = order[ranks]
-    keyed = np.lexsort((tiebreak(members), run[ranks]))
-    out = order.copy()
-    out[ranks] = members[keyed]
-    return out
+    runs = run[ranks]
+    keys = np.asarray(tiebreak(members)).astype(np.uint64, copy=False)
+    bits = max(1, int(runs[-1]).bit_length())  # runs increase with rank: the last is the largest
+    composite = (runs.astype(np.uint64) << np.uint64(64 - bits)) | (keys >> np.uint64(bits))
+    keyed = np.argsort(composite)
+    k = keys[keyed]  # sorted by run first, so the runs stay as they are
+    same = composite[keyed]
+    if np.any((same[1:] == same[:-1]) & (k[1:] != k[:-1])):  # the cut-off bits decide
+        keyed = np.lexsort((keys, runs))
+    order = order.copy()
+    order[ranks] = members[keyed]
+    return order
 
 
 def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
@@ -126,8 +142,9 @@ class Rows:
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
         if blocks is None:
             def tiebreak(idx):  # what an atom adds: its residual, its terms and their columns, its weights
+                weights = [W[:, g] for g in range(W.shape[1]) if W[:, g].min() != W[:, g].max()]  # equal ones: no key
                 return row_keys([residual[idx], *(col_table[k, np.asarray(kind)[idx]] for k in range(len(terms))),
-                                 *(terms[k, idx] for k in range(len(terms))), *(W[idx, g] for g in range(W.shape[1]))])
+                                 *(terms[k, idx] for k in range(len(terms))), *(w.take(idx) for w in weights)])
             blocks = tie_blocks(score, score_error, exact_score, tiebreak)
         self.order, new = blocks
         order, self._score = self.order, score
