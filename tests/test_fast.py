@@ -425,3 +425,24 @@ def test_tie_blocks_shortcut_equals_the_full_certainty_check(n, seed, spread):
     assert np.all(np.diff(s) >= 0)
     certain = [s[: i + 1].__add__(e[: i + 1]).max() < (s[i + 1:] - e[i + 1:]).min() for i in range(n - 1)]
     assert new.tolist() == [bool(c and s[i + 1] > s[i]) for i, c in enumerate(certain)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 40), st.integers(0, 2**32), st.booleans())
+@example(n=12, seed=0, clash=True)
+def test_canonical_ties_are_the_run_then_key_order(n, seed, clash):
+    """One sort of the (run, leading key bits) composite gives the order of sorting by run and
+    then by the full key; keys that differ only in the cut-off low bits (``clash``) take the
+    exact two-key sort.  Compared with numpy's lexsort, by the keys each rank gets."""
+    from huc_ref.fast.intervals import canonical_ties
+    rng = np.random.default_rng(seed)
+    score = np.sort(rng.integers(0, 5, n))
+    order = rng.permutation(n)
+    new = np.diff(score) > 0
+    high = rng.integers(0, 4, n).astype(np.uint64) * np.uint64(2**61)
+    keys = high + (rng.integers(0, 3, n).astype(np.uint64) if clash else np.uint64(0))
+    got = canonical_ties(order, new, lambda idx: keys[idx])
+    run = np.cumsum(np.concatenate([[True], new])) - 1
+    want = order[np.lexsort((keys[order], run))]
+    assert keys[got].tolist() == keys[want].tolist()
+    assert sorted(got.tolist()) == list(range(n))
