@@ -164,6 +164,9 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
     top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and u.top1_depth is not None]
     rest = [k for k in range(len(names)) if k not in top1]
     need_pi = not flat or any(utilities[names[k]].top1_depth is not None for k in rest)  # masses on the paths
+    compiled_flat = engine == "numba" and flat and ft.label_order is None  # flat_terms sums in label order
+    if compiled_flat:
+        from .kernels import flat_rows_ok, flat_terms
     if top1:
         from .kernels import top1_path_terms
         cut_depth = np.array([min(utilities[names[k]].top1_depth, H) for k in top1], dtype=np.int64)
@@ -204,6 +207,22 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
             error[top1, part] = 2.0 * rel * sc  # u is 0 or 1: sum_y p_y |u_y| / pi_root is the score
             for k in top1:
                 T[term_row[k]:term_row[k + 1], part] = terms[term_row[k]:term_row[k + 1]]
+        if rest and compiled_flat and flat_rows_ok(X, -1.0 if row_sum_tolerance is None else row_sum_tolerance,
+                                                   SMALLEST_NORMAL):
+            for k in rest:  # rows checked in one read; each utility's terms in one more
+                u = utilities[names[k]]
+                U = utility_values(u, ft, X, None if rows is None else rows[part],
+                                   lambda: ft.node_table(ft.level_sums(Xd, dfs=True)), ex)
+                flat_terms(X, U, y, rel, float(u.nesting), score[k, part], residual[k, part], error[k, part])
+            return None if ok else chunk_numpy(s)  # (ok: the top-1 kernel's rows were fine)
+        return chunk_numpy(s, X, Xd, S, pi, ok)
+
+    def chunk_numpy(s, X=None, Xd=None, S=None, pi=None, ok=True):
+        """The rest of :func:`chunk` in numpy (and the search for a bad row's message)."""
+        if X is None:
+            X = np.asarray(P[s:s + step], dtype=float)
+            Xd = X if ft.label_order is None else X[:, ft.label_order]
+        y, part, ex = labels[s:s + step], slice(s, s + step), exact.view(s)
         if rest:
             if S is None:
                 with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below

@@ -1,6 +1,6 @@
 """Optional compiled kernels for the fast path (numba; ``pip install huc-ref[numba]``).
 
-Four loops that numpy can only express as several passes over memory:
+The loops that numpy can only express as several passes over memory:
 
 * :func:`top1_path_terms` reads each row of predictions once: subtree sums of every node
   (children summed left to right, as :meth:`huc_ref.fast.FastTree.level_sums` does), the
@@ -9,7 +9,9 @@ Four loops that numpy can only express as several passes over memory:
   Algorithm 2 on every column and subgroup in one pass: prefix sums at block ends, the first
   maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with reduceats;
 * :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) in one pass,
-  gathering each atom's weight as it goes;
+  gathering each atom's weight as it goes, and :func:`sorted_uc_scan` does so straight after the
+  sort when float64 certifies every gap (no ties); :func:`flat_rows_ok` and :func:`flat_terms`
+  check and score the rows of a flat tree in one read each;
 * :func:`null_scan` runs Algorithm 2's sups for many null draws of the labels at once, in one
   pass per draw over atoms already in rank order (:mod:`huc_ref.fast.significance`).
 
@@ -28,7 +30,8 @@ try:
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
-__all__ = ["COMPILED", "top1_path_terms", "group_and_scan", "uc_scan", "null_scan", "draw_labels"]
+__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "group_and_scan", "sorted_uc_scan", "uc_scan",
+           "null_scan", "draw_labels"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -178,6 +181,91 @@ def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols):  # prag
     """
     start, rank, val = _group(residual, kind, terms, col_table, n_cols)
     return _scan(start, rank, val, block, Wr)
+
+
+@_jit
+def flat_rows_ok(X, tol, smallest):  # pragma: no cover - compiled
+    """Whether every row of ``X`` is finite, nonnegative, free of subnormal entries (nonzero
+    entries below ``smallest``) and of positive finite sum, within ``tol`` of 1 when ``tol >= 0``:
+    the checks of the sample pass, in one read (on False the caller's numpy pass finds the row
+    and says what is wrong with it).
+
+    >>> [bool(flat_rows_ok(np.array([row]), 1e-5, 2.2e-308)) for row in ([0.25, 0.75], [0.5, 0.4], [1e-320, 1.0])]
+    [True, False, False]
+    """
+    for i in range(X.shape[0]):
+        total = 0.0
+        for j in range(X.shape[1]):
+            x = X[i, j]
+            if not (x >= 0.0) or x == np.inf or (x != 0.0 and x < smallest):
+                return False
+            total += x
+        if not (total > 0.0) or total == np.inf or (tol >= 0.0 and abs(total - 1.0) > tol):
+            return False
+    return True
+
+
+@_jit
+def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cover - compiled
+    """For a flat tree (every child of the root a leaf), per row of ``X`` (checked by
+    :func:`flat_rows_ok`) with utility values ``U`` and label ``y``: the score ``sum_j x_j u_j /
+    sum_j x_j``, the UC residual ``u_y - score`` (also the root's term) and the score's error
+    bound ``rel (sum_j x_j |u_j| / sum_j x_j + |score| + 2 nesting)``, with the sums taken
+    left to right, skipping zero values, as the numpy pass takes them (the same bits).
+
+    >>> score, residual, error = np.empty(1), np.empty(1), np.empty(1)
+    >>> flat_terms(np.array([[0.25, 0.75]]), np.array([[0.0, 1.0]]), np.array([0]), 1e-15, 0.0, score, residual, error)
+    >>> score.tolist(), residual.tolist()
+    ([0.75], [-0.75])
+    """
+    for i in range(X.shape[0]):
+        total, N, M = 0.0, 0.0, 0.0
+        for j in range(X.shape[1]):
+            x, u = X[i, j], U[i, j]
+            total += x
+            if u != 0.0:
+                N += x * u
+                M += x * abs(u)
+        s = N / total
+        score[i] = s
+        residual[i] = U[i, y[i]] - s
+        error[i] = rel * (M / total + abs(s) + 2.0 * nesting)
+
+
+@_jit
+def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no cover - compiled
+    """Algorithm 2 on the UC column alone when float64 certifies every gap: atoms in ``order``
+    (an argsort of ``score``), each subgroup's weights ``W[:, g]`` (``equal[g]``: all equal to
+    ``W[0, g]``, not gathered).  Returns 1 as soon as two neighbouring scores differ by at most
+    ``gap`` (a tie, or a gap within the errors: the caller's general route groups and settles
+    them); else 0, with every atom its own block and ``out[g] = (max, first block of it, min,
+    first block of it)`` of the prefix sums, as :func:`uc_scan` gives them.
+
+    >>> out = np.empty((1, 4))
+    >>> sorted_uc_scan(np.array([1, 0, 2]), np.array([0.5, 0.25, 0.75]), np.array([-0.5, 0.25, 0.25]),
+    ...                np.ones((3, 1)), np.array([True]), 1e-15, out)
+    0
+    >>> out.tolist()  # prefix sums 0.25, -0.25, 0
+    [[0.25, 0.0, -0.25, 1.0]]
+    """
+    n, G = order.shape[0], W.shape[1]
+    c = np.zeros(G)
+    for g in range(G):
+        out[g, 1], out[g, 3] = -1.0, -1.0
+    previous = -np.inf
+    for r in range(n):
+        i = order[r]
+        s = score[i]
+        if r > 0 and not (s - previous > gap):
+            return 1
+        previous = s
+        for g in range(G):
+            c[g] += residual[i] * (W[0, g] if equal[g] else W[i, g])
+            if out[g, 1] < 0 or c[g] > out[g, 0]:
+                out[g, 0], out[g, 1] = c[g], r
+            if out[g, 3] < 0 or c[g] < out[g, 2]:
+                out[g, 2], out[g, 3] = c[g], r
+    return 0
 
 
 @_jit
