@@ -7,7 +7,7 @@ from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
 
-__all__ = ["row_keys", "sort_scores", "canonical_ties", "tie_blocks", "Rows"]
+__all__ = ["row_keys", "argsort_keys", "sort_scores", "canonical_ties", "tie_blocks", "Rows"]
 
 
 def row_keys(columns) -> np.ndarray:
@@ -31,16 +31,56 @@ def row_keys(columns) -> np.ndarray:
     return h
 
 
+def argsort_keys(key: np.ndarray) -> np.ndarray:
+    """An order that sorts the unsigned 64-bit ``key``, equal keys in any order.
+
+    numpy's value sort is vectorised (about a quarter of ``np.argsort``'s time on this project's
+    machine), its argsort is not: so each key keeps its leading bits above its index, and one
+    value sort of these gives the order.  Distinct keys whose leading bits agree are then put
+    in order within their runs; where such runs hold more than an eighth of the keys,
+    ``np.argsort`` does the work instead.
+
+    >>> argsort_keys(np.array([5, 2**63 + 1, 5, 2**63, 0], dtype=np.uint64)).tolist()
+    [4, 0, 2, 3, 1]
+    """
+    n = len(key)
+    b = max(1, (n - 1).bit_length())
+    low = np.uint64((1 << b) - 1)
+    packed = key & ~low
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & low).view(np.intp)  # below 2**63: the same bits as a signed index
+    packed >>= np.uint64(b)  # the leading bits, in order
+    close = np.flatnonzero(packed[1:] == packed[:-1])  # neighbours whose leading bits agree
+    if not len(close):
+        return order
+    if 8 * len(close) > n:  # many: one gather of every key in rank order
+        ranked = key.take(order)
+        differ = close[ranked[close] != ranked[close + 1]]
+    else:
+        differ = close[key.take(order.take(close)) != key.take(order.take(close + 1))]
+    if not len(differ):
+        return order
+    if 8 * len(differ) > n:  # many distinct keys within the cut-off bits of each other
+        return np.argsort(key)
+    label = np.cumsum(np.concatenate([[True], np.diff(close) != 1])) - 1  # runs of such neighbours
+    inside = np.isin(label, label[np.searchsorted(close, differ)])
+    ranks, first = np.unique(np.concatenate([close[inside], close[inside] + 1]), return_index=True)
+    if 8 * len(ranks) > n:
+        return np.argsort(key)
+    members = order[ranks]
+    order[ranks] = members[np.lexsort((key.take(members), np.concatenate([label[inside], label[inside]])[first]))]
+    return order
+
+
 def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """An order of ``score`` (float64, no NaN) that sorts it, and the sorted scores
     (``np.sort(score)``); equal scores in any order (the caller groups them, :func:`canonical_ties`).
-
-    numpy's value sort is vectorised (about a quarter of ``np.argsort``'s time on this project's
-    machine), its argsort is not: so each score's bits, made order-preserving as an unsigned
-    integer, keep their leading bits above the atom's index, and one value sort of these keys
-    gives the order.  Distinct scores whose leading bits agree (closer than about ``2**(b - 52)``
-    relative, ``b`` the index's bits) are then put in order by score within their runs; where
-    such runs hold more than an eighth of the atoms, ``np.argsort`` does the work instead.
+    Each score's bits, made order-preserving as an unsigned integer (negative scores flip all
+    their bits, others the sign bit; -0.0 just below 0.0), sorted by :func:`argsort_keys`;
+    below 4,096 scores, or where a sample of about a thousand shows many scores sharing their
+    leading bits (ties, which numpy's argsort gains from and the packed keys do not, or near
+    neighbours, which the packed keys leave to a second sort), ``np.argsort``.
 
     >>> order, s = sort_scores(np.array([0.5, -1.0, 0.25, 0.5, -0.0]))
     >>> order.tolist(), s.tolist()
@@ -49,35 +89,20 @@ def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> sort_scores(x)[1].tolist() == sorted(x.tolist())
     True
     """
-    n = len(score)
-    bits = np.ascontiguousarray(score, dtype=np.float64).view(np.int64)
-    b = max(1, (n - 1).bit_length())
-    packed = bits >> 63  # 0, or -1 for a negative score: flip all its bits, else the sign bit
-    packed |= np.int64(-(2**63))
-    packed ^= bits  # as unsigned: the float order (-0.0 just below 0.0)
-    packed = packed.view(np.uint64)
-    packed &= ~np.uint64((1 << b) - 1)
-    packed |= np.arange(n, dtype=np.uint64)
-    packed.sort()
-    order = (packed & np.uint64((1 << b) - 1)).astype(np.intp)
-    s = score.take(order)
-    packed >>= np.uint64(b)  # the leading bits, in order
-    close = np.flatnonzero(packed[1:] == packed[:-1])  # neighbours whose leading bits agree
-    differ = close[s[close + 1] != s[close]] if len(close) else close
-    if not len(differ):
-        return order, s
-    if 8 * len(differ) > n:  # many distinct scores within the cut-off bits of each other
-        order = np.argsort(score)
-        return order, score.take(order)
-    label = np.cumsum(np.concatenate([[True], np.diff(close) != 1])) - 1  # runs of such neighbours
-    inside = np.isin(label, label[np.searchsorted(close, differ)])
-    ranks, first = np.unique(np.concatenate([close[inside], close[inside] + 1]), return_index=True)
-    if 8 * len(ranks) > n:
-        order = np.argsort(score)
-        return order, score.take(order)
-    keyed = np.lexsort((s[ranks], np.concatenate([label[inside], label[inside]])[first]))
-    order[ranks], s[ranks] = order[ranks][keyed], s[ranks][keyed]
-    return order, s
+    def keys(x):
+        bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
+        key = bits >> 63  # 0, or -1 for a negative score
+        key |= np.int64(-(2**63))
+        key ^= bits
+        return key.view(np.uint64)
+
+    if len(score) >= 4096:
+        sample = np.sort(keys(score[:: len(score) // 1024])) >> np.uint64((len(score) - 1).bit_length())
+        if np.count_nonzero(sample[1:] == sample[:-1]) < len(sample) // 16:  # few ties, few near neighbours
+            order = argsort_keys(keys(score))
+            return order, score.take(order)
+    order = np.argsort(score)  # small, or many ties (which numpy's argsort gains from, the packed keys not)
+    return order, score.take(order)
 
 
 def canonical_ties(order: np.ndarray, new: np.ndarray, tiebreak) -> np.ndarray:
@@ -106,7 +131,7 @@ def canonical_ties(order: np.ndarray, new: np.ndarray, tiebreak) -> np.ndarray:
     keys = np.asarray(tiebreak(members)).astype(np.uint64, copy=False)
     bits = max(1, int(runs[-1]).bit_length())  # runs increase with rank: the last is the largest
     composite = (runs.astype(np.uint64) << np.uint64(64 - bits)) | (keys >> np.uint64(bits))
-    keyed = np.argsort(composite)
+    keyed = np.argsort(composite)  # (many equal composites: numpy's argsort is the faster here)
     k = keys[keyed]  # sorted by run first, so the runs stay as they are
     same = composite[keyed]
     if np.any((same[1:] == same[:-1]) & (k[1:] != k[:-1])):  # the cut-off bits decide
