@@ -227,7 +227,8 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
             if S is None:
                 with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
                     S = ft.level_sums(Xd, dfs=True)
-            ok = ok and Xd.min() >= 0 and np.all(S[0] > 0) and np.all(np.isfinite(S[0]))  # S[0]: the row sums
+            smallest = Xd.min()
+            ok = ok and smallest >= 0 and S[0].min() > 0 and S[0].max() < np.inf  # S[0]: the row sums
             if ok:
                 if pi is None and need_pi:
                     pi = on_paths(ft, y, H + 1, S)
@@ -236,15 +237,16 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
                     score[k, part], residual[k, part], terms, error[k, part] = path_terms(
                         ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
                     T[term_row[k]:term_row[k + 1], part] = terms[depths[k]]
-        low = X < SMALLEST_NORMAL  # zeros, subnormals (and negatives, reported below): one pass
         if ok and row_sum_tolerance is not None:
             with np.errstate(over="ignore", invalid="ignore"):
                 sums = S[0] if S is not None else row_sums(X)
-            off = np.abs(sums - 1.0) > row_sum_tolerance
-            if off.any():
-                i = int(np.argmax(off))
+            if sums.max() - 1.0 > row_sum_tolerance or 1.0 - sums.min() > row_sum_tolerance:
+                i = int(np.argmax(np.abs(sums - 1.0) > row_sum_tolerance))
                 return s + i, (f"sums to {sums[i].item()!r}, not 1 (within {row_sum_tolerance:g}); pass "
                                "renormalize=True to take each row divided by its sum"), "probability_sum"
+        if ok and rest and smallest >= SMALLEST_NORMAL:  # no zeros, no subnormals: nothing more to look at
+            return None
+        low = X < SMALLEST_NORMAL  # zeros, subnormals (and negatives, reported below): one pass
         if ok and not (low.any() and np.any(X[low] != 0)):
             return None
         tiny = low & (X != 0)

@@ -7,7 +7,7 @@ from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
 
-__all__ = ["row_keys", "argsort_keys", "sort_scores", "canonical_ties", "tie_blocks", "Rows"]
+__all__ = ["row_keys", "argsort_keys", "sort_scores", "argsort_scores", "canonical_ties", "tie_blocks", "Rows"]
 
 
 def row_keys(columns) -> np.ndarray:
@@ -89,6 +89,16 @@ def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> sort_scores(x)[1].tolist() == sorted(x.tolist())
     True
     """
+    order = argsort_scores(score)
+    return order, score.take(order)
+
+
+def argsort_scores(score: np.ndarray) -> np.ndarray:
+    """The order of :func:`sort_scores` alone.
+
+    >>> argsort_scores(np.array([0.5, -1.0, 0.25])).tolist()
+    [1, 2, 0]
+    """
     def keys(x):
         bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
         key = bits >> 63  # 0, or -1 for a negative score
@@ -99,10 +109,8 @@ def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if len(score) >= 4096:
         sample = np.sort(keys(score[:: len(score) // 1024])) >> np.uint64((len(score) - 1).bit_length())
         if np.count_nonzero(sample[1:] == sample[:-1]) < len(sample) // 16:  # few ties, few near neighbours
-            order = argsort_keys(keys(score))
-            return order, score.take(order)
-    order = np.argsort(score)  # small, or many ties (which numpy's argsort gains from, the packed keys not)
-    return order, score.take(order)
+            return argsort_keys(keys(score))
+    return np.argsort(score)  # small, or many ties (which numpy's argsort gains from, the packed keys not)
 
 
 def canonical_ties(order: np.ndarray, new: np.ndarray, tiebreak) -> np.ndarray:
@@ -166,10 +174,10 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
     new = d > 0
     if tiebreak is not None and len(s) > 1 and not new.all():
         order = canonical_ties(order, new, tiebreak)
-    if error is None or len(s) < 2 or not np.any(error):
+    if error is None or len(s) < 2 or not error.max() > 0:
         return order, new
     gap = 2.0 * error.max()  # distinct floats further apart than any two errors are certainly in order
-    if (exact_score is None or new.all()) and not np.any((d <= gap) & new):
+    if not np.any(d <= gap) or ((exact_score is None or new.all()) and not np.any((d <= gap) & new)):
         return order, new  # (equal floats are one block without exact scores to split them)
     e = error[order]
     high = np.maximum.accumulate(s + e)  # the largest exact score possible so far
@@ -251,7 +259,7 @@ class Rows:
         sort; False (the sort kept in ``self.order``) where a tie or an uncertain gap needs the
         general route."""
         from .kernels import sorted_uc_scan
-        order = sort_scores(score)[0]
+        order = argsort_scores(score)
         gap = 2.0 * score_error.max() if score_error is not None and len(score) else 0.0
         equal = np.array([W[:, g].min() == W[:, g].max() for g in range(W.shape[1])])
         out = np.empty((W.shape[1], 4))
@@ -348,7 +356,8 @@ class Rows:
             if engine == "numba":
                 mx, i_mx, mn, i_mn = uc_scan(residual, w if lo != hi else w[:1], self.order, self.block_last)
             else:
-                C = np.cumsum(residual * lo if lo == hi else residual * w.take(self.order))
+                C = residual * lo if lo == hi else residual * w.take(self.order)
+                np.cumsum(C, out=C)
                 if len(self.block_last) < len(C):
                     C = C.take(self.block_last)
                 i_mx, i_mn = int(np.argmax(C)), int(np.argmin(C))
