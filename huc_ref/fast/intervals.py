@@ -220,8 +220,7 @@ class Rows:
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
                  exact_score=None, blocks=None, uc_copies=()):
         n = len(score)
-        if blocks is None and engine == "numba" and not len(terms) and self._sorted_scan(score, residual, W, n_cols,
-                                                                                          score_error):
+        if blocks is None and not len(terms) and self._sorted_scan(score, residual, W, n_cols, score_error, engine):
             self._copy_uc(uc_copies)
             return
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
@@ -254,21 +253,39 @@ class Rows:
                 for arr in arrays:
                     arr[col] = arr[0]
 
-    def _sorted_scan(self, score, residual, W, n_cols, score_error) -> bool:
-        """The UC column alone by :func:`huc_ref.fast.kernels.sorted_uc_scan`, straight after the
-        sort; False (the sort kept in ``self.order``) where a tie or an uncertain gap needs the
-        general route."""
-        from .kernels import sorted_uc_scan
+    def _sorted_scan(self, score, residual, W, n_cols, score_error, engine) -> bool:
+        """The UC column alone straight after the sort, when float64 certifies every gap between
+        neighbouring scores (no ties: every atom its own block); False (the sort kept in
+        ``self.order``) where a tie or an uncertain gap needs the general route.  numba: one pass
+        of :func:`huc_ref.fast.kernels.sorted_uc_scan`; numpy: score and residual gathered
+        together into rank order, then the prefix sums of :meth:`_uc_only`."""
+        n = len(score)
         order = argsort_scores(score)
-        gap = 2.0 * score_error.max() if score_error is not None and len(score) else 0.0
-        equal = np.array([W[:, g].min() == W[:, g].max() for g in range(W.shape[1])])
-        out = np.empty((W.shape[1], 4))
-        if sorted_uc_scan(order, score, residual, W, equal, gap, out):
-            self.order = order
-            return False
+        gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
+        equal = [W[:, g].min() == W[:, g].max() for g in range(W.shape[1])]
+        if engine == "numba":
+            from .kernels import sorted_uc_scan
+            out = np.empty((W.shape[1], 4))
+            if sorted_uc_scan(order, score, residual, W, np.array(equal), gap, out):
+                self.order = order
+                return False
+            found = out.tolist()
+        else:
+            pairs = np.empty((n, 2))
+            pairs[:, 0], pairs[:, 1] = score, residual
+            ranked = pairs.take(order, axis=0)  # one gather for both
+            if not np.all(np.diff(ranked[:, 0]) > gap):
+                self.order = order
+                return False
+            found = []
+            for g in range(W.shape[1]):
+                C = ranked[:, 1] * W[0, g] if equal[g] else ranked[:, 1] * W[:, g].take(order)
+                np.cumsum(C, out=C)
+                i_mx, i_mn = int(np.argmax(C)), int(np.argmin(C))
+                found.append((float(C[i_mx]), i_mx, float(C[i_mn]), i_mn))
         self.order, self._score = order, score
-        self.starts = self.block_last = np.arange(len(score))
-        self.best = [self._record(n_cols, mx, int(i_mx), mn, int(i_mn)) for mx, i_mx, mn, i_mn in out.tolist()]
+        self.starts = self.block_last = np.arange(n)
+        self.best = [self._record(n_cols, mx, int(i_mx), mn, int(i_mn)) for mx, i_mx, mn, i_mn in found]
         return True
 
     @staticmethod
