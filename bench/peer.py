@@ -9,7 +9,8 @@ for scores with and without ties (three decimals), the best of ``--repeat`` runs
 * ``ecce``: ``mcgrad.metrics.ecce`` on the same arrays;
 * ``argsort``: one ``np.argsort`` of the scores, for scale;
 
-then each huc time over ecce's (the target: at most 1.0 at n = 10^6) and over the argsort.
+then each huc time over ecce's (the target: at most 1.0 at n = 10^6) and over the argsort,
+and each size's time over the previous size's against ``n log n``'s ratio.
 
 MCGrad brings heavy dependencies, so it is not an extra of this project; run this in an
 environment of its own::
@@ -63,6 +64,7 @@ def main(argv=None) -> None:
     head = f"{'n':>9} {'ties':>5} {'argsort s':>10}" + "".join(f" {'huc ' + a + ' s':>13}" for a in accelerators)
     head += f" {'ecce s':>9}" + "".join(f" {a + '/ecce':>11} {a + '/sort':>11}" for a in accelerators)
     print(head)
+    grown = {}
     for n in sizes:
         for ties in (False, True):
             p, y = data(n, ties)
@@ -86,6 +88,21 @@ def main(argv=None) -> None:
             line += "".join(f" {huc[a]:>13.3f}" for a in accelerators) + f" {peer:>9.3f}"
             line += "".join(f" {huc[a] / peer:>11.2f} {huc[a] / sort:>11.1f}" for a in accelerators)
             print(line, flush=True)
+            grown.setdefault(ties, []).append((n, {**huc, 'sort': sort}))
+    growth(grown, accelerators)
+
+
+def growth(grown: dict, accelerators) -> None:
+    """Each size's time over the previous size's, against ``n log n``'s ratio (the target: no
+    faster growth than that) and the measured argsort's own (beyond the caches a sort itself
+    grows faster than ``n log n`` on this machine)."""
+    for ties, runs in grown.items():
+        for (n0, t0), (n1, t1) in zip(runs, runs[1:]):
+            bound = n1 * np.log(n1) / (n0 * np.log(n0))
+            shown = ", ".join(f"{a} x{t1[a] / t0[a]:.1f}" for a in accelerators)
+            verdict = "within" if all(t1[a] / t0[a] <= bound for a in accelerators) else "beyond"
+            print(f"growth {n0:>9} -> {n1:>9} ({'ties' if ties else 'no ties'}): {shown}; "
+                  f"n log n x{bound:.1f} ({verdict}); argsort x{t1['sort'] / t0['sort']:.1f}")
 
 
 if __name__ == "__main__":
