@@ -30,7 +30,7 @@ from .distribution import FiniteDistribution
 from .engines import boost
 from .errors import HUCError, check_names, printable
 from .fast.audit import label_ids
-from .fast.boost import apply_rules
+from .fast.boost import apply_rules, boost_sample
 from .fast.numbers import as_floats, entries
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
@@ -124,6 +124,14 @@ def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
     for k, (name, values) in enumerate(groups.items()):
         C[:, k] = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1, "range")
     return list(groups), C
+
+
+def _weights(sample_weight, n: int) -> np.ndarray | None:
+    """``sample_weight`` checked: finite, positive (as a distribution's atom weights), or None."""
+    if sample_weight is None:
+        return None
+    w = entries(sample_weight, n, "sample_weight", "a finite positive number", lambda v: v > 0, "float_range")
+    return w / w.max()  # so that their sum cannot overflow
 
 
 def _sample(tree, P, y, names, C, sample_weight) -> FiniteDistribution:
@@ -267,12 +275,16 @@ class HUCBoost(_Estimator):
             self.initial_ = type(self.initial)(**self.initial.get_params()).fit(P, y, validation=val)
             P = self.initial_.predict_proba(P)
         names, C = _subgroup_values(subgroups, len(P))
-        dist = _sample(self.tree, P, y, names, C, sample_weight)
         cap = self.max_updates if self.max_updates is not None else (
             100 if self.method == "uc" else self.max_passes * max(1, len(self.tree.branching_nodes)))
-        run = boost(dist, self.utilities, engine=self.engine, method=self.method, epsilon=self.epsilon,
-                    step=self.step, select=self.select if self.method == "huc" else "greedy", max_updates=cap,
-                    max_passes=self.max_passes)
+        options = dict(method=self.method, epsilon=self.epsilon, step=self.step, max_updates=cap,
+                       select=self.select if self.method == "huc" else "greedy", max_passes=self.max_passes)
+        if self.engine == "fast":  # from the arrays themselves: no exact number is built (issue 17)
+            run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C,
+                               w=_weights(sample_weight, len(P)), **options)
+        else:
+            run = boost(_sample(self.tree, P, y, names, C, sample_weight), self.utilities, engine=self.engine,
+                        **options)
         keep, errors = len(run.steps), None
         if validation is not None:
             Pv = self._inputs(validation[0], "validation[0]")

@@ -72,10 +72,7 @@ SELECTIONS = ("greedy", "passes", "drain")
 
 def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, epsilon, max_updates, step,
                   max_passes: int = 100):
-    """Validate the options every boosting engine shares; return ``(epsilon, fixed step or None)``.
-
-    One place for the rules, so the certified engine and the fast path reject the same
-    inputs with the same messages.
+    """:func:`boost_settings` for the atoms of ``dist`` (checked to be a :class:`FiniteDistribution`).
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -83,8 +80,23 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
     >>> boost_options(d, {"u": Table(t, [0, 1])}, method="huc", select="greedy", epsilon="1/100",
     ...               max_updates=10, step="1/200")
     (Fraction(1, 100), Fraction(1, 200))
-    >>> boost_options(d, {"u": Table(t, [0, 1])}, method="huc", select="greedy", epsilon="1/100",
-    ...               max_updates=10, step="fixed:0.05")  # as ``huc boost --step fixed:0.05`` spells it
+    """
+    check_distribution(dist)
+    return boost_settings(dist.tree, dist.n, utilities, method=method, select=select, epsilon=epsilon,
+                          max_updates=max_updates, step=step, max_passes=max_passes)
+
+
+def boost_settings(tree, n_atoms: int, utilities: dict, *, method, select, epsilon, max_updates, step,
+                   max_passes: int = 100):
+    """Validate the options every boosting engine shares; return ``(epsilon, fixed step or None)``.
+
+    One place for the rules, so the certified engine and the fast path reject the same
+    inputs with the same messages.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> boost_settings(t, 1, {"u": Table(t, [0, 1])}, method="huc", select="greedy", epsilon="1/100",
+    ...                max_updates=10, step="fixed:0.05")  # as ``huc boost --step fixed:0.05`` spells it
     (Fraction(1, 100), Fraction(1, 20))
     """
     if method not in METHODS:
@@ -98,7 +110,6 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
         raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}", kind="option")
     if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
         raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}", kind="option")
-    check_distribution(dist)
     if isinstance(step, str) and step.startswith("fixed:"):  # the command line's spelling, accepted here too
         step = step[len("fixed:"):]
     fixed = None if step == "adaptive" else exact(step, "step")
@@ -108,7 +119,7 @@ def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, 
     if fixed is not None and fixed > MAX_FIXED_STEP:
         raise HUCError(f"step: a fixed step magnitude must be at most {MAX_FIXED_STEP} (exp(alpha h) with "
                        f"|h| <= 2 overflows beyond), got {printable(fraction_text(fixed), 40)}", kind="option")
-    check_utilities(dist.tree, dist.n, utilities)
+    check_utilities(tree, n_atoms, utilities)
     for name, u in utilities.items():
         if not u.defined_everywhere:
             raise HUCError(f"utilities[{name!r}]: per_atom values describe the utility only at the audited "

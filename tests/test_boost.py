@@ -318,3 +318,58 @@ def test_progress_is_reported_once_per_update_on_both_backends():
             seen.append((k, record["node"]))
         run = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, engine=engine, epsilon="1/10", progress=note)
         assert seen == [(k, u["node"]) for k, u in enumerate(run.updates, start=1)]
+
+
+@pytest.mark.parametrize("method", ["huc", "uc"])
+def test_boosting_from_arrays_is_boosting_their_distribution(method):
+    """``fast.boost.boost_sample`` (arrays in, no exact number built) makes the run that
+    ``fast.boost.boost`` makes on the same sample as a FiniteDistribution: on rows of
+    sixty-fourths (float64 holds them and their sums exactly, so both read the same numbers),
+    the same rules, the same stop and the same predictions, bit for bit; with weights and a
+    subgroup of values 0 and 1/2."""
+    import numpy as np
+
+    from huc_ref import Top1AtDepth
+    from huc_ref.fast.boost import boost as fast_boost
+    from huc_ref.fast.boost import boost_sample
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"], "a": ["y1", "y2"], "b": ["y3", "y4", "y5"]})
+    rng = np.random.default_rng(7)
+    n = 60
+    P = (rng.multinomial(64 - t.K, np.ones(t.K) / t.K, n) + 1) / 64
+    y = rng.integers(0, t.K, n)
+    w = rng.integers(1, 4, n).astype(float)
+    C = np.column_stack([np.ones(n), rng.integers(0, 2, n) / 2])
+    us = {"top1": Top1AtDepth(t, 1), "u": Table(t, [1, "1/2", 0, -1, "-1/2", "1/4"])}
+    options = dict(method=method, epsilon="1/200", max_updates=30)
+    arrays = boost_sample(t, P, y, us, subgroups=["all", "half"], C=C, w=w, **options)
+    dist = FiniteDistribution.from_floats(t, y, P, sample_weight=w, subgroups={"all": C[:, 0], "half": C[:, 1]})
+    ref = fast_boost(dist, us, **options)
+    assert len(ref.steps) > 3
+    assert arrays.steps == ref.steps and arrays.stopped == ref.stopped
+    assert np.array_equal(np.array(arrays.predictions), np.array(ref.predictions))
+
+
+@pytest.mark.parametrize("method", ["huc", "uc"])
+def test_a_run_recomputes_only_the_moved_rows_and_gets_the_full_recomputation(method):
+    """Each update recomputes the predictions and log-loss terms of its members only; after a
+    run, recomputing every row from ``P0`` and the increments gives the same bits, and the log
+    loss is the full sum's."""
+    import numpy as np
+
+    from huc_ref.driver import drive
+    from huc_ref.fast.boost import FloatBackend
+    from huc_ref.results import BoostResult
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4", "y5"]})
+    rng = np.random.default_rng(3)
+    n = 80
+    P = rng.dirichlet(np.ones(t.K), n)
+    E = np.eye(t.K)[rng.integers(0, t.K, n)]
+    us = {"u": Table(t, [1, "1/2", 0, -1, "-1/2"])}
+    b = FloatBackend(t, ["all"], P, E, np.full(n, 1 / n), np.ones((n, 1)), us, method, 1e-3)
+    run = drive(b, BoostResult(method, Fraction(1, 1000), None, "float"), method=method, epsilon=Fraction(1, 1000),
+                fixed=None, select="greedy", max_updates=15, max_passes=100)
+    assert len(run.updates) >= 5
+    kept, loss = b.P.copy(), b.loss
+    b._predictions(np.arange(n))
+    assert b.P.tobytes() == kept.tobytes()
+    assert b._total(b._row_loss()) == loss

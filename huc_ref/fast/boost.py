@@ -14,13 +14,13 @@ from ..errors import HUCError
 from ..results import BoostResult
 from ..tree import LabelTree
 from ..utilities import Utility
-from ..validation import boost_options
+from ..validation import boost_options, boost_settings
 from .audit import dense_rows, result_rows
 from .numbers import TOLERANCES, ExactRows, floats, logsumexp, ratio, rounding_bound, row_sums, softmax_rows
 from .tree import FastTree
 from .utilities import score_error, utility_values
 
-__all__ = ["FloatBackend", "boost", "replay", "apply_rules"]
+__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules"]
 
 
 class FloatBackend:
@@ -33,15 +33,17 @@ class FloatBackend:
 
     certified = False
 
-    def __init__(self, dist: FiniteDistribution, utilities: Mapping[str, Utility], method: str, epsilon: float):
-        self.tree, self.utilities, self.method, self.eps = dist.tree, utilities, method, epsilon
-        self.subgroups = list(dist.subgroups)
-        tree = self.tree
+    def __init__(self, tree: LabelTree, subgroups, P0: np.ndarray, E: np.ndarray, w: np.ndarray, C: np.ndarray,
+                 utilities: Mapping[str, Utility], method: str, epsilon: float, p0=None):
+        """The state of atoms given as float64 arrays: predictions ``P0`` (``n x K``, label order),
+        label laws ``E`` (one-hot rows for sample atoms), weights ``w`` summing to 1 and subgroup
+        values ``C`` (``n x |C|``, columns named by ``subgroups``); ``p0``: the exact rows behind
+        ``P0`` (a distribution's rationals), or None for the floats' own binary values.
+        :meth:`from_distribution` reads a :class:`FiniteDistribution`."""
+        self.tree, self.utilities, self.method, self.eps = tree, utilities, method, epsilon
+        self.subgroups = list(subgroups)
         self.ft = ft = FastTree(tree)
-        self.P0 = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
-        self.E = floats([a.label_law(ft.K) for a in dist.atoms], "atoms[{}].eta[{}]")
-        self.w = floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0]
-        self.C = floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
+        self.P0, self.E, self.w, self.C = P0, E, w, C
         self.W = self.w[:, None] * self.C
         n = len(self.w)
         self.branching = [tree.id(v) for v in tree.branching_nodes]
@@ -50,32 +52,51 @@ class FloatBackend:
         q0 = {a: masses0[:, list(tree.child_ids[a])] / masses0[:, [a]] for a in self.branching}
         self.Z = ({a: np.zeros((n, len(tree.child_ids[a]))) for a in self.branching} if method == "huc"
                   else np.zeros((n, ft.K)))
+        self.moved = np.zeros(n, dtype=bool)  # rows some rule has moved
         self.logP0, self.logq0 = np.log(self.P0), {a: np.log(q0[a]) for a in self.branching}
         self.star = ft.subtree_sums(self.E)  # pi*_a: the label laws never change
-        self.p0 = [a.p for a in dist.atoms]  # the exact initial predictions, behind untouched rows
-        self.P = self._predictions()
-        self.loss = self._log_loss(self.P)
+        self.p0 = p0  # the exact initial predictions, behind untouched rows (None: P0's binary values)
+        self.P = self.P0.copy()
+        self.row_loss = self._row_loss()
+        self.loss = self._total(self.row_loss)
 
-    def _predictions(self):
+    @classmethod
+    def from_distribution(cls, dist: FiniteDistribution, utilities: Mapping[str, Utility], method: str,
+                          epsilon: float) -> FloatBackend:
+        """The backend of a :class:`FiniteDistribution`'s atoms (every number checked to fit float64)."""
+        K = dist.tree.K
+        return cls(dist.tree, dist.subgroups, floats([a.p for a in dist.atoms], "atoms[{}].p[{}]"),
+                   floats([a.label_law(K) for a in dist.atoms], "atoms[{}].eta[{}]"),
+                   floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0],
+                   floats([a.c for a in dist.atoms], "atoms[{}].c[{}]"), utilities, method, epsilon,
+                   [a.p for a in dist.atoms])
+
+    def _predictions(self, rows: np.ndarray):
+        """The predictions of ``rows`` from ``P0`` and the increments ``Z`` (the other rows are
+        unchanged: the same numbers as recomputing every row)."""
         # A row no rule has touched keeps p0 exactly, as the exact engine's does: recomputing it as
         # softmax(log p0) would round it and could split ties the exact audit sees.
         floor = TOLERANCES["floor"]
-        P = self.P0.copy()
+        P = self.P0[rows].copy()
         if self.method == "uc":
-            touched = self.Z.any(axis=1)
-            P[touched] = np.maximum(softmax_rows(self.logP0[touched] + self.Z[touched]), floor)
-            return P
+            moved = self.Z[rows].any(axis=1)
+            touched = rows[moved]
+            P[moved] = np.maximum(softmax_rows(self.logP0[touched] + self.Z[touched]), floor)
+            self.P[rows], self.moved[rows] = P, moved
+            return
+        moved = np.zeros(len(rows), dtype=bool)
         for a in self.branching:
-            z = self.Z[a]
+            z = self.Z[a][rows]
             touched = z.any(axis=1)
             if not touched.any():
                 continue
+            moved |= touched
             zt = z[touched]
-            factor = np.exp(zt - logsumexp(self.logq0[a][touched] + zt))  # q'_j / q0_j
+            factor = np.exp(zt - logsumexp(self.logq0[a][rows[touched]] + zt))  # q'_j / q0_j
             for j, labels in enumerate(self.child_labels[a]):
                 P[np.ix_(touched, labels)] *= factor[:, [j]]
             P[touched] = np.maximum(P[touched], floor)
-        return P
+        self.P[rows], self.moved[rows] = P, moved  # (a row whose increments came back to 0 is p0 again)
 
     def _exact(self) -> ExactRows:
         """The rationals behind the current rows, for the decisions float64 cannot take: an
@@ -83,17 +104,19 @@ class FloatBackend:
         float values (its exact value is irrational; float64 is all there is).  Tie blocks of
         scores stay whole where float64 cannot separate them, so that a replay of the run's
         rules on float rows (:func:`apply_rules`) selects the same atoms."""
-        if self.method == "uc":
-            moved = self.Z.any(axis=1)
-        else:
-            moved = np.zeros(len(self.w), dtype=bool)
-            for z in self.Z.values():
-                moved |= z.any(axis=1)
-        return ExactRows(self.P, _Behind(self.p0, self.P, moved), settle_scores=False)
+        if self.p0 is None:
+            return ExactRows(self.P, settle_scores=False)
+        return ExactRows(self.P, _Behind(self.p0, self.P, self.moved), settle_scores=False)
 
-    def _log_loss(self, P):
+    def _row_loss(self, rows=slice(None)):
+        """Each row's ``w_i sum_y eta_y log p_y`` (the log loss is minus their sum), of ``rows``."""
+        E = self.E[rows]
         with np.errstate(divide="ignore"):
-            return float(-(self.w * (self.E * np.where(self.E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
+            return self.w[rows] * row_sums(E * np.where(E > 0, np.log(self.P[rows]), 0.0))
+
+    @staticmethod
+    def _total(row_loss) -> float:
+        return float(-row_loss.sum())
 
     def initial(self):
         return self.loss, Fraction(self.loss) * (1 + Fraction(1, 10**9))  # an upper bound of the float's rounding
@@ -147,8 +170,9 @@ class FloatBackend:
             self.Z[a][members] += alpha * h
         else:
             self.Z[members] += alpha * h
-        self.P = self._predictions()
-        loss, after = self.loss, self._log_loss(self.P)
+        self._predictions(members)  # only the members move
+        self.row_loss[members] = self._row_loss(members)
+        loss, after = self.loss, self._total(self.row_loss)
         self.loss = after
         promised = alpha * gamma - alpha ** 2 * lam / 2
         interval = table.interval(choice.r, choice.b)
@@ -216,7 +240,38 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     """
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
-    backend = FloatBackend(dist, utilities, method, float(eps))
+    backend = FloatBackend.from_distribution(dist, utilities, method, float(eps))
+    return drive(backend, BoostResult(method, eps, None, "float (fast path)"), method=method, epsilon=eps,
+                 fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
+
+
+def boost_sample(tree: LabelTree, P: np.ndarray, y: np.ndarray, utilities: Mapping[str, Utility], *,
+                 subgroups=("all",), C: np.ndarray | None = None, w: np.ndarray | None = None, method: str = "huc",
+                 epsilon="1/100", max_updates: int = 1000, step="adaptive", select: str = "greedy",
+                 max_passes: int = 100, progress=None) -> BoostResult:
+    """:func:`boost` on a labelled sample given as float64 arrays, with no exact number built:
+    predictions ``P`` (``n x K``, label order, positive entries, rows summing to 1 as the caller
+    checked them), label ids ``y``, subgroup values ``C`` (``n x |C|``, columns named by
+    ``subgroups``; default: everyone) and weights ``w`` (default ``1/n``; divided by their sum).
+    The rows behind the floats are their own binary values (as :func:`huc_ref.fast.audit`
+    reads an array), so a decision float64 cannot certify is taken on those.
+
+    App. D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3):
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> r = boost_sample(t, np.full((8, 4), 0.25), np.array([0, 0, 2, 2, 2, 3, 3, 3]), {"u": Table(t, [-1, 1, 1, 1])})
+    >>> r.stopped, r.final["huc"] <= 0.01, r.theorem_3_5["holds"]
+    ('tolerance', True, True)
+    """
+    n = len(P)
+    eps, fixed = boost_settings(tree, n, utilities, method=method, select=select, epsilon=epsilon,
+                                max_updates=max_updates, step=step, max_passes=max_passes)
+    E = np.zeros((n, tree.K))
+    E[np.arange(n), y] = 1.0
+    w = np.full(n, 1.0 / n) if w is None else np.asarray(w, dtype=float) / float(np.sum(w))
+    C = np.ones((n, 1)) if C is None else np.asarray(C, dtype=float)
+    backend = FloatBackend(tree, subgroups, np.asarray(P, dtype=float), E, w, C, utilities, method, float(eps))
     return drive(backend, BoostResult(method, eps, None, "float (fast path)"), method=method, epsilon=eps,
                  fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
 
