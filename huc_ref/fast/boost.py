@@ -15,20 +15,22 @@ from ..results import BoostResult
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options, boost_settings
-from .audit import dense_rows, result_rows
+from .audit import dense_rows, result_rows, sample_rows
 from .numbers import TOLERANCES, ExactRows, floats, logsumexp, ratio, rounding_bound, row_sums, softmax_rows
 from .tree import FastTree
 from .utilities import score_error, utility_values
 
-__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules"]
+__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "move"]
 
 
 class FloatBackend:
     """The float64 side of :func:`huc_ref.driver.drive`, vectorised over atoms; uncertified.
 
-    The state is kept as logit increments on top of the initial prediction (node-wise for
-    HUC-Boost, leaf-wise for UC-Boost), with a fresh softmax in the log domain at every step,
-    so tiny probabilities never underflow to 0/0.
+    The state is the predictions themselves; each update moves its members as Algorithm 1
+    states it (:func:`move`: ``q'`` proportional to ``q e^(alpha h)`` at node ``v`` in the log domain, or UC-Boost's
+    softmax, floored at the smallest normal so a probability never underflows to 0/0), the
+    arithmetic :func:`apply_rules` replays, so a replay of the run gives its own numbers.  A
+    row no rule has moved keeps its initial prediction exactly.
     """
 
     certified = False
@@ -44,16 +46,12 @@ class FloatBackend:
         self.subgroups = list(subgroups)
         self.ft = ft = FastTree(tree)
         self.P0, self.E, self.w, self.C = P0, E, w, C
+        one_hot = np.all((E == 0) | (E == 1), axis=1) & (E.sum(axis=1) == 1)
+        self.labels = np.argmax(E, axis=1) if one_hot.all() else None  # sample atoms: their labels
         self.W = self.w[:, None] * self.C
         n = len(self.w)
         self.branching = [tree.id(v) for v in tree.branching_nodes]
-        self.child_labels = {a: [np.array(tree.label_ids_below(c)) for c in tree.child_ids[a]] for a in self.branching}
-        masses0 = ft.subtree_sums(self.P0)
-        q0 = {a: masses0[:, list(tree.child_ids[a])] / masses0[:, [a]] for a in self.branching}
-        self.Z = ({a: np.zeros((n, len(tree.child_ids[a]))) for a in self.branching} if method == "huc"
-                  else np.zeros((n, ft.K)))
         self.moved = np.zeros(n, dtype=bool)  # rows some rule has moved
-        self.logP0, self.logq0 = np.log(self.P0), {a: np.log(q0[a]) for a in self.branching}
         self.star = ft.subtree_sums(self.E)  # pi*_a: the label laws never change
         self.p0 = p0  # the exact initial predictions, behind untouched rows (None: P0's binary values)
         self.P = self.P0.copy()
@@ -71,33 +69,6 @@ class FloatBackend:
                    floats([a.c for a in dist.atoms], "atoms[{}].c[{}]"), utilities, method, epsilon,
                    [a.p for a in dist.atoms])
 
-    def _predictions(self, rows: np.ndarray):
-        """The predictions of ``rows`` from ``P0`` and the increments ``Z`` (the other rows are
-        unchanged: the same numbers as recomputing every row)."""
-        # A row no rule has touched keeps p0 exactly, as the exact engine's does: recomputing it as
-        # softmax(log p0) would round it and could split ties the exact audit sees.
-        floor = TOLERANCES["floor"]
-        P = self.P0[rows].copy()
-        if self.method == "uc":
-            moved = self.Z[rows].any(axis=1)
-            touched = rows[moved]
-            P[moved] = np.maximum(softmax_rows(self.logP0[touched] + self.Z[touched]), floor)
-            self.P[rows], self.moved[rows] = P, moved
-            return
-        moved = np.zeros(len(rows), dtype=bool)
-        for a in self.branching:
-            z = self.Z[a][rows]
-            touched = z.any(axis=1)
-            if not touched.any():
-                continue
-            moved |= touched
-            zt = z[touched]
-            factor = np.exp(zt - logsumexp(self.logq0[a][rows[touched]] + zt))  # q'_j / q0_j
-            for j, labels in enumerate(self.child_labels[a]):
-                P[np.ix_(touched, labels)] *= factor[:, [j]]
-            P[touched] = np.maximum(P[touched], floor)
-        self.P[rows], self.moved[rows] = P, moved  # (a row whose increments came back to 0 is p0 again)
-
     def _exact(self) -> ExactRows:
         """The rationals behind the current rows, for the decisions float64 cannot take: an
         untouched row's exact ``p0`` (its ties are the exact engine's ties), a moved row's
@@ -107,6 +78,13 @@ class FloatBackend:
         if self.p0 is None:
             return ExactRows(self.P, settle_scores=False)
         return ExactRows(self.P, _Behind(self.p0, self.P, self.moved), settle_scores=False)
+
+    def _values(self, name: str, rows: np.ndarray) -> np.ndarray:
+        """``u(p_i, .)`` of ``rows`` at their current predictions, decided as :meth:`choose` decided them."""
+        P = self.P[rows]
+        behind = None if self.p0 is None else _Subset(_Behind(self.p0, self.P, self.moved), rows)
+        return utility_values(self.utilities[name], self.ft, P, rows, self.masses[rows],
+                              ExactRows(P, behind, settle_scores=False))
 
     def _row_loss(self, rows=slice(None)):
         """Each row's ``w_i sum_y eta_y log p_y`` (the log loss is minus their sum), of ``rows``."""
@@ -127,8 +105,11 @@ class FloatBackend:
         self.masses = masses = self.ft.subtree_sums(P)
         best = None
         exact = self._exact()
-        tables = {name: dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc, exact=exact)
-                  for name, u in self.utilities.items()}
+        if self.labels is not None and huc:  # sample atoms: the path form of F.4, as an audit takes them
+            tables = sample_rows(self.ft, P, self.labels, self.W, self.utilities, np.arange(len(P)), exact=exact)
+        else:
+            tables = {name: dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc,
+                                       exact=exact) for name, u in self.utilities.items()}
         for k in range(self.W.shape[1]):
             for name, table in tables.items():
                 sup, r, b, moment = table.best[k]
@@ -147,9 +128,10 @@ class FloatBackend:
         members = table.members(choice.r, choice.b)
         members = members[C[members, k] != 0]
         c = C[members, k][:, None]
+        U = table.U[members] if hasattr(table, "U") else self._values(choice.utility, members)
         if self.method == "huc":
             kids = list(tree.child_ids[a])
-            N = ft.subtree_sums(P[members] * table.U[members], np.array([a] + kids))
+            N = ft.subtree_sums(P[members] * U, np.array([a] + kids))
             pi = masses[members][:, [a] + kids]
             mu = ratio(N, pi)
             h = c * (mu[:, 1:] - mu[:, [0]])  # h = c Delta_{u,v}
@@ -157,8 +139,8 @@ class FloatBackend:
             q = pi[:, 1:] / pi[:, [0]]
             gamma = float((w[members] * (h * (star[members][:, kids] - inside[:, None] * q)).sum(axis=1)).sum())
         else:
-            s = (P[members] * table.U[members]).sum(axis=1, keepdims=True)
-            h = c * (table.U[members] - s)
+            s = (P[members] * U).sum(axis=1, keepdims=True)
+            h = c * (U - s)
             inside = np.ones(len(members))
             mean = (P[members] * h).sum(axis=1, keepdims=True)
             gamma = float((w[members] * (self.E[members] * (h - mean)).sum(axis=1)).sum())
@@ -166,12 +148,9 @@ class FloatBackend:
         if lam <= 0:
             raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
         alpha = gamma / lam if fixed is None else float(np.sign(gamma)) * float(fixed)
-        if self.method == "huc":
-            self.Z[a][members] += alpha * h
-        else:
-            self.Z[members] += alpha * h
-        self._predictions(members)  # only the members move
-        self.row_loss[members] = self._row_loss(members)
+        moved = move(self.method, tree, self.P, members, h, alpha, q if self.method == "huc" else None, a)
+        self.moved[moved] = True
+        self.row_loss[moved] = self._row_loss(moved)
         loss, after = self.loss, self._total(self.row_loss)
         self.loss = after
         promised = alpha * gamma - alpha ** 2 * lam / 2
@@ -206,6 +185,16 @@ class _Behind:
 
     def __getitem__(self, i):
         return tuple(Fraction(float(x)) for x in self.P[i]) if self.moved[i] else self.p0[i]
+
+
+class _Subset:
+    """Rows ``rows`` of an indexable of exact rows, indexed from 0."""
+
+    def __init__(self, rows_of, rows):
+        self.rows_of, self.rows = rows_of, rows
+
+    def __getitem__(self, i):
+        return self.rows_of[int(self.rows[i])]
 
 
 @dataclass
@@ -330,26 +319,45 @@ def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Uti
         members = np.flatnonzero((score >= lo - slack) & (score <= hi + slack) & (C[:, k] != 0))
         c = C[members, k][:, None]
         P = P.copy()
+        q = None
         if method == "huc":
             kids = list(tree.child_ids[a])
             cols = np.array([a] + kids)
             N = ft.subtree_sums(P[members] * U[members], cols)
             mu = ratio(N, masses[members][:, cols])
             h = c * (mu[:, 1:] - mu[:, [0]])
-            # a row whose h is the same for every child is not moved (q' = q exactly, as the run
-            # keeps it); the float factor 1 / sum q would perturb it by an ulp and could flip a tie
-            moving = ~np.all(h == h[:, :1], axis=1)
-            members, h = members[moving], h[moving]
             q = masses[members][:, kids] / masses[members][:, [a]]
-            factor = np.exp(alpha * h - logsumexp(np.log(q) + alpha * h))  # q'_j / q_j, in the log domain
-            for j, child in enumerate(kids):
-                labels = list(tree.label_ids_below(child))
-                P[np.ix_(members, labels)] *= factor[:, [j]]
         else:
-            s = score[members][:, None]
+            s = (P[members] * U[members]).sum(axis=1, keepdims=True)  # the run's score of its members
             h = c * (U[members] - s)
-            moving = ~np.all(h == h[:, :1], axis=1)  # softmax(log p + constant) is p: not moved
-            members, h = members[moving], h[moving]
-            P[members] = softmax_rows(np.log(P[members]) + alpha * h)
-        P = np.maximum(P, TOLERANCES["floor"])
+        move(method, tree, P, members, h, alpha, q, a)
         yield t, P
+
+
+def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np.ndarray, alpha: float,
+         q: np.ndarray | None = None, a: int | None = None) -> np.ndarray:
+    """One update of Algorithm 1 (HUC-Boost at node ``a``: ``q'_j`` proportional to ``q_j e^(alpha h_j)`` over its
+    children, with ``q`` the members' current conditional masses; each label below child ``j``
+    scaled by ``q'_j / q_j``) or of UC-Boost (``p' = softmax(log p + alpha h)``), on the rows
+    ``members`` of ``P`` in place, in the log domain, floored at the smallest normal; returns
+    the rows moved.  A row whose ``h`` is the same everywhere is not moved (``q' = q``
+    exactly; the float factor ``1 / sum q`` would perturb it by an ulp and could flip a tie).
+
+    >>> from huc_ref import LabelTree
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])
+    >>> move("huc", t, P, np.array([0, 1]), np.array([[-0.5, 0.5], [0.0, 0.0]]), 1.0, P.copy(), 0).tolist()
+    [0]
+    >>> P.round(6).tolist()  # row 0: 1 / (1 + e), e / (1 + e); row 1 unmoved
+    [[0.268941, 0.731059], [0.25, 0.75]]
+    """
+    moving = ~np.all(h == h[:, :1], axis=1)
+    members, h = members[moving], h[moving]
+    if method == "huc":
+        factor = np.exp(alpha * h - logsumexp(np.log(q[moving]) + alpha * h))  # q'_j / q_j, in the log domain
+        for j, child in enumerate(tree.child_ids[a]):
+            P[np.ix_(members, list(tree.label_ids_below(child)))] *= factor[:, [j]]
+    else:
+        P[members] = softmax_rows(np.log(P[members]) + alpha * h)
+    P[members] = np.maximum(P[members], TOLERANCES["floor"])
+    return members

@@ -1,0 +1,69 @@
+"""Boosting from arrays, in units of one fast audit (issue 17, part 3).  Not a test: prints
+ratios measured in one run.
+
+The workload of the issue: n = 10^4 sample atoms, K = 27 leaves (a depth-3 tree), three
+top-1 utilities (depths 1, 2, 3), softmax predictions of random logits with labels drawn from a
+shifted law (so that boosting has something to remove).  Printed, each over the best of five
+``huc_ref.fast.audit`` of the same arrays:
+
+* the set-up from arrays: ``FiniteDistribution.from_floats`` (what ``HUCBoost.fit`` built
+  before) and ``fast.boost.boost_sample`` with no update (its backend, the first audit and the
+  final one);
+* the time per update of ``boost_sample`` over a 40-update greedy run (the target: 1.2).
+
+Run: ``python bench/boost_arrays.py`` (``--quick``: n = 10^3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.fast_audit import depth_tree  # noqa: E402
+from bench.workloads import best_of  # noqa: E402
+from huc_ref import FiniteDistribution, Top1AtDepth, fast  # noqa: E402
+from huc_ref.fast.boost import boost_sample  # noqa: E402
+
+
+def workload(n: int, seed: int = 0):
+    tree = depth_tree(27, 3, seed=3)
+    rng = np.random.default_rng(seed)
+    P = np.exp(2 * rng.normal(size=(n, tree.K)))
+    P /= P.sum(axis=1, keepdims=True)
+    law = 0.6 * P + 0.4 * np.roll(P, 1, axis=1)
+    y = (rng.random(n)[:, None] > np.cumsum(law, axis=1)).sum(axis=1).clip(0, tree.K - 1)
+    return tree, P, y, {f"top1@{d}": Top1AtDepth(tree, d) for d in (1, 2, 3)}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    n = 10**3 if args.quick else 10**4
+    tree, P, y, us = workload(n)
+    fast.audit(y, P, tree, us)
+    audit = best_of(5, lambda: fast.audit(y, P, tree, us))
+    t = time.perf_counter()
+    FiniteDistribution.from_floats(tree, y, P)
+    exact_setup = time.perf_counter() - t
+    t = time.perf_counter()
+    boost_sample(tree, P, y, us, epsilon="0.001", max_updates=0)
+    setup = time.perf_counter() - t
+    t = time.perf_counter()
+    run = boost_sample(tree, P, y, us, epsilon="0.001", max_updates=40, select="greedy")
+    per_update = (time.perf_counter() - t - setup) / max(1, len(run.updates))
+    print(f"n = {n}, K = {tree.K}, |U| = 3: one fast audit {audit * 1e3:.1f} ms")
+    print(f"set-up, FiniteDistribution.from_floats: {exact_setup:.2f} s = {exact_setup / audit:.0f} audits")
+    print(f"set-up, boost_sample with no update (backend, first and final audits): {setup / audit:.1f} audits")
+    print(f"per update ({len(run.updates)} updates, greedy): {per_update * 1e3:.1f} ms = {per_update / audit:.2f} "
+          "audits (target 1.2)")
+
+
+if __name__ == "__main__":
+    main()
