@@ -79,11 +79,16 @@ class FloatBackend:
             return ExactRows(self.P, settle_scores=False)
         return ExactRows(self.P, _Behind(self.p0, self.P, self.moved), settle_scores=False)
 
-    def _values(self, name: str, rows: np.ndarray) -> np.ndarray:
-        """``u(p_i, .)`` of ``rows`` at their current predictions, decided as :meth:`choose` decided them."""
+    def _masses(self, rows: np.ndarray) -> np.ndarray:
+        """The subtree masses of ``rows`` at their current predictions (every node, pre-order)."""
+        return self.ft.subtree_sums(self.P[rows]) if self.masses is None else self.masses[rows]
+
+    def _values(self, name: str, rows: np.ndarray, masses: np.ndarray) -> np.ndarray:
+        """``u(p_i, .)`` of ``rows`` (subtree masses ``masses``) at their current predictions, decided
+        as :meth:`choose` decided them."""
         P = self.P[rows]
         behind = None if self.p0 is None else _Subset(_Behind(self.p0, self.P, self.moved), rows)
-        return utility_values(self.utilities[name], self.ft, P, rows, self.masses[rows],
+        return utility_values(self.utilities[name], self.ft, P, rows, masses,
                               ExactRows(P, behind, settle_scores=False))
 
     def _row_loss(self, rows=slice(None)):
@@ -102,12 +107,13 @@ class FloatBackend:
     def choose(self, node):
         """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one node."""
         P, huc = self.P, self.method == "huc"
-        self.masses = masses = self.ft.subtree_sums(P)
         best = None
         exact = self._exact()
         if self.labels is not None and huc:  # sample atoms: the path form of F.4, as an audit takes them
+            self.masses = None  # (the update takes its members' own)
             tables = sample_rows(self.ft, P, self.labels, self.W, self.utilities, np.arange(len(P)), exact=exact)
         else:
+            self.masses = masses = self.ft.subtree_sums(P)
             tables = {name: dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc,
                                        exact=exact) for name, u in self.utilities.items()}
         for k in range(self.W.shape[1]):
@@ -123,16 +129,17 @@ class FloatBackend:
         return best
 
     def update(self, choice, fixed, floor):
-        tree, ft, w, C, P, masses, star = self.tree, self.ft, self.w, self.C, self.P, self.masses, self.star
+        tree, ft, w, C, P, star = self.tree, self.ft, self.w, self.C, self.P, self.star
         table, k, a = choice.table, choice.subgroup, choice.node
         members = table.members(choice.r, choice.b)
         members = members[C[members, k] != 0]
+        masses = self._masses(members)  # indexed by member
         c = C[members, k][:, None]
-        U = table.U[members] if hasattr(table, "U") else self._values(choice.utility, members)
+        U = table.U[members] if hasattr(table, "U") else self._values(choice.utility, members, masses)
         if self.method == "huc":
             kids = list(tree.child_ids[a])
             N = ft.subtree_sums(P[members] * U, np.array([a] + kids))
-            pi = masses[members][:, [a] + kids]
+            pi = masses[:, [a] + kids]
             mu = ratio(N, pi)
             h = c * (mu[:, 1:] - mu[:, [0]])  # h = c Delta_{u,v}
             inside = star[members, a]
