@@ -150,7 +150,8 @@ def canonical_ties(order: np.ndarray, new: np.ndarray, tiebreak) -> np.ndarray:
 
 
 def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
-               tiebreak=None, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+               tiebreak=None, order: np.ndarray | None = None,
+               ranked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The atoms in increasing order of score, and where a new tie block starts (Algorithm 2).
 
     ``error[i]`` bounds the float error of ``score[i]``.  Sorted, the float order is certainly
@@ -169,7 +170,10 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
     >>> tie_blocks(np.array([1e-20, 2e-20]), np.array([1e-35, 2e-35]), None)[1].tolist()  # far apart, relatively
     [True]
     """
-    order, s = sort_scores(score) if order is None else (order, score[order])  # (``order``: the caller's)
+    if order is None:
+        order, s = sort_scores(score)
+    else:  # the caller's sort, and perhaps the scores in its order
+        s = score[order] if ranked is None else ranked
     d = np.diff(s)
     new = d > 0
     if tiebreak is not None and len(s) > 1 and not new.all():
@@ -229,7 +233,8 @@ class Rows:
                 weights = [W[:, g] for g in range(W.shape[1]) if W[:, g].min() != W[:, g].max()]  # equal ones: no key
                 return row_keys([residual[idx], *(col_table[k, np.asarray(kind)[idx]] for k in range(len(terms))),
                                  *(terms[k, idx] for k in range(len(terms))), *(w.take(idx) for w in weights)])
-            blocks = tie_blocks(score, score_error, exact_score, tiebreak, getattr(self, "order", None))
+            blocks = tie_blocks(score, score_error, exact_score, tiebreak, getattr(self, "order", None),
+                                getattr(self, "_ranked", None))
         self.order, new = blocks
         order, self._score = self.order, score
         if new.all():  # no ties: every atom its own block
@@ -275,7 +280,7 @@ class Rows:
             pairs[:, 0], pairs[:, 1] = score, residual
             ranked = pairs.take(order, axis=0)  # one gather for both
             if not np.all(np.diff(ranked[:, 0]) > gap):
-                self.order = order
+                self.order, self._ranked = order, np.ascontiguousarray(ranked[:, 0])  # (for tie_blocks)
                 return False
             found = []
             for g in range(W.shape[1]):
