@@ -263,18 +263,17 @@ class Rows:
         neighbouring scores (no ties: every atom its own block); False (the sort kept in
         ``self.order``) where a tie or an uncertain gap needs the general route.  numba: one pass
         of :func:`huc_ref.fast.kernels.sorted_uc_scan`; numpy: score and residual gathered
-        together into rank order, then the prefix sums of :meth:`_uc_only`."""
+        together into rank order (one take), then :meth:`_uc_only`."""
         n = len(score)
         order = argsort_scores(score)
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
-        equal = [W[:, g].min() == W[:, g].max() for g in range(W.shape[1])]
         if engine == "numba":
             from .kernels import sorted_uc_scan
             out = np.empty((W.shape[1], 4))
-            if sorted_uc_scan(order, score, residual, W, np.array(equal), gap, out):
+            equal = np.array([W[:, g].min() == W[:, g].max() for g in range(W.shape[1])])
+            if sorted_uc_scan(order, score, residual, W, equal, gap, out):
                 self.order = order
                 return False
-            found = out.tolist()
         else:
             pairs = np.empty((n, 2))
             pairs[:, 0], pairs[:, 1] = score, residual
@@ -282,15 +281,12 @@ class Rows:
             if not np.all(np.diff(ranked[:, 0]) > gap):
                 self.order, self._ranked = order, np.ascontiguousarray(ranked[:, 0])  # (for tie_blocks)
                 return False
-            found = []
-            for g in range(W.shape[1]):
-                C = ranked[:, 1] * W[0, g] if equal[g] else ranked[:, 1] * W[:, g].take(order)
-                np.cumsum(C, out=C)
-                i_mx, i_mn = int(np.argmax(C)), int(np.argmin(C))
-                found.append((float(C[i_mx]), i_mx, float(C[i_mn]), i_mn))
         self.order, self._score = order, score
         self.starts = self.block_last = np.arange(n)
-        self.best = [self._record(n_cols, mx, int(i_mx), mn, int(i_mn)) for mx, i_mx, mn, i_mn in found]
+        if engine == "numba":
+            self.best = [self._record(n_cols, mx, int(i_mx), mn, int(i_mn)) for mx, i_mx, mn, i_mn in out.tolist()]
+        else:
+            self.best = self._uc_only(ranked[:, 1], W, n_cols, engine)
         return True
 
     @staticmethod
