@@ -36,7 +36,7 @@ from .numbers import (
     rounding_bound,
     row_sums,
 )
-from .tree import FastTree, on_paths
+from .tree import _SHORT_RUN, FastTree, RootFirst, on_paths
 from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, term_columns, utility_values
 
 __all__ = ["CHUNK", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution", "numba_available"]
@@ -165,6 +165,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
     rest = [k for k in range(len(names)) if k not in top1]
     need_pi = not flat or any(utilities[names[k]].top1_depth is not None for k in rest)  # masses on the paths
     compiled_flat = engine == "numba" and flat and ft.label_order is None  # flat_terms sums in label order
+    root_first = flat and not need_pi and ft.K <= _SHORT_RUN  # the row sums alone, unless a utility reads more
     if compiled_flat:
         from .kernels import flat_rows_ok, flat_terms
     if top1:
@@ -226,7 +227,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
         if rest:
             if S is None:
                 with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
-                    S = ft.level_sums(Xd, dfs=True)
+                    S = RootFirst(ft, Xd) if root_first else ft.level_sums(Xd, dfs=True)
             smallest = Xd.min()
             ok = ok and smallest >= 0 and S[0].min() > 0 and S[0].max() < np.inf  # S[0]: the row sums
             if ok:

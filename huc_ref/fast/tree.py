@@ -208,6 +208,32 @@ class FastTree:
         return np.array(sorted(out), dtype=int)
 
 
+class RootFirst:
+    """The level sums of a flat tree's rows (:meth:`FastTree.level_sums`) made only if something
+    reads more than the root's row: ``S[0]``, the row sums, is the children added left to right,
+    the numbers ``level_sums`` gives for a run of at most ``_SHORT_RUN`` children.
+
+    >>> from huc_ref import LabelTree
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
+    >>> S = RootFirst(ft, np.array([[0.25, 0.5]]))
+    >>> S[0].tolist(), S._S is None, ft.node_table(S).tolist()
+    ([0.75], True, [[0.75, 0.25, 0.5]])
+    """
+
+    def __init__(self, ft: FastTree, Xd: np.ndarray):
+        self.ft, self.Xd, self._S = ft, Xd, None
+        self.root = Xd[:, 0].copy()
+        for j in range(1, Xd.shape[1]):
+            self.root += Xd[:, j]
+
+    def __getitem__(self, key):
+        if isinstance(key, int) and key == 0:
+            return self.root
+        if self._S is None:
+            self._S = self.ft.level_sums(self.Xd, dfs=True)
+        return self._S[key]
+
+
 def on_paths(ft: FastTree, y: np.ndarray, depths: int, S: np.ndarray | None = None) -> np.ndarray:
     """Rows (or, given level sums ``S``, values) of the nodes on each label's path at depths
     ``0 .. depths - 1``: ``(depths, n)`` (F.4).
