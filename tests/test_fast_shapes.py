@@ -353,3 +353,19 @@ def test_a_float_arrays_near_tie_is_one_block_and_its_rationals_settle_it():
                                        subgroups={k: [Fraction(float(x)) for x in v] for k, v in groups.items()})
     for engine in ENGINES:
         assert_close(fast.audit_distribution(d, us, accelerator=engine).to_json(), exact)
+
+
+@pytest.mark.parametrize("row, message", [
+    ([0.5, 0.4], "y_prob[1]: sums to 0.9, not 1 (within 1e-05)"),
+    ([np.nan, 1.0], "y_prob[1]: entries must be finite and nonnegative, with a positive finite sum"),
+    ([1e-320, 1.0], "y_prob[1]: entry 0 is 1e-320, a subnormal float64"),
+    ([-0.1, 1.1], "y_prob[1]: entries must be finite and nonnegative, with a positive finite sum"),
+])
+def test_a_flat_trees_bad_row_gets_one_message_on_both_accelerators(row, message):
+    """The compiled flat-tree pass checks the rows in one read and hands a bad chunk to numpy's
+    pass, which names the row and the rule: the same message on both accelerators."""
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    for engine in ENGINES:
+        with pytest.raises(HUCError) as err:
+            fast.audit([0, 1], np.array([[0.5, 0.5], row]), t, {"u": class_indicator(t, "b")}, accelerator=engine)
+        assert str(err.value).startswith(message), (engine, str(err.value))
