@@ -17,7 +17,7 @@ from ..utilities import Utility
 from ..validation import boost_options, boost_settings
 from .audit import dense_rows, result_rows, sample_rows
 from .numbers import TOLERANCES, ExactRows, floats, logsumexp, ratio, rounding_bound, row_sums, softmax_rows
-from .tree import FastTree
+from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
 __all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "move"]
@@ -81,7 +81,9 @@ class FloatBackend:
 
     def _masses(self, rows: np.ndarray) -> np.ndarray:
         """The subtree masses of ``rows`` at their current predictions (every node, pre-order)."""
-        return self.ft.subtree_sums(self.P[rows]) if self.masses is None else self.masses[rows]
+        if self.masses is None:  # only the columns read: the update's node and children, a utility's candidates
+            return NodeColumns(self.ft, self.ft.level_sums(self.P[rows]))
+        return self.masses[rows]
 
     def _values(self, name: str, rows: np.ndarray, masses: np.ndarray) -> np.ndarray:
         """``u(p_i, .)`` of ``rows`` (subtree masses ``masses``) at their current predictions, decided

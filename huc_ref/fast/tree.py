@@ -181,8 +181,8 @@ class FastTree:
         >>> FastTree(t).subtree_sums(np.array([[1e-20, 1e-20, 1.0]]), np.array([1])).tolist()
         [[2e-20]]
         """
-        table = self.node_table(self.level_sums(X))
-        return table if nodes is None else table[:, nodes]
+        S = self.level_sums(X)
+        return self.node_table(S) if nodes is None else S[self.row[np.asarray(nodes)]].T
 
     def node_table(self, S: np.ndarray) -> np.ndarray:
         """Level sums ``S`` (:meth:`level_sums`) as one ``(atoms, nodes)`` array, nodes in pre-order.
@@ -206,6 +206,26 @@ class FastTree:
             out.add(int(a))
             out.update(self.tree.child_ids[int(a)])
         return np.array(sorted(out), dtype=int)
+
+
+class NodeColumns:
+    """The node table of level sums ``S`` (:meth:`FastTree.node_table`) read a few columns at a
+    time: ``table[:, nodes]`` transposes only those rows of ``S`` (a boosting update reads its
+    node, its children and a utility's candidates, not every node).
+
+    >>> from huc_ref import LabelTree
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
+    >>> S = ft.level_sums(np.array([[0.25, 0.25, 0.5]]))
+    >>> NodeColumns(ft, S)[:, [1, 4]].tolist(), ft.node_table(S)[:, [1, 4]].tolist()
+    ([[0.5, 0.5]], [[0.5, 0.5]])
+    """
+
+    def __init__(self, ft: FastTree, S: np.ndarray):
+        self.ft, self.S = ft, S
+
+    def __getitem__(self, key):
+        rows, nodes = key
+        return self.S[self.ft.row[np.asarray(nodes)]].T[rows]
 
 
 class RootFirst:
