@@ -20,7 +20,7 @@ from .numbers import TOLERANCES, ExactRows, floats, logsumexp, ratio, rounding_b
 from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
-__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "move"]
+__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "direction", "move"]
 
 
 class FloatBackend:
@@ -138,18 +138,13 @@ class FloatBackend:
         masses = self._masses(members)  # indexed by member
         c = C[members, k][:, None]
         U = table.U[members] if hasattr(table, "U") else self._values(choice.utility, members, masses)
+        pi = masses[:, [a] + list(tree.child_ids[a])] if self.method == "huc" else None
+        h, q = direction(self.method, ft, P[members], U, c, pi, a)
         if self.method == "huc":
-            kids = list(tree.child_ids[a])
-            N = ft.subtree_sums(P[members] * U, np.array([a] + kids))
-            pi = masses[:, [a] + kids]
-            mu = ratio(N, pi)
-            h = c * (mu[:, 1:] - mu[:, [0]])  # h = c Delta_{u,v}
             inside = star[members, a]
-            q = pi[:, 1:] / pi[:, [0]]
-            gamma = float((w[members] * (h * (star[members][:, kids] - inside[:, None] * q)).sum(axis=1)).sum())
+            gamma = float((w[members] * (h * (star[members][:, list(tree.child_ids[a])] - inside[:, None] * q))
+                           .sum(axis=1)).sum())
         else:
-            s = (P[members] * U).sum(axis=1, keepdims=True)
-            h = c * (U - s)
             inside = np.ones(len(members))
             mean = (P[members] * h).sum(axis=1, keepdims=True)
             gamma = float((w[members] * (self.E[members] * (h - mean)).sum(axis=1)).sum())
@@ -157,7 +152,7 @@ class FloatBackend:
         if lam <= 0:
             raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
         alpha = gamma / lam if fixed is None else float(np.sign(gamma)) * float(fixed)
-        moved = move(self.method, tree, self.P, members, h, alpha, q if self.method == "huc" else None, a)
+        moved = move(self.method, tree, self.P, members, h, alpha, q, a)
         self.moved[moved] = True
         self.row_loss[moved] = self._row_loss(moved)
         loss, after = self.loss, self._total(self.row_loss)
@@ -326,21 +321,34 @@ def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Uti
         score = ratio(ft.subtree_sums(P * U, np.array([0]))[:, 0], masses[:, 0])  # as the run computed it
         slack = score_error(u, rel, score, ratio(row_sums(P * np.abs(U)), masses[:, 0]))
         members = np.flatnonzero((score >= lo - slack) & (score <= hi + slack) & (C[:, k] != 0))
-        c = C[members, k][:, None]
         P = P.copy()
-        q = None
-        if method == "huc":
-            kids = list(tree.child_ids[a])
-            cols = np.array([a] + kids)
-            N = ft.subtree_sums(P[members] * U[members], cols)
-            mu = ratio(N, masses[members][:, cols])
-            h = c * (mu[:, 1:] - mu[:, [0]])
-            q = masses[members][:, kids] / masses[members][:, [a]]
-        else:
-            s = (P[members] * U[members]).sum(axis=1, keepdims=True)  # the run's score of its members
-            h = c * (U[members] - s)
+        pi = masses[members][:, [a] + list(tree.child_ids[a])] if method == "huc" else None
+        h, q = direction(method, ft, P[members], U[members], C[members, k][:, None], pi, a)
         move(method, tree, P, members, h, alpha, q, a)
         yield t, P
+
+
+def direction(method: str, ft: FastTree, P: np.ndarray, U: np.ndarray, c: np.ndarray, pi: np.ndarray | None = None,
+              a: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The update direction ``h`` of rows ``P`` (utility values ``U``, subgroup values ``c`` as a
+    column) and, for HUC-Boost, their branch probabilities ``q`` at node ``a``: Algorithm 1's
+    ``h = c Delta_{u,v}``, ``Delta_{u,v,j} = mu_{u,v_j} - mu_{u,v}`` over the children of
+    ``v = a`` (``pi``: the masses of ``a`` and its children), or UC-Boost's ``h = c (u - mu_u)``
+    over the leaves (Sec. 3.2, App. E).  The run (:class:`FloatBackend`) and its replay
+    (:func:`apply_rules`) both take it from here, so they move rows by the same numbers.
+
+    >>> from huc_ref import LabelTree
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
+    >>> P, U, c = np.array([[0.5, 0.5]]), np.array([[0.0, 1.0]]), np.ones((1, 1))
+    >>> [x.tolist() for x in direction("huc", ft, P, U, c, np.array([[1.0, 0.5, 0.5]]), 0)]
+    [[[-0.5, 0.5]], [[0.5, 0.5]]]
+    >>> direction("uc", ft, P, U, c)[0].tolist()  # u - mu_u, mu_u = 1/2
+    [[-0.5, 0.5]]
+    """
+    if method == "uc":
+        return c * (U - (P * U).sum(axis=1, keepdims=True)), None
+    mu = ratio(ft.subtree_sums(P * U, np.array([a] + list(ft.tree.child_ids[a]))), pi)
+    return c * (mu[:, 1:] - mu[:, [0]]), pi[:, 1:] / pi[:, [0]]
 
 
 def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np.ndarray, alpha: float,
