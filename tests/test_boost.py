@@ -3,6 +3,7 @@
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -372,3 +373,27 @@ def test_a_runs_predictions_are_its_rules_replayed_bit_for_bit(method):
     *_, (_, replayed) = apply_rules(method, run.steps, t, us, P, np.ones((n, 1)))
     assert replayed.tobytes() == b.P.tobytes()
     assert b._total(b._row_loss()) == b.loss
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda a: {**a, "P": a["P"][:, :2]},
+     "y_prob: expected n >= 1 rows of 3 probabilities (one per label), got shape (4, 2)"),
+    (lambda a: {**a, "P": a["P"] * [[1, 1, 0]] + [[0, 0.2, 0]]},
+     "y_prob[0]: entries must be finite and positive (boosting takes their logs), summing to 1 within 1e-05"),
+    (lambda a: {**a, "P": a["P"] * 0.9}, "y_prob[0]: entries must be finite and positive"),
+    (lambda a: {**a, "y": [0, 1, 2, 7]}, "y_true[3]: 7 is not a label name or id"),
+    (lambda a: {**a, "C": np.full((4, 1), 2.0)}, "C: expected 4 x 1 subgroup values in [-1, 1] (one column per "
+     "subgroup), got shape (4, 1) with a value outside"),
+    (lambda a: {**a, "C": np.ones((4, 2))}, "C: expected 4 x 1 subgroup values in [-1, 1]"),
+    (lambda a: {**a, "w": [1, 0, 1, 1]}, "w[1]: 0.0 is not a finite positive number"),
+    (lambda a: {**a, "tree": "r"}, "tree: expected a LabelTree, got str"),
+])
+def test_boosting_from_arrays_names_the_bad_input(change, message):
+    """``boost_sample`` checks its arrays itself: one HUCError naming the place and the rule."""
+    from huc_ref.fast.boost import boost_sample
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    args = dict(tree=t, P=np.full((4, 3), 1 / 3), y=[0, 1, 2, 0], C=None, w=None)
+    args = change(args)
+    with pytest.raises(HUCError) as err:
+        boost_sample(args["tree"], args["P"], args["y"], {"u": Table(t, [0, 1, 1])}, C=args["C"], w=args["w"])
+    assert str(err.value).startswith(message), str(err.value)

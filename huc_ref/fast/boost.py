@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -15,8 +16,19 @@ from ..results import BoostResult
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options, boost_settings
-from .audit import dense_rows, result_rows, sample_rows
-from .numbers import TOLERANCES, ExactRows, floats, logsumexp, ratio, rounding_bound, row_sums, softmax_rows
+from .audit import ROW_SUM_TOLERANCE, dense_rows, label_ids, result_rows, sample_rows
+from .numbers import (
+    TOLERANCES,
+    ExactRows,
+    as_floats,
+    entries,
+    floats,
+    logsumexp,
+    ratio,
+    rounding_bound,
+    row_sums,
+    softmax_rows,
+)
 from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
@@ -61,7 +73,15 @@ class FloatBackend:
     @classmethod
     def from_distribution(cls, dist: FiniteDistribution, utilities: Mapping[str, Utility], method: str,
                           epsilon: float) -> FloatBackend:
-        """The backend of a :class:`FiniteDistribution`'s atoms (every number checked to fit float64)."""
+        """The backend of a :class:`FiniteDistribution`'s atoms (every number checked to fit float64).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/4", "3/4"], "label": "a"}])
+        >>> b = FloatBackend.from_distribution(d, {"u": Table(t, [0, 1])}, "huc", 0.01)
+        >>> b.P.tolist(), b.labels.tolist(), b.p0
+        ([[0.25, 0.75]], [0], [(Fraction(1, 4), Fraction(3, 4))])
+        """
         K = dist.tree.K
         return cls(dist.tree, dist.subgroups, floats([a.p for a in dist.atoms], "atoms[{}].p[{}]"),
                    floats([a.label_law(K) for a in dist.atoms], "atoms[{}].eta[{}]"),
@@ -243,9 +263,12 @@ def boost_sample(tree: LabelTree, P: np.ndarray, y: np.ndarray, utilities: Mappi
                  epsilon="1/100", max_updates: int = 1000, step="adaptive", select: str = "greedy",
                  max_passes: int = 100, progress=None) -> BoostResult:
     """:func:`boost` on a labelled sample given as float64 arrays, with no exact number built:
-    predictions ``P`` (``n x K``, label order, positive entries, rows summing to 1 as the caller
-    checked them), label ids ``y``, subgroup values ``C`` (``n x |C|``, columns named by
-    ``subgroups``; default: everyone) and weights ``w`` (default ``1/n``; divided by their sum).
+    predictions ``P`` (``n x K``, label order, positive entries, rows summing to 1 within
+    :data:`huc_ref.fast.audit.ROW_SUM_TOLERANCE`),
+    labels ``y`` (names or ids), subgroup values ``C`` (``n x |C|`` in [-1, 1], columns named by
+    ``subgroups``; default: everyone) and positive weights ``w`` (default ``1/n``; divided by
+    their sum).  Bad input gets one HUCError naming it (a row's entries must be positive: boosting
+    takes their logs).
     The rows behind the floats are their own binary values (as :func:`huc_ref.fast.audit`
     reads an array), so a decision float64 cannot certify is taken on those.
 
@@ -257,14 +280,38 @@ def boost_sample(tree: LabelTree, P: np.ndarray, y: np.ndarray, utilities: Mappi
     >>> r.stopped, r.final["huc"] <= 0.01, r.theorem_3_5["holds"]
     ('tolerance', True, True)
     """
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree, got {type(tree).__name__}", kind="tree")
+    P = as_floats(P, "y_prob")
+    if P.ndim != 2 or P.shape[1] != tree.K or not len(P):
+        raise HUCError(f"y_prob: expected n >= 1 rows of {tree.K} probabilities (one per label), got shape {P.shape}",
+                       kind="length")
     n = len(P)
+    bad = ~(np.isfinite(P) & (P > 0)).all(axis=1)
+    bad |= ~(np.abs(row_sums(np.where(np.isfinite(P), P, 0.0)) - 1.0) <= ROW_SUM_TOLERANCE)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise HUCError(f"y_prob[{i}]: entries must be finite and positive (boosting takes their logs), summing to 1 "
+                       f"within {ROW_SUM_TOLERANCE:g}", kind="float_range")
+    y = label_ids(y, tree, n)
+    names = list(subgroups)
+    C = np.ones((n, 1)) if C is None else as_floats(C, "C")
+    if C.shape != (n, len(names)) or not (np.isfinite(C) & (np.abs(C) <= 1)).all():
+        raise HUCError(f"C: expected {n} x {len(names)} subgroup values in [-1, 1] (one column per subgroup), "
+                       f"got shape {C.shape}" + ("" if C.shape != (n, len(names)) else " with a value outside"),
+                       kind="range")
+    w = np.full(n, 1.0 / n) if w is None else entries(w, n, "w", "a finite positive number", lambda v: v > 0,
+                                                       "float_range")
+    total = math.fsum(w.tolist())  # exactly rounded: a weight over it is the rational w_i / sum, rounded once
+    if total == math.inf:  # weights near the largest float: scaled first
+        w = w / w.max()
+        total = math.fsum(w.tolist())
+    w = w / total
     eps, fixed = boost_settings(tree, n, utilities, method=method, select=select, epsilon=epsilon,
                                 max_updates=max_updates, step=step, max_passes=max_passes)
     E = np.zeros((n, tree.K))
     E[np.arange(n), y] = 1.0
-    w = np.full(n, 1.0 / n) if w is None else np.asarray(w, dtype=float) / float(np.sum(w))
-    C = np.ones((n, 1)) if C is None else np.asarray(C, dtype=float)
-    backend = FloatBackend(tree, subgroups, np.asarray(P, dtype=float), E, w, C, utilities, method, float(eps))
+    backend = FloatBackend(tree, names, P, E, w, C, utilities, method, float(eps))
     return drive(backend, BoostResult(method, eps, None, "float (fast path)"), method=method, epsilon=eps,
                  fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
 
@@ -353,7 +400,9 @@ def direction(method: str, ft: FastTree, P: np.ndarray, U: np.ndarray, c: np.nda
 
 def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np.ndarray, alpha: float,
          q: np.ndarray | None = None, a: int | None = None) -> np.ndarray:
-    """One update of Algorithm 1 (HUC-Boost at node ``a``: ``q'_j`` proportional to ``q_j e^(alpha h_j)`` over its
+    """One update of Algorithm 1, as App. E.1 writes it: "q_{t+1,v,j}(x) = q_{t,v,j}(x) e^{alpha_t
+    h_{t,j}(x)} / sum_k q_{t,v,k}(x) e^{alpha_t h_{t,k}(x)}, f_{t+1}(x)_y = f_t(x)_y q_{t+1,v,j}(x) /
+    q_{t,v,j}(x)" (HUC-Boost at node ``a``: ``q'_j`` proportional to ``q_j e^(alpha h_j)`` over its
     children, with ``q`` the members' current conditional masses; each label below child ``j``
     scaled by ``q'_j / q_j``) or of UC-Boost (``p' = softmax(log p + alpha h)``), on the rows
     ``members`` of ``P`` in place, in the log domain, floored at the smallest normal; returns

@@ -32,7 +32,7 @@ def row_keys(columns) -> np.ndarray:
 
 
 def argsort_keys(key: np.ndarray) -> np.ndarray:
-    """An order that sorts the unsigned 64-bit ``key``, equal keys in any order.
+    """An order that sorts the unsigned 64-bit ``key``, equal keys in any order (Algorithm 2's sort, App. F.3).
 
     numpy's value sort is vectorised (about a quarter of ``np.argsort``'s time on this project's
     machine), its argsort is not: so each key keeps its leading bits above its index, and one
@@ -74,7 +74,7 @@ def argsort_keys(key: np.ndarray) -> np.ndarray:
 
 
 def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An order of ``score`` (float64, no NaN) that sorts it, and the sorted scores
+    """Algorithm 2's sort (App. F.3): an order of ``score`` (float64, no NaN) that sorts it, and the sorted scores
     (``np.sort(score)``); equal scores in any order (the caller groups them, :func:`canonical_ties`).
     Each score's bits, made order-preserving as an unsigned integer (negative scores flip all
     their bits, others the sign bit; -0.0 just below 0.0), sorted by :func:`argsort_keys`;
@@ -94,7 +94,7 @@ def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def argsort_scores(score: np.ndarray) -> np.ndarray:
-    """The order of :func:`sort_scores` alone.
+    """The order of :func:`sort_scores` alone (Algorithm 2's sort, App. F.3).
 
     >>> argsort_scores(np.array([0.5, -1.0, 0.25])).tolist()
     [1, 2, 0]

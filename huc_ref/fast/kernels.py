@@ -185,9 +185,9 @@ def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols):  # prag
 
 @_jit
 def flat_rows_ok(X, tol, smallest):  # pragma: no cover - compiled
-    """Whether every row of ``X`` is finite, nonnegative, free of subnormal entries (nonzero
-    entries below ``smallest``) and of positive finite sum, within ``tol`` of 1 when ``tol >= 0``:
-    the checks of the sample pass, in one read (on False the caller's numpy pass finds the row
+    """F.4's sample pass, its checks: whether every row of ``X`` is finite, nonnegative, free of
+    subnormal entries (nonzero entries below ``smallest``) and of positive finite sum, within
+    ``tol`` of 1 when ``tol >= 0``, in one read (on False the caller's numpy pass finds the row
     and says what is wrong with it).
 
     >>> [bool(flat_rows_ok(np.array([row]), 1e-5, 2.2e-308)) for row in ([0.25, 0.75], [0.5, 0.4], [1e-320, 1.0])]
@@ -208,7 +208,7 @@ def flat_rows_ok(X, tol, smallest):  # pragma: no cover - compiled
 @_jit
 def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cover - compiled
     """For a flat tree (every child of the root a leaf), per row of ``X`` (checked by
-    :func:`flat_rows_ok`) with utility values ``U`` and label ``y``: the score ``sum_j x_j u_j /
+    :func:`flat_rows_ok`) with utility values ``U`` and label ``y``: Sec. 2.1's score ``sum_j x_j u_j /
     sum_j x_j``, the UC residual ``u_y - score`` (also the root's term) and the score's error
     bound ``rel (sum_j x_j |u_j| / sum_j x_j + |score| + 2 nesting)``, with the sums taken
     left to right, skipping zero values, as the numpy pass takes them (the same bits).
@@ -234,7 +234,7 @@ def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cov
 
 @_jit
 def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no cover - compiled
-    """Algorithm 2 on the UC column alone when float64 certifies every gap: atoms in ``order``
+    """Algorithm 2 (App. F.3) on the UC column alone when float64 certifies every gap: atoms in ``order``
     (an argsort of ``score``), each subgroup's weights ``W[:, g]`` (``equal[g]``: all equal to
     ``W[0, g]``, not gathered).  Returns 1 as soon as two neighbouring scores differ by at most
     ``gap`` (a tie, or a gap within the errors: the caller's general route groups and settles
@@ -270,7 +270,7 @@ def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no co
 
 @_jit
 def uc_scan(residual, w, order, block_last):  # pragma: no cover - compiled
-    """Algorithm 2 on the UC column alone, in one pass: the prefix sums of ``residual[r] *
+    """Algorithm 2 (App. F.3) on the UC column alone, in one pass: the prefix sums of ``residual[r] *
     w[order[r]]`` (``residual`` in rank order; ``w`` of length 1: one weight for every atom),
     read at the block ends ``block_last``.  Returns the largest and the smallest of them with
     the first block (0-based) attaining each, the numbers numpy's ``cumsum`` and first

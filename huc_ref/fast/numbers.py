@@ -128,8 +128,9 @@ def first_max(values: np.ndarray, error: np.ndarray | None = None, rel: float = 
 
 
 def row_sums(X: np.ndarray) -> np.ndarray:
-    """``sum_j X[i, j]`` per row: for up to 16 columns added left to right, one strided pass per
-    column (numpy's reduction along a short last axis is about 15 times slower), else numpy's sum.
+    """``sum_j X[i, j]`` per row (C.1's subtree sums, Sec. 2.1's scores): for up to 16 columns
+    added left to right, one strided pass per column (numpy's reduction along a short last axis
+    is about 15 times slower), else numpy's sum.
 
     >>> row_sums(np.array([[0.25, 0.5], [1.0, 2.0]])).tolist()
     [0.75, 3.0]
@@ -143,10 +144,10 @@ def row_sums(X: np.ndarray) -> np.ndarray:
 
 
 def weighted_row_sums(X: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """``sum_j X[i, j] U[i, j]`` per row (:func:`row_sums` of ``X * U``).  When ``U`` is one row
-    for every row of ``X`` (a broadcast, as a table utility's values are), column by column,
-    skipping the columns where it is 0 and not multiplying where it is 1: the same numbers,
-    as ``0 x`` adds nothing and ``1 x`` is ``x``.
+    """``sum_j X[i, j] U[i, j]`` per row, Sec. 2.1's ``N_u(p) = sum_y p_y u(p, y)`` (:func:`row_sums`
+    of ``X * U``).  When ``U`` is one row for every row of ``X`` (a broadcast, as a table utility's
+    values are), column by column, skipping the columns where it is 0 and not multiplying where
+    it is 1: the same numbers, as ``0 x`` adds nothing and ``1 x`` is ``x``.
 
     >>> X = np.array([[0.25, 0.75], [0.5, 0.5]])
     >>> weighted_row_sums(X, np.broadcast_to([0.0, 1.0], X.shape)).tolist(), weighted_row_sums(X, X).tolist()

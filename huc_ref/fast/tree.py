@@ -209,7 +209,7 @@ class FastTree:
 
 
 class NodeColumns:
-    """The node table of level sums ``S`` (:meth:`FastTree.node_table`) read a few columns at a
+    """C.1's subtree masses: the node table of level sums ``S`` (:meth:`FastTree.node_table`) read a few columns at a
     time: ``table[:, nodes]`` transposes only those rows of ``S`` (a boosting update reads its
     node, its children and a utility's candidates, not every node).
 
@@ -229,7 +229,7 @@ class NodeColumns:
 
 
 class RootFirst:
-    """The level sums of a flat tree's rows (:meth:`FastTree.level_sums`) made only if something
+    """C.1's subtree masses of a flat tree's rows (:meth:`FastTree.level_sums`), made only if something
     reads more than the root's row: ``S[0]``, the row sums, is the children added left to right,
     the numbers ``level_sums`` gives for a run of at most ``_SHORT_RUN`` children.
 
