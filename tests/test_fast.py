@@ -473,9 +473,42 @@ def score_arrays(draw):
 def test_sort_scores_sorts_like_numpy(score):
     """``sort_scores`` (a value sort of packed keys, then the runs the cut-off bits leave open)
     gives a permutation whose scores are ``np.sort``'s, whatever share of them lies within the
-    cut-off bits of each other (past an eighth it hands over to ``np.argsort``)."""
-    from huc_ref.fast.intervals import sort_scores
+    cut-off bits of each other (past an eighth it hands over to ``np.argsort``); so does the
+    packed-key sort called directly, below the size where ``sort_scores`` starts using it."""
+    from huc_ref.fast.intervals import argsort_keys, score_keys, sort_scores
     order, s = sort_scores(score)
     assert sorted(order.tolist()) == list(range(len(score)))
     assert score[order].tobytes() == s.tobytes()
     assert np.array_equal(s, np.sort(score))
+    packed = argsort_keys(score_keys(score))  # the packed-key sort itself, at every size (sort_scores uses
+    assert sorted(packed.tolist()) == list(range(len(score)))  # it from 4,096 scores on)
+    assert np.array_equal(score[packed], np.sort(score))
+
+
+def test_the_packed_sort_changes_no_audit_of_a_100_class_softmax_near_1e_300(monkeypatch):
+    """A flat 100-class tree, 6,000 softmax rows with entries down to 1e-300 (a size where the
+    packed-key sort is used): the audit is the same document, bit for bit, with numpy's argsort
+    in its place (equal scores are summed in the canonical order either way)."""
+    import sys
+
+    from huc_ref import LabelTree, TopK, class_indicator
+    intervals = sys.modules["huc_ref.fast.intervals"]
+    t = LabelTree.from_children("r", {"r": [f"y{i}" for i in range(100)]})
+    rng = np.random.default_rng(5)
+    logits = rng.normal(size=(6000, 100))
+    logits[:, 0] = rng.uniform(-690, 5, 6000)  # p_0 from about 1e-300 to 0.5: distinct scores, few ties
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    assert P.min() < 1e-295
+    y = rng.integers(0, 100, 6000)
+    us = {"top1": TopK(t, 1), "y0": class_indicator(t, "y0")}
+    calls, packed_sort = [], intervals.argsort_keys
+    for engine in ["numpy"] + (["numba"] if numba_available() else []):
+        with monkeypatch.context() as m:
+            m.setattr(intervals, "argsort_keys", lambda key: calls.append(len(key)) or packed_sort(key))
+            packed = fast_audit(y, P, t, us, accelerator=engine).to_json()
+            m.setattr(intervals, "argsort_keys", lambda key: np.argsort(key))
+            plain = fast_audit(y, P, t, us, accelerator=engine).to_json()
+        assert calls, "the packed sort was not used"
+        assert packed == plain
+        assert packed["huc"]["value"] > 0

@@ -7,7 +7,8 @@ from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
 
-__all__ = ["row_keys", "argsort_keys", "sort_scores", "argsort_scores", "canonical_ties", "tie_blocks", "Rows"]
+__all__ = ["row_keys", "argsort_keys", "sort_scores", "argsort_scores", "score_keys", "canonical_ties", "tie_blocks",
+           "Rows"]
 
 
 def row_keys(columns) -> np.ndarray:
@@ -76,8 +77,8 @@ def argsort_keys(key: np.ndarray) -> np.ndarray:
 def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 2's sort (App. F.3): an order of ``score`` (float64, no NaN) that sorts it, and the sorted scores
     (``np.sort(score)``); equal scores in any order (the caller groups them, :func:`canonical_ties`).
-    Each score's bits, made order-preserving as an unsigned integer (negative scores flip all
-    their bits, others the sign bit; -0.0 just below 0.0), sorted by :func:`argsort_keys`;
+    Each score's bits, made order-preserving as an unsigned integer (:func:`score_keys`), sorted
+    by :func:`argsort_keys`;
     below 4,096 scores, or where a sample of about a thousand shows many scores sharing their
     leading bits (ties, which numpy's argsort gains from and the packed keys do not, or near
     neighbours, which the packed keys leave to a second sort), ``np.argsort``.
@@ -93,23 +94,31 @@ def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, score.take(order)
 
 
+def score_keys(score: np.ndarray) -> np.ndarray:
+    """Each float64 score's bits as an unsigned integer in the scores' order (negative scores flip
+    all their bits, others the sign bit; -0.0 just below 0.0), for :func:`argsort_keys`.
+
+    >>> k = score_keys(np.array([-1.0, -0.0, 0.0, 1e-300, 0.5]))
+    >>> bool(np.all(k[1:] > k[:-1]))
+    True
+    """
+    bits = np.ascontiguousarray(score, dtype=np.float64).view(np.int64)
+    key = bits >> 63  # 0, or -1 for a negative score
+    key |= np.int64(-(2**63))
+    key ^= bits
+    return key.view(np.uint64)
+
+
 def argsort_scores(score: np.ndarray) -> np.ndarray:
     """The order of :func:`sort_scores` alone (Algorithm 2's sort, App. F.3).
 
     >>> argsort_scores(np.array([0.5, -1.0, 0.25])).tolist()
     [1, 2, 0]
     """
-    def keys(x):
-        bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
-        key = bits >> 63  # 0, or -1 for a negative score
-        key |= np.int64(-(2**63))
-        key ^= bits
-        return key.view(np.uint64)
-
     if len(score) >= 4096:
-        sample = np.sort(keys(score[:: len(score) // 1024])) >> np.uint64((len(score) - 1).bit_length())
+        sample = np.sort(score_keys(score[:: len(score) // 1024])) >> np.uint64((len(score) - 1).bit_length())
         if np.count_nonzero(sample[1:] == sample[:-1]) < len(sample) // 16:  # few ties, few near neighbours
-            return argsort_keys(keys(score))
+            return argsort_keys(score_keys(score))
     return np.argsort(score)  # small, or many ties (which numpy's argsort gains from, the packed keys not)
 
 
