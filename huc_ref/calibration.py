@@ -279,12 +279,11 @@ class HUCBoost(_Estimator):
             100 if self.method == "uc" else self.max_passes * max(1, len(self.tree.branching_nodes)))
         options = dict(method=self.method, epsilon=self.epsilon, step=self.step, max_updates=cap,
                        select=self.select if self.method == "huc" else "greedy", max_passes=self.max_passes)
+        w = _weights(sample_weight, len(P))  # one check, one message, whichever engine
         if self.engine == "fast":  # from the arrays themselves: no exact number is built (issue 17)
-            run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C,
-                               w=_weights(sample_weight, len(P)), **options)
+            run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, **options)
         else:
-            run = boost(_sample(self.tree, P, y, names, C, sample_weight), self.utilities, engine=self.engine,
-                        **options)
+            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine=self.engine, **options)
         keep, errors = len(run.steps), None
         if validation is not None:
             Pv = self._inputs(validation[0], "validation[0]")

@@ -278,3 +278,21 @@ def test_the_estimators_refuse_bad_arguments_with_one_error(call, kind, message)
         with pytest.raises(HUCError) as err:
             call(model, P, y)
     assert str(err.value).startswith(message) and err.value.kind == kind, (str(err.value), err.value.kind)
+
+
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
+    """HUCBoost.fit takes sample weights on both engines (the fast one from the arrays, the exact
+    one through a FiniteDistribution): doubling every weight changes nothing, a weight of 0 is
+    refused with one HUCError naming it."""
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    us = {"u": Top1AtDepth(t, 1)}
+    P = np.tile([[0.4, 0.1, 0.3, 0.2], [0.1, 0.2, 0.3, 0.4]], (6, 1))
+    y = [0, 3, 2, 3, 0, 1, 2, 3, 0, 3, 1, 2]
+    w = np.arange(1, 13, dtype=float)
+    one = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=w)
+    two = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=2 * w)
+    plain = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y)
+    assert one.rules_ == two.rules_ and one.rules_ != plain.rules_
+    with pytest.raises(HUCError, match=r"sample_weight\[1\]: 0.0 is not a finite positive number"):
+        HUCBoost(t, us, epsilon="1/50", engine=engine).fit(P, y, sample_weight=[1, 0] + [1] * 10)
