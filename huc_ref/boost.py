@@ -46,7 +46,7 @@ from .rational import fraction_text
 from .results import BoostResult
 from .validation import MAX_FIXED_STEP, SELECTIONS, boost_options  # noqa: F401 (re-exported)
 
-__all__ = ["BoostResult", "CertifiedBackend", "boost", "boost_options"]
+__all__ = ["BoostResult", "CertifiedBackend", "boost", "boost_options", "check_digits"]
 
 _GUARD_BITS = 32
 _MAX_PRECISION = 1 << 14
@@ -576,13 +576,27 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     """
     if arithmetic not in ("certified", "float"):
         raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}", kind="option")
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 2000:
-        raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}", kind="structure")
+    check_digits(digits)
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
     backend = CertifiedBackend(dist, utilities, method, eps, arithmetic, digits)
     return drive(backend, BoostResult(method, eps, digits, arithmetic), method=method, epsilon=eps, fixed=fixed,
                  select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
+
+
+def check_digits(digits) -> int:
+    """The working precision in significant digits, checked (SPEC §4).
+
+    >>> check_digits(30)
+    30
+    >>> check_digits(5)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: digits: must be an integer from 15 to 2000, got 5
+    """
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 2000:
+        raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}", kind="structure")
+    return digits
 
 
 def _table_interval(tables, choice):

@@ -283,7 +283,15 @@ def _cmd_boost(args) -> int:
         if not step.startswith("fixed:"):
             raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}", kind="option")
         step = step[len("fixed:"):]
-    precision = {} if args.engine == "fast" else {"digits": args.digits, "arithmetic": args.arithmetic}
+    if args.engine == "fast":  # float64, certified with --arithmetic certified
+        precision = {"arithmetic": args.arithmetic or "float"}
+        if args.arithmetic == "certified":
+            precision["digits"] = 30 if args.digits is None else args.digits
+        elif args.digits is not None:
+            raise HUCError("--digits: applies to certified arithmetic (--engine exact, or --engine fast "
+                           "--arithmetic certified)", kind="option")
+    else:
+        precision = {"digits": 30 if args.digits is None else args.digits, "arithmetic": args.arithmetic or "certified"}
     import time
     started, last = time.monotonic(), [time.monotonic()]
 
@@ -445,13 +453,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "clean, then the next")
     b.add_argument("--max-passes", type=int, default=100, metavar="N",
                    help="with --select passes: the budget, N passes of node audits (default 100, as in K.1)")
-    b.add_argument("--digits", type=int, default=30, metavar="D",
-                   help="working precision in significant digits (default 30)")
-    b.add_argument("--arithmetic", choices=["certified", "float"], default="certified",
-                   help="certified: every decision proved at two precisions (default); float: uncertified, faster")
+    b.add_argument("--digits", type=int, default=None, metavar="D",
+                   help="working precision of certified arithmetic in significant digits (default 30)")
+    b.add_argument("--arithmetic", choices=["certified", "float"], default=None,
+                   help="certified: every decision certified (the default of --engine exact); float: uncertified "
+                        "(the default of --engine fast)")
     b.add_argument("--engine", choices=["exact", "fast"], default="exact",
                    help="exact: the certified engine (default); fast: the float64 backend (same driver and output "
-                        "format; --digits and --arithmetic do not apply)")
+                        "format), certified by error bounds with --arithmetic certified")
     b.add_argument("--top", type=int, default=20, metavar="N", help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
     f = _command(sub, "fit", "fit HUC-Boost on calibration arrays and save the model (huc-model/1)",

@@ -18,6 +18,8 @@ import numpy as np
 from .audit import MAX_EXACT_DIGITS
 from .audit import audit as exact_audit
 from .boost import boost as certified_boost
+from .boost import check_digits
+from .certified import boost as bounded_boost
 from .distribution import FiniteDistribution
 from .errors import HUCError
 from .fast.audit import audit_distribution as fast_audit
@@ -123,9 +125,12 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
 
     ``engine="exact"``: the certified engine (:func:`huc_ref.boost.boost`; ``digits`` of
     working precision, default 30; ``arithmetic="float"`` runs it uncertified).
-    ``engine="fast"``: float64 (:func:`huc_ref.fast.boost.boost`); ``digits`` and
-    ``arithmetic`` do not apply.  ``epsilon`` and a fixed ``step`` are exact numbers on both
-    (``"1/100"``, ``"0.05"``, ``Fraction``), as the command line takes them.
+    ``engine="fast"``: float64 (:func:`huc_ref.fast.boost.boost`, uncertified); with
+    ``arithmetic="certified"``, float64 with rigorous error bounds and the certified engine
+    where they cannot decide (:func:`huc_ref.certified.boost`: the same certificates, decisions
+    and Theorem 3.5's inequalities; ``digits``: that engine's working precision).  ``epsilon``
+    and a fixed ``step`` are exact numbers on both (``"1/100"``, ``"0.05"``, ``Fraction``), as
+    the command line takes them.
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -137,9 +142,13 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     options = dict(method=method, epsilon=epsilon, max_updates=max_updates, step=step, select=select,
                    max_passes=max_passes, progress=progress)
     if check_engine(engine) == "fast":
-        for name, value in (("digits", digits), ("arithmetic", arithmetic)):
-            if value is not None:
-                raise HUCError(f"{name}: applies to the exact engine only (engine='fast' is float64)", kind="option")
+        if arithmetic not in (None, "float", "certified"):
+            raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}", kind="option")
+        if arithmetic == "certified":
+            return bounded_boost(dist, utilities, digits=30 if digits is None else check_digits(digits), **options)
+        if digits is not None:
+            raise HUCError("digits: applies to certified arithmetic only (engine='fast' is float64 unless "
+                           "arithmetic='certified')", kind="option")
         return float_boost(dist, utilities, **options)
     return certified_boost(dist, utilities, digits=30 if digits is None else digits,
                            arithmetic="certified" if arithmetic is None else arithmetic, **options)

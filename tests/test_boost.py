@@ -250,12 +250,13 @@ def _passes_case():
 
 
 def _engines():
-    from huc_ref import fast
+    from huc_ref import certified, fast
     yield "reference", lambda d, us, **kw: boost(d, us, arithmetic="float", **kw).audits
     yield "fast", lambda d, us, **kw: [tuple(a) for a in fast.boost(d, us, **kw).to_json()["audits"]]
+    yield "certified float64", lambda d, us, **kw: certified.boost(d, us, **kw).audits
 
 
-@pytest.mark.parametrize("engine", ["reference", "fast"])
+@pytest.mark.parametrize("engine", ["reference", "fast", "certified float64"])
 def test_passes_audit_each_branching_node_once_per_pass_as_k1_states(engine):
     """K.1: "at most 100 passes over the nodes with at least two children ... A node is updated
     only when its audited violation exceeds [epsilon] ... HUC-Boost stops when a complete pass
@@ -276,7 +277,7 @@ def test_passes_audit_each_branching_node_once_per_pass_as_k1_states(engine):
             assert not any(updated for _, updated in rounds[-1]) and len(rounds) < passes
 
 
-@pytest.mark.parametrize("engine", ["reference", "fast"])
+@pytest.mark.parametrize("engine", ["reference", "fast", "certified float64"])
 def test_drain_stays_on_a_node_until_it_is_clean(engine):
     run = dict(_engines())[engine]
     d, us = _passes_case()

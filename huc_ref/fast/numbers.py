@@ -90,6 +90,18 @@ class ExactRows:
             return tuple(Fraction(float(x)) for x in self.P[i])
         return tuple(self.fractions[self.offset + i])
 
+    def score(self, u, i: int, atom: int):
+        """``mu_u`` of row ``i`` exactly (Sec. 2.1), for the tie blocks float64 cannot settle; an
+        object that compares as the exact score does (a boosting state's rows,
+        :mod:`huc_ref.certified`, answer with keys of their exact state).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> ExactRows(None, [(Fraction(1, 4), Fraction(3, 4))]).score(Table(t, [0, 1]), 0, 0)
+        Fraction(3, 4)
+        """
+        return u.score(self.row(i), atom)
+
 
 def logsumexp(x: np.ndarray) -> np.ndarray:
     """``log sum_j e^{x_j}`` per row, kept as a column."""

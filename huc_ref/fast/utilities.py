@@ -180,4 +180,4 @@ def exact_scores(u: Utility, exact: ExactRows, rows):
     """
     if not exact.settle_scores:
         return None
-    return lambda i: u.score(exact.row(i), i if rows is None else int(rows[i]))
+    return lambda i: exact.score(u, i, i if rows is None else int(rows[i]))

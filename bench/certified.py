@@ -1,0 +1,85 @@
+"""Benchmark of certified boosting in float64 (issue 17, part 4).  Not a test: prints times
+measured in one run.
+
+The issue's workload: a 1,000-atom population with K = 30 and three utilities
+(``bench.boost.population_case``), HUC-Boost (and UC-Boost) with ``epsilon = 10^-6`` for a
+fixed number of updates, on
+
+* ``float64``: :func:`huc_ref.fast.boost.boost` (uncertified);
+* ``certified float64``: :func:`huc_ref.certified.boost` (decisions and Theorem 3.5's
+  inequalities certified by error bounds, the certified engine where they cannot decide);
+* ``certified 30 d``: the certified engine, :func:`huc_ref.boost.boost` (``--engine-updates``
+  updates only, as one takes about a minute here).
+
+Each line: updates made, seconds for the whole run (set-up included) and per update, the
+ratio to float64 (the issue's target: at most 50 for the certified run) and how many choices
+went to the certified engine.
+
+Run: ``python bench/certified.py`` (``--quick``: 100 atoms, K = 10).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.boost import population_case  # noqa: E402
+from huc_ref import certified  # noqa: E402
+from huc_ref.boost import boost as engine_boost  # noqa: E402
+from huc_ref.driver import drive  # noqa: E402
+from huc_ref.fast.boost import boost as float_boost  # noqa: E402
+from huc_ref.results import BoostResult  # noqa: E402
+from huc_ref.validation import boost_options  # noqa: E402
+
+
+def bounded(dist, us, method, updates):
+    """The certified float64 run, keeping its backend (for the count of fallbacks)."""
+    eps, fixed = boost_options(dist, us, method=method, select="greedy", epsilon="1e-6", max_updates=updates,
+                               step="adaptive", max_passes=100)
+    backend = certified.BoundedBackend(dist, us, method, eps, 30)
+    result = drive(backend, BoostResult(method, eps, None, certified.ARITHMETIC), method=method, epsilon=eps,
+                   fixed=fixed, select="greedy", max_updates=updates, max_passes=100)
+    return result, backend.fallbacks
+
+
+def timed(f, *args, **kw):
+    t = time.perf_counter()
+    out = f(*args, **kw)
+    return out, time.perf_counter() - t
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--updates", type=int, default=30)
+    ap.add_argument("--engine-updates", type=int, default=1, help="updates of the certified engine (0: skip)")
+    args = ap.parse_args(argv)
+    n, K = (100, 10) if args.quick else (1000, 30)
+    dist, us = population_case(n, K)
+    print(f"n = {n}, K = {K}, |U| = {len(us)}")
+    print(f"{'method':<6} {'arithmetic':<20} {'updates':>8} {'run s':>8} {'s/update':>9} {'x float64':>10} "
+          f"{'fallbacks':>10}")
+    for method in ("huc", "uc"):
+        r, t_float = timed(float_boost, dist, us, method=method, epsilon="1e-6", max_updates=args.updates)
+        base = t_float / max(1, len(r.updates))
+        print(f"{method:<6} {'float64':<20} {len(r.updates):>8} {t_float:>8.2f} {base:>9.4f} {1.0:>10.1f} {'':>10}",
+              flush=True)
+        (r, falls), t = timed(bounded, dist, us, method, args.updates)
+        per = t / max(1, len(r.updates))
+        print(f"{method:<6} {'certified float64':<20} {len(r.updates):>8} {t:>8.2f} {per:>9.4f} {per / base:>10.1f} "
+              f"{sum(falls.values()):>10}", flush=True)
+        for reason, count in falls.items():
+            print(f"{'':<6} fallback: {reason} ({count}x)")
+        if args.engine_updates:
+            r, t = timed(engine_boost, dist, us, method=method, epsilon="1e-6", max_updates=args.engine_updates)
+            per = t / max(1, len(r.updates))
+            print(f"{method:<6} {'certified 30 d':<20} {len(r.updates):>8} {t:>8.2f} {per:>9.4f} {per / base:>10.1f} "
+                  f"{'':>10}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,831 @@
+"""Certified boosting at float64 speed: HUC-Boost and UC-Boost decided in float64 with rigorous
+error bounds, multiprecision only where a bound cannot decide (Sec. 3.2, App. E; SPEC §4).
+
+The state is exact, as SPEC §4 asks: every atom's accumulated logits ``z_{v,j}`` (UC-Boost:
+``z_y``), exact rationals, and the predictions are a fresh softmax of them,
+
+    HUC: f(x)_y = p0_y prod_{v on path(y)} e^{z_{v,j}} / N_v,   N_v = sum_k q0_{v,k} e^{z_{v,k}}
+    UC:  f(x)_y = p0_y e^{z_y} / N,                              N = sum_k p0_k e^{z_k},
+
+evaluated in float64 with a bound ``rho`` on every entry's relative error that does not grow
+with the number of updates: ``e^z`` (and every ``log``) is enclosed by Arb's ball arithmetic
+(python-flint), every other operation is an IEEE-754 operation bounded by Higham's
+``gamma_n = n u / (1 - n u)``.  Given ``rho``:
+
+* **decisions**: the fast audit (:func:`huc_ref.fast.audit.dense_rows`) takes every decision
+  (utilities' choices, the order of scores, tie blocks) where its bound certifies it; an
+  undecided one on a boosted row (no rationals behind it) raises :class:`Undecided`.  The
+  largest candidate, whether it exceeds ``epsilon`` and its witness interval are certified
+  from a bound on every prefix sum (:func:`prefix_error`, :func:`certified_witness`).  Anything
+  undecided goes to the certified engine (:class:`huc_ref.boost._Engine`, decisions at two
+  precisions) on the same exact state, for that choice only;
+* **the step is exact**: the direction ``h`` is float64 on a dyadic grid (:func:`on_grid`), ``Lambda`` exact
+  for it, ``alpha`` float64 (adaptive) or the exact fixed step, and ``z += alpha h`` exactly;
+* **Theorem 3.5's inequalities** for the applied step are checked on rigorous enclosures:
+  ``Gamma`` from its float value and error bound, the change of log loss from
+  ``log f'_y - log f_y = alpha h_j - (log N' - log N)`` (exact in the state) with ``log N``
+  enclosed by Arb, summed in exact rationals.
+
+Reported numbers (sups, moments, log losses) are float64 values within their bounds; the
+certified engine's 20-digit texts are what ``engine="exact"`` gives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .distribution import FiniteDistribution
+from .driver import Update, drive
+from .errors import HUCError
+from .fast.audit import dense_rows, result_rows
+from .fast.boost import direction
+from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, ExactRows, floats, rounding_bound
+from .fast.tree import FastTree
+from .rational import fraction_text
+from .results import BoostResult
+from .utilities import Utility
+from .validation import boost_options
+
+__all__ = ["ARITHMETIC", "BoundedBackend", "Undecided", "boost", "gamma", "exp_bounds", "log_bounds",
+           "prefix_error", "certified_witness", "on_grid", "unmoved_by"]
+
+#: The ``arithmetic`` of this backend's results.
+ARITHMETIC = "certified (float64 with error bounds)"
+
+#: Relative bounds are doubled, and products of small errors covered by this factor (every
+#: first-order bound here is below 1e-8; :class:`BoundedBackend` refuses to go on past that).
+_MARGIN = 2.0 * (1.0 + 1e-6)
+
+
+class Undecided(Exception):
+    """A decision float64 cannot take on a boosted row (its exact value is irrational)."""
+
+
+def gamma(n: int) -> float:
+    """Higham's ``gamma_n = n u / (1 - n u)``: the relative error of ``n`` IEEE-754 roundings
+    (Higham, Accuracy and Stability of Numerical Algorithms, Lemma 3.1), rounded up.
+
+    >>> gamma(1) > 2.0 ** -53, gamma(10) < 1.2e-15
+    (True, True)
+    """
+    x = n * UNIT_ROUNDOFF
+    return float(np.nextafter(x / (1.0 - x), np.inf))
+
+
+def _flint():
+    """python-flint (Arb), or one HUCError saying how to install it."""
+    try:
+        import flint
+    except ImportError:
+        raise HUCError("arithmetic: 'certified' on the fast engine needs python-flint (pip install "
+                       "'huc-ref[certified]')", kind="dependency") from None
+    return flint
+
+
+def _point(x) -> Fraction:
+    """An exact point of Arb (a ball's end) as a Fraction."""
+    m, e = x.man_exp()
+    return Fraction(int(m) << int(e)) if e >= 0 else Fraction(int(m), 1 << -int(e))
+
+
+def _float_below(x: Fraction) -> float:
+    """The largest float64 at most ``x`` (``x >= 0``; 0 below the normal range)."""
+    f = float(x)
+    if Fraction(f) > x:
+        f = float(np.nextafter(f, -np.inf))
+    return f if f >= SMALLEST_NORMAL else 0.0
+
+
+def _float_above(x: Fraction) -> float:
+    """The smallest float64 at least ``x`` (``x >= 0``; the smallest normal below the normal range)."""
+    f = float(x) if x < 2 ** 1024 else float("inf")
+    if Fraction(f) < x:
+        f = float(np.nextafter(f, np.inf))
+    return max(f, SMALLEST_NORMAL)
+
+
+def exp_bounds(z) -> tuple[np.ndarray, np.ndarray]:
+    """Floats ``lo <= e^z <= hi`` for each exact rational ``z`` (SPEC §4: ``exp`` makes the
+    predictions irrational), from Arb's ball arithmetic at 80 bits (python-flint: rigorous
+    enclosures), rounded outward to float64: about one ulp apart.  Below float64's normal range
+    the bounds are 0 and the smallest normal (the caller then refuses to go on).
+
+    mpmath's directed rounding is not used here: it is not rigorous (``mpf_log`` rounded up at
+    60 bits gives ``log(1 + 2^-52)`` below its true value; ``tests/test_certified.py``).
+
+    >>> lo, hi = exp_bounds([Fraction(0), Fraction(1, 3)])
+    >>> lo.tolist()[0], hi.tolist()[0], float(lo[1]) <= 1.3956124250860895 <= float(hi[1]), bool(hi[1] > lo[1])
+    (1.0, 1.0, True, True)
+    """
+    flint = _flint()
+    lo, hi = np.empty(len(z)), np.empty(len(z))
+    with flint.ctx.workprec(80):
+        for k, x in enumerate(z):
+            if not x:
+                lo[k] = hi[k] = 1.0
+                continue
+            ball = flint.arb(flint.fmpq(x.numerator, x.denominator)).exp()
+            lo[k], hi[k] = _float_below(_point(ball.lower())), _float_above(_point(ball.upper()))
+    return lo, hi
+
+
+def log_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[list, list]:
+    """Exact rationals ``a <= log x <= b`` for every ``x`` in ``[lo, hi]`` (positive floats), the
+    ends of Arb's balls at 80 bits (python-flint).
+
+    >>> a, b = log_bounds(np.array([1.0, 2.0]), np.array([1.0, 2.0]))
+    >>> a[0], b[0], float(a[1]) <= 0.6931471805599453 <= float(b[1])
+    (Fraction(0, 1), Fraction(0, 1), True)
+    """
+    flint = _flint()
+    out_lo, out_hi = [], []
+    with flint.ctx.workprec(80):
+        for x, y in zip(lo.tolist(), hi.tolist()):
+            out_lo.append(_point(flint.arb(x).log().lower()))
+            out_hi.append(_point(flint.arb(y).log().upper()))
+    return out_lo, out_hi
+
+
+def _log_ball(p: Fraction) -> tuple[Fraction, Fraction]:
+    """Exact rationals around ``log p`` of a positive rational ``p`` (Arb at 80 bits)."""
+    flint = _flint()
+    with flint.ctx.workprec(80):
+        ball = flint.arb(flint.fmpq(p.numerator, p.denominator)).log()
+        return _point(ball.lower()), _point(ball.upper())
+
+
+def prefix_error(table, u: Utility, W: np.ndarray, rho: float) -> np.ndarray:
+    """A bound (per subgroup and column, ``|C| x columns``) on the float64 error of every prefix
+    sum Algorithm 2 forms in ``table`` (a :func:`huc_ref.fast.audit.dense_rows` table), for
+    predictions whose entries are off by at most ``rho`` relatively.
+
+    Each atom's terms (C.2: ``sum_j pi*_{v_j} mu_{v_j} - pi*_v mu_v``; the UC residual
+    ``sum_y eta_y u_y - mu_u``) are built from subtree sums ``pi`` and ``N`` (relative errors at
+    most ``rho + gamma_{K}`` and ``rho + eps_u + gamma_{K+1}``, with ``|N_a| <= pi_a A``, ``A =
+    max_y |u_y|``, ``eps_u`` the utility values' own rounding), so a mean ``mu = N / pi`` is off by
+    at most ``(2 rho + eps_u + 2 gamma_{K+1} + u) A``, and a term, a combination of at most two
+    means weighted by label masses summing to at most ``2 pi*_v <= 2``, by
+    ``T = 12 (rho + eps_u + gamma_{K+4}) A`` (the subtraction's and weights' roundings inside).
+    An entry ``W t`` adds ``|W| (T + 4 u |t|)``; the prefix sums, which
+    :class:`huc_ref.fast.intervals.Rows` forms in one pass over every column with each
+    column's total subtracted at its start, add ``2 gamma_N`` of all entries' magnitudes.
+    Everything is then doubled (:data:`_MARGIN`).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> from huc_ref.fast.numbers import ExactRows
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> ft, P, E = FastTree(t), np.array([[0.25, 0.75]]), np.array([[1.0, 0.0]])
+    >>> table = dense_rows(ft, P, E, np.ones((1, 1)), Table(t, [0, 1]), ft.subtree_sums(P), ft.subtree_sums(E))
+    >>> err = prefix_error(table, Table(t, [0, 1]), np.ones((1, 1)), 0.0)
+    >>> err.shape, bool(0 < err.max() < 1e-13)
+    ((1, 2), True)
+    """
+    n, K = len(table.U), table.U.shape[1]
+    eps_u = UNIT_ROUNDOFF + 2.0 * u.nesting * rounding_bound(K, rho)
+    A = np.abs(table.U).max(axis=1) if K else np.zeros(n)
+    T = 12.0 * (rho + eps_u + gamma(K + 4)) * A
+    X = np.abs(np.column_stack([table.residual, table.terms]))
+    absW = np.abs(W)
+    per_column = absW.T @ (T[:, None] + 4.0 * UNIT_ROUNDOFF * X)
+    everything = absW.T @ X.sum(axis=1)
+    return _MARGIN * (per_column + 2.0 * gamma(X.size + 1) * everything[:, None])
+
+
+def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float):
+    """Algorithm 2's witness of one column, certified: ``values`` are the column's entries
+    ``W t`` per atom, ``zero`` marks atoms whose entry is exactly 0 in exact arithmetic too (a
+    subgroup value 0, or no label mass below the node), ``error`` bounds every prefix sum's
+    float error.  The prefix sums at the ends of ``table``'s tie blocks (``C_0 = 0``) are
+    formed again; their first largest and first smallest (App. F.3's tie rule) are the exact
+    engine's when every other prefix, except those repeating one exactly (blocks of zeros), is
+    below (above) them by more than ``2 error``.  Returns ``(r, b, sup, moment)`` of the
+    witness blocks ``r .. b-1`` or None when float64 cannot tell.
+
+    >>> from types import SimpleNamespace
+    >>> table = SimpleNamespace(order=np.arange(3), block_last=np.arange(3))
+    >>> certified_witness(np.array([0.5, -0.25, 0.5]), np.zeros(3, bool), table, 1e-12)
+    (0, 3, 0.75, 0.75)
+    >>> certified_witness(np.array([0.5, -0.5, 0.5]), np.zeros(3, bool), table, 1e-12) is None  # C_1 = C_3
+    True
+    """
+    order, last = table.order, table.block_last
+    C = np.concatenate([[0.0], np.cumsum(values[order])[last]])
+    moves = np.concatenate([[True], ~np.logical_and.reduceat(zero[order], np.concatenate([[0], last[:-1] + 1]))])
+    kept = np.flatnonzero(moves)  # block ends after a block that may change the sum (and C_0)
+    Ck = C[kept]
+    found = []
+    for pick in (np.argmax, np.argmin):
+        j = int(pick(Ck))
+        others = np.delete(Ck, j)
+        if len(others) and not np.all(np.abs(others - Ck[j]) > 2.0 * error):
+            return None
+        found.append(int(kept[j]))
+    i_mx, i_mn = found
+    sup = float(C[i_mx] - C[i_mn])
+    if i_mx == i_mn:  # (only when the column has no entries: then it is the empty prefix)
+        return 0, 0, 0.0, 0.0
+    return min(i_mx, i_mn), max(i_mx, i_mn), sup, sup if i_mx > i_mn else -sup
+
+
+def unmoved_by(u: Utility, tree, a: int, probe) -> bool:
+    """Whether an update at node id ``a`` leaves ``u``'s values and score exactly as they were
+    (Algorithm 1 moves mass only among ``a``'s children, each child's subtree scaled as a whole):
+    for fixed leaf values (a table) when they are constant on the leaves below ``a``, and for App.
+    J.1's binary decision when its ``d`` is (its margin ``sum_y p_y d_y`` is then unchanged); for
+    top-1 correctness at depth ``l`` (K.2) when ``a`` lies at depth ``l`` or deeper, as the masses
+    at depth ``l`` do not change.  ``probe``: any prediction
+    (fixed values do not depend on it).  False where this is not known.
+
+    >>> from huc_ref import LabelTree, Table, Top1AtDepth
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> p = [Fraction(1, 3)] * 3
+    >>> unmoved_by(Table(t, [1, 1, 0]), t, 1, p), unmoved_by(Table(t, [1, 0, 0]), t, 1, p)
+    (True, False)
+    >>> unmoved_by(Top1AtDepth(t, 1), t, 1, p), unmoved_by(Top1AtDepth(t, 1), t, 0, p)
+    (True, False)
+    """
+    from .utilities import BinaryDecision, Table
+    if u.top1_depth is not None:
+        return tree.depth_ids[a] >= u.top1_depth
+    if isinstance(u, (Table, BinaryDecision)):
+        values = u.values(probe)
+        return len({values[y] for y in tree.label_ids_below(a)}) == 1
+    return False
+
+
+#: Significant bits of the largest entry of an update's direction ``h`` (:func:`on_grid`).
+GRID_BITS = 40
+
+
+def on_grid(h: np.ndarray) -> np.ndarray:
+    """``h`` rounded to one dyadic grid, ``2^-40`` of its largest entry's binade: the applied step
+    is exact whatever it is (the certified engine rounds ``h`` to its working precision too), and
+    atoms whose exact directions are equal, which float64 computes a few ulps apart, then take
+    the same step, so that ties of their scores stay exact ties (:class:`_Same`).
+
+    >>> on_grid(np.array([[0.1, -0.25]])).tolist() == [[round(0.1 * 2**41) / 2**41, -0.25]]
+    True
+    """
+    top = float(np.abs(h).max()) if h.size else 0.0
+    if not top:
+        return h
+    unit = 2.0 ** (math.frexp(top)[1] - GRID_BITS)
+    return np.round(h / unit) * unit
+
+
+class _Rows(ExactRows):
+    """The rationals behind the current rows for the fast audit's exact decisions: a row's
+    ``p0`` while no update has changed the utility's values or score on it (:func:`unmoved_by`),
+    else none (irrational), so a decision needing it raises :class:`Undecided`; ``p_error`` is
+    the rows' certified relative error."""
+
+    def __init__(self, P, p0, moved, rho, key=None, surrogate=None, offset=0):
+        super().__init__(P, _Behind(p0, moved, surrogate), offset)
+        self.p_error, self._args, self.moved, self.key = rho, (p0, moved, rho, key, surrogate), moved, key
+
+    def view(self, start):
+        return _Rows(None if self.P is None else self.P[start:], *self._args, self.offset + start)
+
+    def score(self, u, i, atom):
+        """A changed row's score exactly where it is rational (:meth:`BoundedBackend._exact_score`),
+        else as :class:`_Same` of the exact state that determines it."""
+        if self.moved[self.offset + i]:
+            return self.key(self.offset + i)
+        return super().score(u, i, atom)
+
+
+class _Same:
+    """An irrational score known only by the exact state that determines it: two are equal when
+    their states are; any other comparison raises :class:`Undecided` (float64 could not order
+    them, or these would not be compared)."""
+
+    __slots__ = ("key",)
+    __hash__ = None
+
+    def __init__(self, key):
+        self.key = key
+
+    def __eq__(self, other):
+        if isinstance(other, _Same) and other.key == self.key:
+            return True
+        raise Undecided("a tie of irrational scores")
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __lt__(self, other):
+        if isinstance(other, _Same) and other.key == self.key:
+            return False
+        raise Undecided("a tie of irrational scores")
+
+    __gt__ = __le__ = __ge__ = __lt__
+
+
+class _Behind:
+    def __init__(self, p0, moved, surrogate=None):
+        self.p0, self.moved, self.surrogate = p0, moved, surrogate
+
+    def __getitem__(self, i):
+        if self.moved[i]:
+            if self.surrogate is None:
+                raise Undecided(i)
+            return self.surrogate(i)
+        return self.p0[i]
+
+
+@dataclass
+class _Choice:
+    sup: float
+    subgroup: int
+    utility: str
+    node: int | None
+    members: np.ndarray
+    moment: float
+    interval: list | None
+    exceeds: bool
+    values: np.ndarray | None  # the members' utility values, decided
+
+
+class BoundedBackend:
+    """The side of :func:`huc_ref.driver.drive` described in the module docstring.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> b = BoundedBackend(d, {"u": Table(t, [-1, 1, 1, 1])}, "huc", Fraction(1, 10), 30)
+    >>> c = b.choose(None)
+    >>> c.node, c.sup, c.exceeds, b.rho == 2.0 ** -53
+    (0, 0.25, True, True)
+    """
+
+    certified = True
+
+    def __init__(self, dist: FiniteDistribution, utilities: Mapping[str, Utility], method: str, epsilon: Fraction,
+                 digits: int):
+        self.dist, self.utilities, self.method, self.epsilon, self.digits = dist, utilities, method, epsilon, digits
+        self.tree = tree = dist.tree
+        self.ft = ft = FastTree(tree)
+        K, atoms = tree.K, dist.atoms
+        self.branching = [tree.id(v) for v in tree.branching_nodes]
+        self.P0 = floats([a.p for a in atoms], "atoms[{}].p[{}]")
+        self.E = floats([a.label_law(K) for a in atoms], "atoms[{}].eta[{}]")
+        self.w = floats([[a.weight] for a in atoms], "atoms[{}].weight{}")[:, 0]
+        self.C = floats([a.c for a in atoms], "atoms[{}].c[{}]")
+        self.W = self.w[:, None] * self.C
+        self.star = ft.subtree_sums(self.E)
+        self.p0 = [a.p for a in atoms]
+        n, nodes = len(atoms), len(tree.nodes)
+        self.P, self.moved = self.P0.copy(), np.zeros(n, dtype=bool)
+        # the exact state: per atom the logit of every edge (HUC: the edge into node b; UC: leaf b)
+        self.z = np.full((n, nodes), Fraction(0), dtype=object)
+        self.F = np.ones((n, nodes + 1))  # e^{z} / N per edge (float64); the last column is 1 (padding)
+        self.log_norm: dict = {}  # (atom, node) -> exact bounds of log N_v (absent: N_v = 1, z = 0)
+        self.r_F = 0.0  # the largest relative error of a factor F so far
+        leaves = tree.leaf_node_ids
+        if method == "huc":
+            depth = max(len(tree.path_ids(y)) for y in range(K)) - 1
+            self.paths = np.full((K, max(depth, 1)), nodes, dtype=np.int64)
+            for y in range(K):
+                edges = tree.path_ids(y)[1:]
+                self.paths[y, :len(edges)] = edges
+            q0 = ft.subtree_sums(self.P0)  # q0_{v,k} = pi0_{v_k} / pi0_v, from the floats of p0
+            self.pi0 = q0
+        else:
+            self.paths = np.array([[leaves[y]] for y in range(K)], dtype=np.int64)
+            self.pi0 = None
+        self.H = self.paths.shape[1]
+        self._path_edges = [tuple((tree.parent_ids[b], b) for b in tree.path_ids(y)[1:]) for y in range(K)]
+        self.rho = UNIT_ROUNDOFF  # untouched rows: p0 rounded once
+        self._exact_star: dict = {}
+        self._engine = None
+        self.version, self._scores = np.zeros(n, dtype=np.int64), {}  # (exact scores of boosted rows, kept)
+        self.fallbacks: dict = {}  # why the certified engine chose, and how often
+        # per utility: the atoms some update has changed it on, and the nodes whose updates never do
+        self.changed = {name: np.zeros(n, dtype=bool) for name in utilities}
+        self.unmoved = {name: {a: unmoved_by(u, tree, a, self.p0[0]) for a in range(nodes)}
+                        for name, u in utilities.items()}
+        self.loss = self._initial_loss()
+
+    # ------------------------------------------------------------------ the log loss
+    def _initial_loss(self) -> tuple[Fraction, Fraction]:
+        """``L_log(f_0) = -sum_i w_i sum_y eta_iy log p0_iy`` enclosed in exact rationals."""
+        lo = hi = Fraction(0)
+        cache: dict = {}
+        for atom in self.dist.atoms:
+            for p, e in zip(atom.p, atom.label_law(self.tree.K)):
+                if not e:
+                    continue
+                if p not in cache:
+                    cache[p] = _log_ball(p)
+                a, b = cache[p]
+                we = atom.weight * e
+                lo, hi = lo - we * b, hi - we * a
+        return lo, hi
+
+    def initial(self):
+        lo, hi = self.loss
+        return float((lo + hi) / 2), hi
+
+    # ------------------------------------------------------------------ choosing
+    def choose(self, node):
+        """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one
+        node, certified; the certified engine decides what float64 cannot."""
+        try:
+            return self._choose(node)
+        except Undecided as undecided:
+            reason = undecided.args[0]
+            self.fallbacks[reason] = self.fallbacks.get(reason, 0) + 1
+            return self._fallback(node)
+
+    def _choose(self, node):
+        huc, P = self.method == "huc", self.P
+        masses = self.ft.subtree_sums(P)
+        cands = []  # (sup, error, k, name, col, table)
+        tables = {}
+        for name, u in self.utilities.items():
+            key = self._key(u)
+            exact = _Rows(P, self.p0, self.changed[name], self.rho,
+                          lambda i, name=name, key=key: self._exact_score(name, i, key), self._surrogate(u))
+            try:
+                table = dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc, exact=exact)
+            except Undecided as undecided:
+                raise Undecided(f"utility {name!r}: " + (undecided.args[0] if isinstance(undecided.args[0], str)
+                                                         else "a decision on a boosted row")) from None
+            tables[name] = (table, prefix_error(table, u, self.W, self.rho))
+        for k in range(self.W.shape[1]):
+            for name, (table, err) in tables.items():
+                sup = table.best[k][0]
+                for col in ([0] if not huc else range(1, 1 + len(table.nodes))):
+                    a = None if col == 0 else int(table.nodes[col - 1])
+                    if node is None or a == node:
+                        cands.append((float(sup[col]), 2.0 * float(err[k, col]), k, name, col, a))
+        if not cands:
+            return None
+        sups = np.array([c[0] for c in cands])
+        errs = np.array([c[1] for c in cands])
+        if all(Fraction(s) + Fraction(e) <= self.epsilon for s, e in zip(sups.tolist(), errs.tolist())):
+            return _Choice(float(sups.max()), 0, "", None, np.zeros(0, int), 0.0, None, False, None)
+        j = int(np.argmax(sups))
+        others = np.delete(np.arange(len(cands)), j)
+        if np.any(sups[others] + errs[others] >= sups[j] - errs[j]):
+            raise Undecided("the largest candidate")
+        sup, err, k, name, col, a = cands[j]
+        if not Fraction(sup) - Fraction(err) > self.epsilon:
+            raise Undecided("whether it exceeds epsilon")
+        table, perr = tables[name]
+        values = (table.residual if col == 0 else table.terms[:, col - 1]) * self.W[:, k]
+        zero = self.W[:, k] == 0
+        if col:
+            zero = zero | (self.star[:, a] == 0)
+        found = certified_witness(values, zero, table, float(perr[k, col]))
+        if found is None:
+            raise Undecided("the witness interval")
+        r, b, sup_w, moment = found
+        members = table.members(r, b)
+        return _Choice(sup_w, k, name, a, members, moment, table.interval(r, b), True, table.U)
+
+    def _top_edges(self, u: Utility) -> list:
+        """The edges down to depth ``l`` of top-1 correctness at depth ``l`` (their logits fix the
+        masses at depth ``l``)."""
+        depth = self.tree.depth_ids
+        return [b for b in range(len(depth)) if 0 < depth[b] <= u.top1_depth]
+
+    def _key(self, u: Utility):
+        """``i -> `` the part of atom ``i``'s exact state that determines ``mu_u`` (HUC-Boost and
+        top-1 correctness at depth ``l``: the initial masses and the logits of the edges down to
+        depth ``l``, which fix the masses at depth ``l``; at depth 1, where the score is the largest
+        mass, its normaliser and its largest pair); otherwise None (:meth:`_linear_key`)."""
+        tree = self.tree
+        if self.method == "huc" and u.top1_depth is not None:
+            edges = self._top_edges(u)
+            below = [tree.label_ids_below(b) for b in edges]
+
+            def key(i):
+                p = self.p0[i]
+                masses = [sum((p[y] for y in ys), Fraction(0)) for ys in below]
+                pairs = tuple(zip(masses, self.z[i, edges]))
+                if u.top1_depth != 1:
+                    return pairs
+                # at depth 1 the score is the largest pi0_b e^{z_b} over N = sum_k pi0_k e^{z_k}: N by its
+                # distinct logits with their summed masses, and the largest pair (where float64 tells it)
+                grouped: dict = {}
+                for m, zb in pairs:
+                    grouped[zb] = grouped.get(zb, 0) + m
+                sizes = sorted((float(m) * math.exp(float(zb)), k) for k, (m, zb) in enumerate(pairs))
+                if len(sizes) > 1 and sizes[-2][0] >= sizes[-1][0] * (1 - 1e-9):
+                    return tuple(sorted(pairs))
+                return tuple(sorted(grouped.items())), pairs[sizes[-1][1]]
+            return key
+        return None
+
+    def _signature(self, i: int):
+        """``y -> `` the factors of leaf ``y``'s boosted probability over ``p0_y``, as a key: the
+        updated nodes on its path with the logit of the child taken (UC-Boost: ``z_y``).  Leaves
+        with one key have one factor ``prod e^{z} / N``, exactly; a leaf below no updated node has
+        the key ``()`` and its probability is ``p0_y``."""
+        z, tree = self.z[i], self.tree
+        if self.method == "uc":
+            leaves = tree.leaf_node_ids
+            return lambda y: ("uc", z[leaves[y]])
+        moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
+        return lambda y: tuple((a, z[b]) for a, b in self._path_edges[y] if a in moved)
+
+    def _coefficients(self, i: int, v) -> dict:
+        """A linear form ``sum_y f_y v_y`` of atom ``i``'s boosted prediction grouped by factor
+        (:meth:`_signature`): the nonzero rational coefficients ``sum_{y in s} p0_y v_y``."""
+        sig, p, out = self._signature(i), self.p0[i], {}
+        for y, x in enumerate(v):
+            if x and p[y]:
+                s = sig(y)
+                out[s] = out.get(s, 0) + p[y] * x
+        return {s: c for s, c in out.items() if c}
+
+    def _exact_values(self, u: Utility, i: int):
+        """``u(f_i, .)`` of a boosted row, exactly: a table's fixed values; a binary decision by
+        the sign of its margin (exact when the margin's factors all cancel, else float64's where
+        the bound tells it); top-1 at depth 1 from :meth:`_surrogate`'s row; else Undecided."""
+        from .utilities import BinaryDecision, Table
+        if isinstance(u, Table):
+            return u.values(self.p0[i])
+        if isinstance(u, BinaryDecision):
+            c = self._coefficients(i, u.d)
+            if not any(c.get(s) for s in c if s != ()):
+                return u.values(self.p0[i])  # the same margin, exactly: c[()]
+            d = np.array([float(x) for x in u.d])
+            margin = float(self.P[i] @ d)
+            if abs(margin) <= rounding_bound(self.tree.K, self.rho) * float(np.abs(self.P[i]) @ np.abs(d)):
+                raise Undecided("a binary decision's margin")
+            return u.d if margin >= 0 else tuple(-x for x in u.d)
+        surrogate = self._surrogate(u)
+        if surrogate is None:
+            raise Undecided("a decision on a boosted row")
+        return u.values(surrogate(i))
+
+    def _exact_score(self, name: str, i: int, key):
+        """``mu_u(f_i)`` of a boosted row for the tie blocks: the rational it is when every factor's
+        coefficient cancels (:meth:`_coefficients`), else :class:`_Same` of its state (``key``);
+        kept until the row moves again."""
+        version, found = self._scores.get((name, i), (None, None))
+        if version == self.version[i]:
+            return found
+        u = self.utilities[name]
+        if key is not None:  # top-1 at depth l: rational exactly while no split above depth l has moved
+            found = u.score(self.p0[i]) if not any(self.z[i, self._top_edges(u)]) else _Same(key(i))
+            self._scores[name, i] = (self.version[i], found)
+            return found
+        c = self._coefficients(i, self._exact_values(u, i))
+        if all(s == () for s in c):
+            found = c.get((), Fraction(0))
+        else:
+            found = _Same(key(i) if key is not None else self._linear_key(i, c))
+        self._scores[name, i] = (self.version[i], found)
+        return found
+
+    def _linear_key(self, i: int, c: dict) -> tuple:
+        """A key of the linear form with coefficients ``c`` (:meth:`_coefficients`) of atom ``i``
+        that determines its value: the coefficients by factor, and the normaliser of every
+        updated node, as its distinct logits with their summed exact ``q0`` (the factors
+        ``e^{z} / N`` are then equal factor by factor)."""
+        tree, z, p = self.tree, self.z[i], self.p0[i]
+        nodes = sorted({a for sig in c for a, _ in sig} if self.method == "huc" else {-1})
+        norms = []
+        for a in nodes:
+            kids = tree.leaf_node_ids if a == -1 else tree.child_ids[a]
+            below = [[y] for y in range(tree.K)] if a == -1 else [tree.label_ids_below(b) for b in kids]
+            grouped: dict = {}
+            for b, ys in zip(kids, below):
+                grouped[z[b]] = grouped.get(z[b], 0) + sum((p[y] for y in ys), Fraction(0))
+            total = sum(grouped.values())
+            norms.append((a, tuple(sorted((zb, m / total) for zb, m in grouped.items()))))
+        return tuple(sorted(c.items())), tuple(norms)
+
+    def _surrogate(self, u: Utility):
+        """For top-1 correctness at depth 1 under HUC-Boost, ``i -> `` a rational row whose choice
+        of node is the boosted row's: ``p0_y r_b`` below each child ``b`` of the root, ``r_b`` a
+        float of ``e^{z_b}`` that is one number for equal logits (the masses ``pi0_b e^{z_b} / N``
+        of equal logits are then ordered by ``pi0_b``, exactly; of unequal ones they are never
+        equal, ``e^q`` being irrational for rational ``q != 0``, and ordered where float64 tells
+        them apart by 10^-9, else :class:`Undecided`).  Other utilities: None."""
+        from .utilities import BinaryDecision
+        tree = self.tree
+        if isinstance(u, BinaryDecision):  # asked only where float64 cannot tell the margin's sign
+            def decided(i):
+                if any(s != () for s in self._coefficients(i, u.d)):
+                    raise Undecided("a binary decision's margin")
+                return self.p0[i]  # the same margin, exactly
+            return decided
+        if self.method != "huc" or u.top1_depth != 1:
+            return None
+        kids = list(tree.child_ids[tree.id(tree.root)])
+        below = [tree.label_ids_below(b) for b in kids]
+        child = np.zeros(tree.K, dtype=int)
+        for k, ys in enumerate(below):
+            child[list(ys)] = k
+
+        def row(i):
+            p, zs = self.p0[i], self.z[i, kids]
+            r = [Fraction(math.exp(float(zb))) if zb else Fraction(1) for zb in zs]
+            sizes = [float(sum((p[y] for y in ys), Fraction(0)) * x) for ys, x in zip(below, r)]
+            for j in range(len(kids)):
+                for k in range(j):
+                    if zs[j] != zs[k] and abs(sizes[j] - sizes[k]) <= 1e-9 * max(sizes[j], sizes[k]):
+                        raise Undecided(i)
+            return tuple(p[y] * r[child[y]] for y in range(tree.K))
+        return row
+
+    def _fallback(self, node):
+        """The certified engine's choice (:meth:`huc_ref.boost._Engine.certified_choice`) on the
+        same exact state."""
+        from .boost import _Engine, _table_interval
+        if self._engine is None:
+            self._engine = _Engine(self.dist, self.utilities, self.method, self.epsilon, "certified", self.digits)
+        engine, tree = self._engine, self.tree
+        for i in np.flatnonzero(self.moved).tolist():
+            if self.method == "huc":
+                engine.z[i] = {a: [self.z[i, b] for b in tree.child_ids[a]] for a in self.branching}
+            else:
+                engine.z[i] = [self.z[i, leaf] for leaf in tree.leaf_node_ids]
+        choice, _, tables, _ = engine.certified_choice(node)
+        if choice is None:
+            return None
+        lo_hi = _table_interval(tables, choice) if choice.members else ()
+        U = np.array([[float(x) for x in row] for row in tables[choice.utility][1]])
+        return _Choice(float(choice.sup), choice.subgroup, choice.utility, choice.node,
+                       np.array(choice.members, dtype=int), float(choice.moment), [float(x) for x in lo_hi] or None,
+                       choice.exceeds, U)
+
+    # ------------------------------------------------------------------ one update
+    def _star(self, a: int) -> list:
+        """The exact label mass ``pi*_a`` of every atom (E.2's ``J_v``)."""
+        if a not in self._exact_star:
+            below = self.tree.label_ids_below(a)
+            self._exact_star[a] = [sum((law[y] for y in below), Fraction(0))
+                                   for law in (atom.label_law(self.tree.K) for atom in self.dist.atoms)]
+        return self._exact_star[a]
+
+    def update(self, choice, fixed, floor):
+        tree, ft, w, k, a = self.tree, self.ft, self.w, choice.subgroup, choice.node
+        huc = self.method == "huc"
+        members = choice.members[self.C[choice.members, k] != 0]
+        P, E = self.P[members], self.E[members]
+        c = self.C[members, k][:, None]
+        U = choice.values[members]
+        K = tree.K
+        if huc:
+            kids = list(tree.child_ids[a])
+            pi = ft.subtree_sums(P, np.array([a] + kids))
+            h, q = direction("huc", ft, P, U, c, pi, a)
+            h = on_grid(h)
+            star_v, star_kids = self.star[members, a], self.star[members][:, kids]
+            gamma_f = float((w[members] * (h * (star_kids - star_v[:, None] * q)).sum(axis=1)).sum())
+            # q = pi_{v_j} / pi_v: relative error 2 (rho + gamma_K) + u (sums of positive entries, one division)
+            scale = (w[members] * (np.abs(h) * (star_kids + star_v[:, None] * q)).sum(axis=1)).sum()
+            err_q = 2.0 * (self.rho + gamma(K)) + UNIT_ROUNDOFF
+            inside = self._star(a)
+        else:
+            kids = list(tree.leaf_node_ids)
+            h = on_grid(direction("uc", ft, P, U, c)[0])
+            mean = (P * h).sum(axis=1, keepdims=True)
+            gamma_f = float((w[members] * (E * (h - mean)).sum(axis=1)).sum())
+            scale = (w[members] * ((E + P) * np.abs(h)).sum(axis=1)).sum()
+            err_q = self.rho
+            inside = None
+        # Gamma = E[<h, R>] for the applied h (E.2): its float value, off by at most err_gamma
+        err_gamma = Fraction(_MARGIN * (err_q + gamma(K + 2 * len(members) + 8)) * float(scale))
+        g_lo, g_hi = Fraction(gamma_f) - err_gamma, Fraction(gamma_f) + err_gamma
+        # Lambda = (1/4) E[J_v(Y) (max_j h_j - min_j h_j)^2], exact for the float h (E.2)
+        hmax, hmin = h.max(axis=1).tolist(), h.min(axis=1).tolist()
+        lam = Fraction(0)
+        atoms = self.dist.atoms
+        for i, top, bottom in zip(members.tolist(), hmax, hmin):
+            mass = atoms[i].weight if inside is None else atoms[i].weight * inside[i]
+            if mass and top != bottom:
+                lam += mass * (Fraction(top) - Fraction(bottom)) ** 2
+        lam /= 4
+        if not lam:
+            raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
+        if fixed is None:
+            alpha = Fraction(gamma_f / float(lam))
+        else:
+            if not (g_lo > 0 or g_hi < 0):
+                raise HUCError("boost: the sign of Gamma could not be certified in float64", kind="undecided")
+            alpha = fixed if g_lo > 0 else -fixed
+        # alpha Gamma - alpha^2 Lambda / 2, enclosed (alpha and Lambda exact)
+        ends = sorted([alpha * g_lo, alpha * g_hi])
+        p_lo, p_hi = ends[0] - alpha ** 2 * lam / 2, ends[1] - alpha ** 2 * lam / 2
+        change = self._move(members, kids, h, alpha, a if huc else None)
+        loss = self.loss
+        after = (loss[0] + change[0], loss[1] + change[1])
+        self.loss = after
+        bound_ok = change[1] + p_hi <= 0  # eq. (101) for the applied step: after <= before - promised
+        decreased = change[1] < 0
+        floor_ok = None if floor is None else p_lo > floor
+        record = {"subgroup": self.dist.subgroups[k], "utility": choice.utility,
+                  "node": None if a is None else tree.nodes[a], "interval": choice.interval or [],
+                  "gamma": choice.moment, "lambda": float(lam), "alpha": fraction_text(alpha),
+                  "log_loss_before": float(sum(loss) / 2), "log_loss_after": float(sum(after) / 2),
+                  "guaranteed_decrease": float((p_lo + p_hi) / 2), "quadratic_bound_holds": bool(bound_ok),
+                  "log_loss_decreased": bool(decreased)}
+        lo, hi = (choice.interval or [0.0, 0.0])
+        rule = (k, choice.utility, a, Fraction(lo), Fraction(hi), alpha)
+        return Update(record, rule, bool(bound_ok), bool(decreased), None if floor_ok is None else bool(floor_ok))
+
+    def _move(self, members, kids, h, alpha, a):
+        """``z += alpha h`` on the members' edges ``kids`` (exactly), their factors and rows again
+        (a fresh softmax of the exact logits), and the exact bounds of the log loss's change:
+        ``-sum_i w_i (alpha sum_j pi*_{v_j} h_j - pi*_v (log N' - log N))`` (UC: ``pi* = eta``)."""
+        z = self.z
+        step = np.array([[alpha * Fraction(x) for x in row] for row in h.tolist()], dtype=object)
+        block = z[np.ix_(members, kids)] + step
+        z[np.ix_(members, kids)] = block
+        lo, hi = exp_bounds(block.ravel().tolist())
+        lo, hi = lo.reshape(block.shape), hi.reshape(block.shape)
+        if not (np.all(lo > 0) and np.all(np.isfinite(hi))):
+            raise HUCError("boost: a logit left float64's range (e^z below 2.2e-308 or beyond 1.8e+308); "
+                           "certified float64 cannot hold the prediction: use engine='exact'", kind="undecided")
+        r_E = float(((hi - lo) / lo).max()) + UNIT_ROUNDOFF  # (hi is used: off by at most (hi - lo) / lo)
+        q0 = self.P0[members] if a is None else self.pi0[np.ix_(members, kids)] / self.pi0[members, a][:, None]
+        err_q0 = UNIT_ROUNDOFF if a is None else 2.0 * (UNIT_ROUNDOFF + gamma(self.tree.K)) + UNIT_ROUNDOFF
+        N = (q0 * hi).sum(axis=1)
+        r_N = _MARGIN * (err_q0 + r_E + gamma(len(kids) + 1))
+        F = hi / N[:, None]
+        self.r_F = max(self.r_F, _MARGIN * (r_E + r_N + UNIT_ROUNDOFF))
+        if self.r_F > 1e-9:
+            raise HUCError("boost: the float64 error bound of the predictions grew past 1e-9 (a logit beyond "
+                           "float64's reach?); use engine='exact'", kind="undecided")
+        self.F[np.ix_(members, kids)] = F
+        self.P[members] = self.P0[members] * self.F[members][:, self.paths].prod(axis=2)
+        self.moved[members] = True
+        self.version[members] += 1
+        for name, changed in self.changed.items():
+            if not self.unmoved[name][self.tree.id(self.tree.root) if a is None else a]:
+                changed[members] = True
+        self.rho = _MARGIN * (UNIT_ROUNDOFF + self.H * self.r_F + gamma(self.H + 1))
+        # log N' - log N per member, from enclosures of N' and the stored bounds of log N
+        node = -1 if a is None else a
+        new_lo, new_hi = log_bounds(np.nextafter(N * (1 - r_N), 0), np.nextafter(N * (1 + r_N), np.inf))
+        star = None if a is None else self._star(a)
+        E = self.E[members]
+        if a is not None:
+            S = (self.star[members][:, kids] * h).sum(axis=1)
+            absS = (self.star[members][:, kids] * np.abs(h)).sum(axis=1)
+        else:
+            S, absS = (E * h).sum(axis=1), (E * np.abs(h)).sum(axis=1)
+        err_S = _MARGIN * (2 * UNIT_ROUNDOFF + gamma(self.tree.K + len(kids) + 2)) * absS
+        change_lo = change_hi = Fraction(0)
+        atoms = self.dist.atoms
+        for t, i in enumerate(members.tolist()):
+            old_lo, old_hi = self.log_norm.get((i, node), (Fraction(0), Fraction(0)))
+            self.log_norm[i, node] = (new_lo[t], new_hi[t])
+            s, e = Fraction(float(S[t])), Fraction(float(err_S[t]))
+            a_lo, a_hi = sorted([alpha * (s - e), alpha * (s + e)])
+            mass = Fraction(1) if star is None else star[i]
+            d_lo, d_hi = mass * (new_lo[t] - old_hi), mass * (new_hi[t] - old_lo)
+            weight = atoms[i].weight
+            change_lo -= weight * (a_hi - d_lo)
+            change_hi -= weight * (a_lo - d_hi)
+        return change_lo, change_hi
+
+    # ------------------------------------------------------------------ the end
+    def final(self):
+        masses = self.ft.subtree_sums(self.P)
+        exact = ExactRows(self.P)
+        final = result_rows(self.tree, {name: dense_rows(self.ft, self.P, self.E, self.W, u, masses, self.star,
+                                                         exact=exact)
+                                        for name, u in self.utilities.items()}, self.dist.subgroups,
+                            len(self.w), False)
+        return {"uc": final.uc.sup, "huc": final.huc.sup, "log_loss": float(sum(self.loss) / 2),
+                "log_loss_bounds": [float(self.loss[0]), float(self.loss[1])], "relative_error": self.rho}
+
+    def predictions(self):
+        return self.P.tolist()
+
+
+def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method: str = "huc", epsilon="1/100",
+          max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100, digits: int = 30,
+          progress=None) -> BoostResult:
+    """HUC-Boost (Algorithm 1/3) or UC-Boost (Sec. 3.2, App. E) on :class:`BoundedBackend`: the
+    driver, options and messages of :func:`huc_ref.boost.boost`; ``digits``: the working
+    precision of the certified engine where float64 cannot decide.  The result says
+    ``arithmetic`` = :data:`ARITHMETIC` and ``theorem_3_5["certified"] = True``.
+
+    App. D.1: HUC-Boost removes the violation UC cannot see; the same two updates as the
+    certified engine's.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> r = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/10")
+    >>> r.stopped, len(r.updates), r.updates[0]["node"], r.updates[0]["alpha"], r.theorem_3_5["holds"]
+    ('tolerance', 2, 'v0', '1', True)
+    """
+    eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
+                               max_updates=max_updates, step=step, max_passes=max_passes)
+    backend = BoundedBackend(dist, utilities, method, eps, digits)
+    return drive(backend, BoostResult(method, eps, None, ARITHMETIC), method=method, epsilon=eps, fixed=fixed,
+                 select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)

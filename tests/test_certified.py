@@ -1,0 +1,312 @@
+"""Certified boosting in float64 (huc_ref.certified): the same runs as the certified engine, and
+every bound it relies on checked against high-precision values of the same exact state."""
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Table, Top1AtDepth, audit, certified
+from huc_ref import boost as engines_boost
+from huc_ref.boost import _context, _Engine
+from huc_ref.boost import boost as engine_boost
+from huc_ref.certified import BoundedBackend, Undecided, certified_witness, exp_bounds, log_bounds, on_grid
+from huc_ref.errors import HUCError
+from huc_ref.fast.audit import dense_rows
+from tests.strategies import finite_distributions, label_trees, utilities
+
+F = Fraction
+FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+D1 = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+U1 = {"u": Table(FOUR, [-1, 1, 1, 1])}
+# an exact margin 0 that a root update keeps 0 (tests/test_boost.py's case for the _Form zero test)
+TIE_U = {"u": Table(FOUR, [1, 1, -1, "-1/2"]), "margin": BinaryDecision(FOUR, ["y1"], ["y1", "y2"], "1/2")}
+TIE_D = FiniteDistribution(FOUR, [{"weight": "1/2", "p": ["1/4"] * 4, "eta": ["1/2", "1/4", "1/8", "1/8"]},
+                                  {"weight": "1/2", "p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4}])
+FLAT10 = LabelTree.from_children("r", {"r": [f"c{k}" for k in range(10)]})
+WIDE = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+
+
+def _population(tree, n, seed, tiny=False):
+    rng = np.random.default_rng(seed)
+    atoms = []
+    for _ in range(n):
+        raw = [int(x) for x in rng.integers(1, 9, tree.K)]
+        if tiny:  # entries near 1e-300, exactly
+            raw = [x if k % 3 else F(x, 10 ** 300) for k, x in enumerate(raw)]
+        total = sum(raw)
+        eta = [int(x) for x in rng.integers(0, 5, tree.K)]
+        eta[0] += 1
+        atoms.append({"weight": F(1, n), "p": [F(x) / total for x in raw], "eta": [F(x, sum(eta)) for x in eta]})
+    return FiniteDistribution(tree, atoms)
+
+
+def _same_run(a, b, alpha_tol=1e-9, loss_tol=1e-12):
+    """Two runs made the same choices, steps and log losses (within float64's reach).
+
+    Except at an exact tie of two candidates' sups (e.g. the utilities u and -u): the certified
+    engine (``b``) compares them at two precisions, where rounding noise can favour the later one
+    at both, against the first-maximiser rule, while certified float64 gives such a tie to that
+    engine on its own state.  There the runs part, each with the same |Gamma| (checked), and the
+    comparison ends."""
+    for x, y in zip(a.updates, b.updates):
+        if (x["subgroup"], x["utility"], x["node"]) != (y["subgroup"], y["utility"], y["node"]):
+            assert abs(abs(float(x["gamma"])) - abs(float(y["gamma"]))) <= 1e-12, (x, y)
+            return
+        assert x["quadratic_bound_holds"] and x["log_loss_decreased"]
+        ax, ay = float(F(x["alpha"])), float(F(y["alpha"]))
+        assert abs(ax - ay) <= alpha_tol * max(1.0, abs(ay))
+        assert abs(float(x["log_loss_after"]) - float(y["log_loss_after"])) <= loss_tol
+    assert (a.stopped, len(a.updates)) == (b.stopped, len(b.updates))
+    assert a.theorem_3_5["holds"] == b.theorem_3_5["holds"]
+    assert a.theorem_3_5["certified"] and b.theorem_3_5["certified"]
+
+
+# ------------------------------------------------------------------ the same runs as the certified engine
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_certified_float64_makes_the_certified_engines_run(data):
+    """Adaptive HUC-Boost and UC-Boost on random populations and samples (every utility family
+    the certified engine boosts): the same candidates in the same order, steps within 1e-9,
+    log losses within 1e-12, Theorem 3.5 certified on both."""
+    t = data.draw(label_trees(max_leaves=5))
+    d = data.draw(finite_distributions(t, max_atoms=4))
+    us = {f"u{i}": data.draw(utilities(t, families=["table", "rank", "binary_decision", "subtree",
+                                                    "top1_at_depth", "top_k", "decision"]))
+          for i in range(data.draw(st.integers(1, 2)))}
+    for method in ("huc", "uc"):
+        fast = certified.boost(d, us, method=method, epsilon="1/20", max_updates=60)
+        reference = engine_boost(d, us, method=method, epsilon="1/20", max_updates=60)
+        _same_run(fast, reference)
+        assert fast.arithmetic == certified.ARITHMETIC
+
+
+@pytest.mark.parametrize("case", ["d1", "exact margin tie", "flat 10", "30 children", "near 1e-300"])
+@pytest.mark.parametrize("method", ["huc", "uc"])
+def test_pinned_shapes_run_as_on_the_certified_engine(case, method):
+    """D.1, an exact tie only the exact zero test sees, a flat 10-class tree, a node with 30
+    children and entries near 1e-300 (exact rationals): the same runs on both."""
+    d, us = {"d1": (D1, U1), "exact margin tie": (TIE_D, TIE_U),
+             "flat 10": (_population(FLAT10, 5, 0), {"t": Table(FLAT10, [k % 3 - 1 for k in range(10)]),
+                                                    "top": Top1AtDepth(FLAT10, 1)}),
+             "30 children": (_population(WIDE, 4, 1), {"t": Table(WIDE, [F(k % 4, 3) for k in range(32)]),
+                                                       "top": Top1AtDepth(WIDE, 1)}),
+             "near 1e-300": (_population(FOUR, 3, 2, tiny=True), U1)}[case]
+    fast = certified.boost(d, us, method=method, epsilon="1/50", max_updates=40)
+    _same_run(fast, engine_boost(d, us, method=method, epsilon="1/50", max_updates=40))
+
+
+def test_fixed_steps_and_passes_run_as_on_the_certified_engine():
+    """H.1's fixed step (the exact eps/2, never rounded) and K.1's passes."""
+    eps = F(1, 10)
+    for kw in ({"step": eps / 2, "max_updates": 200}, {"select": "passes"}, {"select": "drain"}):
+        fast = certified.boost(D1, U1, epsilon=eps, **kw)
+        _same_run(fast, engine_boost(D1, U1, epsilon=eps, **kw))
+        if "step" in kw:
+            assert all(abs(F(u["alpha"])) == eps / 2 for u in fast.updates)
+
+
+# ------------------------------------------------------------------ the bounds are bounds
+def _high_precision(backend, bits=300):
+    """The backend's exact state evaluated by the certified engine at ``bits`` bits: its
+    predictions and log loss."""
+    engine = _Engine(backend.dist, backend.utilities, backend.method, backend.epsilon, "certified", 30)
+    tree = backend.tree
+    for i in range(len(backend.dist.atoms)):
+        if backend.method == "huc":
+            engine.z[i] = {a: [backend.z[i, b] for b in tree.child_ids[a]] for a in engine.branching}
+        else:
+            engine.z[i] = [backend.z[i, leaf] for leaf in tree.leaf_node_ids]
+    ctx = _context(bits)
+    return engine.predictions(ctx), engine.log_loss(ctx), ctx
+
+
+@pytest.mark.parametrize("method", ["huc", "uc"])
+def test_predictions_and_log_loss_lie_within_their_bounds(method):
+    """After every update: each float64 prediction within ``rho`` (relatively) of the exact
+    state's value at 300 bits, and the log loss's enclosure holding it, on a population with
+    entries near 1e-300 and on a node of 30 children."""
+    for d, us in ((_population(FOUR, 6, 3, tiny=True), U1),
+                  (_population(WIDE, 5, 4), {"t": Table(WIDE, [F(k % 5 - 2, 2) for k in range(32)])})):
+        eps = F(1, 10 ** 6)
+        backend = BoundedBackend(d, us, method, eps, 30)
+        for _ in range(8):
+            choice = backend.choose(None)
+            if choice is None or not choice.exceeds:
+                break
+            step = backend.update(choice, None, None)
+            assert step.bound_ok and step.decreased
+            preds, loss, ctx = _high_precision(backend)
+            exact = np.array([[float(x) for x in row] for row in preds])
+            rel = np.abs(backend.P - exact) / exact
+            assert rel.max() <= backend.rho, (rel.max(), backend.rho)
+            lo, hi = backend.loss
+            assert ctx.mpf(lo.numerator) / lo.denominator <= loss <= ctx.mpf(hi.numerator) / hi.denominator
+            assert float(hi - lo) < 1e-10
+
+
+def test_prefix_sums_lie_within_their_bound():
+    """Every candidate's float64 sup within the bound of its exact value (the exact engine's
+    audit of the same rational atoms), on shapes where float64 is hardest: entries near 1e-300,
+    30 children, signed subgroup weights."""
+    for d, us in ((_population(FOUR, 12, 5, tiny=True), U1),
+                  (_population(WIDE, 10, 6), {"t": Table(WIDE, [F(k % 7 - 3, 3) for k in range(32)]),
+                                              "top": Top1AtDepth(WIDE, 1)})):
+        backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+        reference = {(c.subgroup, c.utility, c.node): c.sup for c in audit(d, us).candidates}
+        masses = backend.ft.subtree_sums(backend.P)
+        for name, u in us.items():
+            table = dense_rows(backend.ft, backend.P, backend.E, backend.W, u, masses, backend.star)
+            err = certified.prefix_error(table, u, backend.W, backend.rho)
+            for col in range(1 + len(table.nodes)):
+                node = None if col == 0 else d.tree.nodes[int(table.nodes[col - 1])]
+                exact = reference["all", name, node]
+                assert abs(F(float(table.best[0][0][col])) - exact) <= 2 * F(float(err[0, col]))
+
+
+@pytest.mark.parametrize("z", [F(0), F(1, 3), F(-1, 3), F(700), F(-700), F(1, 10 ** 20), F(-1, 10 ** 20),
+                               F(2 ** 60 + 1, 2 ** 60), F(-745), F(12345678901, 10 ** 9)])
+def test_exp_bounds_enclose_e_to_the_z(z):
+    """mpmath's directed rounding against e^z at 400 bits, where float64 is hardest (near its
+    range's ends, arguments far below an ulp, just above an integer); at most two ulps wide."""
+    lo, hi = exp_bounds([z])
+    with mpmath.workprec(400):
+        value = mpmath.exp(mpmath.mpf(z.numerator) / z.denominator)
+        assert mpmath.mpf(float(lo[0])) <= value <= mpmath.mpf(float(hi[0]))
+    if z > -708:  # e^z a normal float64: at most two ulps wide
+        assert float(hi[0]) <= float(np.nextafter(np.nextafter(lo[0], np.inf), np.inf))
+    else:  # below the normal range: 0 and the smallest normal
+        assert (lo[0], hi[0]) == (0.0, 2.2250738585072014e-308)
+
+
+@pytest.mark.parametrize("x", [1e-300, 2.2250738585072014e-308, 0.5, 1.0, 1.0 + 2 ** -52, 1.0 - 2 ** -53, 1e300])
+def test_log_bounds_enclose_log_x(x):
+    """The same for log, at the smallest normal, around 1 and near the largest floats."""
+    (a,), (b,) = log_bounds(np.array([x]), np.array([x]))
+    with mpmath.workprec(400):
+        value = mpmath.log(mpmath.mpf(x))
+        assert mpmath.mpf(a.numerator) / a.denominator <= value <= mpmath.mpf(b.numerator) / b.denominator
+    assert b - a <= abs(F(math.log(x))) * F(1, 2 ** 50) + F(1, 2 ** 60)
+
+
+def test_the_witness_is_certified_only_where_float64_tells():
+    """Algorithm 2's first extremes: a repeat by a block of exact zeros is the same witness; a
+    repeat by anything else is refused."""
+    from types import SimpleNamespace
+    table = SimpleNamespace(order=np.arange(4), block_last=np.arange(4))
+    # C = 0, 0.5, 0.5 (a zero block), 0.25, 0.75: the max at block end 4, the min at 0
+    assert certified_witness(np.array([0.5, 0.0, -0.25, 0.5]), np.array([False, True, False, False]), table,
+                             1e-12) == (0, 4, 0.75, 0.75)
+    # C = 0, 0.5, 0.5 where the second entry is not known to be 0: refused
+    assert certified_witness(np.array([0.5, 0.0, -1.0, 0.0]), np.zeros(4, bool), table, 1e-12) is None
+    # a zero block at the start repeats C_0 = 0: the minimum is still the empty prefix
+    assert certified_witness(np.array([0.0, 0.5, 0.25, -0.1]), np.array([True, False, False, False]), table,
+                             1e-12) == (0, 3, 0.75, 0.75)
+    # within twice the error of each other: refused
+    assert certified_witness(np.array([0.5, -1e-13, 1e-13, -0.1]), np.zeros(4, bool), table, 1e-12) is None
+
+
+def test_on_grid_rounds_to_one_dyadic_grid():
+    h = np.array([[0.1, -0.3], [0.1 + 2 ** -55, 1e-30]])
+    g = on_grid(h)
+    assert g[0, 0] == g[1, 0] and g[1, 1] == 0.0  # a few ulps apart: one value; far below the grid: 0
+    assert np.all(np.abs(g - h) <= 2.0 ** (math.frexp(0.3)[1] - certified.GRID_BITS - 1))
+    assert on_grid(np.zeros((1, 2))).tolist() == [[0.0, 0.0]]
+
+
+# ------------------------------------------------------------------ decisions float64 cannot take
+def test_what_float64_cannot_decide_goes_to_the_certified_engine(monkeypatch):
+    """Every choice forced through the fallback gives the same run; and the fallbacks are counted
+    by reason."""
+    d = _population(FOUR, 5, 7)
+    normal = certified.boost(d, U1, epsilon="1/100", max_updates=20)
+
+    def undecided(self, node):
+        raise Undecided("forced")
+    monkeypatch.setattr(BoundedBackend, "_choose", undecided)
+    backend = BoundedBackend(d, U1, "huc", F(1, 100), 30)
+    from huc_ref.driver import drive
+    from huc_ref.results import BoostResult
+    forced = drive(backend, BoostResult("huc", F(1, 100), None, certified.ARITHMETIC), method="huc",
+                   epsilon=F(1, 100), fixed=None, select="greedy", max_updates=20, max_passes=100)
+    _same_run(forced, normal, alpha_tol=1e-12)
+    assert backend.fallbacks == {"forced": len(normal.updates) + 1}
+
+
+def test_equal_candidates_are_decided_by_the_certified_engine():
+    """Two subgroups with the same values: every candidate has an exact twin, which float64
+    cannot order, so each choice is the certified engine's (the first maximiser)."""
+    atoms = [dict(a, c=["1", "1"]) for a in ({"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]},
+                                            {"p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4})]
+    d = FiniteDistribution(FOUR, atoms, ["all", "copy"])
+    backend = BoundedBackend(d, U1, "huc", F(1, 100), 30)
+    choice = backend.choose(None)
+    assert choice.subgroup == 0 and backend.fallbacks == {"the largest candidate": 1}
+    _same_run(certified.boost(d, U1, epsilon="1/100"), engine_boost(d, U1, epsilon="1/100"))
+
+
+def test_a_boosted_rows_exact_ties_are_kept_exact():
+    """Scores of boosted rows that are equal exactly (equal states, or a margin whose factors
+    cancel) are one tie block, as the certified engine's exact zero test makes them: no fallback."""
+    d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/2", "1/4", "1/8", "1/8"]}] * 3
+                           + [{"p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4}] * 2)
+    us = dict(TIE_U, top=Top1AtDepth(FOUR, 1))
+    backend = BoundedBackend(d, us, "huc", F(1, 50), 30)
+    for _ in range(6):
+        choice = backend.choose(None)
+        if not choice.exceeds:
+            break
+        backend.update(choice, None, None)
+    assert backend.moved.all() and backend.fallbacks == {}
+    _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
+
+
+# ------------------------------------------------------------------ options and the command line
+def test_the_engines_entry_point_and_its_messages():
+    r = engines_boost(D1, U1, engine="fast", arithmetic="certified", epsilon="1/10")
+    assert r.arithmetic == certified.ARITHMETIC and r.theorem_3_5["certified"] and r.theorem_3_5["holds"]
+    assert engines_boost(D1, U1, engine="fast", epsilon="1/10").arithmetic == "float (fast path)"
+    with pytest.raises(HUCError, match=r"^digits: applies to certified arithmetic only \(engine='fast' is float64 "
+                                       r"unless arithmetic='certified'\)$"):
+        engines_boost(D1, U1, engine="fast", digits=40)
+    with pytest.raises(HUCError, match="^arithmetic: expected 'certified' or 'float', got 'interval'$"):
+        engines_boost(D1, U1, engine="fast", arithmetic="interval")
+    with pytest.raises(HUCError, match="^digits: must be an integer from 15 to 2000, got 5$"):
+        engines_boost(D1, U1, engine="fast", arithmetic="certified", digits=5)
+
+
+def test_cli_boost_certified_float64(capsys):
+    """`huc boost --engine fast --arithmetic certified`: a huc-boost/1 document valid against its
+    schema, certified, with the certified engine's updates here; `--digits` without certified
+    arithmetic on the fast engine is an error."""
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from huc_ref.cli import main
+    from huc_ref.formats import boost_schema
+    case = str(Path(__file__).resolve().parents[1] / "examples" / "cases" / "four_leaf_cancellation.json")
+    assert main(["boost", case, "--engine", "fast", "--arithmetic", "certified", "--epsilon", "1/10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert not list(jsonschema.Draft202012Validator(boost_schema()).iter_errors(out))
+    assert out["arithmetic"] == certified.ARITHMETIC and out["theorem_3_5"]["certified"] is True
+    assert main(["boost", case, "--epsilon", "1/10", "--json"]) == 0
+    assert [u["node"] for u in out["updates"]] == [u["node"] for u in json.loads(capsys.readouterr().out)["updates"]]
+    assert main(["boost", case, "--engine", "fast", "--arithmetic", "certified", "--epsilon", "1/10"]) == 0
+    assert "certified" in capsys.readouterr().out
+    assert main(["boost", case, "--engine", "fast", "--digits", "40"]) == 2
+    assert capsys.readouterr().err.strip() == ("huc: error: --digits: applies to certified arithmetic "
+                                               "(--engine exact, or --engine fast --arithmetic certified)")
+
+
+def test_without_python_flint_one_clear_error(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "flint", None)  # an import of it now fails
+    with pytest.raises(HUCError, match=r"^arithmetic: 'certified' on the fast engine needs python-flint \(pip install "
+                                       r"'huc-ref\[certified\]'\)$"):
+        engines_boost(D1, U1, engine="fast", arithmetic="certified")
