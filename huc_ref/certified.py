@@ -695,9 +695,12 @@ class BoundedBackend:
             scale = (w[members] * ((E + P) * np.abs(h)).sum(axis=1)).sum()
             err_q = self.rho
             inside = None
-        # Gamma = E[<h, R>] for the applied h (E.2): its float value, off by at most err_gamma
-        err_gamma = Fraction(_MARGIN * (err_q + gamma(K + 2 * len(members) + 8)) * float(scale))
+        # Gamma = E[<h, R>] for the applied h (E.2): its float value, off by at most err_gamma (relative to
+        # sum_i w_i sum_j |h_ij| (pi*_ij + pi*_iv q_ij): the weights' and label masses' roundings u and
+        # u + gamma_K, q's err_q, each atom's products and sums gamma_{2K + 3}, the sum over atoms gamma_m)
+        err_gamma = Fraction(_MARGIN * (err_q + gamma(3 * K + len(members) + 8)) * float(scale))
         g_lo, g_hi = Fraction(gamma_f) - err_gamma, Fraction(gamma_f) + err_gamma
+        self.last_step = (members, h, g_lo, g_hi)  # (what tests/test_certified.py checks against 300 bits)
         # Lambda = (1/4) E[J_v(Y) (max_j h_j - min_j h_j)^2], exact for the float h (E.2)
         hmax, hmin = h.max(axis=1).tolist(), h.min(axis=1).tolist()
         lam = Fraction(0)
