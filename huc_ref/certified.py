@@ -93,26 +93,11 @@ def _point(x) -> Fraction:
     return Fraction(int(m) << int(e)) if e >= 0 else Fraction(int(m), 1 << -int(e))
 
 
-def _float_below(x: Fraction) -> float:
-    """The largest float64 at most ``x`` (``x >= 0``; 0 below the normal range)."""
-    f = float(x)
-    if Fraction(f) > x:
-        f = float(np.nextafter(f, -np.inf))
-    return f if f >= SMALLEST_NORMAL else 0.0
-
-
-def _float_above(x: Fraction) -> float:
-    """The smallest float64 at least ``x`` (``x >= 0``; the smallest normal below the normal range)."""
-    f = float(x) if x < 2 ** 1024 else float("inf")
-    if Fraction(f) < x:
-        f = float(np.nextafter(f, np.inf))
-    return max(f, SMALLEST_NORMAL)
-
-
-def exp_bounds(z) -> tuple[np.ndarray, np.ndarray]:
-    """Floats ``lo <= e^z <= hi`` for each exact rational ``z`` (SPEC §4: ``exp`` makes the
+def exp_bounds(z, scale: Fraction = Fraction(1)) -> tuple[np.ndarray, np.ndarray]:
+    """Floats ``lo <= e^(z scale) <= hi`` for each exact rational (or integer) ``z`` (SPEC §4: ``exp`` makes the
     predictions irrational), from Arb's ball arithmetic at 80 bits (python-flint: rigorous
-    enclosures), rounded outward to float64: about one ulp apart.  Below float64's normal range
+    enclosures), each end rounded to the nearest float64 and moved one ulp outward: about
+    three ulps apart.  Below float64's normal range
     the bounds are 0 and the smallest normal (the caller then refuses to go on).
 
     mpmath's directed rounding is not used here: it is not rigorous (``mpf_log`` rounded up at
@@ -123,15 +108,24 @@ def exp_bounds(z) -> tuple[np.ndarray, np.ndarray]:
     (1.0, 1.0, True, True)
     """
     flint = _flint()
-    lo, hi = np.empty(len(z)), np.empty(len(z))
+    num, den = scale.numerator, scale.denominator
+    distinct = list(dict.fromkeys(z))  # (logits repeat: leaves and atoms with equal histories)
+    lo, hi = np.empty(len(distinct)), np.empty(len(distinct))
     with flint.ctx.workprec(80):
-        for k, x in enumerate(z):
+        for k, x in enumerate(distinct):
             if not x:
                 lo[k] = hi[k] = 1.0
                 continue
-            ball = flint.arb(flint.fmpq(x.numerator, x.denominator)).exp()
-            lo[k], hi[k] = _float_below(_point(ball.lower())), _float_above(_point(ball.upper()))
-    return lo, hi
+            ball = flint.arb(flint.fmpq(x.numerator * num, x.denominator * den)).exp()
+            lo[k], hi[k] = float(ball.lower()), float(ball.upper())  # each within half an ulp of the end
+    exact = np.array([not x for x in distinct], dtype=bool)  # e^0 = 1
+    lo, hi = np.where(exact, lo, np.nextafter(lo, 0.0)), np.where(exact, hi, np.nextafter(hi, np.inf))
+    # below the normal range: 0 and the smallest normal
+    small = lo < SMALLEST_NORMAL
+    lo[small], hi[small] = 0.0, np.maximum(hi[small], SMALLEST_NORMAL)
+    where = {x: k for k, x in enumerate(distinct)}
+    index = np.array([where[x] for x in z], dtype=np.int64)
+    return lo[index], hi[index]
 
 
 def log_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[list, list]:
@@ -261,6 +255,10 @@ def unmoved_by(u: Utility, tree, a: int, probe) -> bool:
 #: Significant bits of the largest entry of an update's direction ``h`` (:func:`on_grid`).
 GRID_BITS = 40
 
+#: The logits are integers times ``2^-SCALE_BITS`` (times the fixed step, for a fixed step): a
+#: float64 step times ``h`` on its grid is one exactly (exponents down to -1074 - 52 - 1062).
+SCALE_BITS = 2300
+
 
 def on_grid(h: np.ndarray) -> np.ndarray:
     """``h`` rounded to one dyadic grid, ``2^-40`` of its largest entry's binade: the applied step
@@ -271,11 +269,16 @@ def on_grid(h: np.ndarray) -> np.ndarray:
     >>> on_grid(np.array([[0.1, -0.25]])).tolist() == [[round(0.1 * 2**41) / 2**41, -0.25]]
     True
     """
+    return _on_grid(h)[0]
+
+
+def _on_grid(h: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`on_grid`'s ``h`` and the grid's exponent ``E`` (``h`` is a multiple of ``2^E``)."""
     top = float(np.abs(h).max()) if h.size else 0.0
     if not top:
-        return h
-    unit = 2.0 ** (math.frexp(top)[1] - GRID_BITS)
-    return np.round(h / unit) * unit
+        return h, 0
+    E = math.frexp(top)[1] - GRID_BITS
+    return np.round(np.ldexp(h, -E)) * 2.0 ** E, E
 
 
 class _Rows(ExactRows):
@@ -381,8 +384,10 @@ class BoundedBackend:
         self.p0 = [a.p for a in atoms]
         n, nodes = len(atoms), len(tree.nodes)
         self.P, self.moved = self.P0.copy(), np.zeros(n, dtype=bool)
-        # the exact state: per atom the logit of every edge (HUC: the edge into node b; UC: leaf b)
-        self.z = np.full((n, nodes), Fraction(0), dtype=object)
+        # the exact state: per atom the logit of every edge (HUC: the edge into node b; UC: leaf b), as
+        # integers z = Z s (logit) with one exact scale s for the run: 2^-SCALE_BITS, times the fixed step
+        self.z = np.full((n, nodes), 0, dtype=object)
+        self.scale: Fraction | None = None
         self.F = np.ones((n, nodes + 1))  # e^{z} / N per edge (float64); the last column is 1 (padding)
         self.log_norm: dict = {}  # (atom, node) -> exact bounds of log N_v (absent: N_v = 1, z = 0)
         self.r_F = 0.0  # the largest relative error of a factor F so far
@@ -516,7 +521,7 @@ class BoundedBackend:
                 grouped: dict = {}
                 for m, zb in pairs:
                     grouped[zb] = grouped.get(zb, 0) + m
-                sizes = sorted((float(m) * math.exp(float(zb)), k) for k, (m, zb) in enumerate(pairs))
+                sizes = sorted((float(m) * math.exp(float(zb * self.scale)), k) for k, (m, zb) in enumerate(pairs))
                 if len(sizes) > 1 and sizes[-2][0] >= sizes[-1][0] * (1 - 1e-9):
                     return tuple(sorted(pairs))
                 return tuple(sorted(grouped.items())), pairs[sizes[-1][1]]
@@ -629,7 +634,7 @@ class BoundedBackend:
 
         def row(i):
             p, zs = self.p0[i], self.z[i, kids]
-            r = [Fraction(math.exp(float(zb))) if zb else Fraction(1) for zb in zs]
+            r = [Fraction(math.exp(float(zb * self.scale))) if zb else Fraction(1) for zb in zs]
             sizes = [float(sum((p[y] for y in ys), Fraction(0)) * x) for ys, x in zip(below, r)]
             for j in range(len(kids)):
                 for k in range(j):
@@ -637,6 +642,11 @@ class BoundedBackend:
                         raise Undecided(i)
             return tuple(p[y] * r[child[y]] for y in range(tree.K))
         return row
+
+    def logit(self, i: int, b: int) -> Fraction:
+        """Atom ``i``'s accumulated logit ``z`` of the edge into node ``b`` (UC-Boost: of leaf ``b``),
+        exactly."""
+        return Fraction(0) if not self.z[i, b] else self.z[i, b] * self.scale
 
     def _fallback(self, node):
         """The certified engine's choice (:meth:`huc_ref.boost._Engine.certified_choice`) on the
@@ -647,9 +657,9 @@ class BoundedBackend:
         engine, tree = self._engine, self.tree
         for i in np.flatnonzero(self.moved).tolist():
             if self.method == "huc":
-                engine.z[i] = {a: [self.z[i, b] for b in tree.child_ids[a]] for a in self.branching}
+                engine.z[i] = {a: [self.logit(i, b) for b in tree.child_ids[a]] for a in self.branching}
             else:
-                engine.z[i] = [self.z[i, leaf] for leaf in tree.leaf_node_ids]
+                engine.z[i] = [self.logit(i, leaf) for leaf in tree.leaf_node_ids]
         choice, _, tables, _ = engine.certified_choice(node)
         if choice is None:
             return None
@@ -680,7 +690,7 @@ class BoundedBackend:
             kids = list(tree.child_ids[a])
             pi = ft.subtree_sums(P, np.array([a] + kids))
             h, q = direction("huc", ft, P, U, c, pi, a)
-            h = on_grid(h)
+            h, grid = _on_grid(h)
             star_v, star_kids = self.star[members, a], self.star[members][:, kids]
             gamma_f = float((w[members] * (h * (star_kids - star_v[:, None] * q)).sum(axis=1)).sum())
             # q = pi_{v_j} / pi_v: relative error 2 (rho + gamma_K) + u (sums of positive entries, one division)
@@ -689,7 +699,7 @@ class BoundedBackend:
             inside = self._star(a)
         else:
             kids = list(tree.leaf_node_ids)
-            h = on_grid(direction("uc", ft, P, U, c)[0])
+            h, grid = _on_grid(direction("uc", ft, P, U, c)[0])
             mean = (P * h).sum(axis=1, keepdims=True)
             gamma_f = float((w[members] * (E * (h - mean)).sum(axis=1)).sum())
             scale = (w[members] * ((E + P) * np.abs(h)).sum(axis=1)).sum()
@@ -721,7 +731,7 @@ class BoundedBackend:
         # alpha Gamma - alpha^2 Lambda / 2, enclosed (alpha and Lambda exact)
         ends = sorted([alpha * g_lo, alpha * g_hi])
         p_lo, p_hi = ends[0] - alpha ** 2 * lam / 2, ends[1] - alpha ** 2 * lam / 2
-        change = self._move(members, kids, h, alpha, a if huc else None)
+        change = self._move(members, kids, h, grid, alpha, fixed, a if huc else None)
         loss = self.loss
         after = (loss[0] + change[0], loss[1] + change[1])
         self.loss = after
@@ -738,15 +748,28 @@ class BoundedBackend:
         rule = (k, choice.utility, a, Fraction(lo), Fraction(hi), alpha)
         return Update(record, rule, bool(bound_ok), bool(decreased), None if floor_ok is None else bool(floor_ok))
 
-    def _move(self, members, kids, h, alpha, a):
-        """``z += alpha h`` on the members' edges ``kids`` (exactly), their factors and rows again
-        (a fresh softmax of the exact logits), and the exact bounds of the log loss's change:
+    def _move(self, members, kids, h, E, alpha, fixed, a):
+        """``z += alpha h`` on the members' edges ``kids`` (exactly: ``h`` is a multiple of ``2^E``,
+        ``alpha`` a float64 or the fixed step, so the increment is an integer multiple of the run's
+        scale), their factors and rows again (a fresh softmax of the exact logits), and the exact
+        bounds of the log loss's change:
         ``-sum_i w_i (alpha sum_j pi*_{v_j} h_j - pi*_v (log N' - log N))`` (UC: ``pi* = eta``)."""
+        if self.scale is None:
+            self.scale = (Fraction(1) if fixed is None else Fraction(fixed)) / (1 << SCALE_BITS)
+        if fixed is None:  # alpha = p / 2^t, h = k 2^E: alpha h = k p 2^(E - t)
+            p, q = float(alpha).as_integer_ratio()
+            shift = SCALE_BITS + E - (q.bit_length() - 1)
+            unit = p << shift if shift >= 0 else None
+        else:  # alpha = +-fixed: alpha h = +-fixed k 2^E
+            shift = SCALE_BITS + E
+            unit = (1 if alpha > 0 else -1) << shift if shift >= 0 else None
+        if unit is None or Fraction(fixed if fixed is not None else 1) / (1 << SCALE_BITS) != self.scale:
+            raise HUCError("boost: the step left the exact scale of the logits (internal)", kind="internal")
+        k = np.rint(np.ldexp(h, -E)).astype(np.int64).astype(object)  # exact: |k| <= 2^41
         z = self.z
-        step = np.array([[alpha * Fraction(x) for x in row] for row in h.tolist()], dtype=object)
-        block = z[np.ix_(members, kids)] + step
+        block = z[np.ix_(members, kids)] + k * unit
         z[np.ix_(members, kids)] = block
-        lo, hi = exp_bounds(block.ravel().tolist())
+        lo, hi = exp_bounds(block.ravel().tolist(), self.scale)
         lo, hi = lo.reshape(block.shape), hi.reshape(block.shape)
         if not (np.all(lo > 0) and np.all(np.isfinite(hi))):
             raise HUCError("boost: a logit left float64's range (e^z below 2.2e-308 or beyond 1.8e+308); "

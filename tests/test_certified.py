@@ -118,9 +118,9 @@ def _high_precision(backend, bits=300):
     tree = backend.tree
     for i in range(len(backend.dist.atoms)):
         if backend.method == "huc":
-            engine.z[i] = {a: [backend.z[i, b] for b in tree.child_ids[a]] for a in engine.branching}
+            engine.z[i] = {a: [backend.logit(i, b) for b in tree.child_ids[a]] for a in engine.branching}
         else:
-            engine.z[i] = [backend.z[i, leaf] for leaf in tree.leaf_node_ids]
+            engine.z[i] = [backend.logit(i, leaf) for leaf in tree.leaf_node_ids]
     ctx = _context(bits)
     return engine.predictions(ctx), engine.log_loss(ctx), ctx, engine, ctx
 
@@ -368,8 +368,10 @@ def test_equal_keys_of_boosted_rows_are_equal_scores():
     us = {"t": Table(FOUR, [1, 0, 0, 0])}
     backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
     vL, y1, y2 = (FOUR.id(v) for v in ("vL", "y1", "y2"))
+    backend.scale = F(1, 2 ** certified.SCALE_BITS)
     for i in range(3):
-        backend.z[i, vL], backend.z[i, y1], backend.z[i, y2] = F(1, 2), F(1, 3), F(-1, 5)
+        for b, z in ((vL, F(1, 2)), (y1, F(3, 8)), (y2, F(-1, 4))):
+            backend.z[i, b] = int(z / backend.scale)
     backend.changed["t"][:] = True
     scores = [_score_at(backend, "t", i) for i in range(3)]
     keys = [backend._exact_score("t", i, None).key for i in range(3)]
