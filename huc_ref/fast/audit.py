@@ -39,7 +39,8 @@ from .numbers import (
 from .tree import _SHORT_RUN, FastTree, RootFirst, on_paths
 from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, term_columns, utility_values
 
-__all__ = ["CHUNK", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution", "numba_available"]
+__all__ = ["CHUNK", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution", "numba_available", "sample_rows",
+           "sample_terms", "sample_tables", "SampleTerms"]
 
 
 def dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes: np.ndarray, masses, star):
@@ -143,12 +144,46 @@ ROW_SUM_TOLERANCE = 1e-5
 def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: Mapping[str, Utility],
                  rows=None, engine: str = "numpy", exact: ExactRows | None = None,
                  row_sum_tolerance: float | None = None) -> dict:
-    """The :class:`Rows` of every utility for sample atoms, streaming ``P`` in row chunks (F.4).
+    """The :class:`Rows` of every utility for sample atoms, streaming ``P`` in row chunks (F.4):
+    :func:`sample_tables` of :func:`sample_terms`.
 
     Chunks are independent, and so are utilities afterwards: both run on :data:`THREADS`
     threads (numpy and the compiled kernels release the GIL).  ``exact`` holds the exact
     predictions behind ``P`` (default: ``P``'s own binary values).
     """
+    exact = ExactRows(P) if exact is None else exact
+    terms = sample_terms(ft, P, labels, utilities, rows, engine, exact, row_sum_tolerance)
+    return sample_tables(ft, terms, labels, W, utilities, rows, engine, exact)
+
+
+class SampleTerms:
+    """Per utility and sample atom, what Algorithm 2 reads (F.4): ``score``, the UC ``residual``,
+    the score's ``error`` bound (``|U| x n``) and the node terms ``T`` (one row per relevant
+    depth, rows ``term_row[k]:term_row[k + 1]`` for utility ``k``).  Each atom's entries depend on
+    its own prediction and label only, so the entries of some atoms can be computed again and
+    put in place (:meth:`replace`; a boosting update moves only its members)."""
+
+    def __init__(self, score, residual, error, T, plans, depths, term_row, flat):
+        self.score, self.residual, self.error, self.T = score, residual, error, T
+        self.plans, self.depths, self.term_row, self.flat = plans, depths, term_row, flat
+
+    def replace(self, idx: np.ndarray, other: SampleTerms) -> None:
+        """The entries of atoms ``idx`` from ``other`` (the same utilities, computed for those atoms).
+
+        >>> a = SampleTerms(*(np.zeros((1, 3)) for _ in range(4)), [], [], [0, 1], False)
+        >>> a.replace(np.array([2]), SampleTerms(*(np.ones((1, 1)) for _ in range(4)), [], [], [0, 1], False))
+        >>> a.score.tolist(), a.T.tolist()
+        ([[0.0, 0.0, 1.0]], [[0.0, 0.0, 1.0]])
+        """
+        for name in ("score", "residual", "error", "T"):
+            getattr(self, name)[:, idx] = getattr(other, name)
+
+
+def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Utility], rows=None,
+                 engine: str = "numpy", exact: ExactRows | None = None,
+                 row_sum_tolerance: float | None = None) -> SampleTerms:
+    """The :class:`SampleTerms` of sample atoms (F.4's path form), streaming ``P`` in row chunks
+    on :data:`THREADS` threads; a bad row of ``P`` is one HUCError naming it."""
     n, H = len(labels), ft.H
     exact = ExactRows(P) if exact is None else exact
     rel = rounding_bound(ft.K, exact.p_error)
@@ -263,28 +298,43 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
                             f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; rescale the row "
                             "or use the exact engine"), "float_range"
 
-    def table(k: int) -> Rows:
-        nodes, colmap, _ = plans[k]
-        out = Rows(score[k], residual[k], T[term_row[k]:term_row[k + 1]], *term_columns(ft, colmap, depths[k], labels),
-                    W, len(nodes) + 1, engine, score_error=error[k],
-                    exact_score=exact_scores(utilities[names[k]], exact, rows),
-                    uc_copies=range(1, len(nodes) + 1) if flat else ())
-        out.nodes = nodes
-        return out
-
-    if engine == "numba":
-        W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
     with ThreadPoolExecutor(THREADS) if n > step else nullcontext() as pool:  # one chunk: no threads
         run = pool.map if pool else map
         try:
             bad = [b for b in run(chunk, range(0, n, step)) if b is not None]
-            if bad:
-                raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}", kind=bad[0][2])
-            return dict(zip(names, run(table, range(len(names)))))
-        except BaseException:  # Ctrl-C, or a bad row: the queued chunks are dropped, not run to the end
+        except BaseException:  # Ctrl-C: the queued chunks are dropped, not run to the end
             if pool:
                 pool.shutdown(wait=False, cancel_futures=True)
             raise
+    if bad:
+        raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}", kind=bad[0][2])
+    return SampleTerms(score, residual, error, T, plans, depths, term_row, flat)
+
+
+def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.ndarray,
+                  utilities: Mapping[str, Utility], rows=None, engine: str = "numpy",
+                  exact: ExactRows | None = None) -> dict:
+    """The :class:`Rows` of every utility from its :class:`SampleTerms` (one sort per utility,
+    Algorithm 2 on every column at once), the utilities on :data:`THREADS` threads."""
+    exact = ExactRows(None) if exact is None else exact  # (None: no exact scores behind the floats)
+    names, t = list(utilities), terms
+    if engine == "numba":
+        W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
+
+    def table(k: int) -> Rows:
+        nodes, colmap, _ = t.plans[k]
+        rows_k = slice(t.term_row[k], t.term_row[k + 1])
+        out = Rows(t.score[k], t.residual[k], t.T[rows_k], *term_columns(ft, colmap, t.depths[k], labels),
+                   W, len(nodes) + 1, engine, score_error=t.error[k],
+                   exact_score=exact_scores(utilities[names[k]], exact, rows),
+                   uc_copies=range(1, len(nodes) + 1) if t.flat else ())
+        out.nodes = nodes
+        return out
+
+    if len(names) == 1 or len(labels) <= max(1, CHUNK // ft.K):  # one utility, or one chunk: no threads
+        return {name: table(k) for k, name in enumerate(names)}
+    with ThreadPoolExecutor(min(THREADS, len(names))) as pool:
+        return dict(zip(names, pool.map(table, range(len(names)))))
 
 
 def numba_available() -> bool:

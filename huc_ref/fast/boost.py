@@ -16,7 +16,7 @@ from ..results import BoostResult
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options, boost_settings
-from .audit import ROW_SUM_TOLERANCE, dense_rows, label_ids, result_rows, sample_rows
+from .audit import ROW_SUM_TOLERANCE, dense_rows, label_ids, result_rows, sample_tables, sample_terms
 from .numbers import (
     TOLERANCES,
     ExactRows,
@@ -67,6 +67,7 @@ class FloatBackend:
         self.star = ft.subtree_sums(self.E)  # pi*_a: the label laws never change
         self.p0 = p0  # the exact initial predictions, behind untouched rows (None: P0's binary values)
         self.P = self.P0.copy()
+        self._terms, self._stale = None, np.zeros(0, dtype=np.int64)  # (sample atoms: kept between audits)
         self.row_loss = self._row_loss()
         self.loss = self._total(self.row_loss)
 
@@ -98,6 +99,21 @@ class FloatBackend:
         if self.p0 is None:
             return ExactRows(self.P, settle_scores=False)
         return ExactRows(self.P, _Behind(self.p0, self.P, self.moved), settle_scores=False)
+
+    def _sample_terms(self, exact: ExactRows):
+        """The :class:`~huc_ref.fast.audit.SampleTerms` of the current rows: computed once, then
+        again only for the rows updates have moved since (an atom's terms depend on its own
+        prediction and label alone, so they are the same numbers a full computation gives)."""
+        if self._terms is None:
+            self._terms = sample_terms(self.ft, self.P, self.labels, self.utilities, np.arange(len(self.P)),
+                                       exact=exact)
+        elif len(self._stale):
+            idx = self._stale
+            behind = None if self.p0 is None else _Subset(_Behind(self.p0, self.P, self.moved), idx)
+            self._terms.replace(idx, sample_terms(self.ft, self.P[idx], self.labels[idx], self.utilities, idx,
+                                                  exact=ExactRows(self.P[idx], behind, settle_scores=False)))
+        self._stale = np.zeros(0, dtype=np.int64)
+        return self._terms
 
     def _masses(self, rows: np.ndarray) -> np.ndarray:
         """The subtree masses of ``rows`` at their current predictions (every node, pre-order)."""
@@ -133,7 +149,8 @@ class FloatBackend:
         exact = self._exact()
         if self.labels is not None and huc:  # sample atoms: the path form of F.4, as an audit takes them
             self.masses = None  # (the update takes its members' own)
-            tables = sample_rows(self.ft, P, self.labels, self.W, self.utilities, np.arange(len(P)), exact=exact)
+            tables = sample_tables(self.ft, self._sample_terms(exact), self.labels, self.W, self.utilities,
+                                   np.arange(len(P)), exact=exact)
         else:
             self.masses = masses = self.ft.subtree_sums(P)
             tables = {name: dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc,
@@ -174,6 +191,7 @@ class FloatBackend:
         alpha = gamma / lam if fixed is None else float(np.sign(gamma)) * float(fixed)
         moved = move(self.method, tree, self.P, members, h, alpha, q, a)
         self.moved[moved] = True
+        self._stale = np.union1d(self._stale, moved)
         self.row_loss[moved] = self._row_loss(moved)
         loss, after = self.loss, self._total(self.row_loss)
         self.loss = after
