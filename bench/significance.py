@@ -11,7 +11,11 @@ drawn from the predictions.  For each (n, B):
 * ``null s``: ``fast.audit(..., null_draws=B)`` minus one audit: the setup and the B draws;
 * ``x audit``: that time over one audit (the issue's target: at most about 10 at
   n = 10^5, B = 1,000);
-* ``per draw``: one draw beyond the setup, in audits.
+* ``per draw``: one draw beyond the setup, in audits;
+* ``floor x audit``: a read-once floor, ``B`` times one numpy pass over as many float64 as one
+  draw's prefix sums must add at least (its ``n |C| sum_u (1 + D_u)`` terms, ``D_u`` the
+  relevant nodes on a label's path), over one audit: an exact resampling of this audit that
+  adds each term once costs at least this.
 
 Each size runs with numpy and, when numba is installed, with the compiled kernels (each
 against its own audit).
@@ -58,10 +62,10 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
-    grid = [(10**4, 100)] if args.quick else [(10**4, 100), (10**4, 1000), (10**5, 100)]
+    grid = [(10**4, 100)] if args.quick else [(10**4, 100), (10**4, 1000), (10**5, 100), (10**5, 1000)]
     accelerators = ["numpy"] + (["numba"] if fast.numba_available() else [])
     print(f"{'accelerator':>11} {'n':>8} {'B':>6} {'audit s':>9} {'setup s':>9} {'null s':>9} {'x audit':>9} "
-          f"{'per draw':>9}")
+          f"{'per draw':>9} {'floor x audit':>14}")
     for n, B in grid:
         tree, us, P, y, groups = arrays(n)
         W = np.stack([v / n for v in groups.values()], axis=1)
@@ -70,12 +74,16 @@ def main(argv=None) -> None:
                 fast.audit(y[:50], P[:50], tree, us, subgroups={k: v[:50] for k, v in groups.items()},
                            null_draws=2, accelerator=acc)
             one = best_of(3, partial(fast.audit, y, P, tree, us, subgroups=groups, accelerator=acc))
+            null_audit = NullAudit(FastTree(tree), P, W, us, accelerator=acc)
             setup = best_of(1, partial(NullAudit, FastTree(tree), P, W, us, accelerator=acc))
+            entries = n * W.shape[1] * sum(1 + len(cols) for _, (cols, _, _), _, _, _ in null_audit.plans)
+            read = np.ones(entries)
+            floor = best_of(5, read.sum) * B
             t = time.perf_counter()
             fast.audit(y, P, tree, us, subgroups=groups, null_draws=B, seed=0, accelerator=acc)
             null = time.perf_counter() - t - one
             print(f"{acc:>11} {n:>8} {B:>6} {one:>9.3f} {setup:>9.3f} {null:>9.2f} {null / one:>9.1f} "
-                  f"{(null - setup) / one / B:>9.3f}", flush=True)
+                  f"{(null - setup) / one / B:>9.3f} {floor / one:>14.1f}", flush=True)
 
 if __name__ == "__main__":
     main()
