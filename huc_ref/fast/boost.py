@@ -130,7 +130,11 @@ class FloatBackend:
                               ExactRows(P, behind, settle_scores=False))
 
     def _row_loss(self, rows=slice(None)):
-        """Each row's ``w_i sum_y eta_y log p_y`` (the log loss is minus their sum), of ``rows``."""
+        """Each row's ``w_i sum_y eta_y log p_y`` (the log loss is minus their sum), of ``rows``;
+        for sample atoms ``w_i log p_{y_i}`` (the same number: the other terms are exact zeros)."""
+        if self.labels is not None:
+            idx = np.arange(len(self.w))[rows]
+            return self.w[idx] * np.log(self.P[idx, self.labels[idx]])
         E = self.E[rows]
         with np.errstate(divide="ignore"):
             return self.w[rows] * row_sums(E * np.where(E > 0, np.log(self.P[rows]), 0.0))
@@ -179,7 +183,7 @@ class FloatBackend:
         h, q = direction(self.method, ft, P[members], U, c, pi, a)
         if self.method == "huc":
             inside = star[members, a]
-            gamma = float((w[members] * (h * (star[members][:, list(tree.child_ids[a])] - inside[:, None] * q))
+            gamma = float((w[members] * (h * (star[np.ix_(members, tree.child_ids[a])] - inside[:, None] * q))
                            .sum(axis=1)).sum())
         else:
             inside = np.ones(len(members))
