@@ -183,7 +183,14 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                  engine: str = "numpy", exact: ExactRows | None = None,
                  row_sum_tolerance: float | None = None) -> SampleTerms:
     """The :class:`SampleTerms` of sample atoms (F.4's path form), streaming ``P`` in row chunks
-    on :data:`THREADS` threads; a bad row of ``P`` is one HUCError naming it."""
+    on :data:`THREADS` threads; a bad row of ``P`` is one HUCError naming it.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
+    >>> t = sample_terms(ft, np.array([[0.25, 0.75]]), np.array([0]), {"u": Table(ft.tree, [0, 1])})
+    >>> t.score.tolist(), t.residual.tolist()  # mu_u = 3/4; u(p, a) - mu_u = -3/4
+    ([[0.75]], [[-0.75]])
+    """
     n, H = len(labels), ft.H
     exact = ExactRows(P) if exact is None else exact
     rel = rounding_bound(ft.K, exact.p_error)
@@ -315,7 +322,15 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
                   utilities: Mapping[str, Utility], rows=None, engine: str = "numpy",
                   exact: ExactRows | None = None) -> dict:
     """The :class:`Rows` of every utility from its :class:`SampleTerms` (one sort per utility,
-    Algorithm 2 on every column at once), the utilities on :data:`THREADS` threads."""
+    Algorithm 2 on every column at once, App. F.3-F.4), the utilities on :data:`THREADS` threads.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
+    >>> P, y, us = np.array([[0.25, 0.75], [0.5, 0.5]]), np.array([0, 1]), {"u": Table(ft.tree, [0, 1])}
+    >>> rows = sample_tables(ft, sample_terms(ft, P, y, us), y, np.full((2, 1), 0.5), us)["u"]
+    >>> float(rows.best[0][0][0])  # UC: the interval holding only the first atom, |(0 - 3/4) / 2|
+    0.375
+    """
     exact = ExactRows(None) if exact is None else exact  # (None: no exact scores behind the floats)
     names, t = list(utilities), terms
     if engine == "numba":
