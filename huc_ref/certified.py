@@ -40,7 +40,7 @@ from fractions import Fraction
 import numpy as np
 
 from .distribution import FiniteDistribution
-from .driver import Update, drive
+from .driver import Choice, Update, drive
 from .errors import HUCError
 from .fast.audit import dense_rows, result_rows
 from .fast.boost import direction
@@ -342,16 +342,10 @@ class _Behind:
 
 
 @dataclass
-class _Choice:
-    sup: float
-    subgroup: int
-    utility: str
-    node: int | None
-    members: np.ndarray
-    moment: float
-    interval: list | None
-    exceeds: bool
-    values: np.ndarray | None  # the members' utility values, decided
+class _Choice(Choice):
+    members: np.ndarray = None  # the atoms the witness selects
+    interval: list | None = None
+    values: np.ndarray | None = None  # the utility's values of every atom, decided
 
 
 class BoundedBackend:
@@ -474,7 +468,7 @@ class BoundedBackend:
         sups = np.array([c[0] for c in cands])
         errs = np.array([c[1] for c in cands])
         if all(Fraction(s) + Fraction(e) <= self.epsilon for s, e in zip(sups.tolist(), errs.tolist())):
-            return _Choice(float(sups.max()), 0, "", None, np.zeros(0, int), 0.0, None, False, None)
+            return _Choice(float(sups.max()), 0, "", None, 0.0, False, np.zeros(0, int))
         j = int(np.argmax(sups))
         others = np.delete(np.arange(len(cands)), j)
         if np.any(sups[others] + errs[others] >= sups[j] - errs[j]):
@@ -492,7 +486,7 @@ class BoundedBackend:
             raise Undecided("the witness interval")
         r, b, sup_w, moment = found
         members = table.members(r, b)
-        return _Choice(sup_w, k, name, a, members, moment, table.interval(r, b), True, table.U)
+        return _Choice(sup_w, k, name, a, moment, True, members, table.interval(r, b), table.U)
 
     def _top_edges(self, u: Utility) -> list:
         """The edges down to depth ``l`` of top-1 correctness at depth ``l`` (their logits fix the
@@ -665,9 +659,8 @@ class BoundedBackend:
             return None
         lo_hi = _table_interval(tables, choice) if choice.members else ()
         U = np.array([[float(x) for x in row] for row in tables[choice.utility][1]])
-        return _Choice(float(choice.sup), choice.subgroup, choice.utility, choice.node,
-                       np.array(choice.members, dtype=int), float(choice.moment), [float(x) for x in lo_hi] or None,
-                       choice.exceeds, U)
+        return _Choice(float(choice.sup), choice.subgroup, choice.utility, choice.node, float(choice.moment),
+                       choice.exceeds, np.array(choice.members, dtype=int), [float(x) for x in lo_hi] or None, U)
 
     # ------------------------------------------------------------------ one update
     def _star(self, a: int) -> list:

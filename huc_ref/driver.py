@@ -18,7 +18,21 @@ from .bounds import theorem_3_5_update_bound, update_decrease_floor
 from .rational import fraction_text
 from .results import BoostResult
 
-__all__ = ["Schedule", "Update", "drive"]
+__all__ = ["Choice", "Schedule", "Update", "drive"]
+
+
+@dataclass
+class Choice:
+    """What a backend's ``choose`` returns: the largest candidate (its sup, subgroup index,
+    utility name, node id or None for UC, signed moment ``Gamma`` of its witness) and whether the
+    sup exceeds epsilon (Sec. 3.2's stopping rule); each backend adds what its update needs."""
+
+    sup: float
+    subgroup: int
+    utility: str
+    node: int | None
+    moment: float
+    exceeds: bool
 
 
 @dataclass

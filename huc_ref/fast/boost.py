@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..distribution import FiniteDistribution
-from ..driver import Update, drive
+from ..driver import Choice, Update, drive
 from ..errors import HUCError
 from ..results import BoostResult
 from ..tree import LabelTree
@@ -167,8 +167,8 @@ class FloatBackend:
                     if node is not None and a != node:
                         continue
                     if best is None or sup[col] > best.sup:
-                        best = _Choice(float(sup[col]), k, name, a, int(r[col]), int(b[col]), float(moment[col]),
-                                       table, float(sup[col]) > self.eps)
+                        best = _Choice(float(sup[col]), k, name, a, float(moment[col]), float(sup[col]) > self.eps,
+                                       int(r[col]), int(b[col]), table)
         return best
 
     def update(self, choice, fixed, floor):
@@ -244,16 +244,10 @@ class _Subset:
 
 
 @dataclass
-class _Choice:
-    sup: float
-    subgroup: int
-    utility: str
-    node: int | None
-    r: int
-    b: int
-    moment: float
-    table: object
-    exceeds: bool
+class _Choice(Choice):
+    r: int = 0  # the witness: blocks r .. b-1 of the table's order
+    b: int = 0
+    table: object = None
 
 
 def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method: str = "huc", epsilon="1/100",
