@@ -48,11 +48,11 @@ def _population(tree, n, seed, tiny=False):
 def _same_run(a, b, alpha_tol=1e-9, loss_tol=1e-10):
     """Two runs made the same choices, steps and log losses (within float64's reach).
 
-    Except at an exact tie of two candidates' sups (e.g. the utilities u and -u): the certified
-    engine (``b``) compares them at two precisions, where rounding noise can favour the later one
-    at both, against the first-maximiser rule, while certified float64 gives such a tie to that
-    engine on its own state.  There the runs part, each with the same |Gamma| (checked), and the
-    comparison ends."""
+    Except at a tie of two candidates' sups within 1e-12: hypothesis once drew a run (two
+    utilities, 3 leaves) where the certified engine (``b``), which compares sups at two
+    precisions, chose the later of two candidates whose |Gamma| agreed to 1e-12 while certified
+    float64 (which sends any such tie to that engine on its own state) chose the first.  There
+    the runs part, each with the same |Gamma| (checked), and the comparison ends."""
     for x, y in zip(a.updates, b.updates):
         if (x["subgroup"], x["utility"], x["node"]) != (y["subgroup"], y["utility"], y["node"]):
             assert abs(abs(float(x["gamma"])) - abs(float(y["gamma"]))) <= 1e-12, (x, y)
@@ -255,6 +255,17 @@ def test_what_float64_cannot_decide_goes_to_the_certified_engine(monkeypatch):
                    epsilon=F(1, 100), fixed=None, select="greedy", max_updates=20, max_passes=100)
     _same_run(forced, normal, alpha_tol=1e-12)
     assert backend.fallbacks == {"forced": len(normal.updates) + 1}
+
+
+def test_exactly_tied_utilities_go_to_the_first_on_both_engines():
+    """The utilities u and -u have equal sups at every node, exactly: both engines give every
+    choice to the first, as the tie rule says, and make the same run."""
+    t = LabelTree.from_children("v0", {"v0": ["v1", "c"], "v1": ["a", "b"]})
+    d = FiniteDistribution(t, [{"p": ["1/3", "1/3", "1/3"], "label": "a"}])
+    us = {"u0": Table(t, [1, 1, 0]), "u1": Table(t, [-1, -1, 0])}
+    for run in (certified.boost(d, us, epsilon="1/20"), engine_boost(d, us, epsilon="1/20")):
+        assert run.updates and all(u["utility"] == "u0" for u in run.updates)
+    _same_run(certified.boost(d, us, epsilon="1/20"), engine_boost(d, us, epsilon="1/20"))
 
 
 def test_equal_candidates_are_decided_by_the_certified_engine():
