@@ -585,7 +585,7 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
 
 
 def check_digits(digits) -> int:
-    """The working precision in significant digits, checked (SPEC §4).
+    """The working precision in significant digits, checked (docs/specification.md §4).
 
     >>> check_digits(30)
     30

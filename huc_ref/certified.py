@@ -1,7 +1,7 @@
 """Certified boosting at float64 speed: HUC-Boost and UC-Boost decided in float64 with rigorous
-error bounds, multiprecision only where a bound cannot decide (Sec. 3.2, App. E; SPEC §4).
+error bounds, multiprecision only where a bound cannot decide (Sec. 3.2, App. E; docs/specification.md §4).
 
-The state is exact, as SPEC §4 asks: every atom's accumulated logits ``z_{v,j}`` (UC-Boost:
+The state is exact, as docs/specification.md §4 asks: every atom's accumulated logits ``z_{v,j}`` (UC-Boost:
 ``z_y``), exact rationals, and the predictions are a fresh softmax of them,
 
     HUC: f(x)_y = p0_y prod_{v on path(y)} e^{z_{v,j}} / N_v,   N_v = sum_k q0_{v,k} e^{z_{v,k}}
@@ -94,11 +94,11 @@ def _point(x) -> Fraction:
 
 
 def exp_bounds(z, scale: Fraction = Fraction(1)) -> tuple[np.ndarray, np.ndarray]:
-    """Floats ``lo <= e^(z scale) <= hi`` for each exact rational (or integer) ``z`` (SPEC §4: ``exp`` makes the
-    predictions irrational), from Arb's ball arithmetic at 80 bits (python-flint: rigorous
-    enclosures), each end rounded to the nearest float64 and moved one ulp outward: about
-    three ulps apart.  Below float64's normal range
-    the bounds are 0 and the smallest normal (the caller then refuses to go on).
+    """Floats ``lo <= e^(z scale) <= hi`` for each exact rational (or integer) ``z``
+    (docs/specification.md §4: ``exp`` makes the predictions irrational), from Arb's ball
+    arithmetic at 80 bits (python-flint: rigorous enclosures), each end rounded to the nearest
+    float64 and moved one ulp outward: about three ulps apart.  Below float64's normal range the
+    bounds are 0 and the smallest normal (the caller then refuses to go on).
 
     mpmath's directed rounding is not used here: it is not rigorous (``mpf_log`` rounded up at
     60 bits gives ``log(1 + 2^-52)`` below its true value; ``tests/test_certified.py``).
