@@ -346,9 +346,13 @@ class _Engine:
         return preds, tables
 
     def choose(self, ctx, node=None):
-        """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one node."""
+        """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one node.
+        Sups within ``2^(16 - prec)`` of each other (relatively) count as equal at this precision:
+        an exact tie then goes to the first at both precisions of :meth:`certified_choice`, and
+        distinct sups that close disagree between the two, which raises the precision."""
         preds, tables = self.audit(ctx)
         best, zero = None, ctx.mpf(0)
+        tie = ctx.mpf(2) ** (16 - ctx.prec)
         for k in range(len(self.dist.subgroups)):
             for name, (table, _, rel) in tables.items():
                 for a in ([None] if self.method == "uc" else rel):
@@ -356,7 +360,9 @@ class _Engine:
                         continue
                     row = table.best[k, a]
                     sup = zero if row.empty else row.sup
-                    if best is None or sup > best[0]:
+                    # a later candidate wins only by more than rounding can make: an exact tie (equal
+                    # rational sups, or the utilities u and -u) stays the first maximiser's at every precision
+                    if best is None or sup - best[0] > tie * abs(best[0]):
                         best = (sup, row, k, name, a, table)
         if best is None:
             return None, preds, tables
@@ -377,6 +383,8 @@ class _Engine:
             if (low[0] is None and high[0] is None) or (low[0] and high[0] and low[0].key() == high[0].key()
                                                          and self._values_agree(low[2], high[2])):
                 return low + (_context(bits),)
+            if low[0] and high[0] and not low[0].exceeds and not high[0].exceeds:
+                return low + (_context(bits),)  # no candidate exceeds epsilon: which is largest decides nothing
             bits *= 2
         raise HUCError(f"boost: a decision could not be certified at {_MAX_PRECISION} bits (an exact tie between "
                        "irrational quantities?); refusing to guess", kind="undecided")
