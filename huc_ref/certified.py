@@ -68,7 +68,8 @@ class Undecided(Exception):
 
 def gamma(n: int) -> float:
     """Higham's ``gamma_n = n u / (1 - n u)``: the relative error of ``n`` IEEE-754 roundings
-    (Higham, Accuracy and Stability of Numerical Algorithms, Lemma 3.1), rounded up.
+    (Higham, Accuracy and Stability of Numerical Algorithms, Lemma 3.1), rounded up; the unit of
+    every bound here on App. F.3's sums and E.2's ``Gamma``.
 
     >>> gamma(1) > 2.0 ** -53, gamma(10) < 1.2e-15
     (True, True)
@@ -130,7 +131,7 @@ def exp_bounds(z, scale: Fraction = Fraction(1)) -> tuple[np.ndarray, np.ndarray
 
 def log_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[list, list]:
     """Exact rationals ``a <= log x <= b`` for every ``x`` in ``[lo, hi]`` (positive floats), the
-    ends of Arb's balls at 80 bits (python-flint).
+    ends of Arb's balls at 80 bits (python-flint): the normalisers' logs in E.1's log loss.
 
     >>> a, b = log_bounds(np.array([1.0, 2.0]), np.array([1.0, 2.0]))
     >>> a[0], b[0], float(a[1]) <= 0.6931471805599453 <= float(b[1])
@@ -261,10 +262,11 @@ SCALE_BITS = 2300
 
 
 def on_grid(h: np.ndarray) -> np.ndarray:
-    """``h`` rounded to one dyadic grid, ``2^-40`` of its largest entry's binade: the applied step
-    is exact whatever it is (the certified engine rounds ``h`` to its working precision too), and
-    atoms whose exact directions are equal, which float64 computes a few ulps apart, then take
-    the same step, so that ties of their scores stay exact ties (:class:`_Same`).
+    """Algorithm 1's direction ``h`` rounded to one dyadic grid, ``2^-40`` of its largest entry's
+    binade: the applied step is exact whatever it is (the certified engine rounds ``h`` to its
+    working precision too), and atoms whose exact directions are equal, which float64 computes
+    a few ulps apart, then take the same step, so that ties of their scores stay exact ties
+    (:class:`_Same`).
 
     >>> on_grid(np.array([[0.1, -0.25]])).tolist() == [[round(0.1 * 2**41) / 2**41, -0.25]]
     True
@@ -392,8 +394,7 @@ class BoundedBackend:
             for y in range(K):
                 edges = tree.path_ids(y)[1:]
                 self.paths[y, :len(edges)] = edges
-            q0 = ft.subtree_sums(self.P0)  # q0_{v,k} = pi0_{v_k} / pi0_v, from the floats of p0
-            self.pi0 = q0
+            self.pi0 = ft.subtree_sums(self.P0)  # pi0_a; q0_{v,k} = pi0_{v_k} / pi0_v (floats of p0)
         else:
             self.paths = np.array([[leaves[y]] for y in range(K)], dtype=np.int64)
             self.pi0 = None
@@ -639,7 +640,15 @@ class BoundedBackend:
 
     def logit(self, i: int, b: int) -> Fraction:
         """Atom ``i``'s accumulated logit ``z`` of the edge into node ``b`` (UC-Boost: of leaf ``b``),
-        exactly."""
+        exactly (App. E.1: ``z_{t+1} = z_t + alpha h``).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> b = BoundedBackend(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}]),
+        ...                    {"u": Table(t, [0, 1])}, "huc", Fraction(1, 100), 30)
+        >>> b.update(b.choose(None), None, None).rule[-1], b.logit(0, 1), b.logit(0, 2)
+        (Fraction(-2, 1), Fraction(1, 1), Fraction(-1, 1))
+        """
         return Fraction(0) if not self.z[i, b] else self.z[i, b] * self.scale
 
     def _fallback(self, node):

@@ -28,7 +28,7 @@ TIE_U = {"u": Table(FOUR, [1, 1, -1, "-1/2"]), "margin": BinaryDecision(FOUR, ["
 TIE_D = FiniteDistribution(FOUR, [{"weight": "1/2", "p": ["1/4"] * 4, "eta": ["1/2", "1/4", "1/8", "1/8"]},
                                   {"weight": "1/2", "p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4}])
 FLAT10 = LabelTree.from_children("r", {"r": [f"c{k}" for k in range(10)]})
-WIDE = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+WIDE = LabelTree.from_children("r", {"r": ["b", "a"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})  # 30 last
 
 
 def _population(tree, n, seed, tiny=False):
