@@ -28,6 +28,7 @@ TIE_U = {"u": Table(FOUR, [1, 1, -1, "-1/2"]), "margin": BinaryDecision(FOUR, ["
 TIE_D = FiniteDistribution(FOUR, [{"weight": "1/2", "p": ["1/4"] * 4, "eta": ["1/2", "1/4", "1/8", "1/8"]},
                                   {"weight": "1/2", "p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4}])
 FLAT10 = LabelTree.from_children("r", {"r": [f"c{k}" for k in range(10)]})
+FLAT100 = LabelTree.from_children("r", {"r": [f"c{k}" for k in range(100)]})
 WIDE = LabelTree.from_children("r", {"r": ["b", "a"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})  # 30 last
 
 
@@ -85,17 +86,22 @@ def test_certified_float64_makes_the_certified_engines_run(data):
         assert fast.arithmetic == certified.ARITHMETIC
 
 
-@pytest.mark.parametrize("case", ["d1", "exact margin tie", "flat 10", "30 children", "near 1e-300"])
+@pytest.mark.parametrize("case", ["d1", "exact margin tie", "flat 10", "30 children", "near 1e-300",
+                                  "100 classes near 1e-300"])
 @pytest.mark.parametrize("method", ["huc", "uc"])
 def test_pinned_shapes_run_as_on_the_certified_engine(case, method):
     """D.1, an exact tie only the exact zero test sees, a flat 10-class tree, a node with 30
-    children and entries near 1e-300 (exact rationals): the same runs on both."""
+    children last at its depth, entries near 1e-300 (exact rationals) and 100 classes with a third
+    of them near 1e-300: the same runs on both."""
     d, us = {"d1": (D1, U1), "exact margin tie": (TIE_D, TIE_U),
              "flat 10": (_population(FLAT10, 5, 0), {"t": Table(FLAT10, [k % 3 - 1 for k in range(10)]),
                                                     "top": Top1AtDepth(FLAT10, 1)}),
              "30 children": (_population(WIDE, 4, 1), {"t": Table(WIDE, [F(k % 4, 3) for k in range(32)]),
                                                        "top": Top1AtDepth(WIDE, 1)}),
-             "near 1e-300": (_population(FOUR, 3, 2, tiny=True), U1)}[case]
+             "near 1e-300": (_population(FOUR, 3, 2, tiny=True), U1),
+             "100 classes near 1e-300": (_population(FLAT100, 3, 9, tiny=True),
+                                         {"t": Table(FLAT100, [k % 3 - 1 for k in range(100)]),
+                                          "top": Top1AtDepth(FLAT100, 1)})}[case]
     fast = certified.boost(d, us, method=method, epsilon="1/50", max_updates=40)
     _same_run(fast, engine_boost(d, us, method=method, epsilon="1/50", max_updates=40))
 
