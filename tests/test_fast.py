@@ -427,25 +427,58 @@ def test_tie_blocks_shortcut_equals_the_full_certainty_check(n, seed, spread):
     assert new.tolist() == [bool(c and s[i + 1] > s[i]) for i, c in enumerate(certain)]
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(2, 40), st.integers(0, 2**32), st.booleans())
-@example(n=12, seed=0, clash=True)
-def test_canonical_ties_are_the_run_then_key_order(n, seed, clash):
-    """One sort of the (run, leading key bits) composite gives the order of sorting by run and
-    then by the full key; keys that differ only in the cut-off low bits (``clash``) take the
-    exact two-key sort.  Compared with numpy's lexsort, by the keys each rank gets."""
-    from huc_ref.fast.intervals import canonical_ties
-    rng = np.random.default_rng(seed)
-    score = np.sort(rng.integers(0, 5, n))
-    order = rng.permutation(n)
-    new = np.diff(score) > 0
-    high = rng.integers(0, 4, n).astype(np.uint64) * np.uint64(2**61)
-    keys = high + (rng.integers(0, 3, n).astype(np.uint64) if clash else np.uint64(0))
-    got = canonical_ties(order, new, lambda idx: keys[idx])
-    run = np.cumsum(np.concatenate([[True], new])) - 1
-    want = order[np.lexsort((keys[order], run))]
-    assert keys[got].tolist() == keys[want].tolist()
-    assert sorted(got.tolist()) == list(range(n))
+@st.composite
+def blocked_values(draw):
+    """Values cut into blocks as tie blocks cut an audit's entries: cancelling pairs, magnitudes
+    from 1e-300 to 1e300 in one block, exact ties of one value, blocks of one."""
+    n = draw(st.integers(1, 300))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32)))
+    kind = draw(st.sampled_from(["normal", "magnitudes", "tiny", "cancel", "repeat"]))
+    if kind == "normal":
+        x = rng.normal(size=n)
+    elif kind == "magnitudes":
+        x = rng.normal(size=n) * 10.0 ** rng.integers(-300, 300, n)
+    elif kind == "tiny":
+        x = np.round(rng.normal(size=n), 3) * 1e-300
+    elif kind == "cancel":
+        half = rng.normal(size=n) * 10.0 ** rng.integers(-20, 20, n)
+        x = rng.permutation(np.concatenate([half, -half, rng.normal(size=3) * 1e-30]))
+    else:
+        x = rng.choice([0.1, -0.3, 1 / 3], n)
+    cuts = rng.choice(np.arange(1, len(x)), size=draw(st.integers(0, min(len(x) - 1, 12))), replace=False)
+    return x, np.concatenate([[0], np.sort(cuts)]).astype(np.intp)
+
+
+@settings(max_examples=300, deadline=None)
+@given(blocked_values())
+@example((np.array([0.1, 0.2, 0.3, 1.0, 2.0**-60, -1.0]), np.array([0, 3])))
+@example((np.full(10**5, 0.1), np.array([0, 1, 40_000])))
+@example((np.array([2.0**1000, 1e-300, -(2.0**1000), 3e-300]), np.array([0])))
+@example((np.array([5e-324, 5e-324, -1e-323, 2.5e-308]), np.array([0, 3])))
+def test_block_sums_are_within_their_bound_of_the_exact_sums_in_any_order(case):
+    """Each block's total (Algorithm 2's prefix sums at tie-block ends, App. F.3) is within
+    ``gamma_(L-1)`` of the block's ``sum |x|`` plus ``2^-DROPPED`` of its largest ``|x|`` (and half
+    the smallest subnormal) of the exact sum of its floats, computed in Fractions; a block of
+    one value is that value; reordering every block's values gives the same bits (a float
+    cumsum does not: the cancelling blocks)."""
+    from huc_ref.fast.numbers import DROPPED, UNIT_ROUNDOFF, block_sums, sum_levels
+    x, starts = case
+    got = block_sums(x, starts)
+    ends = np.append(starts[1:], len(x))
+    L = len(sum_levels(int((ends - starts).max())))
+    for b, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist())):
+        part = [Fraction(v) for v in x[lo:hi].tolist()]
+        if hi - lo == 1:
+            assert got[b] == x[lo]
+            continue
+        bound = ((L - 1) * 1.01 * UNIT_ROUNDOFF * sum(map(abs, part)) + max(map(abs, part)) / 2**DROPPED
+                 + Fraction(2.0**-1075))
+        assert abs(Fraction(float(got[b])) - sum(part)) <= bound
+    rng = np.random.default_rng(len(x))
+    shuffled = x.copy()
+    for lo, hi in zip(starts.tolist(), ends.tolist()):
+        shuffled[lo:hi] = rng.permutation(shuffled[lo:hi])
+    assert block_sums(shuffled, starts).tobytes() == got.tobytes()
 
 
 @st.composite

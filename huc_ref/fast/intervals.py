@@ -7,29 +7,9 @@ from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
 
-__all__ = ["row_keys", "argsort_keys", "sort_scores", "argsort_scores", "score_keys", "canonical_ties", "tie_blocks",
-           "Rows"]
+from .numbers import block_sums, sum_levels
 
-
-def row_keys(columns) -> np.ndarray:
-    """A 64-bit key per row from the bits of its float64 (or integer) ``columns``: equal rows get
-    equal keys, and distinct rows distinct keys but with probability about ``2**-64``.
-
-    >>> k = row_keys([np.array([0.5, 0.5, 0.25]), np.array([1, 1, 1])])
-    >>> bool(k[0] == k[1]), bool(k[0] == k[2])
-    (True, False)
-    """
-    h = shifted = None
-    for col in columns:
-        x = np.ascontiguousarray(col, dtype=np.float64 if np.asarray(col).dtype.kind == "f" else np.int64)
-        if h is None:
-            h = x.view(np.uint64) ^ np.uint64(0x243F6A8885A308D3)
-        else:
-            h ^= x.view(np.uint64)
-        h *= np.uint64(0x9E3779B97F4A7C15)  # a multiply-xor fold (wraps modulo 2**64)
-        shifted = np.right_shift(h, np.uint64(29), out=shifted)  # one buffer for every column
-        h ^= shifted
-    return h
+__all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "tie_blocks", "Rows"]
 
 
 def argsort_keys(key: np.ndarray) -> np.ndarray:
@@ -76,7 +56,7 @@ def argsort_keys(key: np.ndarray) -> np.ndarray:
 
 def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 2's sort (App. F.3): an order of ``score`` (float64, no NaN) that sorts it, and the sorted scores
-    (``np.sort(score)``); equal scores in any order (the caller groups them, :func:`canonical_ties`).
+    (``np.sort(score)``); equal scores in any order (the caller groups them, :func:`tie_blocks`).
     Each score's bits, made order-preserving as an unsigned integer (:func:`score_keys`), sorted
     by :func:`argsort_keys`;
     below 4,096 scores, or where a sample of about a thousand shows many scores sharing their
@@ -122,44 +102,7 @@ def argsort_scores(score: np.ndarray) -> np.ndarray:
     return np.argsort(score)  # small, or many ties (which numpy's argsort gains from, the packed keys not)
 
 
-def canonical_ties(order: np.ndarray, new: np.ndarray, tiebreak) -> np.ndarray:
-    """``order`` with each run of equal scores put in a canonical order: by ``tiebreak(idx)``,
-    64-bit keys of the rows' contents (:func:`row_keys`).  Sums over a run then do not depend
-    on the order the atoms came in (float addition is not associative); equal keys are rows
-    with the same contents, whose order changes nothing.
-
-    One sort of the tied atoms on a 64-bit composite: the run in the high bits, the key's
-    leading bits below it.  Where two atoms of one run share the composite but not the key
-    (their keys differ only in the bits cut off), the tied atoms are sorted by run and full key.
-
-    >>> keys = np.array([5, 9, 1])  # one run of three equal scores, ordered by key
-    >>> canonical_ties(np.array([0, 1, 2]), np.array([False, False]), lambda idx: keys[idx]).tolist()
-    [2, 0, 1]
-    """
-    start = np.concatenate([[True], new])  # a run starts at rank r
-    run = np.cumsum(start) - 1
-    size = np.bincount(run)
-    tied = size[run] > 1
-    if not tied.any():
-        return order
-    ranks = np.flatnonzero(tied)
-    members = order[ranks]
-    runs = run[ranks]
-    keys = np.asarray(tiebreak(members)).astype(np.uint64, copy=False)
-    bits = max(1, int(runs[-1]).bit_length())  # runs increase with rank: the last is the largest
-    composite = (runs.astype(np.uint64) << np.uint64(64 - bits)) | (keys >> np.uint64(bits))
-    keyed = np.argsort(composite)  # (many equal composites: numpy's argsort is the faster here)
-    k = keys[keyed]  # sorted by run first, so the runs stay as they are
-    same = composite[keyed]
-    if np.any((same[1:] == same[:-1]) & (k[1:] != k[:-1])):  # the cut-off bits decide
-        keyed = np.lexsort((keys, runs))
-    order = order.copy()
-    order[ranks] = members[keyed]
-    return order
-
-
-def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
-               tiebreak=None, order: np.ndarray | None = None,
+def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: np.ndarray | None = None,
                ranked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The atoms in increasing order of score, and where a new tie block starts (Algorithm 2).
 
@@ -169,9 +112,8 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
     them (exact ties in rational inputs, whose float scores differ by a few ulps, or distinct
     scores closer than float64 resolves) are put in order and grouped by their exact scores,
     ``exact_score(i)``, or, when there is none (a float array), are one block; elsewhere,
-    distinct floats are distinct blocks.  With ``tiebreak`` (keys of the rows' contents), equal
-    scores are ordered canonically (:func:`canonical_ties`), so the sums are the same bits
-    whatever order the atoms came in.
+    distinct floats are distinct blocks.  Inside a block the atoms stay in any order: its sum
+    does not depend on it (:func:`huc_ref.fast.numbers.block_sums`).
 
     >>> order, new = tie_blocks(np.array([0.3, 0.1, 0.1 + 2e-17]), np.full(3, 1e-16), lambda i: Fraction(1, 10))
     >>> order.tolist(), new.tolist()  # atoms 1 and 2 are one block: their exact scores are equal
@@ -185,8 +127,6 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score,
         s = score[order] if ranked is None else ranked
     d = np.diff(s)
     new = d > 0
-    if tiebreak is not None and len(s) > 1 and not new.all():
-        order = canonical_ties(order, new, tiebreak)
     if error is None or len(s) < 2 or not error.max() > 0:
         return order, new
     gap = 2.0 * error.max()  # distinct floats further apart than any two errors are certainly in order
@@ -228,6 +168,9 @@ class Rows:
     intervals of ``|C_b - C_r|`` is the range ``max C - min C`` of the prefix sums at block
     ends (with ``C_0 = 0``), so it is two ``reduceat``s per subgroup; the witness is the pair
     of first extreme positions, mapped back to the blocks of all atoms (App. F.3's tie rule).
+    With ties, the prefix sums add each block's total (:func:`huc_ref.fast.numbers.block_sums`,
+    the same bits whatever order the block's atoms are in), so the audit is the same bits
+    after permuting atoms.
     """
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
@@ -238,11 +181,7 @@ class Rows:
             return
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
         if blocks is None:
-            def tiebreak(idx):  # what an atom adds: its residual, its terms and their columns, its weights
-                weights = [W[:, g] for g in range(W.shape[1]) if W[:, g].min() != W[:, g].max()]  # equal ones: no key
-                return row_keys([residual[idx], *(col_table[k, np.asarray(kind)[idx]] for k in range(len(terms))),
-                                 *(terms[k, idx] for k in range(len(terms))), *(w.take(idx) for w in weights)])
-            blocks = tie_blocks(score, score_error, exact_score, tiebreak, getattr(self, "order", None),
+            blocks = tie_blocks(score, score_error, exact_score, getattr(self, "order", None),
                                 getattr(self, "_ranked", None))
         self.order, new = blocks
         order, self._score = self.order, score
@@ -271,8 +210,8 @@ class Rows:
         """The UC column alone straight after the sort, when float64 certifies every gap between
         neighbouring scores (no ties: every atom its own block); False (the sort kept in
         ``self.order``) where a tie or an uncertain gap needs the general route.  numba: one pass
-        of :func:`huc_ref.fast.kernels.sorted_uc_scan`; numpy: score and residual gathered
-        together into rank order (one take), then :meth:`_uc_only`."""
+        of :func:`huc_ref.fast.kernels.sorted_uc_scan`; numpy: the scores gathered into rank
+        order and their gaps checked, then the residuals gathered and :meth:`_uc_only`."""
         n = len(score)
         order = argsort_scores(score)
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
@@ -284,18 +223,16 @@ class Rows:
                 self.order = order
                 return False
         else:
-            pairs = np.empty((n, 2))
-            pairs[:, 0], pairs[:, 1] = score, residual
-            ranked = pairs.take(order, axis=0)  # one gather for both
-            if not np.all(np.diff(ranked[:, 0]) > gap):
-                self.order, self._ranked = order, np.ascontiguousarray(ranked[:, 0])  # (for tie_blocks)
+            ranked = score.take(order)  # (two gathers of one column each: faster than one of pairs)
+            if not np.all(np.diff(ranked) > gap):
+                self.order, self._ranked = order, ranked  # (for tie_blocks)
                 return False
         self.order, self._score = order, score
         self.starts = self.block_last = np.arange(n)
         if engine == "numba":
             self.best = [self._record(n_cols, mx, int(i_mx), mn, int(i_mn)) for mx, i_mx, mn, i_mn in out.tolist()]
         else:
-            self.best = self._uc_only(ranked[:, 1], W, n_cols, engine)
+            self.best = self._uc_only(residual.take(order), W, n_cols, engine)
         return True
 
     @staticmethod
@@ -316,10 +253,12 @@ class Rows:
         rank order one at a time (then every pass of the kernel is sequential)."""
         from .kernels import group_and_scan
         order = self.order
+        ties = len(self.starts) < len(residual)
         found = group_and_scan(block, residual, kind.astype(np.int64),
                                np.asarray(terms, dtype=float).take(order, axis=1),
                                np.ascontiguousarray(col_table, dtype=np.int64),
-                               np.ascontiguousarray(W).take(order, axis=0), n_cols)
+                               np.ascontiguousarray(W).take(order, axis=0), n_cols,
+                               sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
         return [tuple(x[g] for x in found) for g in range(W.shape[1])]
 
     def _numpy(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
@@ -352,12 +291,16 @@ class Rows:
 
         def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
             return np.where(j > 0, blk[last[np.maximum(be_first + j - 1, 0)]] + 1, 0)
+        ties = len(last) < len(val)
+        if ties:  # each column's blocks: their first entries, and the first block of each column
+            block_first = np.concatenate([[0], last[:-1] + 1])
+        at = be_first if ties else seg
         for k in range(W.shape[1]):
             x = val * Wr[k].take(rank)
-            x[seg[1:]] -= np.add.reduceat(x, seg)[:-1]  # restart the prefix sums in every column
+            if ties:  # the prefix sums at block ends only, of the blocks' order-free totals
+                x = block_sums(x, block_first)
+            x[at[1:]] -= np.add.reduceat(x, at)[:-1]  # restart the prefix sums in every column
             C = np.cumsum(x)
-            if len(last) < len(C):  # prefix sums at block ends only
-                C = C[last]
             mx, mn = np.maximum.reduceat(C, be_first), np.minimum.reduceat(C, be_first)
             i_mx = np.where(mx > 0, self._first(C, mx, counts, be_first), 0)
             i_mn = np.where(mn < 0, self._first(C, mn, counts, be_first), 0)
@@ -370,9 +313,9 @@ class Rows:
 
     def _uc_only(self, residual, W, n_cols, engine) -> list:
         """Algorithm 2 on the UC column alone (no node terms; ``residual`` in rank order): the
-        prefix sums of every atom, read at block ends, whose first extreme positions are block
-        prefixes already.  A subgroup whose weights are all equal multiplies by one number
-        instead of gathering its weights; ``engine="numba"``: one compiled pass per subgroup
+        prefix sums of the blocks' totals, whose first extreme positions are block prefixes.
+        A subgroup whose weights are all equal multiplies by one number instead of gathering
+        its weights; ``engine="numba"`` without ties: one compiled pass per subgroup
         (:func:`huc_ref.fast.kernels.uc_scan`)."""
         if engine == "numba":
             from .kernels import uc_scan
@@ -380,13 +323,13 @@ class Rows:
         for k in range(W.shape[1]):
             w = W[:, k]
             lo, hi = w.min(), w.max()
-            if engine == "numba":
-                mx, i_mx, mn, i_mn = uc_scan(residual, w if lo != hi else w[:1], self.order, self.block_last)
+            if engine == "numba" and len(self.block_last) == len(residual):
+                mx, i_mx, mn, i_mn = uc_scan(residual, w if lo != hi else w[:1], self.order)
             else:
                 C = residual * lo if lo == hi else residual * w.take(self.order)
+                if len(self.block_last) < len(C):  # ties: the blocks' order-free totals
+                    C = block_sums(C, self.starts)
                 np.cumsum(C, out=C)
-                if len(self.block_last) < len(C):
-                    C = C.take(self.block_last)
                 i_mx, i_mn = int(np.argmax(C)), int(np.argmin(C))
                 mx, mn = C[i_mx], C[i_mn]
             best.append(self._record(n_cols, float(mx), int(i_mx), float(mn), int(i_mn)))

@@ -8,8 +8,8 @@ The loops that numpy can only express as several passes over memory:
 * :func:`group_and_scan` groups the nonzero terms by column with a counting sort and runs
   Algorithm 2 on every column and subgroup in one pass: prefix sums at block ends, the first
   maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with reduceats;
-* :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) in one pass,
-  gathering each atom's weight as it goes, and :func:`sorted_uc_scan` does so straight after the
+* :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) without ties
+  in one pass, gathering each atom's weight as it goes, and :func:`sorted_uc_scan` does so straight after the
   sort when float64 certifies every gap (no ties); :func:`flat_rows_ok` and :func:`flat_terms`
   check and score the rows of a flat tree in one read each;
 * :func:`null_scan` runs Algorithm 2's sups for many null draws of the labels at once, in one
@@ -22,6 +22,8 @@ stay plain Python (:data:`COMPILED` is False): importable and doctested, far too
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -164,23 +166,26 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
 
 
 @_jit
-def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols):  # pragma: no cover - compiled
+def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols, levels):  # pragma: no cover - compiled
     """Algorithm 2 for every column and subgroup of one utility, from arrays in rank order.
 
     For the atom of rank ``r`` (atoms sorted by score): ``block[r]``, its tie block;
     ``residual[r]``, its UC residual (column 0); ``terms[k, r]``, its term belonging to
     column ``col_table[k, kind[r]]`` (for samples ``kind`` is the label); ``Wr[r, g]``, its
-    weight in subgroup ``g``.  Returns ``sup, r, b, moment`` arrays of shape
-    ``(groups, n_cols)``, with ``r, b`` prefixes of the blocks of all atoms.  Algorithm 2
+    weight in subgroup ``g``; ``levels``: with ties, the extractors of
+    ``huc_ref.fast.numbers.sum_levels`` for the largest block (each block's total is then
+    order-free, as ``block_sums`` makes it), else empty.  Returns ``sup, r, b, moment`` arrays
+    of shape ``(groups, n_cols)``, with ``r, b`` prefixes of the blocks of all atoms.  Algorithm 2
     (App. F.3; see ``huc_ref.fast.intervals.Rows``, its numpy twin).  Every array is read in order.
 
     >>> sup, r, b, moment = group_and_scan(np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64),
-    ...                                    np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), np.ones((3, 1)), 1)
+    ...                                    np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), np.ones((3, 1)), 1,
+    ...                                    np.zeros(0))
     >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # the middle block alone: -1/2
     ([[0.5]], [[1]], [[2]], [[-0.5]])
     """
     start, rank, val = _group(residual, kind, terms, col_table, n_cols)
-    return _scan(start, rank, val, block, Wr)
+    return _scan(start, rank, val, block, Wr, levels)
 
 
 @_jit
@@ -269,27 +274,25 @@ def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no co
 
 
 @_jit
-def uc_scan(residual, w, order, block_last):  # pragma: no cover - compiled
-    """Algorithm 2 (App. F.3) on the UC column alone, in one pass: the prefix sums of ``residual[r] *
-    w[order[r]]`` (``residual`` in rank order; ``w`` of length 1: one weight for every atom),
-    read at the block ends ``block_last``.  Returns the largest and the smallest of them with
-    the first block (0-based) attaining each, the numbers numpy's ``cumsum`` and first
+def uc_scan(residual, w, order):  # pragma: no cover - compiled
+    """Algorithm 2 (App. F.3) on the UC column alone, in one pass, every atom its own block (no
+    ties): the prefix sums of ``residual[r] * w[order[r]]`` (``residual`` in rank order; ``w`` of
+    length 1: one weight for every atom).  Returns the largest and the smallest of them with
+    the first atom (0-based rank) attaining each, the numbers numpy's ``cumsum`` and first
     ``argmax``/``argmin`` give (``huc_ref.fast.intervals.Rows._uc_only``, its numpy twin).
 
-    >>> [float(x) for x in uc_scan(np.array([0.25, -0.5, 0.25]), np.ones(1), np.arange(3), np.arange(3))]
+    >>> [float(x) for x in uc_scan(np.array([0.25, -0.5, 0.25]), np.ones(1), np.arange(3))]
     [0.25, 0.0, -0.25, 1.0]
     """
     one = w.shape[0] == 1
-    c, r = 0.0, 0
+    c = 0.0
     mx, i_mx, mn, i_mn = 0.0, -1, 0.0, -1
-    for b in range(block_last.shape[0]):
-        while r <= block_last[b]:
-            c += residual[r] * (w[0] if one else w[order[r]])
-            r += 1
+    for r in range(residual.shape[0]):
+        c += residual[r] * (w[0] if one else w[order[r]])
         if i_mx < 0 or c > mx:
-            mx, i_mx = c, b
+            mx, i_mx = c, r
         if i_mn < 0 or c < mn:
-            mn, i_mn = c, b
+            mn, i_mn = c, r
     return mx, i_mx, mn, i_mn
 
 
@@ -327,10 +330,14 @@ def _group(residual, kind, terms, col_table, n_cols):  # pragma: no cover - comp
 
 
 @_jit
-def _scan(start, rank, val, block, Wr):  # pragma: no cover - compiled
+def _scan(start, rank, val, block, Wr, levels):  # pragma: no cover - compiled
     """Algorithm 2 on every column (entries ``start[c]:start[c + 1]``) and subgroup (columns of
-    ``Wr``, the weights by rank), reading each entry once."""
+    ``Wr``, the weights by rank), reading each entry once; with ``levels`` (ties), each block's
+    entries split as ``huc_ref.fast.numbers.block_sums`` splits them, so its total is the same
+    bits in any order."""
     G, n_cols = Wr.shape[1], start.shape[0] - 1
+    L = levels.shape[0]
+    acc = np.zeros(max(L, 1))  # a block's level sums (exact)
     sup = np.zeros((G, n_cols))
     rr = np.zeros((G, n_cols), dtype=np.int64)
     bb = np.zeros((G, n_cols), dtype=np.int64)
@@ -343,12 +350,33 @@ def _scan(start, rank, val, block, Wr):  # pragma: no cover - compiled
         C[:], mx[:], mn[:] = 0.0, 0.0, 0.0
         i_mx[:], i_mn[:], f_mx[:], f_mn[:] = 0, 0, 0, 0
         j = 0
-        for e in range(lo, hi):
-            r, v = rank[e], val[e]
+        first = lo
+        while first < hi:  # the column's entries of one block: first .. end - 1
+            end = first + 1
+            while end < hi and block[rank[end]] == block[rank[first]]:
+                end += 1
             for g in range(G):
-                C[g] += v * Wr[r, g]
-            if e + 1 < hi and block[rank[e + 1]] == block[r]:
-                continue  # not a block end
+                if end - first == 1 or L == 0:
+                    for i in range(first, end):
+                        C[g] += val[i] * Wr[rank[i], g]
+                    continue
+                largest = 0.0  # block_sums: scaled by the block's largest, split into exact level sums
+                for i in range(first, end):
+                    largest = max(largest, abs(val[i] * Wr[rank[i], g]))
+                scale = math.frexp(largest)[1]
+                acc[:] = 0.0
+                for i in range(first, end):
+                    x = math.ldexp(val[i] * Wr[rank[i], g], -scale)
+                    for k in range(L):
+                        part = (x + levels[k]) - levels[k]
+                        acc[k] += part
+                        x -= part
+                total = acc[L - 1]
+                for k in range(L - 2, -1, -1):
+                    total = acc[k] + total
+                C[g] += math.ldexp(total, scale)
+            r = rank[end - 1]
+            first = end
             j += 1
             for g in range(G):
                 if C[g] > mx[g]:

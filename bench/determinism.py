@@ -1,12 +1,13 @@
 """What the fast audit's determinism costs (README, Robustness).  Not a test: prints ratios
 measured in one run.
 
-Equal scores are summed in a canonical order (``huc_ref.fast.intervals.canonical_ties``), so
-the audit is the same bits after permuting atoms.  For binary UC at n = 10^6 with and without
-ties (three-decimal scores: nearly every atom tied), the best of five alternating runs with the
-canonical order and with it switched off, and their ratio.
+Each tie block's sum is the same bits whatever the order of its atoms
+(``huc_ref.fast.numbers.block_sums``), so the audit is the same bits after permuting atoms.  For
+binary UC at n = 10^6 with and without ties (three-decimal scores: nearly every atom tied), the
+best of five alternating runs with order-free block sums and with numpy's order-dependent
+``add.reduceat`` in their place, and their ratio.
 
-Run: ``python bench/canonical_ties.py`` (``--quick``: n = 10^4).
+Run: ``python bench/determinism.py`` (``--quick``: n = 10^4).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ def main(argv=None) -> None:
     n = 10**4 if ap.parse_args(argv).quick else 10**6
     tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     us = {"pos": class_indicator(tree, "pos")}
-    canonical = intervals.canonical_ties
-    print(f"{'n':>9} {'ties':>5} {'canonical s':>12} {'off s':>8} {'ratio':>7}")
+    order_free = intervals.block_sums
+    print(f"{'n':>9} {'ties':>5} {'order-free s':>12} {'reduceat s':>10} {'ratio':>7}")
     for ties in (False, True):
         rng = np.random.default_rng(0)
         p = rng.uniform(0.001, 0.999, n)
@@ -45,12 +46,12 @@ def main(argv=None) -> None:
         run()
         on, off = [], []
         for _ in range(5):  # alternating
-            intervals.canonical_ties = canonical
+            intervals.block_sums = order_free
             on.append(best_of(1, run))
-            intervals.canonical_ties = lambda order, new, tiebreak: order
+            intervals.block_sums = np.add.reduceat
             off.append(best_of(1, run))
-        intervals.canonical_ties = canonical
-        print(f"{n:>9} {'yes' if ties else 'no':>5} {min(on):>12.3f} {min(off):>8.3f} {min(on) / min(off):>7.2f}",
+        intervals.block_sums = order_free
+        print(f"{n:>9} {'yes' if ties else 'no':>5} {min(on):>12.3f} {min(off):>10.3f} {min(on) / min(off):>7.2f}",
               flush=True)
 
 
