@@ -44,7 +44,7 @@ from .driver import Choice, Update, drive
 from .errors import HUCError
 from .fast.audit import dense_rows, result_rows
 from .fast.boost import direction
-from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, ExactRows, floats, rounding_bound
+from .fast.numbers import DROPPED, SMALLEST_NORMAL, UNIT_ROUNDOFF, ExactRows, floats, rounding_bound, sum_levels
 from .fast.tree import FastTree
 from .rational import fraction_text
 from .results import BoostResult
@@ -168,8 +168,9 @@ def prefix_error(table, u: Utility, W: np.ndarray, rho: float) -> np.ndarray:
     ``T = 12 (rho + eps_u + gamma_{K+4}) A`` (the subtraction's and weights' roundings inside).
     An entry ``W t`` adds ``|W| (T + 4 u |t|)``; the prefix sums, which
     :class:`huc_ref.fast.intervals.Rows` forms in one pass over every column with each
-    column's total subtracted at its start, add ``2 gamma_N`` of all entries' magnitudes.
-    Everything is then doubled (:data:`_MARGIN`).
+    column's total subtracted at its start, add ``2 gamma_N`` of all entries' magnitudes, and
+    the tie blocks' totals (:func:`huc_ref.fast.numbers.block_sums`) ``gamma_L + 2^-DROPPED`` of
+    them (``L`` levels).  Everything is then doubled (:data:`_MARGIN`).
 
     >>> from huc_ref import LabelTree, Table
     >>> from huc_ref.fast.numbers import ExactRows
@@ -188,7 +189,8 @@ def prefix_error(table, u: Utility, W: np.ndarray, rho: float) -> np.ndarray:
     absW = np.abs(W)
     per_column = absW.T @ (T[:, None] + 4.0 * UNIT_ROUNDOFF * X)
     everything = absW.T @ X.sum(axis=1)
-    return _MARGIN * (per_column + 2.0 * gamma(X.size + 1) * everything[:, None])
+    sums = 2.0 * gamma(X.size + 1) + gamma(len(sum_levels(max(n, 2)))) + 2.0 ** -DROPPED
+    return _MARGIN * (per_column + sums * everything[:, None])
 
 
 def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float):

@@ -272,7 +272,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                 with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
                     S = RootFirst(ft, Xd) if root_first else ft.level_sums(Xd, dfs=True)
             smallest = Xd.min()
-            ok = ok and smallest >= 0 and S[0].min() > 0 and S[0].max() < np.inf  # S[0]: the row sums
+            low_sum, high_sum = S[0].min(), S[0].max()  # S[0]: the row sums
+            ok = ok and smallest >= 0 and low_sum > 0 and high_sum < np.inf
             if ok:
                 if pi is None and need_pi:
                     pi = on_paths(ft, y, H + 1, S)
@@ -282,9 +283,13 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                         ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
                     T[term_row[k]:term_row[k + 1], part] = terms[depths[k]]
         if ok and row_sum_tolerance is not None:
-            with np.errstate(over="ignore", invalid="ignore"):
-                sums = S[0] if S is not None else row_sums(X)
-            if sums.max() - 1.0 > row_sum_tolerance or 1.0 - sums.min() > row_sum_tolerance:
+            if rest:  # (the row sums' range, read above)
+                sums = S[0]
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    sums = S[0] if S is not None else row_sums(X)
+                low_sum, high_sum = sums.min(), sums.max()
+            if high_sum - 1.0 > row_sum_tolerance or 1.0 - low_sum > row_sum_tolerance:
                 i = int(np.argmax(np.abs(sums - 1.0) > row_sum_tolerance))
                 return s + i, (f"sums to {sums[i].item()!r}, not 1 (within {row_sum_tolerance:g}); pass "
                                "renormalize=True to take each row divided by its sum"), "probability_sum"
@@ -464,9 +469,8 @@ def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
         ids = np.array([tree.find_label(v) if isinstance(v, str) else
                         int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else -1
                         for v in y], dtype=int)
-    bad = (ids < 0) | (ids >= tree.K)
-    if bad.any():
-        i = int(np.argmax(bad))
+    if len(ids) and (ids.min() < 0 or ids.max() >= tree.K):
+        i = int(np.argmax((ids < 0) | (ids >= tree.K)))
         value = y[i].item() if isinstance(y[i], np.generic) else y[i]
         raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id", kind="reference")
     return ids
@@ -522,7 +526,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
             raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
         w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
         w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
-    groups = {"all": np.ones(n)} if subgroups is None else subgroups
+    groups = {"all": None} if subgroups is None else subgroups  # (everyone: the weights alone, below)
     if not isinstance(groups, Mapping) or not groups:
         raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]", kind="type")
     WT = w[None, :] if subgroups is None else np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup

@@ -124,15 +124,16 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
     if order is None:
         order, s = sort_scores(score)
     else:  # the caller's sort, and perhaps the scores in its order
-        s = score[order] if ranked is None else ranked
+        s = score.take(order) if ranked is None else ranked
     d = np.diff(s)
     new = d > 0
-    if error is None or len(s) < 2 or not error.max() > 0:
+    largest = error.max() if error is not None and len(s) > 1 else 0.0
+    if not largest > 0:
         return order, new
-    gap = 2.0 * error.max()  # distinct floats further apart than any two errors are certainly in order
-    if not np.any(d <= gap) or ((exact_score is None or new.all()) and not np.any((d <= gap) & new)):
+    close = d <= 2.0 * largest  # distinct floats further apart than any two errors are certainly in order
+    if not close.any() or ((exact_score is None or new.all()) and not np.any(close & new)):
         return order, new  # (equal floats are one block without exact scores to split them)
-    e = error[order]
+    e = error.take(order)
     high = np.maximum.accumulate(s + e)  # the largest exact score possible so far
     low = np.minimum.accumulate((s - e)[::-1])[::-1]  # the smallest possible from here on
     unsure = ~(high[:-1] < low[1:])
@@ -192,11 +193,11 @@ class Rows:
             self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
         #: per subgroup: ``(sup, r, b, moment)`` arrays over the columns [UC, relevant nodes...]
         if not len(terms):  # the UC column alone
-            self.best = self._uc_only(residual[order], W, n_cols, engine)
+            self.best = self._uc_only(residual.take(order), W, n_cols, engine)
         else:
             block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
             scan = self._compiled if engine == "numba" else self._numpy
-            self.best = scan(block, residual[order], terms, col_table, np.asarray(kind)[order], W, n_cols)
+            self.best = scan(block, residual.take(order), terms, col_table, np.asarray(kind).take(order), W, n_cols)
         self._copy_uc(uc_copies)
 
     def _copy_uc(self, columns):

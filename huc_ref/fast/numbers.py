@@ -178,7 +178,7 @@ def weighted_row_sums(X: np.ndarray, U: np.ndarray) -> np.ndarray:
 
 
 #: :func:`block_sums` drops, per block, at most ``2^-DROPPED`` of its largest ``|x|``.
-DROPPED = 75
+DROPPED = 64
 
 
 def sum_levels(size: int) -> np.ndarray:
@@ -191,10 +191,10 @@ def sum_levels(size: int) -> np.ndarray:
     the rounded values, multiples of ``2^(q_j - 52)`` below ``2^(q_j + 1)``, is exact in any order).
     Levels are added until the remainder is at most ``2^-(DROPPED + k)``.
 
-    >>> sum_levels(2).tolist()  # k = 1: q = 2, -49 (remainders 2^-51, then 2^-102 <= 2^-76)
+    >>> sum_levels(2).tolist()  # k = 1: q = 2, -49 (remainders 2^-51, then 2^-102 <= 2^-65)
     [6.0, 2.6645352591003757e-15]
-    >>> len(sum_levels(10**6))  # k = 20: 32 bits per level
-    3
+    >>> len(sum_levels(8192)), len(sum_levels(10**6))  # k = 13: 39 bits per level; k = 20: 32
+    (2, 3)
     """
     k = max(1, (int(size) - 1).bit_length())
     if k > 40:
@@ -216,8 +216,8 @@ def block_sums(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
     by level (:func:`sum_levels`; Rump, Ogita and Oishi's extraction, as in Demmel and Nguyen's
     reproducible summation) into parts whose block sums are exact, hence order-free; the
     block's total is the sum of its level sums, smallest level first, scaled back.  Error: the
-    level sums' ``L - 1`` roundings (at most ``gamma_(L-1)`` of the block's ``sum |x|``; ``L = 3``
-    up to a million values per block), at most ``2^-DROPPED`` of the block's largest ``|x|``
+    level sums' ``L - 1`` roundings (at most ``gamma_(L-1)`` of the block's ``sum |x|``; ``L = 2``
+    up to 8,192 values per block, 3 up to a million), at most ``2^-DROPPED`` of the block's largest ``|x|``
     dropped below the last level, and the final scaling's rounding where the total is
     subnormal.  A block of one value is that value.  (A float ``cumsum`` is order-dependent and
     off by up to ``gamma_(size - 1)`` of the block's ``sum |x|``.)
@@ -242,11 +242,13 @@ def block_sums(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
     rest = np.ldexp(x, np.repeat(-e, sizes))  # exact: powers of two, magnitudes below 1
     part = np.empty_like(rest)
     sums = []
-    for M in sum_levels(int(sizes.max())).tolist():
+    levels = sum_levels(int(sizes.max())).tolist()
+    for j, M in enumerate(levels):
         np.add(rest, M, out=part)
         part -= M  # rest rounded to the level's grid
         sums.append(np.add.reduceat(part, starts))  # exact
-        rest -= part  # exact
+        if j + 1 < len(levels):
+            rest -= part  # exact
     total = sums.pop()
     while sums:
         total = sums.pop() + total
