@@ -481,6 +481,17 @@ def test_block_sums_are_within_their_bound_of_the_exact_sums_in_any_order(case):
     assert block_sums(shuffled, starts).tobytes() == got.tobytes()
 
 
+@pytest.mark.parametrize("size", [2, 3, 4, 5, 1000, 8192, 8193, 10**6, 2**30 + 1])
+def test_the_compiled_levels_are_sum_levels(size):
+    """The compiled tie scan splits each block with the levels of its own size: those of
+    ``sum_levels`` (the same extractors, bit for bit), at the sizes where their number changes."""
+    from huc_ref.fast.kernels import _fill_levels
+    from huc_ref.fast.numbers import sum_levels
+    M = np.empty(64)
+    L = _fill_levels(size, M)
+    assert M[:L].tobytes() == sum_levels(size).tobytes()
+
+
 @st.composite
 def score_arrays(draw):
     """Scores as audits make them: ties, negatives, -0.0 and 0.0, 1e-300, and runs of distinct

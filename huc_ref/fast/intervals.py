@@ -176,21 +176,18 @@ class Rows:
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
                  exact_score=None, blocks=None, uc_copies=()):
-        n = len(score)
-        if blocks is None and not len(terms) and self._sorted_scan(score, residual, W, n_cols, score_error, engine):
-            self._copy_uc(uc_copies)
-            return
+        if blocks is None and not len(terms):
+            blocks = self._sorted_scan(score, residual, W, n_cols, score_error, exact_score is None, engine)
+            if blocks is True:
+                self._copy_uc(uc_copies)
+                return
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
         if blocks is None:
             blocks = tie_blocks(score, score_error, exact_score, getattr(self, "order", None),
                                 getattr(self, "_ranked", None))
         self.order, new = blocks
         order, self._score = self.order, score
-        if new.all():  # no ties: every atom its own block
-            self.starts = self.block_last = np.arange(n)
-        else:
-            self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
-            self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
+        self._blocks(new, len(score))
         #: per subgroup: ``(sup, r, b, moment)`` arrays over the columns [UC, relevant nodes...]
         if not len(terms):  # the UC column alone
             self.best = self._uc_only(residual.take(order), W, n_cols, engine)
@@ -207,34 +204,50 @@ class Rows:
                 for arr in arrays:
                     arr[col] = arr[0]
 
-    def _sorted_scan(self, score, residual, W, n_cols, score_error, engine) -> bool:
+    def _sorted_scan(self, score, residual, W, n_cols, score_error, ties, engine):
         """The UC column alone straight after the sort, when float64 certifies every gap between
-        neighbouring scores (no ties: every atom its own block); False (the sort kept in
-        ``self.order``) where a tie or an uncertain gap needs the general route.  numba: one pass
-        of :func:`huc_ref.fast.kernels.sorted_uc_scan`; numpy: the scores gathered into rank
-        order and their gaps checked, then the residuals gathered and :meth:`_uc_only`."""
+        neighbouring distinct scores and equal floats are one block (``ties``: no exact scores
+        behind the floats): True when done; else the blocks ``(order, new)`` for the general
+        route, or None (the sort kept in ``self.order``) where an uncertain gap or an equal pair
+        of floats with exact scores behind them needs :func:`tie_blocks`.  numba: one pass of
+        :func:`huc_ref.fast.kernels.sorted_uc_scan` (with ties, of ``tied_uc_scan``); numpy: the
+        scores gathered into rank order and their gaps checked, then the residuals gathered and
+        :meth:`_uc_only`."""
         n = len(score)
         order = argsort_scores(score)
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
+        self.order, self._score = order, score
         if engine == "numba":
-            from .kernels import sorted_uc_scan
+            from .kernels import sorted_uc_scan, tied_uc_scan
             out = np.empty((W.shape[1], 4))
             equal = np.array([W[:, g].min() == W[:, g].max() for g in range(W.shape[1])])
-            if sorted_uc_scan(order, score, residual, W, equal, gap, out):
-                self.order = order
-                return False
-        else:
-            ranked = score.take(order)  # (two gathers of one column each: faster than one of pairs)
-            if not np.all(np.diff(ranked) > gap):
-                self.order, self._ranked = order, ranked  # (for tie_blocks)
-                return False
-        self.order, self._score = order, score
-        self.starts = self.block_last = np.arange(n)
-        if engine == "numba":
+            new = np.ones(max(n - 1, 0), dtype=bool)
+            found = sorted_uc_scan(order, score, residual, W, equal, gap, out)
+            if found == 2 and ties:
+                found = tied_uc_scan(order, score, residual, W, equal, gap, new, out)
+            if found:
+                return None
+            self._blocks(new, n)
             self.best = [self._record(n_cols, mx, int(i_mx), mn, int(i_mn)) for mx, i_mx, mn, i_mn in out.tolist()]
-        else:
+            return True
+        ranked = score.take(order)  # (two gathers of one column each: faster than one of pairs)
+        d = np.diff(ranked)
+        if np.all(d > gap):
+            self.starts = self.block_last = np.arange(n)
             self.best = self._uc_only(residual.take(order), W, n_cols, engine)
-        return True
+            return True
+        if ties and not np.any((d > 0) & (d <= gap)):  # exact ties of floats only: equal floats are one block
+            return order, d > 0
+        self._ranked = ranked  # (for tie_blocks)
+        return None
+
+    def _blocks(self, new, n):
+        """``starts`` and ``block_last`` of the ``n`` atoms' tie blocks, from where a new block starts."""
+        if new.all():  # no ties: every atom its own block
+            self.starts = self.block_last = np.arange(n)
+        else:
+            self.starts = np.concatenate([[0], np.flatnonzero(new) + 1])
+            self.block_last = np.concatenate([self.starts[1:] - 1, [n - 1]])
 
     @staticmethod
     def _record(n_cols, mx, i_mx, mn, i_mn) -> tuple:

@@ -9,9 +9,10 @@ The loops that numpy can only express as several passes over memory:
   Algorithm 2 on every column and subgroup in one pass: prefix sums at block ends, the first
   maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with reduceats;
 * :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) without ties
-  in one pass, gathering each atom's weight as it goes, and :func:`sorted_uc_scan` does so straight after the
-  sort when float64 certifies every gap (no ties); :func:`flat_rows_ok` and :func:`flat_terms`
-  check and score the rows of a flat tree in one read each;
+  in one pass, gathering each atom's weight as it goes; :func:`sorted_uc_scan` does so straight
+  after the sort when float64 certifies every gap (no ties), :func:`tied_uc_scan` with exact
+  ties of floats; :func:`flat_rows_ok` and :func:`flat_terms` check and score the rows of a
+  flat tree in one read each;
 * :func:`null_scan` runs Algorithm 2's sups for many null draws of the labels at once, in one
   pass per draw over atoms already in rank order (:mod:`huc_ref.fast.significance`).
 
@@ -27,13 +28,15 @@ import math
 
 import numpy as np
 
+from .numbers import DROPPED
+
 try:
     import numba
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
-__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "group_and_scan", "sorted_uc_scan", "uc_scan",
-           "null_scan", "draw_labels"]
+__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "group_and_scan", "sorted_uc_scan",
+           "tied_uc_scan", "uc_scan", "null_scan", "draw_labels"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -241,10 +244,11 @@ def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cov
 def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no cover - compiled
     """Algorithm 2 (App. F.3) on the UC column alone when float64 certifies every gap: atoms in ``order``
     (an argsort of ``score``), each subgroup's weights ``W[:, g]`` (``equal[g]``: all equal to
-    ``W[0, g]``, not gathered).  Returns 1 as soon as two neighbouring scores differ by at most
-    ``gap`` (a tie, or a gap within the errors: the caller's general route groups and settles
-    them); else 0, with every atom its own block and ``out[g] = (max, first block of it, min,
-    first block of it)`` of the prefix sums, as :func:`uc_scan` gives them.
+    ``W[0, g]``, not gathered).  Returns 2 at the first two equal neighbouring scores (a tie:
+    :func:`tied_uc_scan`), 1 at the first two that differ by at most ``gap`` (a gap within the
+    errors: the caller's general route settles them); else 0, with every atom its own block
+    and ``out[g] = (max, first block of it, min, first block of it)`` of the prefix sums, as
+    :func:`uc_scan` gives them.
 
     >>> out = np.empty((1, 4))
     >>> sorted_uc_scan(np.array([1, 0, 2]), np.array([0.5, 0.25, 0.75]), np.array([-0.5, 0.25, 0.25]),
@@ -262,7 +266,7 @@ def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no co
         i = order[r]
         s = score[i]
         if r > 0 and not (s - previous > gap):
-            return 1
+            return 2 if s == previous else 1
         previous = s
         for g in range(G):
             c[g] += residual[i] * (W[0, g] if equal[g] else W[i, g])
@@ -270,6 +274,91 @@ def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no co
                 out[g, 0], out[g, 1] = c[g], r
             if out[g, 3] < 0 or c[g] < out[g, 2]:
                 out[g, 2], out[g, 3] = c[g], r
+    return 0
+
+
+@_jit
+def _fill_levels(size, M):  # pragma: no cover - compiled
+    """``huc_ref.fast.numbers.sum_levels(size)`` into ``M``; returns how many."""
+    k = 1
+    while (1 << k) < size:
+        k += 1
+    q, L = k + 1, 0
+    while True:
+        M[L] = 1.5 * 2.0 ** q
+        L += 1
+        if q - 53 <= -(DROPPED + k):
+            return L
+        q -= 52 - k
+
+
+@_jit
+def tied_uc_scan(order, score, residual, W, equal, gap, new, out):  # pragma: no cover - compiled
+    """:func:`sorted_uc_scan` where equal floats are one tie block (a float array: no exact scores
+    behind them).  Returns 1 at the first two neighbouring scores that differ by more than 0 and
+    at most ``gap``; else 0, with ``new[r]`` whether rank ``r + 1`` starts a block and ``out`` as
+    :func:`sorted_uc_scan` gives it for the prefix sums at block ends; a block of several atoms
+    adds its total split as ``huc_ref.fast.numbers.block_sums`` splits it (scaled by its largest,
+    the levels of ``sum_levels`` of its size), the same bits in any order of its atoms.
+
+    >>> out, new = np.empty((1, 4)), np.zeros(2, dtype=np.bool_)
+    >>> tied_uc_scan(np.array([0, 1, 2]), np.array([0.5, 0.5, 0.75]), np.array([-0.5, 0.25, 0.25]),
+    ...              np.ones((3, 1)), np.array([True]), 1e-15, new, out)
+    0
+    >>> out.tolist(), new.tolist()  # blocks {0, 1} and {2}: prefix sums -0.25, 0
+    ([[0.0, 1.0, -0.25, 0.0]], [False, True])
+    """
+    n, G = order.shape[0], W.shape[1]
+    c = np.zeros(G)
+    M, acc = np.empty(64), np.zeros(64)
+    buf = np.empty(64)  # a block's values, gathered once
+    for g in range(G):
+        out[g, 1], out[g, 3] = -1.0, -1.0
+    first, b = 0, 0
+    while first < n:  # the block of ranks first .. end - 1
+        s = score[order[first]]
+        end = first + 1
+        while end < n and score[order[end]] == s:
+            new[end - 1] = False
+            end += 1
+        if end < n:
+            if not score[order[end]] - s > gap:
+                return 1
+            new[end - 1] = True
+        size = end - first
+        L = _fill_levels(size, M) if size > 1 else 0
+        if buf.shape[0] < size:
+            buf = np.empty(2 * size)
+        for g in range(G):
+            if size == 1:
+                i = order[first]
+                c[g] += residual[i] * (W[0, g] if equal[g] else W[i, g])
+            else:
+                largest = 0.0
+                for t in range(size):
+                    i = order[first + t]
+                    buf[t] = residual[i] * (W[0, g] if equal[g] else W[i, g])
+                    largest = max(largest, abs(buf[t]))
+                scale = math.frexp(largest)[1]
+                down, up = 2.0 ** (-scale), 2.0 ** scale
+                held = -1000 < scale < 1000  # (both powers are floats: multiplying by one is ldexp)
+                acc[:L] = 0.0
+                for t in range(size):
+                    x = buf[t] * down if held else math.ldexp(buf[t], -scale)
+                    for k in range(L):
+                        part = (x + M[k]) - M[k]
+                        acc[k] += part
+                        x -= part
+                total = acc[L - 1]
+                for k in range(L - 2, -1, -1):
+                    total = acc[k] + total
+                c[g] += total * up if held else math.ldexp(total, scale)
+            if out[g, 1] < 0 or c[g] > out[g, 0]:
+                out[g, 0], out[g, 1] = c[g], b
+            if out[g, 3] < 0 or c[g] < out[g, 2]:
+                out[g, 2], out[g, 3] = c[g], b
+        b += 1
+        first = end
     return 0
 
 
