@@ -492,6 +492,29 @@ def test_the_compiled_levels_are_sum_levels(size):
     assert M[:L].tobytes() == sum_levels(size).tobytes()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0, 1e-300, 5e-324, -0.25, -0.0, np.inf, np.nan, 0.5 + 1e-6]),
+                min_size=2, max_size=6), st.sampled_from([-1.0, 0.0, 1e-5]))
+@example([0.5, 0.5], 1e-5)
+@example([np.nan, 1.0], -1.0)
+@example([5e-324, 1.0], -1.0)
+def test_the_compiled_row_check_is_the_rule(row, tol):
+    """``flat_rows_ok`` (branch-free) passes a row exactly when every entry is 0 or a finite
+    normal positive float and the sum is positive, finite and (``tol >= 0``) within ``tol`` of 1,
+    the rule the numpy pass reports on; the row is also tried after many good rows."""
+    from huc_ref.fast.kernels import flat_rows_ok
+    from huc_ref.fast.numbers import SMALLEST_NORMAL
+    x = np.array(row)
+    with np.errstate(invalid="ignore"):
+        total = x.sum()
+        rule = bool(np.all((x == 0) | ((x >= SMALLEST_NORMAL) & (x < np.inf))) and 0 < total < np.inf
+                    and (tol < 0 or abs(total - 1) <= tol))
+    good = np.tile(np.full(len(row), 1.0 / len(row)), (50, 1))
+    assert bool(flat_rows_ok(x[None], tol, SMALLEST_NORMAL)) == rule
+    among_good = bool(flat_rows_ok(np.vstack([good, x, good]), tol, SMALLEST_NORMAL))
+    assert among_good == (rule and bool(flat_rows_ok(good, tol, SMALLEST_NORMAL)))
+
+
 @st.composite
 def score_arrays(draw):
     """Scores as audits make them: ties, negatives, -0.0 and 0.0, 1e-300, and runs of distinct

@@ -201,16 +201,15 @@ def flat_rows_ok(X, tol, smallest):  # pragma: no cover - compiled
     >>> [bool(flat_rows_ok(np.array([row]), 1e-5, 2.2e-308)) for row in ([0.25, 0.75], [0.5, 0.4], [1e-320, 1.0])]
     [True, False, False]
     """
-    for i in range(X.shape[0]):
+    good, check = True, tol >= 0.0
+    for i in range(X.shape[0]):  # (no branch per entry: bitwise ands, NaN failing every comparison)
         total = 0.0
         for j in range(X.shape[1]):
             x = X[i, j]
-            if not (x >= 0.0) or x == np.inf or (x != 0.0 and x < smallest):
-                return False
             total += x
-        if not (total > 0.0) or total == np.inf or (tol >= 0.0 and abs(total - 1.0) > tol):
-            return False
-    return True
+            good &= ((x >= smallest) | (x == 0.0)) & (x < np.inf)
+        good &= (total > 0.0) & (total < np.inf) & (~check | (abs(total - 1.0) <= tol))
+    return good
 
 
 @_jit
