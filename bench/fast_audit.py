@@ -7,6 +7,9 @@ Depth-7 trees with K = 30 and K = 1,000 leaves, |U| = 5 (top-1 correctness at de
 * ``x read``: its ratio to the read-once floor, numpy summing the n x K matrix once
   (the best of three);
 * ``x sorts``: its ratio to |U| argsorts of n floats;
+* ``x gather``: its ratio to the sort-and-gather floor: per utility, the sort of its scores and
+  one read of every atom's weights (``n x |C|``) and path terms (``n x D_u``) in that order
+  (``take`` into rank order), which Algorithm 2 on a utility's own order cannot avoid;
 * ``ns/upd``: time per (sample x subgroup x relevant path node) update, the F.4 count
   ``n |C| sum_u D_u`` (``D_u`` counted exactly per sample);
 * ``peak MiB``: the largest memory the audit allocates beyond its input (tracemalloc,
@@ -43,8 +46,9 @@ from huc_ref import (  # noqa: E402
     audit,
     fast,  # noqa: E402
 )
-from huc_ref.fast.audit import dense_terms  # noqa: E402
-from huc_ref.fast.intervals import Rows  # noqa: E402
+from huc_ref.fast.audit import dense_terms, sample_terms  # noqa: E402
+from huc_ref.fast.intervals import Rows, argsort_scores  # noqa: E402
+from huc_ref.fast.tree import FastTree  # noqa: E402
 
 
 def depth_tree(K: int, depth: int, seed: int = 0) -> LabelTree:
@@ -116,9 +120,23 @@ def engines():
     return out
 
 
-def grid_row(K, n, t_read, t_sorts, n_updates, name, t, peak):
-    return (f"{K:>5} {n:>8} {name:>6} {t:>8.2f} {t / t_read:>7.1f} {t / t_sorts:>8.1f} "
+def grid_row(K, n, t_read, t_sorts, t_gather, n_updates, name, t, peak):
+    return (f"{K:>5} {n:>8} {name:>6} {t:>8.2f} {t / t_read:>7.1f} {t / t_sorts:>8.1f} {t / t_gather:>8.1f} "
             f"{t / n_updates * 1e9:>7.1f} {peak:>9.0f}")
+
+
+def sort_and_gather(tree, P, y, us, W):
+    """The sort-and-gather floor's callable: per utility, the sort of its scores and its atoms'
+    weights and path terms taken into that order (the terms computed once, outside)."""
+    ft = FastTree(tree)
+    terms = sample_terms(ft, P, y, us)
+
+    def run():
+        for k in range(len(us)):
+            order = argsort_scores(terms.score[k])
+            W.take(order, axis=0)
+            terms.T[terms.term_row[k]:terms.term_row[k + 1]].take(order, axis=1)
+    return run
 
 
 def brute_force(y, P, tree, us, groups) -> float:
@@ -155,7 +173,8 @@ def main():
         tree = depth_tree(30, 7)
         P, y, groups = sample(tree, 100)
         found["numba"](y, P, tree, utilities(tree), subgroups=groups)
-    print(f"{'K':>5} {'n':>8} {'engine':>6} {'s':>8} {'x read':>7} {'x sorts':>8} {'ns/upd':>7} {'peak MiB':>9}")
+    print(f"{'K':>5} {'n':>8} {'engine':>6} {'s':>8} {'x read':>7} {'x sorts':>8} {'x gather':>8} {'ns/upd':>7} "
+          f"{'peak MiB':>9}")
     per_atom = {}
     for K in (30, 1000):
         tree = depth_tree(K, 7)
@@ -164,12 +183,13 @@ def main():
             P, y, groups = sample(tree, n)
             t_read = best_of(partial(np.sum, P))
             t_sorts = len(us) * best_of(partial(np.argsort, P[:, 0].copy()))
+            t_gather = best_of(sort_and_gather(tree, P, y, us, np.stack(list(groups.values()), axis=1) / n))
             n_updates = updates(tree, us, y, len(groups))
             results = {}
             for name, run in found.items():
                 t, results[name] = timed(run, y, P, tree, us, subgroups=groups)
                 peak = peak_mib(partial(run, y, P, tree, us, subgroups=groups))
-                print(grid_row(K, n, t_read, t_sorts, n_updates, name, t, peak), flush=True)
+                print(grid_row(K, n, t_read, t_sorts, t_gather, n_updates, name, t, peak), flush=True)
                 per_atom[(name, K, n)] = t / n
             if "numba" in results:
                 assert abs(results["numba"].huc.sup - results["numpy"].huc.sup) < 1e-9

@@ -41,6 +41,7 @@ __all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "group_a
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
 _jit = numba.njit(cache=True, nogil=True) if COMPILED else (lambda fn: fn)
+_inline = numba.njit(cache=True, nogil=True, inline="always") if COMPILED else (lambda fn: fn)  # (in its callers)
 
 
 #: Rows processed together by :func:`top1_path_terms`: the cut sums of a block of rows are
@@ -417,6 +418,17 @@ def _group(residual, kind, terms, col_table, n_cols):  # pragma: no cover - comp
     return start, rank, val
 
 
+@_inline
+def _extremes(C, mx, mn, i_mx, i_mn, f_mx, f_mn, j, b):  # pragma: no cover - compiled
+    """At a block end (the column's ``j``-th, block prefix ``b``): each subgroup's first largest
+    and first smallest prefix sum so far (App. F.3's tie rule; ``C_0 = 0``)."""
+    for g in range(C.shape[0]):
+        if C[g] > mx[g]:
+            mx[g], i_mx[g], f_mx[g] = C[g], j, b
+        elif C[g] < mn[g]:
+            mn[g], i_mn[g], f_mn[g] = C[g], j, b
+
+
 @_jit
 def _scan(start, rank, val, block, Wr, levels):  # pragma: no cover - compiled
     """Algorithm 2 on every column (entries ``start[c]:start[c + 1]``) and subgroup (columns of
@@ -438,15 +450,23 @@ def _scan(start, rank, val, block, Wr, levels):  # pragma: no cover - compiled
         C[:], mx[:], mn[:] = 0.0, 0.0, 0.0
         i_mx[:], i_mn[:], f_mx[:], f_mn[:] = 0, 0, 0, 0
         j = 0
-        first = lo
-        while first < hi:  # the column's entries of one block: first .. end - 1
+        if L == 0:  # no ties: every entry its own block
+            for e in range(lo, hi):
+                r, v = rank[e], val[e]
+                for g in range(G):
+                    C[g] += v * Wr[r, g]
+                j += 1
+                _extremes(C, mx, mn, i_mx, i_mn, f_mx, f_mn, j, block[r] + 1)
+            first = hi
+        else:
+            first = lo
+        while first < hi:  # ties: the column's entries of one block, first .. end - 1
             end = first + 1
             while end < hi and block[rank[end]] == block[rank[first]]:
                 end += 1
             for g in range(G):
-                if end - first == 1 or L == 0:
-                    for i in range(first, end):
-                        C[g] += val[i] * Wr[rank[i], g]
+                if end - first == 1:
+                    C[g] += val[first] * Wr[rank[first], g]
                     continue
                 largest = 0.0  # block_sums: scaled by the block's largest, split into exact level sums
                 for i in range(first, end):
@@ -463,14 +483,9 @@ def _scan(start, rank, val, block, Wr, levels):  # pragma: no cover - compiled
                 for k in range(L - 2, -1, -1):
                     total = acc[k] + total
                 C[g] += math.ldexp(total, scale)
-            r = rank[end - 1]
-            first = end
             j += 1
-            for g in range(G):
-                if C[g] > mx[g]:
-                    mx[g], i_mx[g], f_mx[g] = C[g], j, block[r] + 1
-                elif C[g] < mn[g]:
-                    mn[g], i_mn[g], f_mn[g] = C[g], j, block[r] + 1
+            _extremes(C, mx, mn, i_mx, i_mn, f_mx, f_mn, j, block[rank[end - 1]] + 1)
+            first = end
         for g in range(G):
             s = mx[g] - mn[g]
             if s > 0:
