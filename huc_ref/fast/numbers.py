@@ -263,6 +263,8 @@ def ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
     [0.25, 0.0, 0.0]
     """
     N, pi = np.asarray(N, dtype=float), np.asarray(pi, dtype=float)
+    if pi.size and pi.min() > 0:  # (as usual: one division, no mask)
+        return N / pi
     return np.divide(N, pi, out=np.zeros(np.broadcast_shapes(N.shape, pi.shape)), where=pi > 0)
 
 
