@@ -102,20 +102,30 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     buf = np.empty((R, LANES))
     top = np.empty(LANES)
     first = np.empty(LANES, dtype=np.int64)
+    close = np.empty(LANES, dtype=np.int64)
     pi = np.empty(H + 1)
     mu = np.empty(H + 1)
     path = np.empty(H + 1, dtype=np.int64)
     lead = np.empty(H + 1, dtype=np.int64)
     for i0 in range(0, c, LANES):
         m = min(LANES, c - i0)
+        if m == LANES:  # the block of rows, transposed (a fixed number of lanes: vectorised)
+            for t in range(K):
+                r = dfs_leaf_row[t]
+                for lane in range(LANES):
+                    buf[r, lane] = Xd[i0 + lane, t]
+        else:  # the last block: unused lanes hold ones
+            for t in range(K):
+                r = dfs_leaf_row[t]
+                for lane in range(m):
+                    buf[r, lane] = Xd[i0 + lane, t]
+                for lane in range(m, LANES):
+                    buf[r, lane] = 1.0
         negative = False
-        for t in range(K):  # the block of rows, transposed; in the last block unused lanes hold ones
+        for t in range(K):  # (a pass of its own: no branch in the copy)
             r = dfs_leaf_row[t]
-            for lane in range(m):
-                buf[r, lane] = Xd[i0 + lane, t]
-                negative |= Xd[i0 + lane, t] < 0.0
-            for lane in range(m, LANES):
-                buf[r, lane] = 1.0
+            for lane in range(LANES):
+                negative |= buf[r, lane] < 0.0
         for a in range(R - 1, -1, -1):  # deeper levels have larger rows: children first
             if run_len[a] == 0:
                 continue
@@ -137,16 +147,19 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
             for a in range(lo + 1, hi):
                 for lane in range(LANES):
                     top[lane] = max(top[lane], buf[cut_rows[a], lane])
-            for a in range(lo, hi):  # the first candidate of largest mass (pre-order)
+            for lane in range(LANES):
+                close[lane] = 0
+            for a in range(lo, hi):  # the first candidate of largest mass (pre-order), and how many
+                b = cut_rows[a]      # are within the error bound of it (the first is one)
                 for lane in range(LANES):
-                    if first[lane] < 0 and buf[cut_rows[a], lane] >= top[lane]:
-                        first[lane] = cut_rows[a]
+                    x = buf[b, lane]
+                    if first[lane] < 0 and x >= top[lane]:
+                        first[lane] = b
+                    close[lane] += 1 if x >= top[lane] - rel * (top[lane] + x) else 0
             for lane in range(m):
                 i = i0 + lane
-                for a in range(lo, hi):  # another candidate within the error bound: decided exactly
-                    b = cut_rows[a]
-                    if b != first[lane] and buf[b, lane] >= top[lane] - rel * (top[lane] + buf[b, lane]):
-                        unsure[u, i] = 1
+                if close[lane] > 1:  # another candidate within the error bound: decided exactly
+                    unsure[u, i] = 1
                 _up_to(leaf_row[y[i]], d, parent_row, depth_row, path)  # the label's path nodes
                 for k in range(d + 1):
                     pi[k] = buf[path[k], lane]
