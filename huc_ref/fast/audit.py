@@ -219,9 +219,11 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             ks_all[j, :len(depths[k])] = depths[k]
         ks_len = np.array([len(depths[k]) for k in top1], dtype=np.int64)
         rows_top1 = term_row[top1].astype(np.int64)
-        cuts = [ft.cut(int(d))[0] for d in cut_depth]  # each utility's candidates (rows of the level sums)
-        cut_off = np.concatenate([[0], np.cumsum([len(c) for c in cuts])]).astype(np.int64)
-        cut_rows = np.concatenate(cuts).astype(np.int64)
+        cuts = [ft.cut(int(d)) for d in cut_depth]  # each utility's candidates (rows of the level sums), a label below
+        cut_off = np.concatenate([[0], np.cumsum([len(c) for c, _ in cuts])]).astype(np.int64)
+        cut_rows = np.concatenate([c for c, _ in cuts]).astype(np.int64)
+        cut_label = np.concatenate([b for _, b in cuts]).astype(np.int64)
+        path_rows = np.zeros((0, 0), dtype=np.int64) if ft.path_rows is None else ft.path_rows.astype(np.int64)
     step = max(1, CHUNK // ft.K)
 
     def chunk(s: int) -> tuple[int, str, str] | None:
@@ -236,8 +238,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             terms = np.empty((term_row[-1], len(y)))
             unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
             ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.dfs_leaf_row, ft.run_start, ft.run_len,
-                                 ft.parent_row, ft.depth_row, ft.leaf_row, cut_rows, cut_off, cut_depth,
-                                 ks_all, ks_len, rel, sc, res, terms, rows_top1, unsure) < 0
+                                 ft.parent_row, ft.depth_row, ft.leaf_row, path_rows, cut_rows, cut_label, cut_off,
+                                 cut_depth, ks_all, ks_len, rel, sc, res, terms, rows_top1, unsure) < 0
             if ok and unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
                 S = ft.level_sums(Xd, dfs=True)
                 pi = on_paths(ft, y, H + 1, S)

@@ -63,14 +63,17 @@ def _up_to(start, d, parent_row, depth_row, path):  # pragma: no cover - compile
 
 
 @_jit
-def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, cut_rows, cut_off,
-                    cut_depth, ks, ks_len, rel, score, residual, terms, term_row, unsure):  # pragma: no cover
+def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, path_rows, cut_rows,
+                    cut_label, cut_off, cut_depth, ks, ks_len, rel, score, residual, terms, term_row,
+                    unsure):  # pragma: no cover
     """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` and each
     top-1 utility ``u`` (its candidates: the cut at depth ``cut_depth[u]``, rows
     ``cut_rows[cut_off[u]:cut_off[u + 1]]`` of :meth:`huc_ref.fast.FastTree.level_sums`): the
     score, the UC residual, and the terms of the path nodes at depths ``ks[u, :ks_len[u]]``,
-    written to ``terms[term_row[u] + t, i]``.  Paths are walked up ``parent_row`` from the
-    label's leaf (``leaf_row``), so nothing per label and depth is stored.
+    written to ``terms[term_row[u] + t, i]``.  Paths are read from ``path_rows[k, y]`` (the
+    row of label ``y``'s path node at depth ``k``; ``cut_label``: a label below each candidate),
+    or, where that table is empty (too large a tree), walked up ``parent_row`` from the label's
+    leaf (``leaf_row``), so nothing per label and depth is stored.
     The chosen node is the first candidate of largest mass; where another candidate's mass is
     within the relative error bound ``rel`` of it (:func:`huc_ref.fast.rounding_bound`), float64
     cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
@@ -86,8 +89,9 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     >>> unsure = np.zeros((1, 1), dtype=np.int8)
     >>> cut = ft.cut(1)[0]  # top-1 at depth 1: candidates a, y3
     >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.dfs_leaf_row, ft.run_start, ft.run_len,
-    ...                 ft.parent_row, ft.depth_row, ft.leaf_row, cut, np.array([0, len(cut)]), np.array([1]),
-    ...                 np.array([[0, 0]]), np.array([1]), 1e-15, score, residual, terms, np.array([0]), unsure)
+    ...                 ft.parent_row, ft.depth_row, ft.leaf_row, ft.path_rows, cut, ft.cut(1)[1],
+    ...                 np.array([0, len(cut)]), np.array([1]), np.array([[0, 0]]), np.array([1]), 1e-15, score,
+    ...                 residual, terms, np.array([0]), unsure)
     -1
     >>> score.tolist(), residual.tolist(), terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
     ([[0.5]], [[0.5]], [[0.5]])
@@ -102,7 +106,9 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     buf = np.empty((R, LANES))
     top = np.empty(LANES)
     first = np.empty(LANES, dtype=np.int64)
+    first_at = np.empty(LANES, dtype=np.int64)  # its place in the cut
     close = np.empty(LANES, dtype=np.int64)
+    table = path_rows.shape[0] > 0
     pi = np.empty(H + 1)
     mu = np.empty(H + 1)
     path = np.empty(H + 1, dtype=np.int64)
@@ -154,18 +160,22 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                 for lane in range(LANES):
                     x = buf[b, lane]
                     if first[lane] < 0 and x >= top[lane]:
-                        first[lane] = b
+                        first[lane], first_at[lane] = b, a
                     close[lane] += 1 if x >= top[lane] - rel * (top[lane] + x) else 0
             for lane in range(m):
                 i = i0 + lane
                 if close[lane] > 1:  # another candidate within the error bound: decided exactly
                     unsure[u, i] = 1
-                _up_to(leaf_row[y[i]], d, parent_row, depth_row, path)  # the label's path nodes
+                j = first[lane]
+                if table:  # the label's path nodes, and the chosen node's (the path of a label below it)
+                    for k in range(d + 1):
+                        path[k], lead[k] = path_rows[k, y[i]], path_rows[k, cut_label[first_at[lane]]]
+                else:
+                    _up_to(leaf_row[y[i]], d, parent_row, depth_row, path)
+                    _up_to(j, d, parent_row, depth_row, lead)
                 for k in range(d + 1):
                     pi[k] = buf[path[k], lane]
-                j = first[lane]
                 pi_a = buf[j, lane]
-                _up_to(j, d, parent_row, depth_row, lead)  # the chosen node's path
                 above = 0  # path nodes containing the chosen node: depths 0 .. above - 1
                 while above <= d and path[above] == lead[above]:
                     above += 1
