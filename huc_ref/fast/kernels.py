@@ -357,25 +357,10 @@ def tied_uc_scan(order, score, residual, W, equal, gap, new, out):  # pragma: no
                 i = order[first]
                 c[g] += residual[i] * (W[0, g] if equal[g] else W[i, g])
             else:
-                largest = 0.0
                 for t in range(size):
                     i = order[first + t]
                     buf[t] = residual[i] * (W[0, g] if equal[g] else W[i, g])
-                    largest = max(largest, abs(buf[t]))
-                scale = math.frexp(largest)[1]
-                down, up = 2.0 ** (-scale), 2.0 ** scale
-                held = -1000 < scale < 1000  # (both powers are floats: multiplying by one is ldexp)
-                acc[:L] = 0.0
-                for t in range(size):
-                    x = buf[t] * down if held else math.ldexp(buf[t], -scale)
-                    for k in range(L):
-                        part = (x + M[k]) - M[k]
-                        acc[k] += part
-                        x -= part
-                total = acc[L - 1]
-                for k in range(L - 2, -1, -1):
-                    total = acc[k] + total
-                c[g] += total * up if held else math.ldexp(total, scale)
+                c[g] += _block_total(buf, size, M, L, acc)
             if out[g, 1] < 0 or c[g] > out[g, 0]:
                 out[g, 0], out[g, 1] = c[g], b
             if out[g, 3] < 0 or c[g] < out[g, 2]:
@@ -442,6 +427,30 @@ def _group(residual, kind, terms, col_table, n_cols):  # pragma: no cover - comp
 
 
 @_inline
+def _block_total(buf, size, levels, L, acc):  # pragma: no cover - compiled
+    """The total of one block's values ``buf[:size]`` as ``huc_ref.fast.numbers.block_sums``
+    forms it: scaled by a power of two below 1 (by the largest), split into exact level sums
+    (extractors ``levels[:L]``), added smallest level first, scaled back."""
+    largest = 0.0
+    for t in range(size):
+        largest = max(largest, abs(buf[t]))
+    scale = math.frexp(largest)[1]
+    down, up = 2.0 ** (-scale), 2.0 ** scale
+    held = -1000 < scale < 1000  # (both powers are floats: multiplying by one is ldexp)
+    acc[:L] = 0.0
+    for t in range(size):
+        x = buf[t] * down if held else math.ldexp(buf[t], -scale)
+        for k in range(L):
+            part = (x + levels[k]) - levels[k]
+            acc[k] += part
+            x -= part
+    total = acc[L - 1]
+    for k in range(L - 2, -1, -1):
+        total = acc[k] + total
+    return total * up if held else math.ldexp(total, scale)
+
+
+@_inline
 def _extremes(C, mx, mn, i_mx, i_mn, f_mx, f_mn, j, b):  # pragma: no cover - compiled
     """At a block end (the column's ``j``-th, block prefix ``b``): each subgroup's first largest
     and first smallest prefix sum so far (App. F.3's tie rule; ``C_0 = 0``)."""
@@ -461,6 +470,7 @@ def _scan(start, rank, val, block, Wr, levels):  # pragma: no cover - compiled
     G, n_cols = Wr.shape[1], start.shape[0] - 1
     L = levels.shape[0]
     acc = np.zeros(max(L, 1))  # a block's level sums (exact)
+    buf = np.empty(64)  # a block's values in one subgroup
     sup = np.zeros((G, n_cols))
     rr = np.zeros((G, n_cols), dtype=np.int64)
     bb = np.zeros((G, n_cols), dtype=np.int64)
@@ -491,21 +501,11 @@ def _scan(start, rank, val, block, Wr, levels):  # pragma: no cover - compiled
                 if end - first == 1:
                     C[g] += val[first] * Wr[rank[first], g]
                     continue
-                largest = 0.0  # block_sums: scaled by the block's largest, split into exact level sums
+                if buf.shape[0] < end - first:
+                    buf = np.empty(2 * (end - first))
                 for i in range(first, end):
-                    largest = max(largest, abs(val[i] * Wr[rank[i], g]))
-                scale = math.frexp(largest)[1]
-                acc[:] = 0.0
-                for i in range(first, end):
-                    x = math.ldexp(val[i] * Wr[rank[i], g], -scale)
-                    for k in range(L):
-                        part = (x + levels[k]) - levels[k]
-                        acc[k] += part
-                        x -= part
-                total = acc[L - 1]
-                for k in range(L - 2, -1, -1):
-                    total = acc[k] + total
-                C[g] += math.ldexp(total, scale)
+                    buf[i - first] = val[i] * Wr[rank[i], g]
+                C[g] += _block_total(buf, end - first, levels, L, acc)
             j += 1
             _extremes(C, mx, mn, i_mx, i_mn, f_mx, f_mn, j, block[rank[end - 1]] + 1)
             first = end
