@@ -481,6 +481,16 @@ def test_block_sums_are_within_their_bound_of_the_exact_sums_in_any_order(case):
     assert block_sums(shuffled, starts).tobytes() == got.tobytes()
 
 
+def test_block_sums_refuse_blocks_beyond_their_exact_levels():
+    """Blocks of more than 2^40 values would leave float64's level sums too few bits: one clear
+    error (an internal guard: no audit holds that many atoms)."""
+    from huc_ref.errors import HUCError
+    from huc_ref.fast.numbers import sum_levels
+    with pytest.raises(HUCError, match=r"^block_sums: blocks of 2199023255553 values are beyond float64's exact "
+                                       r"level sums$"):
+        sum_levels(2**41 + 1)
+
+
 @pytest.mark.parametrize("size", [2, 3, 4, 5, 1000, 8192, 8193, 10**6, 2**30 + 1])
 def test_the_compiled_levels_are_sum_levels(size):
     """The compiled tie scan splits each block with the levels of its own size: those of

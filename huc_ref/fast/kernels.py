@@ -317,12 +317,13 @@ def _fill_levels(size, M):  # pragma: no cover - compiled
 
 @_jit
 def tied_uc_scan(order, score, residual, W, equal, gap, new, out):  # pragma: no cover - compiled
-    """:func:`sorted_uc_scan` where equal floats are one tie block (a float array: no exact scores
-    behind them).  Returns 1 at the first two neighbouring scores that differ by more than 0 and
-    at most ``gap``; else 0, with ``new[r]`` whether rank ``r + 1`` starts a block and ``out`` as
-    :func:`sorted_uc_scan` gives it for the prefix sums at block ends; a block of several atoms
-    adds its total split as ``huc_ref.fast.numbers.block_sums`` splits it (scaled by its largest,
-    the levels of ``sum_levels`` of its size), the same bits in any order of its atoms.
+    """Algorithm 2 (App. F.3) on the UC column alone, as :func:`sorted_uc_scan`, where equal floats
+    are one tie block (a float array: no exact scores behind them).  Returns 1 at the first two
+    neighbouring scores that differ by more than 0 and at most ``gap``; else 0, with ``new[r]``
+    whether rank ``r + 1`` starts a block and ``out`` as :func:`sorted_uc_scan` gives it for the
+    prefix sums at block ends; a block of several atoms adds its total split as
+    ``huc_ref.fast.numbers.block_sums`` splits it (scaled by its largest, the levels of
+    ``sum_levels`` of its size), the same bits in any order of its atoms.
 
     >>> out, new = np.empty((1, 4)), np.zeros(2, dtype=np.bool_)
     >>> tied_uc_scan(np.array([0, 1, 2]), np.array([0.5, 0.5, 0.75]), np.array([-0.5, 0.25, 0.25]),

@@ -183,7 +183,8 @@ DROPPED = 64
 
 def sum_levels(size: int) -> np.ndarray:
     """The extractors ``M_j = 1.5 * 2^q_j`` of :func:`block_sums` for blocks of at most ``size``
-    values, scaled by a power of two to magnitudes below 1.
+    values, scaled by a power of two to magnitudes below 1 (the tie blocks of Algorithm 2's
+    prefix sums, App. F.3).
 
     With ``size <= 2^k``, ``fl(fl(x + M_j) - M_j)`` is ``x`` rounded to a multiple of ``2^(q_j - 52)``
     and the remainder ``x`` minus it is exact, at most ``2^(q_j - 53)``; level ``j + 1`` takes the
