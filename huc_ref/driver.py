@@ -25,7 +25,12 @@ __all__ = ["Choice", "Schedule", "Update", "drive"]
 class Choice:
     """What a backend's ``choose`` returns: the largest candidate (its sup, subgroup index,
     utility name, node id or None for UC, signed moment ``Gamma`` of its witness) and whether the
-    sup exceeds epsilon (Sec. 3.2's stopping rule); each backend adds what its update needs."""
+    sup exceeds epsilon (Sec. 3.2's stopping rule); each backend adds what its update needs.
+
+    >>> c = Choice(sup=0.25, subgroup=0, utility="u", node=None, moment=-0.25, exceeds=0.25 > 0.01)
+    >>> (c.node, abs(c.moment) == c.sup, c.exceeds)  # UC's row: the witness's moment is -sup
+    (None, True, True)
+    """
 
     sup: float
     subgroup: int

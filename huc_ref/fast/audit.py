@@ -168,7 +168,8 @@ class SampleTerms:
         self.plans, self.depths, self.term_row, self.flat = plans, depths, term_row, flat
 
     def replace(self, idx: np.ndarray, other: SampleTerms) -> None:
-        """The entries of atoms ``idx`` from ``other`` (the same utilities, computed for those atoms).
+        """The entries of atoms ``idx`` from ``other`` (the same utilities, computed for those atoms):
+        F.4's terms of an atom depend on its own prediction and label alone.
 
         >>> a = SampleTerms(*(np.zeros((1, 3)) for _ in range(4)), [], [], [0, 1], False)
         >>> a.replace(np.array([2]), SampleTerms(*(np.ones((1, 1)) for _ in range(4)), [], [], [0, 1], False))
