@@ -547,6 +547,8 @@ def score_arrays(draw):
 @given(score_arrays())
 @example(np.array([1.0, np.nextafter(1.0, 0.0), 1.0 - 2**-40, 1.0, 0.5]))
 @example(np.concatenate([np.linspace(0, 1, 5000), 1 + np.arange(5000) * 2.0**-52]))
+@example(np.tile(np.round(np.linspace(-1, 1, 997), 3), 7))  # ties only, past 4,096: the packed keys, ranked
+@example(np.tile([-0.0, 0.0, 5e-324, -5e-324, 1.0], 1000))
 def test_sort_scores_sorts_like_numpy(score):
     """``sort_scores`` (a value sort of packed keys, then the runs the cut-off bits leave open)
     gives a permutation whose scores are ``np.sort``'s, whatever share of them lies within the
@@ -560,6 +562,14 @@ def test_sort_scores_sorts_like_numpy(score):
     packed = argsort_keys(score_keys(score))  # the packed-key sort itself, at every size (sort_scores uses
     assert sorted(packed.tolist()) == list(range(len(score)))  # it from 4,096 scores on)
     assert np.array_equal(score[packed], np.sort(score))
+    order, ranked = argsort_keys(score_keys(score), score)  # with the scores in rank order
+    assert np.array_equal(score[order], np.sort(score)) and ranked.tobytes() == score[order].tobytes()
+
+
+def numpy_argsort_keys(key, values=None):
+    """``argsort_keys`` by ``np.argsort``: the sort the packed keys stand in for."""
+    order = np.argsort(key)
+    return order if values is None else (order, values.take(order))
 
 
 def test_the_packed_sort_changes_no_audit_of_a_100_class_softmax_near_1e_300(monkeypatch):
@@ -582,9 +592,10 @@ def test_the_packed_sort_changes_no_audit_of_a_100_class_softmax_near_1e_300(mon
     calls, packed_sort = [], intervals.argsort_keys
     for engine in ["numpy"] + (["numba"] if numba_available() else []):
         with monkeypatch.context() as m:
-            m.setattr(intervals, "argsort_keys", lambda key: calls.append(len(key)) or packed_sort(key))
+            m.setattr(intervals, "argsort_keys",
+                      lambda key, values=None: calls.append(len(key)) or packed_sort(key, values))
             packed = fast_audit(y, P, t, us, accelerator=engine).to_json()
-            m.setattr(intervals, "argsort_keys", lambda key: np.argsort(key))
+            m.setattr(intervals, "argsort_keys", numpy_argsort_keys)
             plain = fast_audit(y, P, t, us, accelerator=engine).to_json()
         assert calls, "the packed sort was not used"
         assert packed == plain

@@ -12,56 +12,70 @@ from .numbers import block_sums, sum_levels
 __all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "tie_blocks", "Rows"]
 
 
-def argsort_keys(key: np.ndarray) -> np.ndarray:
-    """An order that sorts the unsigned 64-bit ``key``, equal keys in any order (Algorithm 2's sort, App. F.3).
+def argsort_keys(key: np.ndarray, values: np.ndarray | None = None):
+    """An order that sorts the unsigned 64-bit ``key``, equal keys in any order (Algorithm 2's sort,
+    App. F.3).  With ``values`` (numbers in the order of the keys, equal where they are, as the
+    scores behind :func:`score_keys`): ``(order, values.take(order))``, and ``key``'s buffer is
+    used up (it becomes the packed keys: no copy).
 
     numpy's value sort is vectorised (about a quarter of ``np.argsort``'s time on this project's
     machine), its argsort is not: so each key keeps its leading bits above its index, and one
     value sort of these gives the order.  Distinct keys whose leading bits agree are then put
     in order within their runs; where such runs hold more than an eighth of the keys,
-    ``np.argsort`` does the work instead.
+    ``np.argsort`` does the work instead.  Equal keys (ties) need no second look: any order
+    of them is right.
 
     >>> argsort_keys(np.array([5, 2**63 + 1, 5, 2**63, 0], dtype=np.uint64)).tolist()
     [4, 0, 2, 3, 1]
+    >>> [x.tolist() for x in argsort_keys(np.array([3, 1, 2], dtype=np.uint64), np.array([0.75, 0.25, 0.5]))]
+    [[1, 2, 0], [0.25, 0.5, 0.75]]
     """
     n = len(key)
     b = max(1, (n - 1).bit_length())
     low = np.uint64((1 << b) - 1)
-    packed = key & ~low
+    if values is None:
+        packed = key & ~low
+    else:  # the values stand in for the keys from here on
+        packed = np.bitwise_and(key, ~low, out=key)
     packed |= np.arange(n, dtype=np.uint64)
     packed.sort()
     order = (packed & low).view(np.intp)  # below 2**63: the same bits as a signed index
     packed >>= np.uint64(b)  # the leading bits, in order
-    close = np.flatnonzero(packed[1:] == packed[:-1])  # neighbours whose leading bits agree
-    if not len(close):
-        return order
-    if 8 * len(close) > n:  # many: one gather of every key in rank order
-        ranked = key.take(order)
-        differ = close[ranked[close] != ranked[close + 1]]
-    else:
-        differ = close[key.take(order.take(close)) != key.take(order.take(close + 1))]
-    if not len(differ):
-        return order
-    if 8 * len(differ) > n:  # many distinct keys within the cut-off bits of each other
-        return np.argsort(key)
-    label = np.cumsum(np.concatenate([[True], np.diff(close) != 1])) - 1  # runs of such neighbours
-    inside = np.isin(label, label[np.searchsorted(close, differ)])
-    ranks, first = np.unique(np.concatenate([close[inside], close[inside] + 1]), return_index=True)
-    if 8 * len(ranks) > n:
-        return np.argsort(key)
-    members = order[ranks]
-    order[ranks] = members[np.lexsort((key.take(members), np.concatenate([label[inside], label[inside]])[first]))]
-    return order
+    same = packed[1:] == packed[:-1]  # neighbours whose leading bits agree
+    ranked = None
+    full = key if values is None else values
+    if values is not None or 8 * np.count_nonzero(same) > n:  # all in rank order: one gather, contiguous compares
+        ranked = full.take(order)
+        differ = np.flatnonzero(same & (ranked[1:] != ranked[:-1]))
+    else:  # a few: only theirs
+        close = np.flatnonzero(same)
+        differ = close[full.take(order.take(close)) != full.take(order.take(close + 1))]
+    if len(differ) and 8 * len(differ) <= n:
+        close = np.flatnonzero(same)
+        label = np.cumsum(np.concatenate([[True], np.diff(close) != 1])) - 1  # runs of such neighbours
+        inside = np.isin(label, label[np.searchsorted(close, differ)])
+        ranks, first = np.unique(np.concatenate([close[inside], close[inside] + 1]), return_index=True)
+        if 8 * len(ranks) <= n:
+            members = order[ranks]
+            runs = np.concatenate([label[inside], label[inside]])[first]
+            order[ranks] = members[np.lexsort((full.take(members), runs))]
+            if ranked is not None:
+                ranked[ranks] = full.take(order[ranks])
+            differ = differ[:0]
+    if len(differ):  # many distinct keys within the cut-off bits of each other
+        order = np.argsort(full)
+        ranked = full.take(order) if values is not None else None
+    return order if values is None else (order, ranked)
 
 
 def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 2's sort (App. F.3): an order of ``score`` (float64, no NaN) that sorts it, and the sorted scores
     (``np.sort(score)``); equal scores in any order (the caller groups them, :func:`tie_blocks`).
     Each score's bits, made order-preserving as an unsigned integer (:func:`score_keys`), sorted
-    by :func:`argsort_keys`;
-    below 4,096 scores, or where a sample of about a thousand shows many scores sharing their
-    leading bits (ties, which numpy's argsort gains from and the packed keys do not, or near
-    neighbours, which the packed keys leave to a second sort), ``np.argsort``.
+    by :func:`argsort_keys`, which gathers the scores into rank order for its own checks;
+    below 4,096 scores, or where a sample of about a thousand shows many distinct scores
+    sharing their leading bits (near neighbours, which the packed keys leave to a second
+    sort), ``np.argsort``.
 
     >>> order, s = sort_scores(np.array([0.5, -1.0, 0.25, 0.5, -0.0]))
     >>> order.tolist(), s.tolist()
@@ -70,8 +84,25 @@ def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> sort_scores(x)[1].tolist() == sorted(x.tolist())
     True
     """
-    order = argsort_scores(score)
+    if _packed_pays(score, ties_too=True):
+        return argsort_keys(score_keys(score), score)
+    order = np.argsort(score)
     return order, score.take(order)
+
+
+def _packed_pays(score: np.ndarray, ties_too: bool) -> bool:
+    """Whether :func:`argsort_keys` is the faster sort of ``score``: from 4,096 scores, where a
+    sample of about a thousand has few neighbours sharing their leading bits (or, ``ties_too``,
+    few such distinct neighbours: equal scores cost the packed sort nothing once every key is
+    gathered in rank order, as :func:`sort_scores` gathers them)."""
+    n = len(score)
+    if n < 4096:
+        return False
+    keys = np.sort(score_keys(score[:: n // 1024]))
+    same = (keys[1:] >> np.uint64((n - 1).bit_length())) == (keys[:-1] >> np.uint64((n - 1).bit_length()))
+    if ties_too:
+        same &= keys[1:] != keys[:-1]
+    return np.count_nonzero(same) < len(keys) // 16
 
 
 def score_keys(score: np.ndarray) -> np.ndarray:
@@ -90,16 +121,16 @@ def score_keys(score: np.ndarray) -> np.ndarray:
 
 
 def argsort_scores(score: np.ndarray) -> np.ndarray:
-    """The order of :func:`sort_scores` alone (Algorithm 2's sort, App. F.3).
+    """The order of :func:`sort_scores` alone (Algorithm 2's sort, App. F.3), where the caller
+    needs no sorted scores: the packed keys unless a sample shows ties or near neighbours
+    (numpy's argsort gains from ties; the packed keys would gather every key to see them).
 
     >>> argsort_scores(np.array([0.5, -1.0, 0.25])).tolist()
     [1, 2, 0]
     """
-    if len(score) >= 4096:
-        sample = np.sort(score_keys(score[:: len(score) // 1024])) >> np.uint64((len(score) - 1).bit_length())
-        if np.count_nonzero(sample[1:] == sample[:-1]) < len(sample) // 16:  # few ties, few near neighbours
-            return argsort_keys(score_keys(score))
-    return np.argsort(score)  # small, or many ties (which numpy's argsort gains from, the packed keys not)
+    if _packed_pays(score, ties_too=False):
+        return argsort_keys(score_keys(score))
+    return np.argsort(score)
 
 
 def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: np.ndarray | None = None,
@@ -209,28 +240,28 @@ class Rows:
         neighbouring distinct scores and equal floats are one block (``ties``: no exact scores
         behind the floats): True when done; else the blocks ``(order, new)`` for the general
         route, or None (the sort kept in ``self.order``) where an uncertain gap or an equal pair
-        of floats with exact scores behind them needs :func:`tie_blocks`.  numba: one pass of
-        :func:`huc_ref.fast.kernels.sorted_uc_scan` (with ties, of ``tied_uc_scan``); numpy: the
-        scores gathered into rank order and their gaps checked, then the residuals gathered and
-        :meth:`_uc_only`."""
+        of floats with exact scores behind them needs :func:`tie_blocks`.  The sort gives the
+        scores in rank order (:func:`sort_scores`) and the residuals are gathered into it; then
+        numba: one pass of :func:`huc_ref.fast.kernels.sorted_uc_scan` (with ties, of
+        ``tied_uc_scan``); numpy: the gaps checked, then :meth:`_uc_only`."""
         n = len(score)
-        order = argsort_scores(score)
+        order, ranked = sort_scores(score)
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
-        self.order, self._score = order, score
+        self.order, self._score, self._ranked = order, score, ranked
         if engine == "numba":
             from .kernels import sorted_uc_scan, tied_uc_scan
             out = np.empty((W.shape[1], 4))
             equal = np.array([W[:, g].min() == W[:, g].max() for g in range(W.shape[1])])
             new = np.ones(max(n - 1, 0), dtype=bool)
-            found = sorted_uc_scan(order, score, residual, W, equal, gap, out)
+            res = residual.take(order)
+            found = sorted_uc_scan(ranked, res, order, W, equal, gap, out)
             if found == 2 and ties:
-                found = tied_uc_scan(order, score, residual, W, equal, gap, new, out)
+                found = tied_uc_scan(ranked, res, order, W, equal, gap, new, out)
             if found:
                 return None
             self._blocks(new, n)
             self.best = [self._record(n_cols, mx, int(i_mx), mn, int(i_mn)) for mx, i_mx, mn, i_mn in out.tolist()]
             return True
-        ranked = score.take(order)  # (two gathers of one column each: faster than one of pairs)
         d = np.diff(ranked)
         if np.all(d > gap):
             self.starts = self.block_last = np.arange(n)
@@ -238,7 +269,6 @@ class Rows:
             return True
         if ties and not np.any((d > 0) & (d <= gap)):  # exact ties of floats only: equal floats are one block
             return order, d > 0
-        self._ranked = ranked  # (for tie_blocks)
         return None
 
     def _blocks(self, new, n):
@@ -326,11 +356,11 @@ class Rows:
         return best
 
     def _uc_only(self, residual, W, n_cols, engine) -> list:
-        """Algorithm 2 on the UC column alone (no node terms; ``residual`` in rank order): the
-        prefix sums of the blocks' totals, whose first extreme positions are block prefixes.
-        A subgroup whose weights are all equal multiplies by one number instead of gathering
-        its weights; ``engine="numba"`` without ties: one compiled pass per subgroup
-        (:func:`huc_ref.fast.kernels.uc_scan`)."""
+        """Algorithm 2 on the UC column alone (no node terms; ``residual`` in rank order, a gathered
+        copy this uses up): the prefix sums of the blocks' totals, whose first extreme positions
+        are block prefixes.  A subgroup whose weights are all equal multiplies by one number
+        instead of gathering its weights; ``engine="numba"`` without ties: one compiled pass per
+        subgroup (:func:`huc_ref.fast.kernels.uc_scan`)."""
         if engine == "numba":
             from .kernels import uc_scan
         best = []
@@ -340,7 +370,8 @@ class Rows:
             if engine == "numba" and len(self.block_last) == len(residual):
                 mx, i_mx, mn, i_mn = uc_scan(residual, w if lo != hi else w[:1], self.order)
             else:
-                C = residual * lo if lo == hi else residual * w.take(self.order)
+                last = k == W.shape[1] - 1  # (the residuals are needed no more: their buffer serves)
+                C = np.multiply(residual, lo if lo == hi else w.take(self.order), out=residual if last else None)
                 if len(self.block_last) < len(C):  # ties: the blocks' order-free totals
                     C = block_sums(C, self.starts)
                 np.cumsum(C, out=C)

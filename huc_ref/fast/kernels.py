@@ -264,17 +264,19 @@ def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cov
 
 
 @_jit
-def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no cover - compiled
-    """Algorithm 2 (App. F.3) on the UC column alone when float64 certifies every gap: atoms in ``order``
-    (an argsort of ``score``), each subgroup's weights ``W[:, g]`` (``equal[g]``: all equal to
-    ``W[0, g]``, not gathered).  Returns 2 at the first two equal neighbouring scores (a tie:
-    :func:`tied_uc_scan`), 1 at the first two that differ by at most ``gap`` (a gap within the
-    errors: the caller's general route settles them); else 0, with every atom its own block
-    and ``out[g] = (max, first block of it, min, first block of it)`` of the prefix sums, as
-    :func:`uc_scan` gives them.
+def sorted_uc_scan(score, residual, order, W, equal, gap, out):  # pragma: no cover - compiled
+    """Algorithm 2 (App. F.3) on the UC column alone when float64 certifies every gap: ``score`` and
+    ``residual`` in rank order (``order``: the atoms, an argsort of the scores), each subgroup's
+    weights ``W[order[r], g]`` (``equal[g]``: all equal to ``W[0, g]``, not gathered).  Returns 2
+    at the first two equal neighbouring scores (a tie: :func:`tied_uc_scan`), 1 at the first two
+    that differ by at most ``gap`` (a gap within the errors: the caller's general route settles
+    them); else 0, with every atom its own block and ``out[g] = (max, first block of it, min,
+    first block of it)`` of the prefix sums, as :func:`uc_scan` gives them.  Every array but
+    ``W`` is read in order (the caller gathers them: a tight gather keeps many loads in flight,
+    a gather inside this loop few).
 
     >>> out = np.empty((1, 4))
-    >>> sorted_uc_scan(np.array([1, 0, 2]), np.array([0.5, 0.25, 0.75]), np.array([-0.5, 0.25, 0.25]),
+    >>> sorted_uc_scan(np.array([0.25, 0.5, 0.75]), np.array([0.25, -0.5, 0.25]), np.array([1, 0, 2]),
     ...                np.ones((3, 1)), np.array([True]), 1e-15, out)
     0
     >>> out.tolist()  # prefix sums 0.25, -0.25, 0
@@ -286,13 +288,12 @@ def sorted_uc_scan(order, score, residual, W, equal, gap, out):  # pragma: no co
         out[g, 1], out[g, 3] = -1.0, -1.0
     previous = -np.inf
     for r in range(n):
-        i = order[r]
-        s = score[i]
+        s = score[r]
         if r > 0 and not (s - previous > gap):
             return 2 if s == previous else 1
         previous = s
         for g in range(G):
-            c[g] += residual[i] * (W[0, g] if equal[g] else W[i, g])
+            c[g] += residual[r] * (W[0, g] if equal[g] else W[order[r], g])
             if out[g, 1] < 0 or c[g] > out[g, 0]:
                 out[g, 0], out[g, 1] = c[g], r
             if out[g, 3] < 0 or c[g] < out[g, 2]:
@@ -316,7 +317,7 @@ def _fill_levels(size, M):  # pragma: no cover - compiled
 
 
 @_jit
-def tied_uc_scan(order, score, residual, W, equal, gap, new, out):  # pragma: no cover - compiled
+def tied_uc_scan(score, residual, order, W, equal, gap, new, out):  # pragma: no cover - compiled
     """Algorithm 2 (App. F.3) on the UC column alone, as :func:`sorted_uc_scan`, where equal floats
     are one tie block (a float array: no exact scores behind them).  Returns 1 at the first two
     neighbouring scores that differ by more than 0 and at most ``gap``; else 0, with ``new[r]``
@@ -326,7 +327,7 @@ def tied_uc_scan(order, score, residual, W, equal, gap, new, out):  # pragma: no
     ``sum_levels`` of its size), the same bits in any order of its atoms.
 
     >>> out, new = np.empty((1, 4)), np.zeros(2, dtype=np.bool_)
-    >>> tied_uc_scan(np.array([0, 1, 2]), np.array([0.5, 0.5, 0.75]), np.array([-0.5, 0.25, 0.25]),
+    >>> tied_uc_scan(np.array([0.5, 0.5, 0.75]), np.array([-0.5, 0.25, 0.25]), np.array([0, 1, 2]),
     ...              np.ones((3, 1)), np.array([True]), 1e-15, new, out)
     0
     >>> out.tolist(), new.tolist()  # blocks {0, 1} and {2}: prefix sums -0.25, 0
@@ -340,13 +341,13 @@ def tied_uc_scan(order, score, residual, W, equal, gap, new, out):  # pragma: no
         out[g, 1], out[g, 3] = -1.0, -1.0
     first, b = 0, 0
     while first < n:  # the block of ranks first .. end - 1
-        s = score[order[first]]
+        s = score[first]
         end = first + 1
-        while end < n and score[order[end]] == s:
+        while end < n and score[end] == s:
             new[end - 1] = False
             end += 1
         if end < n:
-            if not score[order[end]] - s > gap:
+            if not score[end] - s > gap:
                 return 1
             new[end - 1] = True
         size = end - first
@@ -355,12 +356,10 @@ def tied_uc_scan(order, score, residual, W, equal, gap, new, out):  # pragma: no
             buf = np.empty(2 * size)
         for g in range(G):
             if size == 1:
-                i = order[first]
-                c[g] += residual[i] * (W[0, g] if equal[g] else W[i, g])
+                c[g] += residual[first] * (W[0, g] if equal[g] else W[order[first], g])
             else:
                 for t in range(size):
-                    i = order[first + t]
-                    buf[t] = residual[i] * (W[0, g] if equal[g] else W[i, g])
+                    buf[t] = residual[first + t] * (W[0, g] if equal[g] else W[order[first + t], g])
                 c[g] += _block_total(buf, size, M, L, acc)
             if out[g, 1] < 0 or c[g] > out[g, 0]:
                 out[g, 0], out[g, 1] = c[g], b

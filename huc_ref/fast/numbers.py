@@ -236,12 +236,16 @@ def block_sums(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
     sizes = np.diff(np.append(starts, len(x)))
     if sizes.max() <= 1:  # one value per block
         return x[starts]
-    largest = np.maximum.reduceat(np.abs(x), starts)
+    part = np.abs(x)  # (then the buffer of each level's part)
+    largest = np.maximum.reduceat(part, starts)
     if not np.all(largest < np.inf):  # an infinity or NaN to pass on
         return np.add.reduceat(x, starts)
     e = np.frexp(largest)[1]  # largest < 2^e (e = 0 for a block of zeros)
-    rest = np.ldexp(x, np.repeat(-e, sizes))  # exact: powers of two, magnitudes below 1
-    part = np.empty_like(rest)
+    if -1000 < e.min() and e.max() < 1000:  # 2^-e a normal double: one multiplication (correctly rounded, as ldexp)
+        rest = np.repeat(np.ldexp(1.0, -e), sizes)  # exact, but where a value far below its block's largest
+        rest *= x  # lands among the subnormals, rounded there (ldexp too)
+    else:
+        rest = np.ldexp(x, np.repeat(-e, sizes))  # magnitudes below 1
     sums = []
     levels = sum_levels(int(sizes.max())).tolist()
     for j, M in enumerate(levels):

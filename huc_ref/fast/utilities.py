@@ -82,8 +82,9 @@ def _values(u: Utility, rows: FloatRows) -> np.ndarray:
 
 def magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarray) -> np.ndarray:
     """``sum_y p_y |u(p, y)| / pi_root`` per row, the scale of a score's rounding error; the score
-    itself when no value is negative (no second pass over the rows)."""
-    if U.min(initial=0.0) >= 0:
+    itself when no value is negative (no second pass over the rows; one row read when ``U`` is
+    one row broadcast to every row, as a table utility's values are)."""
+    if (U[:1] if U.strides[0] == 0 else U).min(initial=0.0) >= 0:
         return score
     return ratio(row_sums(np.abs(P) * np.abs(U)), pi_root)
 
