@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from huc_ref import FiniteDistribution, Interval, audit, interval_moment
 from huc_ref.fast import audit as fast_audit
 from huc_ref.fast import audit_distribution, numba_available
+from tests.strategies import wide_trees
 from tests.test_audit import audit_cases
 
 TOL = 1e-9  # float64 sums of at most a few dozen terms in [-2, 2]: rounding far below 1e-12
@@ -600,3 +601,34 @@ def test_the_packed_sort_changes_no_audit_of_a_100_class_softmax_near_1e_300(mon
         assert calls, "the packed sort was not used"
         assert packed == plain
         assert packed["huc"]["value"] > 0
+
+
+def exact_mean(tree, p, u, node):
+    """``mu_{u,v}(p)`` (C.1) of float rows read as the rationals they are."""
+    labels = tree.label_ids_below(node)
+    return sum(Fraction(p[y]) * Fraction(u[y]) for y in labels) / sum(Fraction(p[y]) for y in labels)
+
+
+@settings(max_examples=60, deadline=None)
+@given(wide_trees(max_leaves=60), st.integers(0, 2**32 - 1), st.sampled_from([0, -300]))
+def test_huc_direction_matches_its_exact_value(tree, seed, floor_exponent):
+    """HUC-Boost's direction ``h_j = c (mu_{u,v_j} - mu_{u,v})`` (Algorithm 1, Sec. 3.2), from the
+    sums of ``p u`` over each child's labels, against the same formula in exact rationals of the
+    same floats, at every internal node, on wide trees and softmax rows near 1e-300: within a
+    few ulps of the largest term (it is a difference of means, so relative to ``max |u|``)."""
+    from huc_ref.fast.boost import direction
+    from huc_ref.fast.tree import FastTree
+    from tests.strategies import softmax_rows
+    ft, rng = FastTree(tree), np.random.default_rng(seed)
+    P = softmax_rows(seed, tree.K, 5, 3.0, floor_exponent)
+    U = rng.integers(-2, 3, size=P.shape).astype(float)
+    c = rng.choice([-1.0, 0.5, 1.0], size=(5, 1))
+    S = ft.subtree_sums(P)
+    for a in [tree.id(v) for v in tree.branching_nodes]:
+        kids = list(tree.child_ids[a])
+        h, q = direction("huc", ft, P, U, c, S[:, [a] + kids], a)
+        for i in range(5):
+            for j, child in enumerate(kids):
+                exact = Fraction(c[i, 0]) * (exact_mean(tree, P[i], U[i], child) - exact_mean(tree, P[i], U[i], a))
+                assert abs(Fraction(h[i, j]) - exact) <= Fraction(1, 10**12)
+                assert q[i, j] == pytest.approx(float(Fraction(S[i, child]) / Fraction(S[i, a])), rel=1e-12)

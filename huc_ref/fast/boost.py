@@ -410,7 +410,12 @@ def direction(method: str, ft: FastTree, P: np.ndarray, U: np.ndarray, c: np.nda
     """
     if method == "uc":
         return c * (U - (P * U).sum(axis=1, keepdims=True)), None
-    mu = ratio(ft.subtree_sums(P * U, np.array([a] + list(ft.tree.child_ids[a]))), pi)
+    X = P * U
+    N = np.empty((len(P), 1 + len(ft.tree.child_ids[a])))  # N_{u,a} and each child's (C.1), its labels' sums
+    for j, child in enumerate(ft.tree.child_ids[a]):  # (only these columns: no level sums of the whole tree)
+        N[:, j + 1] = row_sums(X[:, list(ft.tree.label_ids_below(child))])
+    N[:, 0] = row_sums(N[:, 1:])
+    mu = ratio(N, pi)
     return c * (mu[:, 1:] - mu[:, [0]]), pi[:, 1:] / pi[:, [0]]
 
 
