@@ -632,3 +632,59 @@ def test_huc_direction_matches_its_exact_value(tree, seed, floor_exponent):
                 exact = Fraction(c[i, 0]) * (exact_mean(tree, P[i], U[i], child) - exact_mean(tree, P[i], U[i], a))
                 assert abs(Fraction(h[i, j]) - exact) <= Fraction(1, 10**12)
                 assert q[i, j] == pytest.approx(float(Fraction(S[i, child]) / Fraction(S[i, a])), rel=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(wide_trees(max_leaves=40), st.integers(0, 2**32 - 1), st.sampled_from([0, -300]))
+def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, floor_exponent):
+    """A HUC-Boost update on sample atoms takes its members' top-1 values ``u(p_i, .)`` (K.2) from
+    the choices the audit's sample pass made at the same rows; they are the values the utility
+    itself decides there (float64 where it certifies, exactly where not: the rows repeat, and
+    one has its two largest entries equal), at every update of a run."""
+    from huc_ref import Top1AtDepth
+    from huc_ref.fast.boost import FloatBackend, boost_sample
+    from tests.strategies import softmax_rows
+    if tree.K < 2:
+        return
+    P = softmax_rows(seed, tree.K, 60, 2.0, floor_exponent)
+    y = np.random.default_rng(seed).integers(0, tree.K, 60)
+    us = {f"top1@{d}": Top1AtDepth(tree, d) for d in sorted({1, max(tree.depth_ids)})}
+    seen, chosen = [], FloatBackend._chosen_values
+
+    def checked(self, name, rows):
+        U = chosen(self, name, rows)
+        if U is not None:
+            assert np.array_equal(U, self._values(name, rows, self._masses(rows)))
+            seen.append(len(rows))
+        return U
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(FloatBackend, "_chosen_values", checked)
+        run = boost_sample(tree, P, y, us, epsilon="0.0001", max_updates=6)
+    assert len(seen) == len(run.updates)  # every update read the choices
+
+
+def test_update_values_of_rows_whose_top1_choice_float64_cannot_take():
+    """The rows ``(1/2, 3 2^-55, 1/2 + 2^-53)`` under ``r -> {A: [y1, y2], y3}``: float64 adds
+    ``pi_A`` up to ``pi_y3`` exactly (a tie, so the first candidate, A), while exactly
+    ``pi_A = 1/2 + 3 2^-55 < pi_y3``: top-1 at depth 1 is y3 (K.2).  An update's members take
+    the exact choice the sample pass made, not float64's."""
+    from huc_ref import LabelTree, Top1AtDepth
+    from huc_ref.fast.boost import FloatBackend, boost_sample
+    tree = LabelTree.from_children("r", {"r": ["A", "y3"], "A": ["y1", "y2"]})
+    rng = np.random.default_rng(0)
+    tricky = np.array([0.5, 3 * 2.0**-55, 0.5 + 2.0**-53])
+    P = np.vstack([np.tile(tricky, (30, 1)), rng.dirichlet([1, 1, 1], 30)])
+    y = np.concatenate([np.zeros(30, dtype=int), rng.integers(0, 3, 30)])  # y1: not below y3
+    us = {"top1": Top1AtDepth(tree, 1)}
+    seen, chosen = [], FloatBackend._chosen_values
+
+    def checked(self, name, rows):
+        U = chosen(self, name, rows)
+        assert np.array_equal(U, self._values(name, rows, self._masses(rows)))
+        if not self.moved.any():  # the first update: the rows as given
+            seen.extend(U[rows < 30].tolist())
+        return U
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(FloatBackend, "_chosen_values", checked)
+        boost_sample(tree, P, y, us, epsilon="0.0001", max_updates=3)
+    assert seen and all(row == [0.0, 0.0, 1.0] for row in seen)  # y3's labels: the exact choice

@@ -68,10 +68,10 @@ def dense_terms(ft: FastTree, P: np.ndarray, U: np.ndarray, E: np.ndarray, nodes
 def exact_path_means(ft: FastTree, X: np.ndarray, y: np.ndarray, u: Utility, pi: np.ndarray, idx: np.ndarray,
                       exact: ExactRows):
     """``mu`` on the paths (F.4) and ``u(p, y)`` of the rows ``idx``, with ``u``'s decisions taken
-    exactly (rows whose float64 decision :func:`rounding_bound` could not certify)."""
+    exactly (rows whose float64 decision :func:`rounding_bound` could not certify), and their values ``U``."""
     U = np.array([[float(x) for x in u.values(exact.row(int(i)))] for i in idx])
     mu = ratio(on_paths(ft, y[idx], ft.H + 1, ft.level_sums(X[idx] * U)), pi[:, idx])
-    return mu, U[np.arange(len(idx)), y[idx]]
+    return mu, U[np.arange(len(idx)), y[idx]], U
 
 
 def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Utility, S: list, pi: np.ndarray,
@@ -87,7 +87,9 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
     Top-1 correctness at depth ``l`` needs no second pass: with ``a`` the chosen node,
     ``mu_{u,v} = pi_a / pi_v`` on the path above ``a`` and 0 off it; only rows above ``l``
     are meaningful, as no deeper node is relevant (K.2).  Rows whose choice of ``a`` float64
-    cannot certify take the general form, with ``a`` chosen exactly.
+    cannot certify take the general form, with ``a`` chosen exactly.  Returns the scores,
+    residuals, terms and error bounds, and for top-1 utilities the choices (positions in
+    :meth:`FastTree.cut`), else None.
     """
     c, H = X.shape[0], ft.H
     rel = rounding_bound(ft.K, exact.p_error)
@@ -105,8 +107,10 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
         mag = mu[0].copy()  # u is 0 or 1, so sum_y p_y |u_y| / pi_root is the score
         idx = np.flatnonzero(unsure)
         if len(idx):
-            mu[:, idx], at_label[idx] = exact_path_means(ft, X, y, u, pi, idx, exact)
+            mu[:, idx], at_label[idx], U = exact_path_means(ft, X, y, u, pi, idx, exact)
             mag[idx] = mu[0, idx]
+            j[idx] = np.argmax(U[:, below], axis=1)  # the candidate whose labels the exact choice holds
+        choice = j
     else:
         means = LabelFreeMeans(ft, X, u, S, rows, exact)
         if H == 1:  # a flat tree: the root's term is the UC residual (sample_rows), nothing on the paths
@@ -114,8 +118,9 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
         else:
             at_label, mu = means.on_labels(ft, y, pi)
         mag = means.magnitude
+        choice = None
     score = mu[0]
-    return score, at_label - score, mu[1:] - mu[:-1], score_error(u, rel, score, mag)
+    return score, at_label - score, mu[1:] - mu[:-1], score_error(u, rel, score, mag), choice
 
 
 def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: ExactRows | None = None) -> Rows:
@@ -161,11 +166,15 @@ class SampleTerms:
     the score's ``error`` bound (``|U| x n``) and the node terms ``T`` (one row per relevant
     depth, rows ``term_row[k]:term_row[k + 1]`` for utility ``k``).  Each atom's entries depend on
     its own prediction and label only, so the entries of some atoms can be computed again and
-    put in place (:meth:`replace`; a boosting update moves only its members)."""
+    put in place (:meth:`replace`; a boosting update moves only its members).  ``choice[k]``: for
+    a top-1 utility ``k`` whose terms numpy's pass computed, each atom's chosen candidate (its
+    position in :meth:`FastTree.cut` at the utility's depth), the decision its terms were made
+    with (a boosting update reads its members' values from it)."""
 
-    def __init__(self, score, residual, error, T, plans, depths, term_row, flat):
+    def __init__(self, score, residual, error, T, plans, depths, term_row, flat, choice=None):
         self.score, self.residual, self.error, self.T = score, residual, error, T
         self.plans, self.depths, self.term_row, self.flat = plans, depths, term_row, flat
+        self.choice = {} if choice is None else choice
 
     def replace(self, idx: np.ndarray, other: SampleTerms) -> None:
         """The entries of atoms ``idx`` from ``other`` (the same utilities, computed for those atoms):
@@ -178,6 +187,11 @@ class SampleTerms:
         """
         for name in ("score", "residual", "error", "T"):
             getattr(self, name)[:, idx] = getattr(other, name)
+        for k in list(self.choice):
+            if k in other.choice:
+                self.choice[k][idx] = other.choice[k]
+            else:  # (not made for those atoms: none for any)
+                del self.choice[k]
 
 
 def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Utility], rows=None,
@@ -207,6 +221,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     T = np.empty((term_row[-1], n))  # the terms of every utility, one row per relevant depth
     top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and u.top1_depth is not None]
     rest = [k for k in range(len(names)) if k not in top1]
+    choice = {k: np.empty(n, dtype=np.intp) for k in rest if utilities[names[k]].top1_depth is not None}
     need_pi = not flat or any(utilities[names[k]].top1_depth is not None for k in rest)  # masses on the paths
     compiled_flat = engine == "numba" and flat and ft.label_order is None  # flat_terms sums in label order
     root_first = flat and not need_pi and ft.K <= _SHORT_RUN  # the row sums alone, unless a utility reads more
@@ -247,7 +262,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                 for j, k in enumerate(top1):
                     idx = np.flatnonzero(unsure[j])
                     if len(idx):
-                        mu, at_label = exact_path_means(ft, X, y, utilities[names[k]], pi, idx, ex)
+                        mu, at_label, _ = exact_path_means(ft, X, y, utilities[names[k]], pi, idx, ex)
                         sc[j, idx], res[j, idx] = mu[0], at_label - mu[0]
                         terms[term_row[k]:term_row[k + 1], idx] = (mu[1:] - mu[:-1])[depths[k]]
             score[top1, part], residual[top1, part] = sc, res
@@ -282,9 +297,11 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                     pi = on_paths(ft, y, H + 1, S)
                 for k in rest:
                     some = None if rows is None else rows[part]
-                    score[k, part], residual[k, part], terms, error[k, part] = path_terms(
+                    score[k, part], residual[k, part], terms, error[k, part], chosen = path_terms(
                         ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
                     T[term_row[k]:term_row[k + 1], part] = terms[depths[k]]
+                    if k in choice:
+                        choice[k][part] = chosen
         if ok and row_sum_tolerance is not None:
             if rest:  # (the row sums' range, read above)
                 sums = S[0]
@@ -323,7 +340,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             raise
     if bad:
         raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}", kind=bad[0][2])
-    return SampleTerms(score, residual, error, T, plans, depths, term_row, flat)
+    return SampleTerms(score, residual, error, T, plans, depths, term_row, flat, choice)
 
 
 def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.ndarray,

@@ -32,7 +32,7 @@ from .numbers import (
 from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
-__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "direction", "move"]
+__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "direction", "branch_masses", "move"]
 
 
 class FloatBackend:
@@ -68,6 +68,7 @@ class FloatBackend:
         self.p0 = p0  # the exact initial predictions, behind untouched rows (None: P0's binary values)
         self.P = self.P0.copy()
         self._terms, self._stale = None, np.zeros(0, dtype=np.int64)  # (sample atoms: kept between audits)
+        self._cut_values = {}  # per top-1 utility: its candidates' values, one row each
         self.row_loss = self._row_loss()
         self.loss = self._total(self.row_loss)
 
@@ -120,6 +121,22 @@ class FloatBackend:
         if self.masses is None:  # only the columns read: the update's node and children, a utility's candidates
             return NodeColumns(self.ft, self.ft.level_sums(self.P[rows]))
         return self.masses[rows]
+
+    def _chosen_values(self, name: str, rows: np.ndarray) -> np.ndarray | None:
+        """``u(p_i, .)`` of ``rows`` for a top-1 utility from the choices the audit's sample pass
+        made at the current rows (:class:`~huc_ref.fast.audit.SampleTerms`), or None where it kept
+        none: the candidates' label sets, one row each, taken by choice."""
+        k = list(self.utilities).index(name)
+        if self._terms is None or k not in self._terms.choice or len(self._stale):
+            return None
+        if name not in self._cut_values:
+            u = self.utilities[name]
+            cut, _ = self.ft.cut(min(u.top1_depth, self.ft.H))
+            table = np.zeros((len(cut), self.tree.K))
+            for j, node in enumerate(self.ft.level_nodes[cut].tolist()):
+                table[j, list(self.tree.label_ids_below(node))] = 1.0
+            self._cut_values[name] = table
+        return self._cut_values[name][self._terms.choice[k][rows]]
 
     def _values(self, name: str, rows: np.ndarray, masses: np.ndarray) -> np.ndarray:
         """``u(p_i, .)`` of ``rows`` (subtree masses ``masses``) at their current predictions, decided
@@ -176,18 +193,20 @@ class FloatBackend:
         table, k, a = choice.table, choice.subgroup, choice.node
         members = table.members(choice.r, choice.b)
         members = members[C[members, k] != 0]
-        masses = self._masses(members)  # indexed by member
         c = C[members, k][:, None]
-        U = table.U[members] if hasattr(table, "U") else self._values(choice.utility, members, masses)
-        pi = masses[:, [a] + list(tree.child_ids[a])] if self.method == "huc" else None
-        h, q = direction(self.method, ft, P[members], U, c, pi, a)
+        U = table.U[members] if hasattr(table, "U") else self._chosen_values(choice.utility, members)
+        if U is None:
+            U = self._values(choice.utility, members, self._masses(members))
+        Pm = P[members]
+        pi = branch_masses(ft, Pm, a) if self.method == "huc" else None
+        h, q = direction(self.method, ft, Pm, U, c, pi, a)
         if self.method == "huc":
             inside = star[members, a]
             gamma = float((w[members] * (h * (star[np.ix_(members, tree.child_ids[a])] - inside[:, None] * q))
                            .sum(axis=1)).sum())
         else:
             inside = np.ones(len(members))
-            mean = (P[members] * h).sum(axis=1, keepdims=True)
+            mean = (Pm * h).sum(axis=1, keepdims=True)
             gamma = float((w[members] * (self.E[members] * (h - mean)).sum(axis=1)).sum())
         lam = float((w[members] * inside * (h.max(axis=1) - h.min(axis=1)) ** 2).sum() / 4)
         if lam <= 0:
@@ -385,7 +404,7 @@ def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Uti
         slack = score_error(u, rel, score, ratio(row_sums(P * np.abs(U)), masses[:, 0]))
         members = np.flatnonzero((score >= lo - slack) & (score <= hi + slack) & (C[:, k] != 0))
         P = P.copy()
-        pi = masses[members][:, [a] + list(tree.child_ids[a])] if method == "huc" else None
+        pi = branch_masses(ft, P[members], a) if method == "huc" else None
         h, q = direction(method, ft, P[members], U[members], C[members, k][:, None], pi, a)
         move(method, tree, P, members, h, alpha, q, a)
         yield t, P
@@ -410,13 +429,26 @@ def direction(method: str, ft: FastTree, P: np.ndarray, U: np.ndarray, c: np.nda
     """
     if method == "uc":
         return c * (U - (P * U).sum(axis=1, keepdims=True)), None
-    X = P * U
-    N = np.empty((len(P), 1 + len(ft.tree.child_ids[a])))  # N_{u,a} and each child's (C.1), its labels' sums
-    for j, child in enumerate(ft.tree.child_ids[a]):  # (only these columns: no level sums of the whole tree)
-        N[:, j + 1] = row_sums(X[:, list(ft.tree.label_ids_below(child))])
-    N[:, 0] = row_sums(N[:, 1:])
-    mu = ratio(N, pi)
+    mu = ratio(branch_masses(ft, P * U, a), pi)  # N_{u,a} and its children's (C.1) over their masses
     return c * (mu[:, 1:] - mu[:, [0]]), pi[:, 1:] / pi[:, [0]]
+
+
+def branch_masses(ft: FastTree, X: np.ndarray, a: int) -> np.ndarray:
+    """The subtree sums (C.1) of the rows ``X`` at node ``a`` and its children: each child's labels
+    summed, ``a``'s as their sum (only these columns: no level sums of the whole tree).  The
+    masses ``pi`` of an update's members and, of ``p u``, the ``N_u`` of :func:`direction`; the
+    run and its replay (:func:`apply_rules`) both take them from here.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> branch_masses(FastTree(t), np.array([[0.25, 0.25, 0.5]]), 0).tolist()  # r, a, y3
+    [[1.0, 0.5, 0.5]]
+    """
+    kids = ft.tree.child_ids[a]
+    S = np.empty((len(X), 1 + len(kids)))
+    for j, child in enumerate(kids):
+        S[:, j + 1] = row_sums(X[:, list(ft.tree.label_ids_below(child))])
+    S[:, 0] = row_sums(S[:, 1:])
+    return S
 
 
 def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np.ndarray, alpha: float,
@@ -442,9 +474,10 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
     members, h = members[moving], h[moving]
     if method == "huc":
         factor = np.exp(alpha * h - logsumexp(np.log(q[moving]) + alpha * h))  # q'_j / q_j, in the log domain
+        rows = P[members]  # (gathered once, written back once)
         for j, child in enumerate(tree.child_ids[a]):
-            P[np.ix_(members, list(tree.label_ids_below(child)))] *= factor[:, [j]]
+            rows[:, list(tree.label_ids_below(child))] *= factor[:, [j]]
     else:
-        P[members] = softmax_rows(np.log(P[members]) + alpha * h)
-    P[members] = np.maximum(P[members], TOLERANCES["floor"])
+        rows = softmax_rows(np.log(P[members]) + alpha * h)
+    P[members] = np.maximum(rows, TOLERANCES["floor"], out=rows)
     return members
