@@ -69,6 +69,7 @@ class FloatBackend:
         self.P = self.P0.copy()
         self._terms, self._stale = None, np.zeros(0, dtype=np.int64)  # (sample atoms: kept between audits)
         self._cut_values = {}  # per top-1 utility: its candidates' values, one row each
+        self._rows = (np.empty_like(self.P), np.empty_like(self.P))  # an update's members' rows and P U
         self.row_loss = self._row_loss()
         self.loss = self._total(self.row_loss)
 
@@ -197,9 +198,9 @@ class FloatBackend:
         U = table.U[members] if hasattr(table, "U") else self._chosen_values(choice.utility, members)
         if U is None:
             U = self._values(choice.utility, members, self._masses(members))
-        Pm = P[members]
+        Pm = np.take(P, members, axis=0, out=self._rows[0][:len(members)])  # (buffers: no fresh memory)
         pi = branch_masses(ft, Pm, a) if self.method == "huc" else None
-        h, q = direction(self.method, ft, Pm, U, c, pi, a)
+        h, q = direction(self.method, ft, Pm, U, c, pi, a, scratch=self._rows[1][:len(members)])
         if self.method == "huc":
             inside = star[members, a]
             gamma = float((w[members] * (h * (star[np.ix_(members, tree.child_ids[a])] - inside[:, None] * q))
@@ -212,9 +213,9 @@ class FloatBackend:
         if lam <= 0:
             raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
         alpha = gamma / lam if fixed is None else float(np.sign(gamma)) * float(fixed)
-        moved = move(self.method, tree, self.P, members, h, alpha, q, a)
+        moved = move(self.method, tree, self.P, members, h, alpha, q, a, rows=Pm)
         self.moved[moved] = True
-        self._stale = np.union1d(self._stale, moved)
+        self._stale = np.union1d(self._stale, moved) if len(self._stale) else np.sort(moved)
         self.row_loss[moved] = self._row_loss(moved)
         loss, after = self.loss, self._total(self.row_loss)
         self.loss = after
@@ -411,13 +412,14 @@ def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Uti
 
 
 def direction(method: str, ft: FastTree, P: np.ndarray, U: np.ndarray, c: np.ndarray, pi: np.ndarray | None = None,
-              a: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+              a: int | None = None, scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """The update direction ``h`` of rows ``P`` (utility values ``U``, subgroup values ``c`` as a
     column) and, for HUC-Boost, their branch probabilities ``q`` at node ``a``: Algorithm 1's
     ``h = c Delta_{u,v}``, ``Delta_{u,v,j} = mu_{u,v_j} - mu_{u,v}`` over the children of
     ``v = a`` (``pi``: the masses of ``a`` and its children), or UC-Boost's ``h = c (u - mu_u)``
     over the leaves (Sec. 3.2, App. E).  The run (:class:`FloatBackend`) and its replay
     (:func:`apply_rules`) both take it from here, so they move rows by the same numbers.
+    ``scratch``: an array of ``P``'s shape to hold ``P U`` (a run's buffer: no fresh memory per update).
 
     >>> from huc_ref import LabelTree
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
@@ -429,7 +431,7 @@ def direction(method: str, ft: FastTree, P: np.ndarray, U: np.ndarray, c: np.nda
     """
     if method == "uc":
         return c * (U - (P * U).sum(axis=1, keepdims=True)), None
-    mu = ratio(branch_masses(ft, P * U, a), pi)  # N_{u,a} and its children's (C.1) over their masses
+    mu = ratio(branch_masses(ft, np.multiply(P, U, out=scratch), a), pi)  # N_{u,a}, its children's (C.1), over pi
     return c * (mu[:, 1:] - mu[:, [0]]), pi[:, 1:] / pi[:, [0]]
 
 
@@ -452,7 +454,7 @@ def branch_masses(ft: FastTree, X: np.ndarray, a: int) -> np.ndarray:
 
 
 def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np.ndarray, alpha: float,
-         q: np.ndarray | None = None, a: int | None = None) -> np.ndarray:
+         q: np.ndarray | None = None, a: int | None = None, rows: np.ndarray | None = None) -> np.ndarray:
     """One update of Algorithm 1, as App. E.1 writes it: "q_{t+1,v,j}(x) = q_{t,v,j}(x) e^{alpha_t
     h_{t,j}(x)} / sum_k q_{t,v,k}(x) e^{alpha_t h_{t,k}(x)}, f_{t+1}(x)_y = f_t(x)_y q_{t+1,v,j}(x) /
     q_{t,v,j}(x)" (HUC-Boost at node ``a``: ``q'_j`` proportional to ``q_j e^(alpha h_j)`` over its
@@ -461,6 +463,7 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
     ``members`` of ``P`` in place, in the log domain, floored at the smallest normal; returns
     the rows moved.  A row whose ``h`` is the same everywhere is not moved (``q' = q``
     exactly; the float factor ``1 / sum q`` would perturb it by an ulp and could flip a tie).
+    ``rows``: ``P[members]`` already gathered (a run's buffer, used up), or None.
 
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -471,10 +474,12 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
     [[0.268941, 0.731059], [0.25, 0.75]]
     """
     moving = ~np.all(h == h[:, :1], axis=1)
+    if rows is not None and not moving.all():
+        rows = None
     members, h = members[moving], h[moving]
     if method == "huc":
         factor = np.exp(alpha * h - logsumexp(np.log(q[moving]) + alpha * h))  # q'_j / q_j, in the log domain
-        rows = P[members]  # (gathered once, written back once)
+        rows = P[members] if rows is None else rows  # (gathered once, written back once)
         for j, child in enumerate(tree.child_ids[a]):
             rows[:, list(tree.label_ids_below(child))] *= factor[:, [j]]
     else:
