@@ -539,7 +539,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     check_utilities(tree, n, utilities)
     ids = label_ids(y_true, tree, n)
     if sample_weight is None:
-        w = np.full(n, 1.0 / n)  # what the exactly rounded sum below gives for equal weights
+        w = np.broadcast_to(1.0 / n, n)  # what the exactly rounded sum below gives for equal weights (one number)
     else:
         w = entries(sample_weight, n, "sample_weight", "a finite nonnegative number", lambda v: v >= 0, "float_range")
         if not w.max() > 0:
@@ -570,5 +570,6 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
         P = np.asarray(P, dtype=float)
         P = P / P.sum(axis=1, keepdims=True)
     from .significance import null_sups
-    draws = null_sups(ft, np.asarray(P, dtype=float), WT.T, utilities, null_draws, accelerator=accelerator)
+    draws = null_sups(ft, np.asarray(P, dtype=float), np.ascontiguousarray(WT.T), utilities, null_draws,
+                      accelerator=accelerator)
     return resampling_p_values(n, tree.K, result, draws, null_draws, seed)
