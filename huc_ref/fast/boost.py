@@ -69,7 +69,7 @@ class FloatBackend:
         self.P = self.P0.copy()
         self._terms, self._stale = None, np.zeros(0, dtype=np.int64)  # (sample atoms: kept between audits)
         self._cut_values = {}  # per top-1 utility: its candidates' values, one row each
-        self._rows = (np.empty_like(self.P), np.empty_like(self.P))  # an update's members' rows and P U
+        self._rows = [np.empty((0, tree.K)), np.empty((0, tree.K))]  # an update's members' rows and P U
         self.row_loss = self._row_loss()
         self.loss = self._total(self.row_loss)
 
@@ -122,6 +122,14 @@ class FloatBackend:
         if self.masses is None:  # only the columns read: the update's node and children, a utility's candidates
             return NodeColumns(self.ft, self.ft.level_sums(self.P[rows]))
         return self.masses[rows]
+
+    def _buffer(self, i: int, m: int) -> np.ndarray:
+        """``m`` rows of the run's buffer ``i``, grown (by half again) when an update holds more members
+        than any before: memory touched once, not at every update (fresh memory is what an update
+        of a few milliseconds spends most on)."""
+        if len(self._rows[i]) < m:
+            self._rows[i] = np.empty((min(len(self.P), max(m, len(self._rows[i]) * 3 // 2)), self.tree.K))
+        return self._rows[i][:m]
 
     def _chosen_values(self, name: str, rows: np.ndarray) -> np.ndarray | None:
         """``u(p_i, .)`` of ``rows`` for a top-1 utility from the choices the audit's sample pass
@@ -198,9 +206,9 @@ class FloatBackend:
         U = table.U[members] if hasattr(table, "U") else self._chosen_values(choice.utility, members)
         if U is None:
             U = self._values(choice.utility, members, self._masses(members))
-        Pm = np.take(P, members, axis=0, out=self._rows[0][:len(members)])  # (buffers: no fresh memory)
+        Pm = np.take(P, members, axis=0, out=self._buffer(0, len(members)))  # (no fresh memory per update)
         pi = branch_masses(ft, Pm, a) if self.method == "huc" else None
-        h, q = direction(self.method, ft, Pm, U, c, pi, a, scratch=self._rows[1][:len(members)])
+        h, q = direction(self.method, ft, Pm, U, c, pi, a, scratch=self._buffer(1, len(members)))
         if self.method == "huc":
             inside = star[members, a]
             gamma = float((w[members] * (h * (star[np.ix_(members, tree.child_ids[a])] - inside[:, None] * q))
