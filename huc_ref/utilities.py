@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
@@ -533,13 +534,24 @@ class Top1AtDepth(Utility):
     def top1_depth(self):
         return self.depth
 
+    @cached_property
+    def candidate_values(self):
+        """``u(p, .)`` when the ``j``-th candidate is chosen, as row ``j`` of a float array (K.2: 1
+        on the labels below it, 0 elsewhere): what a float pass takes by its choices.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Top1AtDepth(t, 1).candidate_values.tolist()  # a (over y1, y2), then y3
+        [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+        """
+        values = np.zeros((len(self._candidates), self.tree.K))
+        for k, a in enumerate(self._candidates):
+            values[k, list(self.tree.label_ids_below(a))] = 1.0
+        values.flags.writeable = False  # (shared by every caller)
+        return values
+
     def vectorised(self, rows):
-        cands = np.array(self.candidate_ids)
-        j, unsure = rows.first_max(rows.pi[:, cands], rel=rows.rel)
-        masks = np.zeros((len(cands), rows.K))
-        for k, a in enumerate(cands):
-            masks[k, list(self.tree.label_ids_below(int(a)))] = 1.0
-        return masks[j], unsure
+        j, unsure = rows.first_max(rows.pi[:, np.array(self.candidate_ids)], rel=rows.rel)
+        return self.candidate_values[j], unsure
 
 
 #: The deepest nesting of aggregated utilities accepted (App. G builds ``u_S`` from a base

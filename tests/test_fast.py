@@ -482,6 +482,20 @@ def test_block_sums_are_within_their_bound_of_the_exact_sums_in_any_order(case):
     assert block_sums(shuffled, starts).tobytes() == got.tobytes()
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False), st.integers(-999, 999))
+@example(3e-310, 1)
+@example(-2.0**-1074, -999)
+@example(1.5 * 2.0**-1060, 10)  # a tie to even among the subnormals
+@example(1.7e308, -999)  # overflows either way
+def test_block_sums_scaling_by_a_power_of_two_is_ldexp(x, e):
+    """``block_sums`` (and the compiled tie scan) scale a block by multiplying with ``2^-e`` for
+    ``|e| < 1000`` instead of ``ldexp(x, -e)``: the same bits, as both round once to nearest, also
+    where the result lands among the subnormals."""
+    with np.errstate(over="ignore"):
+        assert (np.float64(x) * np.ldexp(1.0, -e)).tobytes() == np.ldexp(np.float64(x), -e).tobytes()
+
+
 def test_block_sums_refuse_blocks_beyond_their_exact_levels():
     """Blocks of more than 2^40 values would leave float64's level sums too few bits: one clear
     error (an internal guard: no audit holds that many atoms)."""
@@ -550,6 +564,7 @@ def score_arrays(draw):
 @example(np.concatenate([np.linspace(0, 1, 5000), 1 + np.arange(5000) * 2.0**-52]))
 @example(np.tile(np.round(np.linspace(-1, 1, 997), 3), 7))  # ties only, past 4,096: the packed keys, ranked
 @example(np.tile([-0.0, 0.0, 5e-324, -5e-324, 1.0], 1000))
+@example(np.concatenate([np.linspace(0.1, 0.9, 5001)[::-1], [0.5 + 2.0**-51, 0.5 + 2.0**-52]]))  # one run to settle
 def test_sort_scores_sorts_like_numpy(score):
     """``sort_scores`` (a value sort of packed keys, then the runs the cut-off bits leave open)
     gives a permutation whose scores are ``np.sort``'s, whatever share of them lies within the
@@ -646,9 +661,13 @@ def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, fl
     from tests.strategies import softmax_rows
     if tree.K < 2:
         return
+    from huc_ref.fast.tree import FastTree
     P = softmax_rows(seed, tree.K, 60, 2.0, floor_exponent)
     y = np.random.default_rng(seed).integers(0, tree.K, 60)
     us = {f"top1@{d}": Top1AtDepth(tree, d) for d in sorted({1, max(tree.depth_ids)})}
+    ft = FastTree(tree)
+    for u in us.values():  # the sample pass's positions in the cut are the utility's candidates'
+        assert ft.level_nodes[ft.cut(min(u.depth, ft.H))[0]].tolist() == list(u.candidate_ids)
     seen, chosen = [], FloatBackend._chosen_values
 
     def checked(self, name, rows):

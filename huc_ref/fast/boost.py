@@ -68,7 +68,6 @@ class FloatBackend:
         self.p0 = p0  # the exact initial predictions, behind untouched rows (None: P0's binary values)
         self.P = self.P0.copy()
         self._terms, self._stale = None, np.zeros(0, dtype=np.int64)  # (sample atoms: kept between audits)
-        self._cut_values = {}  # per top-1 utility: its candidates' values, one row each
         self._rows = [np.empty((0, tree.K)), np.empty((0, tree.K))]  # an update's members' rows and P U
         self.row_loss = self._row_loss()
         self.loss = self._total(self.row_loss)
@@ -138,14 +137,8 @@ class FloatBackend:
         k = list(self.utilities).index(name)
         if self._terms is None or k not in self._terms.choice or len(self._stale):
             return None
-        if name not in self._cut_values:
-            u = self.utilities[name]
-            cut, _ = self.ft.cut(min(u.top1_depth, self.ft.H))
-            table = np.zeros((len(cut), self.tree.K))
-            for j, node in enumerate(self.ft.level_nodes[cut].tolist()):
-                table[j, list(self.tree.label_ids_below(node))] = 1.0
-            self._cut_values[name] = table
-        return self._cut_values[name][self._terms.choice[k][rows]]
+        # (the cut's candidates in pre-order: the utility's candidate_ids, in the same order)
+        return self.utilities[name].candidate_values[self._terms.choice[k][rows]]
 
     def _values(self, name: str, rows: np.ndarray, masses: np.ndarray) -> np.ndarray:
         """``u(p_i, .)`` of ``rows`` (subtree masses ``masses``) at their current predictions, decided

@@ -50,22 +50,30 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None):
     else:  # a few: only theirs
         close = np.flatnonzero(same)
         differ = close[full.take(order.take(close)) != full.take(order.take(close + 1))]
-    if len(differ) and 8 * len(differ) <= n:
-        close = np.flatnonzero(same)
-        label = np.cumsum(np.concatenate([[True], np.diff(close) != 1])) - 1  # runs of such neighbours
-        inside = np.isin(label, label[np.searchsorted(close, differ)])
-        ranks, first = np.unique(np.concatenate([close[inside], close[inside] + 1]), return_index=True)
-        if 8 * len(ranks) <= n:
-            members = order[ranks]
-            runs = np.concatenate([label[inside], label[inside]])[first]
-            order[ranks] = members[np.lexsort((full.take(members), runs))]
-            if ranked is not None:
-                ranked[ranks] = full.take(order[ranks])
-            differ = differ[:0]
-    if len(differ):  # many distinct keys within the cut-off bits of each other
-        order = np.argsort(full)
-        ranked = full.take(order) if values is not None else None
+    if len(differ):
+        ranks = _settle_runs(order, same, differ, full) if 8 * len(differ) <= n else None
+        if ranks is None:  # many distinct keys within the cut-off bits of each other
+            order = np.argsort(full)
+            ranked = full.take(order) if values is not None else None
+        elif ranked is not None:
+            ranked[ranks] = full.take(order[ranks])
     return order if values is None else (order, ranked)
+
+
+def _settle_runs(order, same, differ, full):
+    """Put in order, in place, the runs of ranks whose keys share their leading bits (``same``)
+    and hold distinct keys (``differ``: positions in ``same``), by ``full`` (the keys, or values
+    in their order); the ranks reordered, or None where they are more than an eighth of all."""
+    close = np.flatnonzero(same)
+    label = np.cumsum(np.concatenate([[True], np.diff(close) != 1])) - 1  # runs of such neighbours
+    inside = np.isin(label, label[np.searchsorted(close, differ)])
+    ranks, first = np.unique(np.concatenate([close[inside], close[inside] + 1]), return_index=True)
+    if 8 * len(ranks) > len(order):
+        return None
+    members = order[ranks]
+    runs = np.concatenate([label[inside], label[inside]])[first]
+    order[ranks] = members[np.lexsort((full.take(members), runs))]
+    return ranks
 
 
 def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -99,7 +107,8 @@ def _packed_pays(score: np.ndarray, ties_too: bool) -> bool:
     if n < 4096:
         return False
     keys = np.sort(score_keys(score[:: n // 1024]))
-    same = (keys[1:] >> np.uint64((n - 1).bit_length())) == (keys[:-1] >> np.uint64((n - 1).bit_length()))
+    lead = keys >> np.uint64((n - 1).bit_length())  # the bits argsort_keys keeps above the index
+    same = lead[1:] == lead[:-1]
     if ties_too:
         same &= keys[1:] != keys[:-1]
     return np.count_nonzero(same) < len(keys) // 16
