@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 __all__ = ["CORE", "EQUIVALENT", "sites", "mutate", "find", "equivalent", "run_mutant"]
@@ -93,6 +94,17 @@ EQUIVALENT = {
 }
 
 
+# CPython before 3.13 counts the AST constructor's recursion in state shared by all threads
+# (gh-106905): two threads parsing at once can raise "SystemError: AST constructor recursion depth
+# mismatch" (CI's run of tests/test_mutation.py did, on 3.11.7).  Every parse here holds this lock.
+_PARSING = threading.Lock()
+
+
+def _parse(source: str) -> ast.Module:
+    with _PARSING:
+        return ast.parse(source)
+
+
 def equivalent(module: str, index: int) -> str | None:
     """The reason the mutant at site ``index`` of ``huc_ref/<module>`` is equivalent, if it is listed.
 
@@ -135,7 +147,7 @@ def sites(source: str) -> list[tuple[int, int, str]]:
     >>> sites("if x:\\n    raise ValueError(f'{x + 1}')\\n")  # a message is not mutated
     []
     """
-    tree = ast.parse(source)
+    tree = _parse(source)
     skip = _untouchable(tree)
     out = []
     for k, node in enumerate(ast.walk(tree)):
@@ -157,7 +169,7 @@ def mutate(source: str, index: int) -> str:
     >>> print(mutate("y = x < 1", 3))
     y = x <= 1
     """
-    tree = ast.parse(source)
+    tree = _parse(source)
     for k, node in enumerate(ast.walk(tree)):
         if k != index:
             continue

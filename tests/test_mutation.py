@@ -59,3 +59,33 @@ def test_the_pinned_mutants_still_exist():
     for entry in SAMPLE + list(EQUIVALENT):
         assert find(*entry) >= 0
     assert not set(SAMPLE) & set(EQUIVALENT)
+
+
+def test_parses_never_overlap_across_threads(monkeypatch):
+    """The sample runs in two threads, and CPython before 3.13 shares the AST constructor's recursion
+    count between threads (gh-106905: CI once raised "AST constructor recursion depth mismatch"):
+    no two parses of :mod:`proofs_check.mutation` may run at once."""
+    import ast
+    import threading
+    import time
+
+    import proofs_check.mutation as mutation
+
+    inside, most, guard, parse = [0], [0], threading.Lock(), ast.parse
+
+    def slow_parse(source, *args, **kwargs):
+        with guard:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.01)  # long enough for another thread to arrive
+        try:
+            return parse(source, *args, **kwargs)
+        finally:
+            with guard:
+                inside[0] -= 1
+
+    monkeypatch.setattr(mutation.ast, "parse", slow_parse)
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda entry: find(*entry), SAMPLE[:4] * 2))
+    assert found == [find(*entry) for entry in SAMPLE[:4] * 2]
+    assert most[0] == 1
