@@ -1,5 +1,6 @@
 """The fast path against the exact engine (hypothesis): values within tolerance, witnesses valid."""
 
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -285,18 +286,6 @@ def test_numba_kernels_equal_the_numpy_engine(case):
     ref = fast_audit(y, P, d.tree, us, subgroups=groups, sample_weight=w).to_json()
     assert max(abs(a["sup"] - b["sup"]) for a, b in zip(got["candidates"], ref["candidates"])) < 1e-12
     assert_matches_exact(d, us, audit_distribution(d, us, accelerator="numba").to_json(), audit(d, us))
-
-
-@numba_only
-def test_numba_engine_reports_bad_rows_like_numpy():
-    from huc_ref import LabelTree, Top1AtDepth
-    from huc_ref.errors import HUCError
-    t = LabelTree.from_paths(["a/b", "a/c", "d"])
-    P = np.array([[0.2, 0.3, 0.5], [0.2, np.nan, 0.8]])
-    for engine in ("numpy", "numba"):
-        message = r"^y_prob\[1\]: entries must be finite and nonnegative, with a positive finite sum$"
-        with pytest.raises(HUCError, match=message):
-            fast_audit([0, 1], P, t, {"u": Top1AtDepth(t, 1)}, accelerator=engine).to_json()
 
 
 def separated_witness(d, u, subgroup, node, tol=1e-9):
@@ -707,3 +696,125 @@ def test_update_values_of_rows_whose_top1_choice_float64_cannot_take():
         m.setattr(FloatBackend, "_chosen_values", checked)
         boost_sample(tree, P, y, us, epsilon="0.0001", max_updates=3)
     assert seen and all(row == [0.0, 0.0, 1.0] for row in seen)  # y3's labels: the exact choice
+
+
+@st.composite
+def ranked_columns(draw):
+    """Inputs of :func:`huc_ref.fast.kernels.rank_scan` as an audit gives them, in rank order: tie
+    blocks (none, some, one block of everyone), zero entries, columns missing for some kinds
+    (negative or 0 in the column table), subgroups on both sides of whole vectors of
+    ``GROUP_LANES`` (1, 7, 8, 9, 17) and values from 1e-300 to 1e300."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n, D, kinds = draw(st.integers(1, 60)), draw(st.integers(0, 4)), draw(st.integers(1, 5))
+    G = draw(st.sampled_from([1, 2, 3, 7, 8, 9, 17]))
+    ties = draw(st.sampled_from(["none", "some", "one block"]))
+    new = {"none": np.ones(n - 1, bool), "some": rng.random(n - 1) < 0.4, "one block": np.zeros(n - 1, bool)}[ties]
+    scale = draw(st.sampled_from(["normal", "magnitudes", "tiny"]))
+
+    def values(shape):
+        v = rng.normal(size=shape)
+        if scale == "magnitudes":
+            v *= 10.0 ** rng.integers(-300, 300, size=shape)
+        elif scale == "tiny":
+            v *= 1e-300
+        v[rng.random(shape) < 0.3] = 0.0
+        return v
+    n_cols = 1 + 2 * D  # row k may use columns 1 + 2k and 2 + 2k
+    col_table = np.array([[rng.choice([-1, 0, 1 + 2 * k, 2 + 2 * k]) for _ in range(kinds)] for k in range(D)],
+                         dtype=np.int64).reshape(D, kinds)
+    W = rng.normal(size=(n, G)) / n
+    W[rng.random((n, G)) < 0.3] = 0.0
+    return (np.concatenate([[0], np.cumsum(new)]).astype(np.int64), values(n), rng.integers(0, kinds, n),
+            values((D, n)), col_table, W, n_cols)
+
+
+def plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols):
+    """Algorithm 2 (App. F.3) written out, one column and subgroup at a time: prefix sums from 0
+    over the blocks in rank order, a block's entries added as one total (``block_sums`` with the
+    levels of the largest block, as the kernel's; one entry: itself), the first largest and the
+    first smallest, the witness between them."""
+    from huc_ref.fast.numbers import block_sums
+    n, G = len(residual), W.shape[1]
+    starts = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
+    ends = np.append(starts[1:], n)
+    largest = int((ends - starts).max())
+    out = [np.zeros((G, n_cols)), np.zeros((G, n_cols), dtype=np.int64), np.zeros((G, n_cols), dtype=np.int64),
+           np.zeros((G, n_cols))]
+    for col in range(n_cols):
+        for g in range(G):
+            C = mx = mn = 0.0
+            f_mx = f_mn = 0
+            for prefix, (lo, hi) in enumerate(zip(starts, ends), start=1):
+                vals = [residual[r] * W[r, g] for r in range(lo, hi) if col == 0 and residual[r] != 0]
+                vals += [terms[k, r] * W[r, g] for r in range(lo, hi) for k in range(len(terms))
+                         if col > 0 and col_table[k, kind[r]] == col and terms[k, r] != 0]
+                if not vals:
+                    continue
+                C = C + (vals[0] if len(vals) == 1 else block_sums(vals + [0.0] * (largest - len(vals)), [0])[0])
+                if C > mx:
+                    mx, f_mx = C, prefix
+                elif C < mn:
+                    mn, f_mn = C, prefix
+            if mx - mn > 0:
+                r, b = min(f_mx, f_mn), max(f_mx, f_mn)
+                for arr, value in zip(out, (mx - mn, r, b, mx - mn if f_mx > f_mn else mn - mx)):
+                    arr[g, col] = value
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(ranked_columns())
+@example((np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64), np.zeros((0, 3)),
+          np.zeros((0, 1), dtype=np.int64), np.ones((3, 9)) / 3, 1))  # nine subgroups: a vector and one more
+@example((np.zeros(40, dtype=np.int64), np.full(40, 0.1), np.zeros(40, dtype=np.int64), np.full((1, 40), 1e-300),
+          np.array([[1]]), np.full((40, 8), 1 / 40), 2))  # one tie block of 40, entries near 1e-300
+def test_rank_scan_is_algorithm_2_written_out(case):
+    """The compiled scan (vector lanes of ``GROUP_LANES`` subgroups, an LLVM intrinsic) returns
+    bit for bit what the plain loops of :func:`plain_rank_scan` return: the same IEEE operations
+    in the same order, so no tolerance."""
+    from huc_ref.fast.kernels import pad_lanes, rank_scan
+    from huc_ref.fast.numbers import sum_levels
+    block, residual, kind, terms, col_table, W, n_cols = case
+    sizes = np.bincount(block)
+    levels = sum_levels(int(sizes.max())) if sizes.max() > 1 else np.zeros(0)
+    got = rank_scan(block, residual, kind, terms, col_table, pad_lanes(W), W.shape[1], n_cols, levels)
+    for a, b in zip(got, plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)):
+        assert np.array_equal(a, b)
+
+
+BAD_TOP1_ROWS = {  # y_prob rows for a top-1 audit, and the message both accelerators must give
+    "NaN": ([[0.2, 0.3, 0.5], [0.2, np.nan, 0.8]], r"y_prob\[1\]: entries must be finite and nonnegative"),
+    "negative": ([[0.2, 0.3, 0.5], [1.2, -0.2, 0.0]], r"y_prob\[1\]: entries must be finite and nonnegative"),
+    "subnormal": ([[0.2, 0.3, 0.5], [5e-324, 0.5, 0.5]], r"y_prob\[1\]: entry 0 is 5e-324, a subnormal float64"),
+    "sum off": ([[0.2, 0.3, 0.5], [0.2, 0.3, 0.49]], r"y_prob\[1\]: sums to 0.99, not 1 \(within 1e-05\)"),
+    "just beyond": ([[0.2, 0.3, 0.5], [0.2, 0.3, 0.5 + 1.001e-5]], r"y_prob\[1\]: sums to 1.00001001"),
+    "just within": ([[0.2, 0.3, 0.5], [0.2, 0.3, 0.5 - 0.999e-5]], None),
+    # two problems in one chunk: the row sum is checked before the subnormal entry (numpy's order)
+    "subnormal, then sum off": ([[5e-324, 0.5, 0.5], [0.2, 0.3, 0.4]], r"y_prob\[1\]: sums to 0.9"),
+    "negative, then sum off": ([[0.6, -0.1, 0.5], [0.2, 0.3, 0.4]], r"y_prob\[0\]: entries must be finite"),
+}
+
+
+@numba_only
+@pytest.mark.parametrize("name", list(BAD_TOP1_ROWS))
+def test_numba_engine_reports_bad_rows_like_numpy(name):
+    """The top-1 kernel checks every entry (negative, subnormal) and the row sums' range in its own read;
+    where it finds a problem, numpy's checks, in numpy's order, name the row: one message, both
+    accelerators (and where the sums are certainly within the tolerance, no numpy pass at all)."""
+    from huc_ref import LabelTree, Top1AtDepth
+    from huc_ref.errors import HUCError
+    t = LabelTree.from_paths(["a/b", "a/c", "d"])
+    rows, message = BAD_TOP1_ROWS[name]
+    P = np.array(rows)
+    said = []
+    for engine in ("numpy", "numba"):
+        try:
+            said.append(fast_audit([0, 1], P, t, {"u": Top1AtDepth(t, 1), "v": Top1AtDepth(t, 2)},
+                                   accelerator=engine).to_json())
+        except HUCError as e:
+            said.append(str(e))
+    assert said[0] == said[1]
+    if message is None:
+        assert isinstance(said[0], dict)
+    else:
+        assert re.match(message, said[0]), said[0]

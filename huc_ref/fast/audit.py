@@ -235,6 +235,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             ks_all[j, :len(depths[k])] = depths[k]
         ks_len = np.array([len(depths[k]) for k in top1], dtype=np.int64)
         rows_top1 = term_row[top1].astype(np.int64)
+        u_rows = np.array(top1, dtype=np.int64)  # each kernel utility's row of score, residual and error
         cuts = [ft.cut(int(d)) for d in cut_depth]  # each utility's candidates (rows of the level sums), a label below
         cut_off = np.concatenate([[0], np.cumsum([len(c) for c, _ in cuts])]).astype(np.int64)
         cut_rows = np.concatenate([c for c, _ in cuts]).astype(np.int64)
@@ -247,28 +248,32 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         X = np.asarray(P[s:s + step], dtype=float)
         Xd = X if ft.label_order is None else X[:, ft.label_order]
         y, part, ex = labels[s:s + step], slice(s, s + step), exact.view(s)
-        ok = True
         S = pi = None
-        if top1:
-            sc, res = np.empty((len(top1), len(y))), np.empty((len(top1), len(y)))
-            terms = np.empty((term_row[-1], len(y)))
+        if top1:  # the kernel writes its rows' entries in place (no memory of its own: fresh pages cost)
             unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
+            sums = np.empty(2)
             ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.dfs_leaf_row, ft.run_start, ft.run_len,
                                  ft.parent_row, ft.depth_row, ft.leaf_row, path_rows, cut_rows, cut_label, cut_off,
-                                 cut_depth, ks_all, ks_len, rel, sc, res, terms, rows_top1, unsure) < 0
-            if ok and unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
+                                 cut_depth, ks_all, ks_len, rel, SMALLEST_NORMAL, s, score, residual, error,
+                                 u_rows, T, rows_top1, unsure, sums) < 0
+            if not ok:  # a bad row or an entry below the normal range: numpy's checks, in their order, name it
+                return chunk_numpy(s, X, Xd, ok=None)
+            if unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
                 S = ft.level_sums(Xd, dfs=True)
                 pi = on_paths(ft, y, H + 1, S)
                 for j, k in enumerate(top1):
                     idx = np.flatnonzero(unsure[j])
                     if len(idx):
                         mu, at_label, _ = exact_path_means(ft, X, y, utilities[names[k]], pi, idx, ex)
-                        sc[j, idx], res[j, idx] = mu[0], at_label - mu[0]
-                        terms[term_row[k]:term_row[k + 1], idx] = (mu[1:] - mu[:-1])[depths[k]]
-            score[top1, part], residual[top1, part] = sc, res
-            error[top1, part] = 2.0 * rel * sc  # u is 0 or 1: sum_y p_y |u_y| / pi_root is the score
-            for k in top1:
-                T[term_row[k]:term_row[k + 1], part] = terms[term_row[k]:term_row[k + 1]]
+                        score[k, s + idx], residual[k, s + idx] = mu[0], at_label - mu[0]
+                        error[k, s + idx] = 2.0 * rel * mu[0]  # u is 0 or 1: the score bounds sum_y p_y |u_y| / pi
+                        T[term_row[k]:term_row[k + 1], s + idx] = (mu[1:] - mu[:-1])[depths[k]]
+            # every entry 0 or a normal float (the kernel checked), the row sums certainly within the tolerance
+            # (their float error, in any order of addition, is below the margin): nothing more to look at
+            margin = 4.0 * rel * sums[1]
+            within = row_sum_tolerance is None or max(sums[1] - 1.0, 1.0 - sums[0]) <= row_sum_tolerance - margin
+            if within and not rest:
+                return None
         if rest and compiled_flat and flat_rows_ok(X, -1.0 if row_sum_tolerance is None else row_sum_tolerance,
                                                    SMALLEST_NORMAL):
             for k in rest:  # rows checked in one read; each utility's terms in one more
@@ -276,14 +281,19 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                 U = utility_values(u, ft, X, None if rows is None else rows[part],
                                    lambda: ft.node_table(ft.level_sums(Xd, dfs=True)), ex)
                 flat_terms(X, U, y, rel, float(u.nesting), score[k, part], residual[k, part], error[k, part])
-            return None if ok else chunk_numpy(s)  # (ok: the top-1 kernel's rows were fine)
-        return chunk_numpy(s, X, Xd, S, pi, ok)
+            return None
+        return chunk_numpy(s, X, Xd, S, pi)
 
     def chunk_numpy(s, X=None, Xd=None, S=None, pi=None, ok=True):
-        """The rest of :func:`chunk` in numpy (and the search for a bad row's message)."""
+        """The rest of :func:`chunk` in numpy (and the search for a bad row's message; ``ok=None``:
+        a kernel found a problem, and numpy's checks, in their order, say which)."""
         if X is None:
             X = np.asarray(P[s:s + step], dtype=float)
             Xd = X if ft.label_order is None else X[:, ft.label_order]
+        if ok is None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums = row_sums(X)
+            ok = bool(X.min() >= 0 and sums.min() > 0 and sums.max() < np.inf)
         y, part, ex = labels[s:s + step], slice(s, s + step), exact.view(s)
         if rest:
             if S is None:
@@ -358,8 +368,12 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     """
     exact = ExactRows(None) if exact is None else exact  # (None: no exact scores behind the floats)
     names, t = list(utilities), terms
+    lanes = None
     if engine == "numba":
         W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
+        if not t.flat:  # the node scan's weights, padded to whole vectors once for every utility
+            from .kernels import pad_lanes
+            lanes = pad_lanes(W)
 
     def table(k: int) -> Rows:
         nodes, colmap, _ = t.plans[k]
@@ -367,7 +381,7 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
         out = Rows(t.score[k], t.residual[k], t.T[rows_k], *term_columns(ft, colmap, t.depths[k], labels),
                    W, len(nodes) + 1, engine, score_error=t.error[k],
                    exact_score=exact_scores(utilities[names[k]], exact, rows),
-                   uc_copies=range(1, len(nodes) + 1) if t.flat else ())
+                   uc_copies=range(1, len(nodes) + 1) if t.flat else (), lanes=lanes)
         out.nodes = nodes
         return out
 

@@ -215,7 +215,8 @@ class Rows:
     """
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
-                 exact_score=None, blocks=None, uc_copies=()):
+                 exact_score=None, blocks=None, uc_copies=(), lanes=None):
+        self._lanes = lanes  # W padded for the compiled scan (huc_ref.fast.kernels.pad_lanes), if the caller has it
         if blocks is None and not len(terms):
             blocks = self._sorted_scan(score, residual, W, n_cols, score_error, exact_score is None, engine)
             if blocks is True:
@@ -302,16 +303,15 @@ class Rows:
         return best
 
     def _compiled(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
-        """Algorithm 2 by :func:`huc_ref.fast.kernels.group_and_scan`, on arrays numpy gathers into
-        rank order one at a time (then every pass of the kernel is sequential)."""
-        from .kernels import group_and_scan
+        """Algorithm 2 by :func:`huc_ref.fast.kernels.rank_scan`, on arrays numpy gathers into
+        rank order one at a time (then the kernel's one pass reads every array in order)."""
+        from .kernels import pad_lanes, rank_scan
         order = self.order
         ties = len(self.starts) < len(residual)
-        found = group_and_scan(block, residual, kind.astype(np.int64),
-                               np.asarray(terms, dtype=float).take(order, axis=1),
-                               np.ascontiguousarray(col_table, dtype=np.int64),
-                               np.ascontiguousarray(W).take(order, axis=0), n_cols,
-                               sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
+        lanes = pad_lanes(W) if self._lanes is None else self._lanes  # (sample_tables pads once for all utilities)
+        found = rank_scan(block, residual, kind.astype(np.int64), np.asarray(terms, dtype=float).take(order, axis=1),
+                          np.ascontiguousarray(col_table, dtype=np.int64), lanes.take(order, axis=0), W.shape[1],
+                          n_cols, sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
         return [tuple(x[g] for x in found) for g in range(W.shape[1])]
 
     def _numpy(self, block, residual, terms, col_table, kind, W, n_cols) -> list:

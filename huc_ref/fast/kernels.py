@@ -5,9 +5,10 @@ The loops that numpy can only express as several passes over memory:
 * :func:`top1_path_terms` reads each row of predictions once: subtree sums of every node
   (children summed left to right, as :meth:`huc_ref.fast.FastTree.level_sums` does), the
   top-1 decision at each utility's depth, and the path terms of F.4;
-* :func:`group_and_scan` groups the nonzero terms by column with a counting sort and runs
-  Algorithm 2 on every column and subgroup in one pass: prefix sums at block ends, the first
-  maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with reduceats;
+* :func:`rank_scan` runs Algorithm 2 on every column and subgroup in one pass over the atoms in
+  rank order: prefix sums at block ends, the first maximum and minimum (App. F.3's tie rule), as
+  ``huc_ref.fast.intervals.Rows`` does with reduceats, eight subgroups at a time in vector
+  instructions (an LLVM intrinsic: the same IEEE operations as the scalar loop);
 * :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) without ties
   in one pass, gathering each atom's weight as it goes; :func:`sorted_uc_scan` does so straight
   after the sort when float64 certifies every gap (no ties), :func:`tied_uc_scan` with exact
@@ -35,8 +36,8 @@ try:
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
-__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "group_and_scan", "sorted_uc_scan",
-           "tied_uc_scan", "uc_scan", "null_scan", "draw_labels"]
+__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "GROUP_LANES",
+           "sorted_uc_scan", "tied_uc_scan", "uc_scan", "null_scan", "draw_labels"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -64,13 +65,16 @@ def _up_to(start, d, parent_row, depth_row, path):  # pragma: no cover - compile
 
 @_jit
 def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, path_rows, cut_rows,
-                    cut_label, cut_off, cut_depth, ks, ks_len, rel, score, residual, terms, term_row,
-                    unsure):  # pragma: no cover
+                    cut_label, cut_off, cut_depth, ks, ks_len, rel, smallest, start, score, residual, error, u_row,
+                    terms, term_row, unsure, sums):  # pragma: no cover
     """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` and each
     top-1 utility ``u`` (its candidates: the cut at depth ``cut_depth[u]``, rows
     ``cut_rows[cut_off[u]:cut_off[u + 1]]`` of :meth:`huc_ref.fast.FastTree.level_sums`): the
-    score, the UC residual, and the terms of the path nodes at depths ``ks[u, :ks_len[u]]``,
-    written to ``terms[term_row[u] + t, i]``.  Paths are read from ``path_rows[k, y]`` (the
+    score ``score[u_row[u], start + i]``, the UC residual (``residual``, the same place), the
+    score's error bound ``2 rel score`` (``error``; u is 0 or 1, so ``sum_y p_y |u_y| / pi_root``
+    is the score) and the terms of the path nodes at depths ``ks[u, :ks_len[u]]``, written to
+    ``terms[term_row[u] + t, start + i]``: straight into the caller's arrays, so that threads
+    filling other rows need no memory of their own.  Paths are read from ``path_rows[k, y]`` (the
     row of label ``y``'s path node at depth ``k``; ``cut_label``: a label below each candidate),
     or, where that table is empty (too large a tree), walked up ``parent_row`` from the label's
     leaf (``leaf_row``), so nothing per label and depth is stored.
@@ -79,22 +83,26 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
 
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
-    vector of finite nonnegative numbers with a positive finite sum.  App. F.4 and K.2 (see
+    vector of finite nonnegative numbers with a positive finite sum, or has an entry that is
+    neither 0 nor at least ``smallest`` (a subnormal); ``sums`` receives the smallest and the
+    largest row sum (children added as the subtree sums add them).  App. F.4 and K.2 (see
     ``huc_ref.fast.audit.path_terms``, its numpy twin).
 
     >>> from huc_ref import LabelTree
     >>> from huc_ref.fast import FastTree
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
-    >>> score, residual, terms = np.empty((1, 1)), np.empty((1, 1)), np.empty((1, 1))
-    >>> unsure = np.zeros((1, 1), dtype=np.int8)
+    >>> score, residual, error, terms = (np.empty((1, 1)) for _ in range(4))
+    >>> unsure, sums = np.zeros((1, 1), dtype=np.int8), np.empty(2)
     >>> cut = ft.cut(1)[0]  # top-1 at depth 1: candidates a, y3
     >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.dfs_leaf_row, ft.run_start, ft.run_len,
     ...                 ft.parent_row, ft.depth_row, ft.leaf_row, ft.path_rows, cut, ft.cut(1)[1],
-    ...                 np.array([0, len(cut)]), np.array([1]), np.array([[0, 0]]), np.array([1]), 1e-15, score,
-    ...                 residual, terms, np.array([0]), unsure)
+    ...                 np.array([0, len(cut)]), np.array([1]), np.array([[0, 0]]), np.array([1]), 2.0**-50, 2.0**-1022,
+    ...                 0, score, residual, error, np.array([0]), terms, np.array([0]), unsure, sums)
     -1
     >>> score.tolist(), residual.tolist(), terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
     ([[0.5]], [[0.5]], [[0.5]])
+    >>> error.tolist(), sums.tolist()  # 2 rel score; the row sums' range
+    ([[8.881784197001252e-16]], [1.0, 1.0])
     >>> unsure.tolist()  # a (1/2) and y3 (1/2) tie: float64 cannot tell an exact tie from a near one
     [[1]]
     """
@@ -113,6 +121,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     mu = np.empty(H + 1)
     path = np.empty(H + 1, dtype=np.int64)
     lead = np.empty(H + 1, dtype=np.int64)
+    lowest, highest = np.inf, -np.inf
     for i0 in range(0, c, LANES):
         m = min(LANES, c - i0)
         if m == LANES:  # the block of rows, transposed (a fixed number of lanes: vectorised)
@@ -127,11 +136,12 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                     buf[r, lane] = Xd[i0 + lane, t]
                 for lane in range(m, LANES):
                     buf[r, lane] = 1.0
-        negative = False
+        low = False  # a negative or subnormal entry
         for t in range(K):  # (a pass of its own: no branch in the copy)
             r = dfs_leaf_row[t]
             for lane in range(LANES):
-                negative |= buf[r, lane] < 0.0
+                x = buf[r, lane]
+                low |= (x < smallest) & (x != 0.0)
         for a in range(R - 1, -1, -1):  # deeper levels have larger rows: children first
             if run_len[a] == 0:
                 continue
@@ -142,8 +152,10 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                 for lane in range(LANES):
                     buf[a, lane] += buf[t, lane]
         for lane in range(LANES):  # a NaN or an infinity reaches the root's sum
-            if negative or not (buf[0, lane] > 0.0) or buf[0, lane] == np.inf:
+            if low or not (buf[0, lane] > 0.0) or buf[0, lane] == np.inf:
                 return i0
+        for lane in range(m):
+            lowest, highest = min(lowest, buf[0, lane]), max(highest, buf[0, lane])
         for u in range(cut_depth.shape[0]):
             d = cut_depth[u]
             lo, hi = cut_off[u], cut_off[u + 1]
@@ -162,6 +174,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                     if first[lane] < 0 and x >= top[lane]:
                         first[lane], first_at[lane] = b, a
                     close[lane] += 1 if x >= top[lane] - rel * (top[lane] + x) else 0
+            row = u_row[u]
             for lane in range(m):
                 i = i0 + lane
                 if close[lane] > 1:  # another candidate within the error bound: decided exactly
@@ -184,35 +197,14 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                     mu[k] = pi_a / (pi[k] if pi[k] > 0 else 1.0)
                 for k in range(above, d + 1):
                     mu[k] = 0.0
-                score[u, i] = mu[0]
-                residual[u, i] = (1.0 if inside else 0.0) - mu[0]
+                score[row, start + i] = mu[0]
+                residual[row, start + i] = (1.0 if inside else 0.0) - mu[0]
+                error[row, start + i] = 2.0 * rel * mu[0]
                 for t in range(ks_len[u]):
                     k = ks[u, t]
-                    terms[term_row[u] + t, i] = mu[k + 1] - mu[k]
+                    terms[term_row[u] + t, start + i] = mu[k + 1] - mu[k]
+    sums[0], sums[1] = lowest, highest
     return -1
-
-
-@_jit
-def group_and_scan(block, residual, kind, terms, col_table, Wr, n_cols, levels):  # pragma: no cover - compiled
-    """Algorithm 2 for every column and subgroup of one utility, from arrays in rank order.
-
-    For the atom of rank ``r`` (atoms sorted by score): ``block[r]``, its tie block;
-    ``residual[r]``, its UC residual (column 0); ``terms[k, r]``, its term belonging to
-    column ``col_table[k, kind[r]]`` (for samples ``kind`` is the label); ``Wr[r, g]``, its
-    weight in subgroup ``g``; ``levels``: with ties, the extractors of
-    ``huc_ref.fast.numbers.sum_levels`` for the largest block (each block's total is then
-    order-free, as ``block_sums`` makes it), else empty.  Returns ``sup, r, b, moment`` arrays
-    of shape ``(groups, n_cols)``, with ``r, b`` prefixes of the blocks of all atoms.  Algorithm 2
-    (App. F.3; see ``huc_ref.fast.intervals.Rows``, its numpy twin).  Every array is read in order.
-
-    >>> sup, r, b, moment = group_and_scan(np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64),
-    ...                                    np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), np.ones((3, 1)), 1,
-    ...                                    np.zeros(0))
-    >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # the middle block alone: -1/2
-    ([[0.5]], [[1]], [[2]], [[-0.5]])
-    """
-    start, rank, val = _group(residual, kind, terms, col_table, n_cols)
-    return _scan(start, rank, val, block, Wr, levels)
 
 
 @_jit
@@ -393,39 +385,6 @@ def uc_scan(residual, w, order):  # pragma: no cover - compiled
     return mx, i_mx, mn, i_mn
 
 
-@_jit
-def _group(residual, kind, terms, col_table, n_cols):  # pragma: no cover - compiled
-    """The nonzero terms as entries ``(rank, value)`` grouped by column (a counting sort), each
-    column's entries in rank order: column ``c`` is ``start[c]:start[c + 1]``."""
-    n, D = residual.shape[0], terms.shape[0]
-    start = np.zeros(n_cols + 1, dtype=np.int64)
-    for r in range(n):
-        if residual[r] != 0.0:
-            start[1] += 1
-    for k in range(D):
-        for r in range(n):
-            col = col_table[k, kind[r]]
-            if col > 0 and terms[k, r] != 0.0:
-                start[col + 1] += 1
-    for col in range(n_cols):
-        start[col + 1] += start[col]
-    rank = np.empty(start[n_cols], dtype=np.int64)
-    val = np.empty(start[n_cols])
-    pos = start[:n_cols].copy()
-    for r in range(n):
-        if residual[r] != 0.0:
-            rank[pos[0]], val[pos[0]] = r, residual[r]
-            pos[0] += 1
-    for k in range(D):
-        for r in range(n):
-            col = col_table[k, kind[r]]
-            v = terms[k, r]
-            if col > 0 and v != 0.0:
-                rank[pos[col]], val[pos[col]] = r, v
-                pos[col] += 1
-    return start, rank, val
-
-
 @_inline
 def _block_total(buf, size, levels, L, acc):  # pragma: no cover - compiled
     """The total of one block's values ``buf[:size]`` as ``huc_ref.fast.numbers.block_sums``
@@ -450,73 +409,202 @@ def _block_total(buf, size, levels, L, acc):  # pragma: no cover - compiled
     return total * up if held else math.ldexp(total, scale)
 
 
-@_inline
-def _extremes(C, mx, mn, i_mx, i_mn, f_mx, f_mn, j, b):  # pragma: no cover - compiled
-    """At a block end (the column's ``j``-th, block prefix ``b``): each subgroup's first largest
-    and first smallest prefix sum so far (App. F.3's tie rule; ``C_0 = 0``)."""
-    for g in range(C.shape[0]):
-        if C[g] > mx[g]:
-            mx[g], i_mx[g], f_mx[g] = C[g], j, b
-        elif C[g] < mn[g]:
-            mn[g], i_mn[g], f_mn[g] = C[g], j, b
+#: Subgroups :func:`rank_scan` updates together: one vector of float64 (one AVX-512 register, two
+#: AVX2 ones; LLVM lowers it to what the machine has).  The weights come padded to whole vectors
+#: (:func:`pad_lanes`); a column's state is, per vector of subgroups, five vectors: the prefix
+#: sums, their largest and smallest so far, and the block prefixes where each was first reached.
+GROUP_LANES = 8
+_STATE = 5 * GROUP_LANES
+
+
+def pad_lanes(W: np.ndarray) -> np.ndarray:
+    """``W`` (atoms x subgroups) with zero columns up to a whole number of :data:`GROUP_LANES`,
+    C-contiguous: the weights :func:`rank_scan` reads a vector at a time.
+
+    >>> pad_lanes(np.ones((2, 3))).shape
+    (2, 8)
+    """
+    n, G = W.shape
+    out = np.zeros((n, -(-G // GROUP_LANES) * GROUP_LANES))
+    out[:, :G] = W
+    return out
+
+
+def _lane_update_python(S, base, v, W, wb, b):  # pragma: no cover - the plain-Python twin of the intrinsic
+    for g in range(GROUP_LANES):
+        c = S[base + g] + v * W[wb + g]
+        up, down = c > S[base + GROUP_LANES + g], c < S[base + 2 * GROUP_LANES + g]
+        S[base + g] = c
+        if up:
+            S[base + GROUP_LANES + g], S[base + 3 * GROUP_LANES + g] = c, b
+        if down:
+            S[base + 2 * GROUP_LANES + g], S[base + 4 * GROUP_LANES + g] = c, b
+
+
+if COMPILED:
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def _lane_update(typingctx, S, base, v, W, wb, b):  # pragma: no cover - compiled
+        """One entry ``v`` of an atom (its weights: ``W[wb : wb + GROUP_LANES]``, one per subgroup) in
+        a column's state ``S[base : base + 5 GROUP_LANES]`` at block prefix ``b``, as vector
+        instructions: ``C += v w``, then where ``C`` exceeds the largest (is below the smallest)
+        so far, it and ``b`` replace them.  The same IEEE operations, lane by lane, as the scalar
+        ``C = C + v * w; if C > mx: ...`` (a multiply and an add, never fused; ordered compares)."""
+        sig = types.void(S, types.intp, types.float64, W, types.intp, types.float64)
+
+        def codegen(context, builder, signature, args):
+            s_data, base_, v_, w_data, wb_, b_ = args
+            s_arr = context.make_array(signature.args[0])(context, builder, s_data)
+            w_arr = context.make_array(signature.args[3])(context, builder, w_data)
+            vec = ir.VectorType(ir.DoubleType(), GROUP_LANES)
+
+            def at(arr, start, k):
+                p = builder.gep(arr.data, [builder.add(start, ir.Constant(start.type, k * GROUP_LANES))],
+                                inbounds=True)
+                return builder.bitcast(p, vec.as_pointer())
+
+            def splat(x):
+                out = ir.Constant(vec, ir.Undefined)
+                for lane in range(GROUP_LANES):
+                    out = builder.insert_element(out, x, ir.Constant(ir.IntType(32), lane))
+                return out
+
+            c, hi, lo, f_hi, f_lo = (builder.load(at(s_arr, base_, k), align=8, typ=vec) for k in range(5))
+            w = builder.load(at(w_arr, wb_, 0), align=8, typ=vec)
+            c = builder.fadd(c, builder.fmul(splat(v_), w))
+            up, down = builder.fcmp_ordered(">", c, hi), builder.fcmp_ordered("<", c, lo)
+            b_vec = splat(b_)
+            for k, value in enumerate((c, builder.select(up, c, hi), builder.select(down, c, lo),
+                                       builder.select(up, b_vec, f_hi), builder.select(down, b_vec, f_lo))):
+                builder.store(value, at(s_arr, base_, k), align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+else:  # pragma: no cover - the numba extra is not installed
+    _lane_update = _lane_update_python
 
 
 @_jit
-def _scan(start, rank, val, block, Wr, levels):  # pragma: no cover - compiled
-    """Algorithm 2 on every column (entries ``start[c]:start[c + 1]``) and subgroup (columns of
-    ``Wr``, the weights by rank), reading each entry once; with ``levels`` (ties), each block's
-    entries split as ``huc_ref.fast.numbers.block_sums`` splits them, so its total is the same
-    bits in any order."""
-    G, n_cols = Wr.shape[1], start.shape[0] - 1
+def rank_scan(block, residual, kind, terms, col_table, Wl, G, n_cols, levels):  # pragma: no cover - compiled
+    """Algorithm 2 for every column and subgroup of one utility, in one pass over the atoms in
+    rank order (App. F.3; ``huc_ref.fast.intervals.Rows._numpy`` is its numpy twin).
+
+    For the atom of rank ``r`` (atoms sorted by score): ``block[r]``, its tie block;
+    ``residual[r]``, its UC residual (column 0); ``terms[k, r]``, its term belonging to column
+    ``col_table[k, kind[r]]`` (for samples ``kind`` is the label; a column lies on one row of the
+    table); ``Wl[r, g]``, its weight in subgroup ``g < G`` (:func:`pad_lanes`: zeros up to whole
+    vectors); ``levels``: with ties, the extractors of ``huc_ref.fast.numbers.sum_levels`` for the
+    largest block, else empty.  Zero entries change no sum and are skipped.  Every column's
+    prefix sums, largest and smallest (with the first block prefix reaching each) stay in a
+    table of ``n_cols x 5 x`` (subgroups padded) numbers, updated :data:`GROUP_LANES` subgroups
+    at a time, so every array is read once, in order.  A block of several atoms adds, per
+    column, its entries' total split as ``huc_ref.fast.numbers.block_sums`` splits it (the same
+    bits in any order of its atoms).  Returns ``sup, r, b, moment`` arrays of shape
+    ``(G, n_cols)``, with ``r, b`` prefixes of the blocks of all atoms.
+
+    >>> W = pad_lanes(np.ones((3, 1)))
+    >>> sup, r, b, moment = rank_scan(np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64),
+    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), W, 1, 1, np.zeros(0))
+    >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # the middle block alone: -1/2
+    ([[0.5]], [[1]], [[2]], [[-0.5]])
+    >>> from huc_ref.fast.numbers import sum_levels
+    >>> sup, r, b, moment = rank_scan(np.array([0, 0, 1]), np.array([0.25, 0.5, -1.0]), np.zeros(3, dtype=np.int64),
+    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), W, 1, 1, sum_levels(2))
+    >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # blocks {0, 1} (3/4) and {2}
+    ([[1.0]], [[1]], [[2]], [[-1.0]])
+    """
+    n, D, width = residual.shape[0], terms.shape[0], Wl.shape[1]
+    vectors = width // GROUP_LANES
+    stride = vectors * _STATE  # one column's state
+    S = np.zeros(n_cols * stride)
+    Wf = Wl.ravel()
     L = levels.shape[0]
+    first = 0
     acc = np.zeros(max(L, 1))  # a block's level sums (exact)
-    buf = np.empty(64)  # a block's values in one subgroup
-    sup = np.zeros((G, n_cols))
-    rr = np.zeros((G, n_cols), dtype=np.int64)
-    bb = np.zeros((G, n_cols), dtype=np.int64)
-    moment = np.zeros((G, n_cols))
-    C, mx, mn = np.empty(G), np.empty(G), np.empty(G)
-    i_mx, i_mn = np.empty(G, dtype=np.int64), np.empty(G, dtype=np.int64)
-    f_mx, f_mn = np.empty(G, dtype=np.int64), np.empty(G, dtype=np.int64)
-    for col in range(n_cols):
-        lo, hi = start[col], start[col + 1]
-        C[:], mx[:], mn[:] = 0.0, 0.0, 0.0
-        i_mx[:], i_mn[:], f_mx[:], f_mn[:] = 0, 0, 0, 0
-        j = 0
-        if L == 0:  # no ties: every entry its own block
-            for e in range(lo, hi):
-                r, v = rank[e], val[e]
-                for g in range(G):
-                    C[g] += v * Wr[r, g]
-                j += 1
-                _extremes(C, mx, mn, i_mx, i_mn, f_mx, f_mn, j, block[r] + 1)
-            first = hi
-        else:
-            first = lo
-        while first < hi:  # ties: the column's entries of one block, first .. end - 1
-            end = first + 1
-            while end < hi and block[rank[end]] == block[rank[first]]:
+    count = np.zeros(n_cols + 1, dtype=np.int64)  # a block's entries per column, then where each column ends
+    e_col, e_rank = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    e_val, s_rank, s_val = np.empty(64), np.empty(64, dtype=np.int64), np.empty(64)
+    buf = np.empty(64)  # one column's values of a block in one subgroup
+    while first < n:  # the block of ranks first .. end - 1 (without ties, every atom its own)
+        end = first + 1
+        if L > 0:
+            while end < n and block[end] == block[first]:
                 end += 1
-            for g in range(G):
-                if end - first == 1:
-                    C[g] += val[first] * Wr[rank[first], g]
-                    continue
-                if buf.shape[0] < end - first:
-                    buf = np.empty(2 * (end - first))
-                for i in range(first, end):
-                    buf[i - first] = val[i] * Wr[rank[i], g]
-                C[g] += _block_total(buf, end - first, levels, L, acc)
-            j += 1
-            _extremes(C, mx, mn, i_mx, i_mn, f_mx, f_mn, j, block[rank[end - 1]] + 1)
+        if end - first == 1:
+            r, b = first, float(block[first] + 1)
+            v = residual[r]
+            if v != 0.0:
+                for q in range(vectors):
+                    _lane_update(S, q * _STATE, v, Wf, r * width + q * GROUP_LANES, b)
+            for k in range(D):
+                col, v = col_table[k, kind[r]], terms[k, r]
+                if col > 0 and v != 0.0:
+                    for q in range(vectors):
+                        _lane_update(S, col * stride + q * _STATE, v, Wf, r * width + q * GROUP_LANES, b)
             first = end
-        for g in range(G):
-            s = mx[g] - mn[g]
-            if s > 0:
-                sup[g, col] = s
-                if i_mx[g] > i_mn[g]:
-                    rr[g, col], bb[g, col], moment[g, col] = f_mn[g] if i_mn[g] else 0, f_mx[g], s
+            continue
+        b = float(block[first] + 1)
+        if e_col.shape[0] < (D + 1) * (end - first):  # the block's entries, in rank order
+            size = 2 * (D + 1) * (end - first)
+            e_col, e_rank = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+            e_val, s_rank, s_val = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
+        m = 0
+        for r in range(first, end):
+            if residual[r] != 0.0:
+                e_col[m], e_rank[m], e_val[m] = 0, r, residual[r]
+                m += 1
+            for k in range(D):
+                col, v = col_table[k, kind[r]], terms[k, r]
+                if col > 0 and v != 0.0:
+                    e_col[m], e_rank[m], e_val[m] = col, r, v
+                    m += 1
+        for t in range(m):  # grouped by column (a counting sort, ranks in order within a column)
+            count[e_col[t] + 1] += 1
+        for col in range(n_cols):
+            count[col + 1] += count[col]
+        for t in range(m):
+            at = count[e_col[t]]
+            s_rank[at], s_val[at] = e_rank[t], e_val[t]
+            count[e_col[t]] += 1
+        lo = 0  # count[col] is now where column col ends
+        for col in range(n_cols):
+            hi = count[col]
+            if hi > lo and buf.shape[0] < hi - lo:
+                buf = np.empty(2 * (hi - lo))
+            for g in range(G if hi > lo else 0):
+                if hi - lo == 1:
+                    total = s_val[lo] * Wl[s_rank[lo], g]
                 else:
-                    rr[g, col], bb[g, col], moment[g, col] = f_mx[g] if i_mx[g] else 0, f_mn[g], -s
+                    for t in range(lo, hi):
+                        buf[t - lo] = s_val[t] * Wl[s_rank[t], g]
+                    total = _block_total(buf, hi - lo, levels, L, acc)
+                at = col * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
+                c = S[at] + total
+                S[at] = c
+                if c > S[at + GROUP_LANES]:
+                    S[at + GROUP_LANES], S[at + 3 * GROUP_LANES] = c, b
+                elif c < S[at + 2 * GROUP_LANES]:
+                    S[at + 2 * GROUP_LANES], S[at + 4 * GROUP_LANES] = c, b
+            lo = hi
+        count[:] = 0
+        first = end
+    sup = np.zeros((G, n_cols))
+    rr, bb = np.zeros((G, n_cols), dtype=np.int64), np.zeros((G, n_cols), dtype=np.int64)
+    moment = np.zeros((G, n_cols))
+    for col in range(n_cols):
+        for g in range(G):
+            at = col * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
+            s = S[at + GROUP_LANES] - S[at + 2 * GROUP_LANES]
+            if s > 0:
+                f_mx, f_mn = int(S[at + 3 * GROUP_LANES]), int(S[at + 4 * GROUP_LANES])
+                sup[g, col] = s
+                if f_mx > f_mn:
+                    rr[g, col], bb[g, col], moment[g, col] = f_mn, f_mx, s
+                else:
+                    rr[g, col], bb[g, col], moment[g, col] = f_mx, f_mn, -s
     return sup, rr, bb, moment
 
 
