@@ -70,11 +70,13 @@ def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None, *, ration
                      rational) for i, atom in enumerate(dist.atoms)]
 
 
-def terms_at(tree, prediction, vals, atom, node_ids, lift, rational=Fraction) -> AtomTerms:
+def terms_at(tree, prediction, vals, atom, node_ids, lift, rational=Fraction, means=None) -> AtomTerms:
     """One atom's terms at a prediction in any number type: shared by the exact audit and
     by boosting, which audits irrational predictions at a working precision.
 
-    ``lift`` maps an exact ``Fraction`` into the working type and leaves other values alone.
+    ``lift`` maps an exact ``Fraction`` into the working type and leaves other values alone;
+    ``means`` (node id -> ``mu_{u,a}``) gives means known exactly, used instead of the
+    prediction's (boosting: the means an update left as they were).
 
     >>> from huc_ref.tree import LabelTree
     >>> from huc_ref.distribution import Atom
@@ -84,21 +86,30 @@ def terms_at(tree, prediction, vals, atom, node_ids, lift, rational=Fraction) ->
     AtomTerms(score=Fraction(3, 4), residual=Fraction(-3, 4), node_terms={0: Fraction(-3, 4)})
     """
     dec = TreeDecomposition(tree, prediction, vals, rational=rational)
+    known = means or {}
+    for a, m in known.items():
+        dec.known_mean(a, lift(m))
     score = dec.mu(0)
     if atom.label is not None:
         y = atom.label
         path = tree.path_ids(y)
         wanted = set(node_ids)
-        terms = {a: dec.mu(b) - dec.mu(a) for a, b in zip(path, path[1:]) if a in wanted}
-        return AtomTerms(score, lift(vals[y]) - score, terms)
+        terms = {a: known[b] - known[a] if a in known and b in known else dec.mu(b) - dec.mu(a)
+                 for a, b in zip(path, path[1:]) if a in wanted}
+        return AtomTerms(score, vals[y] - known[0] if 0 in known else lift(vals[y]) - score, terms)
     H, den = scaled_integers(atom.eta)  # eta_y = H[y] / den
     masses = subtree_sums(tree, H)
-    terms = {a: dec.expected_contribution(a, masses, den) for a in node_ids}
-    expected = lift(_ZERO)
+    terms = {}
+    for a in node_ids:  # exact where every mean it reads is known exactly
+        if a in known and all(k in known for k in tree.child_ids[a]):
+            terms[a] = Fraction(sum(masses[k] * known[k] for k in tree.child_ids[a]) - masses[a] * known[a], den)
+        else:
+            terms[a] = dec.expected_contribution(a, masses, den)
+    expected = _ZERO if 0 in known else lift(_ZERO)
     for e, v in zip(atom.eta, vals):
         if e:
-            expected = expected + lift(e) * lift(v)  # E_eta[u(p, Y)]
-    return AtomTerms(score, expected - score, terms)
+            expected = expected + (e * v if 0 in known else lift(e) * lift(v))  # E_eta[u(p, Y)]
+    return AtomTerms(score, expected - (known[0] if 0 in known else score), terms)
 
 
 def interval_moment(dist: FiniteDistribution, utility: Utility, subgroup: str,

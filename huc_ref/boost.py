@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import decimal
 import math
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -41,7 +42,7 @@ from .decomposition import Prediction, TreeDecomposition
 from .distribution import FiniteDistribution
 from .driver import Schedule, Update, drive  # noqa: F401 (Schedule: documented here too)
 from .errors import HUCError
-from .intervals import max_interval_sum_approx
+from .intervals import IntervalMax, max_interval_sum_approx
 from .rational import fraction_text
 from .results import BoostResult
 from .validation import MAX_FIXED_STEP, SELECTIONS, boost_options  # noqa: F401 (re-exported)
@@ -172,7 +173,7 @@ class _Form:
     def sign(self, other=0) -> int:
         diff = self - other
         if isinstance(diff, _Form):
-            if not any(diff.coef.values()):
+            if not _collapse(diff.coef):
                 return 0
             diff = diff.value
         return (diff > 0) - (diff < 0)
@@ -198,6 +199,86 @@ class _Form:
     __hash__ = None
 
 
+def _collapse(coef: dict) -> dict:
+    """The nonzero coefficients of a :class:`_Form` after the one identity its factors obey: a
+    split's factors ``e^{z_j} / N`` with ``N = sum_k q0_k e^{z_k}`` (:func:`_normaliser`) sum, weighted
+    by ``q0``, to exactly 1 (A.3: an update at ``v`` moves mass among ``v``'s children, never out
+    of ``v``).  Coefficients of the keys ``rest + (z, N)`` that are, over all of ``N``'s logits,
+    ``lambda q0`` become ``lambda`` on ``rest``, innermost splits first, until none are; so a
+    subtree's mass compares exactly equal to its unchanged value (hypothesis drew two Subtree
+    utilities whose scores tied exactly after an update inside the subtree).
+
+    >>> N = ((Fraction(0), Fraction(1, 3)), (Fraction(1), Fraction(2, 3)))  # q0 = (1/3, 2/3), z = (0, 1)
+    >>> _collapse({((Fraction(0), N),): Fraction(1, 6), ((Fraction(1), N),): Fraction(1, 3), (): Fraction(-1, 2)})
+    {}
+    >>> sorted(_collapse({((Fraction(0), N),): Fraction(1, 6), (): Fraction(-1, 2)}).values())  # not all of N
+    [Fraction(-1, 2), Fraction(1, 6)]
+    """
+    coef = {k: c for k, c in coef.items() if c}
+    while True:
+        groups: dict = {}  # (rest, N) -> {z: coefficient}
+        for key, c in coef.items():
+            for t, (z, N) in enumerate(key):
+                if t and key[t - 1] == key[t]:
+                    continue  # a repeated factor: one of them
+                groups.setdefault((key[:t] + key[t + 1:], N), {})[z] = c
+        for (rest, N), by_z in groups.items():
+            if len(by_z) != len(N):
+                continue
+            lam = by_z[N[0][0]] / N[0][1]
+            if all(by_z.get(z) == lam * q for z, q in N):
+                for z, _ in N:
+                    del coef[tuple(sorted(rest + ((z, N),)))]
+                coef[rest] = coef.get(rest, 0) + lam
+                if not coef[rest]:
+                    del coef[rest]
+                break
+        else:
+            return coef
+
+
+def _common_out(N: dict, pi: dict) -> tuple[dict, dict]:
+    """Two :class:`_Form` coefficient dicts with the factors every key of both holds divided out: their
+    ratio (a mean ``N_a / pi_a``) is unchanged.
+
+    >>> k = (Fraction(1), ((Fraction(0), Fraction(1, 2)), (Fraction(1), Fraction(1, 2))))
+    >>> _common_out({(k,): Fraction(1, 4)}, {(k,): Fraction(1, 2)})
+    ({(): Fraction(1, 4)}, {(): Fraction(1, 2)})
+    """
+    common = None
+    for key in [*N, *pi]:
+        common = Counter(key) if common is None else common & Counter(key)
+        if not common:
+            return N, pi
+
+    def strip(coef):
+        return {tuple(sorted((Counter(key) - common).elements())): c for key, c in coef.items()}
+    return strip(N), strip(pi)
+
+
+def _evaluate(coef: dict, ctx, factors: dict):
+    """The value of collapsed :class:`_Form` coefficients at ``ctx``'s precision, computed in one
+    fixed order (keys sorted; each factor ``e^z / N`` once per ``(z, N)``, kept in ``factors``), so
+    equal coefficients give the same number bit for bit.
+
+    >>> from mpmath import mp
+    >>> N = ((Fraction(0), Fraction(1, 2)), (Fraction(1), Fraction(1, 2)))
+    >>> x = _evaluate({((Fraction(1), N),): Fraction(1, 2), (): Fraction(1, 4)}, mp, {})
+    >>> abs(x - (mp.e / (1 + mp.e) + mp.mpf(1) / 4)) < mp.mpf(2) ** -50  # e^1 / (1/2 + e / 2) times 1/2, plus 1/4
+    True
+    """
+    lift = _lift(ctx)
+    total = ctx.mpf(0)
+    for key in sorted(coef):
+        term = lift(coef[key])
+        for z, N in key:
+            if (z, N) not in factors:
+                factors[z, N] = ctx.exp(lift(z)) / sum((lift(q) * ctx.exp(lift(zk)) for zk, q in N), ctx.mpf(0))
+            term = term * factors[z, N]
+        total = total + term
+    return total
+
+
 def _normaliser(q0, z) -> tuple:
     """``sum_k q0_k e^{z_k}`` in canonical form: the distinct logits with their summed ``q0``."""
     grouped: dict = {}
@@ -211,6 +292,93 @@ def _lift_like(value):
     if isinstance(value, float):
         return float
     return lambda x: value.context.mpf(x.numerator) / x.denominator if type(x) is Fraction else x
+
+
+class _Split:
+    """A sum kept in two parts: exact rationals (the terms of atoms no update has touched) and a
+    working-precision number (the rest).  SPEC §4: rational inputs stay exact until the first
+    ``exp``.  Algorithm 2's prefix sums (App. F.3) are of this type in a certified audit: two
+    prefix sums with no inexact term between them have the same inexact part, so their
+    difference is an exact rational and their comparison exact, and an exact tie (a block of
+    untouched atoms whose terms cancel) is a tie at every precision, the first maximiser
+    (otherwise the two precisions may round it apart and never agree).
+
+    >>> from mpmath import mp
+    >>> a = _Split(Fraction(3, 35), mp.mpf(1) / 3)
+    >>> b = a + Fraction(3, 10) * Fraction(2, 7) - Fraction(3, 35)  # +3/35 - 3/35: the same inexact part
+    >>> a > b, a < b, a == b, bool(b - a)
+    (False, False, True, False)
+    >>> a + mp.mpf(2) ** -40 > b, abs(-a).exact  # an inexact part apart: compared at the working precision
+    (True, Fraction(3, 35))
+    """
+
+    __slots__ = ("exact", "approx")
+
+    def __init__(self, exact, approx):
+        self.exact, self.approx = exact, approx
+
+    def __add__(self, x):
+        if type(x) is _Split:
+            return _Split(self.exact + x.exact, self.approx + x.approx)
+        if type(x) in (Fraction, int):
+            return _Split(self.exact + x, self.approx)
+        return _Split(self.exact, self.approx + x)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return _Split(-self.exact, -self.approx)
+
+    def __sub__(self, x):
+        return self + (-x)
+
+    def __rsub__(self, x):
+        return (-self) + x
+
+    def sign(self) -> int:
+        """-1, 0 or 1: exact where the inexact part is exactly 0, else at the working precision."""
+        if not self.approx:
+            return (self.exact > 0) - (self.exact < 0)
+        v = self.value()
+        return (v > 0) - (v < 0)
+
+    def value(self):
+        """The sum at the working precision (the exact part rounded once)."""
+        if not self.exact:
+            return self.approx
+        return self.approx + self.approx.context.mpf(self.exact.numerator) / self.exact.denominator
+
+    def __gt__(self, x):
+        return (self - x).sign() > 0
+
+    def __lt__(self, x):
+        return (self - x).sign() < 0
+
+    def __ge__(self, x):
+        return (self - x).sign() >= 0
+
+    def __le__(self, x):
+        return (self - x).sign() <= 0
+
+    def __eq__(self, x):
+        return (self - x).sign() == 0
+
+    __hash__ = None
+
+    def __bool__(self):
+        return bool(self.exact) or bool(self.approx)
+
+    def __abs__(self):
+        return -self if self.sign() < 0 else self
+
+
+def _split_interval_max(blocks) -> IntervalMax:
+    """:func:`huc_ref.intervals.max_interval_sum_approx` on :class:`_Split` block sums, its numbers
+    returned at the working precision."""
+    best = max_interval_sum_approx(blocks)
+    if type(best.moment) is not _Split:
+        return best
+    return IntervalMax(best.sup.value(), best.r, best.b, best.moment.value())
 
 
 @dataclass
@@ -272,8 +440,12 @@ class _Engine:
             keys = [tuple(sorted(k)) for k in self.down((), moved, lambda key, m, j: key + ((m[0][j], m[1]),))]
         else:
             norm = _normaliser(atom.p, self.z[i])
-            keys = [(self.z[i][y], norm) for y in range(len(p))]
+            keys = [((self.z[i][y], norm),) for y in range(len(p))]  # one factor e^{z_y} / N
         return [_Form({key: atom.p[y]}, value) for y, (key, value) in enumerate(zip(keys, p))]
+
+    def _leaves(self, i, p) -> list:
+        """Atom ``i``'s leaf probabilities: exactly ``p0`` if untouched, else as :class:`_Form` s."""
+        return list(self.dist.atoms[i].p) if self.untouched(i) else self.forms(i, p)
 
     def untouched(self, i) -> bool:
         """Whether atom ``i`` has not been updated (its prediction is still exactly ``p0``)."""
@@ -323,26 +495,33 @@ class _Engine:
         with_nodes = self.method == "huc" if with_nodes is None else with_nodes
         lift = _lift(ctx)
         preds = self.predictions(ctx)
-        weights = [[lift(a.weight * a.c[k]) for a in self.dist.atoms] for k in range(len(self.dist.subgroups))]
+        # certified: the terms of untouched atoms and the weights stay exact (SPEC §4), summed apart
+        keep = _same if not self.float else lift
+        weights = [[keep(a.weight * a.c[k]) for a in self.dist.atoms] for k in range(len(self.dist.subgroups))]
+        zero = ctx.mpf(0) if self.float else _Split(Fraction(0), ctx.mpf(0))
         tables = {}
         for name, u in self.utilities.items():
             rel = [self.tree.id(v) for v in u.relevant_nodes] if with_nodes else []
+            needed = sorted({0, *rel, *(k for a in rel for k in self.tree.child_ids[a])})
             vals, terms = [], []
             for i, (atom, p) in enumerate(zip(self.dist.atoms, preds)):
-                if self.untouched(i):  # still exactly p0: decide and compute exactly, then round once
+                if self.untouched(i):  # still exactly p0: decide and compute exactly (round once for float)
                     vals.append(u.values(atom.p, i))
                     t = terms_at(self.tree, Prediction(self.tree, atom.p), vals[-1], atom, rel, _same)
                     score = _Form({(): t.score}, lift(t.score))
-                    terms.append(AtomTerms(score, lift(t.residual), {a: lift(x) for a, x in t.node_terms.items()}))
+                    terms.append(AtomTerms(score, keep(t.residual), {a: keep(x) for a, x in t.node_terms.items()}))
                 else:
                     forms = self.forms(i, p)
                     vals.append(tuple(v.value if isinstance(v, _Form) else v for v in u.values(forms, i)))
-                    t = terms_at(self.tree, Prediction(self.tree, p), vals[-1], atom, rel, lift, None)
+                    # the means an update leaves exactly as they were (all of Y_a rescaled alike), exactly
+                    means = self._means(forms, vals[-1], needed, ctx) if not self.float and all(
+                        type(v) in (Fraction, int) for v in vals[-1]) else None
+                    t = terms_at(self.tree, Prediction(self.tree, p), vals[-1], atom, rel, lift, None, means)
                     if all(type(v) is Fraction for v in vals[-1]):  # mu_u(p) = sum_y p_y u_y, exactly comparable
                         score = sum((f * v for f, v in zip(forms, vals[-1]) if v), _Form({}, t.score * 0))
                         t = AtomTerms(score, t.residual, t.node_terms)
                     terms.append(t)
-            tables[name] = (UtilityRows(terms, weights, rel, ctx.mpf(0), max_interval_sum_approx), vals, rel)
+            tables[name] = (UtilityRows(terms, weights, rel, zero, _split_interval_max), vals, rel)
         return preds, tables
 
     def choose(self, ctx, node=None):
@@ -404,18 +583,49 @@ class _Engine:
         lift = _lift(ctx)
         table, vals, _ = tables[choice.utility]
         h = {}
+        factors: dict = {}
         for i in choice.members:
             c = self.dist.atoms[i].c[choice.subgroup]
             if not c:
                 continue
+            exact = not self.float and all(type(v) in (Fraction, int) for v in vals[i])
             if self.method == "huc":
-                dec = TreeDecomposition(self.tree, Prediction(self.tree, preds[i]), vals[i])
-                raw = dec.Delta(choice.node)
+                if exact:
+                    a, kids = choice.node, self.tree.child_ids[choice.node]
+                    mu = {b: lift(m) for b, m in self._means(self._leaves(i, preds[i]), vals[i], (a, *kids), ctx,
+                                                              factors).items()}
+                    raw = [mu[k] - mu[a] for k in kids]
+                else:
+                    dec = TreeDecomposition(self.tree, Prediction(self.tree, preds[i]), vals[i])
+                    raw = dec.Delta(choice.node)
             else:
-                mu = sum((p * lift(v) for p, v in zip(preds[i], vals[i])), ctx.mpf(0))
+                mu = lift(self._means(self._leaves(i, preds[i]), vals[i], (0,), ctx, factors)[0]) if exact else \
+                    sum((p * lift(v) for p, v in zip(preds[i], vals[i])), ctx.mpf(0))
                 raw = [lift(v) - mu for v in vals[i]]
             h[i] = [c * (x if self.float else _dyadic(x, self.bits)) for x in raw]
         return h
+
+    def _means(self, f, vals, nodes, ctx, factors=None) -> dict:
+        """``mu_{u,a}(f(x_i))`` for each node ``a`` of ``nodes`` from the atom's leaf probabilities ``f``
+        (exact rationals, or :class:`_Form` s) and exact utility values: ``N_a = sum_{y in Y_a} f_y u_y``
+        and ``pi_a``, collapsed (:func:`_collapse`) with the factors common to both divided out
+        (:func:`_common_out`).  Where both are then constants the mean is that exact rational (an
+        update above ``a`` rescales all of ``Y_a`` alike: the mean inside is unchanged); else, with
+        ``factors`` (a cache), their values in one fixed order (:func:`_evaluate`), so that atoms
+        whose exact means are equal get the same numbers bit for bit (equal exact directions take
+        the same step; two computations of one number could round to either side of a grid
+        point); without ``factors``, only the exact means."""
+        out = {}
+        for a in nodes:
+            below = self.tree.label_ids_below(a)
+            N = _collapse(sum((f[y] * vals[y] for y in below if vals[y]), _Form({}, ctx.mpf(0))).coef)
+            pi = _collapse(sum((f[y] for y in below), _Form({}, ctx.mpf(0))).coef)
+            N, pi = _common_out(N, pi)
+            if set(N) <= {()} and set(pi) == {()}:  # constants: the exact mean
+                out[a] = Fraction(N.get((), 0)) / pi[()]
+            elif factors is not None:
+                out[a] = _evaluate(N, ctx, factors) / _evaluate(pi, ctx, factors)
+        return out
 
     def curvature(self, choice, h):
         """``Lambda = (1/4) E[J_v(Y) (max_j h_j - min_j h_j)^2]`` (E.2), exact for the rounded h."""

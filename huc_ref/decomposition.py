@@ -159,6 +159,17 @@ class TreeDecomposition:
             self._mu[a] = ratio(self._N[a], self._E * self._pi[a], self._rational)
         return self._mu[a]
 
+    def known_mean(self, node, value) -> None:
+        """Take ``mu_{u,a}(p) = value``, known by other means (boosting knows the means an update
+        left exactly as they were; A.3: rescaling all of ``Y_a`` alike leaves ``mu_{u,a}``).
+
+        >>> dec = TreeDecomposition(_FOUR, [0.125, 0.375, 0.25, 0.25], [-1, 1, 0, 1], rational=None)
+        >>> dec.known_mean("vL", Fraction(1, 2))
+        >>> dec.mu("vL"), dec.mu("vR")
+        (Fraction(1, 2), 0.5)
+        """
+        self._mu[self.tree.id(node)] = value
+
     def q(self, v) -> tuple:
         """``q_v(p) = (pi_{v_j}(p) / pi_v(p))_j``, the branch probabilities (Sec. 3.1).
 

@@ -121,6 +121,26 @@ def test_theorem_3_5_on_random_populations(data):
         assert value <= eps + F(1, 10 ** 20)
 
 
+def test_an_exact_tie_of_prefix_sums_keeps_the_first_witness_at_every_precision():
+    """Hypothesis drew it (the certified engine raised 'could not be certified at 16384 bits'): a tie
+    block of two untouched atoms whose terms cancel exactly (3/35 - 3/35), so the prefix sums before
+    and after it are equal; rounded, the two precisions split that tie apart.  The terms of
+    untouched atoms are now summed exactly (``_Split``): the first update's witness is the exact
+    engine's (F.3: the first of equal prefix sums), atom 0 alone."""
+    t = LabelTree.from_children("v0", {"v0": ["v1", "v2", "v3"]})
+    d = FiniteDistribution(t, [{"p": ["1/3"] * 3, "eta": [1, 0, 0], "weight": "2/7", "c": [1, 0]},
+                               {"p": ["2/5", "1/5", "2/5"], "eta": [1, 0, 0], "weight": "2/7", "c": [1, 0]},
+                               {"p": ["2/5", "1/5", "2/5"], "eta": [0, 0, 1], "weight": "3/7", "c": [1, 0]}],
+                           subgroups=["all", "none"])
+    us = {"u": Table(t, ["-1/2", -1, -1])}
+    exact = audit(d, us)
+    assert exact.huc.sup == F(2, 21) and exact.huc.interval == (F(-5, 6), F(-5, 6))
+    for method in ("huc", "uc"):
+        r = boost(d, us, method=method, epsilon=F(1, 20), max_updates=400, digits=30)
+        assert r.stopped == "tolerance" and r.theorem_3_5["certified"]
+        assert all(abs(F(x) + F(5, 6)) < F(1, 10**19) for x in r.updates[0]["interval"])  # -5/6, as printed
+
+
 def test_fixed_step_and_passes_variants():
     """H.1's fixed step eps/2 and K.1's passes reach epsilon with Theorem 3.5's checks."""
     eps = F(1, 10)
@@ -214,12 +234,20 @@ def test_form_zero_test_and_ordering():
     from huc_ref.boost import _context, _Form
     ctx = _context(100)
     x, y = ctx.mpf(1) / 3, ctx.mpf(2) / 3
-    a = _Form({("k",): Fraction(1, 4)}, x)
-    b = _Form({("k",): Fraction(1, 4)}, x * (1 + ctx.mpf(2) ** -90))  # numerically off, exactly equal
-    c = _Form({("j",): Fraction(1, 2)}, y)
+    N = ((F(0), F(1, 3)), (F(1), F(2, 3)))  # a split's normaliser: logits 0 and 1, q0 = 1/3, 2/3
+    k, j = ((F(0), N),), ((F(1), N),)  # the factors e^0 / N and e^1 / N
+    a = _Form({k: Fraction(1, 4)}, x)
+    b = _Form({k: Fraction(1, 4)}, x * (1 + ctx.mpf(2) ** -90))  # numerically off, exactly equal
+    c = _Form({j: Fraction(1, 2)}, y)
     assert a == b and not a < b and a <= b and (a - b).sign() == 0
     assert a < c and c > a and (a * Fraction(2) - a).sign() == 1
     assert sum([a, c], 0).value == x + y
+    # (1/3) e^0 / N + (2/3) e^1 / N is exactly 1 (A.3: an update at v keeps v's mass): equal to a constant
+    whole = _Form({k: F(1, 3) * 5, j: F(2, 3) * 5}, ctx.mpf(5) * (1 + ctx.mpf(2) ** -95))
+    assert whole == 5 and (whole - 5).sign() == 0 and whole > F(49999, 10000)
+    from huc_ref.boost import _collapse
+    assert _collapse((whole - 5).coef) == {}
+    assert _collapse({k: F(5, 3), j: F(5, 3), (): F(-5)}) == {k: F(5, 3), j: F(5, 3), (): F(-5)}  # not in proportion
 
 
 def test_cli_boost_json_and_errors(capsys):
@@ -327,14 +355,27 @@ def test_passes_stop_reasons_and_the_cli_option(capsys):
 
 
 def test_the_fast_backend_audits_as_the_certified_engine_does():
-    """The same K.1 passes on both backends: the same nodes audited and updated, in order (the
-    float reference mode can differ where float64 splits an exact tie; the certified one does not)."""
+    """The same K.1 passes on both backends: the same nodes audited and updated, in order, until an
+    update whose candidate has two witness intervals of exactly equal moment (terms between them
+    that cancel exactly).  The certified engine keeps those terms exact (the means an update left
+    as they were) and takes F.3's first one; float64 sums them with rounding and may take the other
+    (at epsilon 1/100 it does, at the fourth update: the same node and Gamma, another interval)."""
     from huc_ref import fast
     d, us = _passes_case()
     for eps in ("1/20", "1/100"):
-        certified = boost(d, us, select="passes", epsilon=eps, max_passes=2).audits
+        run = boost(d, us, select="passes", epsilon=eps, max_passes=2)
         fast_run = fast.boost(d, us, select="passes", epsilon=eps, max_passes=2).to_json()
-        assert [tuple(a) for a in fast_run["audits"]] == certified
+        split = next((k for k, (a, b) in enumerate(zip(run.updates, fast_run["updates"]))
+                      if [float(x) for x in a["interval"]] != pytest.approx(b["interval"], abs=1e-12)), None)
+        if split is None:
+            assert [tuple(a) for a in fast_run["audits"]] == run.audits
+            continue
+        a, b = run.updates[split], fast_run["updates"][split]
+        assert (eps, split) == ("1/100", 3)
+        assert a["node"] == b["node"] and float(a["gamma"]) == pytest.approx(b["gamma"], abs=1e-12)  # a tie
+        assert [float(x) for x in a["interval"]] < b["interval"]  # F.3: the first left end
+        at = [k for k, x in enumerate(run.audits) if x[1]][split]  # the audit that made that update
+        assert [tuple(x) for x in fast_run["audits"][:at + 1]] == run.audits[:at + 1]
 
 
 def test_progress_is_reported_once_per_update_on_both_backends():
