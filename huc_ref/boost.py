@@ -296,7 +296,7 @@ def _lift_like(value):
 
 class _Split:
     """A sum kept in two parts: exact rationals (the terms of atoms no update has touched) and a
-    working-precision number (the rest).  SPEC §4: rational inputs stay exact until the first
+    working-precision number (the rest).  docs/specification.md §4: rational inputs stay exact until the first
     ``exp``.  Algorithm 2's prefix sums (App. F.3) are of this type in a certified audit: two
     prefix sums with no inexact term between them have the same inexact part, so their
     difference is an exact rational and their comparison exact, and an exact tie (a block of
@@ -495,7 +495,7 @@ class _Engine:
         with_nodes = self.method == "huc" if with_nodes is None else with_nodes
         lift = _lift(ctx)
         preds = self.predictions(ctx)
-        # certified: the terms of untouched atoms and the weights stay exact (SPEC §4), summed apart
+        # certified: the terms of untouched atoms and the weights stay exact (docs/specification.md §4), summed apart
         keep = _same if not self.float else lift
         weights = [[keep(a.weight * a.c[k]) for a in self.dist.atoms] for k in range(len(self.dist.subgroups))]
         zero = ctx.mpf(0) if self.float else _Split(Fraction(0), ctx.mpf(0))
