@@ -31,6 +31,7 @@ from .numbers import (
     as_floats,
     entries,
     first_max,
+    first_max_rows,
     floats,
     ratio,
     rounding_bound,
@@ -96,13 +97,16 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
     if u.top1_depth is not None:
         d = min(u.top1_depth, H)
         cut, below = ft.cut(d)
-        M = Xd if d == H else np.ascontiguousarray(S[cut].T)  # the candidates: exactly the cut at depth d
-        j, unsure = first_max(M, rel=rel)  # in pre-order
+        if d == H:  # the candidates: exactly the cut at depth d, in pre-order (the leaves: Xd's columns)
+            j, unsure = first_max(Xd, rel=rel)
+            top = Xd[np.arange(c), j]
+        else:  # (rows of the level sums, read in place)
+            j, unsure, top = first_max_rows([S[a] for a in cut], rel)
         lead = on_paths(ft, below[j], d + 1)  # the path of a leaf below the chosen node
         above = on_paths(ft, y, d + 1) == lead  # v_k contains the chosen node
         inside = above[d]  # y lies below the chosen node
         mu = np.zeros((H + 1, c))  # below depth d no node is relevant (K.2): those rows are never read
-        mu[: d + 1] = np.where(above, ratio(M.ravel().take(np.arange(c) * M.shape[1] + j), pi[: d + 1]), 0.0)
+        mu[: d + 1] = np.where(above, ratio(top, pi[: d + 1]), 0.0)
         at_label = inside.astype(float)
         mag = mu[0].copy()  # u is 0 or 1, so sum_y p_y |u_y| / pi_root is the score
         idx = np.flatnonzero(unsure)
@@ -369,6 +373,8 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     exact = ExactRows(None) if exact is None else exact  # (None: no exact scores behind the floats)
     names, t = list(utilities), terms
     lanes = None
+    if engine == "numpy":  # (each subgroup's weights a contiguous row, for the column scan's gathers)
+        W = np.asfortranarray(W)
     if engine == "numba":
         W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
         if not t.flat:  # the node scan's weights, padded to whole vectors once for every utility
@@ -387,8 +393,11 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
 
     if len(names) == 1 or len(labels) <= max(1, CHUNK // ft.K):  # one utility, or one chunk: no threads
         return {name: table(k) for k, name in enumerate(names)}
+    # the utilities with the most term rows first, so that the last one to start is a short one
+    order = sorted(range(len(names)), key=lambda k: t.term_row[k] - t.term_row[k + 1])
     with ThreadPoolExecutor(min(THREADS, len(names))) as pool:
-        return dict(zip(names, pool.map(table, range(len(names)))))
+        done = dict(zip(order, pool.map(table, order)))
+    return {name: done[k] for k, name in enumerate(names)}
 
 
 def numba_available() -> bool:

@@ -309,7 +309,8 @@ class Rows:
         order = self.order
         ties = len(self.starts) < len(residual)
         lanes = pad_lanes(W) if self._lanes is None else self._lanes  # (sample_tables pads once for all utilities)
-        found = rank_scan(block, residual, kind.astype(np.int64), np.asarray(terms, dtype=float).take(order, axis=1),
+        kind = np.asarray(kind, dtype=np.int64)  # (no copy where it is one)
+        found = rank_scan(block, residual, kind, np.asarray(terms, dtype=float).take(order, axis=1),
                           np.ascontiguousarray(col_table, dtype=np.int64), lanes.take(order, axis=0), W.shape[1],
                           n_cols, sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
         return [tuple(x[g] for x in found) for g in range(W.shape[1])]
@@ -318,20 +319,25 @@ class Rows:
         """Algorithm 2 on every column at once, one subgroup at a time (see the class)."""
         n, order = len(residual), self.order
         best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
-        keep = np.flatnonzero(residual)
-        col, rank, val = [np.zeros(len(keep), dtype=np.int64)], [keep], [residual[keep]]
+        small = np.int16 if n_cols < 2**15 else np.int64  # (numpy's stable argsort of int16 is a radix sort)
+        first = np.flatnonzero(residual)  # column 0: the UC residuals, ranks in order
         if len(terms):
-            c = col_table[:, kind].ravel()  # row k, then rank: within a column ranks increase
+            c = np.asarray(col_table, dtype=small)[:, kind].ravel()  # row k, then rank: within a column ranks increase
             v = terms.take(order, axis=1).ravel()
             keep = np.flatnonzero((c > 0) & (v != 0))
-            c = c[keep].astype(np.int16 if n_cols < 2**15 else np.int64)
-            p = np.argsort(c, kind="stable")  # a radix sort on int16
+            c = c[keep]
+            p = np.argsort(c, kind="stable")
             keep = keep[p]
-            col.append(c[p])
-            rank.append(keep % n)
-            val.append(v[keep])
-        col, rank, val = (np.concatenate(x) for x in (col, rank, val))
-        if not len(val):
+        else:
+            keep = c = v = np.zeros(0, dtype=np.intp)
+        m0, m = len(first), len(first) + len(keep)  # the entries (column, rank, value), column 0 first
+        col, rank, val = np.zeros(m, dtype=small), np.empty(m, dtype=np.intp), np.empty(m)
+        rank[:m0], val[:m0] = first, residual.take(first)
+        if len(keep):
+            col[m0:] = c.take(p)
+            np.remainder(keep, n, out=rank[m0:])
+            val[m0:] = v.take(keep)
+        if not m:
             return best
         blk = block[rank]
         change = col[1:] != col[:-1]
@@ -340,7 +346,7 @@ class Rows:
         be_first = np.searchsorted(last, seg)  # first block end of each column
         counts = np.diff(np.append(be_first, len(last)))
         WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
-        seg_col, Wr = col[seg], WT.take(order, axis=1)  # weights by rank
+        seg_col, atom = col[seg], order.take(rank)  # each entry's atom
 
         def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
             return np.where(j > 0, blk[last[np.maximum(be_first + j - 1, 0)]] + 1, 0)
@@ -349,11 +355,12 @@ class Rows:
             block_first = np.concatenate([[0], last[:-1] + 1])
         at = be_first if ties else seg
         for k in range(W.shape[1]):
-            x = val * Wr[k].take(rank)
+            lo, hi = WT[k].min(), WT[k].max()  # equal weights (everyone): one number, not a gather
+            x = val * lo if lo == hi else val * WT[k].take(atom)
             if ties:  # the prefix sums at block ends only, of the blocks' order-free totals
                 x = block_sums(x, block_first)
             x[at[1:]] -= np.add.reduceat(x, at)[:-1]  # restart the prefix sums in every column
-            C = np.cumsum(x)
+            C = np.cumsum(x, out=x)
             mx, mn = np.maximum.reduceat(C, be_first), np.minimum.reduceat(C, be_first)
             i_mx = np.where(mx > 0, self._first(C, mx, counts, be_first), 0)
             i_mn = np.where(mn < 0, self._first(C, mn, counts, be_first), 0)

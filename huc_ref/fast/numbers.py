@@ -19,8 +19,8 @@ import numpy as np
 from ..errors import HUCError
 
 __all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "logsumexp",
-           "softmax_rows", "first_max", "row_sums", "weighted_row_sums", "sum_levels", "block_sums", "ratio", "floats",
-           "as_floats", "entries"]
+           "softmax_rows", "first_max", "first_max_rows", "row_sums", "weighted_row_sums", "sum_levels", "block_sums",
+           "ratio", "floats", "as_floats", "entries"]
 
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
@@ -138,6 +138,28 @@ def first_max(values: np.ndarray, error: np.ndarray | None = None, rel: float = 
     else:
         close = values >= (top - error[rows, j])[:, None] - error
     return j, np.count_nonzero(close, axis=1) > 1  # the maximum itself is one of them
+
+
+def first_max_rows(rows, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`first_max` of nonnegative values given candidate by candidate: ``rows[k][i]`` is
+    candidate ``k``'s value for atom ``i`` (rows of subtree sums, read in place: no transposed
+    copy).  Returns per atom the first candidate of largest value, whether another is within the
+    relative bound ``rel`` of it (then an exact decision is needed), and the largest value.
+
+    >>> j, unsure, top = first_max_rows([np.array([0.3, 0.5]), np.array([0.1 + 0.2, 0.2])], rel=1e-15)
+    >>> j.tolist(), unsure.tolist(), top.tolist()
+    ([1, 0], [True, False], [0.30000000000000004, 0.5])
+    """
+    top = rows[0].copy()
+    j = np.zeros(len(top), dtype=np.intp)
+    for k in range(1, len(rows)):  # the first of equal largest values stays (np.argmax's rule)
+        np.copyto(j, k, where=rows[k] > top)
+        np.maximum(top, rows[k], out=top)
+    low = top * ((1.0 - rel) / (1.0 + rel))  # x >= top - rel (top + x), as first_max compares
+    close = np.zeros(len(top), dtype=np.intp)
+    for row in rows:
+        close += row >= low
+    return j, close > 1, top
 
 
 def row_sums(X: np.ndarray) -> np.ndarray:
