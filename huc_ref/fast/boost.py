@@ -26,13 +26,15 @@ from .numbers import (
     logsumexp,
     ratio,
     rounding_bound,
+    row_extremes,
     row_sums,
     softmax_rows,
 )
 from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
-__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "direction", "branch_masses", "move"]
+__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "direction", "branch_masses", "move",
+           "label_columns"]
 
 
 class FloatBackend:
@@ -204,13 +206,14 @@ class FloatBackend:
         h, q = direction(self.method, ft, Pm, U, c, pi, a, scratch=self._buffer(1, len(members)))
         if self.method == "huc":
             inside = star[members, a]
-            gamma = float((w[members] * (h * (star[np.ix_(members, tree.child_ids[a])] - inside[:, None] * q))
-                           .sum(axis=1)).sum())
+            gamma = float((w[members] * row_sums(h * (star[np.ix_(members, tree.child_ids[a])] - inside[:, None] * q)))
+                          .sum())
         else:
             inside = np.ones(len(members))
             mean = (Pm * h).sum(axis=1, keepdims=True)
             gamma = float((w[members] * (self.E[members] * (h - mean)).sum(axis=1)).sum())
-        lam = float((w[members] * inside * (h.max(axis=1) - h.min(axis=1)) ** 2).sum() / 4)
+        hi, lo = row_extremes(h)
+        lam = float((w[members] * inside * (hi - lo) ** 2).sum() / 4)
         if lam <= 0:
             raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
         alpha = gamma / lam if fixed is None else float(np.sign(gamma)) * float(fixed)
@@ -449,9 +452,21 @@ def branch_masses(ft: FastTree, X: np.ndarray, a: int) -> np.ndarray:
     kids = ft.tree.child_ids[a]
     S = np.empty((len(X), 1 + len(kids)))
     for j, child in enumerate(kids):
-        S[:, j + 1] = row_sums(X[:, list(ft.tree.label_ids_below(child))])
+        S[:, j + 1] = row_sums(X[:, label_columns(ft.tree, child)])
     S[:, 0] = row_sums(S[:, 1:])
     return S
+
+
+def label_columns(tree: LabelTree, a: int):
+    """The columns of node ``a``'s labels (``Y_a``, in label order): a slice where they are a run of
+    label ids (a view, no gathered copy), else their ids.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}, labels=["y1", "y3", "y2"])
+    >>> label_columns(t, 0), label_columns(t, 1)
+    (slice(0, 3, None), [0, 2])
+    """
+    ids = tree.label_ids_below(a)
+    return slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] == len(ids) - 1 else list(ids)
 
 
 def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np.ndarray, alpha: float,
@@ -474,7 +489,8 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
     >>> P.round(6).tolist()  # row 0: 1 / (1 + e), e / (1 + e); row 1 unmoved
     [[0.268941, 0.731059], [0.25, 0.75]]
     """
-    moving = ~np.all(h == h[:, :1], axis=1)
+    hi, lo = row_extremes(h)
+    moving = hi != lo
     if rows is not None and not moving.all():
         rows = None
     members, h = members[moving], h[moving]
@@ -482,7 +498,7 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
         factor = np.exp(alpha * h - logsumexp(np.log(q[moving]) + alpha * h))  # q'_j / q_j, in the log domain
         rows = P[members] if rows is None else rows  # (gathered once, written back once)
         for j, child in enumerate(tree.child_ids[a]):
-            rows[:, list(tree.label_ids_below(child))] *= factor[:, [j]]
+            rows[:, label_columns(tree, child)] *= factor[:, j:j + 1]
     else:
         rows = softmax_rows(np.log(P[members]) + alpha * h)
     P[members] = np.maximum(rows, TOLERANCES["floor"], out=rows)
