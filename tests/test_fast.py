@@ -837,3 +837,31 @@ def test_first_max_rows_is_first_max_read_by_candidate(n, m, seed, rel):
     want_j, want_unsure = first_max(M, rel=rel)
     assert j.tolist() == want_j.tolist() == np.argmax(M, axis=1).tolist()
     assert unsure.tolist() == want_unsure.tolist() and top.tolist() == M.max(axis=1).tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.sampled_from(["normal", "ties", "flat"]))
+@example(0, 1, "flat")
+def test_both_ways_of_reading_column_extremes_agree(seed, n_cols, kind):
+    """Algorithm 2's extremes per column (App. F.3: the first block end attaining each) read with
+    argmax/argmin per column and with reduceat plus comparisons: the same numbers and positions,
+    on prefix sums with repeated extremes (ties) and constant columns."""
+    import huc_ref.fast.intervals as iv
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 60, n_cols)
+    C = {"normal": rng.normal(size=counts.sum()), "ties": rng.integers(-3, 4, counts.sum()) / 4,
+         "flat": np.zeros(counts.sum())}[kind]
+    be_first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    saved = iv._LONG_COLUMN
+    try:
+        iv._LONG_COLUMN = 1  # every column long: argmax per column
+        by_column = iv.Rows._extremes(C, be_first, counts)
+        iv._LONG_COLUMN = 10**9  # every column short: reduceat
+        by_reduceat = iv.Rows._extremes(C, be_first, counts)
+    finally:
+        iv._LONG_COLUMN = saved
+    assert all(np.array_equal(a, b) for a, b in zip(by_column, by_reduceat))
+    for c, (a, n) in enumerate(zip(be_first, counts)):  # written out: the first of the largest
+        seg = C[a:a + n].tolist()
+        assert (by_column[0][c], by_column[1][c]) == (max(seg), seg.index(max(seg)) + 1)
+        assert (by_column[2][c], by_column[3][c]) == (min(seg), seg.index(min(seg)) + 1)

@@ -194,6 +194,11 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
     return order, new
 
 
+#: The mean column length (block ends) from which :meth:`Rows._extremes` reads each column with
+#: ``argmax``/``argmin`` (one call per column) rather than with ``reduceat`` and comparisons.
+_LONG_COLUMN = 4096
+
+
 class Rows:
     """Every sup of one utility: UC (column 0) and each relevant node, for every subgroup.
 
@@ -354,16 +359,15 @@ class Rows:
         if ties:  # each column's blocks: their first entries, and the first block of each column
             block_first = np.concatenate([[0], last[:-1] + 1])
         at = be_first if ties else seg
+        equal = WT.min(axis=1) == WT.max(axis=1)  # equal weights (everyone): one number, not a gather
         for k in range(W.shape[1]):
-            lo, hi = WT[k].min(), WT[k].max()  # equal weights (everyone): one number, not a gather
-            x = val * lo if lo == hi else val * WT[k].take(atom)
+            x = val * WT[k, 0] if equal[k] else val * WT[k].take(atom)
             if ties:  # the prefix sums at block ends only, of the blocks' order-free totals
                 x = block_sums(x, block_first)
             x[at[1:]] -= np.add.reduceat(x, at)[:-1]  # restart the prefix sums in every column
             C = np.cumsum(x, out=x)
-            mx, mn = np.maximum.reduceat(C, be_first), np.minimum.reduceat(C, be_first)
-            i_mx = np.where(mx > 0, self._first(C, mx, counts, be_first), 0)
-            i_mn = np.where(mn < 0, self._first(C, mn, counts, be_first), 0)
+            mx, i_mx, mn, i_mn = self._extremes(C, be_first, counts)
+            i_mx, i_mn = np.where(mx > 0, i_mx, 0), np.where(mn < 0, i_mn, 0)
             sup = np.maximum(mx, 0) - np.minimum(mn, 0)
             r, b = np.minimum(i_mx, i_mn), np.maximum(i_mx, i_mn)
             live = sup > 0
@@ -397,10 +401,26 @@ class Rows:
         return best
 
     @staticmethod
-    def _first(C, extreme, counts, be_first):
-        """Per column, the prefix index (1-based) of the first block end attaining ``extreme``."""
-        hits = np.flatnonzero(C == np.repeat(extreme, counts))
-        return hits[np.searchsorted(hits, be_first)] - be_first + 1
+    def _extremes(C, be_first, counts):
+        """Per column (block ends ``be_first[c] ..``, ``counts[c]`` of them), the largest and smallest
+        prefix sum of ``C`` and the prefix index (1-based) of the first block end attaining each
+        (App. F.3's tie rule).  Few long columns: ``argmax``/``argmin`` of each (one read, the first
+        of equal values); many: ``reduceat`` and one comparison with each column's extreme.
+
+        >>> [x.tolist() for x in Rows._extremes(np.array([1.0, 3.0, 3.0, -2.0, 0.5]), np.array([0, 3]),
+        ...                                      np.array([3, 2]))]
+        [[3.0, 0.5], [2, 2], [1.0, -2.0], [1, 1]]
+        """
+        if _LONG_COLUMN * len(be_first) <= len(C):
+            ends = be_first + counts
+            i_mx = np.array([np.argmax(C[a:b]) for a, b in zip(be_first, ends)], dtype=np.intp)
+            i_mn = np.array([np.argmin(C[a:b]) for a, b in zip(be_first, ends)], dtype=np.intp)
+            return C[be_first + i_mx], i_mx + 1, C[be_first + i_mn], i_mn + 1
+        out = []
+        for extreme in (np.maximum.reduceat(C, be_first), np.minimum.reduceat(C, be_first)):
+            hits = np.flatnonzero(C == np.repeat(extreme, counts))
+            out += [extreme, hits[np.searchsorted(hits, be_first)] - be_first + 1]
+        return tuple(out)
 
     def interval(self, r, b):
         """The witness ``[s_(r+1), s_(b)]`` (None when empty)."""

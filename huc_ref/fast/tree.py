@@ -122,6 +122,8 @@ class FastTree:
         """
         depths = range(self.H + 1) if depths is None else depths
         if self.path_rows is not None:
+            if isinstance(depths, range) and depths.start == 0 and depths.step == 1:  # (a view, then one gather)
+                return self.path_rows[:depths.stop].take(y, axis=1)
             return self.path_rows[np.asarray(depths, dtype=int)][:, y]
         return self._walk(self.leaf_row[y], depths)
 
