@@ -38,7 +38,7 @@ from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import to_rational
 
 from .audit import AtomTerms, UtilityRows, terms_at
-from .decomposition import Prediction, TreeDecomposition
+from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
 from .driver import Schedule, Update, drive  # noqa: F401 (Schedule: documented here too)
 from .errors import HUCError
@@ -405,6 +405,7 @@ class _Engine:
         self.epsilon = epsilon
         self.float = arithmetic == "float"
         self.bits = 53 if self.float else math.ceil(digits * math.log2(10)) + 16
+        self._p0_means: dict = {}  # (atom, its utility values) -> every node's mean at p0 (_kept_means)
         tree = self.tree
         self.branching = [tree.id(v) for v in tree.branching_nodes]
         self.q0 = []
@@ -513,8 +514,8 @@ class _Engine:
                 else:
                     forms = self.forms(i, p)
                     vals.append(tuple(v.value if isinstance(v, _Form) else v for v in u.values(forms, i)))
-                    # the means an update leaves exactly as they were (all of Y_a rescaled alike), exactly
-                    means = self._means(forms, vals[-1], needed, ctx) if not self.float and all(
+                    # the means no update has changed (all of Y_a rescaled alike), exactly
+                    means = self._kept_means(i, vals[-1], needed) if not self.float and all(
                         type(v) in (Fraction, int) for v in vals[-1]) else None
                     t = terms_at(self.tree, Prediction(self.tree, p), vals[-1], atom, rel, lift, None, means)
                     if all(type(v) is Fraction for v in vals[-1]):  # mu_u(p) = sum_y p_y u_y, exactly comparable
@@ -604,6 +605,33 @@ class _Engine:
                 raw = [lift(v) - mu for v in vals[i]]
             h[i] = [c * (x if self.float else _dyadic(x, self.bits)) for x in raw]
         return h
+
+    def _kept_means(self, i, vals, nodes) -> dict:
+        """``mu_{u,a}(f(x_i))`` exactly, for the nodes ``a`` of ``nodes`` whose labels no update has
+        moved against each other: no moved split at or below ``a`` (HUC-Boost: updates above ``a``
+        rescale all of ``Y_a`` alike), or one logit for all of ``Y_a`` (UC-Boost).  There the
+        mean is ``sum_{y in Y_a} p0_y u_y / pi0_a`` for the current exact values ``u`` (A.3), a
+        rational an audit at a working precision would round differently for each atom.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/8", "3/8", "1/4", "1/4"], "eta": [1, 0, 0, 0]}])
+        >>> e = _Engine(d, {"u": Table(t, [-1, 1, 1, 1])}, "huc", Fraction(1, 10), "certified", 30)
+        >>> e.z[0][0] = [Fraction(1), Fraction(0)]  # the root's split moved: vL and vR keep their means
+        >>> e._kept_means(0, (Fraction(-1), Fraction(1), Fraction(1), Fraction(1)), [0, 1, 4])
+        {1: Fraction(1, 2), 4: Fraction(1, 1)}
+        """
+        key = (i, tuple(vals))
+        if key not in self._p0_means:
+            p0 = self.dist.atoms[i].p
+            N = subtree_sums(self.tree, [p * v for p, v in zip(p0, vals)])
+            self._p0_means[key] = [Fraction(x) / m for x, m in zip(N, subtree_sums(self.tree, p0))]
+        means, (lo, hi) = self._p0_means[key], self.tree.dfs_ranges
+        if self.method == "huc":
+            moved = [b for b, zs in self.z[i].items() if any(zs)]
+            return {a: means[a] for a in nodes if not any(lo[a] <= lo[b] and hi[b] <= hi[a] for b in moved)}
+        z = self.z[i]
+        return {a: means[a] for a in nodes if len({z[y] for y in self.tree.label_ids_below(a)}) == 1}
 
     def _means(self, f, vals, nodes, ctx, factors=None) -> dict:
         """``mu_{u,a}(f(x_i))`` for each node ``a`` of ``nodes`` from the atom's leaf probabilities ``f``
