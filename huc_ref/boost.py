@@ -173,9 +173,12 @@ class _Form:
     def sign(self, other=0) -> int:
         diff = self - other
         if isinstance(diff, _Form):
-            if not _collapse(diff.coef):
+            value = diff.value
+            # the exact zero test (:func:`_collapse`) only where the value could be an exact 0: far
+            # above the working precision's rounding (half its bits), it is certainly not
+            if not abs(value) > _near_zero(value) and not _collapse(diff.coef):
                 return 0
-            diff = diff.value
+            diff = value
         return (diff > 0) - (diff < 0)
 
     def __lt__(self, other):
@@ -197,6 +200,17 @@ class _Form:
         return self.sign(other) != 0
 
     __hash__ = None
+
+
+def _near_zero(value):
+    """``2^(-prec / 2)`` at ``value``'s working precision (53 bits for a float): a form whose value is
+    larger is certainly not exactly 0 (its rounding error is near ``2^-prec``).
+
+    >>> from mpmath import mp
+    >>> _near_zero(0.5) == 2.0 ** -26, _near_zero(mp.mpf(1)) == mp.mpf(2) ** -26  # mp: 53 bits
+    (True, True)
+    """
+    return 2.0 ** -26 if isinstance(value, float) else value.context.ldexp(1, -(value.context.prec // 2))
 
 
 def _collapse(coef: dict) -> dict:
