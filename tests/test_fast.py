@@ -865,3 +865,20 @@ def test_both_ways_of_reading_column_extremes_agree(seed, n_cols, kind):
         seg = C[a:a + n].tolist()
         assert (by_column[0][c], by_column[1][c]) == (max(seg), seg.index(max(seg)) + 1)
         assert (by_column[2][c], by_column[3][c]) == (min(seg), seg.index(min(seg)) + 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 24), st.integers(0, 2**32 - 1))
+@example(3, 17, 0)  # past 16 columns: numpy's own reductions
+def test_row_extremes_and_sums_are_numpys_reductions(n, m, seed):
+    """The boosting update's per-row extremes and sums (E.2's max_j h_j - min_j h_j, logsumexp),
+    one pass per column for short rows, against numpy's reductions along the rows."""
+    from huc_ref.fast.numbers import logsumexp, row_extremes
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m)) * rng.choice([1e-300, 1.0, 1e300], size=(n, 1))
+    X[:, rng.random(m) < 0.2] = X[:, :1]  # repeated extremes
+    hi, lo = row_extremes(X)
+    assert hi.tolist() == X.max(axis=1).tolist() and lo.tolist() == X.min(axis=1).tolist()
+    Y = np.log(rng.random((n, m)) + 1e-12)
+    want = Y.max(axis=1) + np.log(np.exp(Y - Y.max(axis=1, keepdims=True)).sum(axis=1))
+    assert np.allclose(logsumexp(Y).ravel(), want, rtol=1e-14, atol=0)

@@ -418,8 +418,8 @@ _STATE = 5 * GROUP_LANES
 
 
 def pad_lanes(W: np.ndarray) -> np.ndarray:
-    """``W`` (atoms x subgroups) with zero columns up to a whole number of :data:`GROUP_LANES`,
-    C-contiguous: the weights :func:`rank_scan` reads a vector at a time.
+    """``W`` (atoms x subgroups: ``w_i c(x_i)``, App. F.3's weights) with zero columns up to a whole
+    number of :data:`GROUP_LANES`, C-contiguous: the weights :func:`rank_scan` reads a vector at a time.
 
     >>> pad_lanes(np.ones((2, 3))).shape
     (2, 8)

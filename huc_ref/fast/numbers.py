@@ -105,7 +105,7 @@ class ExactRows:
 
 
 def logsumexp(x: np.ndarray) -> np.ndarray:
-    """``log sum_j e^{x_j}`` per row, kept as a column.
+    """``log sum_j e^{x_j}`` per row, kept as a column (App. E.1's update in the log domain).
 
     >>> logsumexp(np.log(np.array([[0.25, 0.75], [1.0, 3.0]]))).round(12).ravel().tolist()
     [0.0, 1.38629436112]
@@ -115,7 +115,7 @@ def logsumexp(x: np.ndarray) -> np.ndarray:
 
 
 def softmax_rows(x: np.ndarray) -> np.ndarray:
-    """``softmax`` per row, computed stably.
+    """``softmax`` per row, computed stably (UC-Boost's update, Sec. 3.2 and App. E).
 
     >>> softmax_rows(np.log(np.array([[1.0, 3.0]]))).tolist()
     [[0.25, 0.75]]
@@ -125,7 +125,8 @@ def softmax_rows(x: np.ndarray) -> np.ndarray:
 
 
 def row_extremes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(max_j X[i, j], min_j X[i, j])`` per row: for up to 16 columns one pass per column (as
+    """``(max_j X[i, j], min_j X[i, j])`` per row (E.2's ``max_j h_j - min_j h_j`` in ``Lambda``): for up to
+    16 columns one pass per column (as
     :func:`row_sums`: numpy's reduction along a short last axis is many times slower), else numpy's.
 
     >>> [x.tolist() for x in row_extremes(np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 0.0]]))]
@@ -165,7 +166,8 @@ def first_max(values: np.ndarray, error: np.ndarray | None = None, rel: float = 
 
 
 def first_max_rows(rows, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`first_max` of nonnegative values given candidate by candidate: ``rows[k][i]`` is
+    """:func:`first_max` of nonnegative values given candidate by candidate (K.2's top-1 choice among
+    the cut's subtree masses, the first of equal largest): ``rows[k][i]`` is
     candidate ``k``'s value for atom ``i`` (rows of subtree sums, read in place: no transposed
     copy).  Returns per atom the first candidate of largest value, whether another is within the
     relative bound ``rel`` of it (then an exact decision is needed), and the largest value.
