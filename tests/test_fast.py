@@ -571,8 +571,8 @@ def test_sort_scores_sorts_like_numpy(score):
     assert np.array_equal(score[order], np.sort(score)) and ranked.tobytes() == score[order].tobytes()
 
 
-def numpy_argsort_keys(key, values=None):
-    """``argsort_keys`` by ``np.argsort``: the sort the packed keys stand in for."""
+def numpy_argsort_keys(key, values=None, engine="numpy"):
+    """``argsort_keys`` by ``np.argsort``: the sort the packed keys stand in for (either engine's)."""
     order = np.argsort(key)
     return order if values is None else (order, values.take(order))
 
@@ -598,7 +598,7 @@ def test_the_packed_sort_changes_no_audit_of_a_100_class_softmax_near_1e_300(mon
     for engine in ["numpy"] + (["numba"] if numba_available() else []):
         with monkeypatch.context() as m:
             m.setattr(intervals, "argsort_keys",
-                      lambda key, values=None: calls.append(len(key)) or packed_sort(key, values))
+                      lambda key, values=None, how="numpy": calls.append(len(key)) or packed_sort(key, values, how))
             packed = fast_audit(y, P, t, us, accelerator=engine).to_json()
             m.setattr(intervals, "argsort_keys", numpy_argsort_keys)
             plain = fast_audit(y, P, t, us, accelerator=engine).to_json()
@@ -882,3 +882,26 @@ def test_row_extremes_and_sums_are_numpys_reductions(n, m, seed):
     Y = np.log(rng.random((n, m)) + 1e-12)
     want = Y.max(axis=1) + np.log(np.exp(Y - Y.max(axis=1, keepdims=True)).sum(axis=1))
     assert np.allclose(logsumexp(Y).ravel(), want, rtol=1e-14, atol=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5000), st.integers(0, 2**32 - 1), st.sampled_from(["random", "ties", "near", "one"]))
+@example(1, 0, "random")
+@example(4096, 1, "one")  # every digit shared: every pass skipped
+def test_the_compiled_radix_sort_is_numpys_sort_of_the_packed_keys(n, seed, kind):
+    """Algorithm 2's sort on the compiled accelerator (App. F.3): the packed keys sorted by their
+    leading bits keep the indices below them in increasing order, so the order is ``np.sort``'s;
+    on scores with ties, near neighbours sharing their leading bits, and one value for all."""
+    from huc_ref.fast.intervals import argsort_keys, score_keys
+    from huc_ref.fast.kernels import radix_sort_high
+    rng = np.random.default_rng(seed)
+    score = {"random": rng.random(n) ** 3, "ties": rng.integers(0, 7, n) / 7,
+             "near": 1 - rng.integers(0, 50, n) * 2.0**-52, "one": np.full(n, 0.25)}[kind]
+    key = score_keys(score)
+    b = max(1, (n - 1).bit_length())
+    packed = (key & ~np.uint64((1 << b) - 1)) | np.arange(n, dtype=np.uint64)
+    assert radix_sort_high(packed.copy(), b).tolist() == np.sort(packed).tolist()
+    for values in (None, score):
+        ours, theirs = argsort_keys(key.copy(), values, "numba"), argsort_keys(key.copy(), values, "numpy")
+        assert all(np.array_equal(a, b) for a, b in zip(ours, theirs)) if values is not None else \
+            np.array_equal(ours, theirs)

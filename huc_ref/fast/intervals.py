@@ -12,7 +12,7 @@ from .numbers import block_sums, sum_levels
 __all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "tie_blocks", "Rows"]
 
 
-def argsort_keys(key: np.ndarray, values: np.ndarray | None = None):
+def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str = "numpy"):
     """An order that sorts the unsigned 64-bit ``key``, equal keys in any order (Algorithm 2's sort,
     App. F.3).  With ``values`` (numbers in the order of the keys, equal where they are, as the
     scores behind :func:`score_keys`): ``(order, values.take(order))``, and ``key``'s buffer is
@@ -20,8 +20,9 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None):
 
     numpy's value sort is vectorised (about a quarter of ``np.argsort``'s time on this project's
     machine), its argsort is not: so each key keeps its leading bits above its index, and one
-    value sort of these gives the order.  Distinct keys whose leading bits agree are then put
-    in order within their runs; where such runs hold more than an eighth of the keys,
+    value sort of these gives the order (``engine="numba"``: a compiled radix sort of the leading
+    bits, :func:`huc_ref.fast.kernels.radix_sort_high`, the same order).  Distinct keys whose
+    leading bits agree are then put in order within their runs; where such runs hold more than an eighth of the keys,
     ``np.argsort`` does the work instead.  Equal keys (ties) need no second look: any order
     of them is right.
 
@@ -38,7 +39,11 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None):
     else:  # the values stand in for the keys from here on
         packed = np.bitwise_and(key, ~low, out=key)
     packed |= np.arange(n, dtype=np.uint64)
-    packed.sort()
+    if engine == "numba":  # (the same order: the indices below the key bits are in increasing order)
+        from .kernels import radix_sort_high
+        radix_sort_high(packed, b)
+    else:
+        packed.sort()
     order = (packed & low).view(np.intp)  # below 2**63: the same bits as a signed index
     packed >>= np.uint64(b)  # the leading bits, in order
     same = packed[1:] == packed[:-1]  # neighbours whose leading bits agree
@@ -76,14 +81,15 @@ def _settle_runs(order, same, differ, full):
     return ranks
 
 
-def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sort_scores(score: np.ndarray, engine: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 2's sort (App. F.3): an order of ``score`` (float64, no NaN) that sorts it, and the sorted scores
     (``np.sort(score)``); equal scores in any order (the caller groups them, :func:`tie_blocks`).
     Each score's bits, made order-preserving as an unsigned integer (:func:`score_keys`), sorted
     by :func:`argsort_keys`, which gathers the scores into rank order for its own checks;
     below 4,096 scores, or where a sample of about a thousand shows many distinct scores
     sharing their leading bits (near neighbours, which the packed keys leave to a second
-    sort), ``np.argsort``.
+    sort), ``np.argsort``.  ``engine="numba"``: the packed keys sorted by the compiled radix sort
+    (:func:`huc_ref.fast.kernels.radix_sort_high`; the same order).
 
     >>> order, s = sort_scores(np.array([0.5, -1.0, 0.25, 0.5, -0.0]))
     >>> order.tolist(), s.tolist()
@@ -93,7 +99,7 @@ def sort_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     True
     """
     if _packed_pays(score, ties_too=True):
-        return argsort_keys(score_keys(score), score)
+        return argsort_keys(score_keys(score), score, engine)
     order = np.argsort(score)
     return order, score.take(order)
 
@@ -143,7 +149,7 @@ def argsort_scores(score: np.ndarray) -> np.ndarray:
 
 
 def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: np.ndarray | None = None,
-               ranked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+               ranked: np.ndarray | None = None, engine: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
     """The atoms in increasing order of score, and where a new tie block starts (Algorithm 2).
 
     ``error[i]`` bounds the float error of ``score[i]``.  Sorted, the float order is certainly
@@ -162,7 +168,7 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
     [True]
     """
     if order is None:
-        order, s = sort_scores(score)
+        order, s = sort_scores(score, engine)
     else:  # the caller's sort, and perhaps the scores in its order
         s = score.take(order) if ranked is None else ranked
     d = np.diff(s)
@@ -230,7 +236,7 @@ class Rows:
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
         if blocks is None:
             blocks = tie_blocks(score, score_error, exact_score, getattr(self, "order", None),
-                                getattr(self, "_ranked", None))
+                                getattr(self, "_ranked", None), engine)
         self.order, new = blocks
         order, self._score = self.order, score
         self._blocks(new, len(score))
@@ -260,7 +266,7 @@ class Rows:
         numba: one pass of :func:`huc_ref.fast.kernels.sorted_uc_scan` (with ties, of
         ``tied_uc_scan``); numpy: the gaps checked, then :meth:`_uc_only`."""
         n = len(score)
-        order, ranked = sort_scores(score)
+        order, ranked = sort_scores(score, engine)
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
         self.order, self._score, self._ranked = order, score, ranked
         if engine == "numba":
