@@ -366,8 +366,12 @@ class Rows:
             block_first = np.concatenate([[0], last[:-1] + 1])
         at = be_first if ties else seg
         equal = WT.min(axis=1) == WT.max(axis=1)  # equal weights (everyone): one number, not a gather
+        buf = np.empty(len(val))  # one buffer for every subgroup (fresh memory costs here, reused does not)
         for k in range(W.shape[1]):
-            x = val * WT[k, 0] if equal[k] else val * WT[k].take(atom)
+            if equal[k]:
+                x = np.multiply(val, WT[k, 0], out=buf)
+            else:
+                x = np.multiply(np.take(WT[k], atom, out=buf, mode="clip"), val, out=buf)  # (clip: no bounds buffer)
             if ties:  # the prefix sums at block ends only, of the blocks' order-free totals
                 x = block_sums(x, block_first)
             x[at[1:]] -= np.add.reduceat(x, at)[:-1]  # restart the prefix sums in every column
