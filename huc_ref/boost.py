@@ -174,7 +174,9 @@ class _Form:
         diff = self - other
         if isinstance(diff, _Form):
             value = diff.value
-            # the exact zero test (:func:`_collapse`) only where the value could be an exact 0: far
+            if not any(diff.coef.values()):  # every factor's coefficient exactly 0
+                return 0
+            # the factors' identity (:func:`_collapse`) only where the value could be an exact 0: far
             # above the working precision's rounding (half its bits), it is certainly not
             if not abs(value) > _near_zero(value) and not _collapse(diff.coef):
                 return 0
