@@ -350,18 +350,23 @@ class Rows:
             val[m0:] = v.take(keep)
         if not m:
             return best
-        blk = block[rank]
         change = col[1:] != col[:-1]
         seg = np.flatnonzero(np.concatenate([[True], change]))  # first entry of each column's run
-        last = np.flatnonzero(np.concatenate([change | (blk[1:] != blk[:-1]), [True]]))  # block ends
-        be_first = np.searchsorted(last, seg)  # first block end of each column
-        counts = np.diff(np.append(be_first, len(last)))
+        if len(self.starts) == n:  # no ties: every entry ends its own block, and its block is its rank
+            blk, last, be_first = rank, None, seg
+            counts = np.diff(np.append(seg, m))
+        else:
+            blk = block[rank]
+            last = np.flatnonzero(np.concatenate([change | (blk[1:] != blk[:-1]), [True]]))  # block ends
+            be_first = np.searchsorted(last, seg)  # first block end of each column
+            counts = np.diff(np.append(be_first, len(last)))
         WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
         seg_col, atom = col[seg], order.take(rank)  # each entry's atom
 
         def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
-            return np.where(j > 0, blk[last[np.maximum(be_first + j - 1, 0)]] + 1, 0)
-        ties = len(last) < len(val)
+            end = np.maximum(be_first + j - 1, 0)
+            return np.where(j > 0, blk[end if last is None else last[end]] + 1, 0)
+        ties = last is not None and len(last) < len(val)
         if ties:  # each column's blocks: their first entries, and the first block of each column
             block_first = np.concatenate([[0], last[:-1] + 1])
         at = be_first if ties else seg
