@@ -214,8 +214,8 @@ class Rows:
     columns are per atom); a column occurs on one row of the table only, as a node lies at one
     depth.  One sort of the
     scores gives the tie blocks; the nonzero terms become entries (column, rank, value),
-    grouped by column with one stable integer sort (zero terms change no sum, as in
-    :func:`huc_ref.intervals.max_interval_sum`).
+    row by row of the terms, each row's grouped by column with a stable integer sort (zero terms
+    change no sum, as in :func:`huc_ref.intervals.max_interval_sum`).
     Algorithm 2 then runs on all columns at once: within a column the supremum over
     intervals of ``|C_b - C_r|`` is the range ``max C - min C`` of the prefix sums at block
     ends (with ``C_0 = 0``), so it is two ``reduceat``s per subgroup; the witness is the pair
@@ -332,22 +332,27 @@ class Rows:
         best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
         small = np.int16 if n_cols < 2**15 else np.int64  # (numpy's stable argsort of int16 is a radix sort)
         first = np.flatnonzero(residual)  # column 0: the UC residuals, ranks in order
-        if len(terms):
-            c = np.asarray(col_table, dtype=small)[:, kind].ravel()  # row k, then rank: within a column ranks increase
-            v = terms.take(order, axis=1).ravel()
-            keep = np.flatnonzero((c > 0) & (v != 0))
-            c = c[keep]
-            p = np.argsort(c, kind="stable")
-            keep = keep[p]
-        else:
-            keep = c = v = np.zeros(0, dtype=np.intp)
-        m0, m = len(first), len(first) + len(keep)  # the entries (column, rank, value), column 0 first
-        col, rank, val = np.zeros(m, dtype=small), np.empty(m, dtype=np.intp), np.empty(m)
-        rank[:m0], val[:m0] = first, residual.take(first)
-        if len(keep):
-            col[m0:] = c.take(p)
-            np.remainder(keep, n, out=rank[m0:])
-            val[m0:] = v.take(keep)
+        # the entries, column 0 first, then row by row of the terms (each row's columns, ranks increasing within
+        # each): written into arrays as long as the most there can be, of which only the part used is touched
+        table = np.asarray(col_table, dtype=small)
+        rows = np.flatnonzero(np.any(table > 0, axis=1)) if len(terms) else []  # rows with a column
+        most = len(first) + len(rows) * n
+        col, rank, val = np.empty(most, dtype=small), np.empty(most, dtype=np.intp), np.empty(most)
+        col[:len(first)], rank[:len(first)], val[:len(first)] = 0, first, residual.take(first)
+        m = len(first)
+        if len(rows):
+            v, c = np.empty(n), np.empty(n, dtype=small)  # one row in rank order, reused
+            for k in rows:
+                np.take(table[k], kind, out=c)
+                np.take(terms[k], order, out=v)
+                nz = np.flatnonzero((c > 0) & (v != 0))
+                ck = c.take(nz)
+                p = np.argsort(ck, kind="stable")
+                r = np.take(nz, p, out=rank[m:m + len(nz)])
+                np.take(ck, p, out=col[m:m + len(nz)])
+                np.take(v, r, out=val[m:m + len(nz)])
+                m += len(nz)
+        col, rank, val = col[:m], rank[:m], val[:m]
         if not m:
             return best
         change = col[1:] != col[:-1]
@@ -361,7 +366,7 @@ class Rows:
             be_first = np.searchsorted(last, seg)  # first block end of each column
             counts = np.diff(np.append(be_first, len(last)))
         WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
-        seg_col, atom = col[seg], order.take(rank)  # each entry's atom
+        seg_col = col[seg]
 
         def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
             end = np.maximum(be_first + j - 1, 0)
@@ -372,11 +377,13 @@ class Rows:
         at = be_first if ties else seg
         equal = WT.min(axis=1) == WT.max(axis=1)  # equal weights (everyone): one number, not a gather
         buf = np.empty(len(val))  # one buffer for every subgroup (fresh memory costs here, reused does not)
+        ranked = np.empty(n)  # a subgroup's weights in rank order
         for k in range(W.shape[1]):
             if equal[k]:
                 x = np.multiply(val, WT[k, 0], out=buf)
             else:
-                x = np.multiply(np.take(WT[k], atom, out=buf, mode="clip"), val, out=buf)  # (clip: no bounds buffer)
+                np.take(WT[k], order, out=ranked, mode="clip")  # (clip: no bounds buffer)
+                x = np.multiply(np.take(ranked, rank, out=buf, mode="clip"), val, out=buf)  # (ranks rise in a column)
             if ties:  # the prefix sums at block ends only, of the blocks' order-free totals
                 x = block_sums(x, block_first)
             x[at[1:]] -= np.add.reduceat(x, at)[:-1]  # restart the prefix sums in every column
