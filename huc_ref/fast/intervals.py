@@ -333,26 +333,29 @@ class Rows:
         small = np.int16 if n_cols < 2**15 else np.int64  # (numpy's stable argsort of int16 is a radix sort)
         first = np.flatnonzero(residual)  # column 0: the UC residuals, ranks in order
         # the entries, column 0 first, then row by row of the terms (each row's columns, ranks increasing within
-        # each): written into arrays as long as the most there can be, of which only the part used is touched
+        # each); every array at most 4 * 2**20 numbers for 10^6 atoms: glibc serves blocks up to 32 MiB again from
+        # memory it has freed, and larger ones as fresh pages, whose first touch costs more than the work here
         table = np.asarray(col_table, dtype=small)
-        rows = np.flatnonzero(np.any(table > 0, axis=1)) if len(terms) else []  # rows with a column
-        most = len(first) + len(rows) * n
-        col, rank, val = np.empty(most, dtype=small), np.empty(most, dtype=np.intp), np.empty(most)
-        col[:len(first)], rank[:len(first)], val[:len(first)] = 0, first, residual.take(first)
-        m = len(first)
-        if len(rows):
+        pieces = []  # per row: the ranks of its nonzero entries, their columns and their values
+        if len(terms):
             v, c = np.empty(n), np.empty(n, dtype=small)  # one row in rank order, reused
-            for k in rows:
+            for k in np.flatnonzero(np.any(table > 0, axis=1)):  # rows with a column
                 np.take(table[k], kind, out=c)
                 np.take(terms[k], order, out=v)
                 nz = np.flatnonzero((c > 0) & (v != 0))
-                ck = c.take(nz)
-                p = np.argsort(ck, kind="stable")
-                r = np.take(nz, p, out=rank[m:m + len(nz)])
-                np.take(ck, p, out=col[m:m + len(nz)])
-                np.take(v, r, out=val[m:m + len(nz)])
-                m += len(nz)
-        col, rank, val = col[:m], rank[:m], val[:m]
+                pieces.append((nz, c.take(nz), v.take(nz)))
+        m = len(first) + sum(len(nz) for nz, _, _ in pieces)
+        col, rank, val = np.empty(m, dtype=small), np.empty(m, dtype=np.intp), np.empty(m)
+        col[:len(first)], rank[:len(first)], val[:len(first)] = 0, first, residual.take(first)
+        a = len(first)
+        for nz, ck, vk in pieces:  # grouped by column, ranks in order within each
+            p = np.argsort(ck, kind="stable")
+            b = a + len(nz)
+            np.take(nz, p, out=rank[a:b])
+            np.take(ck, p, out=col[a:b])
+            np.take(vk, p, out=val[a:b])
+            a = b
+        del pieces
         if not m:
             return best
         change = col[1:] != col[:-1]
