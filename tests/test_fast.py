@@ -369,8 +369,17 @@ def dyadic_columns(draw):
     return score, residual, terms, col_table, kind, W, n_cols
 
 
+#: A term row with no column for any kind (row 1) between two that have columns, with ties and a
+#: zero weight: the numpy scan collects entries row by row and skips such a row.
+_ROW_WITHOUT_COLUMNS = (np.array([0.25, 0.5, 0.25, 0.75]), np.array([0.5, -0.25, 0.125, 0.0]),
+                        np.array([[0.5, -0.5, 0.25, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.75, -0.125, -1.0]]),
+                        np.array([[1, 2], [-1, -1], [5, 6]]), np.array([0, 1, 1, 0]),
+                        np.array([[1 / 16, 0.0], [1 / 8, 1 / 16], [-1 / 32, 1 / 8], [1 / 16, 1 / 16]]), 7)
+
+
 @settings(max_examples=300, deadline=None)
 @given(dyadic_columns())
+@example(_ROW_WITHOUT_COLUMNS)
 def test_fast_algorithm_2_equals_the_exact_one_with_its_tie_rule(case):
     """Where float64 is exact, ``_Rows`` (numpy, and the numba scan) returns exactly what the
     exact Algorithm 2 returns on the same block sums: sup, witness blocks ``r, b`` (App. F.3's
@@ -394,6 +403,27 @@ def test_fast_algorithm_2_equals_the_exact_one_with_its_tie_rule(case):
                 sup, r, b, moment = (x[col] for x in rows.best[g])
                 assert (Fraction(sup), int(r), int(b), Fraction(moment)) == \
                     (exact.sup, exact.r, exact.b, exact.moment), (engine, g, col)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_column_ids_past_int16_give_the_same_sups(ties):
+    """The numpy scan keeps column ids in int16 below 2**15 columns (a radix sort) and in int64
+    from there: ids shifted past 2**15 give the same sup, witness and moment per column."""
+    from huc_ref.fast.intervals import Rows as _Rows
+    rng = np.random.default_rng(7)
+    n, D, kinds = 400, 3, 5
+    score = rng.integers(0, 40, n) / 40 if ties else rng.random(n)
+    residual, terms = rng.normal(size=n), rng.normal(size=(D, n)) * (rng.random((D, n)) < 0.7)
+    col_table = np.array([[1 + 3 * k + (j % 3) if j < 4 else -1 for j in range(kinds)] for k in range(D)])
+    kind, W = rng.integers(0, kinds, n), rng.random((n, 2)) / n
+    shift = 2**15
+    narrow = _Rows(score, residual, terms, col_table, kind, W, 1 + 3 * D)
+    wide = _Rows(score, residual, terms, np.where(col_table > 0, col_table + shift, col_table), kind, W,
+                 1 + 3 * D + shift)
+    for g in range(2):
+        for a, b in zip(narrow.best[g], wide.best[g]):
+            assert a[0] == b[0] and a[1:].tolist() == b[1 + shift:].tolist()
+            assert not np.any(b[1:1 + shift])
 
 
 @settings(max_examples=300, deadline=None)
