@@ -155,17 +155,20 @@ CHUNK = 2**21
 SERIAL_CELLS = 2**18
 
 
-def chunk_rows(n: int, K: int) -> int:
+def chunk_rows(n: int, K: int, threads: int | None = None) -> int:
     """The rows per chunk of the sample pass over ``n`` rows of ``K`` numbers (App. F.4's one
-    pass over the sample): all of them below :data:`SERIAL_CELLS` numbers, else about
-    :data:`CHUNK` numbers' worth, fewer where that spreads the rows evenly over :data:`THREADS`.
+    pass over the sample) on ``threads`` threads (default :data:`THREADS`): all of them below
+    :data:`SERIAL_CELLS` numbers, else about :data:`CHUNK` numbers' worth, fewer where that
+    spreads the rows evenly over the threads.
 
-    >>> chunk_rows(100, 30), chunk_rows(10**5, 30), chunk_rows(10**6, 30), chunk_rows(10**6, 10**7)
-    (100, 50000, 69905, 1)
+    >>> chunk_rows(100, 30, 2), chunk_rows(10**5, 30, 2), chunk_rows(10**5, 30, 4), chunk_rows(10**6, 30, 2)
+    (100, 50000, 25000, 69905)
+    >>> chunk_rows(10**6, 10**7, 2)  # a row of more than CHUNK numbers: one row at a time
+    1
     """
     if n * K <= SERIAL_CELLS:
         return max(1, n)
-    return max(1, min(CHUNK // K, -(-n // THREADS)))
+    return max(1, min(CHUNK // K, -(-n // (THREADS if threads is None else threads))))
 
 #: How far a row of ``y_prob`` may sum from 1 (``fast.audit`` without ``renormalize``): float32
 #: softmax output over a thousand classes sums to 1 within about 1e-6.
