@@ -235,27 +235,75 @@ def test_path_form_equals_the_c2_form_and_the_exact_engine_on_samples(case):
     assert max(abs(a["sup"] - b["sup"]) for a, b in zip(path["candidates"], dense["candidates"])) < 1e-12
 
 
-def test_chunks_do_not_change_the_result(monkeypatch):
-    """Streaming the predictions in row chunks (one row at a time here) gives the same document."""
-    import huc_ref.fast as fast
-    from huc_ref import LabelTree, Table, Top1AtDepth, TopK
-    rng = np.random.default_rng(3)
-    t = LabelTree.from_paths(["a/b/c", "a/b/d", "a/e", "f/g/h", "f/g/i", "f/j", "k"])
-    n = 40
-    P = rng.dirichlet(np.ones(t.K), size=n)
-    y = rng.integers(0, t.K, size=n)
-    us = {"top1@1": Top1AtDepth(t, 1), "top1@2": Top1AtDepth(t, 2), "top2": TopK(t, 2),
-          "table": Table(t, [1, 0, "1/2", -1, 0, 1, "-1/2"])}
-    groups = {"all": np.ones(n), "g": rng.integers(0, 2, size=n), "s": rng.choice([-1.0, 0.5], size=n)}
-    whole = fast.audit(y, P, t, us, subgroups=groups).to_json()
-    passes = importlib.import_module("huc_ref.fast.audit")  # (the module: huc_ref.fast.audit is the function)
+def _chunked(monkeypatch, rows: int):
+    """Stream every sample pass in chunks of ``rows`` rows from here on, on the threads (the module:
+    ``huc_ref.fast.audit`` the attribute is the function)."""
+    passes = importlib.import_module("huc_ref.fast.audit")
     monkeypatch.setattr(passes, "CHUNK", 1)
     monkeypatch.setattr(passes, "SERIAL_CELLS", 0)
-    assert passes.chunk_rows(n, t.K) == 1
-    assert fast.audit(y, P, t, us, subgroups=groups).to_json() == whole
-    if fast.numba_available():  # the compiled kernels, one row per call, against numpy
-        got = fast.audit(y, P, t, us, subgroups=groups, accelerator="numba").to_json()
-        assert max(abs(a["sup"] - b["sup"]) for a, b in zip(got["candidates"], whole["candidates"])) < 1e-12
+    monkeypatch.setattr(passes, "chunk_rows", lambda n, K, threads=None: rows)
+    return passes
+
+
+#: The shapes users have (tests/strategies.py): a plain 12-class classifier, a node with 30 children
+#: last at its depth, and a 100-class softmax (10 groups of 10) with entries near 1e-300.
+_CHUNK_SHAPES = [("flat", 12, 0, 0), ("wide_last", 2, 30, 0), ("two_level", 10, 10, -300)]
+
+
+@pytest.mark.parametrize("shape, size, width, floor", [("paths", 0, 0, 0)] + _CHUNK_SHAPES)
+def test_chunks_do_not_change_the_result(monkeypatch, shape, size, width, floor):
+    """Streaming the predictions in row chunks (one row at a time, then three rows: threads
+    finishing in any order) gives the same document, on the shapes users have."""
+    import huc_ref.fast as fast
+    from huc_ref import LabelTree, Table, Top1AtDepth, TopK
+    from tests.strategies import shape_tree, softmax_rows
+    from tests.test_fast_shapes import utilities_for
+    rng = np.random.default_rng(3)
+    n = 40
+    if shape == "paths":
+        t = LabelTree.from_paths(["a/b/c", "a/b/d", "a/e", "f/g/h", "f/g/i", "f/j", "k"])
+        P = rng.dirichlet(np.ones(t.K), size=n)
+        us = {"top1@1": Top1AtDepth(t, 1), "top1@2": Top1AtDepth(t, 2), "top2": TopK(t, 2),
+              "table": Table(t, [1, 0, "1/2", -1, 0, 1, "-1/2"])}
+    else:
+        t = shape_tree(shape, size, width, 0)
+        P, us = softmax_rows(3, t.K, n, 2.0, floor), utilities_for(t)
+        assert not floor or P.min() < 1e-290  # (the entries near 1e-300 are there)
+    y = rng.integers(0, t.K, size=n)
+    groups = {"all": np.ones(n), "g": rng.integers(0, 2, size=n), "s": rng.choice([-1.0, 0.5], size=n)}
+    whole = fast.audit(y, P, t, us, subgroups=groups).to_json()
+    compiled = fast.audit(y, P, t, us, subgroups=groups, accelerator="numba").to_json() \
+        if fast.numba_available() else None
+    for rows in (1, 3):
+        passes = _chunked(monkeypatch, rows)
+        assert passes.chunk_rows(n, t.K) == rows
+        assert fast.audit(y, P, t, us, subgroups=groups).to_json() == whole
+        if compiled is not None:  # the compiled kernels, a few rows per call: the same as in one chunk
+            assert fast.audit(y, P, t, us, subgroups=groups, accelerator="numba").to_json() == compiled
+
+
+@pytest.mark.parametrize("engine", ["numpy"] + (["numba"] if numba_available() else []))
+def test_a_bad_row_in_a_later_chunk_is_named_by_its_row_in_the_sample(monkeypatch, engine):
+    """A chunk's bad row is named by its index in the whole sample, and of bad rows in several
+    chunks the first: a 100-class softmax with entries near 1e-300, a subnormal planted at
+    row 23 (the sixth chunk of four rows) and a negative entry at row 31."""
+    import huc_ref.fast as fast
+    from huc_ref import TopK
+    from huc_ref.errors import HUCError
+    from tests.strategies import shape_tree, softmax_rows
+    t = shape_tree("two_level", 10, 10, 0)
+    n = 40
+    P = softmax_rows(5, t.K, n, 2.0, -300)
+    y = np.arange(n) % t.K
+    us = {"top1": TopK(t, 1)}
+    fast.audit(y, P, t, us, accelerator=engine)  # (the rows as drawn are good)
+    j, k = int(np.argmin(P[23])), int(np.argmin(P[31]))
+    assert P[23, j] < 1e-290 and P[31, k] < 1e-290  # (replacing them keeps the row sums)
+    P[23, j], P[31, k] = 1e-310, -P[31, k]
+    _chunked(monkeypatch, 4)
+    with pytest.raises(HUCError) as err:
+        fast.audit(y, P, t, us, accelerator=engine)
+    assert str(err.value).startswith(f"y_prob[23]: entry {j} is 1e-310, a subnormal float64"), str(err.value)
 
 
 def test_tiny_masses_keep_their_digits_in_the_audit():
