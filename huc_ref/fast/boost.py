@@ -458,8 +458,8 @@ def branch_masses(ft: FastTree, X: np.ndarray, a: int) -> np.ndarray:
 
 
 def label_columns(tree: LabelTree, a: int):
-    """The columns of node ``a``'s labels (``Y_a``, in label order): a slice where they are a run of
-    label ids (a view, no gathered copy), else their ids.
+    """The columns of node ``a``'s labels (``Y_a`` of Sec. 2.1, whose masses sum to ``pi_a`` in C.1, in
+    label order): a slice where they are a run of label ids (a view, no gathered copy), else their ids.
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}, labels=["y1", "y3", "y2"])
     >>> label_columns(t, 0), label_columns(t, 1)

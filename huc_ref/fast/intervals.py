@@ -333,8 +333,8 @@ class Rows:
         small = np.int16 if n_cols < 2**15 else np.int64  # (numpy's stable argsort of int16 is a radix sort)
         first = np.flatnonzero(residual)  # column 0: the UC residuals, ranks in order
         # the entries, column 0 first, then row by row of the terms (each row's columns, ranks increasing within
-        # each); every array at most 4 * 2**20 numbers for 10^6 atoms: glibc serves blocks up to 32 MiB again from
-        # memory it has freed, and larger ones as fresh pages, whose first touch costs more than the work here
+        # each), in arrays of their exact length: the longest possible, (1 + D) n, would pass glibc's 32 MiB mmap
+        # threshold sooner, and memory above it is fresh pages at every call, whose first touch costs here
         table = np.asarray(col_table, dtype=small)
         pieces = []  # per row: the ranks of its nonzero entries, their columns and their values
         if len(terms):
