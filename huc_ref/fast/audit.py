@@ -145,9 +145,8 @@ def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: 
 #: Rows of predictions per chunk of the sample pass: at most about 2**21 numbers (16 MiB) and,
 #: on several threads, an even share of the rows (:func:`chunk_rows`); memory is
 #: O(chunk + n (|U| + sum_u D_u)).  numpy's pass is a few dozen calls per chunk, whose fixed cost
-#: counts below a few thousand rows: on this project's machine 2**21 numbers took 1.59 s for
-#: K = 1,000, n = 2 x 10^5 where 2**18 took 4.56 s (K = 30, n = 10^6: 1.90 s against 2.47 s);
-#: the compiled pass the same within the noise.
+#: counts below a few thousand rows; ``python bench/chunks.py`` times the audit at 2**18 .. 2**22
+#: (the README gives its output: 2**18 took 1.18x and 2.70x this chunk's time with numpy).
 CHUNK = 2**21
 
 #: Below this many numbers (rows x K) the sample pass and the sorts run on the calling thread:
