@@ -907,18 +907,20 @@ def test_numba_engine_reports_bad_rows_like_numpy(name):
 @example(1, 1, 0, 0.0)
 @example(30, 30, 7, 1e-15)  # a node with 30 children: 30 candidates
 def test_first_max_rows_is_first_max_read_by_candidate(n, m, seed, rel):
-    """The top-1 choice read candidate by candidate (rows of subtree sums, no transposed copy) is
-    np.argmax's first largest and :func:`first_max`'s uncertain rows, on values with exact ties,
-    neighbours one ulp apart, zeros and entries near 1e-300."""
+    """The top-1 choice read candidate by candidate (rows of subtree sums, no transposed copy), or
+    from one block of rows (a cut that is one level of the level sums), is np.argmax's first largest
+    and :func:`first_max`'s uncertain rows, on values with exact ties, neighbours one ulp apart, zeros
+    and entries near 1e-300."""
     from huc_ref.fast.numbers import first_max, first_max_rows
     rng = np.random.default_rng(seed)
     M = rng.choice([0.0, 1e-300, 0.25, 0.5, np.nextafter(0.5, 1), 0.75], size=(n, m))
     M *= rng.choice([1, 1, 1e-200], n)[:, None]
     M[:, rng.random(m) < 0.3] = rng.random((n, 1))
-    j, unsure, top = first_max_rows(list(M.T.copy()), rel)
     want_j, want_unsure = first_max(M, rel=rel)
-    assert j.tolist() == want_j.tolist() == np.argmax(M, axis=1).tolist()
-    assert unsure.tolist() == want_unsure.tolist() and top.tolist() == M.max(axis=1).tolist()
+    for rows in (list(M.T.copy()), M.T.copy()):  # candidate by candidate, and one block of rows
+        j, unsure, top = first_max_rows(rows, rel)
+        assert j.tolist() == want_j.tolist() == np.argmax(M, axis=1).tolist()
+        assert unsure.tolist() == want_unsure.tolist() and top.tolist() == M.max(axis=1).tolist()
 
 
 @settings(max_examples=150, deadline=None)

@@ -264,6 +264,39 @@ def test_the_fast_audit_is_the_same_bits_after_permuting_rows(tree, seed, weight
         assert json.dumps(again.to_json()) == base
 
 
+@settings(max_examples=60, deadline=None)
+@given(wide_trees())
+@example(shape_tree("flat", 10, 0, 0))
+@example(shape_tree("wide_last", 0, 30, 2))
+@example(shape_tree("chain", 12, 30, 1))
+@example(shape_tree("two_level", 10, 10, 3))
+def test_cut_blocks_and_path_agreement_are_the_trees_own(tree):
+    """The top-1 terms' shortcuts (K.2) against the exact tree: ``cut_block(d)`` is a slice exactly
+    where the cut's rows are one run in order, and the same rows; ``agreement(d)[y, j]`` is the
+    deepest ``k <= d`` whose node on ``y``'s path (A.2's ``v_k``, the leaf repeated below its depth)
+    is the candidate ``j`` or an ancestor of it, and ``v_k`` contains the candidate for every
+    shallower ``k``: the rows the terms keep."""
+    ft = fast.FastTree(tree)
+    for d in range(ft.H + 1):
+        cut, below = ft.cut(d)
+        block = ft.cut_block(d)
+        contiguous = cut.tolist() == list(range(cut[0], cut[0] + len(cut)))
+        assert (block is not None) == contiguous
+        if block is not None:
+            assert np.arange(ft.n_nodes)[block].tolist() == cut.tolist()
+        A = ft.agreement(d)
+        for j, row in enumerate(cut):
+            a = int(ft.level_nodes[row])
+            ancestors = {a}
+            while tree.parent_ids[min(ancestors)] >= 0:  # node ids are pre-order: the smallest is the highest
+                ancestors.add(tree.parent_ids[min(ancestors)])
+            for y in range(tree.K):
+                path = list(tree.path_ids(y))
+                path += path[-1:] * (d + 1 - len(path))
+                holds = [path[k] in ancestors for k in range(d + 1)]
+                assert holds == [k <= A[y, j] for k in range(d + 1)], (d, j, y)
+
+
 @settings(max_examples=30, deadline=None)
 @given(wide_trees(max_leaves=60), st.integers(0, 2**16))
 @example(shape_tree("chain", 12, 30, 1), 3)

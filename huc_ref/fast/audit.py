@@ -10,6 +10,7 @@ kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -77,20 +78,22 @@ def exact_path_means(ft: FastTree, X: np.ndarray, y: np.ndarray, u: Utility, pi:
 
 
 def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Utility, S: list, pi: np.ndarray,
-                rows, exact: ExactRows):
+               rows, exact: ExactRows, depths: np.ndarray, out: np.ndarray):
     """Scores, UC residuals, node terms and score error bounds of sample atoms along their
     labels' paths (F.4).
 
     For a one-hot label law the C.2 term of node ``v`` is ``mu_{u,v_{k+1}} - mu_{u,v_k}`` when
     ``v = v_k`` is on the path of ``y`` and 0 elsewhere, so only ``mu`` on the path is needed:
-    row ``k`` of the terms belongs to the path node at depth ``k``.  ``Xd`` is ``X`` with its
+    the term at depth ``k`` belongs to the path node at depth ``k``; ``out[i]`` receives the
+    terms at depth ``depths[i]``.  ``Xd`` is ``X`` with its
     leaves in depth-first order, ``S`` its level sums (:meth:`FastTree.level_sums`) and ``pi``
     their values on the paths (:func:`on_paths`).
     Top-1 correctness at depth ``l`` needs no second pass: with ``a`` the chosen node,
-    ``mu_{u,v} = pi_a / pi_v`` on the path above ``a`` and 0 off it; only rows above ``l``
-    are meaningful, as no deeper node is relevant (K.2).  Rows whose choice of ``a`` float64
+    ``mu_{u,v} = pi_a / pi_v`` on the path above ``a`` and 0 off it (the path of ``y`` holds
+    ``a`` down to the depth where it parts from ``a``'s path, :meth:`FastTree.agreement`); only
+    rows above ``l`` are meaningful, as no deeper node is relevant (K.2).  Rows whose choice of ``a`` float64
     cannot certify take the general form, with ``a`` chosen exactly.  Returns the scores,
-    residuals, terms and error bounds, and for top-1 utilities the choices (positions in
+    residuals, error bounds, and for top-1 utilities the choices (positions in
     :meth:`FastTree.cut`), else None.
     """
     c, H = X.shape[0], ft.H
@@ -98,23 +101,31 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
     if u.top1_depth is not None:
         d = min(u.top1_depth, H)
         cut, below = ft.cut(d)
-        if d == H:  # the candidates: exactly the cut at depth d, in pre-order (the leaves: Xd's columns)
+        block = ft.cut_block(d)
+        if block is not None:  # the candidates: one level of S (rows of the level sums, read in place)
+            j, unsure, top = first_max_rows(S[block], rel)
+        elif d == H:  # the candidates: exactly the cut at depth d, in pre-order (the leaves: Xd's columns)
             j, unsure = first_max(Xd, rel=rel)
             top = Xd[np.arange(c), j]
-        else:  # (rows of the level sums, read in place)
+        else:
             j, unsure, top = first_max_rows([S[a] for a in cut], rel)
-        lead = on_paths(ft, below[j], d + 1)  # the path of a leaf below the chosen node
-        above = on_paths(ft, y, d + 1) == lead  # v_k contains the chosen node
+        agree = ft.agreement(d)
+        if agree is not None:  # v_k contains the chosen node for k up to where the two paths part
+            above = np.arange(d + 1)[:, None] <= agree.take(y * len(cut) + j)
+        else:
+            above = on_paths(ft, y, d + 1) == on_paths(ft, below[j], d + 1)  # (the path of a leaf below it)
         inside = above[d]  # y lies below the chosen node
-        mu = np.zeros((H + 1, c))  # below depth d no node is relevant (K.2): those rows are never read
-        mu[: d + 1] = np.where(above, ratio(top, pi[: d + 1]), 0.0)
+        # below depth d no node is relevant (K.2): no row of mu is needed there; off the path of the chosen
+        # node top / pi may overflow (pi tiny, the row's scale large): those quotients are dropped, not multiplied
+        with np.errstate(over="ignore"):
+            mu = np.where(above, ratio(top, pi[: d + 1]), 0.0)
         at_label = inside.astype(float)
-        mag = mu[0].copy()  # u is 0 or 1, so sum_y p_y |u_y| / pi_root is the score
         idx = np.flatnonzero(unsure)
         if len(idx):
-            mu[:, idx], at_label[idx], U = exact_path_means(ft, X, y, u, pi, idx, exact)
-            mag[idx] = mu[0, idx]
+            exact_mu, at_label[idx], U = exact_path_means(ft, X, y, u, pi, idx, exact)
+            mu[:, idx] = exact_mu[: d + 1]
             j[idx] = np.argmax(U[:, below], axis=1)  # the candidate whose labels the exact choice holds
+        mag = mu[0]  # u is 0 or 1, so sum_y p_y |u_y| / pi_root is the score
         choice = j
     else:
         means = LabelFreeMeans(ft, X, u, S, rows, exact)
@@ -124,8 +135,10 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
             at_label, mu = means.on_labels(ft, y, pi)
         mag = means.magnitude
         choice = None
+    for i, k in enumerate(depths):
+        np.subtract(mu[k + 1], mu[k], out=out[i])
     score = mu[0]
-    return score, at_label - score, mu[1:] - mu[:-1], score_error(u, rel, score, mag), choice
+    return score, at_label - score, score_error(u, rel, score, mag), choice
 
 
 def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: ExactRows | None = None) -> Rows:
@@ -270,6 +283,14 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         cut_label = np.concatenate([b for _, b in cuts]).astype(np.int64)
         path_rows = np.zeros((0, 0), dtype=np.int64) if ft.path_rows is None else ft.path_rows.astype(np.int64)
     step = chunk_rows(n, ft.K)
+    local = threading.local()  # per thread: one buffer for the level sums, chunk after chunk
+
+    def level_sums(Xd: np.ndarray) -> np.ndarray:
+        """:meth:`FastTree.level_sums` in this thread's buffer (fresh memory costs, reused does not)."""
+        size = ft.n_nodes * len(Xd)
+        if getattr(local, "S", None) is None or len(local.S) < size:
+            local.S = np.empty(size)
+        return ft.level_sums(Xd, dfs=True, out=local.S[:size].reshape(ft.n_nodes, len(Xd)))
 
     def chunk(s: int) -> tuple[int, str, str] | None:
         """Fill the outputs of rows ``s .. s + step``; the first bad row, its rule and the rule's kind, if any."""
@@ -326,7 +347,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         if rest:
             if S is None:
                 with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
-                    S = RootFirst(ft, Xd) if root_first else ft.level_sums(Xd, dfs=True)
+                    S = RootFirst(ft, Xd) if root_first else level_sums(Xd)
             smallest = Xd.min()
             low_sum, high_sum = S[0].min(), S[0].max()  # S[0]: the row sums
             ok = ok and smallest >= 0 and low_sum > 0 and high_sum < np.inf
@@ -335,9 +356,9 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                     pi = on_paths(ft, y, H + 1, S)
                 for k in rest:
                     some = None if rows is None else rows[part]
-                    score[k, part], residual[k, part], terms, error[k, part], chosen = path_terms(
-                        ft, X, Xd, y, utilities[names[k]], S, pi, some, ex)
-                    T[term_row[k]:term_row[k + 1], part] = terms[depths[k]]
+                    score[k, part], residual[k, part], error[k, part], chosen = path_terms(
+                        ft, X, Xd, y, utilities[names[k]], S, pi, some, ex, depths[k],
+                        T[term_row[k]:term_row[k + 1], part])
                     if k in choice:
                         choice[k][part] = chosen
         if ok and row_sum_tolerance is not None:

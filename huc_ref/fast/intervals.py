@@ -244,7 +244,8 @@ class Rows:
         if not len(terms):  # the UC column alone
             self.best = self._uc_only(residual.take(order), W, n_cols, engine)
         else:
-            block = np.concatenate([[0], np.cumsum(new)])  # block of each rank
+            ties = len(self.starts) < len(score)  # (without ties every rank is its own block: numpy reads none)
+            block = np.concatenate([[0], np.cumsum(new)]) if ties or engine == "numba" else None  # block of each rank
             scan = self._compiled if engine == "numba" else self._numpy
             self.best = scan(block, residual.take(order), terms, col_table, np.asarray(kind).take(order), W, n_cols)
         self._copy_uc(uc_copies)
@@ -349,11 +350,14 @@ class Rows:
         col[:len(first)], rank[:len(first)], val[:len(first)] = 0, first, residual.take(first)
         a = len(first)
         for nz, ck, vk in pieces:  # grouped by column, ranks in order within each
-            p = np.argsort(ck, kind="stable")
             b = a + len(nz)
-            np.take(nz, p, out=rank[a:b])
-            np.take(ck, p, out=col[a:b])
-            np.take(vk, p, out=val[a:b])
+            if not len(nz) or ck.min() == ck.max():  # one column (the root's row): in rank order already
+                rank[a:b], col[a:b], val[a:b] = nz, ck, vk
+            else:
+                p = np.argsort(ck, kind="stable")
+                np.take(nz, p, out=rank[a:b])
+                np.take(ck, p, out=col[a:b])
+                np.take(vk, p, out=val[a:b])
             a = b
         del pieces
         if not m:

@@ -172,10 +172,27 @@ def first_max_rows(rows, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray
     copy).  Returns per atom the first candidate of largest value, whether another is within the
     relative bound ``rel`` of it (then an exact decision is needed), and the largest value.
 
+    ``rows`` a 2-D array (the candidates one contiguous block of rows, as a cut whose nodes are
+    one level of :meth:`huc_ref.fast.tree.FastTree.level_sums`): whole-block reductions along
+    the candidates, and the candidate of an atom with one value within ``rel`` of its largest is
+    that value's; the few others take ``argmax`` of their own values.  Else one pass per
+    candidate.  Both give the same three arrays.
+
     >>> j, unsure, top = first_max_rows([np.array([0.3, 0.5]), np.array([0.1 + 0.2, 0.2])], rel=1e-15)
     >>> j.tolist(), unsure.tolist(), top.tolist()
     ([1, 0], [True, False], [0.30000000000000004, 0.5])
+    >>> [x.tolist() for x in first_max_rows(np.array([[0.3, 0.5, 0.25], [0.1 + 0.2, 0.2, 0.25]]), rel=1e-15)]
+    [[1, 0, 0], [True, False, True], [0.30000000000000004, 0.5, 0.25]]
     """
+    if isinstance(rows, np.ndarray) and rows.ndim == 2 and len(rows):
+        top = rows.max(axis=0)
+        near = rows >= top * ((1.0 - rel) / (1.0 + rel))  # within rel of the largest, the largest among them
+        unsure = np.count_nonzero(near, axis=0) > 1
+        j = near.argmax(axis=0)  # where one value is near the largest, it is the largest
+        idx = np.flatnonzero(unsure)
+        if len(idx):  # the first of equal largest values (np.argmax's rule)
+            j[idx] = rows[:, idx].argmax(axis=0)
+        return j, unsure, top
     top = rows[0].copy()
     j = np.zeros(len(top), dtype=np.intp)
     for k in range(1, len(rows)):  # the first of equal largest values stays (np.argmax's rule)

@@ -90,7 +90,7 @@ class FastTree:
                 # the end by itself; its end index (one past the last row) would be out of bounds
                 bounds = bounds[:-1]
             self.levels[d] = (self.levels[d][0], rows, bounds)
-        self._cuts = {}
+        self._cuts, self._agreement = {}, {}
         cells = (H + 1) * K
         #: ``path_rows[k, y]``: the row of label ``y``'s path node at depth ``k`` (its leaf below
         #: the leaf's depth), or None for a tree whose table would exceed :data:`PATH_TABLE_CELLS`
@@ -151,10 +151,50 @@ class FastTree:
             self._cuts[d] = (self.row[nodes], self.dfs[self.lo[nodes]])
         return self._cuts[d]
 
-    def level_sums(self, X: np.ndarray, dfs: bool = False) -> np.ndarray:
+    def cut_block(self, d: int) -> slice | None:
+        """The rows of :meth:`cut` ``(d)`` as one slice of :meth:`level_sums` where they are one
+        run of rows in order (the cut is the level ``d`` itself: no leaf lies above depth ``d``),
+        else None.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> ft = FastTree(t)
+        >>> ft.cut_block(1), ft.cut_block(2)  # level 1: a, y3; the cut at depth 2 holds y3, a leaf above it
+        (slice(1, 3, None), None)
+        """
+        rows = self.cut(d)[0]
+        if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
+            return slice(int(rows[0]), int(rows[0]) + len(rows))
+        return None
+
+    def agreement(self, d: int) -> np.ndarray | None:
+        """``A[y, j]``: the deepest depth ``k <= d`` at which label ``y``'s path and the path of
+        :meth:`cut` ``(d)``'s candidate ``j`` (of the label below it) pass through the same node,
+        so that the path node ``v_k`` of ``y`` contains candidate ``j`` exactly for ``k <= A[y, j]``
+        (paths that part never meet again; K.2's top-1 terms).  One ``K x |cut|`` table of
+        small integers, where the tree keeps its path table and the table has at most
+        :data:`PATH_TABLE_CELLS` entries; else None.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> FastTree(t).agreement(1).tolist()  # candidates a, y3; labels y1, y2, y3
+        [[1, 0], [1, 0], [0, 1]]
+        """
+        cut, below = self.cut(d)
+        if self.path_rows is None or self.K * len(cut) > PATH_TABLE_CELLS:
+            return None
+        if d not in self._agreement:
+            same = np.zeros((self.K, len(cut)), dtype=np.int16 if d < 2**15 else np.int64)
+            for k in range(1, d + 1):  # the root (depth 0) is on every path; from a parting on, no depth agrees
+                row = self.path_rows[k]
+                same += row[:, None] == row[below][None, :]
+            self._agreement[d] = same
+        return self._agreement[d]
+
+    def level_sums(self, X: np.ndarray, dfs: bool = False, out: np.ndarray | None = None) -> np.ndarray:
         """Subtree sums of the rows of ``X`` for every node, by level: ``S[r, i]`` is
         ``sum_{y in Y_a} X[i, y]`` for the node ``a`` of row ``r`` (C.1's ``pi_a``).
-        ``X``'s columns are labels, or with ``dfs=True`` leaves in depth-first order.
+        ``X``'s columns are labels, or with ``dfs=True`` leaves in depth-first order; ``out``:
+        a C-contiguous ``(nodes, rows of X)`` array to fill (a buffer the caller reuses: memory
+        above glibc's mmap threshold is fresh pages at every allocation, whose first touch costs).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).level_sums(np.array([[1e-20, 1e-20, 1.0]])).tolist()  # rows r, a, y3, y1, y2
@@ -163,7 +203,7 @@ class FastTree:
         X = np.asarray(X, dtype=float)
         if self.label_order is not None and not dfs:
             X = X[:, self.label_order]
-        S = np.empty((self.n_nodes, X.shape[0]))
+        S = np.empty((self.n_nodes, X.shape[0])) if out is None else out
         S[self.dfs_leaf_row] = X.T
         for d in range(self.H - 1, -1, -1):
             for sel, first, k in self.levels[d][0]:
