@@ -297,6 +297,37 @@ def test_cut_blocks_and_path_agreement_are_the_trees_own(tree):
                 assert holds == [k <= A[y, j] for k in range(d + 1)], (d, j, y)
 
 
+@settings(max_examples=40, deadline=None)
+@given(wide_trees(), st.integers(0, 2**16))
+@example(shape_tree("flat", 12, 0, 0), 1)
+@example(shape_tree("wide_last", 0, 30, 2), 3)
+@example(shape_tree("two_level", 10, 10, 3), 5)  # 100 classes, entries near 1e-300
+def test_the_top1_shortcuts_give_the_same_bits_as_the_long_way(tree, seed):
+    """numpy's sample pass reads a cut that is one level of the level sums as one block
+    (``FastTree.cut_block``) and where the label's path holds the chosen node from one table
+    (``FastTree.agreement``): the huc-result/1 document is bit for bit the one of the long way
+    (the cut candidate by candidate, the two paths gathered and compared), for top-1 at every depth."""
+    import json
+
+    from huc_ref.fast import tree as fast_tree
+    n = 60
+    P = softmax_rows(seed, tree.K, n, 3.0, -300 if seed % 2 else 0)
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, tree.K, n)
+    ft = fast.FastTree(tree)
+    us = {**utilities_for(tree), **{f"top1@{d}": Top1AtDepth(tree, d) for d in range(1, ft.H + 1)}}
+    groups = {"half": (rng.random(n) < 0.5).astype(float), "all": np.ones(n)}
+    assert ft.cut_block(1) is not None and ft.agreement(1) is not None  # (the shortcuts are there to be taken)
+    base = json.dumps(fast.audit(y, P, tree, us, subgroups=groups).to_json())
+    for name in ("cut_block", "agreement"):
+        saved = getattr(fast_tree.FastTree, name)
+        setattr(fast_tree.FastTree, name, lambda self, d: None)
+        try:
+            assert json.dumps(fast.audit(y, P, tree, us, subgroups=groups).to_json()) == base, name
+        finally:
+            setattr(fast_tree.FastTree, name, saved)
+
+
 @settings(max_examples=30, deadline=None)
 @given(wide_trees(max_leaves=60), st.integers(0, 2**16))
 @example(shape_tree("chain", 12, 30, 1), 3)

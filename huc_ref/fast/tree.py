@@ -152,9 +152,9 @@ class FastTree:
         return self._cuts[d]
 
     def cut_block(self, d: int) -> slice | None:
-        """The rows of :meth:`cut` ``(d)`` as one slice of :meth:`level_sums` where they are one
-        run of rows in order (the cut is the level ``d`` itself: no leaf lies above depth ``d``),
-        else None.
+        """The rows of :meth:`cut` ``(d)`` (K.2's candidates of top-1 at depth ``d``) as one slice of
+        :meth:`level_sums` where they are one run of rows in order (the cut is the level ``d``
+        itself: no leaf lies above depth ``d``), else None.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> ft = FastTree(t)
@@ -199,6 +199,9 @@ class FastTree:
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).level_sums(np.array([[1e-20, 1e-20, 1.0]])).tolist()  # rows r, a, y3, y1, y2
         [[1.0], [2e-20], [1.0], [1e-20], [1e-20]]
+        >>> buffer = np.full((5, 1), np.nan)
+        >>> FastTree(t).level_sums(np.array([[0.25, 0.25, 0.5]]), out=buffer) is buffer, buffer.ravel().tolist()
+        (True, [1.0, 0.5, 0.5, 0.25, 0.25])
         """
         X = np.asarray(X, dtype=float)
         if self.label_order is not None and not dfs:

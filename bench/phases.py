@@ -1,0 +1,133 @@
+"""Benchmark of the fast audit's two phases (issue 17).  Not a test: prints ratios measured in one run.
+
+The workload of ``bench/fast_audit.py`` (a depth-7 tree with K = 30 leaves, |U| = 5 top-1
+utilities at depths 3..7, |C| = 7 subgroups, n = 10^6 softmax rows); per engine:
+
+* ``sample s``: the sample pass (``sample_terms``: the scores, residuals and path terms of
+  every utility, F.4), and its ratio ``x read`` to numpy summing the ``n x K`` matrix once;
+* ``tables s``: every utility's sort and Algorithm 2 on all its columns (``sample_tables``);
+* ``audit s``: the whole ``fast.audit``, and ``x sorts``: its ratio to |U| argsorts of n floats;
+* ``cpu s``: the audit's process time (both threads), which the machine's noise moves less.
+
+Every figure is the best of ``--repeat`` runs, the contenders alternating.  With
+``--against REV`` the same figures for the code of git revision ``REV`` (a temporary worktree),
+measured in separate processes alternating with this checkout's, and the ratios of this code's
+figures to that revision's.
+
+Run: ``python bench/phases.py`` (``--quick``: n = 10^5; ``--against 06c69c5``: before and after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+FIGURES = ("sample", "tables", "audit", "cpu", "read", "argsort")
+
+
+def measure(root: Path, n: int, repeat: int, only: str | None = None) -> dict:
+    """The figures (seconds, best of ``repeat``) of the code under ``root``, per engine."""
+    sys.path.insert(0, str(root))
+    import importlib
+
+    import numpy as np
+
+    from bench.fast_audit import depth_tree, sample, utilities
+    from huc_ref import fast
+    passes = importlib.import_module("huc_ref.fast.audit")
+    tree = depth_tree(30, 7)
+    us = utilities(tree)
+    P, y, groups = sample(tree, n)
+    ft = passes.FastTree(tree)
+    W = np.stack(list(groups.values()), axis=1) / n
+    column = P[:, 0].copy()
+    engines = [e for e in ["numpy"] + (["numba"] if fast.numba_available() else []) if only in (None, e)]
+    best = {e: dict.fromkeys(FIGURES, math.inf) for e in engines}
+    for e in engines:  # (compiles the kernels, warms the allocator)
+        fast.audit(y, P, tree, us, subgroups=groups, accelerator=e)
+    for _ in range(repeat):
+        for e in engines:
+            b = best[e]
+            t = time.perf_counter()
+            terms = passes.sample_terms(ft, P, y, us, engine=e, row_sum_tolerance=passes.ROW_SUM_TOLERANCE)
+            b["sample"] = min(b["sample"], time.perf_counter() - t)
+            t = time.perf_counter()
+            passes.sample_tables(ft, terms, y, W, us, engine=e)
+            b["tables"] = min(b["tables"], time.perf_counter() - t)
+            del terms
+            t, c = time.perf_counter(), time.process_time()
+            fast.audit(y, P, tree, us, subgroups=groups, accelerator=e)
+            b["audit"] = min(b["audit"], time.perf_counter() - t)
+            b["cpu"] = min(b["cpu"], time.process_time() - c)
+            t = time.perf_counter()
+            P.sum()
+            b["read"] = min(b["read"], time.perf_counter() - t)
+            t = time.perf_counter()
+            np.argsort(column)
+            b["argsort"] = min(b["argsort"], time.perf_counter() - t)
+    for b in best.values():
+        b["sorts"] = len(us) * b["argsort"]
+    return best
+
+
+def row(engine: str, b: dict, label: str = "") -> str:
+    return (f"{label:>9} {engine:>6} {b['sample']:>9.3f} {b['sample'] / b['read']:>7.1f} {b['tables']:>9.3f} "
+            f"{b['audit']:>8.3f} {b['audit'] / b['sorts']:>8.2f} {b['cpu']:>7.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each figure, alternating (the best)")
+    ap.add_argument("--against", metavar="REV", help="a git revision to measure alternating with this code")
+    ap.add_argument("--rounds", type=int, default=3, help="with --against: alternating processes per code")
+    ap.add_argument("--engine", choices=["numpy", "numba"], help="one engine only (default: both, alternating)")
+    ap.add_argument("--child", metavar="ROOT", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    n = 10**5 if args.quick else 10**6
+    if args.child:
+        print(json.dumps(measure(Path(args.child), n, args.repeat, args.engine)))
+        return
+    head = (f"{'code':>9} {'engine':>6} {'sample s':>9} {'x read':>7} {'tables s':>9} {'audit s':>8} "
+            f"{'x sorts':>8} {'cpu s':>7}")
+    print(f"K = 30, n = {n}, |U| = 5, |C| = 7")
+    if not args.against:
+        print(head)
+        for engine, b in measure(HERE, n, args.repeat, args.engine).items():
+            print(row(engine, b))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "old"
+        subprocess.run(["git", "-C", str(HERE), "worktree", "add", "--detach", "--quiet", str(old), args.against],
+                       check=True)
+        try:
+            found = {"this": [], args.against: []}
+            for _ in range(args.rounds):
+                for label, root in (("this", HERE), (args.against, old)):
+                    child = [sys.executable, __file__, "--child", str(root), "--repeat", str(args.repeat)]
+                    child += (["--quick"] if args.quick else []) + (["--engine", args.engine] if args.engine else [])
+                    out = subprocess.run(child, check=True, capture_output=True, text=True, cwd=root)
+                    found[label].append(json.loads(out.stdout))
+        finally:
+            subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(old)], check=True)
+    best = {label: {e: {f: min(r[e][f] for r in runs) for f in runs[0][e]} for e in runs[0]}
+            for label, runs in found.items()}
+    print(head)
+    for label, per_engine in best.items():
+        for engine, b in per_engine.items():
+            print(row(engine, b, label))
+    print("this code / " + args.against + " (below 1: faster):")
+    for engine, b in best["this"].items():
+        a = best[args.against][engine]
+        print(f"  {engine}: " + ", ".join(f"{f} {b[f] / a[f]:.2f}" for f in ("sample", "tables", "audit", "cpu")))
+
+
+if __name__ == "__main__":
+    main()
