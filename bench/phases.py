@@ -7,14 +7,23 @@ utilities at depths 3..7, |C| = 7 subgroups, n = 10^6 softmax rows); per engine:
   every utility, F.4), and its ratio ``x read`` to numpy summing the ``n x K`` matrix once;
 * ``tables s``: every utility's sort and Algorithm 2 on all its columns (``sample_tables``);
 * ``audit s``: the whole ``fast.audit``, and ``x sorts``: its ratio to |U| argsorts of n floats;
-* ``cpu s``: the audit's process time (both threads), which the machine's noise moves less.
+* ``cpu s``: the audit's process time (both threads), which the machine's noise moves less;
+* ``sys s`` and ``faults``: of that, the kernel's time, and the audit's minor page faults: memory
+  the allocator took back from the kernel and asks for again, whose first touch costs a fault
+  (per 4 KiB page, or per 2 MiB huge page where numpy asks for those).
 
 Every figure is the best of ``--repeat`` runs, the contenders alternating.  With
 ``--against REV`` the same figures for the code of git revision ``REV`` (a temporary worktree),
 measured in separate processes alternating with this checkout's, and the ratios of this code's
 figures to that revision's.
 
-Run: ``python bench/phases.py`` (``--quick``: n = 10^5; ``--against 06c69c5``: before and after).
+With ``--retain`` (glibc only) this code is also measured in processes started with
+``GLIBC_TUNABLES`` set so that glibc keeps the memory it frees (``RETAIN``) instead of giving
+it back to the kernel: the same work, without most of the faults, so the two rows show what
+fresh memory costs.
+
+Run: ``python bench/phases.py`` (``--quick``: n = 10^5; ``--against 06c69c5``: before and after;
+``--retain``: the allocator's part).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -29,13 +39,17 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
-FIGURES = ("sample", "tables", "audit", "cpu", "read", "argsort")
+FIGURES = ("sample", "tables", "audit", "cpu", "sys", "faults", "read", "argsort")
+#: glibc's tunables that keep freed memory in the process: no trimming of the heap, and
+#: allocations up to 1 GiB from the heap rather than from fresh mappings
+RETAIN = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=1073741824"
 
 
 def measure(root: Path, n: int, repeat: int, only: str | None = None) -> dict:
     """The figures (seconds, best of ``repeat``) of the code under ``root``, per engine."""
     sys.path.insert(0, str(root))
     import importlib
+    import resource
 
     import numpy as np
 
@@ -62,10 +76,14 @@ def measure(root: Path, n: int, repeat: int, only: str | None = None) -> dict:
             passes.sample_tables(ft, terms, y, W, us, engine=e)
             b["tables"] = min(b["tables"], time.perf_counter() - t)
             del terms
-            t, c = time.perf_counter(), time.process_time()
+            t, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
             fast.audit(y, P, tree, us, subgroups=groups, accelerator=e)
             b["audit"] = min(b["audit"], time.perf_counter() - t)
-            b["cpu"] = min(b["cpu"], time.process_time() - c)
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            sys_s = after.ru_stime - before.ru_stime
+            b["cpu"] = min(b["cpu"], after.ru_utime - before.ru_utime + sys_s)
+            b["sys"] = min(b["sys"], sys_s)
+            b["faults"] = min(b["faults"], after.ru_minflt - before.ru_minflt)
             t = time.perf_counter()
             P.sum()
             b["read"] = min(b["read"], time.perf_counter() - t)
@@ -79,7 +97,21 @@ def measure(root: Path, n: int, repeat: int, only: str | None = None) -> dict:
 
 def row(engine: str, b: dict, label: str = "") -> str:
     return (f"{label:>9} {engine:>6} {b['sample']:>9.3f} {b['sample'] / b['read']:>7.1f} {b['tables']:>9.3f} "
-            f"{b['audit']:>8.3f} {b['audit'] / b['sorts']:>8.2f} {b['cpu']:>7.2f}")
+            f"{b['audit']:>8.3f} {b['audit'] / b['sorts']:>8.2f} {b['cpu']:>7.2f} {b['sys']:>7.2f} {b['faults']:>8.0f}")
+
+
+def in_processes(contenders: list, args) -> dict:
+    """Each contender ``(label, code root, environment)`` measured in ``args.rounds`` separate
+    processes, alternating; per label and engine, each figure's best."""
+    found = {label: [] for label, _, _ in contenders}
+    for _ in range(args.rounds):
+        for label, root, env in contenders:
+            child = [sys.executable, __file__, "--child", str(root), "--repeat", str(args.repeat)]
+            child += (["--quick"] if args.quick else []) + (["--engine", args.engine] if args.engine else [])
+            out = subprocess.run(child, check=True, capture_output=True, text=True, cwd=root, env=env)
+            found[label].append(json.loads(out.stdout))
+    return {label: {e: {f: min(r[e][f] for r in runs) for f in runs[0][e]} for e in runs[0]}
+            for label, runs in found.items()}
 
 
 def main():
@@ -87,7 +119,9 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each figure, alternating (the best)")
     ap.add_argument("--against", metavar="REV", help="a git revision to measure alternating with this code")
-    ap.add_argument("--rounds", type=int, default=3, help="with --against: alternating processes per code")
+    ap.add_argument("--retain", action="store_true",
+                    help="also this code in processes whose glibc keeps the memory it frees (GLIBC_TUNABLES)")
+    ap.add_argument("--rounds", type=int, default=3, help="with --against or --retain: alternating processes each")
     ap.add_argument("--engine", choices=["numpy", "numba"], help="one engine only (default: both, alternating)")
     ap.add_argument("--child", metavar="ROOT", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -96,37 +130,40 @@ def main():
         print(json.dumps(measure(Path(args.child), n, args.repeat, args.engine)))
         return
     head = (f"{'code':>9} {'engine':>6} {'sample s':>9} {'x read':>7} {'tables s':>9} {'audit s':>8} "
-            f"{'x sorts':>8} {'cpu s':>7}")
+            f"{'x sorts':>8} {'cpu s':>7} {'sys s':>7} {'faults':>8}")
     print(f"K = 30, n = {n}, |U| = 5, |C| = 7")
-    if not args.against:
+    if not args.against and not args.retain:
         print(head)
         for engine, b in measure(HERE, n, args.repeat, args.engine).items():
             print(row(engine, b))
         return
+    env = dict(os.environ)
+    env.pop("GLIBC_TUNABLES", None)
+    contenders = [("this", HERE, env)]
+    if args.retain:
+        contenders.append(("retained", HERE, {**env, "GLIBC_TUNABLES": RETAIN}))
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        subprocess.run(["git", "-C", str(HERE), "worktree", "add", "--detach", "--quiet", str(old), args.against],
-                       check=True)
+        if args.against:
+            old = Path(tmp) / "old"
+            subprocess.run(["git", "-C", str(HERE), "worktree", "add", "--detach", "--quiet", str(old), args.against],
+                           check=True)
+            contenders.append((args.against, old, env))
         try:
-            found = {"this": [], args.against: []}
-            for _ in range(args.rounds):
-                for label, root in (("this", HERE), (args.against, old)):
-                    child = [sys.executable, __file__, "--child", str(root), "--repeat", str(args.repeat)]
-                    child += (["--quick"] if args.quick else []) + (["--engine", args.engine] if args.engine else [])
-                    out = subprocess.run(child, check=True, capture_output=True, text=True, cwd=root)
-                    found[label].append(json.loads(out.stdout))
+            best = in_processes(contenders, args)
         finally:
-            subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(old)], check=True)
-    best = {label: {e: {f: min(r[e][f] for r in runs) for f in runs[0][e]} for e in runs[0]}
-            for label, runs in found.items()}
+            if args.against:
+                subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(old)], check=True)
     print(head)
     for label, per_engine in best.items():
         for engine, b in per_engine.items():
             print(row(engine, b, label))
-    print("this code / " + args.against + " (below 1: faster):")
-    for engine, b in best["this"].items():
-        a = best[args.against][engine]
-        print(f"  {engine}: " + ", ".join(f"{f} {b[f] / a[f]:.2f}" for f in ("sample", "tables", "audit", "cpu")))
+    for label, base in [("retained", "this"), ("this", args.against)]:
+        if label in best and base in best:
+            print(f"{label} / {base} (below 1: faster):")
+            for engine, b in best[label].items():
+                a = best[base][engine]
+                print(f"  {engine}: " + ", ".join(f"{f} {b[f] / a[f]:.2f}" if a[f] > 0 else f"{f} -"
+                                                  for f in ("sample", "tables", "audit", "cpu", "sys")))
 
 
 if __name__ == "__main__":
