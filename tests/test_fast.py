@@ -781,11 +781,12 @@ def test_update_values_of_rows_whose_top1_choice_float64_cannot_take():
 
 
 @st.composite
-def ranked_columns(draw):
+def ranked_columns(draw, exact: bool = False):
     """Inputs of :func:`huc_ref.fast.kernels.rank_scan` as an audit gives them, in rank order: tie
     blocks (none, some, one block of everyone), zero entries, columns missing for some kinds
     (negative or 0 in the column table), subgroups on both sides of whole vectors of
-    ``GROUP_LANES`` (1, 7, 8, 9, 17) and values from 1e-300 to 1e300."""
+    ``GROUP_LANES`` (1, 7, 8, 9, 17) and values from 1e-300 to 1e300; ``exact``: small multiples
+    of powers of two instead, whose every product and sum float64 holds exactly."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     n, D, kinds = draw(st.integers(1, 60)), draw(st.integers(0, 4)), draw(st.integers(1, 5))
     G = draw(st.sampled_from([1, 2, 3, 7, 8, 9, 17]))
@@ -794,18 +795,20 @@ def ranked_columns(draw):
     scale = draw(st.sampled_from(["normal", "magnitudes", "tiny"]))
 
     def values(shape):
-        v = rng.normal(size=shape)
-        if scale == "magnitudes":
+        v = rng.integers(-8, 9, size=shape) * 2.0 ** -10 if exact else rng.normal(size=shape)
+        if scale == "magnitudes" and not exact:
             v *= 10.0 ** rng.integers(-300, 300, size=shape)
-        elif scale == "tiny":
+        elif scale == "tiny" and not exact:
             v *= 1e-300
         v[rng.random(shape) < 0.3] = 0.0
         return v
     n_cols = 1 + 2 * D  # row k may use columns 1 + 2k and 2 + 2k
     col_table = np.array([[rng.choice([-1, 0, 1 + 2 * k, 2 + 2 * k]) for _ in range(kinds)] for k in range(D)],
                          dtype=np.int64).reshape(D, kinds)
-    W = rng.normal(size=(n, G)) / n
+    W = rng.integers(-4, 5, size=(n, G)) * 2.0 ** -6 if exact else rng.normal(size=(n, G)) / n
     W[rng.random((n, G)) < 0.3] = 0.0
+    if exact and draw(st.booleans()):
+        W[:, 0] = 2.0 ** -6  # everyone: equal weights, one number instead of a gather
     return (np.concatenate([[0], np.cumsum(new)]).astype(np.int64), values(n), rng.integers(0, kinds, n),
             values((D, n)), col_table, W, n_cols)
 
@@ -862,6 +865,28 @@ def test_rank_scan_is_algorithm_2_written_out(case):
     got = rank_scan(block, residual, kind, terms, col_table, pad_lanes(W), W.shape[1], n_cols, levels)
     for a, b in zip(got, plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)):
         assert np.array_equal(a, b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ranked_columns(exact=True), st.sampled_from([1, 2, 3, 5, 2**18]))
+@example((np.array([0, 0, 1, 1, 2]), np.array([0.25, 0.5, -1.0, 0.5, 0.25]), np.array([0, 1, 0, 1, 0]),
+          np.array([[0.5, -0.25, 0.25, 0.0, -0.5]]), np.array([[1, 2]]), np.full((5, 2), 2.0 ** -3), 3), 2)
+def test_numpy_scan_in_stretches_is_algorithm_2_written_out(case, size):
+    """numpy's column scan takes ``CACHE_BLOCK`` positions at a time (a column running on from one
+    stretch to the next carries its prefix sum; its extremes' first positions counted from the
+    column's start): on values whose every sum float64 holds exactly, every sup, witness and
+    sign is bit for bit Algorithm 2 written out (:func:`plain_rank_scan`), for stretches of one
+    position up to one stretch for everything, with ties, zero entries and missing columns."""
+    from huc_ref.fast import intervals
+    block, residual, kind, terms, col_table, W, n_cols = case
+    score = block.astype(float)  # in rank order already, tie blocks as the blocks
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(intervals, "CACHE_BLOCK", size)
+        rows = intervals.Rows(score, residual, terms, col_table, kind, W, n_cols)
+    want = plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)
+    for g, got in enumerate(rows.best):
+        for a, b in zip(got, want):
+            assert np.array_equal(a, b[g]), (g, a, b[g])
 
 
 BAD_TOP1_ROWS = {  # y_prob rows for a top-1 audit, and the message both accelerators must give

@@ -9,7 +9,7 @@ import numpy as np
 
 from .numbers import block_sums, sum_levels
 
-__all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "tie_blocks", "Rows"]
+__all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "tie_blocks", "CACHE_BLOCK", "Rows"]
 
 
 def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str = "numpy"):
@@ -204,6 +204,38 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
 #: ``argmax``/``argmin`` (one call per column) rather than with ``reduceat`` and comparisons.
 _LONG_COLUMN = 4096
 
+#: Positions (prefix sums) numpy's column scan takes at a time, per subgroup: its products, prefix
+#: sums and extremes then stay in the caches (2**18 numbers, 2 MiB a buffer) instead of making five
+#: passes over memory.  Measured (tables phase, best of four): 2**16 was as fast at K = 30 but 10-25%
+#: slower at K = 1,000 (many short columns: more calls per position), 2**20 no faster than 2**18.
+CACHE_BLOCK = 2**18
+
+
+def _cache_blocks(col_first: np.ndarray, units: int, size: int) -> list:
+    """The stretches of ``size`` positions of :meth:`Rows._numpy`'s scan, each with the columns
+    in it (columns start at ``col_first``, ``units`` positions in all): ``(lo, hi, cont, piece,
+    cols, sizes, before)``: positions ``lo .. hi``, whether the first column runs on from the
+    stretch before (``cont``), where each column's part starts in the stretch, their columns,
+    their lengths, and how many positions of each column came before the stretch.
+
+    >>> [(lo, hi, cont, p.tolist(), c.tolist(), s.tolist(), b.tolist())
+    ...  for lo, hi, cont, p, c, s, b in _cache_blocks(np.array([0, 3]), 7, 4)]
+    [(0, 4, False, [0, 3], [0, 1], [3, 1], [0, 0]), (4, 7, True, [0], [1], [3], [1])]
+    """
+    plan = []
+    for lo in range(0, units, size):
+        hi = min(lo + size, units)
+        first, end = np.searchsorted(col_first, [lo, hi])  # the columns starting in lo .. hi
+        starts = col_first[first:end] - lo
+        cont = not len(starts) or starts[0] != 0
+        piece = np.concatenate([[0], starts]).astype(np.intp) if cont else starts
+        cols = np.arange(first - cont, first - cont + len(piece))
+        before = np.zeros(len(piece), dtype=np.intp)
+        if cont:
+            before[0] = lo - col_first[first - 1]
+        plan.append((lo, hi, bool(cont), piece, cols, np.diff(np.append(piece, hi - lo)), before))
+    return plan
+
 
 class Rows:
     """Every sup of one utility: UC (column 0) and each relevant node, for every subgroup.
@@ -218,8 +250,11 @@ class Rows:
     change no sum, as in :func:`huc_ref.intervals.max_interval_sum`).
     Algorithm 2 then runs on all columns at once: within a column the supremum over
     intervals of ``|C_b - C_r|`` is the range ``max C - min C`` of the prefix sums at block
-    ends (with ``C_0 = 0``), so it is two ``reduceat``s per subgroup; the witness is the pair
-    of first extreme positions, mapped back to the blocks of all atoms (App. F.3's tie rule).
+    ends (with ``C_0 = 0``), the largest and smallest with the first positions attaining them;
+    the witness is the pair of first extreme positions, mapped back to the blocks of all atoms
+    (App. F.3's tie rule).  numpy reads the positions :data:`CACHE_BLOCK` at a time per subgroup
+    (a column running on into the next stretch carries its prefix sum there, and its extremes
+    so far), so that each stretch's products, prefix sums and extremes stay in the cache.
     With ties, the prefix sums add each block's total (:func:`huc_ref.fast.numbers.block_sums`,
     the same bits whatever order the block's atoms are in), so the audit is the same bits
     after permuting atoms.
@@ -366,12 +401,10 @@ class Rows:
         seg = np.flatnonzero(np.concatenate([[True], change]))  # first entry of each column's run
         if len(self.starts) == n:  # no ties: every entry ends its own block, and its block is its rank
             blk, last, be_first = rank, None, seg
-            counts = np.diff(np.append(seg, m))
         else:
             blk = block[rank]
             last = np.flatnonzero(np.concatenate([change | (blk[1:] != blk[:-1]), [True]]))  # block ends
             be_first = np.searchsorted(last, seg)  # first block end of each column
-            counts = np.diff(np.append(be_first, len(last)))
         WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
         seg_col = col[seg]
 
@@ -381,21 +414,38 @@ class Rows:
         ties = last is not None and len(last) < len(val)
         if ties:  # each column's blocks: their first entries, and the first block of each column
             block_first = np.concatenate([[0], last[:-1] + 1])
-        at = be_first if ties else seg
         equal = WT.min(axis=1) == WT.max(axis=1)  # equal weights (everyone): one number, not a gather
-        buf = np.empty(len(val))  # one buffer for every subgroup (fresh memory costs here, reused does not)
+        units = len(last) if ties else m  # the prefix sums' positions: block ends (entries without ties)
+        plan = _cache_blocks(be_first, units, CACHE_BLOCK)
+        buf = np.empty(m if ties else min(m, CACHE_BLOCK))  # (reused by every subgroup: fresh memory costs here)
+        # the prefix sums in a buffer of their own: numpy's cumsum into its own input keeps the GIL (measured:
+        # two threads summing in place take as long as one), into another array it lets the other thread run
+        sums = np.empty(min(units, CACHE_BLOCK))
         ranked = np.empty(n)  # a subgroup's weights in rank order
         for k in range(W.shape[1]):
-            if equal[k]:
-                x = np.multiply(val, WT[k, 0], out=buf)
-            else:
+            if not equal[k]:
                 np.take(WT[k], order, out=ranked, mode="clip")  # (clip: no bounds buffer)
-                x = np.multiply(np.take(ranked, rank, out=buf, mode="clip"), val, out=buf)  # (ranks rise in a column)
             if ties:  # the prefix sums at block ends only, of the blocks' order-free totals
-                x = block_sums(x, block_first)
-            x[at[1:]] -= np.add.reduceat(x, at)[:-1]  # restart the prefix sums in every column
-            C = np.cumsum(x, out=x)
-            mx, i_mx, mn, i_mn = self._extremes(C, be_first, counts)
+                y = self._weighted(val, rank, ranked, WT[k, 0] if equal[k] else None, buf)
+                y = block_sums(y, block_first)
+            mx, i_mx = np.full(len(seg), -np.inf), np.zeros(len(seg), dtype=np.intp)
+            mn, i_mn = np.full(len(seg), np.inf), np.zeros(len(seg), dtype=np.intp)
+            carry = 0.0
+            for lo, hi, cont, piece, cols, sizes, before in plan:  # a cache's worth of positions at a time
+                if ties:
+                    x = y[lo:hi]
+                else:
+                    x = self._weighted(val[lo:hi], rank[lo:hi], ranked, WT[k, 0] if equal[k] else None, buf[:hi - lo])
+                if cont:  # the column running on from the last stretch: its prefix sum so far
+                    x[0] += carry
+                if len(piece) > 1:
+                    x[piece[1:]] -= np.add.reduceat(x, piece)[:-1]  # restart the prefix sums in every column
+                C = np.cumsum(x, out=sums[:hi - lo])
+                carry = C[-1]
+                b_mx, bi_mx, b_mn, bi_mn = self._extremes(C, piece, sizes)
+                up, down = b_mx > mx[cols], b_mn < mn[cols]  # (strictly: the first position attaining it is kept)
+                mx[cols[up]], i_mx[cols[up]] = b_mx[up], (bi_mx + before)[up]
+                mn[cols[down]], i_mn[cols[down]] = b_mn[down], (bi_mn + before)[down]
             i_mx, i_mn = np.where(mx > 0, i_mx, 0), np.where(mn < 0, i_mn, 0)
             sup = np.maximum(mx, 0) - np.minimum(mn, 0)
             r, b = np.minimum(i_mx, i_mn), np.maximum(i_mx, i_mn)
@@ -403,6 +453,14 @@ class Rows:
             for arr, values in zip(best[k], (sup, full(r), full(b), np.where(i_mx > i_mn, sup, -sup))):
                 arr[seg_col[live]] = values[live]
         return best
+
+    @staticmethod
+    def _weighted(val, rank, ranked, weight, out):
+        """The entries' values times their subgroup's weight: ``weight`` (everyone's, one number),
+        else the weights in rank order ``ranked`` at the entries' ranks (rising within a column)."""
+        if weight is not None:
+            return np.multiply(val, weight, out=out)
+        return np.multiply(np.take(ranked, rank, out=out, mode="clip"), val, out=out)
 
     def _uc_only(self, residual, W, n_cols, engine) -> list:
         """Algorithm 2 on the UC column alone (no node terms; ``residual`` in rank order, a gathered
