@@ -306,6 +306,36 @@ def test_a_bad_row_in_a_later_chunk_is_named_by_its_row_in_the_sample(monkeypatc
     assert str(err.value).startswith(f"y_prob[23]: entry {j} is 1e-310, a subnormal float64"), str(err.value)
 
 
+def test_the_subnormal_message_gives_advice_that_works():
+    """A softmax of logits hundreds apart has subnormal entries (here: logits up to 690 apart, entries
+    down to about 1e-300, and one subnormal planted), which the fast path refuses; the message's
+    advice (scale the row by a power of two, renormalize=True) gives the audit the exact engine
+    gives for the rows as they were (their binary values, exactly)."""
+    from fractions import Fraction
+
+    from huc_ref import FiniteDistribution, Top1AtDepth, audit
+    from huc_ref.errors import HUCError
+    from tests.strategies import shape_tree
+    t = shape_tree("two_level", 3, 4, 0)
+    rng = np.random.default_rng(3)
+    logits = rng.uniform(-690.0, 0.0, size=(12, t.K))
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    P[0, np.argmin(P[0])] = 1e-310  # (one subnormal for certain)
+    y = rng.integers(0, t.K, len(P))
+    us = {"top1": Top1AtDepth(t, 1), "top1@2": Top1AtDepth(t, 2)}
+    with pytest.raises(HUCError, match=r"multiply the row by a power of two such as 2\.0\*\*600 and pass "
+                                       r"renormalize=True"):
+        fast_audit(y, P, t, us)
+    got = fast_audit(y, P * 2.0**600, t, us, renormalize=True)
+    exact = [[Fraction(x) for x in row] for row in P]
+    dist = FiniteDistribution.from_sample(t, [int(v) for v in y], [[x / sum(row) for x in row] for row in exact])
+    want = audit(dist, us)
+    assert got.huc.sup == pytest.approx(float(want.huc.sup), rel=1e-9, abs=1e-12)
+    assert got.uc.sup == pytest.approx(float(want.uc.sup), rel=1e-9, abs=1e-12)
+    assert (got.huc.utility, got.huc.node) == (want.huc.utility, want.huc.node)
+
+
 def test_tiny_masses_keep_their_digits_in_the_audit():
     """A label of predicted mass 1e-20 beside mass 1: its path means are exact ratios, not 0/0."""
     from huc_ref import LabelTree, Table

@@ -386,8 +386,9 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                     "float_range")
         i, j = np.argwhere(tiny)[0]
         return s + int(i), (f"entry {int(j)} is {X[i, j].item()!r}, a subnormal float64 (below "
-                            f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; rescale the row "
-                            "or use the exact engine"), "float_range"
+                            f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; multiply the row "
+                            "by a power of two such as 2.0**600 and pass renormalize=True (each row then stands for "
+                            "itself divided by its sum), or use the exact engine"), "float_range"
 
     with ThreadPoolExecutor(THREADS) if n > step else nullcontext() as pool:  # one chunk: no threads
         run = pool.map if pool else map
