@@ -206,8 +206,8 @@ _LONG_COLUMN = 4096
 
 #: Positions (prefix sums) numpy's column scan takes at a time, per subgroup: its products, prefix
 #: sums and extremes then stay in the caches (2**18 numbers, 2 MiB a buffer) instead of making five
-#: passes over memory.  Measured (tables phase, best of four): 2**16 was as fast at K = 30 but 10-25%
-#: slower at K = 1,000 (many short columns: more calls per position), 2**20 no faster than 2**18.
+#: passes over memory.  Fewer positions mean more calls per position where columns are many and
+#: short (K = 1,000); ``python bench/phases.py`` times the scan at K = 30.
 CACHE_BLOCK = 2**18
 
 
@@ -418,16 +418,16 @@ class Rows:
         units = len(last) if ties else m  # the prefix sums' positions: block ends (entries without ties)
         plan = _cache_blocks(be_first, units, CACHE_BLOCK)
         buf = np.empty(m if ties else min(m, CACHE_BLOCK))  # (reused by every subgroup: fresh memory costs here)
-        # the prefix sums in a buffer of their own: numpy's cumsum into its own input keeps the GIL (measured:
-        # two threads summing in place take as long as one), into another array it lets the other thread run
+        # the prefix sums in a buffer of their own: numpy's cumsum into its own input keeps the GIL (two threads
+        # summing in place take as long as one: python bench/threads.py), into another array it lets the other run
         sums = np.empty(min(units, CACHE_BLOCK))
         ranked = np.empty(n)  # a subgroup's weights in rank order
         for k in range(W.shape[1]):
-            if not equal[k]:
+            weight = WT[k, 0] if equal[k] else None
+            if weight is None:
                 np.take(WT[k], order, out=ranked, mode="clip")  # (clip: no bounds buffer)
             if ties:  # the prefix sums at block ends only, of the blocks' order-free totals
-                y = self._weighted(val, rank, ranked, WT[k, 0] if equal[k] else None, buf)
-                y = block_sums(y, block_first)
+                y = block_sums(self._weighted(val, rank, ranked, weight, buf), block_first)
             mx, i_mx = np.full(len(seg), -np.inf), np.zeros(len(seg), dtype=np.intp)
             mn, i_mn = np.full(len(seg), np.inf), np.zeros(len(seg), dtype=np.intp)
             carry = 0.0
@@ -435,7 +435,7 @@ class Rows:
                 if ties:
                     x = y[lo:hi]
                 else:
-                    x = self._weighted(val[lo:hi], rank[lo:hi], ranked, WT[k, 0] if equal[k] else None, buf[:hi - lo])
+                    x = self._weighted(val[lo:hi], rank[lo:hi], ranked, weight, buf[:hi - lo])
                 if cont:  # the column running on from the last stretch: its prefix sum so far
                     x[0] += carry
                 if len(piece) > 1:
