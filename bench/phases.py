@@ -22,8 +22,15 @@ With ``--retain`` (glibc only) this code is also measured in processes started w
 it back to the kernel: the same work, without most of the faults, so the two rows show what
 fresh memory costs.
 
+With ``--cache-block 65536,262144`` this code is measured in processes alternating, each with
+numpy's column scan reading that many positions at a time (``huc_ref.fast.intervals.CACHE_BLOCK``),
+and each figure's ratio to the first value's; ``--K 1000 --n 400000`` (any K: the same depth-7
+tree, utilities and subgroups) is where the stretch length matters most, columns being many and
+short there.
+
 Run: ``python bench/phases.py`` (``--quick``: n = 10^5; ``--against 06c69c5``: before and after;
-``--retain``: the allocator's part).
+``--retain``: the allocator's part; ``--engine numpy --K 1000 --n 400000 --cache-block
+65536,262144,1048576``: numpy's stretch length).
 """
 
 from __future__ import annotations
@@ -45,8 +52,11 @@ FIGURES = ("sample", "tables", "audit", "cpu", "sys", "faults", "read", "argsort
 RETAIN = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=1073741824"
 
 
-def measure(root: Path, n: int, repeat: int, only: str | None = None) -> dict:
-    """The figures (seconds, best of ``repeat``) of the code under ``root``, per engine."""
+def measure(root: Path, n: int, repeat: int, only: str | None = None, K: int = 30,
+            cache_block: int | None = None) -> dict:
+    """The figures (seconds, best of ``repeat``) of the code under ``root``, per engine, on the
+    depth-7 tree with ``K`` leaves; ``cache_block``: numpy's scan reads that many positions at a
+    time (``CACHE_BLOCK``) instead of its default."""
     sys.path.insert(0, str(root))
     import importlib
     import resource
@@ -56,7 +66,9 @@ def measure(root: Path, n: int, repeat: int, only: str | None = None) -> dict:
     from bench.fast_audit import depth_tree, sample, utilities
     from huc_ref import fast
     passes = importlib.import_module("huc_ref.fast.audit")
-    tree = depth_tree(30, 7)
+    if cache_block is not None:
+        importlib.import_module("huc_ref.fast.intervals").CACHE_BLOCK = cache_block
+    tree = depth_tree(K, 7)
     us = utilities(tree)
     P, y, groups = sample(tree, n)
     ft = passes.FastTree(tree)
@@ -100,13 +112,23 @@ def row(engine: str, b: dict, label: str = "") -> str:
             f"{b['audit']:>8.3f} {b['audit'] / b['sorts']:>8.2f} {b['cpu']:>7.2f} {b['sys']:>7.2f} {b['faults']:>8.0f}")
 
 
+def ratios(best: dict, label: str, base: str) -> None:
+    """Print each figure of contender ``label`` over contender ``base``'s, per engine."""
+    print(f"{label} / {base} (below 1: faster):")
+    for engine, b in best[label].items():
+        a = best[base][engine]
+        print(f"  {engine}: " + ", ".join(f"{f} {b[f] / a[f]:.2f}" if a[f] > 0 else f"{f} -"
+                                          for f in ("sample", "tables", "audit", "cpu", "sys")))
+
+
 def in_processes(contenders: list, args) -> dict:
     """Each contender ``(label, code root, environment)`` measured in ``args.rounds`` separate
     processes, alternating; per label and engine, each figure's best."""
-    found = {label: [] for label, _, _ in contenders}
+    found = {label: [] for label, *_ in contenders}
     for _ in range(args.rounds):
-        for label, root, env in contenders:
-            child = [sys.executable, __file__, "--child", str(root), "--repeat", str(args.repeat)]
+        for label, root, env, *extra in contenders:
+            child = [sys.executable, __file__, "--child", str(root), "--repeat", str(args.repeat), "--K", str(args.K),
+                     "--n", str(args.n)] + list(extra)
             child += (["--quick"] if args.quick else []) + (["--engine", args.engine] if args.engine else [])
             out = subprocess.run(child, check=True, capture_output=True, text=True, cwd=root, env=env)
             found[label].append(json.loads(out.stdout))
@@ -123,22 +145,38 @@ def main():
                     help="also this code in processes whose glibc keeps the memory it frees (GLIBC_TUNABLES)")
     ap.add_argument("--rounds", type=int, default=3, help="with --against or --retain: alternating processes each")
     ap.add_argument("--engine", choices=["numpy", "numba"], help="one engine only (default: both, alternating)")
+    ap.add_argument("--K", type=int, default=30, help="leaves of the depth-7 tree (default 30)")
+    ap.add_argument("--n", type=int, help="atoms (default 10^6, or 10^5 with --quick)")
+    ap.add_argument("--cache-block", metavar="N,N,...",
+                    help="numpy's scan stretch lengths to measure alternating in processes (CACHE_BLOCK)")
     ap.add_argument("--child", metavar="ROOT", help=argparse.SUPPRESS)
+    ap.add_argument("--child-cache-block", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    n = 10**5 if args.quick else 10**6
+    n = args.n = args.n or (10**5 if args.quick else 10**6)
     if args.child:
-        print(json.dumps(measure(Path(args.child), n, args.repeat, args.engine)))
+        print(json.dumps(measure(Path(args.child), n, args.repeat, args.engine, args.K, args.child_cache_block)))
         return
     head = (f"{'code':>9} {'engine':>6} {'sample s':>9} {'x read':>7} {'tables s':>9} {'audit s':>8} "
             f"{'x sorts':>8} {'cpu s':>7} {'sys s':>7} {'faults':>8}")
-    print(f"K = 30, n = {n}, |U| = 5, |C| = 7")
-    if not args.against and not args.retain:
+    print(f"K = {args.K}, n = {n}, |U| = 5, |C| = 7")
+    if not args.against and not args.retain and not args.cache_block:
         print(head)
-        for engine, b in measure(HERE, n, args.repeat, args.engine).items():
+        for engine, b in measure(HERE, n, args.repeat, args.engine, args.K).items():
             print(row(engine, b))
         return
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
+    if args.cache_block:
+        sizes = [int(v) for v in args.cache_block.split(",")]
+        contenders = [(f"{v}", HERE, env, "--child-cache-block", str(v)) for v in sizes]
+        best = in_processes(contenders, args)
+        print(head)
+        for label, per_engine in best.items():
+            for engine, b in per_engine.items():
+                print(row(engine, b, label))
+        for label in list(best)[1:]:
+            ratios(best, label, str(sizes[0]))
+        return
     contenders = [("this", HERE, env)]
     if args.retain:
         contenders.append(("retained", HERE, {**env, "GLIBC_TUNABLES": RETAIN}))
@@ -159,11 +197,7 @@ def main():
             print(row(engine, b, label))
     for label, base in [("retained", "this"), ("this", args.against)]:
         if label in best and base in best:
-            print(f"{label} / {base} (below 1: faster):")
-            for engine, b in best[label].items():
-                a = best[base][engine]
-                print(f"  {engine}: " + ", ".join(f"{f} {b[f] / a[f]:.2f}" if a[f] > 0 else f"{f} -"
-                                                  for f in ("sample", "tables", "audit", "cpu", "sys")))
+            ratios(best, label, base)
 
 
 if __name__ == "__main__":
