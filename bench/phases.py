@@ -1,7 +1,8 @@
 """Benchmark of the fast audit's two phases (issue 17).  Not a test: prints ratios measured in one run.
 
 The workload of ``bench/fast_audit.py`` (a depth-7 tree with K = 30 leaves, |U| = 5 top-1
-utilities at depths 3..7, |C| = 7 subgroups, n = 10^6 softmax rows); per engine:
+utilities at depths 3..7, |C| = 7 subgroups, n = 10^6 softmax rows; ``--K`` and ``--n`` change
+the leaves and the rows); per engine:
 
 * ``sample s``: the sample pass (``sample_terms``: the scores, residuals and path terms of
   every utility, F.4), and its ratio ``x read`` to numpy summing the ``n x K`` matrix once;
@@ -24,9 +25,8 @@ fresh memory costs.
 
 With ``--cache-block 65536,262144`` this code is measured in processes alternating, each with
 numpy's column scan reading that many positions at a time (``huc_ref.fast.intervals.CACHE_BLOCK``),
-and each figure's ratio to the first value's; ``--K 1000 --n 400000`` (any K: the same depth-7
-tree, utilities and subgroups) is where the stretch length matters most, columns being many and
-short there.
+and each figure's ratio to the first value's; with ``--K 1000 --n 400000`` (any K: the same
+depth-7 tree, utilities and subgroups) on many short columns.
 
 Run: ``python bench/phases.py`` (``--quick``: n = 10^5; ``--against 06c69c5``: before and after;
 ``--retain``: the allocator's part; ``--engine numpy --K 1000 --n 400000 --cache-block
@@ -122,8 +122,8 @@ def ratios(best: dict, label: str, base: str) -> None:
 
 
 def in_processes(contenders: list, args) -> dict:
-    """Each contender ``(label, code root, environment)`` measured in ``args.rounds`` separate
-    processes, alternating; per label and engine, each figure's best."""
+    """Each contender ``(label, code root, environment, *child arguments)`` measured in
+    ``args.rounds`` separate processes, alternating; per label and engine, each figure's best."""
     found = {label: [] for label, *_ in contenders}
     for _ in range(args.rounds):
         for label, root, env, *extra in contenders:
@@ -143,7 +143,8 @@ def main():
     ap.add_argument("--against", metavar="REV", help="a git revision to measure alternating with this code")
     ap.add_argument("--retain", action="store_true",
                     help="also this code in processes whose glibc keeps the memory it frees (GLIBC_TUNABLES)")
-    ap.add_argument("--rounds", type=int, default=3, help="with --against or --retain: alternating processes each")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="with --against, --retain or --cache-block: alternating processes each")
     ap.add_argument("--engine", choices=["numpy", "numba"], help="one engine only (default: both, alternating)")
     ap.add_argument("--K", type=int, default=30, help="leaves of the depth-7 tree (default 30)")
     ap.add_argument("--n", type=int, help="atoms (default 10^6, or 10^5 with --quick)")
