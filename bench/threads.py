@@ -52,7 +52,7 @@ def main():
     order = rng.permutation(n)
     rank = np.sort(rng.integers(0, n, m))
     w = rng.random(n)
-    val = rng.normal(size=m) / m  # (prefix sums of these stay small)
+    val = rng.normal(size=m) / m  # (summed in place again and again they grow, but stay finite and normal here)
     x = [val.copy() for _ in range(2)]
     out = [np.empty(m) for _ in range(2)]
     ranked = [np.empty(n) for _ in range(2)]
