@@ -499,6 +499,8 @@ class LabelTree:
         return f"LabelTree(root={self.root!r}, K={self.K}, nodes={len(self._names)})"
 
     def __eq__(self, other) -> bool:
+        if self is other:  # (each utility holds its tree: an audit compares them all)
+            return True
         return isinstance(other, LabelTree) and self.to_json() == other.to_json() and self.labels == other.labels
 
     def __hash__(self) -> int:

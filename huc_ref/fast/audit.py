@@ -421,11 +421,11 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     lanes = None
     if engine == "numpy":  # (each subgroup's weights a contiguous row, for the column scan's gathers)
         W = np.asfortranarray(W)
-    if engine == "numba":
-        W = np.ascontiguousarray(W)  # rows gathered in rank order by the kernels' caller
-        if not t.flat:  # the node scan's weights, padded to whole vectors once for every utility
-            from .kernels import pad_lanes
-            lanes = pad_lanes(W)
+    if engine == "numba" and t.flat:
+        W = np.ascontiguousarray(W)  # the UC scans read each atom's row of weights
+    elif engine == "numba":  # the node scan's weights, padded to whole vectors once for every utility (one copy)
+        from .kernels import pad_lanes
+        lanes = pad_lanes(W)
 
     def table(k: int) -> Rows:
         nodes, colmap, _ = t.plans[k]
@@ -462,13 +462,12 @@ def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sampl
     """The :class:`AuditResult` of every utility's :class:`Rows`, in the exact engine's row order
     (subgroups, utilities, the UC row, then the relevant nodes in pre-order), with float numbers."""
     candidates = []
+    nodes = {name: [None] + [tree.nodes[a] for a in table.nodes] for name, table in tables.items()}
     for k, c_name in enumerate(subgroups):
         for name, table in tables.items():
             sup, r, b, moment = table.best[k]
-            for col, node in enumerate([None] + [tree.nodes[a] for a in table.nodes]):
-                interval = table.interval(r[col], b[col])
-                candidates.append(Candidate(c_name, name, node, float(sup[col]),
-                                            None if interval is None else tuple(interval), float(moment[col])))
+            candidates += [Candidate(c_name, name, *row) for row in
+                           zip(nodes[name], sup.tolist(), table.intervals(r, b), moment.tolist())]
     relevant = {name: tuple(tree.nodes[a] for a in table.nodes) for name, table in tables.items()}
     return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast")
 

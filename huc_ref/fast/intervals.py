@@ -512,9 +512,25 @@ class Rows:
 
     def interval(self, r, b):
         """The witness ``[s_(r+1), s_(b)]`` (None when empty)."""
-        if b == r:
-            return None
-        return [float(self._score[self.order[self.starts[r]]]), float(self._score[self.order[self.block_last[b - 1]]])]
+        found = self.intervals(np.array([r]), np.array([b]))[0]
+        return None if found is None else list(found)
+
+    def intervals(self, r: np.ndarray, b: np.ndarray) -> list:
+        """The witness ``[s_(r+1), s_(b)]`` of Algorithm 2 (App. F.3) for each column's ``r[col], b[col]``, as
+        tuples (None when empty): :meth:`interval` of every column in one gather.
+
+        >>> t = Rows(np.array([0.5, 0.25]), np.array([0.5, -0.25]), np.zeros((0, 2)), None, None, np.ones((2, 1)), 1)
+        >>> t.intervals(np.array([0, 1, 0]), np.array([2, 1, 1]))
+        [(0.25, 0.5), None, (0.25, 0.25)]
+        """
+        out = [None] * len(r)
+        some = np.flatnonzero(b != r)
+        if len(some):
+            low = self._score.take(self.order.take(self.starts.take(r[some])))
+            high = self._score.take(self.order.take(self.block_last.take(b[some] - 1)))
+            for col, lo, hi in zip(some.tolist(), low.tolist(), high.tolist()):
+                out[col] = (lo, hi)
+        return out
 
     def members(self, r, b) -> np.ndarray:
         """The atoms (original indices) whose scores lie in blocks ``r .. b-1``."""
