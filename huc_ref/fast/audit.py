@@ -257,9 +257,13 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     flat = H == 1
     depths = [np.zeros(0, dtype=int) if flat else ks for _, _, ks in plans]  # the depths whose terms are stored
     term_row = np.cumsum([0] + [len(ks) for ks in depths])
-    score, residual = np.empty((len(names), n)), np.empty((len(names), n))
-    error = np.empty((len(names), n))
-    T = np.empty((term_row[-1], n))  # the terms of every utility, one row per relevant depth
+    # one block for all of it: fewer, larger allocations fault in fewer fresh pages (numpy asks for 2 MiB
+    # pages from 4 MiB on), and glibc, given back a block of up to 32 MiB, raises its mmap threshold to that
+    # size and keeps the memory for the next audit (README, "What fresh memory costs")
+    m = len(names)
+    block = np.empty((3 * m + term_row[-1], n))
+    score, residual, error = block[:m], block[m:2 * m], block[2 * m:3 * m]
+    T = block[3 * m:]  # the terms of every utility, one row per relevant depth
     top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and u.top1_depth is not None]
     rest = [k for k in range(len(names)) if k not in top1]
     choice = {k: np.empty(n, dtype=np.intp) for k in rest if utilities[names[k]].top1_depth is not None}
