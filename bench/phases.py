@@ -23,6 +23,11 @@ With ``--retain`` (glibc only) this code is also measured in processes started w
 it back to the kernel: the same work, without most of the faults, so the two rows show what
 fresh memory costs.
 
+With ``--audit-only`` the phases are not run apart: each process times whole audits only, so what
+one audit leaves to the allocator is what the next one finds (the phases' own calls change that:
+their buffers, freed, are the audit's next); with ``--engine numba`` as a process that audits with
+one engine only.
+
 With ``--cache-block 65536,262144`` this code is measured in processes alternating, each with
 numpy's column scan reading that many positions at a time (``huc_ref.fast.intervals.CACHE_BLOCK``),
 and each figure's ratio to the first value's; with ``--K 1000 --n 400000`` (any K: the same
@@ -53,10 +58,10 @@ RETAIN = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=107
 
 
 def measure(root: Path, n: int, repeat: int, only: str | None = None, K: int = 30,
-            cache_block: int | None = None) -> dict:
+            cache_block: int | None = None, audit_only: bool = False) -> dict:
     """The figures (seconds, best of ``repeat``) of the code under ``root``, per engine, on the
     depth-7 tree with ``K`` leaves; ``cache_block``: numpy's scan reads that many positions at a
-    time (``CACHE_BLOCK``) instead of its default."""
+    time (``CACHE_BLOCK``) instead of its default; ``audit_only``: the phases are not timed apart."""
     sys.path.insert(0, str(root))
     import importlib
     import resource
@@ -81,13 +86,14 @@ def measure(root: Path, n: int, repeat: int, only: str | None = None, K: int = 3
     for _ in range(repeat):
         for e in engines:
             b = best[e]
-            t = time.perf_counter()
-            terms = passes.sample_terms(ft, P, y, us, engine=e, row_sum_tolerance=passes.ROW_SUM_TOLERANCE)
-            b["sample"] = min(b["sample"], time.perf_counter() - t)
-            t = time.perf_counter()
-            passes.sample_tables(ft, terms, y, W, us, engine=e)
-            b["tables"] = min(b["tables"], time.perf_counter() - t)
-            del terms
+            if not audit_only:
+                t = time.perf_counter()
+                terms = passes.sample_terms(ft, P, y, us, engine=e, row_sum_tolerance=passes.ROW_SUM_TOLERANCE)
+                b["sample"] = min(b["sample"], time.perf_counter() - t)
+                t = time.perf_counter()
+                passes.sample_tables(ft, terms, y, W, us, engine=e)
+                b["tables"] = min(b["tables"], time.perf_counter() - t)
+                del terms
             t, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
             fast.audit(y, P, tree, us, subgroups=groups, accelerator=e)
             b["audit"] = min(b["audit"], time.perf_counter() - t)
@@ -108,7 +114,11 @@ def measure(root: Path, n: int, repeat: int, only: str | None = None, K: int = 3
 
 
 def row(engine: str, b: dict, label: str = "") -> str:
-    return (f"{label:>9} {engine:>6} {b['sample']:>9.3f} {b['sample'] / b['read']:>7.1f} {b['tables']:>9.3f} "
+    if math.isinf(b["sample"]):  # (--audit-only: the phases not timed)
+        phases = f"{'-':>9} {'-':>7} {'-':>9}"
+    else:
+        phases = f"{b['sample']:>9.3f} {b['sample'] / b['read']:>7.1f} {b['tables']:>9.3f}"
+    return (f"{label:>9} {engine:>6} {phases} "
             f"{b['audit']:>8.3f} {b['audit'] / b['sorts']:>8.2f} {b['cpu']:>7.2f} {b['sys']:>7.2f} {b['faults']:>8.0f}")
 
 
@@ -117,7 +127,7 @@ def ratios(best: dict, label: str, base: str) -> None:
     print(f"{label} / {base} (below 1: faster):")
     for engine, b in best[label].items():
         a = best[base][engine]
-        print(f"  {engine}: " + ", ".join(f"{f} {b[f] / a[f]:.2f}" if a[f] > 0 else f"{f} -"
+        print(f"  {engine}: " + ", ".join(f"{f} {b[f] / a[f]:.2f}" if 0 < a[f] < math.inf else f"{f} -"
                                           for f in ("sample", "tables", "audit", "cpu", "sys")))
 
 
@@ -130,6 +140,7 @@ def in_processes(contenders: list, args) -> dict:
             child = [sys.executable, __file__, "--child", str(root), "--repeat", str(args.repeat), "--K", str(args.K),
                      "--n", str(args.n)] + list(extra)
             child += (["--quick"] if args.quick else []) + (["--engine", args.engine] if args.engine else [])
+            child += ["--audit-only"] if args.audit_only else []
             out = subprocess.run(child, check=True, capture_output=True, text=True, cwd=root, env=env)
             found[label].append(json.loads(out.stdout))
     return {label: {e: {f: min(r[e][f] for r in runs) for f in runs[0][e]} for e in runs[0]}
@@ -148,6 +159,8 @@ def main():
     ap.add_argument("--engine", choices=["numpy", "numba"], help="one engine only (default: both, alternating)")
     ap.add_argument("--K", type=int, default=30, help="leaves of the depth-7 tree (default 30)")
     ap.add_argument("--n", type=int, help="atoms (default 10^6, or 10^5 with --quick)")
+    ap.add_argument("--audit-only", action="store_true",
+                    help="whole audits only, the phases not timed apart (the allocator as a user's process leaves it)")
     ap.add_argument("--cache-block", metavar="N,N,...",
                     help="numpy's scan stretch lengths to measure alternating in processes (CACHE_BLOCK)")
     ap.add_argument("--child", metavar="ROOT", help=argparse.SUPPRESS)
@@ -155,14 +168,15 @@ def main():
     args = ap.parse_args()
     n = args.n = args.n or (10**5 if args.quick else 10**6)
     if args.child:
-        print(json.dumps(measure(Path(args.child), n, args.repeat, args.engine, args.K, args.child_cache_block)))
+        print(json.dumps(measure(Path(args.child), n, args.repeat, args.engine, args.K, args.child_cache_block,
+                                 args.audit_only)))
         return
     head = (f"{'code':>9} {'engine':>6} {'sample s':>9} {'x read':>7} {'tables s':>9} {'audit s':>8} "
             f"{'x sorts':>8} {'cpu s':>7} {'sys s':>7} {'faults':>8}")
     print(f"K = {args.K}, n = {n}, |U| = 5, |C| = 7")
     if not args.against and not args.retain and not args.cache_block:
         print(head)
-        for engine, b in measure(HERE, n, args.repeat, args.engine, args.K).items():
+        for engine, b in measure(HERE, n, args.repeat, args.engine, args.K, audit_only=args.audit_only).items():
             print(row(engine, b))
         return
     env = dict(os.environ)
