@@ -815,7 +815,8 @@ def ranked_columns(draw, exact: bool = False):
     """Inputs of :func:`huc_ref.fast.kernels.rank_scan` as an audit gives them, in rank order: tie
     blocks (none, some, one block of everyone), zero entries, columns missing for some kinds
     (negative or 0 in the column table), subgroups on both sides of whole vectors of
-    ``GROUP_LANES`` (1, 7, 8, 9, 17) and values from 1e-300 to 1e300; ``exact``: small multiples
+    ``GROUP_LANES`` (1, 7, 8, 9, 17), indicator subgroups (each a column of zeros, of either sign,
+    and one number) and values from 1e-300 to 1e300; ``exact``: small multiples
     of powers of two instead, whose every product and sum float64 holds exactly."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     n, D, kinds = draw(st.integers(1, 60)), draw(st.integers(0, 4)), draw(st.integers(1, 5))
@@ -837,6 +838,8 @@ def ranked_columns(draw, exact: bool = False):
                          dtype=np.int64).reshape(D, kinds)
     W = rng.integers(-4, 5, size=(n, G)) * 2.0 ** -6 if exact else rng.normal(size=(n, G)) / n
     W[rng.random((n, G)) < 0.3] = 0.0
+    if draw(st.booleans()):  # indicator subgroups on equal masses (a sample's): each column 0 or one number
+        W = np.where(rng.random((n, G)) < 0.5, W[0], -0.0 if draw(st.booleans()) else 0.0)
     if exact and draw(st.booleans()):
         W[:, 0] = 2.0 ** -6  # everyone: equal weights, one number instead of a gather
     return (np.concatenate([[0], np.cumsum(new)]).astype(np.int64), values(n), rng.integers(0, kinds, n),
@@ -886,15 +889,51 @@ def plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols):
 def test_rank_scan_is_algorithm_2_written_out(case):
     """The compiled scan (vector lanes of ``GROUP_LANES`` subgroups, an LLVM intrinsic) returns
     bit for bit what the plain loops of :func:`plain_rank_scan` return: the same IEEE operations
-    in the same order, so no tolerance."""
-    from huc_ref.fast.kernels import pad_lanes, rank_scan
+    in the same order, so no tolerance; whether it reads each atom's row of weights or, for
+    indicator subgroups, each atom's row of a table of the distinct rows (:func:`weight_lanes`)."""
+    from huc_ref.fast.kernels import pad_lanes, rank_scan, weight_lanes
     from huc_ref.fast.numbers import sum_levels
     block, residual, kind, terms, col_table, W, n_cols = case
     sizes = np.bincount(block)
     levels = sum_levels(int(sizes.max())) if sizes.max() > 1 else np.zeros(0)
-    got = rank_scan(block, residual, kind, terms, col_table, pad_lanes(W), W.shape[1], n_cols, levels)
-    for a, b in zip(got, plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)):
-        assert np.array_equal(a, b)
+    want = plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)
+    table, w_row = weight_lanes(W)
+    every = np.zeros(0, dtype=np.uint16)  # (no rows of a table: the rows themselves)
+    for lanes in [(pad_lanes(W), every), (table, every if w_row is None else w_row)]:
+        got = rank_scan(block, residual, kind, terms, col_table, *lanes, W.shape[1], n_cols, levels)
+        for a, b in zip(got, want):
+            assert np.array_equal(a, b)
+
+
+WEIGHT_SHAPES = {  # name: (W, coded?)
+    "indicators of 1/n": (np.where(np.arange(12)[:, None] % np.array([1, 2, 3]) == 0, 1 / 12, 0.0), True),
+    "negative zeros": (np.array([[0.25, -0.0], [0.0, 0.5], [0.25, 0.5]]), True),
+    "a column of zeros": (np.array([[0.0, 0.5], [0.0, 0.0]]), True),
+    "signed, one number": (np.array([[-0.125], [0.0], [-0.125]]), True),
+    "two numbers in a column": (np.array([[0.25, 0.5], [0.25, 0.25]]), False),
+    "NaN": (np.array([[np.nan], [np.nan]]), False),
+    "infinity": (np.array([[np.inf], [0.0]]), False),
+    "17 subgroups": (np.ones((2, 17)), False),
+    "no subgroups": (np.ones((2, 0)), False),
+    "more rows than the table holds": ((np.arange(5000)[:, None] >> np.arange(13) & 1) * 1.0, False),
+}
+
+
+@pytest.mark.parametrize("name", list(WEIGHT_SHAPES))
+def test_weight_lanes_hold_every_atoms_weights(name):
+    """:func:`weight_lanes` gives every atom its own weights (zeros up to whole vectors), as a
+    table of the distinct rows where each subgroup is 0 or one number (indicator subgroups) and
+    the rows take at most ``CODED_ROWS`` patterns, else the rows themselves."""
+    from huc_ref.fast.kernels import CODED_ROWS, GROUP_LANES, weight_lanes
+    W, coded = WEIGHT_SHAPES[name]
+    table, w_row = weight_lanes(W)
+    assert (w_row is not None) == coded
+    rows = table if w_row is None else table[w_row]
+    assert rows.shape == (len(W), -(-W.shape[1] // GROUP_LANES) * GROUP_LANES)
+    assert np.array_equal(rows[:, :W.shape[1]], W, equal_nan=True) and not rows[:, W.shape[1]:].any()
+    if coded:  # each distinct row once, numbered in order of first appearance
+        assert len(table) == len(np.unique(W != 0, axis=0)) <= CODED_ROWS
+        assert np.array_equal(np.unique(w_row, return_index=True)[1], np.sort(np.unique(w_row, return_index=True)[1]))
 
 
 @settings(max_examples=200, deadline=None)

@@ -427,9 +427,9 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
         W = np.asfortranarray(W)
     if engine == "numba" and t.flat:
         W = np.ascontiguousarray(W)  # the UC scans read each atom's row of weights
-    elif engine == "numba":  # the node scan's weights, padded to whole vectors once for every utility (one copy)
-        from .kernels import pad_lanes
-        lanes = pad_lanes(W)
+    elif engine == "numba":  # the node scan's weights, padded to whole vectors once for every utility (one copy,
+        from .kernels import weight_lanes  # or each distinct row once: indicator subgroups of a sample)
+        lanes = weight_lanes(W)
 
     def table(k: int) -> Rows:
         nodes, colmap, _ = t.plans[k]

@@ -263,7 +263,7 @@ class Rows:
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
                  exact_score=None, blocks=None, uc_copies=(), lanes=None):
-        self._lanes = lanes  # W padded for the compiled scan (huc_ref.fast.kernels.pad_lanes), if the caller has it
+        self._lanes = lanes  # W as the compiled scan reads it (huc_ref.fast.kernels.weight_lanes), if the caller has it
         if blocks is None and not len(terms):
             blocks = self._sorted_scan(score, residual, W, n_cols, score_error, exact_score is None, engine)
             if blocks is True:
@@ -353,13 +353,17 @@ class Rows:
     def _compiled(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
         """Algorithm 2 by :func:`huc_ref.fast.kernels.rank_scan`, on arrays numpy gathers into
         rank order one at a time (then the kernel's one pass reads every array in order)."""
-        from .kernels import pad_lanes, rank_scan
+        from .kernels import rank_scan, weight_lanes
         order = self.order
         ties = len(self.starts) < len(residual)
-        lanes = pad_lanes(W) if self._lanes is None else self._lanes  # (sample_tables pads once for all utilities)
+        table, w_row = weight_lanes(W) if self._lanes is None else self._lanes  # (sample_tables: once for all)
+        if w_row is None:  # each atom's own row of weights, gathered into rank order
+            table, w_row = table.take(order, axis=0), np.zeros(0, dtype=np.uint16)
+        else:  # each atom's row of the table (two bytes an atom)
+            w_row = w_row.take(order)
         kind = np.asarray(kind, dtype=np.int64)  # (no copy where it is one)
         found = rank_scan(block, residual, kind, np.asarray(terms, dtype=float).take(order, axis=1),
-                          np.ascontiguousarray(col_table, dtype=np.int64), lanes.take(order, axis=0), W.shape[1],
+                          np.ascontiguousarray(col_table, dtype=np.int64), table, w_row, W.shape[1],
                           n_cols, sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
         return [tuple(x[g] for x in found) for g in range(W.shape[1])]
 

@@ -36,8 +36,9 @@ try:
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
-__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "GROUP_LANES",
-           "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "null_scan", "draw_labels"]
+__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
+           "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "null_scan",
+           "draw_labels"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -430,6 +431,71 @@ def pad_lanes(W: np.ndarray) -> np.ndarray:
     return out
 
 
+#: At most this many distinct rows of weights become a table (:func:`weight_lanes`): 4,096 rows of
+#: up to 16 padded subgroups are 512 KiB, within the L2 cache the scan reads them from at random.
+CODED_ROWS = 2**12
+#: At most this many subgroups are coded (the lookup from bit patterns to table rows has 2**16 entries).
+CODED_GROUPS = 16
+
+
+@_jit
+def _code_rows(W, value, seen, patterns, rows):  # pragma: no cover - compiled
+    """Each row of ``W`` as a bit pattern (bit ``g``: the entry is not 0) numbered in order of first
+    appearance (``rows``), where every column's nonzero entries are one finite number (``value``);
+    the number of patterns, or -1 (a column with two nonzero numbers or a non-finite one, or more
+    than ``len(patterns)`` patterns)."""
+    n, G = W.shape
+    value[:] = 0.0
+    count = 0
+    for i in range(n):
+        code = 0
+        for g in range(G):
+            x = W[i, g]
+            if x != 0.0:
+                if not abs(x) < np.inf:
+                    return -1
+                if value[g] == 0.0:
+                    value[g] = x
+                elif x != value[g]:
+                    return -1
+                code |= 1 << g
+        p = seen[code]
+        if p < 0:
+            if count == patterns.shape[0]:
+                return -1
+            p = count
+            seen[code], patterns[count] = p, code
+            count += 1
+        rows[i] = p
+    return count
+
+
+def weight_lanes(W: np.ndarray) -> tuple:
+    """The weights :func:`rank_scan` reads, as ``(table, rows)``: atom ``i``'s weights are row
+    ``rows[i]`` of ``table`` (:func:`pad_lanes`' zeros up to whole vectors).  Where every
+    subgroup's weights are 0 or one number (indicator subgroups on equal masses, as a sample's
+    ``1/n`` gives them) and the rows take at most :data:`CODED_ROWS` patterns, ``table`` holds each
+    pattern once and ``rows`` numbers them (uint16): a sort gathers two bytes an atom into rank
+    order instead of a padded row of weights.  Otherwise ``(pad_lanes(W), None)``: the rows
+    themselves.  Either way the scan multiplies by the same numbers (a zero weight, whatever its
+    sign, changes no prefix sum: they start at +0, and ``c + (-c)`` is +0).
+
+    >>> table, rows = weight_lanes(np.array([[0.5, 0.0], [0.5, 0.5], [0.5, 0.0]]))
+    >>> table.tolist(), rows.tolist()
+    ([[0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], [0, 1, 0])
+    >>> weight_lanes(np.array([[0.5], [0.25]]))[1] is None  # two weights in one subgroup: the rows themselves
+    True
+    """
+    n, G = W.shape
+    if 0 < G <= CODED_GROUPS:
+        value, patterns, rows = np.empty(G), np.empty(min(n, CODED_ROWS), dtype=np.int64), np.empty(n, np.uint16)
+        count = _code_rows(W, value, np.full(1 << G, -1, dtype=np.int64), patterns, rows)
+        if count >= 0:
+            bits = (patterns[:count, None] >> np.arange(G)) & 1
+            return pad_lanes(np.where(bits == 1, value, 0.0)), rows
+    return pad_lanes(W), None
+
+
 def _lane_update_python(S, base, v, W, wb, b):  # pragma: no cover - the plain-Python twin of the intrinsic
     for g in range(GROUP_LANES):
         c = S[base + g] + v * W[wb + g]
@@ -488,31 +554,34 @@ else:  # pragma: no cover - the numba extra is not installed
 
 
 @_jit
-def rank_scan(block, residual, kind, terms, col_table, Wl, G, n_cols, levels):  # pragma: no cover - compiled
+def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, levels):  # pragma: no cover - compiled
     """Algorithm 2 for every column and subgroup of one utility, in one pass over the atoms in
     rank order (App. F.3; ``huc_ref.fast.intervals.Rows._numpy`` is its numpy twin).
 
     For the atom of rank ``r`` (atoms sorted by score): ``block[r]``, its tie block;
     ``residual[r]``, its UC residual (column 0); ``terms[k, r]``, its term belonging to column
     ``col_table[k, kind[r]]`` (for samples ``kind`` is the label; a column lies on one row of the
-    table); ``Wl[r, g]``, its weight in subgroup ``g < G`` (:func:`pad_lanes`: zeros up to whole
-    vectors); ``levels``: with ties, the extractors of ``huc_ref.fast.numbers.sum_levels`` for the
-    largest block, else empty.  Zero entries change no sum and are skipped.  Every column's
-    prefix sums, largest and smallest (with the first block prefix reaching each) stay in a
-    table of ``n_cols x 5 x`` (subgroups padded) numbers, updated :data:`GROUP_LANES` subgroups
-    at a time, so every array is read once, in order.  A block of several atoms adds, per
+    table); ``Wl[w_row[r], g]``, its weight in subgroup ``g < G`` (:func:`weight_lanes`: zeros up to
+    whole vectors; ``w_row`` empty: ``Wl[r, g]``, rows already in rank order); ``levels``: with
+    ties, the extractors of ``huc_ref.fast.numbers.sum_levels`` for the largest block, else empty.
+    Zero entries change no sum and are skipped.  Every column's prefix sums, largest and smallest
+    (with the first block prefix reaching each) stay in a table of ``n_cols x 5 x`` (subgroups
+    padded) numbers, updated :data:`GROUP_LANES` subgroups at a time, so every array is read
+    once, in order (and a coded table of weights from the cache).  A block of several atoms adds, per
     column, its entries' total split as ``huc_ref.fast.numbers.block_sums`` splits it (the same
     bits in any order of its atoms).  Returns ``sup, r, b, moment`` arrays of shape
     ``(G, n_cols)``, with ``r, b`` prefixes of the blocks of all atoms.
 
-    >>> W = pad_lanes(np.ones((3, 1)))
+    >>> W, every = pad_lanes(np.ones((3, 1))), np.zeros(0, dtype=np.uint16)
     >>> sup, r, b, moment = rank_scan(np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64),
-    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), W, 1, 1, np.zeros(0))
+    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), W, every, 1, 1, np.zeros(0))
     >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # the middle block alone: -1/2
     ([[0.5]], [[1]], [[2]], [[-0.5]])
     >>> from huc_ref.fast.numbers import sum_levels
+    >>> table, w_row = weight_lanes(np.ones((3, 1)))  # one row of weights for all three atoms
     >>> sup, r, b, moment = rank_scan(np.array([0, 0, 1]), np.array([0.25, 0.5, -1.0]), np.zeros(3, dtype=np.int64),
-    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), W, 1, 1, sum_levels(2))
+    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), table, w_row, 1, 1,
+    ...                               sum_levels(2))
     >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # blocks {0, 1} (3/4) and {2}
     ([[1.0]], [[1]], [[2]], [[-1.0]])
     """
@@ -521,12 +590,13 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, G, n_cols, levels):  
     stride = vectors * _STATE  # one column's state
     S = np.zeros(n_cols * stride)
     Wf = Wl.ravel()
+    coded = w_row.shape[0] > 0
     L = levels.shape[0]
     first = 0
     acc = np.zeros(max(L, 1))  # a block's level sums (exact)
     count = np.zeros(n_cols + 1, dtype=np.int64)  # a block's entries per column, then where each column ends
     e_col, e_rank = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
-    e_val, s_rank, s_val = np.empty(64), np.empty(64, dtype=np.int64), np.empty(64)
+    e_val, s_row, s_val = np.empty(64), np.empty(64, dtype=np.int64), np.empty(64)
     buf = np.empty(64)  # one column's values of a block in one subgroup
     while first < n:  # the block of ranks first .. end - 1 (without ties, every atom its own)
         end = first + 1
@@ -535,22 +605,23 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, G, n_cols, levels):  
                 end += 1
         if end - first == 1:
             r, b = first, float(block[first] + 1)
+            w = (w_row[r] if coded else r) * width  # the atom's weights
             v = residual[r]
             if v != 0.0:
                 for q in range(vectors):
-                    _lane_update(S, q * _STATE, v, Wf, r * width + q * GROUP_LANES, b)
+                    _lane_update(S, q * _STATE, v, Wf, w + q * GROUP_LANES, b)
             for k in range(D):
                 col, v = col_table[k, kind[r]], terms[k, r]
                 if col > 0 and v != 0.0:
                     for q in range(vectors):
-                        _lane_update(S, col * stride + q * _STATE, v, Wf, r * width + q * GROUP_LANES, b)
+                        _lane_update(S, col * stride + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
             first = end
             continue
         b = float(block[first] + 1)
         if e_col.shape[0] < (D + 1) * (end - first):  # the block's entries, in rank order
             size = 2 * (D + 1) * (end - first)
             e_col, e_rank = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
-            e_val, s_rank, s_val = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
+            e_val, s_row, s_val = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
         m = 0
         for r in range(first, end):
             if residual[r] != 0.0:
@@ -566,8 +637,8 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, G, n_cols, levels):  
         for col in range(n_cols):
             count[col + 1] += count[col]
         for t in range(m):
-            at = count[e_col[t]]
-            s_rank[at], s_val[at] = e_rank[t], e_val[t]
+            to = count[e_col[t]]
+            s_row[to], s_val[to] = w_row[e_rank[t]] if coded else e_rank[t], e_val[t]
             count[e_col[t]] += 1
         lo = 0  # count[col] is now where column col ends
         for col in range(n_cols):
@@ -576,10 +647,10 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, G, n_cols, levels):  
                 buf = np.empty(2 * (hi - lo))
             for g in range(G if hi > lo else 0):
                 if hi - lo == 1:
-                    total = s_val[lo] * Wl[s_rank[lo], g]
+                    total = s_val[lo] * Wl[s_row[lo], g]
                 else:
                     for t in range(lo, hi):
-                        buf[t - lo] = s_val[t] * Wl[s_rank[t], g]
+                        buf[t - lo] = s_val[t] * Wl[s_row[t], g]
                     total = _block_total(buf, hi - lo, levels, L, acc)
                 at = col * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
                 c = S[at] + total
