@@ -204,13 +204,15 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
 
 class SampleTerms:
     """Per utility and sample atom, what Algorithm 2 reads (F.4): ``score``, the UC ``residual``,
-    the score's ``error`` bound (``|U| x n``) and the node terms ``T`` (one row per relevant
-    depth, rows ``term_row[k]:term_row[k + 1]`` for utility ``k``).  Each atom's entries depend on
-    its own prediction and label only, so the entries of some atoms can be computed again and
-    put in place (:meth:`replace`; a boosting update moves only its members).  ``choice[k]``: for
-    a top-1 utility ``k`` whose terms numpy's pass computed, each atom's chosen candidate (its
-    position in :meth:`FastTree.cut` at the utility's depth), the decision its terms were made
-    with (a boosting update reads its members' values from it)."""
+    the score's ``error`` bound (``|U| x n``) and the node terms ``T[k]`` of utility ``k``
+    (``D_k x n``: one row per relevant depth, ``term_row[k + 1] - term_row[k]`` of them; under
+    numba each atom's ``D_k`` terms side by side, the transpose of a C array, so that a sort
+    gathers one cache line an atom; under numpy each depth's terms side by side).  Each atom's
+    entries depend on its own prediction and label only, so the entries of some atoms can be
+    computed again and put in place (:meth:`replace`; a boosting update moves only its
+    members).  ``choice[k]``: for a top-1 utility ``k`` whose terms numpy's pass computed, each
+    atom's chosen candidate (its position in :meth:`FastTree.cut` at the utility's depth), the
+    decision its terms were made with (a boosting update reads its members' values from it)."""
 
     def __init__(self, score, residual, error, T, plans, depths, term_row, flat, choice=None):
         self.score, self.residual, self.error, self.T = score, residual, error, T
@@ -221,13 +223,16 @@ class SampleTerms:
         """The entries of atoms ``idx`` from ``other`` (the same utilities, computed for those atoms):
         F.4's terms of an atom depend on its own prediction and label alone.
 
-        >>> a = SampleTerms(*(np.zeros((1, 3)) for _ in range(4)), [], [], [0, 1], False)
-        >>> a.replace(np.array([2]), SampleTerms(*(np.ones((1, 1)) for _ in range(4)), [], [], [0, 1], False))
-        >>> a.score.tolist(), a.T.tolist()
+        >>> a = SampleTerms(*(np.zeros((1, 3)) for _ in range(3)), [np.zeros((1, 3))], [], [], [0, 1], False)
+        >>> a.replace(np.array([2]), SampleTerms(*(np.ones((1, 1)) for _ in range(3)), [np.ones((1, 1))], [], [],
+        ...                                      [0, 1], False))
+        >>> a.score.tolist(), a.T[0].tolist()
         ([[0.0, 0.0, 1.0]], [[0.0, 0.0, 1.0]])
         """
-        for name in ("score", "residual", "error", "T"):
+        for name in ("score", "residual", "error"):
             getattr(self, name)[:, idx] = getattr(other, name)
+        for mine, theirs in zip(self.T, other.T):
+            mine[:, idx] = theirs
         for k in list(self.choice):
             if k in other.choice:
                 self.choice[k][idx] = other.choice[k]
@@ -261,9 +266,13 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     # pages from 4 MiB on), and glibc, given back a block of up to 32 MiB, raises its mmap threshold to that
     # size and keeps the memory for the next audit (README, "What fresh memory costs")
     m = len(names)
-    block = np.empty((3 * m + term_row[-1], n))
-    score, residual, error = block[:m], block[m:2 * m], block[2 * m:3 * m]
-    T = block[3 * m:]  # the terms of every utility, one row per relevant depth
+    block = np.empty((3 * m + term_row[-1]) * n)
+    score, residual, error = (block[a * m * n:(a + 1) * m * n].reshape(m, n) for a in range(3))
+    # the terms of utility k, D_k x n, at block[term_at[k]:]: under numba (whose scan gathers them into rank order)
+    # each atom's D_k terms side by side, under numpy each depth's n terms (numpy's scan takes a depth at a time)
+    term_at = (3 * m + term_row) * n
+    T = [block[a:b].reshape(-1, n) if engine == "numpy" else block[a:b].reshape(n, -1).T
+         for a, b in zip(term_at[:-1], term_at[1:])]
     top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and u.top1_depth is not None]
     rest = [k for k in range(len(names)) if k not in top1]
     choice = {k: np.empty(n, dtype=np.intp) for k in rest if utilities[names[k]].top1_depth is not None}
@@ -279,7 +288,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         for j, k in enumerate(top1):
             ks_all[j, :len(depths[k])] = depths[k]
         ks_len = np.array([len(depths[k]) for k in top1], dtype=np.int64)
-        rows_top1 = term_row[top1].astype(np.int64)
+        at_top1 = term_at[top1].astype(np.int64)
         u_rows = np.array(top1, dtype=np.int64)  # each kernel utility's row of score, residual and error
         cuts = [ft.cut(int(d)) for d in cut_depth]  # each utility's candidates (rows of the level sums), a label below
         cut_off = np.concatenate([[0], np.cumsum([len(c) for c, _ in cuts])]).astype(np.int64)
@@ -308,7 +317,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.dfs_leaf_row, ft.run_start, ft.run_len,
                                  ft.parent_row, ft.depth_row, ft.leaf_row, path_rows, cut_rows, cut_label, cut_off,
                                  cut_depth, ks_all, ks_len, rel, SMALLEST_NORMAL, s, score, residual, error,
-                                 u_rows, T, rows_top1, unsure, sums) < 0
+                                 u_rows, block, at_top1, unsure, sums) < 0
             if not ok:  # a bad row or an entry below the normal range: numpy's checks, in their order, name it
                 return chunk_numpy(s, X, Xd, ok=None)
             if unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
@@ -320,7 +329,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                         mu, at_label, _ = exact_path_means(ft, X, y, utilities[names[k]], pi, idx, ex)
                         score[k, s + idx], residual[k, s + idx] = mu[0], at_label - mu[0]
                         error[k, s + idx] = 2.0 * rel * mu[0]  # u is 0 or 1: the score bounds sum_y p_y |u_y| / pi
-                        T[term_row[k]:term_row[k + 1], s + idx] = (mu[1:] - mu[:-1])[depths[k]]
+                        T[k][:, s + idx] = (mu[1:] - mu[:-1])[depths[k]]
             # every entry 0 or a normal float (the kernel checked), the row sums certainly within the tolerance
             # (their float error, in any order of addition, is below the margin): nothing more to look at
             margin = 4.0 * rel * sums[1]
@@ -361,8 +370,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                 for k in rest:
                     some = None if rows is None else rows[part]
                     score[k, part], residual[k, part], error[k, part], chosen = path_terms(
-                        ft, X, Xd, y, utilities[names[k]], S, pi, some, ex, depths[k],
-                        T[term_row[k]:term_row[k + 1], part])
+                        ft, X, Xd, y, utilities[names[k]], S, pi, some, ex, depths[k], T[k][:, part])
                     if k in choice:
                         choice[k][part] = chosen
         if ok and row_sum_tolerance is not None:
@@ -433,8 +441,7 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
 
     def table(k: int) -> Rows:
         nodes, colmap, _ = t.plans[k]
-        rows_k = slice(t.term_row[k], t.term_row[k + 1])
-        out = Rows(t.score[k], t.residual[k], t.T[rows_k], *term_columns(ft, colmap, t.depths[k], labels),
+        out = Rows(t.score[k], t.residual[k], t.T[k], *term_columns(ft, colmap, t.depths[k], labels),
                    W, len(nodes) + 1, engine, score_error=t.error[k],
                    exact_score=exact_scores(utilities[names[k]], exact, rows),
                    uc_copies=range(1, len(nodes) + 1) if t.flat else (), lanes=lanes)

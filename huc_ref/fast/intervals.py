@@ -362,7 +362,12 @@ class Rows:
         else:  # each atom's row of the table (two bytes an atom)
             w_row = w_row.take(order)
         kind = np.asarray(kind, dtype=np.int64)  # (no copy where it is one)
-        found = rank_scan(block, residual, kind, np.asarray(terms, dtype=float).take(order, axis=1),
+        terms = np.asarray(terms, dtype=float)
+        if terms.T.flags.c_contiguous:  # each atom's terms side by side (sample_terms): one cache line an atom
+            ranked = terms.T.take(order, axis=0).T
+        else:
+            ranked = terms.take(order, axis=1)
+        found = rank_scan(block, residual, kind, ranked,
                           np.ascontiguousarray(col_table, dtype=np.int64), table, w_row, W.shape[1],
                           n_cols, sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
         return [tuple(x[g] for x in found) for g in range(W.shape[1])]

@@ -67,14 +67,15 @@ def _up_to(start, d, parent_row, depth_row, path):  # pragma: no cover - compile
 @_jit
 def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, path_rows, cut_rows,
                     cut_label, cut_off, cut_depth, ks, ks_len, rel, smallest, start, score, residual, error, u_row,
-                    terms, term_row, unsure, sums):  # pragma: no cover
+                    terms, term_at, unsure, sums):  # pragma: no cover
     """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` and each
     top-1 utility ``u`` (its candidates: the cut at depth ``cut_depth[u]``, rows
     ``cut_rows[cut_off[u]:cut_off[u + 1]]`` of :meth:`huc_ref.fast.FastTree.level_sums`): the
     score ``score[u_row[u], start + i]``, the UC residual (``residual``, the same place), the
     score's error bound ``2 rel score`` (``error``; u is 0 or 1, so ``sum_y p_y |u_y| / pi_root``
     is the score) and the terms of the path nodes at depths ``ks[u, :ks_len[u]]``, written to
-    ``terms[term_row[u] + t, start + i]``: straight into the caller's arrays, so that threads
+    ``terms[term_at[u] + (start + i) ks_len[u] + t]`` (each atom's terms side by side: one cache
+    line to gather them into rank order): straight into the caller's arrays, so that threads
     filling other rows need no memory of their own.  Paths are read from ``path_rows[k, y]`` (the
     row of label ``y``'s path node at depth ``k``; ``cut_label``: a label below each candidate),
     or, where that table is empty (too large a tree), walked up ``parent_row`` from the label's
@@ -92,7 +93,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     >>> from huc_ref import LabelTree
     >>> from huc_ref.fast import FastTree
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
-    >>> score, residual, error, terms = (np.empty((1, 1)) for _ in range(4))
+    >>> score, residual, error, terms = *(np.empty((1, 1)) for _ in range(3)), np.empty(1)
     >>> unsure, sums = np.zeros((1, 1), dtype=np.int8), np.empty(2)
     >>> cut = ft.cut(1)[0]  # top-1 at depth 1: candidates a, y3
     >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.dfs_leaf_row, ft.run_start, ft.run_len,
@@ -101,7 +102,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     ...                 0, score, residual, error, np.array([0]), terms, np.array([0]), unsure, sums)
     -1
     >>> score.tolist(), residual.tolist(), terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
-    ([[0.5]], [[0.5]], [[0.5]])
+    ([[0.5]], [[0.5]], [0.5])
     >>> error.tolist(), sums.tolist()  # 2 rel score; the row sums' range
     ([[8.881784197001252e-16]], [1.0, 1.0])
     >>> unsure.tolist()  # a (1/2) and y3 (1/2) tie: float64 cannot tell an exact tie from a near one
@@ -201,9 +202,10 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                 score[row, start + i] = mu[0]
                 residual[row, start + i] = (1.0 if inside else 0.0) - mu[0]
                 error[row, start + i] = 2.0 * rel * mu[0]
+                at = term_at[u] + (start + i) * ks_len[u]
                 for t in range(ks_len[u]):
                     k = ks[u, t]
-                    terms[term_row[u] + t, start + i] = mu[k + 1] - mu[k]
+                    terms[at + t] = mu[k + 1] - mu[k]
     sums[0], sums[1] = lowest, highest
     return -1
 
@@ -440,31 +442,37 @@ CODED_GROUPS = 16
 
 @_jit
 def _code_rows(W, value, seen, patterns, rows):  # pragma: no cover - compiled
-    """Each row of ``W`` as a bit pattern (bit ``g``: the entry is not 0) numbered in order of first
-    appearance (``rows``), where every column's nonzero entries are one finite number (``value``);
-    the number of patterns, or -1 (a column with two nonzero numbers or a non-finite one, or more
-    than ``len(patterns)`` patterns)."""
+    """Each row of ``W`` (at most 16 columns) as a bit pattern (bit ``g``: the entry is not 0)
+    numbered in order of first appearance (``rows``), where every column's nonzero entries are
+    one finite number (``value``); the number of patterns, or -1 (a column with two nonzero
+    numbers or a non-finite one, or more than ``len(patterns)`` patterns).  Column by column
+    (``W`` as an audit builds it: one subgroup's weights contiguous), without branches."""
     n, G = W.shape
-    value[:] = 0.0
-    count = 0
-    for i in range(n):
-        code = 0
-        for g in range(G):
+    rows[:] = 0  # the bit patterns first
+    other = False
+    for g in range(G):
+        value[g] = 0.0
+        for i in range(n):  # the column's first nonzero entry
+            if W[i, g] != 0.0:
+                value[g] = W[i, g]
+                break
+        v, bit = value[g], np.uint16(1 << g)
+        if not abs(v) < np.inf:
+            return -1
+        for i in range(n):
             x = W[i, g]
-            if x != 0.0:
-                if not abs(x) < np.inf:
-                    return -1
-                if value[g] == 0.0:
-                    value[g] = x
-                elif x != value[g]:
-                    return -1
-                code |= 1 << g
-        p = seen[code]
+            other |= (x != 0.0) & (x != v)
+            rows[i] |= bit if x != 0.0 else np.uint16(0)
+    if other:
+        return -1
+    count = 0
+    for i in range(n):  # each pattern's number
+        p = seen[rows[i]]
         if p < 0:
             if count == patterns.shape[0]:
                 return -1
             p = count
-            seen[code], patterns[count] = p, code
+            seen[rows[i]], patterns[count] = p, rows[i]
             count += 1
         rows[i] = p
     return count
