@@ -136,7 +136,7 @@ def sort_and_gather(tree, P, y, us, W):
         for k in range(len(us)):
             order = argsort_scores(terms.score[k])
             W.take(order, axis=0)
-            terms.T[terms.term_row[k]:terms.term_row[k + 1]].take(order, axis=1)
+            terms.T[k].take(order, axis=1)
     return run
 
 
