@@ -386,6 +386,33 @@ def test_numba_kernels_equal_the_numpy_engine(case):
     assert_matches_exact(d, us, audit_distribution(d, us, accelerator="numba").to_json(), audit(d, us))
 
 
+@numba_only
+@pytest.mark.parametrize("groups", ["indicators", "signed"])
+def test_numba_equals_numpy_for_a_utility_with_no_relevant_node(groups):
+    """On a tree with inner nodes, a utility with no relevant node (Def. 3.2: only a constant one, so
+    its UC column alone, D = 0, every sup 0) beside one with a node column: the compiled engine
+    takes the UC-only route for the first with the weights as the node scan leaves them, and its
+    rows are the numpy engine's, bit for bit for the first and within 1e-12 for the second, for
+    indicator subgroups (the node scan's table of distinct rows of weights) and a signed one
+    (each atom's own row)."""
+    from huc_ref import LabelTree, Table, Top1AtDepth
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    rng = np.random.default_rng(3)
+    n = 2000
+    P = rng.dirichlet(np.full(t.K, 0.3), n)
+    y = rng.integers(0, t.K, n)
+    subgroups = {"all": np.ones(n), "half": (rng.random(n) < 0.5).astype(float)}
+    if groups == "signed":
+        subgroups["signed"] = rng.choice([-0.5, 0.0, 1.0], n)
+    us = {"const": Table(t, [1] * t.K), "top": Top1AtDepth(t, 1)}
+    assert us["const"].relevant_nodes == ()
+    got, ref = (fast_audit(y, P, t, us, subgroups=subgroups, accelerator=e).to_json() for e in ("numba", "numpy"))
+    const = [(a, b) for a, b in zip(got["candidates"], ref["candidates"]) if b["utility"] == "const"]
+    assert const and all(a == b and a["sup"] == 0 for a, b in const)
+    assert max(b["sup"] for b in ref["candidates"]) > 0.01  # (the other utility's rows are not all 0)
+    assert max(abs(a["sup"] - b["sup"]) for a, b in zip(got["candidates"], ref["candidates"])) < 1e-12
+
+
 def separated_witness(d, u, subgroup, node, tol=1e-9):
     """The exact witness of a row when it is separated: no two scores and no two interval
     values within ``tol`` of the top (so float64 must find the same interval), else None."""
