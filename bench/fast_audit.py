@@ -4,12 +4,17 @@ Depth-7 trees with K = 30 and K = 1,000 leaves, |U| = 5 (top-1 correctness at de
 |C| = 7 subgroups (everyone and six random halves), n sample atoms.  For each size:
 
 * ``s``: the fast audit's wall time (each engine: numpy, and the numba kernels if installed);
-  every figure of the grid is the best of ``--repeat`` runs (3), the contenders alternating;
+  every figure of the grid is the best of ``--repeat`` runs (3) at n = 10^6 and of
+  ``--repeat x 10^6 / n`` at smaller n, the contenders alternating: each run 10^6 / n times
+  shorter, the same window of time for each figure (three runs of a 0.05 s audit are a window
+  one burst of another process on the machine can cover);
 * ``x read``: its ratio to the read-once floor, numpy summing the n x K matrix once;
 * ``x sorts``: its ratio to |U| argsorts of n floats;
 * ``x gather``: its ratio to the sort-and-gather floor: per utility, the sort of its scores and
   one read of every atom's weights (``n x |C|``) and path terms (``n x D_u``) in that order
-  (``take`` into rank order), which Algorithm 2 on a utility's own order cannot avoid;
+  (``take`` into rank order), which Algorithm 2 on a utility's own order cannot avoid in
+  that layout (the numba engine gathers less: a two-byte row number of a table of the distinct
+  rows of indicator weights, and each atom's terms side by side, so it can go below 1);
 * ``ns/upd``: time per (sample x subgroup x relevant path node) update, the F.4 count
   ``n |C| sum_u D_u`` (``D_u`` counted exactly per sample);
 * ``peak MiB``: the largest memory the audit allocates beyond its input (tracemalloc,
@@ -167,7 +172,9 @@ def brute_force(y, P, tree, us, groups) -> float:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each figure of the grid, alternating (the best)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs of each figure of the grid at n = 10^6, alternating (the best); 10^6 / n times as "
+                         "many at smaller n")
     args = ap.parse_args()
     sizes = [10**4] if args.quick else [10**5, 10**6]
     found = engines()
@@ -186,7 +193,8 @@ def main():
             t_read, t_sort, t_gather, times, results = math.inf, math.inf, math.inf, {}, {}
             gather = sort_and_gather(tree, P, y, us, np.stack(list(groups.values()), axis=1) / n)
             column = P[:, 0].copy()
-            for _ in range(args.repeat):  # alternating: each figure the best of its runs, drift hits all alike
+            # alternating: each figure the best of its runs, drift hits all alike
+            for _ in range(args.repeat * max(1, 10**6 // n)):
                 t_read = min(t_read, best_of(partial(np.sum, P), 1))
                 t_sort = min(t_sort, best_of(partial(np.argsort, column), 1))
                 t_gather = min(t_gather, best_of(gather, 1))
