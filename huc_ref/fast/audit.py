@@ -439,21 +439,31 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
         from .kernels import weight_lanes  # or each distinct row once: indicator subgroups of a sample)
         lanes = weight_lanes(W)
 
-    def table(k: int) -> Rows:
+    def table(k: int, threads: int = 1) -> Rows:
         nodes, colmap, _ = t.plans[k]
         out = Rows(t.score[k], t.residual[k], t.T[k], *term_columns(ft, colmap, t.depths[k], labels),
                    W, len(nodes) + 1, engine, score_error=t.error[k],
                    exact_score=exact_scores(utilities[names[k]], exact, rows),
-                   uc_copies=range(1, len(nodes) + 1) if t.flat else (), lanes=lanes)
+                   uc_copies=range(1, len(nodes) + 1) if t.flat else (), lanes=lanes, threads=threads)
         out.nodes = nodes
         return out
 
-    if len(names) == 1 or len(labels) * ft.K <= SERIAL_CELLS:  # one utility, or few numbers: no threads
+    if len(labels) * ft.K <= SERIAL_CELLS:  # few numbers: no threads
         return {name: table(k) for k, name in enumerate(names)}
-    # the utilities with the most term rows first, so that the last one to start is a short one
+    # the utilities with the most term rows first, so that the last one to start is a short one; under numpy
+    # those left over when the others fill whole rounds of the threads come after them, each scanning its
+    # subgroups on all the threads (numpy's utilities cost about the same: with five on two threads the
+    # fifth alone would leave a thread idle for a third of the phase; one utility alone uses every thread)
     order = sorted(range(len(names)), key=lambda k: t.term_row[k] - t.term_row[k + 1])
-    with ThreadPoolExecutor(min(THREADS, len(names))) as pool:
-        done = dict(zip(order, pool.map(table, order)))
+    last = len(order) % THREADS if engine == "numpy" else int(len(order) == 1)
+    head, tail = order[:len(order) - last], order[len(order) - last:]
+    done = {}
+    if len(head) > 1:
+        with ThreadPoolExecutor(min(THREADS, len(head))) as pool:
+            done.update(zip(head, pool.map(table, head)))
+    else:
+        done.update((k, table(k)) for k in head)
+    done.update((k, table(k, THREADS if engine == "numpy" else 1)) for k in tail)
     return {name: done[k] for k, name in enumerate(names)}
 
 

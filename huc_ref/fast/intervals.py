@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
@@ -262,8 +263,9 @@ class Rows:
     """
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
-                 exact_score=None, blocks=None, uc_copies=(), lanes=None):
+                 exact_score=None, blocks=None, uc_copies=(), lanes=None, threads=1):
         self._lanes = lanes  # W as the compiled scan reads it (huc_ref.fast.kernels.weight_lanes), if the caller has it
+        self._threads = threads  # numpy's scan: subgroups on this many threads
         if blocks is None and not len(terms):
             blocks = self._sorted_scan(score, residual, W, n_cols, score_error, exact_score is None, engine)
             if blocks is True:
@@ -427,12 +429,20 @@ class Rows:
         equal = WT.min(axis=1) == WT.max(axis=1)  # equal weights (everyone): one number, not a gather
         units = len(last) if ties else m  # the prefix sums' positions: block ends (entries without ties)
         plan = _cache_blocks(be_first, units, CACHE_BLOCK)
-        buf = np.empty(m if ties else min(m, CACHE_BLOCK))  # (reused by every subgroup: fresh memory costs here)
-        # the prefix sums in a buffer of their own: numpy's cumsum into its own input keeps the GIL (two threads
-        # summing in place take as long as one: python bench/threads.py), into another array it lets the other run
-        sums = np.empty(min(units, CACHE_BLOCK))
-        ranked = np.empty(n)  # a subgroup's weights in rank order
-        for k in range(W.shape[1]):
+
+        def subgroups(ks):
+            """The subgroups ``ks`` one after another, in buffers of their own (reused by each of them:
+            fresh memory costs here)."""
+            buf = np.empty(m if ties else min(m, CACHE_BLOCK))
+            # the prefix sums in a buffer of their own: numpy's cumsum into its own input keeps the GIL (two
+            # threads summing in place take as long as one: python bench/threads.py), into another array it lets
+            # the other run
+            sums = np.empty(min(units, CACHE_BLOCK))
+            ranked = np.empty(n)  # a subgroup's weights in rank order
+            for k in ks:
+                scan(k, buf, sums, ranked)
+
+        def scan(k, buf, sums, ranked):
             weight = WT[k, 0] if equal[k] else None
             if weight is None:
                 np.take(WT[k], order, out=ranked, mode="clip")  # (clip: no bounds buffer)
@@ -462,6 +472,14 @@ class Rows:
             live = sup > 0
             for arr, values in zip(best[k], (sup, full(r), full(b), np.where(i_mx > i_mn, sup, -sup))):
                 arr[seg_col[live]] = values[live]
+
+        G = W.shape[1]
+        parts = [range(G)[j::self._threads] for j in range(min(self._threads, G))]  # (subgroups independent)
+        if len(parts) == 1:
+            subgroups(parts[0])
+        else:
+            with ThreadPoolExecutor(len(parts)) as pool:
+                list(pool.map(subgroups, parts))
         return best
 
     @staticmethod
