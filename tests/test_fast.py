@@ -980,25 +980,51 @@ def test_weight_lanes_hold_every_atoms_weights(name):
 
 
 @settings(max_examples=200, deadline=None)
-@given(ranked_columns(exact=True), st.sampled_from([1, 2, 3, 5, 2**18]))
+@given(ranked_columns(exact=True), st.sampled_from([1, 2, 3, 5, 2**18]), st.sampled_from([1, 2, 3]))
 @example((np.array([0, 0, 1, 1, 2]), np.array([0.25, 0.5, -1.0, 0.5, 0.25]), np.array([0, 1, 0, 1, 0]),
-          np.array([[0.5, -0.25, 0.25, 0.0, -0.5]]), np.array([[1, 2]]), np.full((5, 2), 2.0 ** -3), 3), 2)
-def test_numpy_scan_in_stretches_is_algorithm_2_written_out(case, size):
+          np.array([[0.5, -0.25, 0.25, 0.0, -0.5]]), np.array([[1, 2]]), np.full((5, 2), 2.0 ** -3), 3), 2, 2)
+def test_numpy_scan_in_stretches_is_algorithm_2_written_out(case, size, threads):
     """numpy's column scan takes ``CACHE_BLOCK`` positions at a time (a column running on from one
     stretch to the next carries its prefix sum; its extremes' first positions counted from the
     column's start): on values whose every sum float64 holds exactly, every sup, witness and
     sign is bit for bit Algorithm 2 written out (:func:`plain_rank_scan`), for stretches of one
-    position up to one stretch for everything, with ties, zero entries and missing columns."""
+    position up to one stretch for everything, with ties, zero entries and missing columns, and
+    with the subgroups scanned on one, two or three threads."""
     from huc_ref.fast import intervals
     block, residual, kind, terms, col_table, W, n_cols = case
     score = block.astype(float)  # in rank order already, tie blocks as the blocks
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(intervals, "CACHE_BLOCK", size)
-        rows = intervals.Rows(score, residual, terms, col_table, kind, W, n_cols)
+        rows = intervals.Rows(score, residual, terms, col_table, kind, W, n_cols, threads=threads)
     want = plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)
     for g, got in enumerate(rows.best):
         for a, b in zip(got, want):
             assert np.array_equal(a, b[g]), (g, a, b[g])
+
+
+@pytest.mark.parametrize("n_utilities", [1, 3])
+def test_threads_leave_every_bit_of_the_audit(n_utilities):
+    """The tables on threads (utilities in rounds, the last ones' subgroups on every thread under
+    numpy) give the audit of the tables built one after another, bit for bit, for both engines."""
+    from huc_ref import Table, Top1AtDepth
+    passes = importlib.import_module("huc_ref.fast.audit")
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    rng = np.random.default_rng(4)
+    n = 600
+    P = rng.dirichlet(np.full(t.K, 0.3), n)
+    P[:50] = P[0]  # tied scores
+    y = rng.integers(0, t.K, n)
+    groups = {"all": np.ones(n), "half": (rng.random(n) < 0.5).astype(float), "signed": rng.choice([-0.5, 0.0, 1.0], n)}
+    us = dict(list({"top1": Top1AtDepth(t, 1), "top2": Top1AtDepth(t, 2),
+                    "tab": Table(t, [k % 2 for k in range(t.K)])}.items())[:n_utilities])
+    engines = ["numpy"] + (["numba"] if numba_available() else [])
+    found = {}
+    for cells in (2**40, 0):  # no threads, threads
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(passes, "SERIAL_CELLS", cells)
+            mp.setattr(passes, "THREADS", 2)
+            found[cells] = [fast_audit(y, P, t, us, subgroups=groups, accelerator=e).to_json() for e in engines]
+    assert found[0] == found[2**40]
 
 
 BAD_TOP1_ROWS = {  # y_prob rows for a top-1 audit, and the message both accelerators must give
