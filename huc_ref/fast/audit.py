@@ -455,15 +455,11 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     # subgroups on all the threads (numpy's utilities cost about the same: with five on two threads the
     # fifth alone would leave a thread idle for a third of the phase; one utility alone uses every thread)
     order = sorted(range(len(names)), key=lambda k: t.term_row[k] - t.term_row[k + 1])
-    last = len(order) % THREADS if engine == "numpy" else int(len(order) == 1)
+    last = len(order) % THREADS if engine == "numpy" else 0
     head, tail = order[:len(order) - last], order[len(order) - last:]
-    done = {}
-    if len(head) > 1:
-        with ThreadPoolExecutor(min(THREADS, len(head))) as pool:
-            done.update(zip(head, pool.map(table, head)))
-    else:
-        done.update((k, table(k)) for k in head)
-    done.update((k, table(k, THREADS if engine == "numpy" else 1)) for k in tail)
+    with ThreadPoolExecutor(min(THREADS, len(head))) if len(head) > 1 else nullcontext() as pool:
+        done = dict(zip(head, (pool.map if pool else map)(table, head)))
+    done.update((k, table(k, THREADS)) for k in tail)
     return {name: done[k] for k, name in enumerate(names)}
 
 

@@ -259,7 +259,10 @@ class Rows:
     so far), so that each stretch's products, prefix sums and extremes stay in the cache.
     With ties, the prefix sums add each block's total (:func:`huc_ref.fast.numbers.block_sums`,
     the same bits whatever order the block's atoms are in), so the audit is the same bits
-    after permuting atoms.
+    after permuting atoms.  ``threads``: numpy scans the subgroups on that many threads (each
+    subgroup's columns are its own: the same bits); ``lanes``: the weights as the compiled scan
+    reads them (:func:`huc_ref.fast.kernels.weight_lanes`), when the caller made them once for
+    several utilities.
     """
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,

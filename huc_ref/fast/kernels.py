@@ -479,8 +479,9 @@ def _code_rows(W, value, seen, patterns, rows):  # pragma: no cover - compiled
 
 
 def weight_lanes(W: np.ndarray) -> tuple:
-    """The weights :func:`rank_scan` reads, as ``(table, rows)``: atom ``i``'s weights are row
-    ``rows[i]`` of ``table`` (:func:`pad_lanes`' zeros up to whole vectors).  Where every
+    """The weights :func:`rank_scan` reads (App. F.3's ``w_i c(x_i)``, atoms x subgroups), as
+    ``(table, rows)``: atom ``i``'s weights are row ``rows[i]`` of ``table`` (:func:`pad_lanes`'
+    zeros up to whole vectors).  Where every
     subgroup's weights are 0 or one number (indicator subgroups on equal masses, as a sample's
     ``1/n`` gives them) and the rows take at most :data:`CODED_ROWS` patterns, ``table`` holds each
     pattern once and ``rows`` numbers them (uint16): a sort gathers two bytes an atom into rank
