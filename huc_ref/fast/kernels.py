@@ -115,8 +115,10 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
         H = max(H, depth_row[r])
     buf = np.empty((R, LANES))
     top = np.empty(LANES)
-    first = np.empty(LANES, dtype=np.int64)
-    first_at = np.empty(LANES, dtype=np.int64)  # its place in the cut
+    # the place in the cut of the first candidate of largest mass so far, read from one row and written
+    # to the other in turn: written back where it was read, the choice becomes a masked store (slow on
+    # AVX2 machines, and the next candidate's read waits for it; see _lane_update)
+    pick = np.empty((2, LANES), dtype=np.int64)
     close = np.empty(LANES, dtype=np.int64)
     table = path_rows.shape[0] > 0
     pi = np.empty(H + 1)
@@ -163,7 +165,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
             lo, hi = cut_off[u], cut_off[u + 1]
             for lane in range(LANES):
                 top[lane] = buf[cut_rows[lo], lane]
-                first[lane] = -1
+                pick[0, lane] = -1
             for a in range(lo + 1, hi):
                 for lane in range(LANES):
                     top[lane] = max(top[lane], buf[cut_rows[a], lane])
@@ -171,20 +173,21 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                 close[lane] = 0
             for a in range(lo, hi):  # the first candidate of largest mass (pre-order), and how many
                 b = cut_rows[a]      # are within the error bound of it (the first is one)
+                src = (a - lo) & 1
                 for lane in range(LANES):
-                    x = buf[b, lane]
-                    if first[lane] < 0 and x >= top[lane]:
-                        first[lane], first_at[lane] = b, a
+                    x, f = buf[b, lane], pick[src, lane]
+                    pick[1 - src, lane] = a if (f < 0) & (x >= top[lane]) else f
                     close[lane] += 1 if x >= top[lane] - rel * (top[lane] + x) else 0
-            row = u_row[u]
+            row, chosen = u_row[u], (hi - lo) & 1
             for lane in range(m):
                 i = i0 + lane
                 if close[lane] > 1:  # another candidate within the error bound: decided exactly
                     unsure[u, i] = 1
-                j = first[lane]
+                won = pick[chosen, lane]
+                j = cut_rows[won]
                 if table:  # the label's path nodes, and the chosen node's (the path of a label below it)
                     for k in range(d + 1):
-                        path[k], lead[k] = path_rows[k, y[i]], path_rows[k, cut_label[first_at[lane]]]
+                        path[k], lead[k] = path_rows[k, y[i]], path_rows[k, cut_label[won]]
                 else:
                     _up_to(leaf_row[y[i]], d, parent_row, depth_row, path)
                     _up_to(j, d, parent_row, depth_row, lead)
@@ -416,6 +419,8 @@ def _block_total(buf, size, levels, L, acc):  # pragma: no cover - compiled
 #: AVX2 ones; LLVM lowers it to what the machine has).  The weights come padded to whole vectors
 #: (:func:`pad_lanes`); a column's state is, per vector of subgroups, five vectors: the prefix
 #: sums, their largest and smallest so far, and the block prefixes where each was first reached.
+#: Each column has two copies of its state, read from one and written to the other in turn (see
+#: :func:`_lane_update`).
 GROUP_LANES = 8
 _STATE = 5 * GROUP_LANES
 
@@ -505,15 +510,13 @@ def weight_lanes(W: np.ndarray) -> tuple:
     return pad_lanes(W), None
 
 
-def _lane_update_python(S, base, v, W, wb, b):  # pragma: no cover - the plain-Python twin of the intrinsic
+def _lane_update_python(S, src, dst, v, W, wb, b):  # pragma: no cover - the plain-Python twin of the intrinsic
     for g in range(GROUP_LANES):
-        c = S[base + g] + v * W[wb + g]
-        up, down = c > S[base + GROUP_LANES + g], c < S[base + 2 * GROUP_LANES + g]
-        S[base + g] = c
-        if up:
-            S[base + GROUP_LANES + g], S[base + 3 * GROUP_LANES + g] = c, b
-        if down:
-            S[base + 2 * GROUP_LANES + g], S[base + 4 * GROUP_LANES + g] = c, b
+        c, hi, lo, f_hi, f_lo = (S[src + k * GROUP_LANES + g] for k in range(5))
+        c = c + v * W[wb + g]
+        up, down = c > hi, c < lo
+        for k, x in enumerate((c, c if up else hi, c if down else lo, b if up else f_hi, b if down else f_lo)):
+            S[dst + k * GROUP_LANES + g] = x
 
 
 if COMPILED:
@@ -522,18 +525,26 @@ if COMPILED:
     from numba.extending import intrinsic
 
     @intrinsic
-    def _lane_update(typingctx, S, base, v, W, wb, b):  # pragma: no cover - compiled
+    def _lane_update(typingctx, S, src, dst, v, W, wb, b):  # pragma: no cover - compiled
         """One entry ``v`` of an atom (its weights: ``W[wb : wb + GROUP_LANES]``, one per subgroup) in
-        a column's state ``S[base : base + 5 GROUP_LANES]`` at block prefix ``b``, as vector
-        instructions: ``C += v w``, then where ``C`` exceeds the largest (is below the smallest)
-        so far, it and ``b`` replace them.  The same IEEE operations, lane by lane, as the scalar
-        ``C = C + v * w; if C > mx: ...`` (a multiply and an add, never fused; ordered compares)."""
-        sig = types.void(S, types.intp, types.float64, W, types.intp, types.float64)
+        a column's state, read from ``S[src : src + 5 GROUP_LANES]`` and written to ``S[dst : ...]``,
+        at block prefix ``b``, as vector instructions: ``C += v w``, then where ``C`` exceeds the
+        largest (is below the smallest) so far, it and ``b`` replace them.  The same IEEE
+        operations, lane by lane, as the scalar ``C = C + v * w; if C > mx: ...`` (a multiply and
+        an add, never fused; ordered compares).
+
+        Why two places: written back where it was read, each "keep the old value or take the new"
+        is a store of a select of a load from that address, which LLVM turns into a masked store
+        (``vmaskmovpd``) on AVX2.  On AMD Zen 3 a masked store is slow and the next update of the
+        column cannot read its result from the store queue: 20.5 ns an atom for the UC column
+        alone, against 5.6 ns with the state read from one copy and written whole to the other
+        (n = 10^5, |C| = 7; AVX-512 machines mask stores in other instructions)."""
+        sig = types.void(S, types.intp, types.intp, types.float64, W, types.intp, types.float64)
 
         def codegen(context, builder, signature, args):
-            s_data, base_, v_, w_data, wb_, b_ = args
+            s_data, src_, dst_, v_, w_data, wb_, b_ = args
             s_arr = context.make_array(signature.args[0])(context, builder, s_data)
-            w_arr = context.make_array(signature.args[3])(context, builder, w_data)
+            w_arr = context.make_array(signature.args[4])(context, builder, w_data)
             vec = ir.VectorType(ir.DoubleType(), GROUP_LANES)
 
             def at(arr, start, k):
@@ -547,19 +558,30 @@ if COMPILED:
                     out = builder.insert_element(out, x, ir.Constant(ir.IntType(32), lane))
                 return out
 
-            c, hi, lo, f_hi, f_lo = (builder.load(at(s_arr, base_, k), align=8, typ=vec) for k in range(5))
+            c, hi, lo, f_hi, f_lo = (builder.load(at(s_arr, src_, k), align=8, typ=vec) for k in range(5))
             w = builder.load(at(w_arr, wb_, 0), align=8, typ=vec)
             c = builder.fadd(c, builder.fmul(splat(v_), w))
             up, down = builder.fcmp_ordered(">", c, hi), builder.fcmp_ordered("<", c, lo)
             b_vec = splat(b_)
             for k, value in enumerate((c, builder.select(up, c, hi), builder.select(down, c, lo),
                                        builder.select(up, b_vec, f_hi), builder.select(down, b_vec, f_lo))):
-                builder.store(value, at(s_arr, base_, k), align=8)
+                builder.store(value, at(s_arr, dst_, k), align=8)
             return context.get_dummy_value()
 
         return sig, codegen
 else:  # pragma: no cover - the numba extra is not installed
     _lane_update = _lane_update_python
+
+
+@_inline
+def _column_update(S, held, col, stride, vectors, v, Wf, w, b):  # pragma: no cover - compiled
+    """One entry ``v`` of an atom whose weights start at ``Wf[w]`` in column ``col``'s state
+    (:func:`rank_scan`'s layout), read from the copy ``held[col]``, written to the other."""
+    src = (2 * col + held[col]) * stride
+    dst = (2 * col + 1 - held[col]) * stride
+    for q in range(vectors):
+        _lane_update(S, src + q * _STATE, dst + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
+    held[col] = 1 - held[col]
 
 
 @_jit
@@ -574,8 +596,9 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
     whole vectors; ``w_row`` empty: ``Wl[r, g]``, rows already in rank order); ``levels``: with
     ties, the extractors of ``huc_ref.fast.numbers.sum_levels`` for the largest block, else empty.
     Zero entries change no sum and are skipped.  Every column's prefix sums, largest and smallest
-    (with the first block prefix reaching each) stay in a table of ``n_cols x 5 x`` (subgroups
-    padded) numbers, updated :data:`GROUP_LANES` subgroups at a time, so every array is read
+    (with the first block prefix reaching each) stay in a table of ``n_cols x 2 x 5 x`` (subgroups
+    padded) numbers (two copies, :func:`_lane_update`), updated :data:`GROUP_LANES` subgroups at a
+    time, so every array is read
     once, in order (and a coded table of weights from the cache).  A block of several atoms adds, per
     column, its entries' total split as ``huc_ref.fast.numbers.block_sums`` splits it (the same
     bits in any order of its atoms).  Returns ``sup, r, b, moment`` arrays of shape
@@ -596,8 +619,9 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
     """
     n, D, width = residual.shape[0], terms.shape[0], Wl.shape[1]
     vectors = width // GROUP_LANES
-    stride = vectors * _STATE  # one column's state
-    S = np.zeros(n_cols * stride)
+    stride = vectors * _STATE  # one copy of a column's state
+    S = np.zeros(2 * n_cols * stride)  # column col: copies at 2 col stride and (2 col + 1) stride
+    held = np.zeros(n_cols, dtype=np.int64)  # the copy holding each column's state (_lane_update)
     Wf = Wl.ravel()
     coded = w_row.shape[0] > 0
     L = levels.shape[0]
@@ -617,13 +641,11 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
             w = (w_row[r] if coded else r) * width  # the atom's weights
             v = residual[r]
             if v != 0.0:
-                for q in range(vectors):
-                    _lane_update(S, q * _STATE, v, Wf, w + q * GROUP_LANES, b)
+                _column_update(S, held, 0, stride, vectors, v, Wf, w, b)
             for k in range(D):
                 col, v = col_table[k, kind[r]], terms[k, r]
                 if col > 0 and v != 0.0:
-                    for q in range(vectors):
-                        _lane_update(S, col * stride + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
+                    _column_update(S, held, col, stride, vectors, v, Wf, w, b)
             first = end
             continue
         b = float(block[first] + 1)
@@ -661,7 +683,7 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
                     for t in range(lo, hi):
                         buf[t - lo] = s_val[t] * Wl[s_row[t], g]
                     total = _block_total(buf, hi - lo, levels, L, acc)
-                at = col * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
+                at = (2 * col + held[col]) * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
                 c = S[at] + total
                 S[at] = c
                 if c > S[at + GROUP_LANES]:
@@ -676,7 +698,7 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
     moment = np.zeros((G, n_cols))
     for col in range(n_cols):
         for g in range(G):
-            at = col * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
+            at = (2 * col + held[col]) * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
             s = S[at + GROUP_LANES] - S[at + 2 * GROUP_LANES]
             if s > 0:
                 f_mx, f_mn = int(S[at + 3 * GROUP_LANES]), int(S[at + 4 * GROUP_LANES])
