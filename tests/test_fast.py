@@ -756,6 +756,70 @@ def test_sort_scores_sorts_like_numpy(score):
     assert np.array_equal(score[order], np.sort(score)) and ranked.tobytes() == score[order].tobytes()
 
 
+def distinct_scores(d: int, seed: int) -> np.ndarray:
+    """``d`` scores with distinct order-preserving keys: -0.0 and 0.0, the smallest subnormals, 1e-300
+    and their negatives, then rounded and unrounded normals."""
+    from huc_ref.fast.intervals import score_keys
+    rng = np.random.default_rng(seed)
+    pool = np.concatenate([[-0.0, 0.0, 5e-324, -5e-324, 1e-300, -1e-300, 1.0],
+                           np.round(rng.normal(size=d), 3), rng.normal(size=d)])
+    _, first = np.unique(score_keys(pool), return_index=True)
+    return pool[np.sort(first)][:d]
+
+
+@pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6000), st.integers(4096, 12000), st.integers(0, 2**32 - 1))
+@example(1, 4096, 0)  # one score for all
+@example(4096, 4096, 1)  # every score distinct, as many as the table takes
+@example(4097, 9000, 2)  # one more: group_sort gives up, the radix sort sorts
+@example(999, 10**5, 3)  # three decimals (issue 17's tied scores)
+def test_few_scores_are_grouped_into_the_packed_sorts_order(d, n, seed):
+    """``group_sort`` (numba, App. F.3's sort by grouping) orders the keys ascending and equal keys
+    by index, as the packed keys sort them (``np.lexsort`` here), with the scores' bits in that
+    order; past ``GROUPED_KEYS`` distinct keys it returns -1, and ``sort_scores`` sorts by the
+    packed keys instead: a permutation whose keys never fall."""
+    from huc_ref.fast.intervals import score_keys, sort_scores
+    from huc_ref.fast.kernels import GROUPED_KEYS, group_sort
+    rng = np.random.default_rng(seed)
+    values = distinct_scores(d, seed)
+    score = values[rng.permutation(np.resize(np.arange(len(values)), n))]  # every value at least once
+    key = score_keys(score)
+    want = np.lexsort((np.arange(n), key))
+    order, ranked = np.empty(n, dtype=np.intp), np.empty(n)
+    found = group_sort(key, score, order, ranked, np.empty(n, dtype=np.uint16))
+    assert found == (len(values) if len(values) <= GROUPED_KEYS else -1)
+    if found > 0:
+        assert np.array_equal(order, want) and ranked.tobytes() == score[want].tobytes()
+    order, ranked = sort_scores(score, "numba")
+    assert sorted(order.tolist()) == list(range(n)) and np.all(np.diff(key[order].astype(np.float64)) >= 0)
+    assert ranked.tobytes() == score[order].tobytes()
+    if found > 0 and 16 * len(np.unique(score[:: n // 1024])) <= 15 * len(score[:: n // 1024]):
+        assert np.array_equal(order, want)  # (sort_scores tried group_sort: its order)
+
+
+@pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
+def test_binary_uc_on_tied_scores_is_the_same_document_grouped_or_packed(monkeypatch):
+    """Binary UC (MCGrad's ECCE) on 20,000 scores of three decimals: numba sorts them by grouping
+    (``group_sort``, used: counted), numpy by the packed keys; the audits are the same document."""
+    import sys
+
+    from huc_ref import class_indicator
+    from huc_ref.fast import kernels
+    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    rng = np.random.default_rng(11)
+    p = np.round(rng.uniform(0.001, 0.999, 20000), 3)
+    y, P = (rng.random(20000) < p).astype(np.int64), np.stack([1 - p, p], axis=1)
+    us = {"pos": class_indicator(tree, "pos")}
+    calls, grouped = [], kernels.group_sort
+    monkeypatch.setattr(kernels, "group_sort", lambda *a: calls.append(1) or grouped(*a))
+    assert "huc_ref.fast.intervals" in sys.modules
+    numba_doc = fast_audit(y, P, tree, us, accelerator="numba").to_json()
+    assert calls, "group_sort was not used"
+    assert numba_doc == fast_audit(y, P, tree, us, accelerator="numpy").to_json()
+    assert numba_doc["uc"]["value"] > 0
+
+
 def numpy_argsort_keys(key, values=None, engine="numpy"):
     """``argsort_keys`` by ``np.argsort``: the sort the packed keys stand in for (either engine's)."""
     order = np.argsort(key)

@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
 __all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
-           "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "null_scan",
+           "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS", "null_scan",
            "draw_labels"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
@@ -746,6 +746,67 @@ def radix_sort_high(packed, low_bits):  # pragma: no cover - compiled
     if src is not packed:
         packed[:] = src
     return packed
+
+
+#: :func:`group_sort`'s most distinct keys: its table of them (twice as many slots) stays in the L1/L2 cache.
+GROUPED_KEYS = 2**12
+_GROUP_SHIFT = 65 - (2 * GROUPED_KEYS).bit_length()  # a product's top bits: a slot of the table
+
+
+@_jit
+def group_sort(key, score, order, ranked, slot):  # pragma: no cover - compiled
+    """Algorithm 2's sort (App. F.3) of scores with few distinct values, by grouping: ``order``
+    receives the order of the unsigned 64-bit ``key`` (:func:`huc_ref.fast.intervals.score_keys`
+    of ``score``) with equal keys in increasing index (the order :func:`radix_sort_high` gives the
+    packed keys), ``ranked`` the scores in that order; returns the number of distinct keys, or
+    -1 (``order`` and ``ranked`` unspecified) as soon as there are more than
+    :data:`GROUPED_KEYS`.  Two passes over the keys (each key's place in a hash table of the
+    distinct ones, kept in ``slot``; then each index written to its key's next place), where a
+    sort moves every key about log n times.
+
+    >>> key = np.array([7, 3, 7, 5, 3], dtype=np.uint64)
+    >>> order, ranked, slot = np.empty(5, dtype=np.int64), np.empty(5), np.empty(5, dtype=np.uint16)
+    >>> group_sort(key, key.astype(float), order, ranked, slot), order.tolist(), ranked.tolist()
+    (3, [1, 4, 3, 0, 2], [3.0, 3.0, 5.0, 7.0, 7.0])
+    """
+    n = key.shape[0]
+    size = 2 * GROUPED_KEYS
+    table = np.zeros(size, dtype=np.uint64)
+    owner = np.full(size, -1, dtype=np.int64)  # the distinct key's number, or -1: an empty slot
+    distinct = np.empty(GROUPED_KEYS, dtype=np.uint64)
+    d = 0
+    for i in range(n):
+        k = key[i]
+        h = (k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(_GROUP_SHIFT)  # Fibonacci hashing
+        while owner[h] >= 0 and table[h] != k:
+            h = (h + np.uint64(1)) & np.uint64(size - 1)
+        if owner[h] < 0:
+            if d == GROUPED_KEYS:
+                return -1
+            table[h], owner[h], distinct[d] = k, d, k
+            d += 1
+        slot[i] = owner[h]
+    rank = np.empty(d, dtype=np.int64)  # each distinct key's place in order
+    start = np.zeros(d + 1, dtype=np.int64)
+    first = np.empty(d, dtype=np.int64)  # an index holding it
+    by_key = np.argsort(distinct[:d])
+    for r in range(d):
+        rank[by_key[r]] = r
+    for i in range(n):
+        start[rank[slot[i]] + 1] += 1
+    for r in range(d):
+        start[r + 1] += start[r]
+    for i in range(n - 1, -1, -1):
+        first[slot[i]] = i
+    for r in range(d):
+        x = score[first[by_key[r]]]
+        for t in range(start[r], start[r + 1]):
+            ranked[t] = x
+    for i in range(n):
+        r = rank[slot[i]]
+        order[start[r]] = i
+        start[r] += 1
+    return d
 
 
 @_jit
