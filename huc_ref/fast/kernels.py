@@ -37,8 +37,8 @@ except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
 __all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
-           "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS", "null_scan",
-           "draw_labels"]
+           "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort",
+           "GROUPED_KEYS", "null_scan", "draw_labels"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
