@@ -30,6 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fast_audit import depth_tree  # noqa: E402
+from bench.machine import describe  # noqa: E402
 from bench.workloads import best_of  # noqa: E402
 from huc_ref import FiniteDistribution, Top1AtDepth, fast  # noqa: E402
 from huc_ref.fast.boost import boost_sample  # noqa: E402
@@ -50,6 +51,7 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=5, help="runs of each figure, alternating (the best is printed)")
     args = ap.parse_args(argv)
+    print(describe())
     n = 10**3 if args.quick else 10**4
     tree, P, y, us = workload(n)
     fast.audit(y, P, tree, us)

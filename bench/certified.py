@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.boost import population_case  # noqa: E402
+from bench.machine import describe  # noqa: E402
 from huc_ref import certified  # noqa: E402
 from huc_ref.boost import boost as engine_boost  # noqa: E402
 from huc_ref.driver import drive  # noqa: E402
@@ -58,6 +59,7 @@ def main(argv=None) -> None:
     ap.add_argument("--updates", type=int, default=30)
     ap.add_argument("--engine-updates", type=int, default=1, help="updates of the certified engine (0: skip)")
     args = ap.parse_args(argv)
+    print(describe())
     n, K = (100, 10) if args.quick else (1000, 30)
     dist, us = population_case(n, K)
     print(f"n = {n}, K = {K}, |U| = {len(us)}")

@@ -44,6 +44,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.machine import describe  # noqa: E402
 from bench.workloads import timed  # noqa: E402
 from huc_ref import (  # noqa: E402
     FiniteDistribution,
@@ -176,6 +177,7 @@ def main():
                     help="runs of each figure of the grid at n = 10^6, alternating (the best); 10^6 / n times as "
                          "many at smaller n")
     args = ap.parse_args()
+    print(describe())
     sizes = [10**4] if args.quick else [10**5, 10**6]
     found = engines()
     if "numba" in found:  # compile the kernels before timing

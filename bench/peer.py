@@ -32,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.machine import describe  # noqa: E402
 from bench.workloads import best_of  # noqa: E402
 from huc_ref import LabelTree, class_indicator, fast  # noqa: E402
 
@@ -51,6 +52,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="n = 10^4 only, two runs (a smoke run)")
     args = ap.parse_args(argv)
+    print(describe())
     try:
         from mcgrad.metrics import ecce
     except ImportError:

@@ -171,6 +171,9 @@ def main():
         print(json.dumps(measure(Path(args.child), n, args.repeat, args.engine, args.K, args.child_cache_block,
                                  args.audit_only)))
         return
+    sys.path.insert(0, str(HERE))
+    from bench.machine import describe
+    print(describe())
     head = (f"{'code':>9} {'engine':>6} {'sample s':>9} {'x read':>7} {'tables s':>9} {'audit s':>8} "
             f"{'x sorts':>8} {'cpu s':>7} {'sys s':>7} {'faults':>8}")
     print(f"K = {args.K}, n = {n}, |U| = 5, |C| = 7")

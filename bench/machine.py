@@ -1,0 +1,61 @@
+"""What a benchmark ran on, in one line, printed first by the benchmarks of issue 17.
+
+Their ratios are to numpy's own sort and to MCGrad's ``ecce``, whose speed depends on the
+processor as much as this project's does: numpy's sorts use the widest vector instructions it
+finds (AVX-512 or AVX2), and how fast those run differs between processors (on the AMD Zen 3
+machine of 2026-12-03 one ``np.argsort`` of 10^5 floats took 2.8-3.7 ms, on the Zen 4 machine
+before it 5-6 ms, while this project's audit took longer on Zen 3).  So each table names its
+machine: the processor (model name; x86 family and model), the CPUs this process may use,
+numpy's version and widest vector extension found, and numba's version where installed.
+
+Run: ``python bench/machine.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+
+def cpu() -> str:
+    """The processor's model name, with x86 family and model numbers (Linux), else ``platform``'s."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    if "cpu family" in fields:
+        name += f" (family {fields['cpu family']}, model {fields.get('model', '?')})"
+    return name
+
+
+def vector_extension() -> str:
+    """The widest of AVX-512 (F), AVX2 and SSE2 that numpy found on this processor, or '?'."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as found
+    except ImportError:  # numpy 1.x
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__ as found
+        except ImportError:
+            return "?"
+    return next((name for name in ("AVX512F", "AVX2", "SSE2") if found.get(name)), "none of AVX512F, AVX2, SSE2")
+
+
+def describe() -> str:
+    """One line: processor, CPUs, numpy (and its vector extension), numba."""
+    import numpy as np
+    try:
+        import numba
+        compiled = f", numba {numba.__version__}"
+    except ImportError:
+        compiled = ", no numba"
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"machine: {cpu()}, {cpus} CPUs, numpy {np.__version__} ({vector_extension()}){compiled}"
+
+
+if __name__ == "__main__":
+    print(describe())
