@@ -476,8 +476,8 @@ except HUCError as e:
 
 @pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
 def test_the_scans_choose_without_masked_stores(tmp_path):
-    """rank_scan's lanes and top1_path_terms' choice of the first candidate never write a choice
-    back where they read it (kernels._lane_update says why): on an AVX2 machine LLVM would make
+    """rank_scan's lanes, top1_path_terms' choice of the first candidate and null_scan's extremes
+    never write a choice back where they read it (kernels._lane_update says why): on an AVX2 machine LLVM would make
     that a masked store (``vmaskmovpd``, ``vpmaskmovq``), slow on AMD Zen 3, and the next update
     of the same place waits for it.  Compiled afresh (numba shows no code it read from its cache)
     from their doctests.  Where the machine has AVX-512 or no AVX at all these instruction names
@@ -488,7 +488,7 @@ def test_the_scans_choose_without_masked_stores(tmp_path):
     code = """
 import doctest, warnings
 import huc_ref.fast.kernels as kernels
-for fn in (kernels.rank_scan, kernels.top1_path_terms):
+for fn in (kernels.rank_scan, kernels.top1_path_terms, kernels.null_scan):
     for test in doctest.DocTestFinder().find(fn, globs=vars(kernels).copy()):
         assert doctest.DocTestRunner().run(test).failed == 0
     for sig in fn.signatures:
@@ -499,7 +499,7 @@ for fn in (kernels.rank_scan, kernels.top1_path_terms):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     counts = [line.split() for line in out.stdout.split("\n") if line]
-    assert {name for name, _ in counts} == {"rank_scan", "top1_path_terms"}, counts
+    assert {name for name, _ in counts} == {"rank_scan", "top1_path_terms", "null_scan"}, counts
     assert all(count == "0" for _, count in counts), counts
 
 

@@ -861,10 +861,12 @@ def null_scan(Y, order, last, U, score, mu, cols, up, down, W, n_cols, out):  # 
                     for g in range(G):
                         v = acc[b, c, g] + W[r, g] * t
                         acc[b, c, g] = v
-                        if v > hi[b, c, g]:
-                            hi[b, c, g] = v
-                        if v < lo[b, c, g]:
-                            lo[b, c, g] = v
+                        # (the largest and smallest so far, plus 0.0: the same numbers, as they are never -0.0:
+                        # +0.0 at first, then only a v > 0 or a v < 0; but no longer "keep what was read here",
+                        # which on AVX2 LLVM would make a masked store, slow on Zen 3: see _lane_update)
+                        h, m = hi[b, c, g] + 0.0, lo[b, c, g] + 0.0
+                        hi[b, c, g] = v if v > h else h
+                        lo[b, c, g] = v if v < m else m
                     continue
                 for g in range(G):
                     acc[b, c, g] += W[r, g] * t
@@ -879,10 +881,9 @@ def null_scan(Y, order, last, U, score, mu, cols, up, down, W, n_cols, out):  # 
                     mark[b, c] = 0
                     for g in range(G):
                         v = acc[b, c, g]
-                        if v > hi[b, c, g]:
-                            hi[b, c, g] = v
-                        if v < lo[b, c, g]:
-                            lo[b, c, g] = v
+                        h, m = hi[b, c, g] + 0.0, lo[b, c, g] + 0.0  # (as above)
+                        hi[b, c, g] = v if v > h else h
+                        lo[b, c, g] = v if v < m else m
                 nt[b] = 0
     for b in range(draws):
         for g in range(G):
