@@ -773,6 +773,7 @@ def distinct_scores(d: int, seed: int) -> np.ndarray:
 @example(1, 4096, 0)  # one score for all
 @example(4096, 4096, 1)  # every score distinct, as many as the table takes
 @example(4097, 9000, 2)  # one more: group_sort gives up, the radix sort sorts
+@example(4097, 4096, 0)  # more values than scores: 4,096 of them, every score distinct (found by hypothesis)
 @example(999, 10**5, 3)  # three decimals (issue 17's tied scores)
 def test_few_scores_are_grouped_into_the_packed_sorts_order(d, n, seed):
     """``group_sort`` (numba, App. F.3's sort by grouping) orders the keys ascending and equal keys
@@ -788,7 +789,8 @@ def test_few_scores_are_grouped_into_the_packed_sorts_order(d, n, seed):
     want = np.lexsort((np.arange(n), key))
     order, ranked = np.empty(n, dtype=np.intp), np.empty(n)
     found = group_sort(key, score, order, ranked, np.empty(n, dtype=np.uint16))
-    assert found == (len(values) if len(values) <= GROUPED_KEYS else -1)
+    present = len(np.unique(key))  # (fewer than d where n < d)
+    assert found == (present if present <= GROUPED_KEYS else -1)
     if found > 0:
         assert np.array_equal(order, want) and ranked.tobytes() == score[want].tobytes()
     order, ranked = sort_scores(score, "numba")
@@ -801,7 +803,10 @@ def test_few_scores_are_grouped_into_the_packed_sorts_order(d, n, seed):
 @pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
 def test_binary_uc_on_tied_scores_is_the_same_document_grouped_or_packed(monkeypatch):
     """Binary UC (MCGrad's ECCE) on 20,000 scores of three decimals: numba sorts them by grouping
-    (``group_sort``, used: counted), numpy by the packed keys; the audits are the same document."""
+    (``group_sort``, used: counted), numpy by the packed keys, and the audits are the same
+    document; a flat 10-class tree's top-1 and class utilities on rounded softmax rows: numba's
+    audit is the same document with its scores grouped or sorted by the packed keys (numba's and
+    numpy's flat-tree scores may differ in the last bits, as before: tests/test_fast_shapes.py)."""
     import sys
 
     from huc_ref import class_indicator
@@ -818,6 +823,22 @@ def test_binary_uc_on_tied_scores_is_the_same_document_grouped_or_packed(monkeyp
     assert calls, "group_sort was not used"
     assert numba_doc == fast_audit(y, P, tree, us, accelerator="numpy").to_json()
     assert numba_doc["uc"]["value"] > 0
+    # a flat 10-class tree, softmax rows rounded to two decimals (then renormalised): top-1 and one class's
+    # indicator, each utility's few distinct scores grouped
+    from huc_ref import TopK
+    flat = LabelTree.from_children("r", {"r": [f"c{i}" for i in range(10)]})
+    logits = rng.normal(size=(6000, 10)) * 2
+    Q = np.round(np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True), 2) + 0.01
+    Q /= Q.sum(axis=1, keepdims=True)
+    labels = np.array([rng.choice(10, p=q) for q in Q])
+    us = {"top1": TopK(flat, 1), "c3": class_indicator(flat, "c3")}
+    del calls[:]
+    numba_doc = fast_audit(labels, Q, flat, us, accelerator="numba").to_json()
+    assert len(calls) == 2, calls
+    intervals = sys.modules["huc_ref.fast.intervals"]
+    monkeypatch.setattr(intervals, "_few_scores", lambda score: False)  # the packed keys' radix sort instead
+    assert numba_doc == fast_audit(labels, Q, flat, us, accelerator="numba").to_json()
+    assert len(calls) == 2, calls
 
 
 def numpy_argsort_keys(key, values=None, engine="numpy"):
