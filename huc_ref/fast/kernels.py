@@ -752,6 +752,18 @@ def radix_sort_high(packed, low_bits):  # pragma: no cover - compiled
 #: :func:`group_sort`'s most distinct keys: its table of them (twice as many slots) stays in the L1/L2 cache.
 GROUPED_KEYS = 2**12
 _GROUP_SHIFT = 65 - (2 * GROUPED_KEYS).bit_length()  # a product's top bits: a slot of the table
+_FIBONACCI = 0x9E3779B97F4A7C15  # 2**64 divided by the golden ratio, odd
+
+
+if COMPILED:
+    @_inline
+    def _first_slot(k):  # pragma: no cover - compiled
+        """Key ``k``'s first slot in :func:`group_sort`'s table: Fibonacci hashing (the top bits of
+        ``k`` times :data:`_FIBONACCI`, modulo 2**64)."""
+        return (k * np.uint64(_FIBONACCI)) >> np.uint64(_GROUP_SHIFT)
+else:  # pragma: no cover - the numba extra is not installed
+    def _first_slot(k):  # (the same product in Python's integers: numpy warns of the wrap-around)
+        return np.uint64(((int(k) * _FIBONACCI) % 2**64) >> _GROUP_SHIFT)
 
 
 @_jit
@@ -778,7 +790,7 @@ def group_sort(key, score, order, ranked, slot):  # pragma: no cover - compiled
     d = 0
     for i in range(n):
         k = key[i]
-        h = (k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(_GROUP_SHIFT)  # Fibonacci hashing
+        h = _first_slot(k)
         while owner[h] >= 0 and table[h] != k:
             h = (h + np.uint64(1)) & np.uint64(size - 1)
         if owner[h] < 0:
