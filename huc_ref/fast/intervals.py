@@ -19,13 +19,13 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str 
     scores behind :func:`score_keys`): ``(order, values.take(order))``, and ``key``'s buffer is
     used up (it becomes the packed keys: no copy).
 
-    numpy's value sort is faster than its argsort (at 10^6 floats about a quarter of its time on the
-    project's Zen 4 machine, a third on the Zen 3 one: README): so each key keeps its leading
-    bits above its index, and one
-    value sort of these gives the order (``engine="numba"``: a compiled radix sort of the leading
-    bits, :func:`huc_ref.fast.kernels.radix_sort_high`, the same order).  Distinct keys whose
-    leading bits agree are then put in order within their runs; where such runs hold more than an eighth of the keys,
-    ``np.argsort`` does the work instead.  Equal keys (ties) need no second look: any order
+    numpy's value sort is faster than its argsort (at 10^6 floats about a quarter of its time on
+    the project's Zen 4 machine, a third on the Zen 3 one: README): so each key keeps its
+    leading bits above its index, and one value sort of these gives the order
+    (``engine="numba"``: a compiled radix sort of the leading bits,
+    :func:`huc_ref.fast.kernels.radix_sort_high`, the same order).  Distinct keys whose leading
+    bits agree are then put in order within their runs; where such runs hold more than an eighth
+    of the keys, ``np.argsort`` does the work instead.  Equal keys (ties) need no second look: any order
     of them is right.
 
     >>> argsort_keys(np.array([5, 2**63 + 1, 5, 2**63, 0], dtype=np.uint64)).tolist()
@@ -102,14 +102,15 @@ def sort_scores(score: np.ndarray, engine: str = "numpy") -> tuple[np.ndarray, n
     >>> sort_scores(x)[1].tolist() == sorted(x.tolist())
     True
     """
+    key = None
     if engine == "numba" and _few_scores(score):  # grouped (two passes), unless there are more than a few
         from .kernels import group_sort
-        n = len(score)
+        n, key = len(score), score_keys(score)
         order, ranked = np.empty(n, dtype=np.intp), np.empty(n)
-        if group_sort(score_keys(score), score, order, ranked, np.empty(n, dtype=np.uint16)) >= 0:
+        if group_sort(key, score, order, ranked, np.empty(n, dtype=np.uint16)) >= 0:
             return order, ranked
-    if _packed_pays(score, ties_too=True):
-        return argsort_keys(score_keys(score), score, engine)
+    if _packed_pays(score, ties_too=True):  # (group_sort leaves the keys as they were)
+        return argsort_keys(score_keys(score) if key is None else key, score, engine)
     order = np.argsort(score)
     return order, score.take(order)
 

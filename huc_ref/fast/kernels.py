@@ -574,11 +574,19 @@ else:  # pragma: no cover - the numba extra is not installed
 
 
 @_inline
+def _lane_at(held, col, stride, g):  # pragma: no cover - compiled
+    """Where subgroup ``g``'s prefix sum of column ``col`` lies in :func:`rank_scan`'s state: in the
+    copy ``held[col]``, the vector of ``g``, its lane (the largest, smallest and first prefixes
+    follow, :data:`GROUP_LANES` apart)."""
+    return (2 * col + held[col]) * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
+
+
+@_inline
 def _column_update(S, held, col, stride, vectors, v, Wf, w, b):  # pragma: no cover - compiled
     """One entry ``v`` of an atom whose weights start at ``Wf[w]`` in column ``col``'s state
     (:func:`rank_scan`'s layout), read from the copy ``held[col]``, written to the other."""
-    src = (2 * col + held[col]) * stride
-    dst = (2 * col + 1 - held[col]) * stride
+    src = _lane_at(held, col, stride, 0)
+    dst = src + (1 - 2 * held[col]) * stride
     for q in range(vectors):
         _lane_update(S, src + q * _STATE, dst + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
     held[col] = 1 - held[col]
@@ -598,11 +606,11 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
     Zero entries change no sum and are skipped.  Every column's prefix sums, largest and smallest
     (with the first block prefix reaching each) stay in a table of ``n_cols x 2 x 5 x`` (subgroups
     padded) numbers (two copies, :func:`_lane_update`), updated :data:`GROUP_LANES` subgroups at a
-    time, so every array is read
-    once, in order (and a coded table of weights from the cache).  A block of several atoms adds, per
-    column, its entries' total split as ``huc_ref.fast.numbers.block_sums`` splits it (the same
-    bits in any order of its atoms).  Returns ``sup, r, b, moment`` arrays of shape
-    ``(G, n_cols)``, with ``r, b`` prefixes of the blocks of all atoms.
+    time, so every array is read once, in order (and a coded table of weights from the cache).  A
+    block of several atoms adds, per column, its entries' total split as
+    ``huc_ref.fast.numbers.block_sums`` splits it (the same bits in any order of its atoms).
+    Returns ``sup, r, b, moment`` arrays of shape ``(G, n_cols)``, with ``r, b`` prefixes of the
+    blocks of all atoms.
 
     >>> W, every = pad_lanes(np.ones((3, 1))), np.zeros(0, dtype=np.uint16)
     >>> sup, r, b, moment = rank_scan(np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64),
@@ -683,7 +691,7 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
                     for t in range(lo, hi):
                         buf[t - lo] = s_val[t] * Wl[s_row[t], g]
                     total = _block_total(buf, hi - lo, levels, L, acc)
-                at = (2 * col + held[col]) * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
+                at = _lane_at(held, col, stride, g)
                 c = S[at] + total
                 S[at] = c
                 if c > S[at + GROUP_LANES]:
@@ -698,7 +706,7 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
     moment = np.zeros((G, n_cols))
     for col in range(n_cols):
         for g in range(G):
-            at = (2 * col + held[col]) * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
+            at = _lane_at(held, col, stride, g)
             s = S[at + GROUP_LANES] - S[at + 2 * GROUP_LANES]
             if s > 0:
                 f_mx, f_mn = int(S[at + 3 * GROUP_LANES]), int(S[at + 4 * GROUP_LANES])
