@@ -800,6 +800,134 @@ def test_few_scores_are_grouped_into_the_packed_sorts_order(d, n, seed):
         assert np.array_equal(order, want)  # (sort_scores tried group_sort: its order)
 
 
+def python_keys(score) -> list:
+    """Each float's order-preserving key, from its bits in Python's integers (negative floats flip
+    every bit, others the sign bit): a second computation of ``score_keys``."""
+    import struct
+    bits = [struct.unpack("<Q", struct.pack("<d", float(x)))[0] for x in score]
+    return [b ^ (2**64 - 1) if b >> 63 else b ^ 2**63 for b in bits]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3000), st.integers(1, 9000), st.integers(0, 2**32 - 1), st.booleans())
+@example(1, 4096, 0, False)  # one score for all
+@example(999, 10**4, 3, True)  # three decimals (issue 17's tied scores)
+@example(2, 100, 0, False)  # -0.0 and 0.0: two distinct keys, two buckets
+@example(3000, 3000, 5, False)  # every score distinct, near neighbours among them
+def test_few_scores_are_grouped_without_a_sort(d, n, seed, rounded):
+    """``group_scores`` (App. F.3's tie blocks without a sort) is None exactly where two distinct
+    keys share a bucket, computed here again in Python's integers; otherwise each score's group
+    is its key's rank among the distinct keys and the distinct scores are those keys' floats, bit
+    for bit.  The scores: -0.0 and 0.0, subnormals, 1e-300 and their negatives, normals (or,
+    ``rounded``, probabilities to three decimals)."""
+    from huc_ref.fast.intervals import GROUP_BUCKETS, group_scores
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.uniform(0.001, 0.999, d), 3) if rounded else distinct_scores(d, seed)
+    score = values[rng.permutation(np.resize(np.arange(len(values)), n))]
+    keys = python_keys(score)
+    least, span = min(keys), max(keys) - min(keys)
+    shift = max(0, span.bit_length() - (GROUP_BUCKETS.bit_length() - 1))
+    held = {}
+    for k in keys:
+        held.setdefault((k - least) >> shift, set()).add(k)
+    found = group_scores(score)
+    assert (found is None) == any(len(v) > 1 for v in held.values())
+    if found is not None:
+        group, distinct = found
+        ranks = {k: j for j, k in enumerate(sorted(set(keys)))}
+        assert group.tolist() == [ranks[k] for k in keys]
+        assert python_keys(distinct) == sorted(set(keys))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.1, -0.3, 1e-300, -5e-324, 2.0**-60, 1e300, -1e300,
+                                                                 3.0, np.inf, -np.inf, np.nan, 0.0, -0.0])),
+                min_size=1, max_size=60),
+       st.integers(0, 2**32 - 1))
+@example([(0, 1e300), (0, 1e300), (1, 0.1)], 0)  # a block beyond 2^1000: the ldexp route
+@example([(0, np.inf), (0, -np.inf), (1, 0.1)], 0)  # infinities passed on
+@example([(0, 0.1), (1, 0.2)], 0)  # one value per block
+def test_group_sums_are_block_sums_of_the_values_sorted_by_block(pairs, seed):
+    """``group_sums`` gives, bit for bit, ``block_sums`` of the values sorted by block (each
+    block's values shuffled): the same level sums, found by block number instead of position; a
+    block holding an infinity or NaN is summed plainly (inf or NaN in any order), the others as
+    usual (before, any such block sent every block to the plain, order-dependent sum)."""
+    from huc_ref.fast.numbers import block_sums, group_sums
+    rng = np.random.default_rng(seed)
+    used = sorted({g for g, _ in pairs})  # block numbers 0 .. d - 1, every one used
+    group = np.array([used.index(g) for g, _ in pairs])
+    x = np.array([v for _, v in pairs]) * rng.choice([1.0, 0.5, 3.0])
+    order = rng.permutation(len(x))
+    order = order[np.argsort(group[order], kind="stable")]  # by block, in a random order within blocks
+    starts = np.flatnonzero(np.diff(np.concatenate([[-1], group[order]])))
+    want = block_sums(x[order], starts)
+    got = group_sums(x, group, len(used))
+    assert np.array_equal(got, want, equal_nan=True)
+    number = ~np.isnan(want)  # (a NaN's sign bit depends on which operand x86 meets first: no meaning)
+    assert np.signbit(got[number]).tolist() == np.signbit(want[number]).tolist()
+
+
+def test_numpy_groups_tied_scores_and_the_audit_is_the_same_document(monkeypatch):
+    """Binary UC on 20,000 scores of three decimals, with sample weights and two subgroups (one of
+    equal weights, one not), and a flat 10-class tree's top-1 and class utilities on rounded
+    softmax rows: numpy finds the tie blocks without a sort (``group_scores``, used: counted),
+    and the audit is the same document as with the packed sort; so are the sort it makes when
+    asked (``order``, ``starts``, ``block_last``) and the atoms of a witness."""
+    from huc_ref import TopK, class_indicator
+    intervals = importlib.import_module("huc_ref.fast.intervals")
+    audit_module = importlib.import_module("huc_ref.fast.audit")
+    rng = np.random.default_rng(12)
+    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    p = np.round(rng.uniform(0.001, 0.999, 20000), 3)
+    y, P = (rng.random(20000) < p).astype(np.int64), np.stack([1 - p, p], axis=1)
+    flat = LabelTree.from_children("r", {"r": [f"c{i}" for i in range(10)]})
+    logits = rng.normal(size=(6000, 10)) * 2
+    Q = np.round(np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True), 2) + 0.01
+    Q /= Q.sum(axis=1, keepdims=True)
+    labels = np.array([rng.choice(10, p=q) for q in Q])
+    cases = [(y, P, tree, {"pos": class_indicator(tree, "pos")},
+              dict(sample_weight=rng.uniform(0.5, 2, 20000),
+                   subgroups={"all": np.ones(20000), "some": rng.uniform(-1, 1, 20000)})),
+             (y, P, tree, {"pos": class_indicator(tree, "pos")}, {}),
+             (labels, Q, flat, {"top1": TopK(flat, 1), "c3": class_indicator(flat, "c3")}, {})]
+    calls, grouped = [], intervals.group_scores
+    monkeypatch.setattr(intervals, "group_scores", lambda score: calls.append(1) or grouped(score))
+    docs = [fast_audit(*case[:4], **case[4]).to_json() for case in cases]
+    assert len(calls) == 4 and docs[0]["uc"]["value"] > 0
+    ft = audit_module.FastTree(tree)
+    terms = audit_module.sample_terms(ft, P, y, cases[0][3])
+    W = np.full((20000, 1), 1 / 20000)
+    rows = audit_module.sample_tables(ft, terms, y, W, cases[0][3])["pos"]
+    assert "_groups" in vars(rows)  # (found without a sort)
+    monkeypatch.setattr(intervals, "group_scores", lambda score: None)
+    assert docs == [fast_audit(*case[:4], **case[4]).to_json() for case in cases]
+    packed = audit_module.sample_tables(ft, terms, y, W, cases[0][3])["pos"]
+    for name in ("order", "starts", "block_last"):
+        assert np.array_equal(getattr(rows, name), getattr(packed, name)), name
+    r, b = int(rows.best[0][1][0]), int(rows.best[0][2][0])
+    assert b > r and np.array_equal(rows.members(r, b), packed.members(r, b))
+
+
+@pytest.mark.parametrize("accelerator", ["numpy", "numba"])
+def test_minus_zero_and_zero_are_one_tie_block(accelerator):
+    """Scores -0.0, 0.0 and 0.5 on 6,000 atoms (few distinct scores: numpy tries its blocks
+    without a sort, which finds -0.0 and 0.0 two scores with no gap between them and leaves them
+    to the sort): two tie blocks, and the UC sup is the largest of ``|B1|``, ``|B2|`` and
+    ``|B1 + B2|``, the block sums computed here with ``math.fsum``."""
+    import math
+
+    from huc_ref.fast.intervals import Rows
+    if accelerator == "numba" and not numba_available():
+        pytest.skip("the numba extra is not installed")
+    rng = np.random.default_rng(4)
+    score = rng.choice([-0.0, 0.0, 0.5], 6000)
+    residual = rng.normal(size=6000) + 0.01
+    rows = Rows(score, residual, np.zeros((0, 6000)), None, None, np.full((6000, 1), 1 / 6000), 1, accelerator)
+    b1, b2 = (math.fsum(residual[m].tolist()) / 6000 for m in (score == 0, score == 0.5))
+    assert rows.best[0][0][0] == pytest.approx(max(abs(b1), abs(b2), abs(b1 + b2)), rel=1e-12)
+    assert len(rows.starts) == 2
+
+
 @pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
 def test_binary_uc_on_tied_scores_is_the_same_document_grouped_or_packed(monkeypatch):
     """Binary UC (MCGrad's ECCE) on 20,000 scores of three decimals: numba sorts them by grouping

@@ -431,8 +431,8 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     exact = ExactRows(None) if exact is None else exact  # (None: no exact scores behind the floats)
     names, t = list(utilities), terms
     lanes = None
-    if engine == "numpy":  # (each subgroup's weights a contiguous row, for the column scan's gathers)
-        W = np.asfortranarray(W)
+    if engine == "numpy" and W.strides[0] != 0:  # (each subgroup's weights a contiguous row, for the column
+        W = np.asfortranarray(W)                  # scan's gathers; equal weights broadcast stay one number)
     if engine == "numba" and t.flat:
         W = np.ascontiguousarray(W)  # the UC scans read each atom's row of weights
     elif engine == "numba":  # the node scan's weights, padded to whole vectors once for every utility (one copy,

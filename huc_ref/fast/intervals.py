@@ -8,9 +8,9 @@ from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
 
-from .numbers import block_sums, sum_levels
+from .numbers import block_sums, group_sums, sum_levels
 
-__all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "tie_blocks", "CACHE_BLOCK", "Rows"]
+__all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "group_scores", "GROUP_BUCKETS", "tie_blocks", "CACHE_BLOCK", "Rows"]
 
 
 def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str = "numpy"):
@@ -158,6 +158,46 @@ def score_keys(score: np.ndarray) -> np.ndarray:
     return key.view(np.uint64)
 
 
+#: The buckets :func:`group_scores` spreads the scores' keys over (a table of 2^16 keys: 512 KiB).
+GROUP_BUCKETS = 1 << 16
+
+
+def group_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Algorithm 2's tie blocks without a sort (App. F.3), where few distinct scores lie far
+    enough apart: ``(group, distinct)``, each score's block (its rank among the distinct scores)
+    and the distinct scores ascending; None where two distinct scores fall in one bucket.
+
+    Each score's key (:func:`score_keys`) less the smallest key, shifted right until the largest
+    fits below :data:`GROUP_BUCKETS`, is a bucket that never decreases as the score rises.  Every
+    key is written to its bucket and read back: when each reads its own, no bucket holds two
+    distinct scores, and the occupied buckets, in order, are the distinct scores in order.  Three
+    passes over the keys and two gathers, against a sort's ``log n`` passes.  -0.0 and 0.0 are
+    two distinct scores here (one block to Algorithm 2: the caller's check of the gaps between
+    distinct scores sends them to the sort).
+
+    >>> group, distinct = group_scores(np.array([0.5, 0.25, 0.5, -1.0]))
+    >>> group.tolist(), distinct.tolist()
+    ([2, 1, 2, 0], [-1.0, 0.25, 0.5])
+    >>> group_scores(np.array([0.5, 0.5 + 2**-40, 1e300])) is None  # the two near scores share a bucket
+    True
+    """
+    key = score_keys(score)
+    least = key.min()
+    bucket = np.subtract(key, least)
+    bucket >>= np.uint64(max(0, int(key.max() - least).bit_length() - GROUP_BUCKETS.bit_length() + 1))
+    bucket = bucket.view(np.intp)  # below 2^16: the same bits as a signed index
+    table = np.full(GROUP_BUCKETS, ~np.uint64(0))  # no score's key (a NaN's)
+    table[bucket] = key
+    if np.any(table.take(bucket) != key):
+        return None
+    held = np.flatnonzero(table != ~np.uint64(0))
+    rank = np.zeros(GROUP_BUCKETS, dtype=np.intp)
+    rank[held] = np.arange(len(held))
+    keys = table.take(held)  # each distinct score's key, ascending: the score's bits back (score_keys undone)
+    bits = np.where(keys >> np.uint64(63) == 1, keys ^ np.uint64(2**63), ~keys)
+    return np.take(rank, bucket, out=key.view(np.intp)), bits.view(np.float64)
+
+
 def argsort_scores(score: np.ndarray) -> np.ndarray:
     """The order of :func:`sort_scores` alone (Algorithm 2's sort, App. F.3), where the caller
     needs no sorted scores: the packed keys unless a sample shows ties or near neighbours
@@ -221,6 +261,19 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
         ranked = [values[k] for k in by_value]
         new[first:last] = [a != b for a, b in zip(ranked, ranked[1:])]
     return order, new
+
+
+def _equal_columns(W: np.ndarray) -> np.ndarray:
+    """For each subgroup (column of ``W``), whether its weights are all equal: then one number
+    multiplies, not a gather.  A broadcast ``W`` (stride 0 along the atoms, the audit's equal
+    weights) is not read.
+
+    >>> _equal_columns(np.array([[0.5, 1.0], [0.5, 0.0]])).tolist()
+    [True, False]
+    """
+    if W.strides[0] == 0 or not len(W):
+        return np.ones(W.shape[1], dtype=bool)
+    return W.min(axis=0) == W.max(axis=0)
 
 
 #: The mean column length (block ends) from which :meth:`Rows._extremes` reads each column with
@@ -313,6 +366,20 @@ class Rows:
             self.best = scan(block, residual.take(order), terms, col_table, np.asarray(kind).take(order), W, n_cols)
         self._copy_uc(uc_copies)
 
+    def __getattr__(self, name):
+        """The sort behind blocks found without one (:func:`group_scores`), made when first read:
+        ``order`` (equal scores by index, the packed sort's order; numpy's stable argsort of
+        16-bit blocks is a radix sort), ``starts`` and ``block_last``."""
+        grouped = self.__dict__.get("_groups")
+        if grouped is None or name not in ("order", "starts", "block_last"):
+            raise AttributeError(name)
+        group, distinct = grouped
+        self.order = np.argsort(group.astype(np.uint16), kind="stable")
+        sizes = np.bincount(group, minlength=len(distinct))
+        self.block_last = np.cumsum(sizes) - 1
+        self.starts = self.block_last - sizes + 1
+        return getattr(self, name)
+
     def _copy_uc(self, columns):
         """Columns whose every entry is the UC residual's take its sums and witness."""
         for col in columns:
@@ -330,13 +397,19 @@ class Rows:
         numba: one pass of :func:`huc_ref.fast.kernels.sorted_uc_scan` (with ties, of
         ``tied_uc_scan``); numpy: the gaps checked, then :meth:`_uc_only`."""
         n = len(score)
-        order, ranked = sort_scores(score, engine)
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
+        if engine == "numpy" and _few_scores(score):  # few distinct scores: blocks without a sort, if far apart
+            grouped = group_scores(score)
+            if grouped is not None and np.all(np.diff(grouped[1]) > gap) and (ties or len(grouped[1]) == n):
+                self._score, self._groups = score, grouped
+                self.best = self._uc_only(residual, W, n_cols, engine)
+                return True
+        order, ranked = sort_scores(score, engine)
         self.order, self._score, self._ranked = order, score, ranked
         if engine == "numba":
             from .kernels import sorted_uc_scan, tied_uc_scan
             out = np.empty((W.shape[1], 4))
-            equal = np.array([W[:, g].min() == W[:, g].max() for g in range(W.shape[1])])
+            equal = _equal_columns(W)
             new = np.ones(max(n - 1, 0), dtype=bool)
             res = residual.take(order)
             found = sorted_uc_scan(ranked, res, order, W, equal, gap, out)
@@ -442,7 +515,7 @@ class Rows:
             blk = block[rank]
             last = np.flatnonzero(np.concatenate([change | (blk[1:] != blk[:-1]), [True]]))  # block ends
             be_first = np.searchsorted(last, seg)  # first block end of each column
-        WT = W.T if W.T.flags.c_contiguous else np.ascontiguousarray(W.T)  # one row per subgroup
+        WT = W.T if W.T.flags.c_contiguous or W.strides[0] == 0 else np.ascontiguousarray(W.T)  # a row per subgroup
         seg_col = col[seg]
 
         def full(j):  # prefix j of a column -> prefix of the blocks of all atoms
@@ -451,7 +524,7 @@ class Rows:
         ties = last is not None and len(last) < len(val)
         if ties:  # each column's blocks: their first entries, and the first block of each column
             block_first = np.concatenate([[0], last[:-1] + 1])
-        equal = WT.min(axis=1) == WT.max(axis=1)  # equal weights (everyone): one number, not a gather
+        equal = _equal_columns(W)  # equal weights (everyone): one number, not a gather
         units = len(last) if ties else m  # the prefix sums' positions: block ends (entries without ties)
         plan = _cache_blocks(be_first, units, CACHE_BLOCK)
 
@@ -517,22 +590,27 @@ class Rows:
 
     def _uc_only(self, residual, W, n_cols, engine) -> list:
         """Algorithm 2 on the UC column alone (no node terms; ``residual`` in rank order, a gathered
-        copy this uses up): the prefix sums of the blocks' totals, whose first extreme positions
-        are block prefixes.  A subgroup whose weights are all equal multiplies by one number
-        instead of gathering its weights; ``engine="numba"`` without ties: one compiled pass per
-        subgroup (:func:`huc_ref.fast.kernels.uc_scan`)."""
+        copy this uses up, or, after :func:`group_scores`, in the atoms' order, kept): the prefix
+        sums of the blocks' totals, whose first extreme positions are block prefixes.  A subgroup
+        whose weights are all equal multiplies by one number instead of gathering its weights;
+        ``engine="numba"`` without ties: one compiled pass per subgroup
+        (:func:`huc_ref.fast.kernels.uc_scan`)."""
         if engine == "numba":
             from .kernels import uc_scan
+        grouped = self.__dict__.get("_groups")
+        equal = _equal_columns(W)
         best = []
         for k in range(W.shape[1]):
             w = W[:, k]
-            lo, hi = w.min(), w.max()
-            if engine == "numba" and len(self.block_last) == len(residual):
-                mx, i_mx, mn, i_mn = uc_scan(residual, w if lo != hi else w[:1], self.order)
+            if grouped is None and engine == "numba" and len(self.block_last) == len(residual):
+                mx, i_mx, mn, i_mn = uc_scan(residual, w[:1] if equal[k] else w, self.order)
             else:
-                last = k == W.shape[1] - 1  # (the residuals are needed no more: their buffer serves)
-                C = np.multiply(residual, lo if lo == hi else w.take(self.order), out=residual if last else None)
-                if len(self.block_last) < len(C):  # ties: the blocks' order-free totals
+                last = grouped is None and k == W.shape[1] - 1  # (the residuals are needed no more: their buffer serves)
+                weight = w[0] if equal[k] else w if grouped is not None else w.take(self.order)
+                C = np.multiply(residual, weight, out=residual if last else None)
+                if grouped is not None:  # the blocks' order-free totals, block by block
+                    C = group_sums(C, grouped[0], len(grouped[1]))
+                elif len(self.block_last) < len(C):  # ties: the blocks' order-free totals
                     C = block_sums(C, self.starts)
                 np.cumsum(C, out=C)
                 i_mx, i_mn = int(np.argmax(C)), int(np.argmin(C))
@@ -577,11 +655,16 @@ class Rows:
         """
         out = [None] * len(r)
         some = np.flatnonzero(b != r)
-        if len(some):
+        if not len(some):
+            return out
+        grouped = self.__dict__.get("_groups")
+        if grouped is not None:  # (one float per block)
+            low, high = grouped[1].take(r[some]), grouped[1].take(b[some] - 1)
+        else:
             low = self._score.take(self.order.take(self.starts.take(r[some])))
             high = self._score.take(self.order.take(self.block_last.take(b[some] - 1)))
-            for col, lo, hi in zip(some.tolist(), low.tolist(), high.tolist()):
-                out[col] = (lo, hi)
+        for col, lo, hi in zip(some.tolist(), low.tolist(), high.tolist()):
+            out[col] = (lo, hi)
         return out
 
     def members(self, r, b) -> np.ndarray:

@@ -20,7 +20,7 @@ from ..errors import HUCError
 
 __all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "logsumexp",
            "softmax_rows", "first_max", "first_max_rows", "row_sums", "row_extremes", "weighted_row_sums", "sum_levels",
-           "block_sums", "ratio", "floats", "as_floats", "entries"]
+           "block_sums", "group_sums", "ratio", "floats", "as_floats", "entries"]
 
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
@@ -302,27 +302,66 @@ def block_sums(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
     if sizes.max() <= 1:  # one value per block
         return x[starts]
     part = np.abs(x)  # (then the buffer of each level's part)
-    largest = np.maximum.reduceat(part, starts)
-    if not np.all(largest < np.inf):  # an infinity or NaN to pass on
-        return np.add.reduceat(x, starts)
+    with np.errstate(invalid="ignore"):  # (a NaN is passed on)
+        largest = np.maximum.reduceat(part, starts)
+    return _level_sums(x, part, largest, int(sizes.max()),
+                       lambda v: np.repeat(v, sizes), lambda v: np.add.reduceat(v, starts))
+
+
+def group_sums(x: np.ndarray, group: np.ndarray, d: int) -> np.ndarray:
+    """:func:`block_sums` with each value's block given by ``group`` (``d`` blocks, each value's
+    number in ``0 .. d - 1``, every number used) rather than by position: the same level sums,
+    so the same bits as :func:`block_sums` of the values sorted by block, in any order within
+    blocks (Algorithm 2's prefix sums at tie-block ends, App. F.3, without the sort).
+
+    >>> x = np.array([0.1, 3.0, 0.2, 2.0 ** -60, 0.3, -1.0, 1.0])
+    >>> group_sums(x, np.array([0, 1, 0, 2, 0, 2, 2]), 3).tolist()  # block_sums' example, shuffled
+    [0.6, 3.0, 8.673617379884035e-19]
+    """
+    x = np.asarray(x, dtype=float)
+    sizes = np.bincount(group, minlength=d)
+    if sizes.max() <= 1:  # one value per block
+        out = np.empty(d)
+        out[group] = x
+        return out
+    part = np.abs(x)
+    largest = np.zeros(d)
+    with np.errstate(invalid="ignore"):  # (a NaN is passed on: maximum, not fmax)
+        np.maximum.at(largest, group, part)
+    return _level_sums(x, part, largest, int(sizes.max()), lambda v: v.take(group),
+                       lambda v: np.bincount(group, v, minlength=d))
+
+
+def _level_sums(x, part, largest, size, spread, block_total):
+    """:func:`block_sums`' sums: ``largest[b]`` the largest ``|x|`` of block ``b`` (``part``, a
+    buffer of ``len(x)`` numbers to use up), ``size`` the most values a block holds, ``spread(v)``
+    each value's entry of ``v`` (one per block), ``block_total(v)`` each block's sum of ``v``."""
+    bad = ~(largest < np.inf)  # blocks holding an infinity or NaN: their plain sums, inf or NaN in any order
+    if bad.any():
+        with np.errstate(invalid="ignore"):
+            plain = block_total(x)
+        x, largest = np.where(spread(bad), 0.0, x), np.where(bad, 0.0, largest)  # (the others as usual)
     e = np.frexp(largest)[1]  # largest < 2^e (e = 0 for a block of zeros)
     if -1000 < e.min() and e.max() < 1000:  # 2^-e a normal double: one multiplication (correctly rounded, as ldexp)
-        rest = np.repeat(np.ldexp(1.0, -e), sizes)  # exact, but where a value far below its block's largest
+        rest = spread(np.ldexp(1.0, -e))  # exact, but where a value far below its block's largest
         rest *= x  # lands among the subnormals, rounded there (ldexp too)
     else:
-        rest = np.ldexp(x, np.repeat(-e, sizes))  # magnitudes below 1
+        rest = np.ldexp(x, spread(-e))  # magnitudes below 1
     sums = []
-    levels = sum_levels(int(sizes.max())).tolist()
+    levels = sum_levels(size).tolist()
     for j, M in enumerate(levels):
         np.add(rest, M, out=part)
         part -= M  # rest rounded to the level's grid
-        sums.append(np.add.reduceat(part, starts))  # exact
+        sums.append(block_total(part))  # exact
         if j + 1 < len(levels):
             rest -= part  # exact
     total = sums.pop()
     while sums:
         total = sums.pop() + total
-    return np.ldexp(total, e)
+    total = np.ldexp(total, e)
+    if bad.any():
+        total[bad] = plain[bad]
+    return total
 
 
 def ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
