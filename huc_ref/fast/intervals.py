@@ -10,7 +10,8 @@ import numpy as np
 
 from .numbers import block_sums, group_sums, sum_levels
 
-__all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "group_scores", "GROUP_BUCKETS", "tie_blocks", "CACHE_BLOCK", "Rows"]
+__all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "group_scores", "GROUP_BUCKETS",
+           "tie_blocks", "CACHE_BLOCK", "Rows"]
 
 
 def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str = "numpy"):
@@ -605,7 +606,7 @@ class Rows:
             if grouped is None and engine == "numba" and len(self.block_last) == len(residual):
                 mx, i_mx, mn, i_mn = uc_scan(residual, w[:1] if equal[k] else w, self.order)
             else:
-                last = grouped is None and k == W.shape[1] - 1  # (the residuals are needed no more: their buffer serves)
+                last = grouped is None and k == W.shape[1] - 1  # (the residuals needed no more: their buffer serves)
                 weight = w[0] if equal[k] else w if grouped is not None else w.take(self.order)
                 C = np.multiply(residual, weight, out=residual if last else None)
                 if grouped is not None:  # the blocks' order-free totals, block by block
