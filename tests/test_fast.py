@@ -1391,3 +1391,38 @@ def test_the_compiled_radix_sort_is_numpys_sort_of_the_packed_keys(n, seed, kind
         ours, theirs = argsort_keys(key.copy(), values, "numba"), argsort_keys(key.copy(), values, "numpy")
         assert all(np.array_equal(a, b) for a, b in zip(ours, theirs)) if values is not None else \
             np.array_equal(ours, theirs)
+
+
+@pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
+def test_the_packed_keys_sort_is_measured_once_per_size_and_checked(monkeypatch):
+    """``sort_packed`` under numba: below ``MEASURED_SORT`` keys the radix sort; from there the
+    first sort of each size class is made both ways, the choice kept for the class (either
+    choice gives ``np.sort``'s array), and a radix sort that disagrees with numpy's is an
+    internal error, not a silently wrong order."""
+    from huc_ref.errors import HUCError
+    from huc_ref.fast import kernels
+    intervals = importlib.import_module("huc_ref.fast.intervals")
+    monkeypatch.setattr(intervals, "_radix_faster", {})
+    rng = np.random.default_rng(2)
+    n = intervals.MEASURED_SORT + 5
+    b = max(1, (n - 1).bit_length())
+    packed = (rng.integers(0, 2**40, n).astype(np.uint64) << np.uint64(b)) | np.arange(n, dtype=np.uint64)
+    want = np.sort(packed)
+    calls, radix = [], kernels.radix_sort_high
+    monkeypatch.setattr(kernels, "radix_sort_high", lambda *a: calls.append(len(a[0])) or radix(*a))
+    small = packed[:100].copy()
+    intervals.sort_packed(small, b, "numba")
+    assert calls == [100] and np.array_equal(small, np.sort(packed[:100])) and intervals._radix_faster == {}
+    x = packed.copy()
+    intervals.sort_packed(x, b, "numba")
+    assert np.array_equal(x, want) and list(intervals._radix_faster) == [n.bit_length()] and calls == [100, n]
+    for faster in (True, False):
+        intervals._radix_faster[n.bit_length()] = faster
+        x = packed.copy()
+        intervals.sort_packed(x, b, "numba")
+        assert np.array_equal(x, want) and calls[-1] == (n if faster else 100)
+        calls.append(100)
+    monkeypatch.setattr(intervals, "_radix_faster", {})
+    monkeypatch.setattr(kernels, "radix_sort_high", lambda a, bits: None)  # a planted bug: sorts nothing
+    with pytest.raises(HUCError, match="sort_packed: the radix sort and numpy's sort disagree"):
+        intervals.sort_packed(packed.copy(), b, "numba")

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
 
+from ..errors import HUCError
 from .numbers import block_sums, group_sums, sum_levels
 
 __all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "group_scores", "GROUP_BUCKETS",
-           "tie_blocks", "CACHE_BLOCK", "Rows"]
+           "sort_packed", "MEASURED_SORT", "tie_blocks", "CACHE_BLOCK", "Rows"]
 
 
 def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str = "numpy"):
@@ -23,8 +25,8 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str 
     numpy's value sort is faster than its argsort (at 10^6 floats about a quarter of its time on
     the project's Zen 4 machine, a third on the Zen 3 one: README): so each key keeps its
     leading bits above its index, and one value sort of these gives the order
-    (``engine="numba"``: a compiled radix sort of the leading bits,
-    :func:`huc_ref.fast.kernels.radix_sort_high`, the same order).  Distinct keys whose leading
+    (:func:`sort_packed`; under numba perhaps a compiled radix sort of the leading bits, the
+    same order).  Distinct keys whose leading
     bits agree are then put in order within their runs; where such runs hold more than an eighth
     of the keys, ``np.argsort`` does the work instead.  Equal keys (ties) need no second look: any order
     of them is right.
@@ -42,11 +44,7 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str 
     else:  # the values stand in for the keys from here on
         packed = np.bitwise_and(key, ~low, out=key)
     packed |= np.arange(n, dtype=np.uint64)
-    if engine == "numba":  # (the same order: the indices below the key bits are in increasing order)
-        from .kernels import radix_sort_high
-        radix_sort_high(packed, b)
-    else:
-        packed.sort()
+    sort_packed(packed, b, engine)
     order = (packed & low).view(np.intp)  # below 2**63: the same bits as a signed index
     packed >>= np.uint64(b)  # the leading bits, in order
     same = packed[1:] == packed[:-1]  # neighbours whose leading bits agree
@@ -66,6 +64,50 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str 
         elif ranked is not None:
             ranked[ranks] = full.take(order[ranks])
     return order if values is None else (order, ranked)
+
+
+#: From this many packed keys, the first sort of each size class (``n.bit_length()``) under numba is
+#: made both ways and timed (:func:`sort_packed`).
+MEASURED_SORT = 1 << 16
+
+#: Per size class, whether the compiled radix sort was the faster one in this process.
+_radix_faster: dict[int, bool] = {}
+
+
+def sort_packed(packed: np.ndarray, low_bits: int, engine: str = "numpy") -> None:
+    """Sort :func:`argsort_keys`' packed keys in place (Algorithm 2's sort, App. F.3): numpy's
+    ``sort``, or under numba whichever of it and the compiled radix sort
+    (:func:`huc_ref.fast.kernels.radix_sort_high`) measured faster on this machine.  The two give
+    the same array (the keys are distinct: the indices below their bits rise), but their speeds
+    do not travel: the radix sort takes a quarter of numpy's time at 10^6 keys on the project's
+    Zen 4 machine and twice it on the Zen 3 one, where it wins only in the caches (README).  So
+    the first sort of at least :data:`MEASURED_SORT` keys of each size class (``n.bit_length()``)
+    is made both ways, the two results compared, and the faster way kept for the class.
+
+    >>> x = np.array([3 << 4 | 1, 1 << 4 | 0, 3 << 4 | 2], dtype=np.uint64)
+    >>> sort_packed(x, 4)
+    >>> [int(v) >> 4 for v in x]
+    [1, 3, 3]
+    """
+    if engine != "numba":
+        packed.sort()
+        return
+    from .kernels import radix_sort_high
+    size = len(packed).bit_length()
+    if len(packed) < MEASURED_SORT or size in _radix_faster:  # (in the caches: the radix sort)
+        if len(packed) < MEASURED_SORT or _radix_faster[size]:
+            radix_sort_high(packed, low_bits)
+        else:
+            packed.sort()
+        return
+    other = packed.copy()
+    start = time.perf_counter()
+    radix_sort_high(other, low_bits)
+    middle = time.perf_counter()
+    packed.sort()
+    _radix_faster[size] = middle - start < time.perf_counter() - middle
+    if not np.array_equal(other, packed):
+        raise HUCError("sort_packed: the radix sort and numpy's sort disagree", kind="internal")
 
 
 def _settle_runs(order, same, differ, full):
@@ -91,10 +133,11 @@ def sort_scores(score: np.ndarray, engine: str = "numpy") -> tuple[np.ndarray, n
     by :func:`argsort_keys`, which gathers the scores into rank order for its own checks;
     below 4,096 scores, or where a sample of about a thousand shows many distinct scores
     sharing their leading bits (near neighbours, which the packed keys leave to a second
-    sort), ``np.argsort``.  ``engine="numba"``: the packed keys sorted by the compiled radix sort
-    (:func:`huc_ref.fast.kernels.radix_sort_high`; the same order), and where the sample shows
-    few distinct scores, first :func:`huc_ref.fast.kernels.group_sort` (the same order again:
-    keys ascending, equal keys by index), which gives up beyond 4,096 distinct scores.
+    sort), ``np.argsort``.  ``engine="numba"``: the packed keys sorted by the faster of
+    the compiled radix sort (:func:`huc_ref.fast.kernels.radix_sort_high`) and numpy's, as
+    measured (:func:`sort_packed`; the same order), and where the sample shows few distinct
+    scores, first :func:`huc_ref.fast.kernels.group_sort` (the same order again: keys ascending,
+    equal keys by index), which gives up beyond 4,096 distinct scores.
 
     >>> order, s = sort_scores(np.array([0.5, -1.0, 0.25, 0.5, -0.0]))
     >>> order.tolist(), s.tolist()
