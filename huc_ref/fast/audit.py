@@ -566,7 +566,7 @@ def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
     if y.ndim != 1 or len(y) != n:
         raise HUCError(f"y_true: has {len(y) if y.ndim == 1 else y.shape} labels, y_prob has {n} rows", kind="length")
     if y.dtype.kind in "iu":
-        ids = y.astype(int)
+        ids = y.astype(np.intp, copy=False)  # (read only: no copy of an intp array)
     elif y.dtype.kind == "U":
         names, inverse = np.unique(y, return_inverse=True)
         ids = np.array([tree.find_label(str(v)) for v in names], dtype=int)[inverse]
