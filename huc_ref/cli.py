@@ -358,7 +358,8 @@ def _cmd_demo(args) -> int:
 def _cmd_verify(args) -> int:
     from proofs_check.runner import main as verify
 
-    return verify((["--json"] if args.json else []) + (["--only", args.only] if args.only else []))
+    return verify((["--json"] if args.json else []) + (["--only", args.only] if args.only else []) +
+                  (["--jobs", args.jobs] if args.jobs is not None else []))
 
 
 def _case_arguments(parser, json_help, optional: bool = False):
@@ -518,9 +519,10 @@ def build_parser() -> argparse.ArgumentParser:
                  "Run one check per claim of the paper, in the paper's order, printing each as it "
                                    "ends with how it was checked.",
                  "huc verify", "huc verify --only appendix_d",
-                                        "huc verify --json > claims.json")
+                                        "huc verify --json > claims.json", "huc verify --jobs 1")
     v.add_argument("--json", action="store_true", help="print a JSON list of results (at the end)")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
+    v.add_argument("--jobs", metavar="N", help="run the checks on N processes (default: the usable CPUs)")
     v.set_defaults(run=_cmd_verify)
     return parser
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .distribution import FiniteDistribution
 from .errors import HUCError
-from .fast.audit import audit_distribution
+from .fast.audit import audit_distribution, subgroup_weights
 from .fast.boost import replay
 from .fast.numbers import floats
 from .results import BoostResult
@@ -33,9 +33,10 @@ def trajectory(result: BoostResult, dist: FiniteDistribution, utilities: dict) -
     """
     E = floats([a.label_law(dist.tree.K) for a in dist.atoms], "atoms[{}].eta[{}]")
     w = floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0]
+    W = subgroup_weights(dist)  # (once: products of Fractions)
     out = []
     for _, P in replay(result, dist, utilities):
-        res = audit_distribution(dist, utilities, predictions=P)
+        res = audit_distribution(dist, utilities, predictions=P, weights=W)
         with np.errstate(divide="ignore"):
             loss = float(-(w * (E * np.where(E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
         out.append({"uc": res.uc.sup, "huc": res.huc.sup, "log_loss": loss})

@@ -97,6 +97,21 @@ def test_verify_exit_status(argv, code, capsys):
     assert ("4 passed, 0 failed" in out) if code == 0 else ("0 passed, 0 failed" in out)
 
 
+def test_verify_on_several_processes_gives_one_processs_results_in_order():
+    """``huc verify --jobs N``: the checks on N worker processes, each result as one process
+    gives it (all but the time), in the paper's order."""
+    def strip(results):
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in results]
+    one = run_checks("appendix_d", jobs=1)
+    assert len(one) == 4 and strip(run_checks("appendix_d", jobs=2)) == strip(one)
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_verify_refuses_a_number_of_processes_below_one(jobs, capsys):
+    assert huc_main(["verify", "--only", "appendix_d1", f"--jobs={jobs}"]) == 2
+    assert f"argument --jobs: expected a whole number of processes, at least 1; got {jobs!r}" in capsys.readouterr().err
+
+
 def test_verify_streams_each_check_in_the_paper_order(capsys):
     """One block per check as it ends, numbered, with the time so far; the main text before the
     appendices, and D.1 .. D.4 in order."""

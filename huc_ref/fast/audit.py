@@ -490,14 +490,17 @@ def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sampl
 
 
 def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility], *,
-                       accelerator: str = "numpy", predictions: np.ndarray | None = None) -> AuditResult:
+                       accelerator: str = "numpy", predictions: np.ndarray | None = None,
+                       weights: np.ndarray | None = None) -> AuditResult:
     """UC and HUC of a finite distribution in float64, as the exact engine's :class:`AuditResult`
     (``engine="fast"``; :func:`huc_ref.audit` with ``engine="fast"`` calls this).
 
     Sample atoms take the path form (F.4), with the ``accelerator`` given (``"numba"``: the
     compiled kernels); population atoms with a law ``eta`` the C.2 form.  ``predictions``
     (float64, one row per atom) replaces the atoms' own, e.g. a boosting run's replayed
-    predictions (:func:`huc_ref.replay.trajectory`).
+    predictions (:func:`huc_ref.replay.trajectory`); ``weights``, the third array of
+    :func:`distribution_arrays`, when the caller audits one distribution many times (made
+    once: each is a product of Fractions).
 
     >>> from huc_ref import Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -508,7 +511,7 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     """
     check_utilities(dist.tree, dist.n, utilities)
     ft = FastTree(dist.tree)
-    P, exact, weights = distribution_arrays(dist, predictions)
+    P, exact, weights = distribution_arrays(dist, predictions, weights)
     rows = np.arange(dist.n)
     if dist.is_sample:
         tables = sample_rows(ft, P, np.array([a.label for a in dist.atoms]), weights, utilities, rows,
@@ -521,9 +524,11 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     return result_rows(dist.tree, tables, list(dist.subgroups), dist.n, dist.is_sample)
 
 
-def distribution_arrays(dist: FiniteDistribution, predictions: np.ndarray | None = None):
+def distribution_arrays(dist: FiniteDistribution, predictions: np.ndarray | None = None,
+                        weights: np.ndarray | None = None):
     """The atoms as float64 arrays (docs/specification.md §3): predictions ``P`` (or ``predictions``),
-    the exact rows behind them, and ``w_i c(x_i)`` per subgroup (``n x |C|``).
+    the exact rows behind them, and ``w_i c(x_i)`` per subgroup (``n x |C|``; or ``weights``, as
+    made before).
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> P, exact, W = distribution_arrays(FiniteDistribution(t, [{"p": ["1/4", "3/4"], "label": "a"}]))
@@ -536,8 +541,19 @@ def distribution_arrays(dist: FiniteDistribution, predictions: np.ndarray | None
     else:
         P = np.asarray(predictions, dtype=float)
         exact = ExactRows(P)
-    weights = floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
-    return P, exact, weights
+    return P, exact, subgroup_weights(dist) if weights is None else weights
+
+
+def subgroup_weights(dist: FiniteDistribution) -> np.ndarray:
+    """``w_i c(x_i)`` per atom and subgroup (``n x |C|``) in float64, each the float of an exact product.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> atoms = [{"p": ["1/4", "3/4"], "label": "a", "weight": "1/4", "c": ["-1/2"]},
+    ...          {"p": ["1/4", "3/4"], "label": "b", "weight": "3/4", "c": [1]}]
+    >>> subgroup_weights(FiniteDistribution(t, atoms)).tolist()
+    [[-0.125], [0.75]]
+    """
+    return floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
 
 
 #: The fast backend's accelerators: pure numpy (the reference) and the compiled kernels.
