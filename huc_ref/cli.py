@@ -522,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc verify --json > claims.json", "huc verify --jobs 1")
     v.add_argument("--json", action="store_true", help="print a JSON list of results (at the end)")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
-    v.add_argument("--jobs", metavar="N", help="run the checks on N processes (default: the usable CPUs)")
+    v.add_argument("--jobs", metavar="N", help="run the checks on N processes (default: the usable CPUs, at most 6)")
     v.set_defaults(run=_cmd_verify)
     return parser
 

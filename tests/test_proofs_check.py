@@ -106,6 +106,17 @@ def test_verify_on_several_processes_gives_one_processs_results_in_order():
     assert len(one) == 4 and strip(run_checks("appendix_d", jobs=2)) == strip(one)
 
 
+def test_verify_starts_at_most_six_processes_unless_told(monkeypatch, capsys):
+    """On a machine of 64 CPUs ``huc verify`` defaults to DEFAULT_JOBS = 6 processes (each holds
+    its own sympy; the longest check bounds the time); on one CPU, to one."""
+    import proofs_check.runner as runner
+    for cpus, jobs in ((64, 6), (1, 1)):
+        monkeypatch.setattr(runner, "usable_cpus", lambda cpus=cpus: cpus)
+        with pytest.raises(SystemExit):
+            runner.main(["--help"])
+        assert f"at most 6; here {jobs})" in " ".join(capsys.readouterr().out.split())
+
+
 @pytest.mark.parametrize("jobs", ["0", "-1", "two"])
 def test_verify_refuses_a_number_of_processes_below_one(jobs, capsys):
     assert huc_main(["verify", "--only", "appendix_d1", f"--jobs={jobs}"]) == 2
