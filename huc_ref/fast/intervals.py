@@ -224,7 +224,11 @@ def group_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     ([2, 1, 2, 0], [-1.0, 0.25, 0.5])
     >>> group_scores(np.array([0.5, 0.5 + 2**-40, 1e300])) is None  # the two near scores share a bucket
     True
+    >>> [x.tolist() for x in group_scores(np.zeros(0))]  # no scores: no blocks
+    [[], []]
     """
+    if not len(score):
+        return np.zeros(0, dtype=np.intp), np.zeros(0)
     key = score_keys(score)
     least = key.min()
     bucket = np.subtract(key, least)
