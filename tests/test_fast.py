@@ -869,9 +869,10 @@ def test_group_sums_are_block_sums_of_the_values_sorted_by_block(pairs, seed):
 
 def test_numpy_groups_tied_scores_and_the_audit_is_the_same_document(monkeypatch):
     """Binary UC on 20,000 scores of three decimals, with sample weights and two subgroups (one of
-    equal weights, one not), and a flat 10-class tree's top-1 and class utilities on rounded
-    softmax rows: numpy finds the tie blocks without a sort (``group_scores``, used: counted),
-    and the audit is the same document as with the packed sort; so are the sort it makes when
+    equal weights, one not), a flat 10-class tree's top-1 and class utilities on rounded
+    softmax rows, and binary UC on five scores from 1e-300 to 1 - 1e-16: numpy finds the tie
+    blocks without a sort (``group_scores``, found: counted; the flat tree's renormalised scores
+    fall back to the sort), and the audit is the same document as with the packed sort; so are the sort it makes when
     asked (``order``, ``starts``, ``block_last``) and the atoms of a witness."""
     from huc_ref import TopK, class_indicator
     intervals = importlib.import_module("huc_ref.fast.intervals")
@@ -890,10 +891,21 @@ def test_numpy_groups_tied_scores_and_the_audit_is_the_same_document(monkeypatch
                    subgroups={"all": np.ones(20000), "some": rng.uniform(-1, 1, 20000)})),
              (y, P, tree, {"pos": class_indicator(tree, "pos")}, {}),
              (labels, Q, flat, {"top1": TopK(flat, 1), "c3": class_indicator(flat, "c3")}, {})]
+    far = rng.choice([1e-300, 1e-5, 0.3, 0.7, 1 - 1e-16], 6000)  # scores from near 1e-300 to near 1
+    cases.append(((rng.random(6000) < far).astype(np.int64), np.stack([1 - far, far], axis=1), tree,
+                  {"pos": class_indicator(tree, "pos")}, {}))
     calls, grouped = [], intervals.group_scores
-    monkeypatch.setattr(intervals, "group_scores", lambda score: calls.append(1) or grouped(score))
+
+    def counted(score):
+        found = grouped(score)
+        calls.append(found is not None)
+        return found
+    monkeypatch.setattr(intervals, "group_scores", counted)
     docs = [fast_audit(*case[:4], **case[4]).to_json() for case in cases]
-    assert len(calls) == 4 and docs[0]["uc"]["value"] > 0
+    # grouped, but for the flat tree's two utilities: its renormalised rows put distinct scores a few ulps
+    # apart into one bucket, and the sort takes them (the fallback, compared below like the rest)
+    assert calls == [True, True, False, False, True]
+    assert docs[0]["uc"]["value"] > 0 and docs[3]["uc"]["value"] > 0
     ft = audit_module.FastTree(tree)
     terms = audit_module.sample_terms(ft, P, y, cases[0][3])
     W = np.full((20000, 1), 1 / 20000)

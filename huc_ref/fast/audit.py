@@ -545,7 +545,9 @@ def distribution_arrays(dist: FiniteDistribution, predictions: np.ndarray | None
 
 
 def subgroup_weights(dist: FiniteDistribution) -> np.ndarray:
-    """``w_i c(x_i)`` per atom and subgroup (``n x |C|``) in float64, each the float of an exact product.
+    """``w_i c(x_i)`` per atom and subgroup (``n x |C|``) in float64, each the float of an exact
+    product: the weights of UC's and HUC's sums over atoms (Sec. 2.1's ``E[c(X) ...]`` of a
+    finite distribution, docs/specification.md §3).
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> atoms = [{"p": ["1/4", "3/4"], "label": "a", "weight": "1/4", "c": ["-1/2"]},
