@@ -33,26 +33,43 @@ def literal_terms(dist, utility, node):
     return out
 
 
-def brute_force_row(dist, utility, subgroup, node):
-    """``(sup, interval, moment)`` over all intervals; ties: smallest right end, then left."""
+def score_blocks(scores, tie=ZERO):
+    """The distinct scores in order, as blocks ``(lowest, highest)``: a score within ``tie`` of
+    the block's highest joins that block (``tie = 0``: one block per distinct score)."""
+    blocks = []
+    for s in sorted(set(scores)):
+        if blocks and s - blocks[-1][1] <= tie:
+            blocks[-1][1] = s
+        else:
+            blocks.append([s, s])
+    return [tuple(b) for b in blocks]
+
+
+def brute_force_row(dist, utility, subgroup, node, tie=ZERO):
+    """``(sup, interval, moment)`` over all intervals; ties: smallest right end, then left.
+
+    With ``tie > 0`` scores within ``tie`` of each other are one value (an interval holds all of
+    them or none): the audit of predictions printed to finitely many digits, where two scores
+    equal in the run's arithmetic can come out a rounding apart.  This only removes intervals,
+    so the sup can only fall, by no more than the moment of a split tie."""
     k = dist.subgroups.index(subgroup)
     terms = literal_terms(dist, utility, node)
-    scores = sorted({s for s, _ in terms})
+    blocks = score_blocks([s for s, _ in terms], tie)
     best = (ZERO, None, ZERO)
-    for hi in range(len(scores)):
+    for hi in range(len(blocks)):
         for lo in range(hi + 1):
             moment = sum((a.weight * a.c[k] * x for a, (s, x) in zip(dist.atoms, terms)
-                          if scores[lo] <= s <= scores[hi]), ZERO)
+                          if blocks[lo][0] <= s <= blocks[hi][1]), ZERO)
             if abs(moment) > best[0]:
-                best = (abs(moment), (scores[lo], scores[hi]), moment)
+                best = (abs(moment), (blocks[lo][0], blocks[hi][1]), moment)
     return best
 
 
-def brute_force_audit(dist, utilities):
+def brute_force_audit(dist, utilities, tie=ZERO):
     """All rows in the engine's order: subgroups, utilities, UC row then ``V_T(u)``."""
     rows = []
     for c in dist.subgroups:
         for name, u in utilities.items():
             for node in (None,) + tuple(u.relevant_nodes):
-                rows.append((c, name, node) + brute_force_row(dist, u, c, node))
+                rows.append((c, name, node) + brute_force_row(dist, u, c, node, tie))
     return rows

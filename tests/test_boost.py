@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from huc_ref import FiniteDistribution, LabelTree, PerAtom, Subtree, Table, TreeDecomposition, audit
 from huc_ref.boost import _context, _Engine, boost
 from huc_ref.errors import HUCError
+from tests.oracle import brute_force_audit
 from tests.strategies import finite_distributions, label_trees, utilities
 
 F = Fraction
@@ -19,25 +20,30 @@ D1 = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"
 U = {"u": Table(FOUR, [-1, 1, 1, 1])}
 
 
-def reaudit(dist, utilities, predictions):
-    """An independent exact audit of the final predictions (decimal strings, renormalised).
+PRINTED_TIE = Fraction(1, 10 ** 25)
 
-    A row within 10^-25 of its initial prediction is taken as that prediction, exactly: the
-    engine prints an atom no update moved with 30 digits, and renormalising the rounded texts
-    would split exact ties of scores between such rows (2/7 of (5/14, 5/14, 2/7) and of (3/7, 2/7,
-    2/7) came out 10^-31 apart, and the split blocks gave a sup of 1/14 where the exact one is
-    1/70; hypothesis found it)."""
+
+def reaudit(dist, utilities, predictions, tie=PRINTED_TIE):
+    """An independent audit of the final predictions (decimal strings, renormalised): the
+    brute force of ``tests/oracle.py``, with scores within ``tie`` taken as one value.
+
+    The engine prints 30 digits, so two scores equal in its arithmetic can come out a rounding
+    apart, and an audit of the printed rows then splits their tie block.  Hypothesis found it
+    twice: 2/7 of (5/14, 5/14, 2/7) and of (3/7, 2/7, 2/7), unmoved rows 10^-31 apart (sup 1/14
+    where the exact one is 1/70); and two moved rows whose u-scores agree because u is equal on
+    the leaves where they differ (``test_a_tie_split_by_printing_is_one_block_in_the_reaudit``).
+    Returns ``(uc, huc)``: the largest UC row and the largest ``V_T(u)`` row."""
     atoms = []
     for atom, row in zip(dist.atoms, predictions):
         p = [Fraction(x) for x in row]
         total = sum(p)
-        p = [x / total for x in p]
-        if all(abs(x - y) < Fraction(1, 10 ** 25) for x, y in zip(p, atom.p)):
-            p = list(atom.p)
-        entry = {"weight": atom.weight, "c": atom.c, "p": p}
+        entry = {"weight": atom.weight, "c": atom.c, "p": [x / total for x in p]}
         entry.update({"eta": atom.eta} if atom.eta is not None else {"label": dist.tree.labels[atom.label]})
         atoms.append(entry)
-    return audit(FiniteDistribution(dist.tree, atoms, dist.subgroups), utilities)
+    rows = brute_force_audit(FiniteDistribution(dist.tree, atoms, dist.subgroups), utilities, tie)
+    uc = max(r[3] for r in rows if r[2] is None)
+    huc = max((r[3] for r in rows if r[2] is not None), default=Fraction(0))
+    return uc, huc
 
 
 def test_d1_huc_boost_reaches_epsilon_and_uc_boost_cannot_see_the_error():
@@ -46,7 +52,7 @@ def test_d1_huc_boost_reaches_epsilon_and_uc_boost_cannot_see_the_error():
     assert uc.updates == [] and Fraction(uc.final["huc"]) == F(1, 4)
     huc = boost(D1, U, method="huc", epsilon="1/100")
     assert huc.stopped == "tolerance" and huc.theorem_3_5["holds"] and huc.theorem_3_5["certified"]
-    assert reaudit(D1, U, huc.predictions).huc.sup <= F(1, 100)
+    assert reaudit(D1, U, huc.predictions)[1] <= F(1, 100)
     losses = [Fraction(u["log_loss_after"]) for u in huc.updates]
     assert all(b < a for a, b in zip(losses, losses[1:]))
 
@@ -116,9 +122,25 @@ def test_theorem_3_5_on_random_populations(data):
         assert r.stopped == "tolerance"
         assert r.theorem_3_5["holds"] and r.theorem_3_5["certified"]
         assert len(r.updates) <= r.bound_updates
-        final = reaudit(d, us, r.predictions)
-        value = final.huc.sup if method == "huc" else final.uc.sup
-        assert value <= eps + F(1, 10 ** 20)
+        uc, huc = reaudit(d, us, r.predictions)
+        assert (huc if method == "huc" else uc) <= eps + F(1, 10 ** 20)
+
+
+def test_a_tie_split_by_printing_is_one_block_in_the_reaudit():
+    """Hypothesis drew it: the two atoms differ only on y4, y5, where u1 is 1/2 on both, and
+    each update scales y4 and y5 alike, so their u1 scores stay equal.  Printed to 30 digits they
+    come out 4.1e-32 apart; an audit that splits them finds 0.42 at v0 (one atom's half of a
+    cancelling block).  Taken as one block, the re-audit agrees with the run (Theorem 3.5)."""
+    t = LabelTree.from_children("v0", {"v0": ["v1", "v2", "v3"], "v3": ["v4", "v5", "v6"]})
+    d = FiniteDistribution(t, [
+        {"weight": "1/2", "p": ["1/8", "3/16", "1/16", "3/8", "1/4"], "label": "v4"},
+        {"weight": "1/2", "p": ["1/8", "3/16", "1/16", "5/16", "5/16"], "eta": [1, 0, 0, 0, 0]}])
+    us = {"u0": Table(t, [-1] * 5), "u1": Table(t, ["3/4", -1, -1, "1/2", "1/2"])}
+    eps = F(1, 20)
+    r = boost(d, us, method="huc", epsilon=eps, max_updates=400, digits=30)
+    assert r.stopped == "tolerance" and r.theorem_3_5["holds"] and r.theorem_3_5["certified"]
+    assert reaudit(d, us, r.predictions)[1] <= eps
+    assert reaudit(d, us, r.predictions, tie=0)[1] > F(2, 5)  # the split block
 
 
 def test_an_exact_tie_of_prefix_sums_keeps_the_first_witness_at_every_precision():
@@ -260,7 +282,7 @@ def test_cli_boost_json_and_errors(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["format"] == "huc-boost/1" and doc["stopped"] == "tolerance" and doc["theorem_3_5"]["holds"]
     assert all(len(x.replace("0.", "").lstrip("0")) >= 30 for x in doc["predictions"][0])
-    assert reaudit(D1, U, doc["predictions"]).huc.sup <= F(1, 20)
+    assert reaudit(D1, U, doc["predictions"])[1] <= F(1, 20)
     assert main(["boost", case, "--step", "fixed"]) == 2
     assert capsys.readouterr().err == "huc: error: --step: expected 'adaptive' or 'fixed:A', got 'fixed'\n"
     assert main(["boost", case, "--method", "uc", "--select", "passes", "--step", "fixed:1/40"]) == 0
