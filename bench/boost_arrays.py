@@ -10,7 +10,11 @@ shifted law (so that boosting has something to remove).  Printed, each over one
   before; one run) and ``fast.boost.boost_sample`` with no update (its backend, the first audit and the
   final one);
 * the time per update of ``boost_sample`` over a 40-update greedy run (the target: 1.2): the
-  best run's time less the best set-up's, over its updates.
+  best run's time less the best set-up's, over its updates;
+* K.1's validation step (``replay.select_prefix``: the run's rules replayed on n validation
+  rows, an audit after each) per prefix, the rows as a ``fast.sample.Sample`` (what
+  ``HUCBoost.fit`` reads now) and as a ``FiniteDistribution.from_floats`` (what it built before),
+  the construction included.
 
 Every figure is the best of ``--repeat`` runs, the audit, the set-up and the run alternating.
 
@@ -34,6 +38,8 @@ from bench.machine import describe  # noqa: E402
 from bench.workloads import best_of  # noqa: E402
 from huc_ref import FiniteDistribution, Top1AtDepth, fast  # noqa: E402
 from huc_ref.fast.boost import boost_sample  # noqa: E402
+from huc_ref.fast.sample import Sample  # noqa: E402
+from huc_ref.replay import select_prefix  # noqa: E402
 
 
 def workload(n: int, seed: int = 0):
@@ -66,11 +72,19 @@ def main(argv=None) -> None:
         run = boost_sample(tree, P, y, us, epsilon="0.001", max_updates=40, select="greedy")
         whole = min(whole, time.perf_counter() - t)
     per_update = (whole - setup) / max(1, len(run.updates))
+    _, Pv, yv, _ = workload(n, seed=1)
+    arrays = exact = math.inf
+    for _ in range(max(1, args.repeat // 2)):
+        arrays = min(arrays, best_of(1, lambda: select_prefix(run, Sample(tree, Pv, yv), us)))
+        exact = min(exact, best_of(1, lambda: select_prefix(run, FiniteDistribution.from_floats(tree, yv, Pv), us)))
+    prefixes = len(run.updates) + 1
     print(f"n = {n}, K = {tree.K}, |U| = 3: one fast audit {audit * 1e3:.1f} ms")
     print(f"set-up, FiniteDistribution.from_floats: {exact_setup:.2f} s = {exact_setup / audit:.0f} audits")
     print(f"set-up, boost_sample with no update (backend, first and final audits): {setup / audit:.1f} audits")
     print(f"per update ({len(run.updates)} updates, greedy): {per_update * 1e3:.1f} ms = {per_update / audit:.2f} "
           "audits (target 1.2)")
+    print(f"validation, select_prefix over {prefixes} prefixes: from a Sample {arrays / prefixes / audit:.2f} audits a "
+          f"prefix, from FiniteDistribution.from_floats {exact / prefixes / audit:.2f} ({exact / arrays:.1f}x)")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from .errors import HUCError, check_names, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules, boost_sample
 from .fast.numbers import as_floats, entries
+from .fast.sample import Sample
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
 from .replay import select_prefix
@@ -291,7 +292,7 @@ class HUCBoost(_Estimator):
                 Pv = self.initial_.predict_proba(Pv)
             yv = label_ids(validation[1], self.tree, len(Pv))
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names)
-            keep, errors = select_prefix(run, _sample(self.tree, Pv, yv, names, Cv, None), self.utilities)
+            keep, errors = select_prefix(run, Sample(self.tree, Pv, yv, names, Cv), self.utilities)  # (arrays)
         self.subgroups_, self.run_, self.validation_errors_ = names, run, errors
         self.rules_ = [(k, u, a, float(lo), float(hi), float(alpha)) for k, u, a, lo, hi, alpha in run.steps[:keep]]
         self.n_updates_, self.stopped_ = keep, run.stopped

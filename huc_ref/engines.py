@@ -25,6 +25,7 @@ from .errors import HUCError
 from .fast.audit import audit_distribution as fast_audit
 from .fast.audit import distribution_arrays
 from .fast.boost import boost as float_boost
+from .fast.sample import Sample
 from .fast.significance import NullAudit, null_sups
 from .fast.tree import FastTree
 from .results import AuditResult, BoostResult
@@ -117,9 +118,10 @@ def _with_p_values(dist, utilities, result: AuditResult, null_draws, seed, accel
     return resampling_p_values(dist.n, dist.tree.K, result, draws, null_draws, seed)
 
 
-def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine: str = "exact", method: str = "huc",
-          epsilon="1/100", max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100,
-          digits: int | None = None, arithmetic: str | None = None, progress=None) -> BoostResult:
+def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *, engine: str = "exact",
+          method: str = "huc", epsilon="1/100", max_updates: int = 1000, step="adaptive", select: str = "greedy",
+          max_passes: int = 100, digits: int | None = None, arithmetic: str | None = None,
+          progress=None) -> BoostResult:
     """HUC-Boost (Algorithm 1/3) or UC-Boost (Sec. 3.2, App. E, H) until no candidate exceeds
     ``epsilon``, on the backend ``engine``; one driver (:func:`huc_ref.driver.drive`) for both.
 
@@ -141,6 +143,10 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     """
     options = dict(method=method, epsilon=epsilon, max_updates=max_updates, step=step, select=select,
                    max_passes=max_passes, progress=progress)
+    if isinstance(dist, Sample) and (check_engine(engine) != "fast" or arithmetic == "certified"):
+        raise HUCError("dist: a Sample (float64 arrays) boosts in float64 only (engine='fast'); the certified "
+                       "engines need a FiniteDistribution (FiniteDistribution.from_floats reads the floats exactly)",
+                       kind="type")
     if check_engine(engine) == "fast":
         if arithmetic not in (None, "float", "certified"):
             raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}", kind="option")

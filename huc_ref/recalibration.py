@@ -25,6 +25,7 @@ import numpy as np
 from .boost import boost
 from .distribution import FiniteDistribution
 from .errors import HUCError
+from .fast.sample import Sample
 from .replay import select_prefix  # noqa: F401 (K.1's prefix, re-exported: the two-stage methods use it)
 
 __all__ = ["Recalibrator", "FitReport", "RecalibrationWarning", "fit_scaling", "fit_recalibrator", "log_loss",
@@ -102,8 +103,11 @@ class Recalibrator:
         return _softmax(_features(np.atleast_2d(np.asarray(p, dtype=float)), self.kappa) @ self.W.T + self.b)
 
 
-def _data(dist: FiniteDistribution):
-    """Predictions, soft targets (the label laws) and weights of the atoms, as arrays."""
+def _data(dist):
+    """Predictions, soft targets (the label laws) and weights of the atoms (of a
+    :class:`FiniteDistribution` or of a :class:`huc_ref.fast.sample.Sample`), as arrays."""
+    if isinstance(dist, Sample):  # float64 arrays already
+        return dist.P, dist.label_laws(), dist.w
     K = dist.tree.K
     P = np.array([[float(x) for x in a.p] for a in dist.atoms])
     Y = np.array([[float(x) for x in a.label_law(K)] for a in dist.atoms])
@@ -242,11 +246,11 @@ def _arrays(P, Y, w, kappa, where):
     return _features(P, kappa), Y, w / w.sum()
 
 
-def fit_recalibrator(dist: FiniteDistribution, kind: str = "temperature", *, kappa: float = KAPPA_INIT,
-                     l2: float = 1e-4, validation: FiniteDistribution | None = None,
-                     max_iterations: int = 15000) -> Recalibrator:
+def fit_recalibrator(dist, kind: str = "temperature", *, kappa: float = KAPPA_INIT,
+                     l2: float = 1e-4, validation=None, max_iterations: int = 15000) -> Recalibrator:
     """Fit temperature, vector or Dirichlet scaling by weighted log loss on ``dist`` (K.1, H.6),
-    with ``lambda`` chosen on ``validation`` atoms when they are given (:func:`fit_scaling`).
+    with ``lambda`` chosen on ``validation`` atoms when they are given (:func:`fit_scaling`);
+    each a :class:`FiniteDistribution` or a :class:`huc_ref.fast.sample.Sample` (float64 arrays).
 
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})

@@ -15,13 +15,16 @@ from .errors import HUCError
 from .fast.audit import audit_distribution, subgroup_weights
 from .fast.boost import replay
 from .fast.numbers import floats
+from .fast.sample import Sample, audit_sample
 from .results import BoostResult
 
 __all__ = ["replay", "trajectory", "select_prefix", "prefix_predictions"]
 
 
-def trajectory(result: BoostResult, dist: FiniteDistribution, utilities: dict) -> list[dict]:
-    """UC, HUC and log loss after 0, 1, ... of a run's updates, replayed as rules on ``dist``.
+def trajectory(result: BoostResult, dist: FiniteDistribution | Sample, utilities: dict) -> list[dict]:
+    """UC, HUC and log loss after 0, 1, ... of a run's updates, replayed as rules on ``dist``'s
+    atoms: a distribution's, or a :class:`huc_ref.fast.sample.Sample`'s (float64 arrays, no
+    exact number built).
 
     >>> from huc_ref import LabelTree, Table, boost
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -31,22 +34,26 @@ def trajectory(result: BoostResult, dist: FiniteDistribution, utilities: dict) -
     >>> path[0]["uc"], path[0]["huc"], path[-1]["huc"] <= 0.1
     (0.0, 0.25, True)
     """
-    E = floats([a.label_law(dist.tree.K) for a in dist.atoms], "atoms[{}].eta[{}]")
-    w = floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0]
-    W = subgroup_weights(dist)  # (once: products of Fractions)
+    if isinstance(dist, Sample):  # float64 arrays: no exact number built
+        E, w, W, audit = dist.label_laws(), dist.w, dist.weights, audit_sample
+    else:
+        E = floats([a.label_law(dist.tree.K) for a in dist.atoms], "atoms[{}].eta[{}]")
+        w = floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0]
+        W, audit = subgroup_weights(dist), audit_distribution  # (once: products of Fractions)
     out = []
     for _, P in replay(result, dist, utilities):
-        res = audit_distribution(dist, utilities, predictions=P, weights=W)
+        res = audit(dist, utilities, predictions=P, weights=W)
         with np.errstate(divide="ignore"):
             loss = float(-(w * (E * np.where(E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
         out.append({"uc": res.uc.sup, "huc": res.huc.sup, "log_loss": loss})
     return out
 
 
-def select_prefix(result: BoostResult, validation: FiniteDistribution, utilities: dict) -> tuple[int, list]:
-    """K.1: replay the run's updates on validation atoms and return the prefix length with the
-    smallest validation error (HUC for HUC-Boost, UC for UC-Boost; the first minimum), with the
-    errors after 0, 1, ... updates.
+def select_prefix(result: BoostResult, validation: FiniteDistribution | Sample, utilities: dict) -> tuple[int, list]:
+    """K.1: replay the run's updates on validation atoms (a distribution's or a
+    :class:`huc_ref.fast.sample.Sample`'s) and return the prefix length with the smallest
+    validation error (HUC for HUC-Boost, UC for UC-Boost; the first minimum), with the errors
+    after 0, 1, ... updates.
 
     >>> from huc_ref import LabelTree, Table, boost
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -62,9 +69,10 @@ def select_prefix(result: BoostResult, validation: FiniteDistribution, utilities
     return best, errors
 
 
-def prefix_predictions(result: BoostResult, dist: FiniteDistribution, utilities: dict, updates: int) -> np.ndarray:
-    """The predictions of ``dist``'s atoms after the run's first ``updates`` updates (K.1: the
-    validation-chosen prefix applied to test atoms).
+def prefix_predictions(result: BoostResult, dist: FiniteDistribution | Sample, utilities: dict,
+                       updates: int) -> np.ndarray:
+    """The predictions of ``dist``'s atoms (a distribution's or a :class:`huc_ref.fast.sample.Sample`'s)
+    after the run's first ``updates`` updates (K.1: the validation-chosen prefix applied to test atoms).
 
     >>> from huc_ref import LabelTree, Table, boost
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})

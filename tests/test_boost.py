@@ -444,6 +444,60 @@ def test_boosting_from_arrays_is_boosting_their_distribution(method):
 
 
 @pytest.mark.parametrize("method", ["huc", "uc"])
+def test_validation_and_test_arrays_are_their_distributions(method):
+    """K.1's validation and test steps from arrays (``fast.sample.Sample``: no exact number
+    built) give what they give on the same atoms as a FiniteDistribution: on rows of
+    sixty-fourths (float64 holds them and their sums exactly) the trajectory (UC, HUC and log
+    loss after each update), the prefix chosen, the test predictions and the scalings' fits
+    are the same bits; the audit of a Sample is ``fast.audit``'s of its arrays."""
+    from huc_ref import Top1AtDepth, fast
+    from huc_ref.fast.boost import boost_sample
+    from huc_ref.fast.sample import Sample, audit_sample
+    from huc_ref.recalibration import fit_recalibrator
+    from huc_ref.replay import prefix_predictions, select_prefix, trajectory
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"], "a": ["y1", "y2"], "b": ["y3", "y4", "y5"]})
+    rng = np.random.default_rng(11)
+    us = {"top1": Top1AtDepth(t, 1), "u": Table(t, [1, "1/2", 0, -1, "-1/2", "1/4"])}
+
+    def data(n):
+        P = (rng.multinomial(64 - t.K, np.ones(t.K) / t.K, n) + 1) / 64
+        y, w = rng.integers(0, t.K, n), rng.integers(1, 4, n).astype(float)
+        C = np.column_stack([np.ones(n), rng.integers(0, 2, n) / 2])
+        return (Sample(t, P, y, ["all", "half"], C, w),
+                FiniteDistribution.from_floats(t, y, P, sample_weight=w, subgroups={"all": C[:, 0], "half": C[:, 1]}))
+    (cal, _), (val, val_d), (test, test_d) = data(60), data(50), data(40)
+    run = boost_sample(t, cal.P, cal.y, us, subgroups=cal.subgroups, C=cal.C, w=cal.w, method=method,
+                       epsilon="1/200", max_updates=30)
+    assert len(run.steps) > 3
+    assert trajectory(run, val, us) == trajectory(run, val_d, us)
+    keep, errors = select_prefix(run, val, us)
+    assert (keep, errors) == select_prefix(run, val_d, us)
+    assert prefix_predictions(run, test, us, keep).tobytes() == prefix_predictions(run, test_d, us, keep).tobytes()
+    for kind in ("temperature", "vector"):
+        a, b = fit_recalibrator(val, kind, validation=test), fit_recalibrator(val_d, kind, validation=test_d)
+        assert a(test.P).tobytes() == b(test.P).tobytes()
+    mine = audit_sample(test, us)
+    theirs = fast.audit(test.y, test.P, t, us, subgroups={"all": test.C[:, 0], "half": test.C[:, 1]},
+                        sample_weight=test.w)
+    assert mine.to_json() == theirs.to_json()
+
+
+def test_a_sample_boosts_in_float64_only():
+    """The certified engines read exact atoms: a Sample sent there is one HUCError saying how to
+    make a FiniteDistribution from the same floats."""
+    from huc_ref import boost as any_boost
+    from huc_ref.fast.sample import Sample
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    s = Sample(t, [[0.25, 0.75]], ["a"])
+    for options in ({"engine": "exact"}, {"engine": "fast", "arithmetic": "certified"}):
+        with pytest.raises(HUCError, match=r"^dist: a Sample \(float64 arrays\) boosts in float64 only "
+                                           r"\(engine='fast'\); the certified engines need a FiniteDistribution "
+                                           r"\(FiniteDistribution.from_floats reads the floats exactly\)$"):
+            any_boost(s, {"u": Table(t, [0, 1])}, **options)
+    assert any_boost(s, {"u": Table(t, [0, 1])}, engine="fast", epsilon="1/10").stopped == "tolerance"
+
+
+@pytest.mark.parametrize("method", ["huc", "uc"])
 def test_a_runs_predictions_are_its_rules_replayed_bit_for_bit(method):
     """Each update moves its members as Algorithm 1 states it (``fast.boost.move``), the arithmetic
     ``apply_rules`` replays: replaying the run's rules on its initial predictions gives its final

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -16,12 +15,10 @@ from ..results import BoostResult
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options, boost_settings
-from .audit import ROW_SUM_TOLERANCE, dense_rows, label_ids, result_rows, sample_tables, sample_terms
+from .audit import dense_rows, result_rows, sample_tables, sample_terms
 from .numbers import (
     TOLERANCES,
     ExactRows,
-    as_floats,
-    entries,
     floats,
     logsumexp,
     ratio,
@@ -30,6 +27,7 @@ from .numbers import (
     row_sums,
     softmax_rows,
 )
+from .sample import Sample
 from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
@@ -274,13 +272,15 @@ class _Choice(Choice):
     table: object = None
 
 
-def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method: str = "huc", epsilon="1/100",
-          max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100,
+def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *, method: str = "huc",
+          epsilon="1/100", max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100,
           progress=None) -> BoostResult:
     """HUC-Boost or UC-Boost in float64 (the fast twin of :func:`huc_ref.boost.boost`): the same
     driver (:func:`huc_ref.driver.drive`: selection, stopping, caps, records, Theorem 3.5's
     checks, in float64) and the same options and messages (:func:`huc_ref.validation.boost_options`),
-    on :class:`FloatBackend`; the result says ``arithmetic="float (fast path)"``.
+    on :class:`FloatBackend`; the result says ``arithmetic="float (fast path)"``.  ``dist``: a
+    :class:`FiniteDistribution`, or a :class:`huc_ref.fast.sample.Sample` of float64 arrays
+    (then no exact number is built: :func:`boost_sample`).
 
     App. D.1: HUC-Boost removes the violations UC cannot see.
 
@@ -291,9 +291,15 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     >>> r.stopped, len(r.updates), r.updates[0]["node"], r.final["huc"] <= 0.01, r.theorem_3_5["holds"]
     ('tolerance', 13, 'v0', True, True)
     """
-    eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
-                               max_updates=max_updates, step=step, max_passes=max_passes)
-    backend = FloatBackend.from_distribution(dist, utilities, method, float(eps))
+    options = dict(method=method, select=select, epsilon=epsilon, max_updates=max_updates, step=step,
+                   max_passes=max_passes)
+    if isinstance(dist, Sample):  # float64 arrays: no exact number built (issue 17)
+        eps, fixed = boost_settings(dist.tree, dist.n, utilities, **options)
+        backend = FloatBackend(dist.tree, list(dist.subgroups), dist.P, dist.label_laws(), dist.w, dist.C, utilities,
+                               method, float(eps))
+    else:
+        eps, fixed = boost_options(dist, utilities, **options)
+        backend = FloatBackend.from_distribution(dist, utilities, method, float(eps))
     return drive(backend, BoostResult(method, eps, None, "float (fast path)"), method=method, epsilon=eps,
                  fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
 
@@ -320,45 +326,13 @@ def boost_sample(tree: LabelTree, P: np.ndarray, y: np.ndarray, utilities: Mappi
     >>> r.stopped, r.final["huc"] <= 0.01, r.theorem_3_5["holds"]
     ('tolerance', True, True)
     """
-    if not isinstance(tree, LabelTree):
-        raise HUCError(f"tree: expected a LabelTree, got {type(tree).__name__}", kind="tree")
-    P = as_floats(P, "y_prob")
-    if P.ndim != 2 or P.shape[1] != tree.K or not len(P):
-        raise HUCError(f"y_prob: expected n >= 1 rows of {tree.K} probabilities (one per label), got shape {P.shape}",
-                       kind="length")
-    n = len(P)
-    bad = ~(np.isfinite(P) & (P > 0)).all(axis=1)
-    bad |= ~(np.abs(row_sums(np.where(np.isfinite(P), P, 0.0)) - 1.0) <= ROW_SUM_TOLERANCE)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise HUCError(f"y_prob[{i}]: entries must be finite and positive (boosting takes their logs), summing to 1 "
-                       f"within {ROW_SUM_TOLERANCE:g}", kind="float_range")
-    y = label_ids(y, tree, n)
-    names = list(subgroups)
-    C = np.ones((n, 1)) if C is None else as_floats(C, "C")
-    if C.shape != (n, len(names)) or not (np.isfinite(C) & (np.abs(C) <= 1)).all():
-        raise HUCError(f"C: expected {n} x {len(names)} subgroup values in [-1, 1] (one column per subgroup), "
-                       f"got shape {C.shape}" + ("" if C.shape != (n, len(names)) else " with a value outside"),
-                       kind="range")
-    w = np.full(n, 1.0 / n) if w is None else entries(w, n, "w", "a finite positive number", lambda v: v > 0,
-                                                       "float_range")
-    total = math.fsum(w.tolist())  # exactly rounded: a weight over it is the rational w_i / sum, rounded once
-    if total == math.inf:  # weights near the largest float: scaled first
-        w = w / w.max()
-        total = math.fsum(w.tolist())
-    w = w / total
-    eps, fixed = boost_settings(tree, n, utilities, method=method, select=select, epsilon=epsilon,
-                                max_updates=max_updates, step=step, max_passes=max_passes)
-    E = np.zeros((n, tree.K))
-    E[np.arange(n), y] = 1.0
-    backend = FloatBackend(tree, names, P, E, w, C, utilities, method, float(eps))
-    return drive(backend, BoostResult(method, eps, None, "float (fast path)"), method=method, epsilon=eps,
-                 fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
+    return boost(Sample(tree, P, y, subgroups, C, w), utilities, method=method, epsilon=epsilon,
+                 max_updates=max_updates, step=step, select=select, max_passes=max_passes, progress=progress)
 
 
-def replay(result: BoostResult, dist: FiniteDistribution, utilities: Mapping[str, Utility]):
-    """The predictions of ``dist``'s atoms after 0, 1, ... of a boosting run's updates (a run of
-    either backend), in float64.
+def replay(result: BoostResult, dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility]):
+    """The predictions of ``dist``'s atoms (a distribution's, or a :class:`huc_ref.fast.sample.Sample`'s)
+    after 0, 1, ... of a boosting run's updates (a run of either backend), in float64.
 
     Each update is a rule: atoms of subgroup ``c`` whose score lies in the update's
     interval move by ``alpha h(x)``, with ``h`` computed at their own prediction (K.1:
@@ -374,8 +348,11 @@ def replay(result: BoostResult, dist: FiniteDistribution, utilities: Mapping[str
     >>> last[0], bool(np.allclose(last[1], r.predictions))
     (13, True)
     """
-    P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
-    C = floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
+    if isinstance(dist, Sample):  # float64 arrays already
+        P, C = dist.P, dist.C
+    else:
+        P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
+        C = floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
     yield from apply_rules(result.method, result.steps, dist.tree, utilities, P, C)
 
 
