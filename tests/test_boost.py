@@ -534,6 +534,9 @@ def test_a_runs_predictions_are_its_rules_replayed_bit_for_bit(method):
     (lambda a: {**a, "C": np.ones((4, 2))}, "C: expected 4 x 1 subgroup values in [-1, 1]"),
     (lambda a: {**a, "w": [1, 0, 1, 1]}, "w[1]: 0.0 is not a finite positive number"),
     (lambda a: {**a, "tree": "r"}, "tree: expected a LabelTree, got str"),
+    (lambda a: {**a, "P": np.array([[0.5, 1e-310, 0.5]] * 4)}, "y_prob[0]: entry 1 is 1e-310, a subnormal float64 "
+     "(below 2.225e-308): its digits are lost in sums and ratios; floor the entries at a normal number such as 1e-300 "
+     "and divide each row by its sum, or use the exact engine"),
 ])
 def test_boosting_from_arrays_names_the_bad_input(change, message):
     """``boost_sample`` checks its arrays itself: one HUCError naming the place and the rule."""
@@ -544,6 +547,17 @@ def test_boosting_from_arrays_names_the_bad_input(change, message):
     with pytest.raises(HUCError) as err:
         boost_sample(args["tree"], args["P"], args["y"], {"u": Table(t, [0, 1, 1])}, C=args["C"], w=args["w"])
     assert str(err.value).startswith(message), str(err.value)
+
+
+def test_weights_near_the_largest_float_are_scaled_not_an_overflow():
+    """Weights whose sum passes the largest float (fsum raises OverflowError there) are scaled
+    first: four weights of 1e308 are four weights of 1/4, and the run is the unweighted one."""
+    from huc_ref.fast.boost import boost_sample
+    from huc_ref.fast.sample import Sample
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    P, y, us = np.array([[0.5, 0.25, 0.25]] * 4), [0, 1, 2, 0], {"u": Table(t, [0, 1, 1])}
+    assert Sample(t, P, y, w=[1e308] * 4).w.tolist() == [0.25] * 4
+    assert boost_sample(t, P, y, us, w=[1e308] * 4).steps == boost_sample(t, P, y, us).steps
 
 
 def test_kept_sample_terms_are_the_terms_of_the_current_rows():

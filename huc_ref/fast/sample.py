@@ -19,7 +19,7 @@ from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_utilities
 from .audit import ROW_SUM_TOLERANCE, check_accelerator, label_ids, result_rows, sample_rows
-from .numbers import as_floats, entries, row_sums
+from .numbers import SMALLEST_NORMAL, as_floats, entries, row_sums
 from .tree import FastTree
 
 __all__ = ["Sample", "audit_sample"]
@@ -57,6 +57,12 @@ class Sample:
             i = int(np.argmax(bad))
             raise HUCError(f"y_prob[{i}]: entries must be finite and positive (boosting takes their logs), summing "
                            f"to 1 within {ROW_SUM_TOLERANCE:g}", kind="float_range")
+        if P.min() < SMALLEST_NORMAL:  # (the audit's message would suggest renormalize=True, which a Sample lacks)
+            i, j = np.argwhere(P < SMALLEST_NORMAL)[0]
+            raise HUCError(f"y_prob[{i}]: entry {j} is {P[i, j].item()!r}, a subnormal float64 (below "
+                           f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; floor the entries at a "
+                           "normal number such as 1e-300 and divide each row by its sum, or use the exact engine",
+                           kind="float_range")
         y = label_ids(y, tree, n)
         names = tuple(subgroups)
         C = np.ones((n, 1)) if C is None else as_floats(C, "C")
@@ -66,7 +72,10 @@ class Sample:
                            kind="range")
         w = np.full(n, 1.0 / n) if w is None else entries(w, n, "w", "a finite positive number", lambda v: v > 0,
                                                            "float_range")
-        total = math.fsum(w.tolist())  # exactly rounded: a weight over it is the rational w_i / sum, rounded once
+        try:  # exactly rounded: a weight over it is the rational w_i / sum, rounded once
+            total = math.fsum(w.tolist())
+        except OverflowError:  # (fsum raises where a partial sum passes the largest float)
+            total = math.inf
         if total == math.inf:  # weights near the largest float: scaled first
             w = w / w.max()
             total = math.fsum(w.tolist())
