@@ -84,11 +84,23 @@ class Sample:
 
     @property
     def weights(self) -> np.ndarray:
-        """``w_i c(x_i)`` per atom and subgroup (``n x |C|``): the weights of UC's and HUC's sums."""
+        """``w_i c(x_i)`` per atom and subgroup (``n x |C|``): the weights of UC's and HUC's sums
+        (Sec. 2.1's ``E[c(X) ...]`` over the sample).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> Sample(t, [[0.5, 0.5]] * 2, [0, 1], ["all", "signed"], [[1, 1], [1, -0.5]]).weights.tolist()
+        [[0.5, 0.5], [0.5, -0.25]]
+        """
         return self.w[:, None] * self.C
 
     def label_laws(self) -> np.ndarray:
-        """Each atom's label as a point mass (``n x K``, one-hot): the ``eta`` of a sample atom."""
+        """Each atom's label as a point mass (``n x K``, one-hot): the ``eta`` of a sample atom
+        (docs/specification.md §3).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+        >>> Sample(t, [[0.25, 0.25, 0.5]] * 2, ["c", "a"]).label_laws().tolist()
+        [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+        """
         E = np.zeros((self.n, self.tree.K))
         E[np.arange(self.n), self.y] = 1.0
         return E
