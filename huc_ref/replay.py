@@ -35,16 +35,23 @@ def trajectory(result: BoostResult, dist: FiniteDistribution | Sample, utilities
     (0.0, 0.25, True)
     """
     if isinstance(dist, Sample):  # float64 arrays: no exact number built
-        E, w, W, audit = dist.label_laws(), dist.w, dist.weights, audit_sample
+        w, W, audit = dist.w, dist.weights, audit_sample
+        at_label = (np.arange(dist.n), dist.y)
+
+        def log_likelihoods(P):  # each atom's label law is a point mass: one log an atom
+            return np.log(P[at_label])
     else:
         E = floats([a.label_law(dist.tree.K) for a in dist.atoms], "atoms[{}].eta[{}]")
         w = floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0]
         W, audit = subgroup_weights(dist), audit_distribution  # (once: products of Fractions)
+
+        def log_likelihoods(P):  # sum_y eta_y log p_y, 0 log 0 = 0
+            return (E * np.where(E > 0, np.log(P), 0.0)).sum(axis=1)
     out = []
     for _, P in replay(result, dist, utilities):
         res = audit(dist, utilities, predictions=P, weights=W)
         with np.errstate(divide="ignore"):
-            loss = float(-(w * (E * np.where(E > 0, np.log(P), 0.0)).sum(axis=1)).sum())
+            loss = float(-(w * log_likelihoods(P)).sum())
         out.append({"uc": res.uc.sup, "huc": res.huc.sup, "log_loss": loss})
     return out
 

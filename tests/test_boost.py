@@ -560,6 +560,37 @@ def test_weights_near_the_largest_float_are_scaled_not_an_overflow():
     assert boost_sample(t, P, y, us, w=[1e308] * 4).steps == boost_sample(t, P, y, us).steps
 
 
+@pytest.mark.parametrize("method", ["huc", "uc"])
+def test_rules_replayed_together_are_rules_replayed_one_at_a_time(method):
+    """``apply_rules`` takes each rule on the rows as the rules before left them: the predictions
+    after every rule are, bit for bit, those of rules applied one at a time, each call on its own
+    (on a tree with a 30-child node and entries near 1e-300, three utility families taking turns,
+    a signed subgroup), and the last are the run's own predictions."""
+    from huc_ref import BinaryDecision, Top1AtDepth
+    from huc_ref.fast.boost import apply_rules, boost_sample
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    rng = np.random.default_rng(9)
+    n = 300
+    logits = rng.normal(0, 3, (n, t.K))
+    logits[rng.random((n, t.K)) < 0.2] = -690.0  # entries near 1e-300
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    y = rng.integers(0, t.K, n)
+    C = np.stack([np.ones(n), rng.choice([-0.5, 0.0, 1.0], n)], axis=1)
+    us = {"t": Table(t, [F(k % 5 - 2, 2) for k in range(t.K)]), "top": Top1AtDepth(t, 1),
+          "d": BinaryDecision(t, t.labels[:10], t.labels[:20], "1/3")}
+    run = boost_sample(t, P, y, us, subgroups=["all", "signed"], C=C, method=method, epsilon="1/1000",
+                       max_updates=15)
+    assert len(run.steps) >= 8 and len({name for _, name, *_ in run.steps}) >= 2
+    kept = [Q for _, Q in apply_rules(method, run.steps, t, us, P, C)]
+    one_at_a_time = [P]
+    for step in run.steps:
+        *_, (_, Q) = apply_rules(method, [step], t, us, one_at_a_time[-1], C)
+        one_at_a_time.append(Q)
+    assert [Q.tobytes() for Q in kept] == [Q.tobytes() for Q in one_at_a_time]
+    assert kept[-1].tobytes() == np.array(run.predictions).tobytes()
+
+
 def test_kept_sample_terms_are_the_terms_of_the_current_rows():
     """Between audits a boosting run on sample atoms computes the F.4 terms again only for the
     rows the update moved: after every update they are, bit for bit, the terms of a fresh
