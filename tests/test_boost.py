@@ -522,6 +522,20 @@ def test_a_runs_predictions_are_its_rules_replayed_bit_for_bit(method):
     assert b._total(b._row_loss()) == b.loss
 
 
+def test_a_samples_subgroups_are_names():
+    """A Sample's subgroup names are checked as every subgroup name is: one HUCError each."""
+    from huc_ref.fast.sample import Sample
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    P, y = [[0.5, 0.5]] * 2, [0, 1]
+    for subgroups, message in ((["g", "g"], "subgroups[1]: 'g' is listed twice"),
+                               (["g", ""], "subgroups[1]: must be a non-empty string, got ''"),
+                               ("gg", "subgroups: expected a list of names, got str"),
+                               ([3, 4], "subgroups[0]: must be a non-empty string, got 3")):
+        with pytest.raises(HUCError) as err:
+            Sample(t, P, y, subgroups, np.ones((2, 2)))
+        assert str(err.value) == message
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda a: {**a, "P": a["P"][:, :2]},
      "y_prob: expected n >= 1 rows of 3 probabilities (one per label), got shape (4, 2)"),

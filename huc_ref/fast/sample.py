@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import HUCError
+from ..errors import HUCError, check_names
 from ..results import AuditResult
 from ..tree import LabelTree
 from ..utilities import Utility
@@ -64,7 +64,9 @@ class Sample:
                            "normal number such as 1e-300 and divide each row by its sum, or use the exact engine",
                            kind="float_range")
         y = label_ids(y, tree, n)
-        names = tuple(subgroups)
+        if isinstance(subgroups, str) or not hasattr(subgroups, "__iter__"):
+            raise HUCError(f"subgroups: expected a list of names, got {type(subgroups).__name__}", kind="type")
+        names = tuple(check_names(subgroups, "subgroups"))
         C = np.ones((n, 1)) if C is None else as_floats(C, "C")
         if C.shape != (n, len(names)) or not (np.isfinite(C) & (np.abs(C) <= 1)).all():
             raise HUCError(f"C: expected {n} x {len(names)} subgroup values in [-1, 1] (one column per subgroup), "
