@@ -168,6 +168,18 @@ def test_rationals_below_float64_are_refused(value, text):
         fast.boost(d, {"u": Table(t, [0, 1])}).to_json()
 
 
+@pytest.mark.parametrize("value", [Fraction(2**1024 - 2**970), -Fraction(2**1024 - 2**970), Fraction(3**700),
+                                   2**1024])
+def test_rationals_beyond_float64_are_one_error(value):
+    """``numbers.floats`` names a rational that rounds past the largest double, also one just below
+    2^1024 that rounds up to it (``float`` raises OverflowError there; it used to escape)."""
+    from huc_ref.fast.numbers import floats
+    with pytest.raises(HUCError, match=r"^w\[0\]\[1\]: -?1\.80e\+308 is outside float64's normal range|"
+                                       r"^w\[0\]\[1\]: -?[0-9.]+e\+[0-9]+ is outside float64's normal range"):
+        floats([[1, value]], "w[{}][{}]")
+    assert floats([[1, Fraction(2**1024 - 2**971)]], "w[{}][{}]")[0, 1] == np.finfo(float).max
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_subnormal_float_input_is_refused(engine):
     t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})

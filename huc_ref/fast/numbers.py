@@ -10,6 +10,7 @@ Numbers float64 cannot hold are refused with a :class:`HUCError`, never rounded 
 
 from __future__ import annotations
 
+import math
 import os
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -392,8 +393,11 @@ def floats(rows, where: str) -> np.ndarray:
     out = np.empty((len(rows), len(rows[0]) if len(rows) else 0))
     for i, row in enumerate(rows):
         for j, x in enumerate(row):
-            v = float(x) if abs(x) < 2**1024 else float("inf")
-            if x and not SMALLEST_NORMAL <= abs(v) < float("inf"):
+            try:
+                v = float(x)  # (a Fraction's is its numerator over its denominator, correctly rounded)
+            except OverflowError:  # beyond the largest double
+                v = math.inf
+            if not SMALLEST_NORMAL <= abs(v) < math.inf and x:  # (the float's test first: it is cheap)
                 with localcontext() as ctx:
                     ctx.prec = 3
                     shown = Decimal(x.numerator) / Decimal(x.denominator)
