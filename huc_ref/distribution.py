@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .errors import HUCError, check_name
-from .rational import exact, exact_vector, fraction_text
+from .rational import exact, exact_sum, exact_vector, fraction_text
 from .tree import LabelTree
 
 __all__ = ["Atom", "FiniteDistribution", "prepare_prediction"]
@@ -72,9 +72,9 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
     if not p:
         raise HUCError(f"{where}: is empty", kind="length")
     for j, v in enumerate(p):
-        if v < 0:
+        if v.numerator < 0:
             raise HUCError(f"{where}[{j}]: is negative ({fraction_text(v)})", kind="nonpositive")
-    total = sum(p, Fraction(0))
+    total = exact_sum(p)
     if renormalize:
         if total == 0:
             raise HUCError(f"{where}: sums to 0 and cannot be renormalised", kind="probability_sum")
@@ -133,7 +133,7 @@ class FiniteDistribution:
                            f"(give every weight, or none for 1/n each)", kind="missing_field")
         default_w = None if any(given) else Fraction(1, len(atoms))
         self.atoms = tuple(self._read_atom(a, i, default_w, renormalize, smooth) for i, a in enumerate(atoms))
-        total = sum((a.weight for a in self.atoms), Fraction(0))
+        total = exact_sum([a.weight for a in self.atoms])
         if total != 1:
             raise HUCError(f"atoms: weights sum to {fraction_text(total)}, not 1", kind="probability_sum")
 
@@ -181,7 +181,7 @@ class FiniteDistribution:
         for j, v in enumerate(eta):
             if v < 0:
                 raise HUCError(f"{where}.eta[{j}]: is negative ({fraction_text(v)})", kind="nonpositive")
-        total = sum(eta, Fraction(0))
+        total = exact_sum(eta)
         if total != 1:
             raise HUCError(f"{where}.eta: sums to {fraction_text(total)}, not 1", kind="probability_sum")
         return Atom(w, c, p, eta, None)
@@ -252,18 +252,25 @@ class FiniteDistribution:
         >>> d.atoms[0].p, sum(d.atoms[1].p), d.atoms[1].p[0] == Fraction(0.1) / (Fraction(0.1) + Fraction(0.9))
         ((Fraction(1, 4), Fraction(3, 4)), Fraction(1, 1), True)
         """
-        def exact_float(x, where):
+        def finite(x, where) -> float:
             x = float(x)
             if x != x or x in (float("inf"), float("-inf")):
                 raise HUCError(f"{where}: {x!r} is not a finite number", kind="not_exact")
-            return Fraction(x)
+            return x
+
+        def exact_float(x, where) -> Fraction:
+            return Fraction(finite(x, where))
         rows = []
         for i, row in enumerate(y_prob):
-            p = [exact_float(x, f"y_prob[{i}][{j}]") for j, x in enumerate(row)]
-            total = sum(p)
-            if not total > 0 or any(x < 0 for x in p):
+            # each float is m / 2^e: the row over one power of two is integers, and its entries over their
+            # sum are the exact renormalised row (one gcd an entry, not a Fraction addition and division)
+            pairs = [finite(x, f"y_prob[{i}][{j}]").as_integer_ratio() for j, x in enumerate(row)]
+            top = max((d for _, d in pairs), default=1).bit_length()
+            a = [m << (top - d.bit_length()) for m, d in pairs]
+            total = sum(a)
+            if not total > 0 or any(v < 0 for v in a):
                 raise HUCError(f"y_prob[{i}]: entries must be nonnegative with a positive sum", kind="nonpositive")
-            rows.append([x / total for x in p])
+            rows.append([Fraction(v, total) for v in a])
         groups = None if subgroups is None else {
             name: [exact_float(v, f"subgroups[{name!r}][{i}]") for i, v in enumerate(values)]
             for name, values in subgroups.items()}

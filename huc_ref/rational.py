@@ -18,8 +18,8 @@ from math import lcm
 
 from .errors import HUCError
 
-__all__ = ["exact", "exact_vector", "fraction_text", "integer_text", "decimal_text", "ratio", "rational_type",
-           "scaled_integers"]
+__all__ = ["exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "decimal_text", "ratio",
+           "rational_type", "scaled_integers"]
 
 # Exponents and digit counts are bounded so that a hostile string such as "1e999999999"
 # cannot make Fraction() build a gigantic integer.
@@ -243,6 +243,18 @@ def scaled_integers(values) -> tuple[list[int], int]:
     """
     den = lcm(*(v.denominator for v in values)) if values else 1
     return [v.numerator * (den // v.denominator) for v in values], den
+
+
+def exact_sum(values) -> Fraction:
+    """``sum(values)`` of exact rationals, added as integers over one common denominator
+    (:func:`scaled_integers`) rather than one ``Fraction`` addition (and its gcds) at a time:
+    the row sums a prediction is checked by (A.2's simplex) and a distribution's total weight.
+
+    >>> exact_sum([Fraction(1, 4), Fraction(1, 6), Fraction(7, 12)]), exact_sum([])
+    (Fraction(1, 1), Fraction(0, 1))
+    """
+    nums, den = scaled_integers(values)
+    return Fraction(sum(nums), den)
 
 
 #: The JSON Schema of an exact number as the file formats read it (docs/specification.md §6):

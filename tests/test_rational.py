@@ -5,9 +5,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from huc_ref.errors import HUCError
-from huc_ref.rational import exact, exact_vector, fraction_text, scaled_integers
+from huc_ref.rational import exact, exact_sum, exact_vector, fraction_text, scaled_integers
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -61,3 +63,43 @@ def test_only_ascii_digits_are_numbers(text):
     """int() reads the digits of every script; an exact input is ASCII (hostile-input rule)."""
     with pytest.raises(HUCError, match=r"is not an exact number \(use an integer"):
         exact(text, "p[0]")
+
+
+fractions = st.fractions(max_denominator=10**30) | st.integers(-10**40, 10**40).map(Fraction)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(fractions, max_size=40))
+@example([Fraction(1, 2**1074), Fraction(-1, 2**1074)])
+@example([Fraction(1, 10**400), Fraction(3, 7), Fraction(-5, 10**400 + 1)])
+def test_exact_sum_is_the_sum(values):
+    """``exact_sum`` (integers over one common denominator) is ``sum`` of the Fractions, exactly."""
+    got = exact_sum(values)
+    assert type(got) is Fraction and got == sum(values, Fraction(0))
+
+
+float_entries = st.floats(min_value=0.0, max_value=1e308, allow_subnormal=True) | st.sampled_from(
+    [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1e-300, 1.0, 1e308])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(float_entries, min_size=2, max_size=100))
+@example([1e-300] * 99 + [1.0])
+@example([1e308, 1e308, 1e308])
+@example([5e-324, 1.0])
+def test_from_floats_rows_are_each_floats_exact_value_over_their_exact_sum(row):
+    """``FiniteDistribution.from_floats`` (integers over one power of two) gives each row as
+    ``Fraction(x) / sum(Fraction(x))``, the definition; a row with a 0 entry (after the exact
+    renormalisation) or a 0 sum is the error naming it."""
+    from huc_ref import FiniteDistribution, LabelTree
+    t = LabelTree.from_children("r", {"r": [f"y{k}" for k in range(len(row))]})
+    exact_row = [Fraction(x) for x in row]
+    total = sum(exact_row, Fraction(0))
+    if not total:
+        with pytest.raises(HUCError, match=r"^y_prob\[0\]: entries must be nonnegative with a positive sum$"):
+            FiniteDistribution.from_floats(t, [0], [row])
+    elif not all(exact_row):
+        with pytest.raises(HUCError, match=r"^atoms\[0\]\.p\[\d+\]: is 0; the paper assumes p_y > 0"):
+            FiniteDistribution.from_floats(t, [0], [row])
+    else:
+        assert FiniteDistribution.from_floats(t, [0], [row]).atoms[0].p == tuple(x / total for x in exact_row)
