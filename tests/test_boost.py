@@ -482,6 +482,30 @@ def test_validation_and_test_arrays_are_their_distributions(method):
     assert mine.to_json() == theirs.to_json()
 
 
+def test_a_replay_finds_each_rules_subgroup_by_name():
+    """The rules name their subgroups by the run's order; validation atoms may list theirs in
+    another order (the same prefix and errors), and a subgroup or a utility they lack is one
+    HUCError naming the update, not an IndexError or a rule applied to the wrong column."""
+    from huc_ref.fast.boost import boost_sample
+    from huc_ref.fast.sample import Sample
+    from huc_ref.replay import select_prefix
+    t, us = FOUR, U
+    P, y = np.tile([3 / 8, 1 / 8, 3 / 8, 1 / 8], (8, 1)), [0, 0, 0, 1, 2, 2, 2, 3]  # calibrated overall, not in half
+    C = np.column_stack([[1, 1, 1, 1, 0, 0, 0, 0], np.ones(8)])
+    run = boost_sample(t, P, y, us, subgroups=["half", "all"], C=C, epsilon="1/100")
+    assert run.updates[0]["subgroup"] == "half" and {u["subgroup"] for u in run.updates} == {"half", "all"}
+    assert select_prefix(run, Sample(t, P, y, ["all", "half"], C[:, ::-1]), us) == \
+        select_prefix(run, Sample(t, P, y, ["half", "all"], C), us)
+    with pytest.raises(HUCError) as err:
+        select_prefix(run, Sample(t, P, y), us)
+    first = next(k for k, u in enumerate(run.updates, start=1) if u["subgroup"] == "half")
+    assert str(err.value) == (f"subgroups: the run's update {first} is for subgroup 'half', which these atoms do "
+                              "not have (theirs: ['all'])")
+    with pytest.raises(HUCError) as err:
+        select_prefix(run, Sample(t, P, y, ["half", "all"], C), {"v": us["u"]})
+    assert str(err.value) == "utilities: the run's update 1 is for utility 'u', which is not given (given: ['v'])"
+
+
 def test_a_sample_boosts_in_float64_only():
     """The certified engines read exact atoms: a Sample sent there is one HUCError saying how to
     make a FiniteDistribution from the same floats."""

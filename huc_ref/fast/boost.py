@@ -10,7 +10,7 @@ import numpy as np
 
 from ..distribution import FiniteDistribution
 from ..driver import Choice, Update, drive
-from ..errors import HUCError
+from ..errors import HUCError, printable
 from ..results import BoostResult
 from ..tree import LabelTree
 from ..utilities import Utility
@@ -338,6 +338,8 @@ def replay(result: BoostResult, dist: FiniteDistribution | Sample, utilities: Ma
     interval move by ``alpha h(x)``, with ``h`` computed at their own prediction (K.1:
     validation replays the run to choose the returned prefix; test atoms get it applied).
     Yields ``(t, P)`` arrays; on the run's own atoms the last equals the run's predictions.
+    A rule's subgroup is found by name among ``dist``'s (in any order); a subgroup or a utility
+    the atoms do not have is one HUCError naming the update.
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -348,12 +350,22 @@ def replay(result: BoostResult, dist: FiniteDistribution | Sample, utilities: Ma
     >>> last[0], bool(np.allclose(last[1], r.predictions))
     (13, True)
     """
+    column = {name: k for k, name in enumerate(dist.subgroups)}  # (the rules name their subgroups by the run's order)
+    steps = []
+    for t, ((_, name, *rule), update) in enumerate(zip(result.steps, result.updates), start=1):
+        if update["subgroup"] not in column:
+            raise HUCError(f"subgroups: the run's update {t} is for subgroup {printable(update['subgroup'], 80)!r}, "
+                           f"which these atoms do not have (theirs: {list(dist.subgroups)})", kind="reference")
+        if name not in utilities:
+            raise HUCError(f"utilities: the run's update {t} is for utility {printable(name, 80)!r}, which is not "
+                           f"given (given: {list(utilities)})", kind="reference")
+        steps.append((column[update["subgroup"]], name, *rule))
     if isinstance(dist, Sample):  # float64 arrays already
         P, C = dist.P, dist.C
     else:
         P = floats([a.p for a in dist.atoms], "atoms[{}].p[{}]")
         C = floats([a.c for a in dist.atoms], "atoms[{}].c[{}]")
-    yield from apply_rules(result.method, result.steps, dist.tree, utilities, P, C)
+    yield from apply_rules(result.method, steps, dist.tree, utilities, P, C)
 
 
 def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Utility], P: np.ndarray,
