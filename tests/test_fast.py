@@ -1438,3 +1438,34 @@ def test_the_packed_keys_sort_is_measured_once_per_size_and_checked(monkeypatch)
     monkeypatch.setattr(kernels, "radix_sort_high", lambda a, bits: None)  # a planted bug: sorts nothing
     with pytest.raises(HUCError, match="sort_packed: the radix sort and numpy's sort disagree"):
         intervals.sort_packed(packed.copy(), b, "numba")
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_every_subgroup_at_once_is_each_subgroup_alone_bit_for_bit(ties, monkeypatch):
+    """numpy's scan of one stretch takes every subgroup at once (``Rows._every_subgroup``) below
+    ``_ALL_SUBGROUPS`` numbers: the audit document is, bit for bit, the one of the subgroups one
+    at a time (a 30-child node, entries near 1e-300, indicator, signed and everyone subgroups,
+    sample weights; scores with and without ties)."""
+    import huc_ref.fast.intervals as fi
+    from huc_ref import LabelTree, Table, Top1AtDepth, class_indicator
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    rng = np.random.default_rng(4)
+    n = 600
+    logits = rng.normal(0, 3, (n, t.K))
+    logits[rng.random((n, t.K)) < 0.2] = -690.0  # entries near 1e-300
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    if ties:
+        P = np.round(P, 1) + 2.0**-10
+    P /= P.sum(axis=1, keepdims=True)
+    y = rng.integers(0, t.K, n)
+    groups = {"all": np.ones(n), "half": rng.integers(0, 2, n).astype(float), "signed": rng.choice([-0.5, 0, 1], n)}
+    us = {"top": Top1AtDepth(t, 1), "tab": Table(t, [Fraction(k % 5 - 2, 2) for k in range(t.K)]),
+          "a0": class_indicator(t, "a0")}
+    w = rng.random(n)
+    calls = []
+    every = fi.Rows._every_subgroup
+    monkeypatch.setattr(fi.Rows, "_every_subgroup", lambda self, *a: calls.append(1) or every(self, *a))
+    at_once = fast_audit(y, P, t, us, subgroups=groups, sample_weight=w).to_json()
+    assert calls  # (the route was taken)
+    monkeypatch.setattr(fi, "_ALL_SUBGROUPS", 0)
+    assert fast_audit(y, P, t, us, subgroups=groups, sample_weight=w).to_json() == at_once
