@@ -235,6 +235,23 @@ def softmax_rows(seed: int, K: int, n: int, sigma: float, floor_exponent: int = 
     return P
 
 
+def thirty_children(seed: int, n: int, ties: bool = False):
+    """A tree whose node ``a`` has 30 children (32 labels), ``n`` softmax rows on it with a fifth
+    of their entries near 1e-300 (``ties``: rounded to a tenth first, so that scores tie), and
+    the generator that drew them, for the caller's labels and subgroups: the shapes that broke
+    what hundreds of random small cases had passed."""
+    import numpy as np
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0, 3, (n, t.K))
+    logits[rng.random((n, t.K)) < 0.2] = -690.0  # entries near 1e-300
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    if ties:
+        P = np.round(P, 1) + 2.0**-10
+    P /= P.sum(axis=1, keepdims=True)
+    return t, P, rng
+
+
 # --------------------------------------------------------------------------- a real dataset
 def digits_split(split: int = 0):
     """scikit-learn's load_digits split as examples/real_data.py splits it (60% of it held out,

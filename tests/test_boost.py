@@ -12,7 +12,7 @@ from huc_ref import FiniteDistribution, LabelTree, PerAtom, Subtree, Table, Tree
 from huc_ref.boost import _context, _Engine, boost
 from huc_ref.errors import HUCError
 from tests.oracle import brute_force_audit
-from tests.strategies import finite_distributions, label_trees, utilities
+from tests.strategies import finite_distributions, label_trees, thirty_children, utilities
 
 F = Fraction
 FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -606,13 +606,8 @@ def test_rules_replayed_together_are_rules_replayed_one_at_a_time(method):
     a signed subgroup), and the last are the run's own predictions."""
     from huc_ref import BinaryDecision, Top1AtDepth
     from huc_ref.fast.boost import apply_rules, boost_sample
-    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
-    rng = np.random.default_rng(9)
     n = 300
-    logits = rng.normal(0, 3, (n, t.K))
-    logits[rng.random((n, t.K)) < 0.2] = -690.0  # entries near 1e-300
-    P = np.exp(logits - logits.max(axis=1, keepdims=True))
-    P /= P.sum(axis=1, keepdims=True)
+    t, P, rng = thirty_children(9, n)
     y = rng.integers(0, t.K, n)
     C = np.stack([np.ones(n), rng.choice([-0.5, 0.0, 1.0], n)], axis=1)
     us = {"t": Table(t, [F(k % 5 - 2, 2) for k in range(t.K)]), "top": Top1AtDepth(t, 1),
@@ -643,13 +638,8 @@ def test_kept_sample_terms_are_the_terms_of_the_current_rows():
     from huc_ref.fast.boost import FloatBackend
     from huc_ref.fast.numbers import ExactRows
     from huc_ref.results import BoostResult
-    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
-    rng = np.random.default_rng(5)
     n = 300
-    logits = rng.normal(0, 3, (n, t.K))
-    logits[rng.random((n, t.K)) < 0.2] = -690.0  # entries near 1e-300
-    P = np.exp(logits - logits.max(axis=1, keepdims=True))
-    P /= P.sum(axis=1, keepdims=True)
+    t, P, rng = thirty_children(5, n)
     E = np.eye(t.K)[rng.integers(0, t.K, n)]
     C = np.stack([np.ones(n), rng.choice([-0.5, 0.0, 1.0], n)], axis=1)
     us = {"t": Table(t, [F(k % 5 - 2, 2) for k in range(t.K)]), "top": Top1AtDepth(t, 1),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from huc_ref import FiniteDistribution, Interval, LabelTree, audit, interval_moment
 from huc_ref.fast import audit as fast_audit
 from huc_ref.fast import audit_distribution, numba_available
-from tests.strategies import wide_trees
+from tests.strategies import thirty_children, wide_trees
 from tests.test_audit import audit_cases
 
 TOL = 1e-9  # float64 sums of at most a few dozen terms in [-2, 2]: rounding far below 1e-12
@@ -1447,16 +1447,9 @@ def test_every_subgroup_at_once_is_each_subgroup_alone_bit_for_bit(ties, monkeyp
     at a time (a 30-child node, entries near 1e-300, indicator, signed and everyone subgroups,
     sample weights; scores with and without ties)."""
     import huc_ref.fast.intervals as fi
-    from huc_ref import LabelTree, Table, Top1AtDepth, class_indicator
-    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
-    rng = np.random.default_rng(4)
+    from huc_ref import Table, Top1AtDepth, class_indicator
     n = 600
-    logits = rng.normal(0, 3, (n, t.K))
-    logits[rng.random((n, t.K)) < 0.2] = -690.0  # entries near 1e-300
-    P = np.exp(logits - logits.max(axis=1, keepdims=True))
-    if ties:
-        P = np.round(P, 1) + 2.0**-10
-    P /= P.sum(axis=1, keepdims=True)
+    t, P, rng = thirty_children(4, n, ties)
     y = rng.integers(0, t.K, n)
     groups = {"all": np.ones(n), "half": rng.integers(0, 2, n).astype(float), "signed": rng.choice([-0.5, 0, 1], n)}
     us = {"top": Top1AtDepth(t, 1), "tab": Table(t, [Fraction(k % 5 - 2, 2) for k in range(t.K)]),
