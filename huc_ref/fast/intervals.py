@@ -641,9 +641,10 @@ class Rows:
 
     def _every_subgroup(self, best, WT, order, equal, ties, val, rank, block_first, units, piece, sizes, seg_col,
                         full) -> list:
-        """:meth:`_numpy`'s scan of one stretch for every subgroup at once, a row each (the same
-        operations on each row as the scan of one subgroup, so the same bits; one call where the
-        subgroups took one each, which is most of the time of an audit of a few thousand atoms)."""
+        """Algorithm 2 (App. F.3) as :meth:`_numpy` scans one stretch, for every subgroup at once,
+        a row each: the same operations on each row as the scan of one subgroup, so the same bits;
+        one call where the subgroups took one each, which is most of the time of an audit of a
+        few thousand atoms."""
         G, n = WT.shape
         X = np.empty((G, units))
         ranked = np.empty(n)
