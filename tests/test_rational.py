@@ -78,6 +78,13 @@ def test_exact_sum_is_the_sum(values):
     assert type(got) is Fraction and got == sum(values, Fraction(0))
 
 
+def test_exact_sum_of_ten_thousand_digit_denominators():
+    """Denominators of 10,000 digits and more (hypothesis's report cannot print such integers)."""
+    values = [Fraction(1, 3**21000), Fraction(2, 7**12000), -Fraction(1, 3**21000), Fraction(5, 3**21001)]
+    assert exact_sum(values) == sum(values, Fraction(0)) == Fraction(2, 7**12000) + Fraction(5, 3**21001)
+    assert exact_sum(values).denominator.bit_length() > 33000  # (10,000 digits: about 33,220 bits)
+
+
 float_entries = st.floats(min_value=0.0, max_value=1e308, allow_subnormal=True) | st.sampled_from(
     [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1e-300, 1.0, 1e308])
 
