@@ -79,3 +79,17 @@ def best_of(repeat: int, fn) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def wide_softmax(n: int, K: int, seed: int, shift: float = 680.0):
+    """``n`` softmax rows over ``K`` classes whose first half of entries lie near ``e^-shift``
+    (``1e-296`` by default: a wide classifier's tails), as float64, and one-hot labels drawn
+    from the rows."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, K)) * 3
+    Z[:, :K // 2] -= shift
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(K, p=p) for p in P])
+    return P, np.eye(K)[y]

@@ -193,7 +193,7 @@ class TemperatureScaling(_Scaling):
 
 
 class VectorScaling(_Scaling):
-    """``softmax(a * log p + b)`` (Table 3), fitted by L-BFGS-B (H.6, K.1).
+    """``softmax(a * log p + b)`` (Table 3), fitted by trust-region Newton-CG (H.6, K.1).
 
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> m = VectorScaling(l2=0.0).fit(P, [0, 0, 1, 0])
@@ -205,7 +205,7 @@ class VectorScaling(_Scaling):
 
 
 class DirichletScaling(_Scaling):
-    """``softmax(W log p + b)`` (Table 3; Kull et al., 2019), fitted by L-BFGS-B (H.6, K.1).
+    """``softmax(W log p + b)`` (Table 3; Kull et al., 2019), fitted by trust-region Newton-CG (H.6, K.1).
 
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> m = DirichletScaling(l2=0.0).fit(P, [0, 0, 1, 0])
