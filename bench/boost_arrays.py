@@ -23,7 +23,6 @@ Run: ``python bench/boost_arrays.py`` (``--quick``: n = 10^3).
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -34,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fast_audit import depth_tree  # noqa: E402
-from bench.machine import describe  # noqa: E402
+from bench.machine import options  # noqa: E402
 from bench.workloads import best_of  # noqa: E402
 from huc_ref import FiniteDistribution, Top1AtDepth, fast  # noqa: E402
 from huc_ref.fast.boost import boost_sample  # noqa: E402
@@ -53,11 +52,7 @@ def workload(n: int, seed: int = 0):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeat", type=int, default=5, help="runs of each figure, alternating (the best is printed)")
-    args = ap.parse_args(argv)
-    print(describe())
+    args = options(__doc__, argv, repeat=5)
     n = 10**3 if args.quick else 10**4
     tree, P, y, us = workload(n)
     fast.audit(y, P, tree, us)

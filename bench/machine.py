@@ -59,3 +59,18 @@ def describe() -> str:
 
 if __name__ == "__main__":
     print(describe())
+
+
+def options(doc: str, argv=None, repeat: int | None = None):
+    """A benchmark's command line: ``--quick``, and ``--repeat`` (default ``repeat``) where
+    given; the machine's line (``describe``) printed once parsed."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    if repeat is not None:
+        ap.add_argument("--repeat", type=int, default=repeat,
+                        help="runs of each figure, alternating (the best is printed)")
+    args = ap.parse_args(argv)
+    print(describe())
+    return args
+

@@ -17,7 +17,6 @@ Run: ``python bench/recalibration.py`` (``--quick``: no K = 100 case; L-BFGS-B t
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -27,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.machine import describe  # noqa: E402
+from bench.machine import options  # noqa: E402
 from bench.workloads import wide_softmax  # noqa: E402
 from huc_ref.recalibration import KAPPA_INIT, _features, _objective, fit_scaling, log_loss  # noqa: E402
 
@@ -58,10 +57,7 @@ def sklearn(X, Y, w):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args(argv)
-    print(describe())
+    args = options(__doc__, argv)
     cases = [(10, 1000), (30, 3000)] + ([] if args.quick else [(100, 1000)])
     fit_scaling(*wide_softmax(50, 3, seed=0), kind="vector")  # scipy's imports, outside the timings
     print(f"{'case':>34} {'ours s':>8} {'it':>5} {'L-BFGS-B s':>11} {'it':>6} {'sklearn s':>10} {'it':>6} "

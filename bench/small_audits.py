@@ -1,4 +1,4 @@
-"""Small audits and exact conversions (this session's part of issue 17).  Not a test: prints
+"""Small audits and exact conversions (issue 17).  Not a test: prints
 ratios measured in one run.
 
 * numpy's scan of every subgroup at once (``Rows._every_subgroup``, below
@@ -13,7 +13,6 @@ Run: ``python bench/small_audits.py`` (``--quick``: n = 300 and 1,000 only).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from fractions import Fraction
@@ -25,17 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import huc_ref.fast.intervals as intervals  # noqa: E402
 from bench.fast_audit import depth_tree, sample, utilities  # noqa: E402
-from bench.machine import describe  # noqa: E402
+from bench.machine import options  # noqa: E402
 from huc_ref import fast  # noqa: E402
 from huc_ref.fast.numbers import floats  # noqa: E402
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeat", type=int, default=5, help="runs of each figure, alternating (the best is printed)")
-    args = ap.parse_args(argv)
-    print(describe())
+    args = options(__doc__, argv, repeat=5)
     tree = depth_tree(30, 7)
     us = utilities(tree)
     cap = intervals._ALL_SUBGROUPS

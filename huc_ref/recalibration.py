@@ -132,7 +132,7 @@ def log_loss(X, Y, w, W, b) -> float:
     """
     from scipy.special import logsumexp
     S = X @ W.T + b
-    return float((w * (logsumexp(S, axis=1) - (Y * S).sum(axis=1))).sum())
+    return float((w * (logsumexp(S, axis=1) * Y.sum(axis=1) - (Y * S).sum(axis=1))).sum())
 
 
 def _split(diagonal, theta, K):
@@ -143,9 +143,8 @@ def _split(diagonal, theta, K):
 def _unpack(kind, theta, K):
     if kind == "temperature":
         return theta[0] * np.eye(K), np.zeros(K)
-    if kind == "vector":
-        return np.diag(theta[:K]), theta[K:]
-    return theta[:K * K].reshape(K, K), theta[K * K:]
+    W, b = _split(kind == "vector", theta, K)
+    return (np.diag(W) if kind == "vector" else W), b
 
 
 def _objective(diagonal: bool, X, Y, w, l2: float):
@@ -160,11 +159,14 @@ def _objective(diagonal: bool, X, Y, w, l2: float):
     >>> bool(value == np.log(2)), bool(np.allclose(grad, [0.5 * np.log(2), -0.5 * np.log(2), -0.5, 0.5]))
     (True, True)
     """
-    n, K = X.shape
+    K = X.shape[1]
     ysum = Y.sum(axis=1)
 
     def logits(W, b):  # S = X W^T + b (vector: W = diag(a), so X * a + b)
         return X * W + b if diagonal else X @ W.T + b
+
+    def pull(G):  # a gradient in the logits S as one in theta: the transpose of ``logits``
+        return np.concatenate([(G * X).sum(axis=0) if diagonal else (G.T @ X).ravel(), G.sum(axis=0)])
 
     state = {}
 
@@ -179,8 +181,7 @@ def _objective(diagonal: bool, X, Y, w, l2: float):
         state.update(theta=theta.copy(), Q=Q)
         loss = float(w @ ((top[:, 0] + np.log(Z[:, 0])) * ysum - (Y * S).sum(axis=1)))
         G = w[:, None] * (Q * ysum[:, None] - Y)  # d loss / d S
-        gW = (G * X).sum(axis=0) if diagonal else (G.T @ X).ravel()
-        return loss + l2 / 2 * float(theta @ theta), np.concatenate([gW, G.sum(axis=0)]) + l2 * theta
+        return loss + l2 / 2 * float(theta @ theta), pull(G) + l2 * theta
 
     def hessp(theta, v):
         """The Hessian at ``theta`` times ``v``."""
@@ -190,8 +191,7 @@ def _objective(diagonal: bool, X, Y, w, l2: float):
         dW, db = _split(diagonal, v, K)
         dS = logits(dW, db)
         H = (w * ysum)[:, None] * Q * (dS - (Q * dS).sum(axis=1, keepdims=True))
-        hW = (H * X).sum(axis=0) if diagonal else (H.T @ X).ravel()
-        return np.concatenate([hW, H.sum(axis=0)]) + l2 * v
+        return pull(H) + l2 * v
     return fg, hessp
 
 

@@ -203,17 +203,23 @@ def gradient(diagonal, X, Y, w, l2, W, b):
 
 @pytest.mark.parametrize("diagonal", [True, False])
 def test_the_objective_its_gradient_and_hessian_products_against_differences(diagonal):
-    """``_objective``'s value is ``log_loss`` plus the ridge; its gradient matches central
+    """``_objective``'s value and ``log_loss`` are K.1's ``L_cal`` (from scipy's log_softmax)
+    plus the ridge; its gradient matches central
     differences of the value, and its Hessian products central differences of the gradient,
-    at a random point, on rows with entries near 1e-296."""
+    at a random point, on rows with entries near 1e-296 and soft targets whose sums are not 1
+    (``|Y_i|`` scales row i's terms)."""
     P, Y = wide_softmax(40, 6, 0)
+    Y = Y * np.linspace(0.5, 2.0, 40)[:, None] + 0.01
     X, w, l2 = _features(P, KAPPA_INIT), np.random.default_rng(1).random(40), 1e-3
     fg, hessp = _objective(diagonal, X, Y, w, l2)
     rng = np.random.default_rng(2)
     theta = rng.normal(size=12 if diagonal else 42) * 0.1
     W, b = (np.diag(theta[:6]), theta[6:]) if diagonal else (theta[:36].reshape(6, 6), theta[36:])
     value, grad = fg(theta)
-    assert value == pytest.approx(log_loss(X, Y, w, W, b) + l2 / 2 * float(theta @ theta), rel=1e-13)
+    from scipy.special import log_softmax
+    definition = -float(w @ (Y * log_softmax(X @ W.T + b, axis=1)).sum(axis=1))  # K.1's L_cal
+    assert log_loss(X, Y, w, W, b) == pytest.approx(definition, rel=1e-13)
+    assert value == pytest.approx(definition + l2 / 2 * float(theta @ theta), rel=1e-13)
     h = 1e-6
     for _ in range(3):
         v = rng.normal(size=theta.size)
