@@ -8,6 +8,7 @@ within the vector's tolerance; every witness interval is recomputed exactly from
 
 from __future__ import annotations
 
+import json
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -16,10 +17,11 @@ from .audit import atom_terms, interval_moment
 from .errors import HUCError
 from .formats import load_json, read_case, read_document
 from .intervals import Interval
-from .rational import fraction_text
+from .rational import MAX_DIGITS, fraction_text
+from .rational import exact as read_exact
 from .vectors import load_vectors
 
-__all__ = ["SCORE_TOLERANCE", "check_answers"]
+__all__ = ["SCORE_TOLERANCE", "answer_digits", "check_answers"]
 
 
 # ----------------------------------------------------------------------------- the checker
@@ -34,18 +36,35 @@ class _Wrong(Exception):
     """A reason the answer is wrong (caught once per vector)."""
 
 
-def _number(x, exact: bool, where: str) -> Fraction:
-    """A number of an answer: exact answers write lowest-terms strings, float answers JSON numbers."""
+def answer_digits(vector) -> int:
+    """The most digits a number of a right answer to ``vector`` can have: twice the digits of the
+    vector's case and expected result together, and at least the inputs' :data:`MAX_DIGITS`.
+
+    A right answer's numbers are sups and moments (the expected ones, up to sign) and witness
+    ends, which are atoms' scores: sums of the case's numbers' products and ratios, whose
+    numerators and denominators have at most twice the case's digits.  So an exact answer
+    longer than Python's 4,300-digit conversion limit is read (a sum over a few dozen atoms
+    with 200-digit denominators has over ten thousand digits), and a huge number in a wrong
+    answer is refused before it is read.
+
+    >>> answer_digits({"case": {"atoms": [{"p": ["1/" + "3" * 5000, "1"]}]}, "expected": {}})
+    10004
+    """
+    return max(MAX_DIGITS, 2 * sum(ch.isdigit() for ch in json.dumps(vector)))
+
+
+def _number(x, exact: bool, where: str, digits: int = MAX_DIGITS) -> Fraction:
+    """A number of an answer: exact answers write lowest-terms strings (at most ``digits``
+    digits), float answers JSON numbers."""
     if exact:
         if not isinstance(x, str):
             raise _Wrong(f"{where}: an exact answer writes numbers as strings in lowest terms, got {x!r}")
-        from .rational import exact as read
         try:
-            value = read(x, where)
+            value = read_exact(x, where, digits=digits)
         except HUCError as err:
             raise _Wrong(str(err)) from None
         if fraction_text(value) != x:
-            raise _Wrong(f"{where}: {x!r} is not in lowest terms (write {fraction_text(value)!r})")
+            raise _Wrong(f"{where}: {_shown(x)!r} is not in lowest terms (write {_shown(value)!r})")
         return value
     if isinstance(x, bool) or not isinstance(x, (int, str)):
         raise _Wrong(f"{where}: expected a number, got {x!r}")
@@ -95,34 +114,45 @@ def _check(vector, answer) -> None:
         order = " (rows go by subgroup, then utility, then null before the nodes in tree pre-order)" \
             if sorted(map(str, got_keys)) == sorted(map(str, keys)) else ""
         raise _Wrong(f"candidates[{k}]: is the row {got_keys[k]}, expected {keys[k]}{order}")
-    case = read_case(vector["case"])
+    case, digits = read_case(vector["case"]), answer_digits(vector)
     for k, (got, want) in enumerate(zip(rows, expected["candidates"])):
-        _check_row(case, got, want["sup"], "sup", exact, tol, f"candidates[{k}] {keys[k]}")
+        _check_row(case, got, want["sup"], "sup", exact, tol, f"candidates[{k}] {keys[k]}", digits)
     for field in ("uc", "huc"):
         got = answer.get(field)
         if not isinstance(got, dict):
             raise _Wrong(f"{field}: missing")
         if field == "uc" and got.get("node") is not None:
             raise _Wrong(f"uc: names node {got.get('node')!r}; the UC witness has no node")
-        if got.get("utility") is not None or Fraction(expected[field]["value"]) != 0:
+        if got.get("utility") is not None or expected[field]["value"] != "0":  # (lowest terms)
             key = (got.get("subgroup"), got.get("utility"), got.get("node") if field == "huc" else None)
             if key not in keys:
                 raise _Wrong(f"{field}: {key} is not a candidate row of this case")
-        _check_row(case, got, expected[field]["value"], "value", exact, tol, field)
+        _check_row(case, got, expected[field]["value"], "value", exact, tol, field, digits)
+
+
+def _shown(x) -> str:
+    """A number (or an answer's text) as a message shows it: whole up to 60 characters, else its
+    start and its length.
+
+    >>> _shown(Fraction(1, 4)), _shown(Fraction(1, 3**200))
+    ('1/4', '1/2656139888758747693387... (98 characters)')
+    """
+    text = fraction_text(x) if isinstance(x, Fraction) else str(x)
+    return text if len(text) <= 60 else f"{text[:24]}... ({len(text)} characters)"
 
 
 def _close(got: Fraction, want: Fraction, tol: Fraction, what: str):
     if abs(got - want) > tol:
-        raise _Wrong(f"{what} {fraction_text(got) if tol == 0 else repr(float(got))} differs from "
-                     f"{fraction_text(want)} by {float(abs(got - want)):.3g}"
+        raise _Wrong(f"{what} {_shown(got) if tol == 0 else repr(float(got))} differs from "
+                     f"{_shown(want)} by {float(abs(got - want)):.3g}"
                      + (f" (tolerance {float(tol):g})" if tol else ""))
 
 
-def _check_row(case, row, want, field, exact, tol, where) -> None:
+def _check_row(case, row, want, field, exact, tol, where, digits) -> None:
     """A row's sup (or value) against the expected one, and its own witness recomputed."""
-    sup = _number(row.get(field), exact, f"{where}.{field}")
-    _close(sup, Fraction(want), tol, f"{where}: {field}")
-    moment = _number(row.get("moment"), exact, f"{where}.moment")
+    sup = _number(row.get(field), exact, f"{where}.{field}", digits)
+    _close(sup, read_exact(want, digits=digits), tol, f"{where}: {field}")
+    moment = _number(row.get("moment"), exact, f"{where}.moment", digits)
     _close(abs(moment), sup, tol, f"{where}: |moment|")
     interval = row.get("interval")
     if interval is None:
@@ -133,17 +163,17 @@ def _check_row(case, row, want, field, exact, tol, where) -> None:
         raise _Wrong(f"{where}: interval must be [lo, hi] or null")
     if sup == 0:
         raise _Wrong(f"{where}: a zero sup has the empty interval (null), not {interval}")
-    lo, hi = (_number(x, exact, f"{where}.interval") for x in interval)
+    lo, hi = (_number(x, exact, f"{where}.interval", digits) for x in interval)
     if lo > hi:
-        raise _Wrong(f"{where}: interval [{interval[0]}, {interval[1]}] is reversed")
+        raise _Wrong(f"{where}: interval [{_shown(interval[0])}, {_shown(interval[1])}] is reversed")
     if row.get("utility") not in case.utilities:
         raise _Wrong(f"{where}: unknown utility {row.get('utility')!r}")
     if row.get("subgroup") not in case.distribution.subgroups:
         raise _Wrong(f"{where}: unknown subgroup {row.get('subgroup')!r}")
     recomputed = _witness_moment(case, row, lo, hi, moment, exact, tol)
     if recomputed is not None:
-        raise _Wrong(f"{where}: the witness [{interval[0]}, {interval[1]}] has moment {recomputed}, "
-                     f"the answer says {row.get('moment')}")
+        raise _Wrong(f"{where}: the witness [{_shown(interval[0])}, {_shown(interval[1])}] has moment {recomputed}, "
+                     f"the answer says {_shown(row.get('moment'))}")
 
 
 def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
@@ -162,7 +192,7 @@ def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
         return f"(none: {node!r} is not a node)"
     if exact:
         got = interval_moment(case.distribution, utility, row["subgroup"], Interval(lo, hi), node)
-        return None if got == moment else fraction_text(got)
+        return None if got == moment else _shown(got)
     scores = sorted({t.score for t in atom_terms(case.distribution, utility, ())})
     ends = [[s for s in scores if abs(s - x) <= SCORE_TOLERANCE] for x in (lo, hi)]
     tried = None

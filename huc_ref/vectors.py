@@ -30,7 +30,7 @@ __all__ = ["DELETE", "mutate", "FLAGS", "ERROR_KINDS", "GENERATOR", "build_vecto
 
 #: The generator that wrote the vector files: changes only when their content does, not with
 #: the package version (so the published files stay byte for byte what they were).
-GENERATOR = "huc-ref 0.1.0 vectors (seed 20261130)"
+GENERATOR = "huc-ref 0.2.0 vectors (seed 20261130)"
 SEED = 20261130
 N_GENERATED = 240
 FORMAT = "huc-vectors/1"
@@ -56,6 +56,8 @@ FLAGS = {
     "sample": "every atom is a sample point (a label); weights default to 1/n",
     "mixed_atoms": "population and sample atoms together",
     "large_denominators": "some input number has a denominator above 2^64",
+    "long_numbers": "some expected number has more than 4,300 digits (Python's default limit on converting "
+                    "integers to and from text; an implementation must lift it or write integers another way)",
     "no_relevant_node": "some utility has no relevant node (constant on every branching)",
     "mcgrad_tie": "tied scores where an ungrouped cumulative sum (MCGrad's ecce) differs from the grouped definition",
     **{f"family_{k}": f"uses a {k} utility (docs/specification.md §5)" for k in
@@ -155,6 +157,12 @@ def _edge_cases():
                  [{"p": [f"1/{big}", f"{big - 1}/{3 * big}", f"{big - 1}/{3 * big}", f"{big - 1}/{3 * big}"],
                    "label": "y2"},
                   {"p": ["1/4"] * 4, "label": "y1"}]))
+    yield ("edge-float-tails", "float64 predictions with tails near 1e-301 (each entry its binary value, a/2^53 or "
+           "m/2^1052), each row divided by its sum exactly: 317-digit denominators, and over 4,300 digits in the "
+           "exact result",
+           _case("edge-float-tails", "", FOUR, FOUR_LABELS,
+                 {"u": {"kind": "table", "values": [-1, 1, 1, 1]}, "top": {"kind": "top1_at_depth", "depth": 1}},
+                 _float_tail_atoms(random.Random(SEED), 24)))
     yield ("edge-canonically-calibrated", "eta = p: every sup is 0 (Prop. 3.3)",
            _case("edge-canonically-calibrated", "", FOUR, FOUR_LABELS,
                  {"u": {"kind": "rank", "theta": [1, "1/2", 0, -1]}},
@@ -181,6 +189,21 @@ def _edge_cases():
                "and mixed atoms",
                _case(f"edge-family-{kind.replace('_', '-')}", "", FOUR, FOUR_LABELS, {"u": spec}, atoms,
                      ["all", "signed"]))
+
+
+def _float_tail_atoms(rng, n):
+    """``n`` sample atoms on four labels: each row one or two float64 entries ``a / 2^53`` and
+    the others ``m / 2^1052`` (53-bit ``m``: about 1e-301, as a 100-class softmax's tails), as
+    exact binary values divided by the row's sum; labels drawn from the row itself."""
+    atoms = []
+    for i in range(n):
+        heavy = rng.sample(range(4), 1 + i % 2)
+        row = [Fraction(rng.randrange(2**52, 2**53), 2**53) if j in heavy else
+               Fraction(rng.randrange(2**52, 2**53), 2**1052) for j in range(4)]
+        total = sum(row)
+        label = FOUR_LABELS[rng.choice(heavy) if i % 5 else rng.randrange(4)]
+        atoms.append({"p": [fraction_text(x / total) for x in row], "label": label})
+    return atoms
 
 
 def _random_tree(rng, k):
@@ -288,6 +311,8 @@ def _flags(case_doc, result) -> list[str]:
     numbers = [x for a in dist.atoms for x in a.p + (a.eta or ())]
     if any(x.denominator > 2 ** 64 for x in numbers):
         flags.add("large_denominators")
+    if any(len(r[key]) > 4300 for r in result["candidates"] for key in ("sup", "moment")):
+        flags.add("long_numbers")
     for u in case.utilities.values():
         flags.add(f"family_{u.kind}")
         if isinstance(u.to_json().get("base"), dict):
@@ -424,7 +449,7 @@ def build_vector_files() -> dict[str, dict]:
     """Every vector file: ``{file name: huc-vectors/1 document}`` (what ``generate`` writes).
 
     >>> {name: len(doc["vectors"]) for name, doc in build_vector_files().items()}
-    {'paper.json': 6, 'edge_cases.json': 15, 'generated.json': 240, 'invalid.json': 50}
+    {'paper.json': 6, 'edge_cases.json': 16, 'generated.json': 240, 'invalid.json': 50}
     """
     def doc(title, vectors):
         return {"format": FORMAT, "title": title, "generator": GENERATOR, "schema": "huc-vectors-1.schema.json",

@@ -110,3 +110,88 @@ def test_from_floats_rows_are_each_floats_exact_value_over_their_exact_sum(row):
             FiniteDistribution.from_floats(t, [0], [row])
     else:
         assert FiniteDistribution.from_floats(t, [0], [row]).atoms[0].p == tuple(x / total for x in exact_row)
+
+
+def _without_gmpy2(monkeypatch):
+    """Make ``import gmpy2`` fail, so the plain-Python branch runs whatever is installed."""
+    import sys
+    monkeypatch.setitem(sys.modules, "gmpy2", None)
+
+
+def _int_unguarded(text: str) -> int:
+    """``int`` with Python's 4,300-digit guard lifted: the independent reading."""
+    import sys
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return int(text)
+    finally:
+        sys.set_int_max_str_digits(limit)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["", "-", "+"]), st.integers(1, 20000), st.integers(0, 2**32), st.booleans())
+@example("", 4300, 0, True)
+@example("-", 4301, 1, False)
+@example("+", 20000, 2, True)
+def test_integer_value_reads_any_length(sign, length, seed, gmpy):
+    """``integer_value`` (gmpy2 or ``int`` with the guard lifted) reads what ``int`` reads with
+    the guard lifted, on both sides of the 4,300-digit guard, with and without gmpy2; the guard
+    is Python's again afterwards, and ``integer_text`` writes the number back."""
+    import random
+    import sys
+    from unittest import mock
+
+    from huc_ref.rational import integer_text, integer_value
+    rng = random.Random(seed)
+    text = sign + "".join(rng.choice("0123456789") for _ in range(length))
+    guard = sys.get_int_max_str_digits()
+    with mock.patch.dict(sys.modules, {} if gmpy else {"gmpy2": None}):
+        got = integer_value(text)
+        back = integer_text(got)
+    assert sys.get_int_max_str_digits() == guard
+    want = _int_unguarded(text)
+    assert got == want and _int_unguarded(back) == want and back == back.lstrip("+")
+
+
+decimals = st.builds(
+    lambda sign, whole, point, part, exp: sign + whole + (("." + part) if point else "") + exp,
+    st.sampled_from(["", "-", "+"]), st.text("0123456789", max_size=8), st.booleans(),
+    st.text("0123456789", max_size=8),
+    st.sampled_from([""]) | st.builds(lambda e, s, n: e + s + str(n), st.sampled_from("eE"),
+                                      st.sampled_from(["", "-", "+"]), st.integers(0, 400)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(decimals)
+@example("5.")
+@example("-.5e-3")
+@example("+0.000E+400")
+@example("1e-400")
+def test_decimal_strings_read_as_python_reads_them(text):
+    """A decimal string is the number ``Fraction(text)`` reads (Python's own parser, the
+    independent reading); a string Python refuses is refused with the message."""
+    try:
+        want = Fraction(text)
+    except ValueError:
+        with pytest.raises(HUCError, match="is not an exact number"):
+            exact(text, "x")
+        return
+    assert exact(text, "x") == want
+
+
+@pytest.mark.parametrize("gmpy", [True, False])
+def test_long_strings_read_past_pythons_guard(gmpy, monkeypatch):
+    """Strings of more than 4,300 digits (Python's ``int``/``Fraction`` refuse them) read with
+    a larger ``digits`` bound: a ratio, a decimal with an exponent, and the bound's message."""
+    from decimal import localcontext
+    if not gmpy:
+        _without_gmpy2(monkeypatch)
+    num, den = "7" * 6000, "3" + "1" * 6000
+    assert exact(f"-{num}/{den}", "x", digits=20000) == Fraction(-_int_unguarded(num), _int_unguarded(den))
+    text = "0." + "123456789" * 700 + "e-5"
+    with localcontext() as ctx:
+        ctx.prec = 10000
+        assert exact(text, "x", digits=20000) == Fraction(Decimal(text))
+    with pytest.raises(HUCError, match=r"^x: '77777777777777777777'\.\.\. has more than 4000 digits$"):
+        exact(num, "x")

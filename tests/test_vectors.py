@@ -309,3 +309,35 @@ def test_an_answer_that_is_not_a_regular_file_fails_its_vector(our_answers, tmp_
     reasons = dict(report)
     assert failures == 2 and reasons["paper-d1-cancellation"].startswith("the answer is not a regular file")
     assert reasons["paper-d2-marginal-calibration"].startswith("the answer is not a regular file")
+
+
+def test_long_exact_answers_are_read_and_checked(our_answers, tmp_path, monkeypatch):
+    """``edge-float-tails``: its exact result has more than 4,300 digits (Python's conversion
+    guard).  Our own answer passes without gmpy2 (the guard lifted for one call, then restored);
+    an answer off in the last digit fails with a short message; a number longer than any right
+    answer's (:func:`huc_ref.conformance.answer_digits`) is refused before it is read."""
+    import sys
+    from fractions import Fraction
+
+    from huc_ref.conformance import answer_digits
+    from huc_ref.rational import exact, fraction_text
+    v = BY_ID["edge-float-tails"]
+    assert "long_numbers" in v["flags"] and max(len(r["sup"]) for r in v["expected"]["candidates"]) > 4300
+    monkeypatch.setitem(sys.modules, "gmpy2", None)
+    guard = sys.get_int_max_str_digits()
+    failures, got = _altered(our_answers, tmp_path / "same", "edge-float-tails", lambda doc: None)
+    assert (failures, got) == (0, None) and sys.get_int_max_str_digits() == guard
+    sup = v["expected"]["candidates"][0]["sup"]
+    off = fraction_text(exact(sup, digits=answer_digits(v)) + Fraction(1, 7))
+    failures, got = _altered(our_answers, tmp_path / "off", "edge-float-tails", _set(["candidates", 0, "sup"], off))
+    assert failures == 1 and len(got) < 300, got
+    assert got == (f"candidates[0] ('all', 'u', None): sup {off[:24]}... ({len(off)} characters) differs from "
+                   f"{sup[:24]}... ({len(sup)} characters) by 0.143")
+    failures, got = _altered(our_answers, tmp_path / "unreduced", "edge-float-tails",
+                             _set(["candidates", 0, "sup"], sup.replace("/", "0/") + "0"))
+    assert failures == 1 and got.endswith(f"is not in lowest terms (write '{sup[:24]}... ({len(sup)} characters)')")
+    huge = "1" * (answer_digits(v) + 1)
+    failures, got = _altered(our_answers, tmp_path / "huge", "edge-float-tails",
+                             _set(["candidates", 0, "moment"], huge))
+    assert failures == 1 and got == (f"candidates[0] ('all', 'u', None).moment: '11111111111111111111'... has more "
+                                      f"than {answer_digits(v)} digits")
