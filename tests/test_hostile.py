@@ -96,7 +96,8 @@ def test_vectors_write_nothing_outside_their_folder_and_bad_answers_fail_alone(t
     (answers / "paper-d1-cancellation.json").unlink()
     (answers / "paper-d1-cancellation.json").symlink_to("/")
     proc = huc("vectors", "check", answers, cwd=tmp_path)
-    assert proc.returncode == 1 and proc.stdout.splitlines()[-1] == "309 passed, 2 failed"
+    from huc_ref.vectors import load_vectors
+    assert proc.returncode == 1 and proc.stdout.splitlines()[-1] == f"{len(load_vectors()) - 2} passed, 2 failed"
     assert "FAIL paper-d4-common-cell: uc.value: exponent of '1e999999999' exceeds 400 in magnitude" in proc.stdout
 
 
