@@ -72,16 +72,22 @@ def integer_value(digits: str) -> int:
     """
     if len(digits) <= 4000:  # below the guard
         return int(digits)
+    return _convert(digits, int, lambda gmpy2: int(gmpy2.mpz(digits.lstrip("+"))))
+
+
+def _convert(x, python, gmp):
+    """``gmp(gmpy2)`` where gmpy2 is installed, else ``python(x)`` with Python's 4,300-digit
+    guard on integer-text conversion lifted for this one call (then restored)."""
     try:
         import gmpy2
     except ImportError:
         limit = sys.get_int_max_str_digits()
         sys.set_int_max_str_digits(0)
         try:
-            return int(digits)
+            return python(x)
         finally:
             sys.set_int_max_str_digits(limit)
-    return int(gmpy2.mpz(digits.lstrip("+")))
+    return gmp(gmpy2)
 
 
 def exact(value, where: str = "value", *, digits: int = MAX_DIGITS) -> Fraction:
@@ -158,16 +164,7 @@ def integer_text(n: int) -> str:
     """
     if n.bit_length() < 14_000:  # below the 4,300-digit guard
         return str(n)
-    try:
-        import gmpy2
-    except ImportError:
-        limit = sys.get_int_max_str_digits()
-        sys.set_int_max_str_digits(0)
-        try:
-            return str(n)
-        finally:
-            sys.set_int_max_str_digits(limit)
-    return gmpy2.mpz(n).digits()
+    return _convert(n, str, lambda gmpy2: gmpy2.mpz(n).digits())
 
 
 def fraction_text(x: Fraction) -> str:
