@@ -17,7 +17,7 @@ from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import to_rational
 
 from .errors import HUCError
-from .rational import exact, fraction_text
+from .rational import exact, shown
 
 __all__ = ["CertifiedReal", "prop_3_3_bound", "theorem_3_4_deviation", "theorem_3_5_update_bound",
            "update_decrease_floor", "h1_gap_bound", "h1_sample_size_holds"]
@@ -57,7 +57,7 @@ class CertifiedReal:
             return True
         if self.lo > x:
             return False
-        raise HUCError(f"cannot decide {self.expr} <= {fraction_text(x)} at this precision", kind="undecided")
+        raise HUCError(f"cannot decide {self.expr} <= {shown(x)} at this precision", kind="undecided")
 
 
 def _enclose(build, expr, precision=_PRECISION) -> CertifiedReal:
@@ -76,7 +76,7 @@ def _positive_int(x, name):
 def _probability(delta):
     delta = exact(delta, "delta")
     if not 0 < delta < 1:
-        raise HUCError(f"delta: must be in (0, 1), got {fraction_text(delta)}", kind="option")
+        raise HUCError(f"delta: must be in (0, 1), got {shown(delta)}", kind="option")
     return delta
 
 
@@ -127,12 +127,12 @@ def update_decrease_floor(epsilon, alpha=None):
     """
     eps = exact(epsilon, "epsilon")
     if eps <= 0:
-        raise HUCError(f"epsilon: must be positive, got {fraction_text(eps)}", kind="nonpositive")
+        raise HUCError(f"epsilon: must be positive, got {shown(eps)}", kind="nonpositive")
     if alpha is None:
         return eps ** 2 / 2
     a = exact(alpha, "alpha")
     if a <= 0:
-        raise HUCError(f"alpha: a fixed step magnitude must be positive, got {fraction_text(a)}", kind="nonpositive")
+        raise HUCError(f"alpha: a fixed step magnitude must be positive, got {shown(a)}", kind="nonpositive")
     return a * eps - a ** 2 / 2 if a < 2 * eps else None
 
 

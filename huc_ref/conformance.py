@@ -14,10 +14,10 @@ from fractions import Fraction
 from pathlib import Path
 
 from .audit import atom_terms, interval_moment
-from .errors import HUCError
+from .errors import HUCError, printable
 from .formats import load_json, read_case, read_document
 from .intervals import Interval
-from .rational import MAX_DIGITS, fraction_text
+from .rational import MAX_DIGITS, fraction_text, shown
 from .rational import exact as read_exact
 from .vectors import load_vectors
 
@@ -64,7 +64,8 @@ def _number(x, exact: bool, where: str, digits: int = MAX_DIGITS) -> Fraction:
         except HUCError as err:
             raise _Wrong(str(err)) from None
         if fraction_text(value) != x:
-            raise _Wrong(f"{where}: {_shown(x)!r} is not in lowest terms (write {_shown(value)!r})")
+            raise _Wrong(f"{where}: {printable(x, 60)!r} is not in lowest terms (write "
+                         f"{printable(fraction_text(value), 60)!r})")
         return value
     if isinstance(x, bool) or not isinstance(x, (int, str)):
         raise _Wrong(f"{where}: expected a number, got {x!r}")
@@ -130,21 +131,10 @@ def _check(vector, answer) -> None:
         _check_row(case, got, expected[field]["value"], "value", exact, tol, field, digits)
 
 
-def _shown(x) -> str:
-    """A number (or an answer's text) as a message shows it: whole up to 60 characters, else its
-    start and its length.
-
-    >>> _shown(Fraction(1, 4)), _shown(Fraction(1, 3**200))
-    ('1/4', '1/2656139888758747693387... (98 characters)')
-    """
-    text = fraction_text(x) if isinstance(x, Fraction) else str(x)
-    return text if len(text) <= 60 else f"{text[:24]}... ({len(text)} characters)"
-
-
 def _close(got: Fraction, want: Fraction, tol: Fraction, what: str):
     if abs(got - want) > tol:
-        raise _Wrong(f"{what} {_shown(got) if tol == 0 else repr(float(got))} differs from "
-                     f"{_shown(want)} by {float(abs(got - want)):.3g}"
+        raise _Wrong(f"{what} {shown(got) if tol == 0 else repr(float(got))} differs from "
+                     f"{shown(want)} by {float(abs(got - want)):.3g}"
                      + (f" (tolerance {float(tol):g})" if tol else ""))
 
 
@@ -164,16 +154,17 @@ def _check_row(case, row, want, field, exact, tol, where, digits) -> None:
     if sup == 0:
         raise _Wrong(f"{where}: a zero sup has the empty interval (null), not {interval}")
     lo, hi = (_number(x, exact, f"{where}.interval", digits) for x in interval)
+    ends = ", ".join(printable(str(x), 60) for x in interval)
     if lo > hi:
-        raise _Wrong(f"{where}: interval [{_shown(interval[0])}, {_shown(interval[1])}] is reversed")
+        raise _Wrong(f"{where}: interval [{ends}] is reversed")
     if row.get("utility") not in case.utilities:
         raise _Wrong(f"{where}: unknown utility {row.get('utility')!r}")
     if row.get("subgroup") not in case.distribution.subgroups:
         raise _Wrong(f"{where}: unknown subgroup {row.get('subgroup')!r}")
     recomputed = _witness_moment(case, row, lo, hi, moment, exact, tol)
     if recomputed is not None:
-        raise _Wrong(f"{where}: the witness [{_shown(interval[0])}, {_shown(interval[1])}] has moment {recomputed}, "
-                     f"the answer says {_shown(row.get('moment'))}")
+        raise _Wrong(f"{where}: the witness [{ends}] has moment {recomputed}, the answer says "
+                     f"{printable(str(row.get('moment')), 60)}")
 
 
 def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
@@ -192,7 +183,7 @@ def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
         return f"(none: {node!r} is not a node)"
     if exact:
         got = interval_moment(case.distribution, utility, row["subgroup"], Interval(lo, hi), node)
-        return None if got == moment else _shown(got)
+        return None if got == moment else shown(got)
     scores = sorted({t.score for t in atom_terms(case.distribution, utility, ())})
     ends = [[s for s in scores if abs(s - x) <= SCORE_TOLERANCE] for x in (lo, hi)]
     tried = None

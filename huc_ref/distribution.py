@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .errors import HUCError, check_name
-from .rational import exact, exact_sum, exact_vector, fraction_text
+from .rational import exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
 __all__ = ["Atom", "FiniteDistribution", "prepare_prediction"]
@@ -73,7 +73,7 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
         raise HUCError(f"{where}: is empty", kind="length")
     for j, v in enumerate(p):
         if v.numerator < 0:
-            raise HUCError(f"{where}[{j}]: is negative ({fraction_text(v)})", kind="nonpositive")
+            raise HUCError(f"{where}[{j}]: is negative ({shown(v)})", kind="nonpositive")
     total = exact_sum(p)
     if renormalize:
         if total == 0:
@@ -81,11 +81,11 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
         p = tuple(v / total for v in p)
         total = _ONE
     if total != 1:
-        raise HUCError(f"{where}: sums to {fraction_text(total)}, not 1", kind="probability_sum")
+        raise HUCError(f"{where}: sums to {shown(total, around=1)}, not 1", kind="probability_sum")
     if smooth is not None:
         kappa = exact(smooth, "smooth")
         if not 0 < kappa <= 1:
-            raise HUCError(f"smooth: kappa must be in (0, 1], got {fraction_text(kappa)}", kind="option")
+            raise HUCError(f"smooth: kappa must be in (0, 1], got {shown(kappa)}", kind="option")
         p = tuple((1 - kappa) * v + kappa / len(p) for v in p)
     for j, v in enumerate(p):
         if v == 0:
@@ -135,7 +135,7 @@ class FiniteDistribution:
         self.atoms = tuple(self._read_atom(a, i, default_w, renormalize, smooth) for i, a in enumerate(atoms))
         total = exact_sum([a.weight for a in self.atoms])
         if total != 1:
-            raise HUCError(f"atoms: weights sum to {fraction_text(total)}, not 1", kind="probability_sum")
+            raise HUCError(f"atoms: weights sum to {shown(total, around=1)}, not 1", kind="probability_sum")
 
     @staticmethod
     def _has_weight(a) -> bool:
@@ -156,7 +156,7 @@ class FiniteDistribution:
             raise HUCError(f"{where}: unknown field {sorted(unknown)[0]!r}", kind="unknown_field")
         w = default_w if default_w is not None else exact(a["weight"], f"{where}.weight")
         if w <= 0:
-            raise HUCError(f"{where}.weight: must be positive, got {fraction_text(w)}", kind="nonpositive")
+            raise HUCError(f"{where}.weight: must be positive, got {shown(w)}", kind="nonpositive")
         if "c" in a:
             c = exact_vector(a["c"], f"{where}.c", len(self.subgroups))
         elif len(self.subgroups) == 1:
@@ -165,7 +165,7 @@ class FiniteDistribution:
             raise HUCError(f"{where}.c: missing (one value per subgroup: {list(self.subgroups)})", kind="missing_field")
         for k, v in enumerate(c):
             if not -1 <= v <= 1:
-                raise HUCError(f"{where}.c[{k}]: subgroup value {fraction_text(v)} is outside [-1, 1]", kind="range")
+                raise HUCError(f"{where}.c[{k}]: subgroup value {shown(v)} is outside [-1, 1]", kind="range")
         if "p" not in a:
             raise HUCError(f"{where}.p: missing", kind="missing_field")
         p = prepare_prediction(a["p"], f"{where}.p", K=K, renormalize=renormalize, smooth=smooth)
@@ -180,10 +180,10 @@ class FiniteDistribution:
         eta = exact_vector(a["eta"], f"{where}.eta", K)
         for j, v in enumerate(eta):
             if v < 0:
-                raise HUCError(f"{where}.eta[{j}]: is negative ({fraction_text(v)})", kind="nonpositive")
+                raise HUCError(f"{where}.eta[{j}]: is negative ({shown(v)})", kind="nonpositive")
         total = exact_sum(eta)
         if total != 1:
-            raise HUCError(f"{where}.eta: sums to {fraction_text(total)}, not 1", kind="probability_sum")
+            raise HUCError(f"{where}.eta: sums to {shown(total, around=1)}, not 1", kind="probability_sum")
         return Atom(w, c, p, eta, None)
 
     @classmethod
@@ -219,7 +219,7 @@ class FiniteDistribution:
             sample_weight = [exact(w, f"sample_weight[{i}]") for i, w in enumerate(sample_weight)]
             for i, w in enumerate(sample_weight):
                 if w < 0:
-                    raise HUCError(f"sample_weight[{i}]: {fraction_text(w)} is negative; weights are nonnegative",
+                    raise HUCError(f"sample_weight[{i}]: {shown(w)} is negative; weights are nonnegative",
                                    kind="nonpositive")
             total = sum(sample_weight)
             if not total > 0:

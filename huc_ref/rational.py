@@ -19,7 +19,7 @@ from math import lcm
 from .errors import HUCError
 
 __all__ = ["exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value", "decimal_text",
-           "ratio", "rational_type", "scaled_integers"]
+           "shown", "ratio", "rational_type", "scaled_integers"]
 
 # Exponents and digit counts are bounded so that a hostile string such as "1e999999999"
 # cannot make Fraction() build a gigantic integer.
@@ -217,6 +217,28 @@ def decimal_text(x, digits: int = 6) -> str:
         return sign + whole + ("." + frac if frac else "")
     frac = text[1:].rstrip("0")
     return f"{sign}{text[0]}{'.' + frac if frac else ''}e{e:+03d}"
+
+
+def shown(x, around=None, limit: int = 60) -> str:
+    """An exact number as an error message shows it: its text (:func:`fraction_text`) up to
+    ``limit`` characters; a longer one (a sum of a few 2,000-digit fractions has thousands) as
+    ``around`` plus or minus its distance from it, or as its value, to six significant digits
+    (:func:`decimal_text`), with the exact text's length, so that a message stays one short line.
+
+    >>> shown(Fraction(999, 1000), around=1), shown(1 - Fraction(1, 7**100), around=1)
+    ('999/1000', '1 - 3.09169e-85 (an exact number of 171 characters)')
+    >>> shown(Fraction(3, 2) + Fraction(1, 3**100))
+    '~1.5 (an exact number of 99 characters)'
+    """
+    x = Fraction(x)
+    text = fraction_text(x)
+    if len(text) <= limit:
+        return text
+    if around is not None and x != around:
+        d = x - around
+        return f"{fraction_text(Fraction(around))} {'+' if d > 0 else '-'} {decimal_text(abs(d))} " \
+               f"(an exact number of {len(text)} characters)"
+    return f"~{decimal_text(x)} (an exact number of {len(text)} characters)"
 
 
 def ratio(num, den, rational=Fraction):

@@ -23,7 +23,7 @@ import numpy as np
 
 from .decomposition import TreeDecomposition, subtree_sums
 from .errors import HUCError
-from .rational import NUMBER_SCHEMA, exact, exact_vector, fraction_text
+from .rational import NUMBER_SCHEMA, exact, exact_vector, fraction_text, shown
 from .tree import LabelTree
 
 __all__ = ["Utility", "Table", "Subtree", "Rank", "TopK", "Decision", "BinaryDecision",
@@ -42,7 +42,7 @@ _ONE = Fraction(1)
 def _check_range(values, where):
     for i, v in enumerate(values):
         if not -1 <= v <= 1:
-            raise HUCError(f"{where}[{i}]: utility value {fraction_text(v)} is outside [-1, 1]", kind="range")
+            raise HUCError(f"{where}[{i}]: utility value {shown(v)} is outside [-1, 1]", kind="range")
     return values
 
 

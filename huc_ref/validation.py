@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from .distribution import FiniteDistribution
 from .errors import HUCError, check_name, printable
-from .rational import exact, fraction_text
+from .rational import exact, fraction_text, shown
 from .tree import LabelTree
 from .utilities import PerAtom, Utility
 
@@ -107,14 +107,14 @@ def boost_settings(tree, n_atoms: int, utilities: dict, *, method, select, epsil
         raise HUCError(f"max_passes: must be a positive integer, got {max_passes!r}", kind="option")
     eps = exact(epsilon, "epsilon")
     if not 0 < eps <= 1:
-        raise HUCError(f"epsilon: must be in (0, 1], got {fraction_text(eps)}", kind="option")
+        raise HUCError(f"epsilon: must be in (0, 1], got {shown(eps)}", kind="option")
     if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
         raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}", kind="option")
     if isinstance(step, str) and step.startswith("fixed:"):  # the command line's spelling, accepted here too
         step = step[len("fixed:"):]
     fixed = None if step == "adaptive" else exact(step, "step")
     if fixed is not None and fixed <= 0:
-        raise HUCError(f"step: a fixed step magnitude must be positive, got {printable(fraction_text(fixed), 40)}",
+        raise HUCError(f"step: a fixed step magnitude must be positive, got {shown(fixed)}",
                        kind="nonpositive")
     if fixed is not None and fixed > MAX_FIXED_STEP:
         raise HUCError(f"step: a fixed step magnitude must be at most {MAX_FIXED_STEP} (exp(alpha h) with "

@@ -336,3 +336,33 @@ def test_a_certified_boost_on_a_caterpillar_of_depth_1000_is_linear_in_the_tree(
     assert [len(r.updates) for r in runs] == [3, 3] and runs[0].theorem_3_5["holds"] is True
     assert [u["node"] for u in runs[0].updates] == [u["node"] for u in runs[1].updates]
     assert abs(float(runs[0].final["huc"]) - float(runs[1].final["huc"])) < 1e-9
+
+
+def test_long_exact_numbers_in_messages_stay_short(tmp_path, capsys):
+    """A number of thousands of digits in a bad input (a sum of two 1,900-digit fractions, or
+    1 - 3^-9000 given through the API) is shown by its distance from 1 or its value to six
+    digits and its length: one short line, from the API and from ``huc audit``."""
+    from fractions import Fraction
+
+    from huc_ref import FiniteDistribution, LabelTree, Table
+    from huc_ref.cli import main
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    # 1 - 3^-9000 = (3^9000 - 1) / 3^9000: both parts have floor(9000 log10 3) + 1 = 4,295 digits
+    with pytest.raises(HUCError) as err:
+        FiniteDistribution(t, [{"p": [Fraction(1, 2), Fraction(1, 2) - Fraction(1, 3**9000)], "label": "a"}])
+    assert re.fullmatch(r"atoms\[0\]\.p: sums to 1 - 8\.\d{1,5}e-4295 \(an exact number of 8591 characters\), not 1",
+                        str(err.value)), str(err.value)
+    with pytest.raises(HUCError, match=r"^atoms\[0\]\.eta: sums to 1 \+ 8\.\d+e-4295 \(an exact number of 8591 "):
+        FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": [Fraction(1, 2), Fraction(1, 2) + Fraction(1, 3**9000)]}])
+    with pytest.raises(HUCError, match=r"^values\[1\]: utility value ~1 \(an exact number of 8591 characters\) is "):
+        Table(t, [0, 1 + Fraction(1, 3**9000)])
+    q1, q2 = 10**1900 + 7, 10**1900 + 9
+    case = {"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}}, "labels": ["a", "b"],
+            "utilities": {"u": {"kind": "table", "values": [0, 1]}},
+            "atoms": [{"p": [f"{q1 // 2}/{q1}", f"{q2 // 2 - 5}/{q2}"], "label": "a"}]}
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(case))
+    assert main(["audit", str(path)]) == 2
+    out, errors = capsys.readouterr()
+    assert out == "" and re.fullmatch(r"huc: error: atoms\[0\]\.p: sums to 1 - \d(\.\d+)?e-19\d\d "
+                                      r"\(an exact number of \d+ characters\), not 1\n", errors), errors

@@ -320,7 +320,7 @@ def test_long_exact_answers_are_read_and_checked(our_answers, tmp_path, monkeypa
     from fractions import Fraction
 
     from huc_ref.conformance import answer_digits
-    from huc_ref.rational import exact, fraction_text
+    from huc_ref.rational import decimal_text, exact, fraction_text
     v = BY_ID["edge-float-tails"]
     assert "long_numbers" in v["flags"] and max(len(r["sup"]) for r in v["expected"]["candidates"]) > 4300
     monkeypatch.setitem(sys.modules, "gmpy2", None)
@@ -331,11 +331,12 @@ def test_long_exact_answers_are_read_and_checked(our_answers, tmp_path, monkeypa
     off = fraction_text(exact(sup, digits=answer_digits(v)) + Fraction(1, 7))
     failures, got = _altered(our_answers, tmp_path / "off", "edge-float-tails", _set(["candidates", 0, "sup"], off))
     assert failures == 1 and len(got) < 300, got
-    assert got == (f"candidates[0] ('all', 'u', None): sup {off[:24]}... ({len(off)} characters) differs from "
-                   f"{sup[:24]}... ({len(sup)} characters) by 0.143")
+    assert got == (f"candidates[0] ('all', 'u', None): sup ~{decimal_text(exact(off, digits=len(off)))} (an exact "
+                   f"number of {len(off)} characters) differs from ~{decimal_text(exact(sup, digits=len(sup)))} (an "
+                   f"exact number of {len(sup)} characters) by 0.143")
     failures, got = _altered(our_answers, tmp_path / "unreduced", "edge-float-tails",
                              _set(["candidates", 0, "sup"], sup.replace("/", "0/") + "0"))
-    assert failures == 1 and got.endswith(f"is not in lowest terms (write '{sup[:24]}... ({len(sup)} characters)')")
+    assert failures == 1 and got.endswith(f"is not in lowest terms (write '{sup[:60]}... ({len(sup)} characters)')")
     huge = "1" * (answer_digits(v) + 1)
     failures, got = _altered(our_answers, tmp_path / "huge", "edge-float-tails",
                              _set(["candidates", 0, "moment"], huge))
