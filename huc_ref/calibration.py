@@ -262,7 +262,8 @@ class HUCBoost(_Estimator):
     def _inputs(self, y_prob, where="y_prob"):
         if not isinstance(self.tree, LabelTree):
             raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}", kind="tree")
-        self.tree.check_columns(self.labels)
+        y_prob, labels = self.tree.frame_columns(y_prob, self.labels)  # (a DataFrame's column names)
+        self.tree.check_columns(labels)
         return _probabilities(y_prob, self.tree.K, self.kappa, where)
 
     def fit(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None):

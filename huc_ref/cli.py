@@ -134,10 +134,23 @@ def _subgroup_file(path, n: int):
     return {name: values[:, k] for k, name in enumerate(names)}
 
 
-def _arrays(args, prefix=""):
+def _predictions(path, what: str, tree):
+    """A predictions file's array.  A header that names any of the tree's labels (a CSV's first row,
+    a Parquet file's columns: ``huc apply`` writes one, as pandas does) must name all of them in
+    the tree's order (:meth:`LabelTree.check_columns`): a header in another order, such as
+    scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels."""
+    from .formats import read_columns
+    P, names = read_columns(Path(path), what)
+    if names is not None and set(names) & set(tree.labels):
+        tree.check_columns(names, where=what, what=repr(printable(Path(path).name, 100)),
+                           fix="reorder the file's columns, or list the spec's labels in the file's order")
+    return P
+
+
+def _arrays(args, tree, prefix=""):
     """Predictions, labels and subgroups from the array files the options name."""
     from .formats import read_array
-    P = read_array(Path(getattr(args, f"{prefix}predictions")), f"--{prefix.replace('_', '-')}predictions")
+    P = _predictions(getattr(args, f"{prefix}predictions"), f"--{prefix.replace('_', '-')}predictions", tree)
     y = read_array(Path(getattr(args, f"{prefix}labels")), f"--{prefix.replace('_', '-')}labels")
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P))
 
@@ -170,7 +183,7 @@ def _cmd_audit(args) -> int:
             raise HUCError("--predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)",
                            kind="option")
         tree, utilities = read_model_spec(Path(args.tree))
-        P, y, groups = _arrays(args)
+        P, y, groups = _arrays(args, tree)
         if args.smooth is not None:  # K.1's kappa_init mixing with the uniform law, in float64
             from .rational import exact
             kappa = float(exact(args.smooth, "--smooth"))
@@ -222,12 +235,12 @@ def _cmd_fit(args) -> int:
     from .calibration import SCALINGS, HUCBoost
     from .formats import read_model_spec
     tree, utilities = read_model_spec(Path(args.tree))
-    P, y, groups = _arrays(args)
+    P, y, groups = _arrays(args, tree)
     validation = None
     if args.val_predictions is not None:
         if args.val_labels is None:
             raise HUCError("--val-predictions: also give --val-labels", kind="option")
-        Pv, yv, gv = _arrays(args, "val_")
+        Pv, yv, gv = _arrays(args, tree, "val_")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
     null = _null_draws(args.null)
@@ -258,10 +271,10 @@ def _cmd_apply(args) -> int:
     import numpy as np
 
     from .calibration import load_model
-    from .formats import read_array, read_document
+    from .formats import read_document
     read_document(Path(args.model), "model")
     model = load_model(Path(args.model))
-    P = read_array(Path(args.predictions), "predictions")
+    P = _predictions(args.predictions, "predictions", model.tree)
     out = model.predict_proba(P, subgroups=_subgroup_file(args.subgroups, len(P)))
     target = Path(args.output)
     if target.suffix.lower() == ".npy":

@@ -205,6 +205,7 @@ class FiniteDistribution:
         >>> FiniteDistribution.from_sample(t, ["a", "b"], [["1/2", "1/2"]] * 2, sample_weight=[1, 3]).atoms[1].weight
         Fraction(3, 4)
         """
+        y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame's column names)
         tree.check_columns(labels)
         n = len(y_true)
         if len(y_prob) != n:
@@ -252,6 +253,8 @@ class FiniteDistribution:
         >>> d.atoms[0].p, sum(d.atoms[1].p), d.atoms[1].p[0] == Fraction(0.1) / (Fraction(0.1) + Fraction(0.9))
         ((Fraction(1, 4), Fraction(3, 4)), Fraction(1, 1), True)
         """
+        y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame: its rows, its column names)
+
         def finite(x, where) -> float:
             x = float(x)
             if x != x or x in (float("inf"), float("-inf")):

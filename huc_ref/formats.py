@@ -25,7 +25,8 @@ from .tree import LabelTree
 from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
-           "boost_schema", "model_schema", "schema_dir", "read_array", "read_model_spec", "ARRAY_SUFFIXES"]
+           "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "read_model_spec",
+           "ARRAY_SUFFIXES"]
 
 CASE_FORMAT = "huc-case/1"
 RESULT_FORMAT = "huc-result/1"
@@ -421,7 +422,7 @@ ARRAY_SUFFIXES = (".npy", ".csv", ".parquet")
 def read_array(path, what: str):
     """A numeric (or, for labels, string) array from a ``.npy``, ``.csv`` or ``.parquet`` file,
     or one HUCError saying what is expected and how to convert.  A CSV may have one header row;
-    a Parquet file's columns are taken in order.
+    a Parquet file's columns are taken in order (:func:`read_columns` also gives their names).
 
     >>> import tempfile, numpy as np
     >>> with tempfile.TemporaryDirectory() as d:
@@ -433,6 +434,20 @@ def read_array(path, what: str):
     ...
     huc_ref.errors.HUCError: predictions: 'preds.txt' is not a .npy, .csv or .parquet file; save it with ...
     """
+    return read_columns(path, what)[0]
+
+
+def read_columns(path, what: str) -> tuple:
+    """:func:`read_array`'s array and the names the file gives its columns: a CSV's header row,
+    a Parquet file's column names, or None (a ``.npy`` file, a CSV without a header).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, "p.csv").write_text(chr(10).join(["b,a", "0.25,0.75"]))
+    ...     array, names = read_columns(Path(d, "p.csv"), "predictions")
+    >>> array.tolist(), names
+    ([[0.25, 0.75]], ['b', 'a'])
+    """
     import numpy as np
     path = Path(path)
     suffix = path.suffix.lower()
@@ -442,7 +457,7 @@ def read_array(path, what: str):
     data = read_document(path, what)  # a regular file of bounded size
     try:
         if suffix == ".npy":
-            return np.load(path, allow_pickle=False)
+            return np.load(path, allow_pickle=False), None
         if suffix == ".parquet":
             try:
                 import pyarrow.parquet as pq
@@ -450,13 +465,14 @@ def read_array(path, what: str):
                 raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
                                kind="dependency") from None
             table = pq.read_table(path)
-            return np.column_stack([c.to_numpy() for c in table.columns]).squeeze()
+            return np.column_stack([c.to_numpy() for c in table.columns]).squeeze(), list(table.column_names)
         lines = [line for line in data.decode("utf-8-sig").splitlines() if line.strip()]  # a BOM is not a cell
         rows = [[cell.strip() for cell in line.split(",")] for line in lines]
+        names = None
         try:
             float(rows[0][0])
         except (ValueError, IndexError):
-            rows = rows[1:]  # a header row
+            names, rows = rows[0] if rows else None, rows[1:]  # a header row
         try:
             out = np.array([[float(x) for x in row] for row in rows])
         except ValueError:
@@ -465,7 +481,7 @@ def read_array(path, what: str):
             out = out[:, 0]
         if out.dtype.kind == "f" and out.ndim == 1 and np.all(out == np.round(out)):
             out = out.astype(int)  # class indices written as numbers
-        return out
+        return out, names
     except HUCError:
         raise
     except (ValueError, OSError, UnicodeDecodeError) as err:

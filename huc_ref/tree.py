@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .errors import HUCError, check_name
+from .errors import HUCError, check_name, printable
 
 __all__ = ["LabelTree"]
 
@@ -386,11 +386,36 @@ class LabelTree:
         except (KeyError, TypeError):
             raise HUCError(f"node {node!r} is not in the tree", kind="reference") from None
 
-    def check_columns(self, labels) -> None:
+    def frame_columns(self, y_prob, labels=None) -> tuple:
+        """``(y_prob, labels)`` with a table that names its columns (a pandas DataFrame: ``columns``
+        and ``to_numpy``) taken as its array (iterating over a DataFrame gives its column names,
+        not its rows) and, where ``labels`` is None and any column name is one of this tree's
+        labels, its column names as ``labels``: the order :meth:`check_columns` then checks, so
+        that ``pd.DataFrame(clf.predict_proba(X), columns=clf.classes_)`` in another order than
+        the tree's is an error, not a silent permutation.  Anything else is returned unchanged.
+
+        >>> class Frame:  # what the check reads of a DataFrame
+        ...     columns = ["b", "a"]
+        ...     def to_numpy(self): return [[0.25, 0.75]]
+        >>> LabelTree.from_children("r", {"r": ["a", "b"]}).frame_columns(Frame())
+        ([[0.25, 0.75]], ['b', 'a'])
+        """
+        if not (hasattr(y_prob, "columns") and hasattr(y_prob, "to_numpy")):
+            return y_prob, labels
+        names = [str(c) for c in y_prob.columns]
+        if labels is None and set(names) & set(self.labels):
+            labels = names
+        return y_prob.to_numpy(), labels
+
+    def check_columns(self, labels, where: str = "labels", what: str = "y_prob",
+                      fix: str = "build the tree with labels= in the columns' order "
+                                 "(LabelTree.from_paths(..., labels=...)) or reorder the columns") -> None:
         """Check that ``labels``, the order of a prediction array's columns (names, or
         scikit-learn's integer ``classes_`` read as text), is this tree's label order; None
         means the columns are in the tree's order.  A different order is an error naming
-        both, never a silent permutation.
+        both (cut to 100 characters each) and the first column where they differ, never a
+        silent permutation; ``where``, ``what`` and ``fix`` word it for the caller (the CLI
+        checks a predictions file's header).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> t.check_columns(["a", "b"]), t.check_columns(None)
@@ -404,9 +429,13 @@ class LabelTree:
             return
         given = [str(x) for x in labels]
         if given != list(self.labels):
-            raise HUCError(f"labels: the columns of y_prob are labelled {given}, but the tree's label order is "
-                           f"{list(self.labels)}; build the tree with labels= in the columns' order "
-                           "(LabelTree.from_paths(..., labels=...)) or reorder the columns", kind="labels")
+            k = next((k for k, (a, b) in enumerate(zip(given, self.labels)) if a != b), min(len(given), self.K))
+            differ = (f"column {k} is {printable(given[k], 40)!r}, the tree's label {k} "
+                      f"{printable(self.labels[k], 40)!r}" if k < min(len(given), self.K) else
+                      f"{len(given)} column{'' if len(given) == 1 else 's'} for {self.K} labels")
+            raise HUCError(f"{where}: the columns of {what} are labelled {printable(repr(given), 100)}, but the "
+                           f"tree's label order is {printable(repr(list(self.labels)), 100)} ({differ}); {fix}",
+                           kind="labels")
 
     def label_index(self, label: str) -> int:
         """Position of a label in :attr:`labels`.

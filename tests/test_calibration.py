@@ -296,3 +296,59 @@ def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
     assert one.rules_ == two.rules_ and one.rules_ != plain.rules_
     with pytest.raises(HUCError, match=r"sample_weight\[1\]: 0.0 is not a finite positive number"):
         HUCBoost(t, us, epsilon="1/50", engine=engine).fit(P, y, sample_weight=[1, 0] + [1] * 10)
+
+
+class _Frame:
+    """What the column check reads of a pandas DataFrame (``columns``, ``to_numpy``); iterating over
+    it gives its column names, as a DataFrame's iteration does (so its rows must come from ``to_numpy``)."""
+
+    def __init__(self, array, columns):
+        self.array, self.columns = np.asarray(array), list(columns)
+
+    def to_numpy(self):
+        return self.array
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def __len__(self):
+        return len(self.array)
+
+
+def _frames():
+    """The stand-in, and pandas' DataFrame where pandas is installed."""
+    out = [_Frame]
+    try:
+        import pandas as pd
+        out.append(lambda array, columns: pd.DataFrame(array, columns=columns))
+    except ImportError:
+        pass
+    return out
+
+
+@pytest.mark.parametrize("frame", _frames())
+def test_a_dataframes_column_names_are_checked_as_labels(digits, frame):
+    """``pd.DataFrame(predict_proba, columns=classes_)`` in the tree's order audits, fits and predicts
+    as its array does; in another order (columns d1, d0, ...) it is the error naming both orders,
+    from ``fast.audit``, ``HUCBoost.fit`` / ``predict_proba`` and ``FiniteDistribution.from_floats``;
+    columns named otherwise (0 .. 9) are read as the array."""
+    from huc_ref import FiniteDistribution
+    P, y, _ = digits["test"]
+    P = (1 - 1e-10) * P + 1e-11
+    names = [f"d{k}" for k in range(10)]
+    swapped = [f"d{k}" for k in (1, 0, 2, 3, 4, 5, 6, 7, 8, 9)]
+    good, bad, plain = frame(P, names), frame(P, swapped), frame(P, range(10))
+    assert fast.audit(y, good, TREE, UTILITIES) == fast.audit(y, P, TREE, UTILITIES) == \
+        fast.audit(y, plain, TREE, UTILITIES)
+    message = (r"^labels: the columns of y_prob are labelled \['d1', 'd0', .*"
+               r"\(column 0 is 'd1', the tree's label 0 'd0'\)")
+    with pytest.raises(HUCError, match=message):
+        fast.audit(y, bad, TREE, UTILITIES)
+    model = HUCBoost(TREE, UTILITIES, max_passes=1).fit(good, y)
+    assert np.array_equal(model.predict_proba(good), HUCBoost(TREE, UTILITIES, max_passes=1).fit(P, y).predict_proba(P))
+    for call in (lambda: model.predict_proba(bad), lambda: HUCBoost(TREE, UTILITIES).fit(bad, y),
+                 lambda: FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], swapped))):
+        with pytest.raises(HUCError, match=message):
+            call()
+    assert FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], names)).atoms == \
+        FiniteDistribution.from_floats(TREE, y[:3].tolist(), P[:3]).atoms

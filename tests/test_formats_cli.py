@@ -423,3 +423,64 @@ def test_array_files_with_a_bom_or_repeated_subgroup_names(tmp_path, capsys):
     capsys.readouterr()
     assert main(args + ["--subgroups", str(tmp_path / "g.csv")]) == 2
     assert capsys.readouterr().err == "huc: error: subgroups[1]: 'g' is listed twice\n"
+
+
+def test_a_predictions_header_in_another_order_is_refused(tmp_path, capsys):
+    """A predictions CSV whose header names the labels must name them in the tree's order: one
+    in scikit-learn's sorted ``classes_`` order (c0, c1, c10, c11, c2, ...) is the error naming the
+    first column that differs, for ``huc audit``, ``huc fit`` and ``huc apply``; a header in the
+    tree's order, or of other names (p0, p1, ...), reads as before; ``huc apply``'s own CSV output
+    reads back."""
+    import numpy as np
+    rng = np.random.default_rng(2)
+    labels = [f"c{k}" for k in range(12)]
+    spec = {"tree": {"root": "r", "children": {"r": ["lo", "hi"], "lo": labels[:6], "hi": labels[6:]}},
+            "labels": labels, "utilities": {"top1": {"kind": "top1_at_depth", "depth": 2}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    P = rng.dirichlet(np.ones(12), size=40)
+    y = rng.integers(0, 12, size=40)
+    np.save(tmp_path / "y.npy", y)
+    for name, header in (("tree", labels), ("sorted", sorted(labels)), ("generic", [f"p{k}" for k in range(12)])):
+        np.savetxt(tmp_path / f"{name}.csv", P, delimiter=",", header=",".join(header), comments="")
+    d = str(tmp_path)
+
+    def audit(name):
+        return main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/{name}.csv", "--labels", f"{d}/y.npy",
+                     "--engine", "fast", "--json"])
+    assert audit("tree") == 0
+    first = json.loads(capsys.readouterr().out)
+    assert audit("generic") == 0 and json.loads(capsys.readouterr().out)["huc"] == first["huc"]
+    assert audit("sorted") == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["kind"] == "labels"  # (--json: the huc-error/1 document on stdout)
+    assert err.startswith("huc: error: --predictions: the columns of 'sorted.csv' are labelled ['c0', "
+                          "'c1', 'c10', 'c11', 'c2',")
+    assert "(column 2 is 'c10', the tree's label 2 'c2'); reorder the file's columns, or list the spec's labels in " \
+           "the file's order\n" in err and err.count("\n") == 1
+    assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/tree.csv", "--labels", f"{d}/y.npy",
+                 "--val-predictions", f"{d}/sorted.csv", "--val-labels", f"{d}/y.npy", "-o", f"{d}/m.json"]) == 2
+    assert capsys.readouterr().err.startswith("huc: error: --val-predictions: the columns of 'sorted.csv'")
+    assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/tree.csv", "--labels", f"{d}/y.npy",
+                 "--max-passes", "2", "-o", f"{d}/m.json"]) == 0
+    capsys.readouterr()
+    assert main(["apply", f"{d}/m.json", f"{d}/sorted.csv", "-o", f"{d}/out.csv"]) == 2
+    assert capsys.readouterr().err.startswith("huc: error: predictions: the columns of 'sorted.csv' are labelled")
+    assert main(["apply", f"{d}/m.json", f"{d}/tree.csv", "-o", f"{d}/out.csv"]) == 0
+    assert main(["apply", f"{d}/m.json", f"{d}/out.csv", "-o", f"{d}/again.npy"]) == 0  # its own header reads back
+    capsys.readouterr()
+
+
+def test_a_parquet_files_column_names_are_checked_like_a_header(tmp_path, capsys):
+    """Parquet columns named by labels (pandas writes a DataFrame's columns) are checked as a CSV
+    header is: the tree's order reads, another order is refused."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    P, y = _array_files(tmp_path)
+    for name, order in (("good", ["y1", "y2", "y3", "y4"]), ("bad", ["y2", "y1", "y3", "y4"])):
+        pq.write_table(pa.table({label: P[:120, k] for k, label in enumerate(order)}), tmp_path / f"{name}.parquet")
+    d = str(tmp_path)
+    args = ["audit", "--tree", f"{d}/spec.json", "--labels", f"{d}/cal_y.npy", "--engine", "fast", "--predictions"]
+    assert main(args + [f"{d}/good.parquet"]) == 0
+    capsys.readouterr()
+    assert main(args + [f"{d}/bad.parquet"]) == 2
+    assert "(column 0 is 'y2', the tree's label 0 'y1')" in capsys.readouterr().err
