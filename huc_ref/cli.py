@@ -151,7 +151,10 @@ def _arrays(args, tree, prefix=""):
     """Predictions, labels and subgroups from the array files the options name."""
     from .formats import read_array
     P = _predictions(getattr(args, f"{prefix}predictions"), f"--{prefix.replace('_', '-')}predictions", tree)
-    y = read_array(Path(getattr(args, f"{prefix}labels")), f"--{prefix.replace('_', '-')}labels")
+    path = Path(getattr(args, f"{prefix}labels"))
+    y = read_array(path, f"--{prefix.replace('_', '-')}labels")
+    if path.suffix.lower() != ".npy" and y.dtype.kind in "iu" and set(y.astype(str).tolist()) <= set(tree.labels):
+        y = y.astype(str)  # a text file's cells that are label names ("0", "1", ... named so) are names
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P))
 
 

@@ -226,10 +226,13 @@ class FiniteDistribution:
             if not total > 0:
                 raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
             sample_weight = [w / total for w in sample_weight]
-        atoms = []
+        atoms, ids_checked = [], False
         for i in range(n):
             y = y_true[i]
             if isinstance(y, int) and not isinstance(y, bool):
+                if not ids_checked:  # (once: the check reads every label name)
+                    tree.check_integer_labels()
+                    ids_checked = True
                 if not 0 <= y < tree.K:
                     raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}", kind="reference")
                 y = tree.labels[y]

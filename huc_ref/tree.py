@@ -437,6 +437,28 @@ class LabelTree:
                            f"tree's label order is {printable(repr(list(self.labels)), 100)} ({differ}); {fix}",
                            kind="labels")
 
+    def check_integer_labels(self, where: str = "y_true") -> None:
+        """Integer labels are label ids (positions in :attr:`labels`); where a label's name is the
+        decimal text of another position (labels named "0", "1", ... listed in another order, as
+        a hierarchy grouping digits lists them) an integer could mean either, so it is an error
+        naming such a label, never a silent choice.  Names given as strings are never ambiguous.
+
+        >>> LabelTree.from_children("r", {"r": ["0", "1"]}).check_integer_labels()  # "k" at position k
+        >>> LabelTree.from_children("r", {"r": ["1", "0"]}).check_integer_labels()
+        Traceback (most recent call last):
+        ...
+        huc_ref.errors.HUCError: y_true: integer labels are ambiguous for this tree: they are read as label ids ...
+        """
+        clash = next(((k, name) for k, name in enumerate(self.labels)  # names that are a position's text
+                      if len(name) <= 18 and name.isascii() and name.isdigit() and str(int(name)) == name
+                      and int(name) < self.K and int(name) != k), None)
+        if clash is not None:
+            k, name = clash
+            raise HUCError(f"{where}: integer labels are ambiguous for this tree: they are read as label ids "
+                           f"(positions in the tree's label order), but the label named {printable(name, 40)!r} "
+                           f"is at position {k}; give the labels as their names (strings, e.g. y.astype(str)) "
+                           "or list the tree's labels in numeric order", kind="reference")
+
     def label_index(self, label: str) -> int:
         """Position of a label in :attr:`labels`.
 

@@ -352,3 +352,42 @@ def test_a_dataframes_column_names_are_checked_as_labels(digits, frame):
             call()
     assert FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], names)).atoms == \
         FiniteDistribution.from_floats(TREE, y[:3].tolist(), P[:3]).atoms
+
+
+def test_integer_labels_are_refused_where_label_names_are_other_positions(tmp_path, capsys):
+    """Labels named "0".."3" listed in another order (a hierarchy grouping the classes): an integer
+    label could be a name or a position, so the fast audit, the exact path, HUCBoost and the
+    CLI's ``.npy`` labels refuse integers with the error naming such a label; names as strings
+    work (a CSV's cells that are label names are names); a tree listing "0".."3" in order takes
+    integers as before."""
+    import json
+
+    from huc_ref import FiniteDistribution, TopK
+    from huc_ref.cli import main
+    grouped = LabelTree.from_children("r", {"r": ["even", "odd"], "even": ["0", "2"], "odd": ["1", "3"]})
+    rng = np.random.default_rng(4)
+    P, y = rng.dirichlet(np.ones(4), size=30), rng.integers(0, 4, size=30)
+    us = {"top2": TopK(grouped, 2)}
+    message = (r"^y_true: integer labels are ambiguous for this tree: they are read as label ids \(positions in the "
+               r"tree's label order\), but the label named '2' is at position 1; give the labels as their names")
+    for call in (lambda: fast.audit(y, P, grouped, us), lambda: fast.audit(y.tolist(), P, grouped, us),
+                 lambda: FiniteDistribution.from_floats(grouped, y.tolist(), P),
+                 lambda: HUCBoost(grouped, us, max_passes=1).fit(P, y)):
+        with pytest.raises(HUCError, match=message):
+            call()
+    names = np.array(grouped.labels)[y]  # the names of the positions y: the same audit as the positions
+    assert fast.audit(names, P, grouped, us) == fast.audit(names.tolist(), P, grouped, us)
+    ordered = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["0", "1"], "b": ["2", "3"]})
+    assert fast.audit(y, P, ordered, {"top2": TopK(ordered, 2)}) == \
+        fast.audit(y.astype(str), P, ordered, {"top2": TopK(ordered, 2)})
+    spec = {"tree": grouped.to_json(), "labels": list(grouped.labels), "utilities": {"top2": {"kind": "top_k", "k": 2}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    np.save(tmp_path / "p.npy", P)
+    np.save(tmp_path / "y.npy", y)  # integers: positions or names?
+    (tmp_path / "y.csv").write_text("label\n" + "\n".join(names) + "\n")  # text: the names "0".."3"
+    args = ["audit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.npy"), "--engine",
+            "fast", "--json", "--labels"]
+    assert main(args + [str(tmp_path / "y.npy")]) == 2
+    assert "integer labels are ambiguous for this tree" in capsys.readouterr().err
+    assert main(args + [str(tmp_path / "y.csv")]) == 0  # a text file's cells that name labels are names
+    assert json.loads(capsys.readouterr().out)["huc"]["value"] == fast.audit(names, P, grouped, us).huc.sup

@@ -584,11 +584,14 @@ def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
     if y.ndim != 1 or len(y) != n:
         raise HUCError(f"y_true: has {len(y) if y.ndim == 1 else y.shape} labels, y_prob has {n} rows", kind="length")
     if y.dtype.kind in "iu":
+        tree.check_integer_labels()
         ids = y.astype(np.intp, copy=False)  # (read only: no copy of an intp array)
     elif y.dtype.kind == "U":
         names, inverse = np.unique(y, return_inverse=True)
         ids = np.array([tree.find_label(str(v)) for v in names], dtype=int)[inverse]
     else:
+        if any(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in y):
+            tree.check_integer_labels()
         ids = np.array([tree.find_label(v) if isinstance(v, str) else
                         int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else -1
                         for v in y], dtype=int)
