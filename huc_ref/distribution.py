@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from numbers import Integral
 
 from .errors import HUCError, check_name
 from .rational import exact, exact_sum, exact_vector, shown
@@ -229,13 +230,15 @@ class FiniteDistribution:
         atoms, ids_checked = [], False
         for i in range(n):
             y = y_true[i]
-            if isinstance(y, int) and not isinstance(y, bool):
+            if isinstance(y, Integral) and not isinstance(y, bool):  # an id (numpy's integers too)
                 if not ids_checked:  # (once: the check reads every label name)
                     tree.check_integer_labels()
                     ids_checked = True
                 if not 0 <= y < tree.K:
                     raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}", kind="reference")
-                y = tree.labels[y]
+                y = tree.labels[int(y)]
+            elif not isinstance(y, str):
+                raise HUCError(f"y_true[{i}]: {y!r} is not a label name or id", kind="reference")
             atom = {"p": y_prob[i], "label": y, "c": [vals[i] for vals in groups.values()]}
             if sample_weight is not None:
                 atom["weight"] = sample_weight[i]

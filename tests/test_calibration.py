@@ -391,3 +391,22 @@ def test_integer_labels_are_refused_where_label_names_are_other_positions(tmp_pa
     assert "integer labels are ambiguous for this tree" in capsys.readouterr().err
     assert main(args + [str(tmp_path / "y.csv")]) == 0  # a text file's cells that name labels are names
     assert json.loads(capsys.readouterr().out)["huc"]["value"] == fast.audit(names, P, grouped, us).huc.sup
+
+
+@pytest.mark.parametrize("bad, message", [([True, 0], "y_true[0]: True is not a label name or id"),
+                                          ([0, 1.0], "y_true[1]: 1.0 is not a label name or id")])
+def test_the_exact_path_reads_labels_as_the_fast_path_does(bad, message):
+    """``FiniteDistribution.from_sample`` takes numpy's integers as label ids (``y_test`` of
+    scikit-learn is an int64 array; they were refused as 'not a label'), as Python's integers
+    and the names; booleans and floats get the fast path's own message."""
+    from huc_ref import FiniteDistribution, TopK
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    rows = [["1/4", "3/4"], ["1/2", "1/2"]]
+    atoms = FiniteDistribution.from_sample(t, [1, 0], rows).atoms
+    assert FiniteDistribution.from_sample(t, np.array([1, 0]), rows).atoms == atoms
+    assert FiniteDistribution.from_sample(t, np.array(["b", "a"]), rows).atoms == atoms
+    with pytest.raises(HUCError) as exact_err:
+        FiniteDistribution.from_sample(t, bad, rows)
+    with pytest.raises(HUCError) as fast_err:
+        fast.audit(bad, [[0.25, 0.75], [0.5, 0.5]], t, {"u": TopK(t, 1)})
+    assert str(exact_err.value) == str(fast_err.value) == message
