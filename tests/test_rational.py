@@ -36,6 +36,8 @@ def test_accepted_forms(value, expected):
     ("9" * 5000, "x: '99999999999999999999'... has more than 4000 digits"),
     ([1], "x: expected a number, got list"),
     (Decimal("NaN"), "x: NaN is not a finite number"),
+    (Decimal("1e-99999999"), "x: exponent of '1E-99999999' exceeds 400 in magnitude"),  # (not 10^8 digits built)
+    (Decimal("9" * 5000), "x: '99999999999999999999'... has more than 4000 digits"),
 ], ids=lambda v: str(v)[:24])
 def test_rejected_with_message(value, message):  # one parametrized case per rejected kind
     with pytest.raises(HUCError) as err:
@@ -173,6 +175,7 @@ def test_decimal_strings_read_as_python_reads_them(text):
             exact(text, "x")
         return
     assert exact(text, "x") == want
+    assert exact(Decimal(text), "x") == want  # a Decimal is read as its text, with a string's bounds
 
 
 @pytest.mark.parametrize("gmpy", [True, False])
