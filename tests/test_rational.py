@@ -36,7 +36,8 @@ def test_accepted_forms(value, expected):
     ("9" * 5000, "x: '99999999999999999999'... has more than 4000 digits"),
     ([1], "x: expected a number, got list"),
     (Decimal("NaN"), "x: NaN is not a finite number"),
-    (Decimal("1e-99999999"), "x: exponent of '1E-99999999' exceeds 400 in magnitude"),  # (not 10^8 digits built)
+    (Decimal("1e-99999999"), "x: exponent of '1E-99999999' exceeds 400 in magnitude"),
+    (Decimal("1e-4401"), "x: exponent of '1E-4401' exceeds 400 in magnitude"),  # (not 10^8 digits built)
     (Decimal("9" * 5000), "x: '99999999999999999999'... has more than 4000 digits"),
 ], ids=lambda v: str(v)[:24])
 def test_rejected_with_message(value, message):  # one parametrized case per rejected kind
@@ -165,6 +166,7 @@ decimals = st.builds(
 @example("-.5e-3")
 @example("+0.000E+400")
 @example("1e-400")
+@example(".000e-398")
 def test_decimal_strings_read_as_python_reads_them(text):
     """A decimal string is the number ``Fraction(text)`` reads (Python's own parser, the
     independent reading); a string Python refuses is refused with the message."""
