@@ -123,9 +123,12 @@ def exact(value, where: str = "value", *, digits: int = MAX_DIGITS) -> Fraction:
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise HUCError(f"{where}: {value} is not a finite number", kind="not_exact")
-        sign, figures, exponent = value.as_tuple()  # a string's bounds (Decimal("1e-99999999") is 10^8 digits)
-        if abs(exponent) > MAX_EXPONENT + MAX_DIGITS:  # (the string ".000e-398" is Decimal's exponent -401)
-            raise HUCError(f"{where}: exponent of {str(value)!r} exceeds {MAX_EXPONENT} in magnitude", kind="too_large")
+        # a string's bounds (Decimal("1e-99999999") is 10^8 digits): a written exponent of at most 400 in
+        # magnitude, after at most 4,000 fraction digits (".000e-398" is Decimal's exponent -401)
+        sign, figures, exponent = value.as_tuple()
+        limit = MAX_EXPONENT if exponent > 0 else MAX_EXPONENT + MAX_DIGITS
+        if abs(exponent) > limit:
+            raise HUCError(f"{where}: exponent of {str(value)!r} exceeds {limit} in magnitude", kind="too_large")
         if len(figures) > digits:
             raise HUCError(f"{where}: {str(value)[:20]!r}... has more than {digits} digits", kind="too_large")
         return Fraction(value)

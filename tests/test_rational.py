@@ -16,6 +16,7 @@ from huc_ref.rational import exact, exact_sum, exact_vector, fraction_text, scal
     (3, Fraction(3)), ("3/8", Fraction(3, 8)), ("-3/8", Fraction(-3, 8)), ("0.125", Fraction(1, 8)),
     ("1e-3", Fraction(1, 1000)), (" 7 ", Fraction(7)), (".5", Fraction(1, 2)), (Decimal("0.1"), Fraction(1, 10)),
     (Fraction(2, 6), Fraction(1, 3)), (np.int64(4), Fraction(4)), ("2.5E+2", Fraction(250)),
+    (Decimal("1e-4400"), Fraction(1, 10**4400)), (Decimal("1e400"), Fraction(10**400)),  # a Decimal's bounds
 ])
 def test_accepted_forms(value, expected):
     assert exact(value) == expected
@@ -36,8 +37,9 @@ def test_accepted_forms(value, expected):
     ("9" * 5000, "x: '99999999999999999999'... has more than 4000 digits"),
     ([1], "x: expected a number, got list"),
     (Decimal("NaN"), "x: NaN is not a finite number"),
-    (Decimal("1e-99999999"), "x: exponent of '1E-99999999' exceeds 400 in magnitude"),
-    (Decimal("1e-4401"), "x: exponent of '1E-4401' exceeds 400 in magnitude"),  # (not 10^8 digits built)
+    (Decimal("1e-99999999"), "x: exponent of '1E-99999999' exceeds 4400 in magnitude"),  # (not 10^8 digits built)
+    (Decimal("1e-4401"), "x: exponent of '1E-4401' exceeds 4400 in magnitude"),  # (400 after 4,000 fraction digits)
+    (Decimal("1e401"), "x: exponent of '1E+401' exceeds 400 in magnitude"),
     (Decimal("9" * 5000), "x: '99999999999999999999'... has more than 4000 digits"),
 ], ids=lambda v: str(v)[:24])
 def test_rejected_with_message(value, message):  # one parametrized case per rejected kind
