@@ -342,3 +342,35 @@ def test_long_exact_answers_are_read_and_checked(our_answers, tmp_path, monkeypa
                              _set(["candidates", 0, "moment"], huge))
     assert failures == 1 and got == (f"candidates[0] ('all', 'u', None).moment: '11111111111111111111'... has more "
                                       f"than {answer_digits(v)} digits")
+
+
+def test_a_vector_of_your_own_with_an_eleven_thousand_digit_result_checks(tmp_path, monkeypatch):
+    """A vector made from one's own case (``--vectors DIR``): 30 two-label atoms with distinct
+    200-digit denominators give a UC of more than 10,000 digits (the denominators' least common
+    multiple; 9,460 is the shipped vectors' longest).  Its exact answer passes
+    without gmpy2, and the same answer one digit longer than ``answer_digits`` allows is refused."""
+    import sys
+
+    from huc_ref.conformance import answer_digits
+    from huc_ref.vectors import _case, _tree, _valid_vector, build_vector_files
+    atoms = []
+    for i in range(30):
+        q = 10**200 + 2 * i + 1
+        atoms.append({"p": [f"{q - 1 - i}/{q}", f"{1 + i}/{q}"], "label": "pos" if i % 3 else "neg"})
+    case = _case("long-uc", "", _tree({"r": ["neg", "pos"]}, "r"), ["neg", "pos"],
+                 {"u": {"kind": "table", "values": [0, 1]}}, atoms)
+    vector = _valid_vector("long-uc", "eleven thousand digits", case, [])
+    assert len(vector["expected"]["uc"]["value"]) > 10_000 and "long_numbers" in vector["flags"]
+    doc = {**build_vector_files()["edge_cases.json"], "vectors": [vector]}
+    (tmp_path / "vectors").mkdir()
+    (tmp_path / "vectors" / "mine.json").write_text(json.dumps(doc))
+    monkeypatch.setitem(sys.modules, "gmpy2", None)
+    answer_cases(tmp_path / "answers", tmp_path / "vectors")
+    assert check_answers(tmp_path / "answers", tmp_path / "vectors") == ([("long-uc", None)], 0)
+    path = tmp_path / "answers" / "long-uc.json"
+    answer = json.loads(path.read_text())
+    answer["uc"]["moment"] = "7" * (answer_digits(vector) + 1)
+    path.write_text(json.dumps(answer))
+    report, failures = check_answers(tmp_path / "answers", tmp_path / "vectors")
+    assert failures == 1 and report[0][1] == f"uc.moment: '77777777777777777777'... has more than " \
+                                             f"{answer_digits(vector)} digits"
