@@ -37,7 +37,8 @@ class _Wrong(Exception):
 
 
 def answer_digits(vector) -> int:
-    """The most digits a number of a right answer to ``vector`` can have: twice the digits of the
+    """The most digits a number of a right answer to ``vector`` can have (``huc-result/1``, whose
+    exact numbers are written whole: docs/specification.md §6): twice the digits of the
     vector's case and expected result together, and at least the inputs' :data:`MAX_DIGITS`.
 
     A right answer's numbers are sups and moments (the expected ones, up to sign) and witness

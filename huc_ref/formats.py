@@ -439,7 +439,8 @@ def read_array(path, what: str):
 
 def read_columns(path, what: str) -> tuple:
     """:func:`read_array`'s array and the names the file gives its columns: a CSV's header row,
-    a Parquet file's column names, or None (a ``.npy`` file, a CSV without a header).
+    a Parquet file's column names, or None (a ``.npy`` file, a CSV without a header); for
+    predictions ``p(x_i)`` (Sec. 2.1) the names are checked against the tree's label order.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:

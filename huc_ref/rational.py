@@ -60,7 +60,7 @@ def _parse_text(text: str, where: str, digits: int) -> Fraction:
 
 def integer_value(digits: str) -> int:
     """Read a string of decimal digits (an optional sign first) of any length: the reverse of
-    :func:`integer_text`.
+    :func:`integer_text` (docs/specification.md §6: exact numbers are written whole).
 
     Python's ``int`` refuses more than 4,300 digits (a guard against its quadratic conversion);
     gmpy2, where installed, reads a million digits in milliseconds, otherwise ``int`` runs with
@@ -228,7 +228,8 @@ def decimal_text(x, digits: int = 6) -> str:
 
 
 def shown(x, around=None, limit: int = 60) -> str:
-    """An exact number as an error message shows it: its text (:func:`fraction_text`) up to
+    """An exact number as an error message shows it (docs/specification.md §6: one clear error
+    naming the place and the rule): its text (:func:`fraction_text`) up to
     ``limit`` characters; a longer one (a sum of a few 2,000-digit fractions has thousands) as
     ``around`` plus or minus its distance from it, or as its value, to six significant digits
     (:func:`decimal_text`), with the exact text's length, so that a message stays one short line.

@@ -387,7 +387,8 @@ class LabelTree:
             raise HUCError(f"node {node!r} is not in the tree", kind="reference") from None
 
     def frame_columns(self, y_prob, labels=None) -> tuple:
-        """``(y_prob, labels)`` with a table that names its columns (a pandas DataFrame: ``columns``
+        """The predictions ``p(x_i)`` of a sample (Sec. 2.1), coordinates in the tree's label order
+        (A.2): ``(y_prob, labels)`` with a table that names its columns (a pandas DataFrame: ``columns``
         and ``to_numpy``) taken as its array (iterating over a DataFrame gives its column names,
         not its rows) and, where ``labels`` is None and any column name is one of this tree's
         labels, its column names as ``labels``: the order :meth:`check_columns` then checks, so
@@ -438,7 +439,8 @@ class LabelTree:
                            kind="labels")
 
     def check_integer_labels(self, where: str = "y_true") -> None:
-        """Integer labels are label ids (positions in :attr:`labels`); where a label's name is the
+        """The labels ``y_i`` of a sample (Sec. 2.1) given as integers are label ids (positions in
+        :attr:`labels`); where a label's name is the
         decimal text of another position (labels named "0", "1", ... listed in another order, as
         a hierarchy grouping digits lists them) an integer could mean either, so it is an error
         naming such a label, never a silent choice.  Names given as strings are never ambiguous.
