@@ -41,10 +41,7 @@ def _parse_text(text: str, where: str, digits: int) -> Fraction:
     if not match:
         raise HUCError(f"{where}: {text!r} is not an exact number (use an integer, 'a/b' or a decimal like '0.125')",
                        kind="not_exact")
-    if match.group("exp") is not None and abs(int(match.group("exp"))) > MAX_EXPONENT:
-        raise HUCError(f"{where}: exponent of {text!r} exceeds {MAX_EXPONENT} in magnitude", kind="too_large")
-    if sum(ch in "0123456789" for ch in s) > digits:
-        raise HUCError(f"{where}: {text[:20]!r}... has more than {digits} digits", kind="too_large")
+    _check_size(where, text, int(match.group("exp") or 0), MAX_EXPONENT, sum(ch in "0123456789" for ch in s), digits)
     if "/" in s:
         num, den = s.split("/")
         if not den.strip("0"):
@@ -56,6 +53,14 @@ def _parse_text(text: str, where: str, digits: int) -> Fraction:
     value = integer_value((whole.lstrip("+-") + part) or "0")  # "5." and ".5" have one side
     scale = (int(exponent) if exponent else 0) - len(part)
     return Fraction(sign * value * 10**scale) if scale >= 0 else Fraction(sign * value, 10**-scale)
+
+
+def _check_size(where: str, text: str, exponent: int, exponent_limit: int, count: int, digits: int) -> None:
+    """The hostile-input bounds of an exact number (its exponent, its digits), before it is built."""
+    if abs(exponent) > exponent_limit:
+        raise HUCError(f"{where}: exponent of {text!r} exceeds {exponent_limit} in magnitude", kind="too_large")
+    if count > digits:
+        raise HUCError(f"{where}: {text[:20]!r}... has more than {digits} digits", kind="too_large")
 
 
 def integer_value(digits: str) -> int:
@@ -126,11 +131,8 @@ def exact(value, where: str = "value", *, digits: int = MAX_DIGITS) -> Fraction:
         # a string's bounds (Decimal("1e-99999999") is 10^8 digits): a written exponent of at most 400 in
         # magnitude, after at most 4,000 fraction digits (".000e-398" is Decimal's exponent -401)
         sign, figures, exponent = value.as_tuple()
-        limit = MAX_EXPONENT if exponent > 0 else MAX_EXPONENT + MAX_DIGITS
-        if abs(exponent) > limit:
-            raise HUCError(f"{where}: exponent of {str(value)!r} exceeds {limit} in magnitude", kind="too_large")
-        if len(figures) > digits:
-            raise HUCError(f"{where}: {str(value)[:20]!r}... has more than {digits} digits", kind="too_large")
+        _check_size(where, str(value), exponent, MAX_EXPONENT if exponent > 0 else MAX_EXPONENT + MAX_DIGITS,
+                    len(figures), digits)
         return Fraction(value)
     if isinstance(value, _abc.Rational):  # numpy integers, other exact rationals
         return Fraction(int(value.numerator), int(value.denominator))

@@ -440,10 +440,10 @@ class LabelTree:
 
     def check_integer_labels(self, where: str = "y_true") -> None:
         """The labels ``y_i`` of a sample (Sec. 2.1) given as integers are label ids (positions in
-        :attr:`labels`); where a label's name is the
-        decimal text of another position (labels named "0", "1", ... listed in another order, as
-        a hierarchy grouping digits lists them) an integer could mean either, so it is an error
-        naming such a label, never a silent choice.  Names given as strings are never ambiguous.
+        :attr:`labels`); where a label's name is the decimal text of another position (labels
+        named "0", "1", ... listed in another order, as a hierarchy grouping digits lists them) an
+        integer could mean either, so it is an error naming such a label, never a silent choice.
+        Names given as strings are never ambiguous.
 
         >>> LabelTree.from_children("r", {"r": ["0", "1"]}).check_integer_labels()  # "k" at position k
         >>> LabelTree.from_children("r", {"r": ["1", "0"]}).check_integer_labels()
