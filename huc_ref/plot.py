@@ -40,6 +40,31 @@ def _pyplot():
     return plt
 
 
+#: The widest a tree's panel grows (inches): past about 30 leaves the leaves share this width
+#: instead of widening the figure (a 1,000-leaf tree at 0.5 inch a leaf would pass matplotlib's
+#: 2^16 pixels a side when saved).
+PANEL_WIDTH = 18.0
+#: The widest :func:`plot_audit` puts panels side by side (inches); more utilities go on new rows.
+FIGURE_WIDTH = 36.0
+#: :func:`plot_audit` draws the witness intervals of UC and of at most this many nodes a utility
+#: (those of the largest sups), so that the legend fits beside the strip.
+WITNESSES = 12
+#: Up to this many leaves each is named under its circle; past it the leaves are unnamed dots (the
+#: legend says how many), as 18 inches hold about 120 names rotated upright.
+NAMED_LEAVES = 120
+
+
+def panel_width(tree: LabelTree, least: float, per_leaf: float, margin: float) -> float:
+    """The width (inches) of a panel drawing ``tree``: ``per_leaf`` a leaf plus ``margin``, at
+    least ``least``, at most :data:`PANEL_WIDTH` (the leaves of Sec. 3.1's tree evenly spaced).
+
+    >>> t = LabelTree.from_children("r", {"r": [f"y{k}" for k in range(1000)]})
+    >>> panel_width(t, 5.5, 0.5, 3), panel_width(LabelTree.from_children("r", {"r": ["a", "b"]}), 5.5, 0.5, 3)
+    (18.0, 5.5)
+    """
+    return min(PANEL_WIDTH, max(least, per_leaf * tree.K + margin))
+
+
 def tree_layout(tree: LabelTree) -> dict:
     """``node -> (x, y)``: leaves evenly spaced in depth-first order on ``y = 0``, each internal
     node above the middle of its children, one unit above its highest child (Sec. 3.1's tree).
@@ -88,6 +113,7 @@ def plot_tree(tree: LabelTree, values: Mapping | None = None, *, relevant=None, 
     2
     """
     plt = _pyplot()
+    from matplotlib.collections import LineCollection
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.lines import Line2D
     values = dict(values or {})
@@ -98,21 +124,25 @@ def plot_tree(tree: LabelTree, values: Mapping | None = None, *, relevant=None, 
     own = ax is None
     if own:
         height = 1.2 * (1 + max(tree.depth(v) for v in tree.nodes)) + 1
-        fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * tree.K + 2), height))
+        fig, ax = plt.subplots(figsize=(panel_width(tree, 4.0, 0.55, 2), height))
     fig = ax.figure
     pos = {v: (float(x), float(y)) for v, (x, y) in tree_layout(tree).items()}
-    for v in tree.internal_nodes:
-        for c in tree.children(v):
-            ax.plot(*zip(pos[v], pos[c]), color="0.6", lw=1, zorder=1)
+    ax.add_collection(LineCollection([(pos[v], pos[c]) for v in tree.internal_nodes for c in tree.children(v)],
+                                     colors="0.6", linewidths=1, zorder=1))  # (one artist: 1,000 leaves draw fast)
     top = scale or max([abs(float(x)) for x in values.values()] + [1e-12])
     norm = TwoSlopeNorm(vcenter=0.0, vmin=-top, vmax=top)
     cmap = plt.get_cmap("RdBu_r")
     size = 1300 if tree.K <= 12 else 700
+    named = tree.K <= NAMED_LEAVES
+    leaf_size = 60 if tree.K <= 60 else max(4.0, 3600 / tree.K)  # (points^2: dots that stay apart)
+    leaves = [v for v in tree.nodes if tree.is_leaf(v)]
+    ax.scatter([pos[v][0] for v in leaves], [pos[v][1] for v in leaves], s=leaf_size, color="white",
+               edgecolor="black", zorder=2)
     for v in tree.nodes:
         x, y = pos[v]
         if tree.is_leaf(v):
-            ax.scatter([x], [y], s=60, color="white", edgecolor="black", zorder=2)
-            ax.text(x, y - 0.18, v, ha="center", va="top", fontsize=8, rotation=90 if tree.K > 12 else 0)
+            if named:
+                ax.text(x, y - 0.18, v, ha="center", va="top", fontsize=8, rotation=90 if tree.K > 12 else 0)
         elif v in relevant:
             value = float(values.get(v, 0))
             fill = cmap(norm(value))
@@ -129,7 +159,7 @@ def plot_tree(tree: LabelTree, values: Mapping | None = None, *, relevant=None, 
                Line2D([], [], marker="o", ls="", markersize=9, markerfacecolor="0.9", markeredgecolor="0.6",
                       label="internal node outside V_T(u)"),
                Line2D([], [], marker="o", ls="", markersize=5, markerfacecolor="white", markeredgecolor="black",
-                      label="leaf (label)")]
+                      label="leaf (label)" if named else f"leaf ({tree.K} labels, unnamed)")]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.02), ncol=3, frameon=False)
     ax.set_xlim(-0.08, 1.08)
     ax.set_ylim(-0.9, max(p[1] for p in pos.values()) + 0.5)
@@ -143,10 +173,12 @@ def plot_tree(tree: LabelTree, values: Mapping | None = None, *, relevant=None, 
 
 def plot_audit(dist: FiniteDistribution, utilities: Mapping, result: AuditResult | None = None, *,
                subgroup: str | None = None):
-    """An audit, one column per utility (Def. 3.2, App. F.3): the tree coloured by the signed
+    """An audit, one panel per utility (Def. 3.2, App. F.3): the tree coloured by the signed
     witness moment of each relevant node (the subgroup with the largest ``|Gamma|``, or
     ``subgroup``), and the weighted distribution of the scores ``mu_u(p_i)`` with the witness
-    intervals of UC and of each node.  ``result`` defaults to ``audit(dist, utilities)``.
+    intervals of UC and of each node (of the :data:`WITNESSES` nodes with the largest sups where
+    there are more).  ``result`` defaults to ``audit(dist, utilities)``.  Panels sit side by side
+    up to :data:`FIGURE_WIDTH`, then on further lines; wide trees share :data:`PANEL_WIDTH`.
 
     >>> from huc_ref import Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -160,9 +192,16 @@ def plot_audit(dist: FiniteDistribution, utilities: Mapping, result: AuditResult
     if subgroup is not None and subgroup not in dist.subgroups:
         raise HUCError(f"plot_audit: subgroup {subgroup!r} is not one of {list(dist.subgroups)}", kind="reference")
     names = list(utilities)
-    fig, axes = plt.subplots(2, len(names), figsize=(max(5.5, 0.5 * dist.tree.K + 3) * len(names), 6.5),
-                             gridspec_kw={"height_ratios": [3, 1.2]}, squeeze=False)
-    for col, name in enumerate(names):
+    width = panel_width(dist.tree, 5.5, 0.5, 3)
+    cols = max(1, min(len(names), int(FIGURE_WIDTH // width)))  # side by side up to FIGURE_WIDTH, then rows
+    lines = -(-len(names) // cols)
+    fig, grid = plt.subplots(2 * lines, cols, figsize=(width * cols, 6.5 * lines),
+                             gridspec_kw={"height_ratios": [3, 1.2] * lines}, squeeze=False)
+    for k in range(len(names), lines * cols):  # the last line's empty places
+        grid[-2, k % cols].remove()
+        grid[-1, k % cols].remove()
+    for k, name in enumerate(names):
+        tree_ax, strip = grid[2 * (k // cols), k % cols], grid[2 * (k // cols) + 1, k % cols]
         rows = [r for r in result.candidates if r.utility == name and (subgroup is None or r.subgroup == subgroup)]
         best = {}
         for r in rows:
@@ -173,15 +212,18 @@ def plot_audit(dist: FiniteDistribution, utilities: Mapping, result: AuditResult
         huc = max(best.values(), key=lambda r: r.sup, default=None)
         title = f"{name}: UC = {float(uc_row.sup):.3g}, HUC = {float(huc.sup):.3g}" + \
             (f" (node {huc.node})" if huc is not None and huc.sup > 0 else "") if huc else f"{name}: UC = {uc_row.sup}"
-        plot_tree(dist.tree, moments, relevant=result.relevant_nodes[name], ax=axes[0, col], title=title,
+        plot_tree(dist.tree, moments, relevant=result.relevant_nodes[name], ax=tree_ax, title=title,
                   value_label="signed witness moment Gamma")
-        strip = axes[1, col]
         mass = {}
         for atom, t in zip(dist.atoms, atom_terms(dist, utilities[name], ())):
             mass[float(t.score)] = mass.get(float(t.score), 0.0) + float(atom.weight)
         strip.vlines(list(mass), 0, list(mass.values()), color="black", lw=2, label="_weight of atoms")
         height = max(mass.values())
-        witnesses = [("UC", uc_row)] + list(best.items())
+        shown = list(best.items())  # pre-order
+        if len(shown) > WITNESSES:  # the largest sups only (pre-order among equal ones), the rest counted
+            kept = set(sorted(best, key=lambda v: -best[v].sup)[:WITNESSES])
+            shown = [(v, r) for v, r in shown if v in kept]
+        witnesses = [("UC", uc_row)] + shown
         for k, (label, r) in enumerate(witnesses):
             y = height * (1.1 + 0.12 * k)
             if r.interval is None:
@@ -191,6 +233,8 @@ def plot_audit(dist: FiniteDistribution, utilities: Mapping, result: AuditResult
             width = max(hi - lo, 0.004 * (max(mass) - min(mass) or 1))
             strip.plot([lo - width / 2 if hi == lo else lo, hi + width / 2 if hi == lo else hi], [y, y], lw=5,
                        solid_capstyle="butt", label=f"{label}: [{lo:.3g}, {hi:.3g}]")
+        if len(shown) < len(best):
+            strip.plot([], [], lw=0, label=f"(and {len(best) - len(shown)} nodes with smaller sups)")
         strip.set_ylim(0, height * (1.3 + 0.12 * len(witnesses)))
         if len(mass) == 1:  # one score: show it in a window of its own size
             (s,) = mass

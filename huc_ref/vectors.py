@@ -35,7 +35,7 @@ SEED = 20261130
 N_GENERATED = 240
 FORMAT = "huc-vectors/1"
 TOLERANCE = {"absolute": "1e-9", "reason": "values are sums of at most n products of numbers in [-1, 1] with "
-             "weights summing to 1 (n <= 12 here): a double-precision implementation's rounding error is below "
+             "weights summing to 1 (n <= 24 here): a double-precision implementation's rounding error is below "
              "1e-13; 1e-9 leaves margin.  A witness interval is checked with score membership widened by 1e-9."}
 
 FLAGS = {
@@ -47,6 +47,10 @@ FLAGS = {
     "flat_tree": "the root is the only internal node (F.2: HUC = UC)",
     "two_leaf_tree": "two labels: binary UC (F.2)",
     "deep_tree": "the tree has depth >= 10",
+    "wide_node": "the tree has a node with 30 or more children",
+    "many_labels": "ten or more labels",
+    "tiny_probabilities": "some prediction entry is below 1e-250 (a softmax's tails, near float64's smallest normal "
+                          "number, 2.2e-308)",
     "cancellation": "some (subgroup, utility) has UC row sup 0 but a positive node sup (App. D.1)",
     "zero_sup": "some candidate has sup 0 (empty witness interval)",
     "subgroup_weights": "some subgroup value is neither 0 nor 1 (signed or fractional weights)",
@@ -163,6 +167,7 @@ def _edge_cases():
            _case("edge-float-tails", "", FOUR, FOUR_LABELS,
                  {"u": {"kind": "table", "values": [-1, 1, 1, 1]}, "top": {"kind": "top1_at_depth", "depth": 1}},
                  _float_tail_atoms(random.Random(SEED), 24)))
+    yield from _shape_cases(random.Random(SEED))
     yield ("edge-canonically-calibrated", "eta = p: every sup is 0 (Prop. 3.3)",
            _case("edge-canonically-calibrated", "", FOUR, FOUR_LABELS,
                  {"u": {"kind": "rank", "theta": [1, "1/2", 0, -1]}},
@@ -189,6 +194,51 @@ def _edge_cases():
                "and mixed atoms",
                _case(f"edge-family-{kind.replace('_', '-')}", "", FOUR, FOUR_LABELS, {"u": spec}, atoms,
                      ["all", "signed"]))
+
+
+def _shape_cases(rng):
+    """The shapes of practitioners' data that random small trees never make (a flat ten-class
+    tree, a node with thirty children, a hundred-class softmax with tails near 1e-300)."""
+    def law(k, low=1):
+        raw = [rng.randint(low, 6) for _ in range(k)]
+        return [fraction_text(Fraction(x, sum(raw))) for x in raw]
+    ten = [f"c{k}" for k in range(10)]
+    pool = [law(10) for _ in range(3)]  # few predictions: ties
+    yield ("edge-flat-ten", "a flat ten-class tree (HUC = UC, F.2): top-3, a rank utility and a class indicator on "
+           "sample atoms with ties",
+           _case("edge-flat-ten", "", _tree({"r": ten}, "r"), ten,
+                 {"top3": {"kind": "top_k", "k": 3},
+                  "rank": {"kind": "rank", "theta": [fraction_text(Fraction(9 - 2 * k, 9)) for k in range(10)]},
+                  "c0": {"kind": "table", "values": [1] + [0] * 9}},
+                 [{"p": rng.choice(pool), "label": rng.choice(ten)} for _ in range(10)]))
+    wide = [f"x{k:02d}" for k in range(30)]
+    labels = wide + ["y", "z"]
+    atoms = []
+    for i in range(6):
+        atom = {"weight": "1/6", "c": [1, rng.choice([0, 1, "-1/2"])], "p": law(32)}
+        atom |= {"eta": law(32, 0)} if i % 2 else {"label": rng.choice(labels)}
+        atoms.append(atom)
+    yield ("edge-thirty-children", "a node with thirty children at depth 2, under a unary-free path r -> a -> g: "
+           "top-1 at depths 2 and 3, top-5 and a subtree indicator, mixed atoms, a signed subgroup",
+           _case("edge-thirty-children", "", _tree({"r": ["a", "z"], "a": ["g", "y"], "g": wide}, "r"), labels,
+                 {"top1@2": {"kind": "top1_at_depth", "depth": 2}, "top1@3": {"kind": "top1_at_depth", "depth": 3},
+                  "top5": {"kind": "top_k", "k": 5}, "in_g": {"kind": "subtree", "node": "g"}},
+                 atoms, ["all", "s"]))
+    hundred = [f"l{k:02d}" for k in range(100)]
+    groups = {f"g{j}": hundred[10 * j:10 * j + 10] for j in range(10)}
+    atoms = []
+    for i in range(8):
+        heavy = range(10 * (g := rng.randrange(10)), 10 * g + 10)
+        row = [Fraction(rng.randrange(2**52, 2**53), 2**53 if j in heavy else 2**1052) for j in range(100)]
+        total = sum(row)
+        label = rng.choice(heavy) if i % 4 else rng.choice([j for j in range(100) if j not in heavy])
+        atoms.append({"p": [fraction_text(x / total) for x in row], "label": hundred[label]})
+    yield ("edge-hundred-class-tails", "a hundred-class softmax on a 10 x 10 tree: each row ten float64 entries "
+           "a/2^53 in one group and ninety tails m/2^1052 (about 1e-301), divided by its sum exactly; two labels "
+           "drawn from the tails",
+           _case("edge-hundred-class-tails", "", _tree({"r": list(groups), **groups}, "r"), hundred,
+                 {"top1@1": {"kind": "top1_at_depth", "depth": 1}, "top1@2": {"kind": "top1_at_depth", "depth": 2},
+                  "top5": {"kind": "top_k", "k": 5}}, atoms))
 
 
 def _float_tail_atoms(rng, n):
@@ -300,6 +350,10 @@ def _flags(case_doc, result) -> list[str]:
         flags.add("two_leaf_tree")
     if max(tree.depth(v) for v in tree.nodes) >= 10:
         flags.add("deep_tree")
+    if any(tree.d(v) >= 30 for v in tree.internal_nodes):
+        flags.add("wide_node")
+    if tree.K >= 10:
+        flags.add("many_labels")
     kinds = {"population" if a.eta is not None else "sample" for a in dist.atoms}
     flags.add(kinds.pop() if len(kinds) == 1 else "mixed_atoms")
     if any(c not in (0, 1) for a in dist.atoms for c in a.c):
@@ -311,6 +365,8 @@ def _flags(case_doc, result) -> list[str]:
     numbers = [x for a in dist.atoms for x in a.p + (a.eta or ())]
     if any(x.denominator > 2 ** 64 for x in numbers):
         flags.add("large_denominators")
+    if any(0 < x < Fraction(1, 10**250) for a in dist.atoms for x in a.p):
+        flags.add("tiny_probabilities")
     if any(len(r[key]) > 4300 for r in result["candidates"] for key in ("sup", "moment")):
         flags.add("long_numbers")
     for u in case.utilities.values():
@@ -449,7 +505,7 @@ def build_vector_files() -> dict[str, dict]:
     """Every vector file: ``{file name: huc-vectors/1 document}`` (what ``generate`` writes).
 
     >>> {name: len(doc["vectors"]) for name, doc in build_vector_files().items()}
-    {'paper.json': 6, 'edge_cases.json': 16, 'generated.json': 240, 'invalid.json': 50}
+    {'paper.json': 6, 'edge_cases.json': 19, 'generated.json': 240, 'invalid.json': 50}
     """
     def doc(title, vectors):
         return {"format": FORMAT, "title": title, "generator": GENERATOR, "schema": "huc-vectors-1.schema.json",

@@ -1,11 +1,13 @@
 """huc_ref.plot draws the library's own objects: colours, names, scales and witnesses as stated."""
 
+import warnings
 from fractions import Fraction
 
 import pytest
 
 pytest.importorskip("matplotlib")
 
+from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.colors import to_rgb  # noqa: E402
 
 from huc_ref import FiniteDistribution, HUCError, LabelTree, TopK  # noqa: E402
@@ -24,12 +26,13 @@ def test_tree_colours_signs_and_names_every_node():
     fig = plot_tree(FOUR, {"v0": Fraction(1, 4), "vL": Fraction(-1, 8)}, relevant=["v0", "vL"])
     texts = _node_texts(fig)
     assert set(texts) == {"v0", "vL", "vR", "y1", "y2", "y3", "y4"}  # outside V_T(u) named too, not dashes
-    fills = {tuple(round(c, 3) for c in col.get_facecolor()[0][:3]): col for col in fig.axes[0].collections}
+    markers = [col for col in fig.axes[0].collections if isinstance(col, PathCollection)]  # (not the edges)
+    fills = {tuple(round(c, 3) for c in col.get_facecolor()[0][:3]): col for col in markers}
     reds = [f for f in fills if f[0] > f[2] + 0.15]
     blues = [f for f in fills if f[2] > f[0] + 0.15]
     assert len(reds) == 1 and len(blues) == 1  # +1/4 warm, -1/8 cool, on one scale centred at 0
     for name in ("v0", "vL"):  # the text reads on its fill
-        node = next(c for c in fig.axes[0].collections
+        node = next(c for c in markers
                     if tuple(c.get_offsets()[0]) == tuple(texts[name].get_position()))
         assert to_rgb(texts[name].get_color()) == to_rgb(text_colour(node.get_facecolor()[0]))
     assert to_rgb(texts["v0"].get_color()) == to_rgb("white")  # the darkest red of the scale: white text
@@ -57,6 +60,47 @@ def test_audits_of_wide_trees_draw_every_relevant_node(shape):
     assert relevant <= set(_node_texts(fig))
     with pytest.raises(HUCError, match=r"^plot_audit: subgroup 'nobody' is not one of \['all'\]$"):
         plot_audit(d, us, subgroup="nobody")
+
+
+@pytest.mark.parametrize("shape, size, width", [("flat", 1000, 1), ("two_level", 40, 25), ("wide_last", 1, 300)])
+def test_many_leaves_share_a_bounded_width_and_save(shape, size, width, tmp_path):
+    """A 1,000-class flat tree (and 40 x 25, and a node of 300 children) drawn with four utilities:
+    the figure stays within FIGURE_WIDTH, the panels go on two lines of two, the leaves are unnamed
+    dots the legend counts, and the CLI's saving (110 dpi) works; before, the figure was
+    4 x (0.5 K + 3) inches wide, 2,012 inches for K = 1,000, past matplotlib's 2^16 pixels a side."""
+    from matplotlib import pyplot as plt
+
+    from huc_ref import Top1AtDepth, audit
+    from huc_ref.cli import _save
+    from huc_ref.plot import FIGURE_WIDTH, PANEL_WIDTH, WITNESSES
+    tree = shape_tree(shape, size, width, 0)
+    atoms = [{"p": [Fraction(1 + (i * k) % 5, 1) for k in range(tree.K)], "label": tree.labels[(7 * i) % tree.K]}
+             for i in range(4)]
+    d = FiniteDistribution(tree, atoms, renormalize=True)
+    us = {"top1": TopK(tree, 1), "top3": TopK(tree, 3), "depth1": Top1AtDepth(tree, 1), "top10": TopK(tree, 10)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a legend of 41 witnesses left no room: tight_layout warned)
+        fig = plot_audit(d, us)
+    assert fig.get_figwidth() == 2 * PANEL_WIDTH <= FIGURE_WIDTH and fig.get_figheight() == 2 * 6.5
+    trees = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title().split(":")[0] for ax in trees] == list(us)
+    assert len({round(ax.get_position().y0, 3) for ax in trees}) == 2  # two lines of two
+    assert not any(t.get_text() in tree.labels for t in trees[0].texts)  # leaves unnamed
+    assert [t.get_text() for t in trees[0].get_legend().get_texts()][-1] == f"leaf ({tree.K} labels, unnamed)"
+    strips = [ax for ax in fig.axes if ax.get_legend() and ax.get_xlabel().startswith("score")]
+    relevant = us["top3"].relevant_nodes
+    legend = [t.get_text() for t in strips[1].get_legend().get_texts()]
+    if len(relevant) > WITNESSES:  # UC, the twelve largest node sups, and a count of the others
+        assert len(legend) == WITNESSES + 2
+        assert legend[-1] == f"(and {len(relevant) - WITNESSES} nodes with smaller sups)"
+        rows = {r.node: r.sup for r in audit(d, us).candidates if r.utility == "top3" and r.node}
+        drawn = {text.split(":")[0] for text in legend[1:-1]}
+        assert min(rows[v] for v in drawn) >= max(rows[v] for v in set(rows) - drawn)
+    else:
+        assert len(legend) == 1 + len(relevant)
+    _save(lambda plot: fig, str(tmp_path / "wide.png"))
+    assert (tmp_path / "wide.png").stat().st_size > 0
+    plt.close(fig)
 
 
 def test_trajectories_show_each_decrease_against_the_guarantee():
