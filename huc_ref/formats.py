@@ -12,6 +12,7 @@ parser hands their text over, never a binary float).  A bad document raises one
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +156,25 @@ class Case:
         return self.audit().to_json(self.id)
 
     def to_json(self) -> dict:
-        """The case as a ``huc-case/1`` document (numbers as exact strings)."""
+        """The case as a ``huc-case/1`` document (numbers as exact strings; docs/specification.md §6).
+
+        A number with more digits than :func:`read_case` reads (``rational.MAX_DIGITS``), as a
+        prediction renormalised exactly (``renormalize=True``) or built in Python can have, is an
+        error naming it: the document could not be read back.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> p = [f"1/{2**8000}", f"1/{3**5000}"]  # 2,410 and 2,386 digits
+        >>> case = Case("c", "", t, FiniteDistribution(t, [{"p": p, "label": "a"}], renormalize=True), {})
+        >>> case.to_json()
+        Traceback (most recent call last):
+        ...
+        huc_ref.errors.HUCError: atoms[0].p[0]: 4795 digits; a huc-case/1 number has at most 4000 ...
+        """
+        doc = self._document()
+        _check_readable(doc, "")
+        return doc
+
+    def _document(self) -> dict:
         dist = self.distribution
         atoms = []
         for a in dist.atoms:
@@ -171,6 +190,25 @@ class Case:
                 "subgroups": list(dist.subgroups),
                 "utilities": {name: u.to_json() for name, u in self.utilities.items()},
                 "atoms": atoms}
+
+
+def _check_readable(value, where: str) -> None:
+    """Refuse a number of a document being written that :func:`read_case` would refuse as too long."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_readable(item, f"{where}.{key}" if where else key)
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            _check_readable(item, f"{where}[{k}]")
+    elif isinstance(value, str) and _WRITTEN_NUMBER.fullmatch(value):
+        count = len(value) - value.startswith("-") - ("/" in value)
+        if count > MAX_DIGITS:
+            raise HUCError(f"{where}: {count} digits; a {CASE_FORMAT} number has at most {MAX_DIGITS} "
+                           "(docs/specification.md §6), so read_case could not read this document back",
+                           kind="too_large")
+
+
+_WRITTEN_NUMBER = re.compile(r"-?\d+(?:/\d+)?", re.ASCII)  # (fraction_text's output)
 
 
 def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:

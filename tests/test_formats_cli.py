@@ -45,6 +45,28 @@ def test_case_round_trip_and_determinism():
     assert dumps(case.result_json()) == dumps(read_case(D1).result_json())
 
 
+def test_a_case_too_long_to_read_back_is_not_written():
+    """``Case.to_json`` refuses a number ``read_case`` would refuse (more than 4,000 digits), naming
+    it, where it used to write a document that could not be read back: renormalising two 2,400-digit
+    reciprocals gives 4,795-digit predictions; 2,000- and 1,909-digit ones (3,998 digits after) write and read back."""
+    from huc_ref.rational import MAX_DIGITS
+    doc = {"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}}, "labels": ["a", "b"],
+           "utilities": {"u": {"kind": "table", "values": [0, 1]}},
+           "atoms": [{"p": ["1/2", "1/2"], "label": "a"}, {"p": [f"1/{2**8000}", f"1/{3**5000}"], "label": "b"}]}
+    case = read_case(doc, renormalize=True)
+    with pytest.raises(HUCError) as err:
+        case.to_json()
+    assert str(err.value) == (f"atoms[1].p[0]: 4795 digits; a huc-case/1 number has at most {MAX_DIGITS} "
+                              "(docs/specification.md §6), so read_case could not read this document back")
+    assert err.value.kind == "too_large"
+    with pytest.raises(HUCError, match=r"^atoms\[1\]\.p\[0\]: .* has more than 4000 digits$"):
+        read_case(dumps(case._document()))  # what used to be written
+    doc["atoms"][1]["p"] = [f"1/{2**6640}", f"1/{3**4000}"]  # 1,999 and 1,909 digits
+    case = read_case(doc, renormalize=True)
+    assert max(len(x.replace("/", "")) for x in case.to_json()["atoms"][1]["p"]) <= MAX_DIGITS
+    assert dumps(read_case(dumps(case.to_json())).result_json()) == dumps(case.result_json())
+
+
 def mutated(path, value):
     return mutate(BASE, path, value)
 
