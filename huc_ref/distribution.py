@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from numbers import Integral
+from numbers import Integral, Real
 
 from .errors import HUCError, check_name
 from .rational import exact, exact_sum, exact_vector, shown
@@ -208,8 +208,11 @@ class FiniteDistribution:
         """
         y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame's column names)
         tree.check_columns(labels)
-        n = len(y_true)
-        if len(y_prob) != n:
+        n = len(_sized(y_true, "y_true", "one label (a name or an id) per row of y_prob"))
+        if getattr(y_true, "ndim", 1) != 1:
+            raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got an array of shape "
+                           f"{y_true.shape}", kind="length")
+        if len(_sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label of y_true")) != n:
             raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}", kind="length")
         groups = dict(subgroups) if subgroups is not None else {"all": [1] * n}
         for name, vals in groups.items():
@@ -238,7 +241,8 @@ class FiniteDistribution:
                     raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}", kind="reference")
                 y = tree.labels[int(y)]
             elif not isinstance(y, str):
-                raise HUCError(f"y_true[{i}]: {y!r} is not a label name or id", kind="reference")
+                value = y.item() if getattr(y, "ndim", None) == 0 else y  # (numpy's scalars: 0.5, not np.float64(0.5))
+                raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id", kind="reference")
             atom = {"p": y_prob[i], "label": y, "c": [vals[i] for vals in groups.values()]}
             if sample_weight is not None:
                 atom["weight"] = sample_weight[i]
@@ -247,21 +251,29 @@ class FiniteDistribution:
 
     @classmethod
     def from_floats(cls, tree: LabelTree, y_true: Sequence, y_prob, *, subgroups: Mapping[str, Sequence] | None = None,
-                    sample_weight=None, labels=None) -> FiniteDistribution:
+                    sample_weight=None, labels=None, smooth=None) -> FiniteDistribution:
         """An empirical distribution from float arrays (a classifier's ``predict_proba``), for the
         exact engine: each float is read as its exact binary value (``Fraction(x)``), each row
         is then divided by its exact sum, and subgroup values and weights are read the same
         way.  This is the one documented conversion of floats into the exact path (the exact
-        readers otherwise refuse floats, as an exact decimal was probably meant).
+        readers otherwise refuse floats, as an exact decimal was probably meant).  Labels are
+        names or integer ids (:meth:`from_sample`: a float or boolean label is an error, not an
+        id); ``smooth`` (an exact ``kappa``, K.1's ``kappa_init``) mixes each renormalised row with
+        the uniform law, for predictions with exact zeros (A.2 assumes ``p_y > 0``).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_floats(t, [0, 1], [[0.25, 0.75], [0.1, 0.9]])
         >>> d.atoms[0].p, sum(d.atoms[1].p), d.atoms[1].p[0] == Fraction(0.1) / (Fraction(0.1) + Fraction(0.9))
         ((Fraction(1, 4), Fraction(3, 4)), Fraction(1, 1), True)
+        >>> FiniteDistribution.from_floats(t, ["b"], [[0.0, 1.0]], smooth="1/10").atoms[0].p  # a zero, smoothed
+        (Fraction(1, 20), Fraction(19, 20))
         """
         y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame: its rows, its column names)
 
         def finite(x, where) -> float:
+            if type(x) is not float and (isinstance(x, bool) or not isinstance(x, Real)):  # (as the fast path)
+                value = x.item() if getattr(x, "ndim", None) == 0 else x  # (numpy's True, not np.True_)
+                raise HUCError(f"{where}: {value!r} is not a number (from_floats reads arrays of floats)", kind="type")
             x = float(x)
             if x != x or x in (float("inf"), float("-inf")):
                 raise HUCError(f"{where}: {x!r} is not a finite number", kind="not_exact")
@@ -270,7 +282,11 @@ class FiniteDistribution:
         def exact_float(x, where) -> Fraction:
             return Fraction(finite(x, where))
         rows = []
-        for i, row in enumerate(y_prob):
+        for i, row in enumerate(_sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label")):
+            row = _sized(row, f"y_prob[{i}]", f"{tree.K} probabilities, one per label")
+            if len(row) != tree.K:
+                raise HUCError(f"y_prob[{i}]: has {len(row)} entries, expected {tree.K} (one per label)",
+                               kind="length")
             # each float is m / 2^e: the row over one power of two is integers, and its entries over their
             # sum are the exact renormalised row (one gcd an entry, not a Fraction addition and division)
             pairs = [finite(x, f"y_prob[{i}][{j}]").as_integer_ratio() for j, x in enumerate(row)]
@@ -285,8 +301,10 @@ class FiniteDistribution:
             for name, values in subgroups.items()}
         weights = None if sample_weight is None else [exact_float(w, f"sample_weight[{i}]")
                                                       for i, w in enumerate(sample_weight)]
-        names = [int(v) if not isinstance(v, str) else v for v in y_true]
-        return cls.from_sample(tree, names, rows, subgroups=groups, sample_weight=weights, labels=labels)
+        # labels as given: from_sample takes names and integer ids and refuses the rest (a float label such as
+        # 2.5 was read as id 2, and True as id 1)
+        return cls.from_sample(tree, y_true, rows, subgroups=groups, sample_weight=weights, labels=labels,
+                               smooth=smooth)
 
     @property
     def n(self) -> int:
@@ -301,3 +319,10 @@ class FiniteDistribution:
     def __repr__(self) -> str:
         kind = "sample" if self.is_sample else "population"
         return f"FiniteDistribution({kind}, n={self.n}, K={self.tree.K}, subgroups={list(self.subgroups)})"
+
+
+def _sized(values, where: str, expected: str):
+    """``values`` if it has a length and items (a list, tuple or array, not text), else one HUCError."""
+    if isinstance(values, (str, bytes)) or not (hasattr(values, "__len__") and hasattr(values, "__getitem__")):
+        raise HUCError(f"{where}: expected {expected}, got {type(values).__name__}", kind="length")
+    return values

@@ -1,6 +1,8 @@
 """The estimators (huc_ref.calibration): fit on calibration data, choose the prefix on validation
 (K.1), apply to new unlabelled predictions, save and load bit for bit, labels never misaligned."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -394,11 +396,14 @@ def test_integer_labels_are_refused_where_label_names_are_other_positions(tmp_pa
 
 
 @pytest.mark.parametrize("bad, message", [([True, 0], "y_true[0]: True is not a label name or id"),
-                                          ([0, 1.0], "y_true[1]: 1.0 is not a label name or id")])
+                                          ([0, 1.0], "y_true[1]: 1.0 is not a label name or id"),
+                                          ([0.5, 1.5], "y_true[0]: 0.5 is not a label name or id"),
+                                          (np.array([1.0, 0.0]), "y_true[0]: 1.0 is not a label name or id")])
 def test_the_exact_path_reads_labels_as_the_fast_path_does(bad, message):
     """``FiniteDistribution.from_sample`` takes numpy's integers as label ids (``y_test`` of
     scikit-learn is an int64 array; they were refused as 'not a label'), as Python's integers
-    and the names; booleans and floats get the fast path's own message."""
+    and the names; booleans and floats get the fast path's own message, from ``from_floats``
+    too (which read labels 0.5 and 1.5 as ids 0 and 1, and True as 1, without a word)."""
     from huc_ref import FiniteDistribution, TopK
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
     rows = [["1/4", "3/4"], ["1/2", "1/2"]]
@@ -409,4 +414,35 @@ def test_the_exact_path_reads_labels_as_the_fast_path_does(bad, message):
         FiniteDistribution.from_sample(t, bad, rows)
     with pytest.raises(HUCError) as fast_err:
         fast.audit(bad, [[0.25, 0.75], [0.5, 0.5]], t, {"u": TopK(t, 1)})
-    assert str(exact_err.value) == str(fast_err.value) == message
+    with pytest.raises(HUCError) as floats_err:
+        FiniteDistribution.from_floats(t, bad, [[0.25, 0.75], [0.5, 0.5]])
+    assert str(exact_err.value) == str(fast_err.value) == str(floats_err.value) == message
+
+
+@pytest.mark.parametrize("y_true, y_prob, message", [
+    ([0, 1], [0.25, 0.75], "y_prob[0]: expected 2 probabilities, one per label, got float"),
+    ([0, 1], [[0.25, 0.75], [0.5]], "y_prob[1]: has 1 entries, expected 2 (one per label)"),
+    ([0, 1], [[0.25, "0.75"], [0.5, 0.5]], "y_prob[0][1]: '0.75' is not a number (from_floats reads arrays of floats)"),
+    ([0, 1], [[0.25, None], [0.5, 0.5]], "y_prob[0][1]: None is not a number (from_floats reads arrays of floats)"),
+    ([0, 1], np.array([[True, False], [False, True]]),
+     "y_prob[0][0]: True is not a number (from_floats reads arrays of floats)"),
+    ([0, 1], 7, "y_prob: expected one row of 2 probabilities per label, got int"),
+    ("ab", [[0.25, 0.75], [0.5, 0.5]], "y_true: expected one label (a name or an id) per row of y_prob, got str"),
+    ([0, 1], [0, 1], "y_prob[0]: expected 2 probabilities, one per label, got int"),  # (the arguments swapped)
+    (np.array([[0.25, 0.75], [0.5, 0.5]]), [[0.25, 0.75], [0.5, 0.5]],
+     "y_true: expected one label (a name or an id) per row of y_prob, got an array of shape (2, 2)"),
+    ([0, 1], [[0.0, 1.0], [0.5, 0.5]],
+     "atoms[0].p[0]: is 0; the paper assumes p_y > 0 (A.2): smooth it explicitly (kappa_init, K.1)"),
+])
+def test_from_floats_refuses_what_is_not_a_float_table_in_one_message(y_true, y_prob, message):
+    """Each was a TypeError or ValueError from deep inside (``'int' object is not iterable`` for the
+    arguments swapped, ``could not convert string to float``), or, for text, a silent binary reading
+    of a decimal string; a zero names ``smooth``, which ``from_floats`` now takes."""
+    from huc_ref import FiniteDistribution
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    with pytest.raises(HUCError) as err:
+        FiniteDistribution.from_floats(t, y_true, y_prob)
+    assert str(err.value).startswith(message)
+    if "is 0" in message:
+        smoothed = FiniteDistribution.from_floats(t, y_true, y_prob, smooth="1/10")
+        assert smoothed.atoms[0].p == (Fraction(1, 20), Fraction(19, 20))
