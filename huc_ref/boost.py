@@ -41,7 +41,7 @@ from .audit import AtomTerms, UtilityRows, terms_at
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
 from .driver import Schedule, Update, drive  # noqa: F401 (Schedule: documented here too)
-from .errors import HUCError
+from .errors import HUCError, given, one_of
 from .intervals import IntervalMax, max_interval_sum_approx
 from .rational import fraction_text
 from .results import BoostResult
@@ -836,8 +836,8 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     >>> r.updates[0]["node"], r.updates[0]["gamma"], r.updates[0]["alpha"]
     ('v0', '0.25', '1')
     """
-    if arithmetic not in ("certified", "float"):
-        raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}", kind="option")
+    if not one_of(arithmetic, ("certified", "float")):
+        raise HUCError(f"arithmetic: expected 'certified' or 'float', got {given(arithmetic)}", kind="option")
     check_digits(digits)
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
@@ -857,7 +857,7 @@ def check_digits(digits) -> int:
     huc_ref.errors.HUCError: digits: must be an integer from 15 to 2000, got 5
     """
     if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 2000:
-        raise HUCError(f"digits: must be an integer from 15 to 2000, got {digits!r}", kind="structure")
+        raise HUCError(f"digits: must be an integer from 15 to 2000, got {given(digits)}", kind="structure")
     return digits
 
 

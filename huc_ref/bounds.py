@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
+from numbers import Integral
 
 import sympy
 from mpmath.ctx_iv import MPIntervalContext
 from mpmath.libmp import to_rational
 
-from .errors import HUCError
+from .errors import HUCError, given
 from .rational import exact, shown
 
 __all__ = ["CertifiedReal", "prop_3_3_bound", "theorem_3_4_deviation", "theorem_3_5_update_bound",
@@ -68,9 +69,15 @@ def _enclose(build, expr, precision=_PRECISION) -> CertifiedReal:
 
 
 def _positive_int(x, name):
-    if isinstance(x, bool) or not isinstance(x, int) or x < 1:
-        raise HUCError(f"{name}: must be a positive integer, got {x!r}", kind="option")
-    return x
+    if isinstance(x, bool) or not isinstance(x, Integral) or x < 1:  # (numpy's integers too)
+        raise HUCError(f"{name}: must be a positive integer, got {given(x)}", kind="option")
+    return int(x)
+
+
+def _count(x, name):
+    if isinstance(x, bool) or not isinstance(x, Integral) or x < 0:
+        raise HUCError(f"{name}: must be a non-negative integer, got {given(x)}", kind="option")
+    return int(x)
 
 
 def _probability(delta):
@@ -86,7 +93,7 @@ def prop_3_3_bound(huc, n_relevant: int) -> Fraction:
     >>> prop_3_3_bound(Fraction(1, 4), 2)
     Fraction(1, 2)
     """
-    return n_relevant * exact(huc, "huc")
+    return _positive_int(n_relevant, "n_relevant") * exact(huc, "huc")
 
 
 def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:
@@ -103,7 +110,7 @@ def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:
     """
     n = _positive_int(n, "n")
     delta = _probability(delta)
-    big_n = max(1, int(n_cand))
+    big_n = max(1, _count(n_cand, "n_cand"))
     expr = 16 / sympy.sqrt(n) + 4 * sympy.sqrt(sympy.log(sympy.Rational(big_n) / _sym(delta)) / (2 * n))
     return _enclose(lambda ctx: 16 / ctx.sqrt(n)
                     + 4 * ctx.sqrt(ctx.log(ctx.mpf(big_n) * delta.denominator / delta.numerator) / (2 * n)),
@@ -170,9 +177,9 @@ def h1_gap_bound(n: int, T: int, n_cand: int, delta) -> CertifiedReal:
     >>> g.certainly_le(Fraction(105, 1000)), g.certainly_le(Fraction(104, 1000))
     (True, False)
     """
-    n, T = _positive_int(n, "n"), int(T)
+    n, T = _positive_int(n, "n"), _count(T, "T")
     delta = _probability(delta)
-    expr, build = _h1_bracket(n, T, max(1, int(n_cand)), delta)
+    expr, build = _h1_bracket(n, T, max(1, _count(n_cand, "n_cand")), delta)
     return _enclose(lambda ctx: 4 * ctx.sqrt(2 * build(ctx) / n), 4 * sympy.sqrt(2 * expr / n))
 
 
@@ -186,10 +193,10 @@ def h1_sample_size_holds(n: int, epsilon, T: int, n_cand: int, delta) -> bool:
     >>> h1_sample_size_holds(10**5, Fraction(1, 10), 10, 3, Fraction(1, 20))
     False
     """
-    n, T = _positive_int(n, "n"), int(T)
+    n, T = _positive_int(n, "n"), _count(T, "T")
     eps = exact(epsilon, "epsilon")
     delta = _probability(delta)
-    expr, build = _h1_bracket(n, T, max(1, int(n_cand)), delta)
+    expr, build = _h1_bracket(n, T, max(1, _count(n_cand, "n_cand")), delta)
     precision = _PRECISION
     while True:
         rhs = _enclose(lambda ctx: 512 * build(ctx) / (ctx.mpf(eps.numerator) / eps.denominator) ** 2,

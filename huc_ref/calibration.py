@@ -26,17 +26,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .distribution import FiniteDistribution
-from .engines import boost
-from .errors import HUCError, check_names, printable
+from .distribution import FiniteDistribution, subgroup_mapping
+from .engines import boost, check_engine
+from .errors import HUCError, check_names, given, one_of, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules, boost_sample
-from .fast.numbers import as_floats, entries
+from .fast.numbers import entries
 from .fast.sample import Sample
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
-from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, fit_scaling
+from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, check_kappa, fit_scaling, prediction_rows
 from .replay import select_prefix
 from .tree import LabelTree
+from .validation import METHODS
 
 __all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model"]
 
@@ -81,20 +82,9 @@ class _Estimator:
 def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -> np.ndarray:
     """``y_prob`` as finite nonnegative rows (``K`` columns), with K.1's ``kappa_init``
     smoothing ``(1 - kappa) p + kappa / K`` after dividing each row by its sum."""
-    if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not 0 < kappa <= 0.5:
-        raise HUCError(f"kappa: expected a number in (0, 1/2] (K.1's kappa_init), got {printable(repr(kappa), 40)}",
-                       kind="option")
-    P = as_floats(y_prob, where)
-    if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
-        raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}",
-                       kind="length")
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing row is reported below
-        sums = P.sum(axis=1) if np.isfinite(P).all() else np.full(len(P), np.nan)
-    bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0) & np.isfinite(sums))
-    if bad.any():
-        raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
-                       kind="float_range")
-    return (1 - kappa) * (P / sums[:, None]) + kappa / P.shape[1]
+    kappa = check_kappa(kappa)
+    P = prediction_rows(y_prob, K, where)
+    return (1 - kappa) * P + kappa / P.shape[1]
 
 
 def _validation(validation, size: int = 3):
@@ -112,7 +102,7 @@ def _validation(validation, size: int = 3):
 def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
     """Subgroup names and an ``n x |C|`` array of values in [-1, 1]; the whole population
     ("all") is always included (K.3: "The whole-population indicator is always included")."""
-    groups = {} if subgroups is None else dict(subgroups)
+    groups = {} if subgroups is None else dict(subgroup_mapping(subgroups))
     if "all" not in groups:
         groups = {"all": np.ones(n), **groups}
     if names is not None:
@@ -155,15 +145,14 @@ class _Scaling(_Estimator):
     def fit(self, y_prob, y_true, *, sample_weight=None, validation=None):
         """Fit on calibration predictions and labels (column indices ``0 .. K-1``); with
         ``validation=(y_prob_val, y_true_val)`` the regularisation is chosen there (K.1)."""
-        P = as_floats(y_prob, "y_prob")
-        K = P.shape[1] if P.ndim == 2 else None
-        Y = self._one_hot(y_true, len(P), K)
+        n, K = prediction_rows(y_prob).shape  # (checked here, divided by their sums in fit_scaling)
+        Y = self._one_hot(y_true, n, K)
         val = None
         validation = _validation(validation, 2)
         if validation is not None:
-            Pv, yv = as_floats(validation[0], "validation[0]"), validation[1]
-            val = (Pv, self._one_hot(yv, len(Pv), K))
-        self.recalibrator_ = fit_scaling(P, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
+            Pv, yv = validation[0], validation[1]
+            val = (Pv, self._one_hot(yv, len(prediction_rows(Pv, K, "validation[0]")), K))
+        self.recalibrator_ = fit_scaling(y_prob, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
                                          validation=val, l2_grid=self.l2_grid)
         return self
 
@@ -176,7 +165,8 @@ class _Scaling(_Estimator):
         return np.eye(K)[ids]
 
     def predict_proba(self, y_prob) -> np.ndarray:
-        """The recalibrated predictions, every entry positive, rows summing to 1."""
+        """The recalibrated predictions, every entry positive, rows summing to 1 (``y_prob``: rows
+        of the fitted ``K`` probabilities, each divided by its sum first)."""
         return self._fitted("recalibrator_")(y_prob)
 
 
@@ -259,6 +249,18 @@ class HUCBoost(_Estimator):
         self.engine, self.initial, self.kappa, self.labels = engine, initial, kappa, labels
         self.null_draws, self.seed = null_draws, seed
 
+    def _check_params(self) -> None:
+        """The constructor's arguments that ``fit`` reads before the boosting options are checked
+        (scikit-learn's convention: ``__init__`` stores, ``fit`` checks)."""
+        if not one_of(self.method, METHODS):
+            raise HUCError(f"method: expected 'huc' or 'uc', got {given(self.method)}", kind="option")
+        check_engine(self.engine)
+        if isinstance(self.max_passes, bool) or not isinstance(self.max_passes, int) or self.max_passes < 1:
+            raise HUCError(f"max_passes: must be a positive integer, got {given(self.max_passes)}", kind="option")
+        if self.initial is not None and not isinstance(self.initial, _Scaling):
+            raise HUCError("initial: expected None, TemperatureScaling(), VectorScaling() or DirichletScaling() "
+                           f"(H.2's first stage), got {given(self.initial, 60)}", kind="option")
+
     def _inputs(self, y_prob, where="y_prob"):
         if not isinstance(self.tree, LabelTree):
             raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}", kind="tree")
@@ -268,6 +270,7 @@ class HUCBoost(_Estimator):
 
     def fit(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None):
         """Boost on calibration data; ``validation=(y_prob, y_true[, subgroups])`` picks the prefix."""
+        self._check_params()
         P = self._inputs(y_prob)
         y = label_ids(y_true, self.tree, len(P))
         validation = _validation(validation)
@@ -480,6 +483,9 @@ def load_model(source) -> HUCBoost:
     ...
     huc_ref.errors.HUCError: rules[0].node: 'a' is not a branching node of the tree (HUC-Boost updates one, Algorithm 1)
     """
+    if not isinstance(source, (dict, str, Path)):
+        raise HUCError(f"model: expected a huc-model/1 document (a dict) or a path to one, got {type(source).__name__}",
+                       kind="type")
     doc = source if isinstance(source, dict) else load_json(read_document(Path(source), "model"), floats=True)
     if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
         raise HUCError(f"format: expected {MODEL_FORMAT!r}", kind="format")

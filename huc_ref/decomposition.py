@@ -23,9 +23,10 @@ and only the quotients become ``Fraction`` s.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+from .errors import HUCError
 from .rational import ratio, scaled_integers
 from .tree import LabelTree
 
@@ -45,6 +46,11 @@ def subtree_sums(tree: LabelTree, leaf_values: Sequence) -> list:
     >>> t.nodes, subtree_sums(t, [1, 2, 4])
     (('r', 'a', 'y1', 'y2', 'y3'), [7, 3, 1, 2, 4])
     """
+    sized = hasattr(leaf_values, "__len__") and not isinstance(leaf_values, (str, bytes, Mapping))
+    if not sized or len(leaf_values) != tree.K:
+        got = type(leaf_values).__name__ + (f" of length {len(leaf_values)}" if sized else "")
+        raise HUCError(f"leaf_values: expected {tree.K} values, one per label in the tree's label order, got {got}",
+                       kind="length")
     kids = tree.child_ids
     label_of = tree.label_ids
     out: list = [None] * len(kids)

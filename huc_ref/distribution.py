@@ -22,7 +22,7 @@ from .errors import HUCError, check_name
 from .rational import exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
-__all__ = ["Atom", "FiniteDistribution", "prepare_prediction"]
+__all__ = ["Atom", "FiniteDistribution", "prepare_prediction", "subgroup_mapping"]
 
 _ONE = Fraction(1)
 
@@ -214,12 +214,12 @@ class FiniteDistribution:
                            f"{y_true.shape}", kind="length")
         if len(_sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label of y_true")) != n:
             raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}", kind="length")
-        groups = dict(subgroups) if subgroups is not None else {"all": [1] * n}
+        groups = dict(subgroup_mapping(subgroups)) if subgroups is not None else {"all": [1] * n}
         for name, vals in groups.items():
-            if len(vals) != n:
+            if len(_sized(vals, f"subgroups[{name!r}]", _PER_LABEL.format(n))) != n:
                 raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}", kind="length")
         if sample_weight is not None:  # nonnegative, normalised to sum 1 (as fast.audit and scikit-learn take them)
-            if len(sample_weight) != n:
+            if len(_sized(sample_weight, "sample_weight", _PER_LABEL.format(n))) != n:
                 raise HUCError(f"sample_weight: has {len(sample_weight)} values, expected {n}", kind="length")
             sample_weight = [exact(w, f"sample_weight[{i}]") for i, w in enumerate(sample_weight)]
             for i, w in enumerate(sample_weight):
@@ -296,11 +296,12 @@ class FiniteDistribution:
             if not total > 0 or any(v < 0 for v in a):
                 raise HUCError(f"y_prob[{i}]: entries must be nonnegative with a positive sum", kind="nonpositive")
             rows.append([Fraction(v, total) for v in a])
-        groups = None if subgroups is None else {
-            name: [exact_float(v, f"subgroups[{name!r}][{i}]") for i, v in enumerate(values)]
-            for name, values in subgroups.items()}
-        weights = None if sample_weight is None else [exact_float(w, f"sample_weight[{i}]")
-                                                      for i, w in enumerate(sample_weight)]
+        def read(values, where) -> list:
+            return [exact_float(v, f"{where}[{i}]") for i, v in enumerate(_sized(values, where, _PER_LABEL.format(
+                len(rows))))]
+        groups = None if subgroups is None else {name: read(values, f"subgroups[{name!r}]")
+                                                 for name, values in subgroup_mapping(subgroups).items()}
+        weights = None if sample_weight is None else read(sample_weight, "sample_weight")
         # labels as given: from_sample takes names and integer ids and refuses the rest (a float label such as
         # 2.5 was read as id 2, and True as id 1)
         return cls.from_sample(tree, y_true, rows, subgroups=groups, sample_weight=weights, labels=labels,
@@ -319,6 +320,24 @@ class FiniteDistribution:
     def __repr__(self) -> str:
         kind = "sample" if self.is_sample else "population"
         return f"FiniteDistribution({kind}, n={self.n}, K={self.tree.K}, subgroups={list(self.subgroups)})"
+
+
+_PER_LABEL = "one value per label of y_true ({})"
+
+
+def subgroup_mapping(subgroups) -> Mapping:
+    """A sample's subgroup family ``C`` (Sec. 2.1) as given to the array entry points: a non-empty
+    mapping from name to one value ``c(x_i)`` per sample, checked (its values are checked where
+    they are read); one HUCError otherwise, the same from every entry point.
+
+    >>> subgroup_mapping([[1, 0]])
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: subgroups: expected a non-empty mapping from name to n values in [-1, 1]
+    """
+    if not (isinstance(subgroups, Mapping) and subgroups):
+        raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]", kind="type")
+    return subgroups
 
 
 def _sized(values, where: str, expected: str):

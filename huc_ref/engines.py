@@ -21,7 +21,7 @@ from .boost import boost as certified_boost
 from .boost import check_digits
 from .certified import boost as bounded_boost
 from .distribution import FiniteDistribution
-from .errors import HUCError
+from .errors import HUCError, given, one_of
 from .fast.audit import audit_distribution as fast_audit
 from .fast.audit import distribution_arrays
 from .fast.boost import boost as float_boost
@@ -49,8 +49,8 @@ def check_engine(engine) -> str:
     ...
     huc_ref.errors.HUCError: engine: expected 'exact' or 'fast', got 'gpu'
     """
-    if engine not in ENGINES:
-        raise HUCError(f"engine: expected 'exact' or 'fast', got {engine!r}", kind="option")
+    if not one_of(engine, ENGINES):
+        raise HUCError(f"engine: expected 'exact' or 'fast', got {given(engine)}", kind="option")
     return engine
 
 
@@ -149,7 +149,7 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
                        kind="type")
     if check_engine(engine) == "fast":
         if arithmetic not in (None, "float", "certified"):
-            raise HUCError(f"arithmetic: expected 'certified' or 'float', got {arithmetic!r}", kind="option")
+            raise HUCError(f"arithmetic: expected 'certified' or 'float', got {given(arithmetic)}", kind="option")
         if arithmetic == "certified":
             return bounded_boost(dist, utilities, digits=30 if digits is None else check_digits(digits), **options)
         if digits is not None:

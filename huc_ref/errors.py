@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "check_name", "check_names",
-           "MAX_NAME_LENGTH"]
+__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "given", "one_of", "check_name",
+           "check_names", "MAX_NAME_LENGTH"]
 
 #: The kinds of bad input (the catalogue of the invalid golden vectors).
 ERROR_KINDS = {
@@ -101,6 +101,32 @@ def printable(text: str, limit: int = 200) -> str:
     out = "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
                   for ch in str(text)[: limit + 1])
     return out[:limit] + f"... ({len(text)} characters)" if len(text) > limit else out
+
+
+def given(value, limit: int = 200) -> str:
+    """A caller's value as an error message shows it: its ``repr`` made :func:`printable`, except
+    where ``repr`` itself fails or floods (an integer past Python's 4,300-digit limit on integer
+    text, shown by its bits; an array, shown by its shape).
+
+    >>> given("gpu"), given(10**5000), given(2.5)
+    ("'gpu'", 'an integer of 16610 bits', '2.5')
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 192:
+        return f"an integer of {value.bit_length()} bits"
+    if getattr(value, "ndim", 0):  # (numpy's arrays: repr prints them whole)
+        return f"an array of shape {tuple(value.shape)}"
+    return printable(repr(value), limit)
+
+
+def one_of(value, choices) -> bool:
+    """Whether ``value`` is one of the option names ``choices`` (strings): ``value in choices``
+    without comparing an array or other object elementwise (``np.array([1]) in ("a",)`` asks
+    the truth of an array).
+
+    >>> one_of("fast", ("exact", "fast")), one_of(["fast"], ("exact", "fast"))
+    (True, False)
+    """
+    return isinstance(value, str) and value in choices
 
 
 #: The longest name accepted (a node, label, utility, subgroup or case id): long enough for the

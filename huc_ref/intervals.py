@@ -23,9 +23,14 @@ exactly.  No float is trusted; if too many pairs survive, ``k`` doubles.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from math import gcd
+from numbers import Rational
+
+from .errors import HUCError
+from .rational import exact
 
 __all__ = ["IntervalMax", "max_interval_sum", "max_interval_sum_brute_force"]
 
@@ -72,7 +77,12 @@ def max_interval_sum(blocks) -> IntervalMax:
     IntervalMax(sup=Fraction(2, 3), r=2, b=4, moment=Fraction(2, 3))
     >>> max_interval_sum([F(0), F(0)]).empty
     True
+    >>> max_interval_sum(["1/4", 0.5])
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: blocks[1]: float 0.5 is not exact; pass the string '0.5' for the decimal ...
     """
+    blocks = _exact_blocks(blocks)
     # Zero blocks change no sum; dropping them removes the exact ties they create.  The
     # maps back are increasing, so the smallest (b, r) stays the smallest: a right end
     # moves to just after its last nonzero block, a left end to just after the previous one.
@@ -87,6 +97,19 @@ def max_interval_sum(blocks) -> IntervalMax:
         return _EMPTY
     r, b, moment = found
     return IntervalMax(abs(moment), where[r - 1] + 1 if r else 0, where[b - 1] + 1, moment)
+
+
+def _exact_blocks(blocks):
+    """``blocks`` if it is a sequence of exact rationals (int, Fraction, gmpy2's mpq), else the
+    same read by :func:`huc_ref.rational.exact` (strings such as "1/3"), or one HUCError naming
+    the entry (a float, a boolean) or the argument (not a sequence)."""
+    if isinstance(blocks, (str, bytes, Mapping)) or not isinstance(blocks, Iterable):
+        raise HUCError(f"blocks: expected a sequence of exact block sums, got {type(blocks).__name__}", kind="type")
+    blocks = blocks if isinstance(blocks, Sequence) else list(blocks)
+    if all(type(f) is Fraction or type(f) is int for f in blocks):  # (the audit's own calls: one look each)
+        return blocks
+    return [f if isinstance(f, Rational) and not isinstance(f, bool) else exact(f, f"blocks[{i}]")
+            for i, f in enumerate(blocks)]
 
 
 def _algorithm_2(values):

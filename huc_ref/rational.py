@@ -16,7 +16,7 @@ from decimal import Decimal
 from fractions import Fraction
 from math import lcm
 
-from .errors import HUCError
+from .errors import HUCError, given
 
 __all__ = ["exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value", "decimal_text",
            "shown", "ratio", "rational_type", "scaled_integers"]
@@ -283,7 +283,7 @@ def rational_type(name: str = "fraction"):
         except ImportError:
             raise HUCError("rational: 'gmpy2' is not installed (pip install gmpy2)", kind="dependency") from None
         return mpq
-    raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {name!r}", kind="option")
+    raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {given(name)}", kind="option")
 
 
 def to_fraction(x) -> Fraction:

@@ -25,12 +25,13 @@ import numpy as np
 
 from .boost import boost
 from .distribution import FiniteDistribution
-from .errors import HUCError
+from .errors import HUCError, given, one_of
+from .fast.numbers import as_floats
 from .fast.sample import Sample
 from .replay import select_prefix  # noqa: F401 (K.1's prefix, re-exported: the two-stage methods use it)
 
 __all__ = ["Recalibrator", "FitReport", "RecalibrationWarning", "fit_scaling", "fit_recalibrator", "log_loss",
-           "recalibrate", "two_stage", "select_prefix"]
+           "recalibrate", "two_stage", "select_prefix", "prediction_rows", "check_kappa", "check_l2"]
 
 KAPPA_INIT = 1e-10
 KINDS = ("temperature", "vector", "dirichlet")
@@ -52,6 +53,56 @@ def _softmax(s):
     s = s - s.max(axis=1, keepdims=True)
     e = np.exp(np.maximum(s, -MAX_LOGIT_SPREAD))
     return e / e.sum(axis=1, keepdims=True)
+
+
+def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.ndarray:
+    """``y_prob`` as an ``n x K`` float64 array of probability rows (Sec. 2.1's predictions
+    ``p(x_i)``, A.2's coordinates), each divided by its sum; one HUCError naming the argument or
+    the first bad row otherwise (entries finite and nonnegative, a positive finite sum: a row
+    with a negative entry or a NaN made every recalibrated entry NaN, and a row of zeros the
+    uniform law).
+
+    >>> prediction_rows([[1, 3], [0.5, 0.5]]).tolist()
+    [[0.25, 0.75], [0.5, 0.5]]
+    >>> prediction_rows([[0.5, -0.25]])
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: y_prob[0]: entries must be finite and nonnegative, with a positive sum
+    """
+    P = as_floats(y_prob, where)
+    if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
+        raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}",
+                       kind="length")
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing row is reported below
+        sums = P.sum(axis=1) if np.isfinite(P).all() else np.full(len(P), np.nan)
+    bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0) & np.isfinite(sums))
+    if bad.any():
+        raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
+                       kind="float_range")
+    return P / sums[:, None]
+
+
+def check_kappa(kappa) -> float:
+    """K.1's ``kappa_init``, checked: a number in (0, 1/2].
+
+    >>> check_kappa(1e-10), check_kappa(0.5)
+    (1e-10, 0.5)
+    """
+    if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not 0 < kappa <= 0.5:
+        raise HUCError(f"kappa: expected a number in (0, 1/2] (K.1's kappa_init), got {given(kappa, 40)}",
+                       kind="option")
+    return float(kappa)
+
+
+def check_l2(l2, where: str = "l2") -> float:
+    """H.6's ``lambda``, checked: a finite number at least 0.
+
+    >>> check_l2(1e-4), check_l2(0)
+    (0.0001, 0.0)
+    """
+    if isinstance(l2, bool) or not isinstance(l2, (int, float)) or not 0 <= l2 < 1e300:
+        raise HUCError(f"{where}: expected a finite number >= 0 (H.6's lambda), got {given(l2, 40)}", kind="option")
+    return float(l2)
 
 
 def _features(p, kappa):
@@ -106,8 +157,12 @@ class Recalibrator:
         return 1.0 / float(self.W[0, 0])
 
     def __call__(self, p) -> np.ndarray:
-        """Recalibrated predictions (float64), rows summing to 1, every entry positive."""
-        return _softmax(_features(np.atleast_2d(np.asarray(p, dtype=float)), self.kappa) @ self.W.T + self.b)
+        """Recalibrated predictions (float64), rows summing to 1, every entry positive; ``p`` rows
+        of ``K`` probabilities (each divided by its sum first: :func:`prediction_rows`), or one row."""
+        p = np.asarray(p) if isinstance(p, (list, tuple)) else p
+        if getattr(p, "ndim", None) == 1:
+            p = p[None, :]
+        return _softmax(_features(prediction_rows(p, self.W.shape[1]), self.kappa) @ self.W.T + self.b)
 
 
 def _data(dist):
@@ -262,8 +317,13 @@ def fit_scaling(P, Y, w=None, kind: str = "temperature", *, kappa: float = KAPPA
     (0.75, True)
     """
     import warnings
-    if kind not in KINDS:
-        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {kind!r}", kind="option")
+    if not one_of(kind, KINDS):
+        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {given(kind)}", kind="option")
+    kappa, l2 = check_kappa(kappa), check_l2(l2)
+    if validation is not None:
+        if isinstance(l2_grid, (str, bytes)) or not hasattr(l2_grid, "__iter__") or not len(l2_grid := list(l2_grid)):
+            raise HUCError(f"l2_grid: expected a non-empty list of lambdas, got {given(l2_grid, 40)}", kind="option")
+        l2_grid = [check_l2(lam, f"l2_grid[{i}]") for i, lam in enumerate(l2_grid)]
     X, Y, w = _arrays(P, Y, w, kappa, "")
     if validation is None:
         W, b, report = _fit_one(kind, X, Y, w, float(l2), max_iterations)
@@ -303,6 +363,7 @@ def _arrays(P, Y, w, kappa, where):
         raise HUCError(f"{where}Y: shape {Y.shape} does not match the predictions' {P.shape}", kind="length")
     if not (np.isfinite(P).all() and (P >= 0).all() and np.isfinite(Y).all() and (Y >= 0).all()):
         raise HUCError(f"{where}P, Y: entries must be finite and nonnegative", kind="float_range")
+    P = prediction_rows(P, where=f"{where}P")  # (each row over its sum; a row of zeros named)
     w = np.ones(len(P)) if w is None else np.asarray(w, dtype=float)
     if w.shape != (len(P),) or not (np.isfinite(w).all() and (w >= 0).all()) or w.sum() <= 0:
         raise HUCError(f"{where}w: expected {len(P)} finite nonnegative weights, not all zero", kind="float_range")
@@ -322,8 +383,8 @@ def fit_recalibrator(dist, kind: str = "temperature", *, kappa: float = KAPPA_IN
     >>> round(float(r(np.array([[0.9, 0.1]]))[0, 0]), 2)  # the empirical frequency 3/4
     0.75
     """
-    if kind not in KINDS:
-        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {kind!r}", kind="option")
+    if not one_of(kind, KINDS):
+        raise HUCError(f"kind: expected 'temperature', 'vector' or 'dirichlet', got {given(kind)}", kind="option")
     P, Y, w = _data(dist)
     return fit_scaling(P, Y, w, kind, kappa=kappa, l2=l2, max_iterations=max_iterations,
                        validation=None if validation is None else _data(validation))

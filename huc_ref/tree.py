@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .errors import HUCError, check_name, printable
+from .errors import HUCError, check_name, given, printable
 
 __all__ = ["LabelTree"]
 
@@ -380,11 +380,11 @@ class LabelTree:
         if isinstance(node, int) and not isinstance(node, bool):
             if 0 <= node < len(self._names):
                 return node
-            raise HUCError(f"node index {node} is out of range", kind="reference")
+            raise HUCError(f"node index {given(node)} is out of range", kind="reference")
         try:
             return self._index[node]
         except (KeyError, TypeError):
-            raise HUCError(f"node {node!r} is not in the tree", kind="reference") from None
+            raise HUCError(f"node {given(node)} is not in the tree", kind="reference") from None
 
     def frame_columns(self, y_prob, labels=None) -> tuple:
         """The predictions ``p(x_i)`` of a sample (Sec. 2.1), coordinates in the tree's label order
@@ -428,13 +428,16 @@ class LabelTree:
         """
         if labels is None:
             return
-        given = [str(x) for x in labels]
-        if given != list(self.labels):
-            k = next((k for k, (a, b) in enumerate(zip(given, self.labels)) if a != b), min(len(given), self.K))
-            differ = (f"column {k} is {printable(given[k], 40)!r}, the tree's label {k} "
-                      f"{printable(self.labels[k], 40)!r}" if k < min(len(given), self.K) else
-                      f"{len(given)} column{'' if len(given) == 1 else 's'} for {self.K} labels")
-            raise HUCError(f"{where}: the columns of {what} are labelled {printable(repr(given), 100)}, but the "
+        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+            raise HUCError(f"{where}: expected the names of the columns of {what} in order, got "
+                           f"{type(labels).__name__}", kind="type")
+        names = [str(x) for x in labels]
+        if names != list(self.labels):
+            k = next((k for k, (a, b) in enumerate(zip(names, self.labels)) if a != b), min(len(names), self.K))
+            differ = (f"column {k} is {printable(names[k], 40)!r}, the tree's label {k} "
+                      f"{printable(self.labels[k], 40)!r}" if k < min(len(names), self.K) else
+                      f"{len(names)} column{'' if len(names) == 1 else 's'} for {self.K} labels")
+            raise HUCError(f"{where}: the columns of {what} are labelled {printable(repr(names), 100)}, but the "
                            f"tree's label order is {printable(repr(list(self.labels)), 100)} ({differ}); {fix}",
                            kind="labels")
 
@@ -471,7 +474,7 @@ class LabelTree:
         try:
             return self._label_index[label]
         except (KeyError, TypeError):
-            raise HUCError(f"label {label!r} is not a leaf of the tree", kind="reference") from None
+            raise HUCError(f"label {given(label)} is not a leaf of the tree", kind="reference") from None
 
     def children(self, node) -> tuple[str, ...]:
         """``ch(v) = (v_1, ..., v_{d_v})`` in order (empty for a leaf) (A.2).

@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from .decomposition import TreeDecomposition, subtree_sums
-from .errors import HUCError
+from .errors import HUCError, given
 from .rational import NUMBER_SCHEMA, exact, exact_vector, fraction_text, shown
 from .tree import LabelTree
 
@@ -254,7 +254,7 @@ class Subtree(Table):
     def from_json(cls, tree, spec, where):
         node = spec["node"]
         if not isinstance(node, str) or node not in tree:
-            raise HUCError(f"node: {node!r} is not a node of the tree", kind="reference")
+            raise HUCError(f"node: {given(node)} is not a node of the tree", kind="reference")
         return cls(tree, node)
 
 
@@ -322,7 +322,7 @@ class TopK(Rank):
 
     def __init__(self, tree, k):
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= tree.K:
-            raise HUCError(f"k: must be an integer from 1 to K = {tree.K}, got {k!r}", kind="structure")
+            raise HUCError(f"k: must be an integer from 1 to K = {tree.K}, got {given(k)}", kind="structure")
         super().__init__(tree, [1 if r < k else 0 for r in range(tree.K)])
         self.k = k
 
@@ -483,7 +483,7 @@ class Top1AtDepth(Utility):
     def __init__(self, tree, depth):
         super().__init__(tree)
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-            raise HUCError(f"depth: must be a non-negative integer, got {depth!r}", kind="structure")
+            raise HUCError(f"depth: must be a non-negative integer, got {given(depth)}", kind="structure")
         self.depth = depth
         kids = tree.child_ids
         self._candidates = tuple(a for a in range(len(kids)) if tree.depth(a) == depth

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .distribution import FiniteDistribution
-from .errors import HUCError, check_name, printable
+from .errors import HUCError, check_name, given, one_of, printable
 from .rational import exact, fraction_text, shown
 from .tree import LabelTree
 from .utilities import PerAtom, Utility
@@ -99,20 +99,21 @@ def boost_settings(tree, n_atoms: int, utilities: dict, *, method, select, epsil
     ...                max_updates=10, step="fixed:0.05")  # as ``huc boost --step fixed:0.05`` spells it
     (Fraction(1, 100), Fraction(1, 20))
     """
-    if method not in METHODS:
-        raise HUCError(f"method: expected 'huc' or 'uc', got {method!r}", kind="option")
-    if select not in SELECTIONS:
-        raise HUCError(f"select: expected one of {', '.join(map(repr, SELECTIONS))}, got {select!r}", kind="option")
+    if not one_of(method, METHODS):
+        raise HUCError(f"method: expected 'huc' or 'uc', got {given(method)}", kind="option")
+    if not one_of(select, SELECTIONS):
+        raise HUCError(f"select: expected one of {', '.join(map(repr, SELECTIONS))}, got {given(select)}",
+                       kind="option")
     if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
-        raise HUCError(f"max_passes: must be a positive integer, got {max_passes!r}", kind="option")
+        raise HUCError(f"max_passes: must be a positive integer, got {given(max_passes)}", kind="option")
     eps = exact(epsilon, "epsilon")
     if not 0 < eps <= 1:
         raise HUCError(f"epsilon: must be in (0, 1], got {shown(eps)}", kind="option")
     if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
-        raise HUCError(f"max_updates: must be a non-negative integer, got {max_updates!r}", kind="option")
+        raise HUCError(f"max_updates: must be a non-negative integer, got {given(max_updates)}", kind="option")
     if isinstance(step, str) and step.startswith("fixed:"):  # the command line's spelling, accepted here too
         step = step[len("fixed:"):]
-    fixed = None if step == "adaptive" else exact(step, "step")
+    fixed = None if one_of(step, ("adaptive",)) else exact(step, "step")
     if fixed is not None and fixed <= 0:
         raise HUCError(f"step: a fixed step magnitude must be positive, got {shown(fixed)}",
                        kind="nonpositive")

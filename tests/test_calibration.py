@@ -266,11 +266,45 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
     (lambda m, P, y: TemperatureScaling().fit(P, y, validation=P), "type",
      "validation: expected (y_prob, y_true), got ndarray"),
     (lambda m, P, y: TemperatureScaling().fit([["x", "y", "z"]], [0]), "type", "y_prob: expected numbers, got text"),
+    # found by calling every parameter with wrong values (session 21): NaN predictions, a silent uniform law
+    # for a row of zeros, and TypeErrors, AttributeErrors and ValueErrors from inside numpy and scipy
+    (lambda m, P, y: TemperatureScaling().fit(P, y).predict_proba([[0.5, -0.1, 0.6]]), "float_range",
+     "y_prob[0]: entries must be finite and nonnegative, with a positive sum"),
+    (lambda m, P, y: VectorScaling().fit(P, y).predict_proba([[0.0, 0.0, 0.0]]), "float_range",
+     "y_prob[0]: entries must be finite and nonnegative, with a positive sum"),
+    (lambda m, P, y: TemperatureScaling().fit(P, y).predict_proba([[0.5, 0.5]]), "length",
+     "y_prob: expected an n x 3 array of probabilities, got shape (1, 2)"),
+    (lambda m, P, y: VectorScaling().fit(0.5, y), "length", "y_prob: expected an n x K array of probabilities, got "
+     "shape ()"),
+    (lambda m, P, y: TemperatureScaling(l2=None).fit(P, y), "option",
+     "l2: expected a finite number >= 0 (H.6's lambda), got None"),
+    (lambda m, P, y: TemperatureScaling(kappa="1e-10").fit(P, y), "option",
+     "kappa: expected a number in (0, 1/2] (K.1's kappa_init), got '1e-10'"),
+    (lambda m, P, y: DirichletScaling(l2_grid=0.1).fit(P, y, validation=(P, y)), "option",
+     "l2_grid: expected a non-empty list of lambdas, got 0.1"),
+    (lambda m, P, y: DirichletScaling(l2_grid=[0.1, -1]).fit(P, y, validation=(P, y)), "option",
+     "l2_grid[1]: expected a finite number >= 0 (H.6's lambda), got -1"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, initial="temperature").fit(P, y), "option",
+     "initial: expected None, TemperatureScaling(), VectorScaling() or DirichletScaling() (H.2's first stage), got "
+     "'temperature'"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, max_passes=None).fit(P, y), "option",
+     "max_passes: must be a positive integer, got None"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, method=np.array(["huc"])).fit(P, y), "option",
+     "method: expected 'huc' or 'uc', got an array of shape (1,)"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, engine="gpu").fit(P, y), "option",
+     "engine: expected 'exact' or 'fast', got 'gpu'"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, labels=3).fit(P, y), "type",
+     "labels: expected the names of the columns of y_prob in order, got int"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, subgroups=[np.ones(len(P))]), "type",
+     "subgroups: expected a non-empty mapping from name to n values in [-1, 1]"),
+    (lambda m, P, y: load_model(None), "type",
+     "model: expected a huc-model/1 document (a dict) or a path to one, got NoneType"),
 ])
 def test_the_estimators_refuse_bad_arguments_with_one_error(call, kind, message):
     """#18 on the practitioner's API: an overflowing row, text, a malformed validation split and a bad
     kappa each get one HUCError with its kind (an overflow warning, an IndexError and a misleading
-    y_prob message before)."""
+    y_prob message before); a negative or NaN entry (NaN out before), a row of zeros (the uniform
+    law out before), and each constructor argument of the wrong type or range."""
     import warnings
     doc, P = _small_model()
     model = load_model(doc)

@@ -366,3 +366,72 @@ def test_long_exact_numbers_in_messages_stay_short(tmp_path, capsys):
     out, errors = capsys.readouterr()
     assert out == "" and re.fullmatch(r"huc: error: atoms\[0\]\.p: sums to 1 - \d(\.\d+)?e-19\d\d "
                                       r"\(an exact number of \d+ characters\), not 1\n", errors), errors
+
+
+def _core_calls():
+    """(call, message) for arguments of the wrong type, shape or size given to the core API: each was a
+    TypeError, AttributeError, IndexError or ValueError from inside (an array asked for its truth, an
+    integer past Python's 4,300-digit limit on integer text) before session 21's argument checks."""
+    from fractions import Fraction
+
+    from huc_ref import FiniteDistribution, LabelTree, Subtree, TopK, audit, boost, fast, max_interval_sum, subtree_sums
+    from huc_ref.bounds import h1_gap_bound, prop_3_3_bound
+    t = _four_leaf()
+    d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}, {"p": ["1/2", "1/6", "1/6", "1/6"], "label": "y3"}])
+    us = {"u": TopK(t, 1)}
+    rows = [[0.25] * 4] * 2
+    return [
+        (lambda: audit(d, us, engine=np.array(["fast", "exact"])), "engine: expected 'exact' or 'fast', got an array "
+         "of shape (2,)"),
+        (lambda: audit(d, us, null_draws=np.array([3, 4])), "null_draws: expected a positive integer (at most "
+         "1000000) or 'exact', got an array of shape (2,)"),
+        (lambda: boost(d, us, step=np.array([0.1, 0.2])), "step: expected a number, got ndarray"),
+        (lambda: boost(d, us, select=10**5000), "select: expected one of 'greedy', 'passes', 'drain', got an integer "
+         "of 16610 bits"),
+        (lambda: TopK(t, 10**5000), "k: must be an integer from 1 to K = 4, got an integer of 16610 bits"),
+        (lambda: Subtree(t, 10**5000), "node index an integer of 16610 bits is out of range"),
+        (lambda: fast.audit([0, 1], rows, t, us, accelerator=np.array(["numpy"])), "accelerator: expected 'numpy' or "
+         "'numba', got an array of shape (1,)"),
+        (lambda: fast.audit([0, 1], [[10**400, 0, 0, 0]] * 2, t, us), "y_prob: expected numbers (int too large to "
+         "convert to float)"),
+        (lambda: FiniteDistribution.from_sample(t, ["y1"], [["1/4"] * 4], subgroups=[[1]]),
+         "subgroups: expected a non-empty mapping from name to n values in [-1, 1]"),
+        (lambda: FiniteDistribution.from_sample(t, ["y1"], [["1/4"] * 4], subgroups={"g": 1}),
+         "subgroups['g']: expected one value per label of y_true (1), got int"),
+        (lambda: FiniteDistribution.from_sample(t, ["y1"], [["1/4"] * 4], sample_weight=2),
+         "sample_weight: expected one value per label of y_true (1), got int"),
+        (lambda: max_interval_sum(None), "blocks: expected a sequence of exact block sums, got NoneType"),
+        (lambda: max_interval_sum({0: Fraction(1)}), "blocks: expected a sequence of exact block sums, got dict"),
+        (lambda: max_interval_sum([Fraction(1, 4), 0.5]), "blocks[1]: float 0.5 is not exact"),
+        (lambda: max_interval_sum(["1/4", True]), "blocks[1]: True is a boolean, not a number"),
+        (lambda: subtree_sums(t, [1, 2, 3]), "leaf_values: expected 4 values, one per label in the tree's label "
+         "order, got list of length 3"),
+        (lambda: subtree_sums(t, 5), "leaf_values: expected 4 values, one per label in the tree's label order, got "
+         "int"),
+        (lambda: prop_3_3_bound(Fraction(1, 4), None), "n_relevant: must be a positive integer, got None"),
+        (lambda: h1_gap_bound(100, 2.5, 3, "1/20"), "T: must be a non-negative integer, got 2.5"),
+        (lambda: h1_gap_bound(100, 2, 3.7, "1/20"), "n_cand: must be a non-negative integer, got 3.7"),
+        (lambda: LabelTree("r", {"r": ["a", "b"]}).check_columns(7), "labels: expected the names of the columns of "
+         "y_prob in order, got int"),
+    ]
+
+
+@pytest.mark.parametrize("k", range(len(_core_calls())))
+def test_core_arguments_of_the_wrong_type_get_one_huc_error(k):
+    call, message = _core_calls()[k]
+    with pytest.raises(HUCError) as err:
+        call()
+    assert str(err.value).startswith(message), str(err.value)
+
+
+def test_max_interval_sum_reads_strings_and_mpq_as_it_reads_fractions():
+    """The blocks' check converts only what is not already an exact rational: strings through
+    ``exact``, gmpy2's ``mpq`` (where installed) left as it is, the same answer."""
+    from fractions import Fraction
+
+    from huc_ref import max_interval_sum
+    blocks = [Fraction(1, 4), Fraction(-1, 2), Fraction(1, 3), Fraction(1, 3)]
+    assert max_interval_sum(["1/4", "-1/2", "1/3", "1/3"]) == max_interval_sum(blocks) == \
+        max_interval_sum(iter(blocks))
+    gmpy2 = pytest.importorskip("gmpy2")
+    assert max_interval_sum([gmpy2.mpq(b.numerator, b.denominator) for b in blocks]).sup == Fraction(2, 3)

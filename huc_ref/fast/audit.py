@@ -17,8 +17,8 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from ..distribution import FiniteDistribution
-from ..errors import HUCError, check_name, printable
+from ..distribution import FiniteDistribution, subgroup_mapping
+from ..errors import HUCError, check_name, given, one_of, printable
 from ..results import AuditResult, Candidate
 from ..significance import check_null, resampling_p_values
 from ..tree import LabelTree
@@ -568,8 +568,8 @@ def check_accelerator(accelerator: str) -> str:
     >>> check_accelerator("numpy")
     'numpy'
     """
-    if accelerator not in ACCELERATORS:
-        raise HUCError(f"accelerator: expected 'numpy' or 'numba', got {accelerator!r}", kind="option")
+    if not one_of(accelerator, ACCELERATORS):
+        raise HUCError(f"accelerator: expected 'numpy' or 'numba', got {given(accelerator)}", kind="option")
     if accelerator == "numba" and not numba_available():
         raise HUCError("accelerator: 'numba' needs the numba package (pip install 'huc-ref[numba]')", kind="dependency")
     return accelerator
@@ -653,9 +653,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
             raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
         w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
         w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
-    groups = {"all": None} if subgroups is None else subgroups  # (everyone: the weights alone, below)
-    if not isinstance(groups, Mapping) or not groups:
-        raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]", kind="type")
+    groups = {"all": None} if subgroups is None else subgroup_mapping(subgroups)  # (everyone: the weights alone)
     WT = w[None, :] if subgroups is None else np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup
     for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
         check_name(name, "subgroups")

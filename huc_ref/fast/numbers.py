@@ -432,7 +432,7 @@ def as_floats(values, where: str) -> np.ndarray:
         raise HUCError(f"{where}: expected numbers, got {'booleans' if kind == 'b' else 'text'}", kind="type")
     try:
         return arr.astype(float, copy=False)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:
         raise HUCError(f"{where}: expected numbers ({err})", kind="type") from None
 
 
