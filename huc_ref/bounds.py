@@ -69,7 +69,8 @@ def _enclose(build, expr, precision=_PRECISION) -> CertifiedReal:
 
 
 def _positive_int(x, name):
-    if isinstance(x, bool) or not isinstance(x, Integral) or x < 1:  # (numpy's integers too)
+    # (numpy's integers too: Integral)
+    if isinstance(x, bool) or not isinstance(x, Integral) or x < 1:
         raise HUCError(f"{name}: must be a positive integer, got {given(x)}", kind="option")
     return int(x)
 

@@ -19,7 +19,7 @@ from proofs_check.mutation import EQUIVALENT, find, run_mutant
 SAMPLE = [
     ("intervals.py", "if self.hi is not None and (x > self.hi or (x == self.hi and not self.hi_closed)):",
      "Eq -> NotEq", 0),
-    ("bounds.py", "if isinstance(x, bool) or not isinstance(x, int) or x < 1:", "Or -> And", 0),
+    ("bounds.py", "if isinstance(x, bool) or not isinstance(x, Integral) or x < 1:", "Or -> And", 0),
     ("boost.py", "for a in ([None] if self.method == 'uc' else rel):", "Eq -> NotEq", 0),
     ("intervals.py", "if best is None or abs(num) * best[1] > abs(best[0]) * den:", "Mult -> Div", 0),
     ("utilities.py", "if par >= 0 and par not in ids:", "GtE -> Gt", 0),
