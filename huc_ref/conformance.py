@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .audit import atom_terms, interval_moment
 from .errors import HUCError, printable
-from .formats import load_json, read_case, read_document
+from .formats import as_path, load_json, read_case, read_document
 from .intervals import Interval
 from .rational import MAX_DIGITS, fraction_text, shown
 from .rational import exact as read_exact
@@ -51,6 +51,8 @@ def answer_digits(vector) -> int:
     >>> answer_digits({"case": {"atoms": [{"p": ["1/" + "3" * 5000, "1"]}]}, "expected": {}})
     10004
     """
+    if not isinstance(vector, dict):
+        raise HUCError(f"vector: expected a huc-vectors/1 vector (a dict), got {type(vector).__name__}", kind="type")
     return max(MAX_DIGITS, 2 * sum(ch.isdigit() for ch in json.dumps(vector)))
 
 
@@ -208,7 +210,8 @@ def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tu
     >>> failures == len(report), report[0][1]
     (True, 'no answer file')
     """
-    answers = Path(answers)
+    answers = as_path(answers, "answers")
+    directory = None if directory is None else as_path(directory, "vectors")
     if not answers.is_dir():
         raise HUCError(f"answers: {str(answers)!r} is not a directory", kind="file")
     report = []

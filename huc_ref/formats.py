@@ -12,6 +12,7 @@ parser hands their text over, never a binary float).  A bad document raises one
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
            "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "read_model_spec",
-           "ARRAY_SUFFIXES"]
+           "ARRAY_SUFFIXES", "as_path"]
 
 CASE_FORMAT = "huc-case/1"
 RESULT_FORMAT = "huc-result/1"
@@ -52,6 +53,22 @@ def _parse_int(text: str):
 #: The largest document read (bytes): a case of a million atoms is far smaller; ``/dev/zero``
 #: or a mistaken file is refused at once instead of filling memory.
 MAX_DOCUMENT_BYTES = 256 * 2**20
+
+
+def as_path(path, what: str) -> Path:
+    """``path`` (a ``str`` or ``os.PathLike``) as a :class:`~pathlib.Path`, or one HUCError naming
+    ``what`` (specification §6's files are named by paths).
+
+    >>> as_path("cases/d1.json", "case file").name
+    'd1.json'
+    >>> as_path(None, "answers")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: answers: expected a path (a str or pathlib.Path), got NoneType
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise HUCError(f"{what}: expected a path (a str or pathlib.Path), got {type(path).__name__}", kind="file")
+    return Path(path)
 
 
 def read_document(path: Path, what: str = "file") -> bytes:
@@ -488,7 +505,7 @@ def read_columns(path, what: str) -> tuple:
     ([[0.25, 0.75]], ['b', 'a'])
     """
     import numpy as np
-    path = Path(path)
+    path = as_path(path, what)
     suffix = path.suffix.lower()
     if suffix not in ARRAY_SUFFIXES:
         raise HUCError(f"{what}: {printable(str(path), 200)!r} is not a .npy, .csv or .parquet file; save it with "

@@ -16,13 +16,15 @@ Each returns the matplotlib ``Figure``; nothing is shown or saved unless asked.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
+from numbers import Real
 
 from .audit import atom_terms
 from .distribution import FiniteDistribution
 from .engines import audit
-from .errors import HUCError
+from .errors import HUCError, given, one_of
+from .rational import exact
 from .results import AuditResult
 from .tree import LabelTree
 
@@ -116,6 +118,10 @@ def plot_tree(tree: LabelTree, values: Mapping | None = None, *, relevant=None, 
     from matplotlib.collections import LineCollection
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.lines import Line2D
+    if values is not None and not isinstance(values, Mapping):
+        raise HUCError(f"plot_tree: values must map nodes to numbers, got {type(values).__name__}", kind="type")
+    if relevant is not None and (isinstance(relevant, (str, bytes)) or not isinstance(relevant, Iterable)):
+        raise HUCError(f"plot_tree: relevant must list nodes, got {type(relevant).__name__}", kind="type")
     values = dict(values or {})
     relevant = set(values) if relevant is None else set(relevant)
     unknown = (relevant | set(values)) - set(tree.nodes)
@@ -188,9 +194,12 @@ def plot_audit(dist: FiniteDistribution, utilities: Mapping, result: AuditResult
     ('u: UC = 0, HUC = 0.25 (node v0)', ['UC: empty', 'v0: [0.5, 0.5]'])
     """
     plt = _pyplot()
+    if result is not None and not isinstance(result, AuditResult):
+        raise HUCError(f"plot_audit: result must be an AuditResult (audit(dist, utilities)), got "
+                       f"{type(result).__name__}", kind="type")
     result = audit(dist, utilities) if result is None else result
-    if subgroup is not None and subgroup not in dist.subgroups:
-        raise HUCError(f"plot_audit: subgroup {subgroup!r} is not one of {list(dist.subgroups)}", kind="reference")
+    if subgroup is not None and not one_of(subgroup, dist.subgroups):
+        raise HUCError(f"plot_audit: subgroup {given(subgroup)} is not one of {list(dist.subgroups)}", kind="reference")
     names = list(utilities)
     width = panel_width(dist.tree, 5.5, 0.5, 3)
     cols = max(1, min(len(names), int(FIGURE_WIDTH // width)))  # side by side up to FIGURE_WIDTH, then rows
@@ -257,6 +266,8 @@ def plot_trajectories(paths: Mapping, *, epsilon=None):
     >>> [ax.get_title() for ax in fig.axes]
     ['UC', 'HUC', 'log-loss decrease per update']
     """
+    _check_trajectories(paths)
+    eps = None if epsilon is None else _epsilon(epsilon)
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     styles = ["s-", "o--", "^-.", "d:"]
@@ -268,8 +279,7 @@ def plot_trajectories(paths: Mapping, *, epsilon=None):
         drops = [a["log_loss"] - b["log_loss"] for a, b in zip(path, path[1:])]
         axes[2].plot(range(1, len(path)), [max(d, 1e-300) for d in drops], style, markersize=3, label=label,
                      alpha=0.85)
-    if epsilon is not None:
-        eps = float(epsilon)
+    if eps is not None:
         for ax in axes[:2]:
             ax.axhline(eps, color="grey", lw=0.8, ls=":", label="epsilon")
         axes[2].axhline(eps ** 2 / 2, color="grey", lw=1, ls=":", label="Thm 3.5: at least eps^2/2")
@@ -280,3 +290,29 @@ def plot_trajectories(paths: Mapping, *, epsilon=None):
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def _check_trajectories(paths) -> None:
+    """``paths``: a mapping from label to :func:`huc_ref.replay.trajectory` points, or one HUCError."""
+    if not isinstance(paths, Mapping) or not paths:
+        raise HUCError("plot_trajectories: paths must map a label to a run's trajectory (replay.trajectory), got "
+                       f"{type(paths).__name__}", kind="type")
+    for label, path in paths.items():
+        if isinstance(path, (str, bytes, Mapping)) or not isinstance(path, Iterable):
+            raise HUCError(f"plot_trajectories: paths[{given(label, 60)}] must be a list of points, got "
+                           f"{type(path).__name__}", kind="type")
+        for t, point in enumerate(path):
+            if not (isinstance(point, Mapping) and all(isinstance(point.get(key), Real) for key in _POINT)):
+                raise HUCError(f"plot_trajectories: paths[{given(label, 60)}][{t}] must hold the numbers uc, huc and "
+                               "log_loss (a replay.trajectory point)", kind="type")
+
+
+_POINT = ("uc", "huc", "log_loss")
+
+
+def _epsilon(epsilon) -> float:
+    """The tolerance to draw (Theorem 3.5's ``epsilon``): a number in (0, 1], exact text read exactly."""
+    eps = exact(epsilon, "epsilon") if isinstance(epsilon, str) else epsilon
+    if isinstance(eps, bool) or not isinstance(eps, Real) or not 0 < eps <= 1:
+        raise HUCError(f"plot_trajectories: epsilon must be a number in (0, 1], got {given(epsilon)}", kind="option")
+    return float(eps)

@@ -8,12 +8,14 @@ Replay is float64 (:func:`huc_ref.fast.boost.replay`): a diagnostic, not a certi
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
 from .distribution import FiniteDistribution
-from .errors import HUCError
+from .errors import HUCError, given
 from .fast.audit import audit_distribution, subgroup_weights
-from .fast.boost import replay
+from .fast.boost import check_replay, replay
 from .fast.numbers import floats
 from .fast.sample import Sample, audit_sample
 from .results import BoostResult
@@ -34,6 +36,7 @@ def trajectory(result: BoostResult, dist: FiniteDistribution | Sample, utilities
     >>> path[0]["uc"], path[0]["huc"], path[-1]["huc"] <= 0.1
     (0.0, 0.25, True)
     """
+    check_replay(result, dist, utilities)
     if isinstance(dist, Sample):  # float64 arrays: no exact number built
         w, W, audit = dist.w, dist.weights, audit_sample
         at_label = (np.arange(dist.n), dist.y)
@@ -88,7 +91,9 @@ def prefix_predictions(result: BoostResult, dist: FiniteDistribution | Sample, u
     >>> prefix_predictions(boost(d, u, epsilon="1/10"), d, u, 0).tolist()
     [[0.25, 0.25, 0.25, 0.25]]
     """
+    check_replay(result, dist, utilities)
+    if isinstance(updates, bool) or not isinstance(updates, Integral) or not 0 <= updates <= len(result.steps):
+        raise HUCError(f"updates: the run has {len(result.steps)} updates, not {given(updates)}", kind="length")
     for t, P in replay(result, dist, utilities):
         if t == updates:
             return P
-    raise HUCError(f"updates: the run has {len(result.steps)} updates, not {updates}", kind="length")

@@ -103,6 +103,27 @@ def test_many_leaves_share_a_bounded_width_and_save(shape, size, width, tmp_path
     plt.close(fig)
 
 
+@pytest.mark.parametrize("call, message", [
+    (lambda d, us: plot_tree(FOUR, 0.5), "plot_tree: values must map nodes to numbers, got float"),
+    (lambda d, us: plot_tree(FOUR, {"v0": 1}, relevant=3), "plot_tree: relevant must list nodes, got int"),
+    (lambda d, us: plot_audit(d, us, 0.5), "plot_audit: result must be an AuditResult (audit(dist, utilities)), got "
+     "float"),
+    (lambda d, us: plot_audit(d, us, subgroup=["all"]), "plot_audit: subgroup ['all'] is not one of ['all']"),
+    (lambda d, us: plot_trajectories(None), "plot_trajectories: paths must map a label to a run's trajectory"),
+    (lambda d, us: plot_trajectories({"a": [{"uc": 0.1}]}), "plot_trajectories: paths['a'][0] must hold the numbers "
+     "uc, huc and log_loss"),
+    (lambda d, us: plot_trajectories({"a": []}, epsilon="zz"), "epsilon: 'zz' is not an exact number"),
+    (lambda d, us: plot_trajectories({"a": []}, epsilon=2), "plot_trajectories: epsilon must be a number in (0, 1], "
+     "got 2"),
+])
+def test_figures_refuse_arguments_of_the_wrong_type_with_one_error(call, message):
+    """Each was a TypeError, AttributeError or ValueError from inside before (session 21)."""
+    d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "label": "y1"}])
+    with pytest.raises(HUCError) as err:
+        call(d, {"top1": TopK(FOUR, 1)})
+    assert str(err.value).startswith(message), str(err.value)
+
+
 def test_trajectories_show_each_decrease_against_the_guarantee():
     path = [{"uc": 0.1, "huc": 0.3, "log_loss": 1.0}, {"uc": 0.05, "huc": 0.1, "log_loss": 0.9},
             {"uc": 0.01, "huc": 0.02, "log_loss": 0.89}]

@@ -376,10 +376,14 @@ def _core_calls():
 
     from huc_ref import FiniteDistribution, LabelTree, Subtree, TopK, audit, boost, fast, max_interval_sum, subtree_sums
     from huc_ref.bounds import h1_gap_bound, prop_3_3_bound
+    from huc_ref.conformance import answer_digits, check_answers
+    from huc_ref.formats import read_columns
+    from huc_ref.replay import prefix_predictions, select_prefix, trajectory
     t = _four_leaf()
     d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}, {"p": ["1/2", "1/6", "1/6", "1/6"], "label": "y3"}])
     us = {"u": TopK(t, 1)}
     rows = [[0.25] * 4] * 2
+    run = boost(d, us, max_updates=1)
     return [
         (lambda: audit(d, us, engine=np.array(["fast", "exact"])), "engine: expected 'exact' or 'fast', got an array "
          "of shape (2,)"),
@@ -413,6 +417,17 @@ def _core_calls():
         (lambda: h1_gap_bound(100, 2, 3.7, "1/20"), "n_cand: must be a non-negative integer, got 3.7"),
         (lambda: LabelTree("r", {"r": ["a", "b"]}).check_columns(7), "labels: expected the names of the columns of "
          "y_prob in order, got int"),
+        (lambda: fast.audit_sample(fast.Sample(t, rows, [0, 1]), us, predictions=0.5),
+         "predictions: expected an array of shape (2, 4) (the sample's), got ()"),
+        (lambda: select_prefix(run, None, us), "dist: expected a FiniteDistribution or a fast.Sample (the atoms to "
+         "replay the run on), got NoneType"),
+        (lambda: trajectory(run, d, None), "utilities: expected a non-empty mapping from name to utility"),
+        (lambda: prefix_predictions(run, d, us, np.array([0, 1])), "updates: the run has 1 updates, not an array of "
+         "shape (2,)"),
+        (lambda: read_columns(None, "predictions"), "predictions: expected a path (a str or pathlib.Path), got "
+         "NoneType"),
+        (lambda: check_answers(None), "answers: expected a path (a str or pathlib.Path), got NoneType"),
+        (lambda: answer_digits([]), "vector: expected a huc-vectors/1 vector (a dict), got list"),
     ]
 
 

@@ -14,7 +14,7 @@ from ..errors import HUCError, printable
 from ..results import BoostResult
 from ..tree import LabelTree
 from ..utilities import Utility
-from ..validation import boost_options, boost_settings
+from ..validation import boost_options, boost_settings, check_utilities
 from .audit import dense_rows, result_rows, sample_tables, sample_terms
 from .numbers import (
     TOLERANCES,
@@ -31,8 +31,8 @@ from .sample import Sample
 from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
-__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "apply_rules", "direction", "branch_masses", "move",
-           "label_columns"]
+__all__ = ["FloatBackend", "boost", "boost_sample", "replay", "check_replay", "apply_rules", "direction",
+           "branch_masses", "move", "label_columns"]
 
 
 class FloatBackend:
@@ -330,6 +330,24 @@ def boost_sample(tree: LabelTree, P: np.ndarray, y: np.ndarray, utilities: Mappi
                  max_updates=max_updates, step=step, select=select, max_passes=max_passes, progress=progress)
 
 
+def check_replay(result, dist, utilities) -> None:
+    """The arguments of :func:`replay` (K.1's replay of a run on other atoms), checked: a
+    :class:`BoostResult`, atoms (a :class:`FiniteDistribution` or a :class:`Sample`) and
+    utilities that can be audited on them; one HUCError otherwise.
+
+    >>> check_replay(None, None, {})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: result: expected a BoostResult (a boosting run), got NoneType
+    """
+    if not isinstance(result, BoostResult):
+        raise HUCError(f"result: expected a BoostResult (a boosting run), got {type(result).__name__}", kind="type")
+    if not isinstance(dist, (FiniteDistribution, Sample)):
+        raise HUCError(f"dist: expected a FiniteDistribution or a fast.Sample (the atoms to replay the run on), got "
+                       f"{type(dist).__name__}", kind="type")
+    check_utilities(dist.tree, dist.n, utilities)
+
+
 def replay(result: BoostResult, dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility]):
     """The predictions of ``dist``'s atoms (a distribution's, or a :class:`huc_ref.fast.sample.Sample`'s)
     after 0, 1, ... of a boosting run's updates (a run of either backend), in float64.
@@ -350,6 +368,7 @@ def replay(result: BoostResult, dist: FiniteDistribution | Sample, utilities: Ma
     >>> last[0], bool(np.allclose(last[1], r.predictions))
     (13, True)
     """
+    check_replay(result, dist, utilities)
     column = {name: k for k, name in enumerate(dist.subgroups)}  # (the rules name their subgroups by the run's order)
     steps = []
     for t, ((_, name, *rule), update) in enumerate(zip(result.steps, result.updates), start=1):

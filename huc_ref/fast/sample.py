@@ -124,8 +124,13 @@ def audit_sample(sample: Sample, utilities: Mapping[str, Utility], *, prediction
     >>> r.uc.sup, r.huc.sup, r.huc.node
     (0.0, 0.25, 'v0')
     """
+    if not isinstance(sample, Sample):
+        raise HUCError(f"sample: expected a fast.Sample, got {type(sample).__name__}", kind="type")
     check_utilities(sample.tree, sample.n, utilities)
-    P = sample.P if predictions is None else np.asarray(predictions, dtype=float)
+    P = sample.P if predictions is None else as_floats(predictions, "predictions")
+    if P.shape != sample.P.shape:
+        raise HUCError(f"predictions: expected an array of shape {sample.P.shape} (the sample's), got {P.shape}",
+                       kind="length")
     tables = sample_rows(FastTree(sample.tree), P, sample.y, sample.weights if weights is None else weights,
                          utilities, engine=check_accelerator(accelerator))
     return result_rows(sample.tree, tables, list(sample.subgroups), sample.n, True)
