@@ -41,7 +41,7 @@ from .audit import AtomTerms, UtilityRows, terms_at
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
 from .driver import Schedule, Update, drive  # noqa: F401 (Schedule: documented here too)
-from .errors import HUCError, given, one_of
+from .errors import HUCError, given, is_integer, one_of
 from .intervals import IntervalMax, max_interval_sum_approx
 from .rational import fraction_text
 from .results import BoostResult
@@ -838,7 +838,7 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     """
     if not one_of(arithmetic, ("certified", "float")):
         raise HUCError(f"arithmetic: expected 'certified' or 'float', got {given(arithmetic)}", kind="option")
-    check_digits(digits)
+    digits = check_digits(digits)
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
     backend = CertifiedBackend(dist, utilities, method, eps, arithmetic, digits)
@@ -856,9 +856,9 @@ def check_digits(digits) -> int:
     ...
     huc_ref.errors.HUCError: digits: must be an integer from 15 to 2000, got 5
     """
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 15 <= digits <= 2000:
+    if not is_integer(digits) or not 15 <= digits <= 2000:
         raise HUCError(f"digits: must be an integer from 15 to 2000, got {given(digits)}", kind="structure")
-    return digits
+    return int(digits)
 
 
 def _table_interval(tables, choice):

@@ -28,7 +28,7 @@ import numpy as np
 
 from .distribution import FiniteDistribution, subgroup_mapping
 from .engines import boost, check_engine
-from .errors import HUCError, check_names, given, one_of, printable
+from .errors import HUCError, check_names, given, is_integer, one_of, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules, boost_sample
 from .fast.numbers import entries
@@ -255,7 +255,7 @@ class HUCBoost(_Estimator):
         if not one_of(self.method, METHODS):
             raise HUCError(f"method: expected 'huc' or 'uc', got {given(self.method)}", kind="option")
         check_engine(self.engine)
-        if isinstance(self.max_passes, bool) or not isinstance(self.max_passes, int) or self.max_passes < 1:
+        if not is_integer(self.max_passes) or self.max_passes < 1:
             raise HUCError(f"max_passes: must be a positive integer, got {given(self.max_passes)}", kind="option")
         if self.initial is not None and not isinstance(self.initial, _Scaling):
             raise HUCError("initial: expected None, TemperatureScaling(), VectorScaling() or DirichletScaling() "
@@ -281,7 +281,7 @@ class HUCBoost(_Estimator):
             P = self.initial_.predict_proba(P)
         names, C = _subgroup_values(subgroups, len(P))
         cap = self.max_updates if self.max_updates is not None else (
-            100 if self.method == "uc" else self.max_passes * max(1, len(self.tree.branching_nodes)))
+            100 if self.method == "uc" else int(self.max_passes) * max(1, len(self.tree.branching_nodes)))
         options = dict(method=self.method, epsilon=self.epsilon, step=self.step, max_updates=cap,
                        select=self.select if self.method == "huc" else "greedy", max_passes=self.max_passes)
         w = _weights(sample_weight, len(P))  # one check, one message, whichever engine
@@ -347,7 +347,8 @@ class HUCBoost(_Estimator):
                 "utilities": {name: u.to_json() for name, u in self.utilities.items()},
                 "subgroups": list(self.subgroups_), "method": self.method, "kappa": self.kappa,
                 "options": {"epsilon": str(self.epsilon), "select": self.select, "step": str(self.step),
-                            "max_updates": self.max_updates, "max_passes": self.max_passes, "engine": self.engine},
+                            "max_updates": None if self.max_updates is None else int(self.max_updates),
+                            "max_passes": int(self.max_passes), "engine": self.engine},
                 "initial": initial,
                 "rules": [{"subgroup": self.subgroups_[k], "utility": u,
                            "node": None if a is None else self.tree.nodes[a], "interval": [lo, hi], "alpha": alpha}

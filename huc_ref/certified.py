@@ -854,6 +854,8 @@ def boost(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, method:
     >>> r.stopped, len(r.updates), r.updates[0]["node"], r.updates[0]["alpha"], r.theorem_3_5["holds"]
     ('tolerance', 2, 'v0', '1', True)
     """
+    from .boost import check_digits  # (the certified engine's module, imported where it is used)
+    digits = check_digits(digits)  # the fallback engine's precision: the certified engine's rule
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
     backend = BoundedBackend(dist, utilities, method, eps, digits)

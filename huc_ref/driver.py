@@ -140,6 +140,7 @@ def drive(backend, result: BoostResult, *, method: str, epsilon: Fraction, fixed
     >>> r.stopped, r.theorem_3_5["holds"], r.audits[-1]
     ('tolerance', True, (None, False))
     """
+    max_updates, max_passes = int(max_updates), int(max_passes)  # (checked integers; numpy's too)
     loss_record, loss_upper = backend.initial()
     result.initial = {"log_loss": loss_record}
     floor = update_decrease_floor(epsilon, fixed)

@@ -80,7 +80,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     (Fraction(0, 1), Fraction(1, 4), 'v0', 0.25, 'v0')
     """
     if null_draws is not None:
-        check_null(null_draws, seed)
+        null_draws, seed = check_null(null_draws, seed)
         check_sample(check_distribution(dist))
     if check_engine(engine) == "fast":
         result = fast_audit(check_distribution(dist), utilities, accelerator=accelerator)
@@ -143,13 +143,13 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
     """
     options = dict(method=method, epsilon=epsilon, max_updates=max_updates, step=step, select=select,
                    max_passes=max_passes, progress=progress)
+    if arithmetic is not None and not one_of(arithmetic, ("certified", "float")):
+        raise HUCError(f"arithmetic: expected 'certified' or 'float', got {given(arithmetic)}", kind="option")
     if isinstance(dist, Sample) and (check_engine(engine) != "fast" or arithmetic == "certified"):
         raise HUCError("dist: a Sample (float64 arrays) boosts in float64 only (engine='fast'); the certified "
                        "engines need a FiniteDistribution (FiniteDistribution.from_floats reads the floats exactly)",
                        kind="type")
     if check_engine(engine) == "fast":
-        if arithmetic not in (None, "float", "certified"):
-            raise HUCError(f"arithmetic: expected 'certified' or 'float', got {given(arithmetic)}", kind="option")
         if arithmetic == "certified":
             return bounded_boost(dist, utilities, digits=30 if digits is None else check_digits(digits), **options)
         if digits is not None:

@@ -10,9 +10,10 @@ document and the golden vectors' invalid cases expect.
 from __future__ import annotations
 
 import re
+from numbers import Integral
 
-__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "given", "one_of", "check_name",
-           "check_names", "MAX_NAME_LENGTH"]
+__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "given", "is_integer", "one_of",
+           "check_name", "check_names", "MAX_NAME_LENGTH"]
 
 #: The kinds of bad input (the catalogue of the invalid golden vectors).
 ERROR_KINDS = {
@@ -116,6 +117,17 @@ def given(value, limit: int = 200) -> str:
     if getattr(value, "ndim", 0):  # (numpy's arrays: repr prints them whole)
         return f"an array of shape {tuple(value.shape)}"
     return printable(repr(value), limit)
+
+
+def is_integer(value) -> bool:
+    """Whether ``value`` is an integer: Python's or numpy's (``numbers.Integral``), not a boolean.
+    Where an argument must be one, it is then used as ``int(value)`` (a numpy integer wraps at
+    2^63 and JSON does not write it).
+
+    >>> is_integer(3), is_integer(True), is_integer(3.0)
+    (True, False, False)
+    """
+    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 def one_of(value, choices) -> bool:

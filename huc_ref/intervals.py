@@ -108,8 +108,17 @@ def _exact_blocks(blocks):
     blocks = blocks if isinstance(blocks, Sequence) else list(blocks)
     if all(type(f) is Fraction or type(f) is int for f in blocks):  # (the audit's own calls: one look each)
         return blocks
-    return [f if isinstance(f, Rational) and not isinstance(f, bool) else exact(f, f"blocks[{i}]")
-            for i, f in enumerate(blocks)]
+    return [_exact_block(f, i) for i, f in enumerate(blocks)]
+
+
+def _exact_block(f, i: int):
+    """One block sum as exact Python arithmetic: gmpy2's ``mpq`` kept, any other rational (numpy's
+    integers, whose sums would wrap at 2^63) as an int or a Fraction, the rest read by ``exact``."""
+    if type(f) is int or type(f) is Fraction or type(f).__name__ == "mpq":
+        return f
+    if isinstance(f, Rational) and not isinstance(f, bool):
+        return Fraction(int(f.numerator), int(f.denominator))
+    return exact(f, f"blocks[{i}]")
 
 
 def _algorithm_2(values):

@@ -39,7 +39,7 @@ from math import prod
 import numpy as np
 
 from .distribution import FiniteDistribution
-from .errors import HUCError, given, one_of
+from .errors import HUCError, given, is_integer, one_of
 from .rational import decimal_text, fraction_text
 from .results import AuditResult
 
@@ -102,13 +102,12 @@ def check_null(null_draws, seed):
     ...
     huc_ref.errors.HUCError: null_draws: expected a positive integer (at most 1000000) or 'exact', got 0
     """
-    if not one_of(null_draws, ("exact",)) and (isinstance(null_draws, bool) or not isinstance(null_draws, int)
-                                               or not 1 <= null_draws <= MAX_NULL_DRAWS):
+    if not one_of(null_draws, ("exact",)) and (not is_integer(null_draws) or not 1 <= null_draws <= MAX_NULL_DRAWS):
         raise HUCError(f"null_draws: expected a positive integer (at most {MAX_NULL_DRAWS}) or 'exact', "
                        f"got {given(null_draws)}", kind="option")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not is_integer(seed) or seed < 0:
         raise HUCError(f"seed: expected a non-negative integer, got {given(seed)}", kind="option")
-    return null_draws, seed
+    return null_draws if null_draws == "exact" else int(null_draws), int(seed)
 
 
 def check_sample(dist: FiniteDistribution) -> FiniteDistribution:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .errors import HUCError, check_name, given, printable
+from .errors import HUCError, check_name, given, is_integer, printable
 
 __all__ = ["LabelTree"]
 
@@ -377,9 +377,9 @@ class LabelTree:
         >>> t.id("y2"), t.id(4)
         (3, 4)
         """
-        if isinstance(node, int) and not isinstance(node, bool):
+        if is_integer(node):
             if 0 <= node < len(self._names):
-                return node
+                return int(node)
             raise HUCError(f"node index {given(node)} is out of range", kind="reference")
         try:
             return self._index[node]

@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from .decomposition import TreeDecomposition, subtree_sums
-from .errors import HUCError, given
+from .errors import HUCError, given, is_integer
 from .rational import NUMBER_SCHEMA, exact, exact_vector, fraction_text, shown
 from .tree import LabelTree
 
@@ -321,8 +321,9 @@ class TopK(Rank):
     kind = "top_k"
 
     def __init__(self, tree, k):
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= tree.K:
+        if not is_integer(k) or not 1 <= k <= tree.K:
             raise HUCError(f"k: must be an integer from 1 to K = {tree.K}, got {given(k)}", kind="structure")
+        k = int(k)
         super().__init__(tree, [1 if r < k else 0 for r in range(tree.K)])
         self.k = k
 
@@ -482,9 +483,9 @@ class Top1AtDepth(Utility):
 
     def __init__(self, tree, depth):
         super().__init__(tree)
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        if not is_integer(depth) or depth < 0:
             raise HUCError(f"depth: must be a non-negative integer, got {given(depth)}", kind="structure")
-        self.depth = depth
+        self.depth = depth = int(depth)
         kids = tree.child_ids
         self._candidates = tuple(a for a in range(len(kids)) if tree.depth(a) == depth
                                  or (not kids[a] and tree.depth(a) < depth))

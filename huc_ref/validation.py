@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .distribution import FiniteDistribution
-from .errors import HUCError, check_name, given, one_of, printable
+from .errors import HUCError, check_name, given, is_integer, one_of, printable
 from .rational import exact, fraction_text, shown
 from .tree import LabelTree
 from .utilities import PerAtom, Utility
@@ -104,12 +104,12 @@ def boost_settings(tree, n_atoms: int, utilities: dict, *, method, select, epsil
     if not one_of(select, SELECTIONS):
         raise HUCError(f"select: expected one of {', '.join(map(repr, SELECTIONS))}, got {given(select)}",
                        kind="option")
-    if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
+    if not is_integer(max_passes) or max_passes < 1:
         raise HUCError(f"max_passes: must be a positive integer, got {given(max_passes)}", kind="option")
     eps = exact(epsilon, "epsilon")
     if not 0 < eps <= 1:
         raise HUCError(f"epsilon: must be in (0, 1], got {shown(eps)}", kind="option")
-    if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 0:
+    if not is_integer(max_updates) or max_updates < 0:
         raise HUCError(f"max_updates: must be a non-negative integer, got {given(max_updates)}", kind="option")
     if isinstance(step, str) and step.startswith("fixed:"):  # the command line's spelling, accepted here too
         step = step[len("fixed:"):]

@@ -440,13 +440,46 @@ def test_core_arguments_of_the_wrong_type_get_one_huc_error(k):
 
 
 def test_max_interval_sum_reads_strings_and_mpq_as_it_reads_fractions():
-    """The blocks' check converts only what is not already an exact rational: strings through
-    ``exact``, gmpy2's ``mpq`` (where installed) left as it is, the same answer."""
+    """The blocks' check converts only what is not Python's or gmpy2's exact arithmetic: strings
+    through ``exact``, numpy's integers to ``int`` (their sums wrapped at 2^63: a sup of 2^62 for
+    two blocks of 2^62, with a RuntimeWarning only), ``mpq`` (where installed) left as it is."""
     from fractions import Fraction
 
     from huc_ref import max_interval_sum
     blocks = [Fraction(1, 4), Fraction(-1, 2), Fraction(1, 3), Fraction(1, 3)]
     assert max_interval_sum(["1/4", "-1/2", "1/3", "1/3"]) == max_interval_sum(blocks) == \
         max_interval_sum(iter(blocks))
+    wide = max_interval_sum(np.array([2**62, 2**62], dtype=np.int64))  # numpy's integers: no wrap at 2^63
+    assert wide.sup == 2**63 and (wide.r, wide.b) == (0, 2)
     gmpy2 = pytest.importorskip("gmpy2")
     assert max_interval_sum([gmpy2.mpq(b.numerator, b.denominator) for b in blocks]).sup == Fraction(2, 3)
+
+
+def test_numpy_integers_are_integers_everywhere_an_integer_is_asked():
+    """``np.int64`` (``for k in np.arange(1, 4)``, a grid of settings) was refused as "must be an integer
+    ..., got np.int64(2)" by every integer argument; now it is taken as the integer it is, and what is
+    written is JSON (a numpy integer is not). The certified float64 engine's ``digits`` follows the
+    certified engine's rule (15 to 2000; 5 was taken)."""
+    from huc_ref import FiniteDistribution, Subtree, Top1AtDepth, TopK, audit, boost, certified, fast
+    from huc_ref.calibration import HUCBoost
+    from huc_ref.formats import dumps
+    t = _four_leaf()
+    d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}, {"p": ["1/2", "1/6", "1/6", "1/6"], "label": "y3"}])
+    P, y = np.array([[0.25] * 4, [0.5, 1 / 6, 1 / 6, 1 / 6]] * 5), np.array([0, 2] * 5)
+    i = np.int64
+    assert TopK(t, i(2)).to_json() == TopK(t, 2).to_json() and type(TopK(t, i(2)).k) is int
+    assert Top1AtDepth(t, i(1)).to_json() == {"kind": "top1_at_depth", "depth": 1}
+    assert Subtree(t, i(1)).to_json() == Subtree(t, 1).to_json() and type(t.id(i(1))) is int
+    us = {"u": TopK(t, 1)}
+
+    def same(call, **kw):  # numpy's integers and Python's give the same JSON
+        assert dumps(call(**{k: i(v) for k, v in kw.items()}).to_json()) == dumps(call(**kw).to_json())
+    same(lambda **kw: audit(d, us, **kw), null_draws=5, seed=1)
+    same(lambda **kw: fast.audit(y, P, t, us, **kw), null_draws=5, seed=2)
+    for run in (lambda **kw: boost(d, us, select="passes", **kw), lambda **kw: fast.boost(d, us, **kw),
+                lambda **kw: certified.boost(d, us, **kw)):
+        same(run, max_updates=2, max_passes=3)
+    same(lambda **kw: boost(d, us, max_updates=2, **kw), digits=30)
+    same(lambda **kw: HUCBoost(t, us, **kw).fit(P, y), max_updates=3, max_passes=2, null_draws=5, seed=1)
+    with pytest.raises(HUCError, match=r"^digits: must be an integer from 15 to 2000, got 5$"):
+        certified.boost(d, us, digits=5)

@@ -661,7 +661,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
                     "range")
         np.multiply(w, c, out=WT[k])
     if null_draws is not None:
-        check_null(null_draws, seed)
+        null_draws, seed = check_null(null_draws, seed)
         if null_draws == "exact":
             raise HUCError("null_draws: 'exact' enumerates label assignments of a FiniteDistribution "
                            "(huc_ref.audit); for arrays give a number of draws", kind="option")
