@@ -31,7 +31,7 @@ from .engines import boost, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules, boost_sample
-from .fast.numbers import entries
+from .fast.numbers import entries, subgroup_column
 from .fast.sample import Sample
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, check_kappa, fit_scaling, prediction_rows
@@ -113,7 +113,7 @@ def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
         groups = {g: groups[g] for g in names}
     C = np.empty((n, len(groups)))
     for k, (name, values) in enumerate(groups.items()):
-        C[:, k] = entries(values, n, f"subgroups[{name!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1, "range")
+        C[:, k] = subgroup_column(values, n, f"subgroups[{name!r}]")
     return list(groups), C
 
 

@@ -243,7 +243,7 @@ class FiniteDistribution:
             elif not isinstance(y, str):
                 value = y.item() if getattr(y, "ndim", None) == 0 else y  # (numpy's scalars: 0.5, not np.float64(0.5))
                 raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id", kind="reference")
-            atom = {"p": y_prob[i], "label": y, "c": [vals[i] for vals in groups.values()]}
+            atom = {"p": y_prob[i], "label": y, "c": [_membership(vals[i]) for vals in groups.values()]}
             if sample_weight is not None:
                 atom["weight"] = sample_weight[i]
             atoms.append(atom)
@@ -297,8 +297,8 @@ class FiniteDistribution:
                 raise HUCError(f"y_prob[{i}]: entries must be nonnegative with a positive sum", kind="nonpositive")
             rows.append([Fraction(v, total) for v in a])
         def read(values, where) -> list:
-            return [exact_float(v, f"{where}[{i}]") for i, v in enumerate(_sized(values, where, _PER_LABEL.format(
-                len(rows))))]
+            return [exact_float(_membership(v), f"{where}[{i}]")
+                    for i, v in enumerate(_sized(values, where, _PER_LABEL.format(len(rows))))]
         groups = None if subgroups is None else {name: read(values, f"subgroups[{name!r}]")
                                                  for name, values in subgroup_mapping(subgroups).items()}
         weights = None if sample_weight is None else read(sample_weight, "sample_weight")
@@ -338,6 +338,14 @@ def subgroup_mapping(subgroups) -> Mapping:
     if not (isinstance(subgroups, Mapping) and subgroups):
         raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]", kind="type")
     return subgroups
+
+
+def _membership(value):
+    """A subgroup value ``c(x_i)`` as given to the array entry points: a boolean (a mask's entry,
+    Python's or numpy's) as the indicator 1 or 0, anything else as it is."""
+    if isinstance(value, bool) or type(value).__name__ in ("bool", "bool_"):  # (numpy's bool: np.bool / np.bool_)
+        return int(bool(value))
+    return value
 
 
 def _sized(values, where: str, expected: str):

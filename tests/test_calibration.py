@@ -480,3 +480,33 @@ def test_from_floats_refuses_what_is_not_a_float_table_in_one_message(y_true, y_
     if "is 0" in message:
         smoothed = FiniteDistribution.from_floats(t, y_true, y_prob, smooth="1/10")
         assert smoothed.atoms[0].p == (Fraction(1, 20), Fraction(19, 20))
+
+
+def test_a_boolean_mask_is_a_subgroup_indicator_on_every_path():
+    """``subgroups={"g": df.col == v}``, the way a practitioner writes a subgroup, was refused on every
+    path ("expected numbers, got booleans"); a mask is now the indicator ``c(x) = 1`` where True and
+    0 elsewhere (Sec. 2.1): the same audit, model and atoms as the 0/1 floats."""
+    from huc_ref import FiniteDistribution, TopK, audit
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["x", "y"], "b": ["z", "w"]})
+    rng = np.random.default_rng(3)
+    P, y = rng.dirichlet(np.ones(4), size=40), rng.integers(0, 4, 40)
+    mask = rng.random(40) < 0.5
+    us = {"top1": TopK(t, 1), "top2": TopK(t, 2)}
+
+    class Series:  # what is read of a pandas Series of booleans
+        def to_numpy(self):
+            return mask.copy()
+    for given in (mask, list(mask), [bool(v) for v in mask], Series()):
+        assert fast.audit(y, P, t, us, subgroups={"all": np.ones(40), "g": given}) == \
+            fast.audit(y, P, t, us, subgroups={"all": np.ones(40), "g": mask.astype(float)})
+    model = HUCBoost(t, us, max_updates=4).fit(P, y, subgroups={"g": mask})
+    assert model.rules_ == HUCBoost(t, us, max_updates=4).fit(P, y, subgroups={"g": mask.astype(float)}).rules_
+    assert np.array_equal(model.predict_proba(P, subgroups={"g": mask}),
+                          model.predict_proba(P, subgroups={"g": mask.astype(float)}))
+    exact = FiniteDistribution.from_floats(t, y, P, subgroups={"all": np.ones(40), "g": mask})
+    assert exact.atoms == FiniteDistribution.from_floats(t, y, P, subgroups={"all": np.ones(40),
+                                                                             "g": mask.astype(float)}).atoms
+    rows = [[Fraction(x) for x in r] for r in P]
+    assert FiniteDistribution.from_sample(t, y, rows, subgroups={"g": list(mask)}, renormalize=True).atoms == \
+        FiniteDistribution.from_sample(t, y, rows, subgroups={"g": mask.astype(int).tolist()}, renormalize=True).atoms
+    assert audit(exact, us).huc.sup > 0

@@ -37,6 +37,7 @@ from .numbers import (
     ratio,
     rounding_bound,
     row_sums,
+    subgroup_column,
 )
 from .tree import _SHORT_RUN, FastTree, RootFirst, on_paths
 from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, term_columns, utility_values
@@ -657,8 +658,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     WT = w[None, :] if subgroups is None else np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup
     for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
         check_name(name, "subgroups")
-        c = entries(values, n, f"subgroups[{printable(name, 80)!r}]", "a number in [-1, 1]", lambda v: np.abs(v) <= 1,
-                    "range")
+        c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
         np.multiply(w, c, out=WT[k])
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)

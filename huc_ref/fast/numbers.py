@@ -21,7 +21,7 @@ from ..errors import HUCError
 
 __all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "logsumexp",
            "softmax_rows", "first_max", "first_max_rows", "row_sums", "row_extremes", "weighted_row_sums", "sum_levels",
-           "block_sums", "group_sums", "ratio", "floats", "as_floats", "entries"]
+           "block_sums", "group_sums", "ratio", "floats", "as_floats", "entries", "subgroup_column"]
 
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
@@ -434,6 +434,26 @@ def as_floats(values, where: str) -> np.ndarray:
         return arr.astype(float, copy=False)
     except (TypeError, ValueError, OverflowError) as err:
         raise HUCError(f"{where}: expected numbers ({err})", kind="type") from None
+
+
+def subgroup_column(values, n: int, where: str) -> np.ndarray:
+    """One subgroup's values ``c(x_i)`` (Sec. 2.1: ``c: X -> [-1, 1]``) for ``n`` samples: numbers
+    in [-1, 1], or a boolean mask (``df["sex"] == "F"``) read as the indicator, True = 1.
+
+    >>> subgroup_column([True, False], 2, "subgroups['g']").tolist(), subgroup_column([1, -0.5], 2, "g").tolist()
+    ([1.0, 0.0], [1.0, -0.5])
+    >>> subgroup_column([2, 0], 2, "subgroups['g']")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: subgroups['g'][0]: 2.0 is not a number in [-1, 1]
+    """
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):  # a pandas Series: its array
+        values = values.to_numpy()
+    if isinstance(values, (list, tuple)) and values and all(isinstance(v, (bool, np.bool_)) for v in values):
+        values = np.asarray(values, dtype=bool)
+    if isinstance(values, np.ndarray) and values.dtype.kind == "b":
+        values = values.astype(float)
+    return entries(values, n, where, "a number in [-1, 1]", lambda v: np.abs(v) <= 1, "range")
 
 
 def entries(values, n: int, where: str, rule: str, ok, kind: str) -> np.ndarray:
