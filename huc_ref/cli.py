@@ -158,6 +158,13 @@ def _arrays(args, tree, prefix=""):
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P))
 
 
+def _rows(text: str) -> int:
+    """``--top N``: how many rows a report lists, 0 or more (argparse's type; -1 listed all but the last)."""
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of rows, 0 or more, got {printable(text)!r}")
+    return int(text)
+
+
 def _null_draws(text):
     """``--null B`` as a number of draws (or ``"exact"``), checked by the library."""
     if text is None or text == "exact":
@@ -435,7 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc audit --tree spec.json --predictions p.npy --labels y.npy --engine fast")
     _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)", optional=True)
     _array_arguments(p)
-    p.add_argument("--top", type=int, default=10, metavar="N", help="violations listed in the report (default 10)")
+    p.add_argument("--top", type=_rows, default=10, metavar="N", help="violations listed in the report (default 10)")
     p.add_argument("--engine", choices=["exact", "fast"], default="exact",
                    help="exact: Fractions, the reference (default; array files: each float's exact value); "
                         "fast: numpy float64")
@@ -478,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--engine", choices=["exact", "fast"], default="exact",
                    help="exact: the certified engine (default); fast: the float64 backend (same driver and output "
                         "format), certified by error bounds with --arithmetic certified")
-    b.add_argument("--top", type=int, default=20, metavar="N", help="updates listed in the report (default 20)")
+    b.add_argument("--top", type=_rows, default=20, metavar="N", help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
     f = _command(sub, "fit", "fit HUC-Boost on calibration arrays and save the model (huc-model/1)",
                  "Fit HUC-Boost (K.1's passes, epsilon 0.001) on a classifier's calibration predictions, "

@@ -146,6 +146,18 @@ def test_cli_audit_json_and_report(capsys):
     assert "HUC = 1/4" in report and "UC  = 0" in report and "Prop. 3.3 for u" in report
 
 
+@pytest.mark.parametrize("command", ["audit", "boost"])
+def test_top_takes_a_number_of_rows(command, capsys):
+    """``--top -1`` listed all rows but the last (a slice), saying "top 1"; now refused, as text is.
+    ``--top 0`` lists none."""
+    for bad in ("-1", "x"):
+        assert main([command, str(D1), "--top", bad]) == 2
+        assert capsys.readouterr().err.endswith(f"error: argument --top: expected a number of rows, 0 or more, got "
+                                                f"{bad!r}\n")
+    assert main([command, str(D1), "--top", "0"]) == 0
+    assert ("largest violations" if command == "audit" else "  all  ") not in capsys.readouterr().out
+
+
 def test_cli_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(mutated(["atoms", 0, "p"], ["0.25", "0.25", "0.25", "0.249"])))
