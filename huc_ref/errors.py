@@ -105,9 +105,10 @@ def printable(text: str, limit: int = 200) -> str:
 
 
 def given(value, limit: int = 200) -> str:
-    """A caller's value as an error message shows it: its ``repr`` made :func:`printable`, except
-    where ``repr`` itself fails or floods (an integer past Python's 4,300-digit limit on integer
-    text, shown by its bits; an array, shown by its shape).
+    """A caller's value as an error message shows it (specification §6: "one clear error naming
+    the path"): its ``repr`` made :func:`printable`, except where ``repr`` itself fails or floods
+    (an integer past Python's 4,300-digit limit on integer text, shown by its bits; an array,
+    shown by its shape).
 
     >>> given("gpu"), given(10**5000), given(2.5)
     ("'gpu'", 'an integer of 16610 bits', '2.5')
@@ -120,7 +121,8 @@ def given(value, limit: int = 200) -> str:
 
 
 def is_integer(value) -> bool:
-    """Whether ``value`` is an integer: Python's or numpy's (``numbers.Integral``), not a boolean.
+    """Whether ``value`` is an integer (a count such as Theorem 3.5's update cap or Sec. 2.2's
+    ``k``): Python's or numpy's (``numbers.Integral``), not a boolean.
     Where an argument must be one, it is then used as ``int(value)`` (a numpy integer wraps at
     2^63 and JSON does not write it).
 
@@ -131,7 +133,8 @@ def is_integer(value) -> bool:
 
 
 def one_of(value, choices) -> bool:
-    """Whether ``value`` is one of the option names ``choices`` (strings): ``value in choices``
+    """Whether ``value`` is one of the option names ``choices`` (strings; e.g. Algorithm 1's
+    ``huc``/``uc``, App. F.3's engines): ``value in choices``
     without comparing an array or other object elementwise (``np.array([1]) in ("a",)`` asks
     the truth of an array).
 
