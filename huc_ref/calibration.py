@@ -345,7 +345,7 @@ class HUCBoost(_Estimator):
             initial = {"kind": r.kind, "W": r.W.tolist(), "b": r.b.tolist(), "kappa": r.kappa}
         return {"format": MODEL_FORMAT, "tree": self.tree.to_json(), "labels": list(self.tree.labels),
                 "utilities": {name: u.to_json() for name, u in self.utilities.items()},
-                "subgroups": list(self.subgroups_), "method": self.method, "kappa": self.kappa,
+                "subgroups": list(self.subgroups_), "method": self.method, "kappa": check_kappa(self.kappa),
                 "options": {"epsilon": str(self.epsilon), "select": self.select, "step": str(self.step),
                             "max_updates": None if self.max_updates is None else int(self.max_updates),
                             "max_passes": int(self.max_passes), "engine": self.engine},

@@ -510,3 +510,18 @@ def test_a_boolean_mask_is_a_subgroup_indicator_on_every_path():
     assert FiniteDistribution.from_sample(t, y, rows, subgroups={"g": list(mask)}, renormalize=True).atoms == \
         FiniteDistribution.from_sample(t, y, rows, subgroups={"g": mask.astype(int).tolist()}, renormalize=True).atoms
     assert audit(exact, us).huc.sup > 0
+
+
+def test_kappa_and_l2_are_any_real_numbers_and_the_model_still_saves():
+    """``kappa`` and ``l2`` were refused unless Python's int or float (``np.float32(1e-6)`` too);
+    they are any real number in range, and the model document writes ``kappa`` as a float (a
+    Fraction is not JSON)."""
+    import json
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c", "d"]})
+    P = np.tile([[0.7, 0.1, 0.1, 0.1], [0.25] * 4], (10, 1))
+    y = np.arange(20) % 4
+    for kappa in (np.float32(1e-6), Fraction(1, 10**6), 1e-6):
+        model = HUCBoost(t, {"u": Top1AtDepth(t, 1)}, kappa=kappa, max_updates=3).fit(P, y)
+        again = load_model(json.loads(json.dumps(model.to_json())))
+        assert np.array_equal(again.predict_proba(P), model.predict_proba(P))
+        assert TemperatureScaling(kappa=kappa, l2=np.float32(1e-3)).fit(P, y).predict_proba(P).shape == (20, 4)
