@@ -89,7 +89,7 @@ def check_kappa(kappa) -> float:
     >>> check_kappa(1e-10), check_kappa(0.5)
     (1e-10, 0.5)
     """
-    if isinstance(kappa, bool) or not isinstance(kappa, Real) or not 0 < kappa <= 0.5:  # (numpy's floats too)
+    if isinstance(kappa, bool) or not isinstance(kappa, Real) or not 0 < _real(kappa) <= 0.5:  # (numpy's floats too)
         raise HUCError(f"kappa: expected a number in (0, 1/2] (K.1's kappa_init), got {given(kappa, 40)}",
                        kind="option")
     return float(kappa)
@@ -101,9 +101,17 @@ def check_l2(l2, where: str = "l2") -> float:
     >>> check_l2(1e-4), check_l2(0)
     (0.0001, 0.0)
     """
-    if isinstance(l2, bool) or not isinstance(l2, Real) or not 0 <= l2 < 1e300:
+    if isinstance(l2, bool) or not isinstance(l2, Real) or not 0 <= _real(l2) < float("inf"):
         raise HUCError(f"{where}: expected a finite number >= 0 (H.6's lambda), got {given(l2, 40)}", kind="option")
     return float(l2)
+
+
+def _real(x: Real) -> float:
+    """``x`` as a float (a Python float: no comparison in numpy's float32), infinity past float64's range."""
+    try:
+        return float(x)
+    except OverflowError:
+        return float("inf")
 
 
 def _features(p, kappa):
