@@ -15,13 +15,13 @@ order (F.4).  A sample atom touches only the nodes on its label's path (Lemma C.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
-from .errors import HUCError
+from .errors import HUCError, given, is_integer, one_of
 from .intervals import Interval, max_interval_sum
 from .rational import rational_type, scaled_integers, to_fraction
 from .results import AuditResult, Candidate
@@ -61,8 +61,16 @@ def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None, *, ration
     >>> atom_terms(d, Table(t, [0, 1]))
     [AtomTerms(score=Fraction(3, 4), residual=Fraction(-1, 4), node_terms={0: Fraction(-1, 4)})]
     """
+    check_distribution(dist)
+    if not isinstance(utility, Utility):
+        raise HUCError("utility: expected a Utility (Table(tree, ...), TopK(tree, k), ...), got "
+                       f"{type(utility).__name__}", kind="type")
+    if utility.tree != dist.tree:
+        raise HUCError("utility: is bound to a different label tree", kind="reference")
     if nodes is None:
         nodes = utility.relevant_nodes
+    elif isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
+        raise HUCError(f"nodes: expected a list of nodes, got {type(nodes).__name__}", kind="type")
     node_ids = [dist.tree.id(v) for v in nodes]
     def lift(x):
         return x if rational is Fraction or type(x) is not Fraction else rational(x.numerator, x.denominator)
@@ -126,11 +134,14 @@ def interval_moment(dist: FiniteDistribution, utility: Utility, subgroup: str,
     >>> interval_moment(d, Table(t, [0, 1]), "all", Interval.closed(0, 1))
     Fraction(-1, 4)
     """
-    if subgroup not in dist.subgroups:
-        raise HUCError(f"subgroup {subgroup!r} is not one of {list(dist.subgroups)}", kind="reference")
+    if not one_of(subgroup, check_distribution(dist).subgroups):
+        raise HUCError(f"subgroup {given(subgroup)} is not one of {list(dist.subgroups)}", kind="reference")
     k = dist.subgroups.index(subgroup)
     if interval is None:
         return _ZERO
+    if not isinstance(interval, Interval):
+        raise HUCError(f"interval: expected an Interval (Interval.closed(lo, hi)) or None, got "
+                       f"{type(interval).__name__}", kind="type")
     nid = None if node is None else dist.tree.id(node)
     terms = atom_terms(dist, utility, () if node is None else (node,))
     total = _ZERO
@@ -219,6 +230,8 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     (Fraction(0, 1), Fraction(1, 4), 'v0', (Fraction(1, 2), Fraction(1, 2)))
     """
     check_utilities(check_distribution(dist).tree, dist.n, utilities)
+    if not is_integer(max_digits) or max_digits < 1:
+        raise HUCError(f"max_digits: expected a positive integer, got {given(max_digits)}", kind="option")
     digits = _input_digits(dist)
     if digits > max_digits:
         raise HUCError(f"atoms: the exact inputs hold about {digits} digits, more than max_digits = {max_digits} "

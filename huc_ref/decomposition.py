@@ -46,11 +46,7 @@ def subtree_sums(tree: LabelTree, leaf_values: Sequence) -> list:
     >>> t.nodes, subtree_sums(t, [1, 2, 4])
     (('r', 'a', 'y1', 'y2', 'y3'), [7, 3, 1, 2, 4])
     """
-    sized = hasattr(leaf_values, "__len__") and not isinstance(leaf_values, (str, bytes, Mapping))
-    if not sized or len(leaf_values) != tree.K:
-        got = type(leaf_values).__name__ + (f" of length {len(leaf_values)}" if sized else "")
-        raise HUCError(f"leaf_values: expected {tree.K} values, one per label in the tree's label order, got {got}",
-                       kind="length")
+    _leaf_values(tree, leaf_values, "leaf_values")
     kids = tree.child_ids
     label_of = tree.label_ids
     out: list = [None] * len(kids)
@@ -64,6 +60,20 @@ def subtree_sums(tree: LabelTree, leaf_values: Sequence) -> list:
         else:
             out[a] = leaf_values[label_of[a]]
     return out
+
+
+def _leaf_values(tree, values, where: str):
+    """``values``, one per label of ``tree`` in its label order (A.2's coordinates), or one HUCError:
+    ``tree`` must be a :class:`LabelTree` and ``values`` a sequence of ``K`` entries."""
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree, got {type(tree).__name__}", kind="tree")
+    sized = hasattr(values, "__len__") and hasattr(values, "__getitem__") and \
+        not isinstance(values, (str, bytes, Mapping))
+    if not sized or len(values) != tree.K:
+        got = type(values).__name__ + (f" of length {len(values)}" if sized else "")
+        raise HUCError(f"{where}: expected {tree.K} values, one per label in the tree's label order, got {got}",
+                       kind="length")
+    return values
 
 
 def _scale(values):
@@ -86,7 +96,7 @@ class Prediction:
 
     def __init__(self, tree: LabelTree, p: Sequence):
         self.tree = tree
-        self.p = tuple(p)
+        self.p = tuple(_leaf_values(tree, p, "p"))
         self._P, self._D = _scale(self.p)  # p_y = _P[y] / _D
         self._pi = subtree_sums(tree, self._P)  # pi_a = _pi[a] / _D
 
@@ -120,6 +130,7 @@ class TreeDecomposition:
     __slots__ = ("tree", "prediction", "u", "_D", "_E", "_pi", "_N", "_rational", "_mu")
 
     def __init__(self, tree: LabelTree, p, u: Sequence, *, rational=Fraction):
+        _leaf_values(tree, u, "u")
         self.tree = tree
         self._rational = rational  # the type of exact quotients (Fraction, or gmpy2.mpq)
         self.prediction = p if isinstance(p, Prediction) else Prediction(tree, p)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral, Real
 
-from .errors import HUCError, check_name
+from .errors import HUCError, check_name, given
 from .rational import exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
@@ -76,6 +76,8 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
         if v.numerator < 0:
             raise HUCError(f"{where}[{j}]: is negative ({shown(v)})", kind="nonpositive")
     total = exact_sum(p)
+    if not isinstance(renormalize, bool):
+        raise HUCError(f"renormalize: expected True or False, got {given(renormalize, 40)}", kind="option")
     if renormalize:
         if total == 0:
             raise HUCError(f"{where}: sums to 0 and cannot be renormalised", kind="probability_sum")
@@ -176,7 +178,7 @@ class FiniteDistribution:
         if "label" in a:
             lab = a["label"]
             if not isinstance(lab, str) or not self.tree.has_label(lab):
-                raise HUCError(f"{where}.label: {lab!r} is not a label", kind="reference")
+                raise HUCError(f"{where}.label: {given(lab)} is not a label", kind="reference")
             return Atom(w, c, p, None, self.tree.label_index(lab))
         eta = exact_vector(a["eta"], f"{where}.eta", K)
         for j, v in enumerate(eta):

@@ -164,7 +164,7 @@ def check_name(name, where: str, kind: str = "type") -> str:
     huc_ref.errors.HUCError: labels[0]: 'y\ud800' is not a name: names are printable text (no control ...
     """
     if not isinstance(name, str) or not name:
-        raise HUCError(f"{where}: must be a non-empty string, got {printable(repr(name), 80)}", kind=kind)
+        raise HUCError(f"{where}: must be a non-empty string, got {given(name, 80)}", kind=kind)
     if len(name) > MAX_NAME_LENGTH:
         raise HUCError(f"{where}: a name of {len(name)} characters; at most {MAX_NAME_LENGTH}", kind="too_large")
     if not name.isprintable():

@@ -263,8 +263,8 @@ class Interval:
 
     @classmethod
     def closed(cls, lo, hi) -> Interval:
-        """The closed interval ``[lo, hi]`` (the form witnesses take)."""
-        return cls(Fraction(lo), Fraction(hi))
+        """The closed interval ``[lo, hi]`` (the form witnesses take); ends read by ``exact``."""
+        return cls(exact(lo, "lo"), exact(hi, "hi"))
 
     def __contains__(self, x) -> bool:
         if self.lo is not None and (x < self.lo or (x == self.lo and not self.lo_closed)):

@@ -275,6 +275,8 @@ def rational_type(name: str = "fraction"):
     >>> rational_type("fraction")
     <class 'fractions.Fraction'>
     """
+    if not isinstance(name, str):  # (an array compared with == gives an array, not an answer)
+        raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {given(name)}", kind="option")
     if name == "fraction":
         return Fraction
     if name == "gmpy2":

@@ -203,6 +203,8 @@ class LabelTree:
         """
         if isinstance(paths, (str, bytes)) or not isinstance(paths, Sequence) or not paths:
             raise HUCError("paths: expected a non-empty list of label paths", kind="tree")
+        if not isinstance(sep, str) or not sep:
+            raise HUCError(f"sep: expected a non-empty string, got {given(sep)}", kind="type")
         children: dict[str, list[str]] = {}
         seen_kids: dict[str, set[str]] = {}
         for i, row in enumerate(paths):

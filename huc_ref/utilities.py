@@ -356,10 +356,10 @@ class Decision(Utility):
             raise HUCError("actions: expected a non-empty mapping from action name to leaf payoffs", kind="type")
         if order is not None and (isinstance(order, (str, bytes, Mapping)) or not isinstance(order, Sequence)
                                   or not all(isinstance(a, str) for a in order)):
-            raise HUCError(f"order: expected a list of action names, got {order!r}", kind="type")
+            raise HUCError(f"order: expected a list of action names, got {given(order)}", kind="type")
         order = list(actions) if order is None else list(order)
         if sorted(order) != sorted(actions) or len(set(order)) != len(order):
-            raise HUCError(f"order: must list each action exactly once, got {order!r}", kind="structure")
+            raise HUCError(f"order: must list each action exactly once, got {given(order)}", kind="structure")
         self.order = tuple(order)
         self.payoffs = {a: _check_range(exact_vector(actions[a], f"actions[{a!r}]", tree.K),
                                         f"actions[{a!r}]") for a in self.order}

@@ -374,7 +374,22 @@ def _core_calls():
     integer past Python's 4,300-digit limit on integer text) before session 21's argument checks."""
     from fractions import Fraction
 
-    from huc_ref import FiniteDistribution, LabelTree, Subtree, TopK, audit, boost, fast, max_interval_sum, subtree_sums
+    from huc_ref import (
+        FiniteDistribution,
+        Interval,
+        LabelTree,
+        Prediction,
+        Subtree,
+        TopK,
+        TreeDecomposition,
+        atom_terms,
+        audit,
+        boost,
+        fast,
+        interval_moment,
+        max_interval_sum,
+        subtree_sums,
+    )
     from huc_ref.bounds import h1_gap_bound, prop_3_3_bound
     from huc_ref.conformance import answer_digits, check_answers
     from huc_ref.formats import read_columns
@@ -428,6 +443,28 @@ def _core_calls():
          "NoneType"),
         (lambda: check_answers(None), "answers: expected a path (a str or pathlib.Path), got NoneType"),
         (lambda: answer_digits([]), "vector: expected a huc-vectors/1 vector (a dict), got list"),
+        # a third pass: the exact core's building blocks (130 of 540 calls were TypeErrors and the like)
+        (lambda: Prediction(t, None), "p: expected 4 values, one per label in the tree's label order, got NoneType"),
+        (lambda: Prediction(None, ["1/4"] * 4), "tree: expected a LabelTree, got NoneType"),
+        (lambda: TreeDecomposition(t, ["1/4"] * 4, [0, 1]), "u: expected 4 values, one per label in the tree's label "
+         "order, got list of length 2"),
+        (lambda: atom_terms(d, None), "utility: expected a Utility (Table(tree, ...), TopK(tree, k), ...), got "
+         "NoneType"),
+        (lambda: atom_terms(None, us["u"]), "dist: expected a FiniteDistribution"),
+        (lambda: atom_terms(d, us["u"], 1.5), "nodes: expected a list of nodes, got float"),
+        (lambda: interval_moment(d, us["u"], "all", 0.5), "interval: expected an Interval (Interval.closed(lo, hi)) or "
+         "None, got float"),
+        (lambda: interval_moment(d, us["u"], np.array(["all", "x"]), None), "subgroup an array of shape (2,) is not "
+         "one of ['all']"),
+        (lambda: Interval.closed(None, 1), "lo: expected a number, got NoneType"),
+        (lambda: audit(d, us, max_digits=None), "max_digits: expected a positive integer, got None"),
+        (lambda: audit(d, us, rational=np.array(["fraction"])), "rational: expected 'fraction' or 'gmpy2', got an "
+         "array of shape (1,)"),
+        (lambda: FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}], renormalize=np.array([1, 0])),
+         "renormalize: expected True or False, got an array of shape (2,)"),
+        (lambda: LabelTree.from_paths(["a/b", "a/c"], sep=None), "sep: expected a non-empty string, got None"),
+        (lambda: LabelTree(10**5000, {"r": ["a", "b"]}), "tree.root: must be a non-empty string, got an integer of 16610 "
+         "bits"),
     ]
 
 
