@@ -138,9 +138,14 @@ def _predictions(path, what: str, tree):
     """A predictions file's array.  A header that names any of the tree's labels (a CSV's first row,
     a Parquet file's columns: ``huc apply`` writes one, as pandas does) must name all of them in
     the tree's order (:meth:`LabelTree.check_columns`): a header in another order, such as
-    scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels."""
+    scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels.  A first
+    column with no name before exactly the tree's labels is pandas' index (``to_csv()`` writes it
+    unless ``index=False``) and is dropped."""
     from .formats import read_columns
     P, names = read_columns(Path(path), what)
+    if names is not None and P.ndim == 2 and [n.strip() for n in names[:1]] in ([""], ["Unnamed: 0"]) and \
+            list(names[1:]) == list(tree.labels):  # pandas' index first (to_csv() without index=False): not a label
+        P, names = P[:, 1:], names[1:]
     if names is not None and set(names) & set(tree.labels):
         tree.check_columns(names, where=what, what=repr(printable(Path(path).name, 100)),
                            fix="reorder the file's columns, or list the spec's labels in the file's order")

@@ -504,6 +504,43 @@ def test_a_predictions_header_in_another_order_is_refused(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_pandas_index_column_before_the_labels_is_dropped(tmp_path, capsys):
+    """``pd.DataFrame(P, columns=labels).to_csv(path)`` writes its index first, under an empty
+    name: that column was read as a label's ("column 0 is '', the tree's label 0 'c0'"). A first
+    column with no name (or pandas' "Unnamed: 0") before exactly the tree's labels is dropped: the
+    same audit and the same recalibration as the file without it. Before other names it is kept."""
+    import numpy as np
+    rng = np.random.default_rng(4)
+    labels = [f"c{k}" for k in range(6)]
+    spec = {"tree": {"root": "r", "children": {"r": ["lo", "hi"], "lo": labels[:3], "hi": labels[3:]}},
+            "labels": labels, "utilities": {"top1": {"kind": "top1_at_depth", "depth": 2}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    P = rng.dirichlet(np.ones(6), size=30)
+    np.save(tmp_path / "y.npy", rng.integers(0, 6, size=30))
+    indexed = np.column_stack([np.arange(30), P])
+    np.savetxt(tmp_path / "plain.csv", P, delimiter=",", header=",".join(labels), comments="")
+    for name, first in (("index", ""), ("unnamed", "Unnamed: 0"), ("other", "id")):
+        np.savetxt(tmp_path / f"{name}.csv", indexed, delimiter=",", header=",".join([first] + labels), comments="")
+    d = str(tmp_path)
+
+    def audit(name):
+        code = main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/{name}.csv", "--labels",
+                     f"{d}/y.npy", "--engine", "fast", "--json"])
+        return code, capsys.readouterr()
+
+    def result(name):  # (the document less the case's name, the file's)
+        return {k: v for k, v in json.loads(audit(name)[1].out).items() if k != "case"}
+    assert result("index") == result("unnamed") == result("plain")
+    code, (out, err) = audit("other")
+    assert code == 2 and "(column 0 is 'id', the tree's label 0 'c0')" in err
+    assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/plain.csv", "--labels", f"{d}/y.npy",
+                 "--max-passes", "2", "-o", f"{d}/m.json"]) == 0
+    for name in ("plain", "index"):
+        assert main(["apply", f"{d}/m.json", f"{d}/{name}.csv", "-o", f"{d}/{name}_out.npy"]) == 0
+    assert np.array_equal(np.load(f"{d}/plain_out.npy"), np.load(f"{d}/index_out.npy"))
+    capsys.readouterr()
+
+
 def test_a_parquet_files_column_names_are_checked_like_a_header(tmp_path, capsys):
     """Parquet columns named by labels (pandas writes a DataFrame's columns) are checked as a CSV
     header is: the tree's order reads, another order is refused."""

@@ -463,8 +463,8 @@ def _core_calls():
         (lambda: FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}], renormalize=np.array([1, 0])),
          "renormalize: expected True or False, got an array of shape (2,)"),
         (lambda: LabelTree.from_paths(["a/b", "a/c"], sep=None), "sep: expected a non-empty string, got None"),
-        (lambda: LabelTree(10**5000, {"r": ["a", "b"]}), "tree.root: must be a non-empty string, got an integer of 16610 "
-         "bits"),
+        (lambda: LabelTree(10**5000, {"r": ["a", "b"]}),
+         "tree.root: must be a non-empty string, got an integer of 16610 bits"),
     ]
 
 
