@@ -123,11 +123,9 @@ def _subgroup_file(path, n: int):
     """Subgroups from a CSV file with a header row of names (one column per subgroup)."""
     if path is None:
         return None
-    from .formats import read_array
-    values = read_array(Path(path), "subgroups")
-    lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    names = [c.strip() for c in lines[0].split(",")] if Path(path).suffix.lower() == ".csv" else None
-    if names is None or len(values) != n:
+    from .formats import read_columns
+    values, names = read_columns(Path(path), "subgroups")
+    if Path(path).suffix.lower() != ".csv" or names is None or len(values) != n:
         raise HUCError(f"subgroups: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
     check_names(names, "subgroups")
     values = values.reshape(len(values), -1)
@@ -138,14 +136,10 @@ def _predictions(path, what: str, tree):
     """A predictions file's array.  A header that names any of the tree's labels (a CSV's first row,
     a Parquet file's columns: ``huc apply`` writes one, as pandas does) must name all of them in
     the tree's order (:meth:`LabelTree.check_columns`): a header in another order, such as
-    scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels.  A first
-    column with no name before exactly the tree's labels is pandas' index (``to_csv()`` writes it
-    unless ``index=False``) and is dropped."""
+    scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels (pandas'
+    index column is dropped by :func:`huc_ref.formats.read_columns`)."""
     from .formats import read_columns
     P, names = read_columns(Path(path), what)
-    if names is not None and P.ndim == 2 and [n.strip() for n in names[:1]] in ([""], ["Unnamed: 0"]) and \
-            list(names[1:]) == list(tree.labels):  # pandas' index first (to_csv() without index=False): not a label
-        P, names = P[:, 1:], names[1:]
     if names is not None and set(names) & set(tree.labels):
         tree.check_columns(names, where=what, what=repr(printable(Path(path).name, 100)),
                            fix="reorder the file's columns, or list the spec's labels in the file's order")

@@ -492,10 +492,16 @@ def read_array(path, what: str):
     return read_columns(path, what)[0]
 
 
+#: The name pandas gives its index column in a CSV it writes (``to_csv()`` without
+#: ``index=False``: an empty first header cell), and the name it reads such a column back as.
+_PANDAS_INDEX = ("", "Unnamed: 0")
+
+
 def read_columns(path, what: str) -> tuple:
     """:func:`read_array`'s array and the names the file gives its columns: a CSV's header row,
     a Parquet file's column names, or None (a ``.npy`` file, a CSV without a header); for
-    predictions ``p(x_i)`` (Sec. 2.1) the names are checked against the tree's label order.
+    predictions ``p(x_i)`` (Sec. 2.1) the names are checked against the tree's label order.  A
+    CSV's first column with no name (or "Unnamed: 0") is pandas' index and is dropped.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -529,6 +535,8 @@ def read_columns(path, what: str) -> tuple:
             float(rows[0][0])
         except (ValueError, IndexError):
             names, rows = rows[0] if rows else None, rows[1:]  # a header row
+        if names and len(names) > 1 and names[0] in _PANDAS_INDEX:  # pandas' index (to_csv() without index=False)
+            names, rows = names[1:], [row[1:] for row in rows]
         try:
             out = np.array([[float(x) for x in row] for row in rows])
         except ValueError:

@@ -504,11 +504,13 @@ def test_a_predictions_header_in_another_order_is_refused(tmp_path, capsys):
     capsys.readouterr()
 
 
-def test_pandas_index_column_before_the_labels_is_dropped(tmp_path, capsys):
+def test_pandas_index_column_is_dropped(tmp_path, capsys):
     """``pd.DataFrame(P, columns=labels).to_csv(path)`` writes its index first, under an empty
-    name: that column was read as a label's ("column 0 is '', the tree's label 0 'c0'"). A first
-    column with no name (or pandas' "Unnamed: 0") before exactly the tree's labels is dropped: the
-    same audit and the same recalibration as the file without it. Before other names it is kept."""
+    name: that column was read as a label's ("column 0 is '', the tree's label 0 'c0'"), and a
+    labels file so written had two columns ("y_true: has (30, 2) labels"). A CSV's first column with
+    no name (or pandas' "Unnamed: 0") is dropped, in predictions, labels and subgroups files: the
+    same audit and the same recalibration as the files without it. A first column named otherwise is
+    a column."""
     import numpy as np
     rng = np.random.default_rng(4)
     labels = [f"c{k}" for k in range(6)]
@@ -533,6 +535,17 @@ def test_pandas_index_column_before_the_labels_is_dropped(tmp_path, capsys):
     assert result("index") == result("unnamed") == result("plain")
     code, (out, err) = audit("other")
     assert code == 2 and "(column 0 is 'id', the tree's label 0 'c0')" in err
+    y = np.load(f"{d}/y.npy")  # the labels and subgroups as pandas writes them too: index first
+    (tmp_path / "y.csv").write_text(",label\n" + "".join(f"{i},{labels[k]}\n" for i, k in enumerate(y)))
+    (tmp_path / "g.csv").write_text(",all,odd\n" + "".join(f"{i},1,{i % 2}\n" for i in range(30)))
+    (tmp_path / "g_plain.csv").write_text("all,odd\n" + "".join(f"1,{i % 2}\n" for i in range(30)))
+
+    def fit_audit(predictions, labels_file, groups):
+        code = main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/{predictions}", "--labels",
+                     f"{d}/{labels_file}", "--subgroups", f"{d}/{groups}", "--engine", "fast", "--json"])
+        assert code == 0
+        return {k: v for k, v in json.loads(capsys.readouterr().out).items() if k != "case"}
+    assert fit_audit("index.csv", "y.csv", "g.csv") == fit_audit("plain.csv", "y.npy", "g_plain.csv")
     assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/plain.csv", "--labels", f"{d}/y.npy",
                  "--max-passes", "2", "-o", f"{d}/m.json"]) == 0
     for name in ("plain", "index"):
