@@ -22,7 +22,7 @@ from pathlib import Path
 from .audit import atom_terms
 from .errors import ARGUMENT_KINDS, HUCError, printable
 from .errors import ERROR_KINDS as _ALL_ERROR_KINDS
-from .formats import dumps, load_json, read_case, read_document
+from .formats import as_path, dumps, load_json, read_case, read_document
 from .rational import fraction_text
 
 __all__ = ["DELETE", "mutate", "FLAGS", "ERROR_KINDS", "GENERATOR", "build_vector_files", "write_vector_files",
@@ -536,7 +536,7 @@ def write_vector_files(out: Path) -> list[Path]:
     Regenerating audits all 240 generated cases exactly (about a minute), so the example is
     the test ``tests/test_vectors.py::test_files_regenerate_byte_for_byte``, not a doctest.
     """
-    out = Path(out)
+    out = as_path(out, "out")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, doc in build_vector_files().items():
@@ -555,7 +555,7 @@ def load_vectors(directory: Path | None = None) -> list[dict]:
     >>> d1["expected"]["huc"]["value"], "cancellation" in d1["flags"]
     ('1/4', True)
     """
-    directory = Path(directory or default_vector_dir())
+    directory = default_vector_dir() if directory is None else as_path(directory, "vectors")
     files = sorted(directory.glob("*.json"))
     files = [f for f in files if not f.name.endswith(".schema.json")]
     if not files:
@@ -593,7 +593,7 @@ def export_cases(out: Path, directory: Path | None = None) -> int:
     >>> count == len(load_vectors()), d1.audit().huc.sup
     (True, Fraction(1, 4))
     """
-    out = Path(out)
+    out = as_path(out, "out")
     out.mkdir(parents=True, exist_ok=True)
     vectors = load_vectors(directory)
     for v in vectors:
@@ -649,7 +649,7 @@ def answer_cases(out: Path, directory: Path | None = None) -> int:
     >>> count == len(report), failures
     (True, 0)
     """
-    out = Path(out)
+    out = as_path(out, "out")
     out.mkdir(parents=True, exist_ok=True)
     vectors = load_vectors(directory)
     for v in vectors:

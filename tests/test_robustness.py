@@ -394,6 +394,7 @@ def _core_calls():
     from huc_ref.conformance import answer_digits, check_answers
     from huc_ref.formats import read_columns
     from huc_ref.replay import prefix_predictions, select_prefix, trajectory
+    from huc_ref.vectors import export_cases, load_vectors
     t = _four_leaf()
     d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}, {"p": ["1/2", "1/6", "1/6", "1/6"], "label": "y3"}])
     us = {"u": TopK(t, 1)}
@@ -442,6 +443,8 @@ def _core_calls():
         (lambda: read_columns(None, "predictions"), "predictions: expected a path (a str or pathlib.Path), got "
          "NoneType"),
         (lambda: check_answers(None), "answers: expected a path (a str or pathlib.Path), got NoneType"),
+        (lambda: export_cases(3), "out: expected a path (a str or pathlib.Path), got int"),
+        (lambda: load_vectors([]), "vectors: expected a path (a str or pathlib.Path), got list"),
         (lambda: answer_digits([]), "vector: expected a huc-vectors/1 vector (a dict), got list"),
         # a third pass: the exact core's building blocks (130 of 540 calls were TypeErrors and the like)
         (lambda: Prediction(t, None), "p: expected 4 values, one per label in the tree's label order, got NoneType"),
