@@ -155,6 +155,10 @@ def main(argv=None) -> int:
                     help=f"run the checks on N processes (default: the usable CPUs, at most {DEFAULT_JOBS}; "
                          f"here {jobs})")
     args = ap.parse_args(argv)
+    if not selected_checks(args.only):  # bad input, one line (it printed "0 passed, 0 failed", status 1: a failure)
+        print(f"huc verify: error: --only: no check's name contains {args.only!r} (names: huc verify --json)",
+              file=sys.stderr)
+        return 2
     if args.json:
         results = run_checks(args.only, args.jobs)
         sys.stdout.write(json.dumps(results, indent=2) + "\n")

@@ -90,11 +90,17 @@ def test_planted_bug_in_algorithm_2_is_caught(monkeypatch):
     assert "FAILED" in _statuses("f3_algorithm_2")
 
 
-@pytest.mark.parametrize("argv, code", [(["verify", "--only", "appendix_d"], 0), (["verify", "--only", "nothing"], 1)])
+@pytest.mark.parametrize("argv, code", [(["verify", "--only", "appendix_d"], 0), (["verify", "--only", "nothing"], 2)])
 def test_verify_exit_status(argv, code, capsys):
+    """A selection that matches no check is bad input (status 2, one line), not a failed check: it
+    printed "0 passed, 0 failed" with status 1."""
     assert huc_main(argv) == code
-    out = capsys.readouterr().out
-    assert ("4 passed, 0 failed" in out) if code == 0 else ("0 passed, 0 failed" in out)
+    out, err = capsys.readouterr()
+    if code == 0:
+        assert "4 passed, 0 failed" in out
+    else:
+        assert not out and err == ("huc verify: error: --only: no check's name contains 'nothing' (names: huc verify "
+                                   "--json)\n")
 
 
 def test_verify_on_several_processes_gives_one_processs_results_in_order():
