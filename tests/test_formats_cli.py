@@ -459,6 +459,21 @@ def test_array_files_with_a_bom_or_repeated_subgroup_names(tmp_path, capsys):
     assert capsys.readouterr().err == "huc: error: subgroups[1]: 'g' is listed twice\n"
 
 
+def _two_groups(tmp_path, K: int, n: int, seed: int):
+    """A spec of ``K`` labels c0.. in two groups (top-1 at depth 2) in ``tmp_path/spec.json``, ``n``
+    Dirichlet rows and labels (``y.npy``): ``(labels, P, y)``."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    labels = [f"c{k}" for k in range(K)]
+    spec = {"tree": {"root": "r", "children": {"r": ["lo", "hi"], "lo": labels[:K // 2], "hi": labels[K // 2:]}},
+            "labels": labels, "utilities": {"top1": {"kind": "top1_at_depth", "depth": 2}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    P = rng.dirichlet(np.ones(K), size=n)
+    y = rng.integers(0, K, size=n)
+    np.save(tmp_path / "y.npy", y)
+    return labels, P, y
+
+
 def test_a_predictions_header_in_another_order_is_refused(tmp_path, capsys):
     """A predictions CSV whose header names the labels must name them in the tree's order: one
     in scikit-learn's sorted ``classes_`` order (c0, c1, c10, c11, c2, ...) is the error naming the
@@ -466,14 +481,7 @@ def test_a_predictions_header_in_another_order_is_refused(tmp_path, capsys):
     tree's order, or of other names (p0, p1, ...), reads as before; ``huc apply``'s own CSV output
     reads back."""
     import numpy as np
-    rng = np.random.default_rng(2)
-    labels = [f"c{k}" for k in range(12)]
-    spec = {"tree": {"root": "r", "children": {"r": ["lo", "hi"], "lo": labels[:6], "hi": labels[6:]}},
-            "labels": labels, "utilities": {"top1": {"kind": "top1_at_depth", "depth": 2}}}
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    P = rng.dirichlet(np.ones(12), size=40)
-    y = rng.integers(0, 12, size=40)
-    np.save(tmp_path / "y.npy", y)
+    labels, P, y = _two_groups(tmp_path, 12, 40, seed=2)
     for name, header in (("tree", labels), ("sorted", sorted(labels)), ("generic", [f"p{k}" for k in range(12)])):
         np.savetxt(tmp_path / f"{name}.csv", P, delimiter=",", header=",".join(header), comments="")
     d = str(tmp_path)
@@ -512,13 +520,7 @@ def test_pandas_index_column_is_dropped(tmp_path, capsys):
     same audit and the same recalibration as the files without it. A first column named otherwise is
     a column."""
     import numpy as np
-    rng = np.random.default_rng(4)
-    labels = [f"c{k}" for k in range(6)]
-    spec = {"tree": {"root": "r", "children": {"r": ["lo", "hi"], "lo": labels[:3], "hi": labels[3:]}},
-            "labels": labels, "utilities": {"top1": {"kind": "top1_at_depth", "depth": 2}}}
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    P = rng.dirichlet(np.ones(6), size=30)
-    np.save(tmp_path / "y.npy", rng.integers(0, 6, size=30))
+    labels, P, _ = _two_groups(tmp_path, 6, 30, seed=4)
     indexed = np.column_stack([np.arange(30), P])
     np.savetxt(tmp_path / "plain.csv", P, delimiter=",", header=",".join(labels), comments="")
     for name, first in (("index", ""), ("unnamed", "Unnamed: 0"), ("other", "id")):
