@@ -120,15 +120,20 @@ class _ArrayCase:
 
 
 def _subgroup_file(path, n: int):
-    """Subgroups from a CSV file with a header row of names (one column per subgroup)."""
+    """Subgroups from a CSV file with a header row of names (one column per subgroup): numbers in
+    [-1, 1], or True/False cells (a boolean column as pandas writes it), read as a mask."""
     if path is None:
         return None
+    import numpy as np
+
     from .formats import read_columns
     values, names = read_columns(Path(path), "subgroups")
     if Path(path).suffix.lower() != ".csv" or names is None or len(values) != n:
         raise HUCError(f"subgroups: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
     check_names(names, "subgroups")
     values = values.reshape(len(values), -1)
+    if values.dtype.kind == "U" and set(np.char.lower(values).ravel().tolist()) <= {"true", "false"}:
+        values = np.char.lower(values) == "true"  # a boolean column as pandas writes it: a mask (True = 1)
     return {name: values[:, k] for k, name in enumerate(names)}
 
 

@@ -541,13 +541,15 @@ def test_pandas_index_column_is_dropped(tmp_path, capsys):
     (tmp_path / "y.csv").write_text(",label\n" + "".join(f"{i},{labels[k]}\n" for i, k in enumerate(y)))
     (tmp_path / "g.csv").write_text(",all,odd\n" + "".join(f"{i},1,{i % 2}\n" for i in range(30)))
     (tmp_path / "g_plain.csv").write_text("all,odd\n" + "".join(f"1,{i % 2}\n" for i in range(30)))
+    (tmp_path / "g_bool.csv").write_text(",all,odd\n" + "".join(f"{i},True,{bool(i % 2)}\n" for i in range(30)))
 
     def fit_audit(predictions, labels_file, groups):
         code = main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/{predictions}", "--labels",
                      f"{d}/{labels_file}", "--subgroups", f"{d}/{groups}", "--engine", "fast", "--json"])
         assert code == 0
         return {k: v for k, v in json.loads(capsys.readouterr().out).items() if k != "case"}
-    assert fit_audit("index.csv", "y.csv", "g.csv") == fit_audit("plain.csv", "y.npy", "g_plain.csv")
+    assert fit_audit("index.csv", "y.csv", "g.csv") == fit_audit("plain.csv", "y.npy", "g_plain.csv") == \
+        fit_audit("plain.csv", "y.npy", "g_bool.csv")  # (pandas writes a boolean column as True/False)
     assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/plain.csv", "--labels", f"{d}/y.npy",
                  "--max-passes", "2", "-o", f"{d}/m.json"]) == 0
     for name in ("plain", "index"):
