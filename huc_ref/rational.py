@@ -16,7 +16,7 @@ from decimal import Decimal
 from fractions import Fraction
 from math import lcm
 
-from .errors import HUCError, given
+from .errors import HUCError, given, one_of
 
 __all__ = ["exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value", "decimal_text",
            "shown", "ratio", "rational_type", "scaled_integers"]
@@ -275,17 +275,15 @@ def rational_type(name: str = "fraction"):
     >>> rational_type("fraction")
     <class 'fractions.Fraction'>
     """
-    if not isinstance(name, str):  # (an array compared with == gives an array, not an answer)
+    if not one_of(name, ("fraction", "gmpy2")):
         raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {given(name)}", kind="option")
     if name == "fraction":
         return Fraction
-    if name == "gmpy2":
-        try:
-            from gmpy2 import mpq
-        except ImportError:
-            raise HUCError("rational: 'gmpy2' is not installed (pip install gmpy2)", kind="dependency") from None
-        return mpq
-    raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {given(name)}", kind="option")
+    try:
+        from gmpy2 import mpq
+    except ImportError:
+        raise HUCError("rational: 'gmpy2' is not installed (pip install gmpy2)", kind="dependency") from None
+    return mpq
 
 
 def to_fraction(x) -> Fraction:
