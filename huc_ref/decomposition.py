@@ -23,10 +23,10 @@ and only the quotients become ``Fraction`` s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 
-from .errors import HUCError
+from .errors import HUCError, sized
 from .rational import ratio, scaled_integers
 from .tree import LabelTree
 
@@ -67,11 +67,9 @@ def _leaf_values(tree, values, where: str):
     ``tree`` must be a :class:`LabelTree` and ``values`` a sequence of ``K`` entries."""
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree, got {type(tree).__name__}", kind="tree")
-    sized = hasattr(values, "__len__") and hasattr(values, "__getitem__") and \
-        not isinstance(values, (str, bytes, Mapping))
-    if not sized or len(values) != tree.K:
-        got = type(values).__name__ + (f" of length {len(values)}" if sized else "")
-        raise HUCError(f"{where}: expected {tree.K} values, one per label in the tree's label order, got {got}",
+    expected = f"{tree.K} values, one per label in the tree's label order"
+    if len(sized(values, where, expected)) != tree.K:
+        raise HUCError(f"{where}: expected {expected}, got {type(values).__name__} of length {len(values)}",
                        kind="length")
     return values
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral, Real
 
-from .errors import HUCError, check_name, given
+from .errors import HUCError, check_name, given, sized
 from .rational import exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
@@ -210,18 +210,18 @@ class FiniteDistribution:
         """
         y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame's column names)
         tree.check_columns(labels)
-        n = len(_sized(y_true, "y_true", "one label (a name or an id) per row of y_prob"))
+        n = len(sized(y_true, "y_true", "one label (a name or an id) per row of y_prob"))
         if getattr(y_true, "ndim", 1) != 1:
             raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got an array of shape "
                            f"{y_true.shape}", kind="length")
-        if len(_sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label of y_true")) != n:
+        if len(sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label of y_true")) != n:
             raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}", kind="length")
         groups = dict(subgroup_mapping(subgroups)) if subgroups is not None else {"all": [1] * n}
         for name, vals in groups.items():
-            if len(_sized(vals, f"subgroups[{name!r}]", _PER_LABEL.format(n))) != n:
+            if len(sized(vals, f"subgroups[{name!r}]", _PER_LABEL.format(n))) != n:
                 raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}", kind="length")
         if sample_weight is not None:  # nonnegative, normalised to sum 1 (as fast.audit and scikit-learn take them)
-            if len(_sized(sample_weight, "sample_weight", _PER_LABEL.format(n))) != n:
+            if len(sized(sample_weight, "sample_weight", _PER_LABEL.format(n))) != n:
                 raise HUCError(f"sample_weight: has {len(sample_weight)} values, expected {n}", kind="length")
             sample_weight = [exact(w, f"sample_weight[{i}]") for i, w in enumerate(sample_weight)]
             for i, w in enumerate(sample_weight):
@@ -243,8 +243,7 @@ class FiniteDistribution:
                     raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}", kind="reference")
                 y = tree.labels[int(y)]
             elif not isinstance(y, str):
-                value = y.item() if getattr(y, "ndim", None) == 0 else y  # (numpy's scalars: 0.5, not np.float64(0.5))
-                raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id", kind="reference")
+                raise HUCError(f"y_true[{i}]: {given(y)} is not a label name or id", kind="reference")
             atom = {"p": y_prob[i], "label": y, "c": [_membership(vals[i]) for vals in groups.values()]}
             if sample_weight is not None:
                 atom["weight"] = sample_weight[i]
@@ -274,8 +273,7 @@ class FiniteDistribution:
 
         def finite(x, where) -> float:
             if type(x) is not float and (isinstance(x, bool) or not isinstance(x, Real)):  # (as the fast path)
-                value = x.item() if getattr(x, "ndim", None) == 0 else x  # (numpy's True, not np.True_)
-                raise HUCError(f"{where}: {value!r} is not a number (from_floats reads arrays of floats)", kind="type")
+                raise HUCError(f"{where}: {given(x)} is not a number (from_floats reads arrays of floats)", kind="type")
             x = float(x)
             if x != x or x in (float("inf"), float("-inf")):
                 raise HUCError(f"{where}: {x!r} is not a finite number", kind="not_exact")
@@ -284,8 +282,8 @@ class FiniteDistribution:
         def exact_float(x, where) -> Fraction:
             return Fraction(finite(x, where))
         rows = []
-        for i, row in enumerate(_sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label")):
-            row = _sized(row, f"y_prob[{i}]", f"{tree.K} probabilities, one per label")
+        for i, row in enumerate(sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label")):
+            row = sized(row, f"y_prob[{i}]", f"{tree.K} probabilities, one per label")
             if len(row) != tree.K:
                 raise HUCError(f"y_prob[{i}]: has {len(row)} entries, expected {tree.K} (one per label)",
                                kind="length")
@@ -300,7 +298,7 @@ class FiniteDistribution:
             rows.append([Fraction(v, total) for v in a])
         def read(values, where) -> list:
             return [exact_float(_membership(v), f"{where}[{i}]")
-                    for i, v in enumerate(_sized(values, where, _PER_LABEL.format(len(rows))))]
+                    for i, v in enumerate(sized(values, where, _PER_LABEL.format(len(rows))))]
         groups = None if subgroups is None else {name: read(values, f"subgroups[{name!r}]")
                                                  for name, values in subgroup_mapping(subgroups).items()}
         weights = None if sample_weight is None else read(sample_weight, "sample_weight")
@@ -349,9 +347,3 @@ def _membership(value):
         return int(bool(value))
     return value
 
-
-def _sized(values, where: str, expected: str):
-    """``values`` if it has a length and items (a list, tuple or array, not text), else one HUCError."""
-    if isinstance(values, (str, bytes)) or not (hasattr(values, "__len__") and hasattr(values, "__getitem__")):
-        raise HUCError(f"{where}: expected {expected}, got {type(values).__name__}", kind="length")
-    return values

@@ -10,10 +10,11 @@ document and the golden vectors' invalid cases expect.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from numbers import Integral
 
-__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "given", "is_integer", "one_of",
-           "check_name", "check_names", "MAX_NAME_LENGTH"]
+__all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "given", "sized", "is_integer",
+           "one_of", "check_name", "check_names", "MAX_NAME_LENGTH"]
 
 #: The kinds of bad input (the catalogue of the invalid golden vectors).
 ERROR_KINDS = {
@@ -110,14 +111,34 @@ def given(value, limit: int = 200) -> str:
     (an integer past Python's 4,300-digit limit on integer text, shown by its bits; an array,
     shown by its shape).
 
-    >>> given("gpu"), given(10**5000), given(2.5)
-    ("'gpu'", 'an integer of 16610 bits', '2.5')
+    >>> import numpy as np
+    >>> given("gpu"), given(10**5000), given(2.5), given(np.float64(0.5)), given(np.zeros(3))
+    ("'gpu'", 'an integer of 16610 bits', '2.5', '0.5', 'an array of shape (3,)')
     """
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):  # numpy's scalars: 0.5, not np.float64(0.5)
+        value = value.item()
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 192:
         return f"an integer of {value.bit_length()} bits"
     if getattr(value, "ndim", 0):  # (numpy's arrays: repr prints them whole)
         return f"an array of shape {tuple(value.shape)}"
     return printable(repr(value), limit)
+
+
+def sized(values, where: str, expected: str):
+    """``values`` if it is a sequence with a length (a list, tuple or array; not text or a
+    mapping), as the array entry points take one value per sample or label (Sec. 2.1, A.2);
+    else one HUCError, ``{where}: expected {expected}, got <type>``.
+
+    >>> sized([1, 2], "w", "two numbers")
+    [1, 2]
+    >>> sized(3, "w", "two numbers")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: w: expected two numbers, got int
+    """
+    if isinstance(values, (str, bytes, Mapping)) or not (hasattr(values, "__len__") and hasattr(values, "__getitem__")):
+        raise HUCError(f"{where}: expected {expected}, got {type(values).__name__}", kind="length")
+    return values
 
 
 def is_integer(value) -> bool:

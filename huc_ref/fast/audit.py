@@ -598,8 +598,7 @@ def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
                         for v in y], dtype=int)
     if len(ids) and (ids.min() < 0 or ids.max() >= tree.K):
         i = int(np.argmax((ids < 0) | (ids >= tree.K)))
-        value = y[i].item() if isinstance(y[i], np.generic) else y[i]
-        raise HUCError(f"y_true[{i}]: {value!r} is not a label name or id", kind="reference")
+        raise HUCError(f"y_true[{i}]: {given(y[i])} is not a label name or id", kind="reference")
     return ids
 
 
