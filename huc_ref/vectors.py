@@ -218,9 +218,9 @@ def _shape_cases(rng):
         atom = {"weight": "1/6", "c": [1, rng.choice([0, 1, "-1/2"])], "p": law(32)}
         atom |= {"eta": law(32, 0)} if i % 2 else {"label": rng.choice(labels)}
         atoms.append(atom)
-    yield ("edge-thirty-children", "a node with thirty children at depth 2, under a unary-free path r -> a -> g: "
-           "top-1 at depths 2 and 3, top-5 and a subtree indicator, mixed atoms, a signed subgroup",
-           _case("edge-thirty-children", "", _tree({"r": ["a", "z"], "a": ["g", "y"], "g": wide}, "r"), labels,
+    yield ("edge-thirty-children", "a node with thirty children, the last node at depth 2 (r -> a -> g, after the "
+           "leaf y): top-1 at depths 2 and 3, top-5 and a subtree indicator, mixed atoms, a signed subgroup",
+           _case("edge-thirty-children", "", _tree({"r": ["a", "z"], "a": ["y", "g"], "g": wide}, "r"), labels,
                  {"top1@2": {"kind": "top1_at_depth", "depth": 2}, "top1@3": {"kind": "top1_at_depth", "depth": 3},
                   "top5": {"kind": "top_k", "k": 5}, "in_g": {"kind": "subtree", "node": "g"}},
                  atoms, ["all", "s"]))
