@@ -482,14 +482,23 @@ def test_from_floats_refuses_what_is_not_a_float_table_in_one_message(y_true, y_
         assert smoothed.atoms[0].p == (Fraction(1, 20), Fraction(19, 20))
 
 
-def test_a_boolean_mask_is_a_subgroup_indicator_on_every_path():
+@pytest.mark.parametrize("shape, size, width", [("two_level", 2, 2), ("flat", 10, 1), ("wide_last", 1, 30),
+                                                  ("two_level", 10, 10)])
+def test_a_boolean_mask_is_a_subgroup_indicator_on_every_path(shape, size, width):
     """``subgroups={"g": df.col == v}``, the way a practitioner writes a subgroup, was refused on every
     path ("expected numbers, got booleans"); a mask is now the indicator ``c(x) = 1`` where True and
-    0 elsewhere (Sec. 2.1): the same audit, model and atoms as the 0/1 floats."""
+    0 elsewhere (Sec. 2.1): the same audit, model and atoms as the 0/1 floats. On four labels, a flat
+    ten, a node of thirty children last at its depth, and a 100-class softmax whose rows hold entries
+    near 1e-300."""
     from huc_ref import FiniteDistribution, TopK, audit
-    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["x", "y"], "b": ["z", "w"]})
+    from tests.strategies import shape_tree
+    t = shape_tree(shape, size, width, 1)
     rng = np.random.default_rng(3)
-    P, y = rng.dirichlet(np.ones(4), size=40), rng.integers(0, 4, 40)
+    logits = rng.normal(size=(40, t.K)) - 690 * (rng.random((40, t.K)) < 0.9) * (t.K == 100)
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    assert t.K != 100 or 1e-305 < P.min() < 1e-295  # (the softmax's tails)
+    y = rng.integers(0, t.K, 40)
     mask = rng.random(40) < 0.5
     us = {"top1": TopK(t, 1), "top2": TopK(t, 2)}
 
