@@ -9,7 +9,8 @@ small denominators and float-derived (dyadic) ones, it prints:
 * the ratio to brute-force interval enumeration (every (r, b) of every row, exact
   running sums) where that finishes (n = 1,000, small denominators);
 * the growth of the per-atom cost from n = 1,000 to the largest n (Table 2's
-  O(n log n) says it should stay flat).
+  O(n log n) says it should stay flat);
+* the audit of three atoms whose exact result has a million digits (``10^6 dig``).
 
 Run: ``python bench/exact_audit.py`` (``--quick`` for a small grid).
 """
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import importlib  # noqa: E402
 
-from bench.workloads import timed, workload  # noqa: E402
+from bench.workloads import million_digits, timed, workload  # noqa: E402
 from huc_ref import audit  # noqa: E402
 
 audit_module = importlib.import_module("huc_ref.audit")
@@ -94,6 +95,17 @@ def main():
                     brute = f"{brute_force_seconds(dist, us, t_frac) / t_frac:11.1f}"
                 print(f"{kind:<7} {K:>4} {n:>7} {t_frac:11.2f} {per_atom * 1e6:9.0f} {mpq:>8} {ratio:>8} "
                       f"{brute:>11} {per_atom / first:7.2f}", flush=True)
+    # an exact result of a million digits: three atoms of D.1's tree moved by 3^-2100000
+    dist, us = million_digits()
+    t_frac, res = timed(audit, dist, us, max_digits=10**12)
+    mpq = ratio = "-"
+    if have_mpq:
+        t_mpq, res2 = timed(audit, dist, us, rational="gmpy2", max_digits=10**12)
+        assert res2 == res, "mpq and Fraction disagree"
+        mpq, ratio = f"{t_mpq:8.2f}", f"{t_frac / t_mpq:8.2f}"
+    digits = int(res.uc.sup.denominator.bit_length() * 0.30103)
+    print(f"{'10^6 dig':<7} {4:>4} {dist.n:>7} {t_frac:11.2f} {'-':>9} {mpq:>8} {ratio:>8} {'-':>11} {'-':>7}"
+          f"   (UC's witness moment: {digits:,} digits)", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import random
 import time
 from fractions import Fraction
 
-from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Table, Top1AtDepth
+from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Subtree, Table, Top1AtDepth
 
 
 def random_tree(K: int, rng: random.Random, max_children: int = 4) -> LabelTree:
@@ -62,6 +62,18 @@ def workload(n: int, K: int, kind: str = "small", seed: int = 0):
     dist = FiniteDistribution.from_sample(tree, y_true, y_prob,
                                           subgroups={"all": [1] * n, "half": half, "signed": signed})
     return dist, utilities
+
+
+def million_digits(exponent: int = 2_100_000):
+    """``(distribution, utilities)``: App. D.1's four leaves, three atoms whose predictions are moved
+    by ``e = 3^-exponent``; the UC witness's exact moment has about ``0.477 exponent`` digits (a
+    million for the default), the tests' pinned million-digit case."""
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    e, q = Fraction(1, 3 ** exponent), Fraction(1, 4)
+    atoms = [{"weight": Fraction(1, 2), "p": [q + e, q - e, q, q], "eta": [q, 0, Fraction(3, 8), Fraction(3, 8)]},
+             {"weight": Fraction(1, 4), "p": [q - e, q + e, q, q], "label": "y3"},
+             {"weight": Fraction(1, 4), "p": [Fraction(1, 3), Fraction(1, 6), q, q], "label": "y2"}]
+    return FiniteDistribution(t, atoms), {"u": Table(t, [-1, 1, 1, 1]), "J": Subtree(t, "vL")}
 
 
 def timed(fn, *args, **kwargs):

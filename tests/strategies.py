@@ -4,6 +4,7 @@ deliberately few distinct predictions so that scores tie."""
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 from hypothesis import strategies as st
@@ -50,6 +51,17 @@ def predictions(draw, K: int, max_weight: int = 6):
 
 
 @st.composite
+def tiny_predictions(draw, K: int, max_weight: int = 6):
+    """A point of the open simplex with some entries near ``1e-300`` (a peaked softmax's tails,
+    as exact rationals): the small numbers float64 code loses and exact code must carry."""
+    raw = [Fraction(x) for x in draw(st.lists(st.integers(1, max_weight), min_size=K, max_size=K))]
+    for j in draw(st.lists(st.integers(0, K - 1), max_size=K - 1, unique=True)):
+        raw[j] = Fraction(draw(st.integers(1, 9)), 10 ** draw(st.integers(290, 310)))
+    total = sum(raw)
+    return tuple(x / total for x in raw)
+
+
+@st.composite
 def label_laws(draw, K: int):
     """A label law ``eta``; zeros allowed."""
     raw = draw(st.lists(st.integers(0, 4), min_size=K, max_size=K).filter(lambda r: sum(r) > 0))
@@ -58,10 +70,12 @@ def label_laws(draw, K: int):
 
 
 @st.composite
-def finite_distributions(draw, tree: LabelTree, max_atoms: int = 6, kind: str | None = None):
-    """Population atoms, sample atoms or a mixture, with 1-3 subgroups and tied predictions."""
+def finite_distributions(draw, tree: LabelTree, max_atoms: int = 6, kind: str | None = None, tiny: bool = False):
+    """Population atoms, sample atoms or a mixture, with 1-3 subgroups and tied predictions
+    (``tiny``: some predictions with entries near 1e-300)."""
     n = draw(st.integers(1, max_atoms))
-    pool = draw(st.lists(predictions(tree.K), min_size=1, max_size=3))
+    points = st.one_of(predictions(tree.K), tiny_predictions(tree.K)) if tiny else predictions(tree.K)
+    pool = draw(st.lists(points, min_size=1, max_size=3))
     n_sub = draw(st.integers(1, 3))
     subgroups = ["all", "g1", "g2"][:n_sub]
     kind = kind or draw(st.sampled_from(["population", "sample", "mixed"]))
@@ -250,6 +264,57 @@ def thirty_children(seed: int, n: int, ties: bool = False):
         P = np.round(P, 1) + 2.0**-10
     P /= P.sum(axis=1, keepdims=True)
     return t, P, rng
+
+
+@st.composite
+def shaped_trees(draw, max_leaves: int = 40):
+    """The small random trees of :func:`label_trees` or the shapes users have (:func:`wide_trees`:
+    flat, two-level, a node of up to 30 children first or last at its depth, deep chains)."""
+    return draw(st.one_of(label_trees(), wide_trees(max_leaves)))
+
+
+def _exact_rows(P):
+    """Float rows as the exact rationals they hold, each divided by its exact sum."""
+    rows = [[Fraction(float(x)) for x in r] for r in P]
+    return [[x / sum(r) for x in r] for r in rows]
+
+
+@functools.cache
+def pinned_case(name: str):
+    """``(distribution, utilities)`` of the exact pins (``@example``) on the shapes that broke code
+    which had passed hundreds of small random cases, as exact rationals:
+
+    * ``"flat ten"``: a flat 10-class tree (shuffled labels), peaked softmax rows with repeats;
+    * ``"thirty children"``: a node with 30 children, the last node at its depth;
+    * ``"hundred classes near 1e-300"``: a 10 x 10 tree, rows with entries near 1e-300;
+    * ``"a million digits"``: App. D.1's four leaves with predictions moved by ``3^-2100000``:
+      the exact HUC has over a million digits.
+    """
+    from huc_ref.utilities import class_indicator
+    if name == "a million digits":
+        from bench.workloads import million_digits
+        return million_digits()
+    import numpy as np
+    shape, size, width, sigma, floor, n = {"flat ten": ("flat", 10, 0, 3.0, 0, 9),
+                                           "thirty children": ("wide_last", 0, 30, 3.0, 0, 8),
+                                           "hundred classes near 1e-300": ("two_level", 10, 10, 15.0, -300, 6)}[name]
+    t = shape_tree(shape, size, width, 1)
+    rows = _exact_rows(softmax_rows(len(name), t.K, n, sigma, floor))
+    rng = np.random.default_rng(len(name))
+    labels = [t.labels[int(k)] for k in rng.integers(0, t.K, n)]
+    laws = _exact_rows(softmax_rows(len(name) + 1, t.K, n, sigma, floor))
+    atoms = [{"p": p, **({"label": y} if i % 2 else {"eta": eta}), "c": [1, Fraction(int(k), 2)]}
+             for i, (p, y, eta, k) in enumerate(zip(rows, labels, laws, rng.integers(-2, 3, n)))]
+    us = {"top3": TopK(t, 3), "first": class_indicator(t, t.labels[0]),
+          "rank": Rank(t, [Fraction((k % 5) - 2, 2) for k in range(t.K)])}
+    if shape != "flat":
+        wide = "w" if shape == "wide_last" else "g9"
+        us |= {"top1": Top1AtDepth(t, 1), "leaf": Top1AtDepth(t, 2), "wide": Subtree(t, wide)}
+    return FiniteDistribution(t, atoms, ["all", "signed"]), us
+
+
+#: The names of :func:`pinned_case`.
+PINNED = ("flat ten", "thirty children", "hundred classes near 1e-300", "a million digits")
 
 
 # --------------------------------------------------------------------------- a real dataset

@@ -1,8 +1,10 @@
 """The audit engine: the paper's worked examples, brute force, and identities."""
 
+import random
 from fractions import Fraction
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from huc_ref.audit import atom_terms, audit, interval_moment
@@ -12,7 +14,16 @@ from huc_ref.intervals import Interval
 from huc_ref.tree import LabelTree
 from huc_ref.utilities import PerAtom, Subtree, Table, class_indicator
 from tests.oracle import brute_force_audit
-from tests.strategies import finite_distributions, label_trees, predictions, utilities
+from tests.strategies import (
+                              PINNED,
+                              finite_distributions,
+                              label_trees,
+                              pinned_case,
+                              predictions,
+                              shaped_trees,
+                              tiny_predictions,
+                              utilities,
+)
 
 F = Fraction
 FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -78,15 +89,30 @@ def test_appendix_d4_common_cell_and_branch_score_cells():
 
 
 @st.composite
-def audit_cases(draw, max_leaves=7, kind=None):
-    t = draw(label_trees(max_leaves=max_leaves))
-    d = draw(finite_distributions(t, kind=kind))
+def audit_cases(draw, max_leaves=7, kind=None, shapes=False):
+    """Small random trees; with ``shapes`` also the shapes users have (flat, two-level, a node of
+    up to 30 children first or last at its depth, deep chains) and predictions with entries near
+    1e-300 (down to 1e-310, exactly: the exact engine has no smallest number)."""
+    t = draw(shaped_trees(max_leaves=24) if shapes else label_trees(max_leaves=max_leaves))
+    d = draw(finite_distributions(t, kind=kind, tiny=shapes))
     us = {f"u{i}": draw(utilities(t, n_atoms=d.n)) for i in range(draw(st.integers(1, 3)))}
     return d, us
 
 
+#: The exact pins on the shapes users have (tests/strategies.py: a flat ten-class tree, a node of 30
+#: children last at its depth, 100 classes with entries near 1e-300); the million-digit one below.
+SHAPE_PINS = [example(pinned_case(name)) for name in PINNED if name != "a million digits"]
+
+
+def _pinned(test):
+    for pin in SHAPE_PINS:
+        test = pin(test)
+    return test
+
+
 @settings(max_examples=150, deadline=None)
-@given(audit_cases())
+@given(audit_cases(shapes=True))
+@_pinned
 def test_engine_equals_brute_force_with_tie_rule(case):
     """Every sup, witness and signed moment equals brute-force enumeration (F.3)."""
     d, us = case
@@ -96,7 +122,8 @@ def test_engine_equals_brute_force_with_tie_rule(case):
 
 
 @settings(max_examples=60, deadline=None)
-@given(audit_cases())
+@given(audit_cases(shapes=True))
+@_pinned
 def test_witnesses_recompute_and_prop_3_3(case):
     """Each witness's moment recomputes from the definition; UC <= |V_T(u)| HUC per utility."""
     d, us = case
@@ -111,7 +138,7 @@ def test_witnesses_recompute_and_prop_3_3(case):
 
 
 @settings(max_examples=60, deadline=None)
-@given(audit_cases(), st.data())
+@given(audit_cases(shapes=True), st.data())
 def test_uc_moment_is_the_sum_of_node_moments(case, data):
     """M_{c,u,I} = sum_{v in V°} Gamma_{c,u,I,v} for every (c, u, I) (C.2, Prop. 3.3)."""
     d, us = case
@@ -126,7 +153,10 @@ def test_uc_moment_is_the_sum_of_node_moments(case, data):
 
 
 @settings(max_examples=40, deadline=None)
-@given(audit_cases(), st.randoms(use_true_random=False))
+@given(audit_cases(shapes=True), st.randoms(use_true_random=False))
+@example(pinned_case("flat ten"), random.Random(1))
+@example(pinned_case("thirty children"), random.Random(2))
+@example(pinned_case("hundred classes near 1e-300"), random.Random(3))
 def test_audit_is_invariant_under_permuting_atoms(case, rng):
     d, us = case
     order = list(range(d.n))
@@ -142,8 +172,8 @@ def test_audit_is_invariant_under_permuting_atoms(case, rng):
 @given(st.data())
 def test_canonical_calibration_gives_zero_uc_and_huc(data):
     """Prop. 3.3 / D.1: if eta(p) = p then every node moment vanishes, so HUC = 0."""
-    t = data.draw(label_trees())
-    pool = data.draw(st.lists(predictions(t.K), min_size=1, max_size=4))
+    t = data.draw(shaped_trees())
+    pool = data.draw(st.lists(st.one_of(predictions(t.K), tiny_predictions(t.K)), min_size=1, max_size=4))
     atoms = [{"weight": F(1, len(pool)), "p": p, "eta": p} for p in pool]
     d = FiniteDistribution(t, atoms)
     us = {f"u{i}": data.draw(utilities(t)) for i in range(2)}
@@ -177,8 +207,28 @@ def test_two_leaf_tree_recovers_binary_uc(rows):
     assert res.uc.sup == res.huc.sup == binary
 
 
+def test_an_exact_result_of_a_million_digits():
+    """App. D.1's four leaves with predictions moved by ``3^-2100000``: the UC witness's moment has
+    over a million digits.  Its moment recomputes from the definition (``interval_moment``); with
+    gmpy2 installed the whole audit also equals brute force computed in GMP's rationals (an
+    exact arithmetic apart from Python's; in ``Fraction`` the brute force takes minutes) and the
+    ``rational="gmpy2"`` audit.  The reductions of such sums once took a minute (CPython divides
+    n-digit numbers in time n^2); now they take a few seconds without gmpy2."""
+    import math
+    d, us = pinned_case("a million digits")
+    res = audit(d, us)
+    uc = res.uc
+    assert uc.sup.denominator.bit_length() * math.log10(2) > 10**6
+    assert interval_moment(d, us[uc.utility], uc.subgroup, Interval.closed(*uc.interval)) == uc.moment
+    gmpy2 = pytest.importorskip("gmpy2")
+    got = [(r.subgroup, r.utility, r.node, r.sup, r.interval, r.moment) for r in res.candidates]
+    assert got == brute_force_audit(d, us, number=gmpy2.mpq)
+    assert audit(d, us, rational="gmpy2") == res
+
+
 @settings(max_examples=40, deadline=None)
-@given(audit_cases())
+@given(audit_cases(shapes=True))
+@_pinned
 def test_gmpy2_accelerator_gives_the_reference_answer(case):
     """``rational="gmpy2"`` computes the same exact values as ``Fraction`` (the reference)."""
     import pytest

@@ -2,25 +2,53 @@
 
 from fractions import Fraction
 
-from hypothesis import given
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from huc_ref.decomposition import Prediction, TreeDecomposition, subtree_sums
 from huc_ref.tree import LabelTree
-from tests.strategies import SMALL, label_laws, label_trees, predictions
+from tests.strategies import PINNED, SMALL, label_laws, pinned_case, predictions, shaped_trees, tiny_predictions
 
 ZERO = Fraction(0)
 
 
-@st.composite
-def decompositions(draw):
-    t = draw(label_trees())
-    p = draw(predictions(t.K))
-    u = draw(st.lists(st.sampled_from(SMALL), min_size=t.K, max_size=t.K))
+def _decomposition(t, p, u):
     return t, p, u, TreeDecomposition(t, p, u)
 
 
+@st.composite
+def decompositions(draw):
+    """Small random trees and the shapes users have (tests/strategies.py), predictions with small
+    denominators or entries near 1e-300, utility values in [-1, 1]."""
+    t = draw(shaped_trees())
+    p = draw(st.one_of(predictions(t.K), tiny_predictions(t.K)))
+    u = draw(st.lists(st.sampled_from(SMALL), min_size=t.K, max_size=t.K))
+    return _decomposition(t, p, u)
+
+
+def _pinned(name):
+    """A pinned shape's first atom's prediction and a utility of values in {-1, -1/2, 0, 1/2, 1}."""
+    d, _ = pinned_case(name)
+    return _decomposition(d.tree, d.atoms[0].p, [Fraction(k % 5 - 2, 2) for k in range(d.tree.K)])
+
+
+#: The pinned shapes (tests/strategies.py) but the million-digit one, which hypothesis cannot
+#: print (its own test is below).
+SHAPES = [name for name in PINNED if name != "a million digits"]
+
+
+def _pins(test):
+    """``@example`` of each pinned shape: a flat ten-class tree, a node of 30 children last at its
+    depth, 100 classes near 1e-300."""
+    for name in SHAPES:
+        test = example(_pinned(name))(test)
+    return test
+
+
+@settings(deadline=None)
 @given(decompositions())
+@_pins
 def test_theorem_3_1_telescoping(case):
     """u(p,y) - mu_u(p) = sum_v g_{u,v}(p,y) for every label (Thm 3.1)."""
     t, p, u, dec = case
@@ -30,7 +58,9 @@ def test_theorem_3_1_telescoping(case):
         assert sum(dec.contributions(y).values(), ZERO) == dec.residual(y)
 
 
+@settings(deadline=None)
 @given(decompositions())
+@_pins
 def test_c1_local_algebra_and_piecewise_form(case):
     """sum_j R_{v,j} = 0, sum_j q_{v,j} = 1, mu_v = sum_j q_{v,j} mu_{v_j}; g = <Delta, R> (C.1)."""
     t, p, u, dec = case
@@ -46,10 +76,37 @@ def test_c1_local_algebra_and_piecewise_form(case):
             assert dec.g(v, y) == sum(d * rj for d, rj in zip(dec.Delta(v), r))
 
 
+@settings(deadline=None)
 @given(decompositions(), st.data())
 def test_c2_conditional_means_and_c3_orthogonality(case, data):
     t, p, u, dec = case
-    eta = data.draw(label_laws(t.K))
+    _check_c2_c3(t, p, dec, data.draw(label_laws(t.K)),
+                 TreeDecomposition(t, p, data.draw(st.lists(st.sampled_from(SMALL), min_size=t.K, max_size=t.K))))
+
+
+def test_theorem_3_1_and_c1_with_a_million_digits():
+    """Four leaves moved by ``3^-2100000`` (a million digits): Theorem 3.1 exactly; C.1's algebra in
+    GMP's rationals where gmpy2 is installed (the decomposition is written once for any exact
+    number type; its products of million-digit Fractions would take CPython minutes)."""
+    t, p, u, dec = case = _pinned("a million digits")
+    assert max(x.denominator.bit_length() for x in p) > 3.3 * 10**6
+    test_theorem_3_1_telescoping.hypothesis.inner_test(case)
+    mpq = pytest.importorskip("gmpy2").mpq
+    test_c1_local_algebra_and_piecewise_form.hypothesis.inner_test(
+        _decomposition(t, [mpq(x) for x in p], [mpq(x) for x in u]))
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_c2_and_c3_on_the_pinned_shapes(name):
+    """C.2 and C.3 on each pinned shape: its first atom's prediction, its second atom's label law
+    (or label), two utilities."""
+    d, _ = pinned_case(name)
+    t, p = d.tree, d.atoms[0].p
+    first, second = ([Fraction((k * s) % 5 - 2, 2) for k in range(t.K)] for s in (1, 3))
+    _check_c2_c3(t, p, TreeDecomposition(t, p, first), d.atoms[1].label_law(t.K), TreeDecomposition(t, p, second))
+
+
+def _check_c2_c3(t, p, dec, eta, other):
     masses = subtree_sums(t, eta)
     for v in t.internal_nodes:
         direct = sum((eta[t.label_index(y)] * dec.g(v, y) for y in t.labels), ZERO)
@@ -57,7 +114,6 @@ def test_c2_conditional_means_and_c3_orthogonality(case, data):
         # under Y ~ p each contribution has zero mean (C.3)
         assert sum(p[t.label_index(y)] * dec.g(v, y) for y in t.labels) == 0
     # distinct nodes are orthogonal under p, for this and a second utility (C.3)
-    other = TreeDecomposition(t, p, data.draw(st.lists(st.sampled_from(SMALL), min_size=t.K, max_size=t.K)))
     nodes = t.internal_nodes
     for i, v in enumerate(nodes):
         for w in nodes[i + 1:]:

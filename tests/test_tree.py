@@ -1,11 +1,11 @@
 """Label trees: constructors, queries, malformed trees and deep trees (tree.py)."""
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 
 from huc_ref.errors import HUCError
 from huc_ref.tree import LabelTree
-from tests.strategies import label_trees
+from tests.strategies import shape_tree, shaped_trees
 
 FOUR = {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}
 
@@ -74,7 +74,10 @@ def test_deep_trees_have_no_recursion_limit():
     assert LabelTree.from_paths([long_label, "other"]).depth(long_label) == 20_000
 
 
-@given(label_trees())
+@given(shaped_trees())
+@example(shape_tree("flat", 10, 0, 1))
+@example(shape_tree("wide_last", 0, 30, 1))  # a node of 30 children, the last at its depth
+@example(shape_tree("two_level", 10, 10, 1))
 def test_leaf_sets_partition_and_paths_agree(t):
     for v in t.internal_nodes:
         below = [y for c in t.children(v) for y in t.leaves_below(c)]
