@@ -197,3 +197,33 @@ def test_long_strings_read_past_pythons_guard(gmpy, monkeypatch):
         assert exact(text, "x", digits=20000) == Fraction(Decimal(text))
     with pytest.raises(HUCError, match=r"^x: '77777777777777777777'\.\.\. has more than 4000 digits$"):
         exact(num, "x")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60_000), st.integers(0, 2**32), st.sampled_from(["random", "ten to the", "ten to the, less one"]))
+@example(4000, 0, "random")  # the split's edge: Decimal reads it whole
+@example(4001, 1, "random")
+@example(4300, 0, "ten to the")  # 10^4300: a 1 and 4,300 zeros (halves of zeros)
+@example(60_000, 2, "ten to the, less one")
+def test_decimal_digits_are_pythons_str(size, seed, kind):
+    """``_decimal_digits`` (halves by powers of two, rebuilt in the decimal module's arithmetic: the
+    writer of long integers without gmpy2) writes what CPython's own ``str`` writes with its
+    4,300-digit guard lifted; ``size`` is bits for a random number, digits for the powers of ten.
+    Also one number of 200,000 digits."""
+    import random
+    import sys
+
+    from huc_ref.rational import _decimal_digits
+    n = {"random": random.Random(seed).getrandbits(size) | (1 << (size - 1)), "ten to the": 10**size,
+         "ten to the, less one": 10**size - 1}[kind]
+    guard = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        want = str(n)
+        big = random.Random(seed).getrandbits(664_386)  # 200,000 digits
+        want_big = str(big) if size == 4000 else None
+    finally:
+        sys.set_int_max_str_digits(guard)
+    assert _decimal_digits(n) == want
+    if want_big is not None:
+        assert _decimal_digits(big) == want_big
