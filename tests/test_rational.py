@@ -208,12 +208,13 @@ def test_long_strings_read_past_pythons_guard(gmpy, monkeypatch):
 def test_decimal_digits_are_pythons_str(size, seed, kind):
     """``_decimal_digits`` (halves by powers of two, rebuilt in the decimal module's arithmetic: the
     writer of long integers without gmpy2) writes what CPython's own ``str`` writes with its
-    4,300-digit guard lifted; ``size`` is bits for a random number, digits for the powers of ten.
+    4,300-digit guard lifted, and ``_digits_value`` (halves of the text joined by a power of ten:
+    the reader) reads it back; ``size`` is bits for a random number, digits for the powers of ten.
     Also one number of 200,000 digits."""
     import random
     import sys
 
-    from huc_ref.rational import _decimal_digits
+    from huc_ref.rational import _decimal_digits, _digits_value
     n = {"random": random.Random(seed).getrandbits(size) | (1 << (size - 1)), "ten to the": 10**size,
          "ten to the, less one": 10**size - 1}[kind]
     guard = sys.get_int_max_str_digits()
@@ -224,6 +225,6 @@ def test_decimal_digits_are_pythons_str(size, seed, kind):
         want_big = str(big) if size == 4000 else None
     finally:
         sys.set_int_max_str_digits(guard)
-    assert _decimal_digits(n) == want
+    assert _decimal_digits(n) == want and _digits_value(want) == n
     if want_big is not None:
-        assert _decimal_digits(big) == want_big
+        assert _decimal_digits(big) == want_big and _digits_value(want_big) == big
