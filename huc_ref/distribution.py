@@ -19,7 +19,7 @@ from fractions import Fraction
 from numbers import Integral, Real
 
 from .errors import HUCError, check_name, given, sized
-from .rational import exact, exact_sum, exact_vector, shown
+from .rational import dataclass_repr, exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
 __all__ = ["Atom", "FiniteDistribution", "prepare_prediction", "subgroup_mapping"]
@@ -42,6 +42,9 @@ class Atom:
     p: tuple[Fraction, ...]
     eta: tuple[Fraction, ...] | None = None
     label: int | None = None
+
+    def __repr__(self) -> str:  # (an exact number past Python's 4,300-digit guard would raise in repr)
+        return dataclass_repr(self)
 
     def label_law(self, K: int) -> tuple[Fraction, ...]:
         """``eta_i``; for a sample point the unit vector ``e_{y_i}`` (docs/specification.md §3).

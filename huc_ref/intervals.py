@@ -30,7 +30,7 @@ from math import gcd
 from numbers import Rational
 
 from .errors import HUCError
-from .rational import exact, reduced
+from .rational import dataclass_repr, exact, reduced
 
 __all__ = ["IntervalMax", "max_interval_sum", "max_interval_sum_brute_force"]
 
@@ -57,6 +57,9 @@ class IntervalMax:
     r: int
     b: int
     moment: Fraction
+
+    def __repr__(self) -> str:  # (an exact number past Python's 4,300-digit guard would raise in repr)
+        return dataclass_repr(self)
 
     @property
     def empty(self) -> bool:
@@ -302,6 +305,9 @@ class Interval:
     hi: Fraction | None = None
     lo_closed: bool = True
     hi_closed: bool = True
+
+    def __repr__(self) -> str:  # (an exact number past Python's 4,300-digit guard would raise in repr)
+        return dataclass_repr(self)
 
     @classmethod
     def closed(cls, lo, hi) -> Interval:

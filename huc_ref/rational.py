@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers as _abc
 import re
 from collections.abc import Mapping
+from dataclasses import fields
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from fractions import Fraction
 from math import lcm
@@ -18,7 +19,7 @@ from math import lcm
 from .errors import HUCError, given, one_of
 
 __all__ = ["exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value", "decimal_text",
-           "shown", "ratio", "rational_type", "scaled_integers", "reduced", "to_fraction"]
+           "shown", "ratio", "rational_type", "scaled_integers", "reduced", "to_fraction", "dataclass_repr"]
 
 # Exponents and digit counts are bounded so that a hostile string such as "1e999999999"
 # cannot make Fraction() build a gigantic integer.
@@ -298,6 +299,46 @@ def shown(x, around=None, limit: int = 60) -> str:
         return f"{fraction_text(Fraction(around))} {'+' if d > 0 else '-'} {decimal_text(abs(d))} " \
                f"(an exact number of {len(text)} characters)"
     return f"~{decimal_text(x)} (an exact number of {len(text)} characters)"
+
+
+#: Integers past this many bits are past Python's 4,300-digit guard on ``str`` and ``repr``.
+_GUARD_BITS = 14_000
+
+
+def _repr_of(value) -> str:
+    """``repr(value)``, with an exact number past Python's 4,300-digit guard (whose ``repr``
+    raises ValueError) shown as ``<~value, an exact Fraction of about N digits>``, inside
+    tuples, lists and dicts too."""
+    if isinstance(value, Fraction) or (type(value) is int):
+        bits = max(value.numerator.bit_length(), value.denominator.bit_length())
+        if bits > _GUARD_BITS:
+            kind = "Fraction" if isinstance(value, Fraction) else "int"
+            return f"<~{decimal_text(value)}, an exact {kind} of about {int(bits * 0.30103) + 1:,} digits>"
+        return repr(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(_repr_of(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_repr_of(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_repr_of(k)}: {_repr_of(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def dataclass_repr(obj) -> str:
+    """The ``repr`` a dataclass writes (its fields shown with ``repr=True``), except that an exact
+    number too long for Python's ``repr`` (more than 4,300 digits: an audit's witness moment can
+    have a million) is shown by its value and its length, so that printing a result, or a
+    notebook showing it, does not raise ValueError.
+
+    >>> from huc_ref.intervals import IntervalMax
+    >>> dataclass_repr(IntervalMax(Fraction(1, 4), 0, 1, Fraction(-1, 4)))
+    'IntervalMax(sup=Fraction(1, 4), r=0, b=1, moment=Fraction(-1, 4))'
+    >>> dataclass_repr(IntervalMax(Fraction(1, 3**20000), 0, 1, Fraction(-1, 3**20000)))
+    'IntervalMax(sup=<~3.75756e-9543, an exact Fraction of about 9,543 digits>, r=0, b=1, moment=<~-3.75756e-9543...>)'
+    """
+    parts = ", ".join(f"{f.name}={_repr_of(getattr(obj, f.name))}" for f in fields(obj) if f.repr)
+    return f"{type(obj).__name__}({parts})"
 
 
 def ratio(num, den, rational=Fraction):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .errors import HUCError
-from .rational import fraction_text
+from .rational import dataclass_repr, fraction_text
 
 __all__ = ["Candidate", "AuditResult", "BoostResult"]
 
@@ -30,6 +30,9 @@ class Candidate:
     sup: Fraction
     interval: tuple[Fraction, Fraction] | None
     moment: Fraction
+
+    def __repr__(self) -> str:  # (an exact number past Python's 4,300-digit guard would raise in repr)
+        return dataclass_repr(self)
 
     def to_json(self, *, key: str = "sup") -> dict:
         """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses) (docs/specification.md §6):
@@ -82,6 +85,9 @@ class AuditResult:
     #: p-values under the null of calibration (:class:`huc_ref.significance.Significance`),
     #: when the audit was asked for them (``null_draws``)
     significance: object = None
+
+    def __repr__(self) -> str:  # (an exact number past Python's 4,300-digit guard would raise in repr)
+        return dataclass_repr(self)
 
     @property
     def uc(self) -> Candidate:

@@ -213,13 +213,18 @@ def test_an_exact_result_of_a_million_digits():
     gmpy2 installed the whole audit also equals brute force computed in GMP's rationals (an
     exact arithmetic apart from Python's; in ``Fraction`` the brute force takes minutes) and the
     ``rational="gmpy2"`` audit.  The reductions of such sums once took a minute (CPython divides
-    n-digit numbers in time n^2); now they take a few seconds without gmpy2."""
+    n-digit numbers in time n^2); now they take a few seconds without gmpy2.  Printing the result
+    shows such numbers by value and length (Python's ``repr`` of them raises ValueError)."""
     import math
     d, us = pinned_case("a million digits")
     res = audit(d, us)
     uc = res.uc
     assert uc.sup.denominator.bit_length() * math.log10(2) > 10**6
     assert interval_moment(d, us[uc.utility], uc.subgroup, Interval.closed(*uc.interval)) == uc.moment
+    # printed (a notebook shows a result by its repr): Python's repr of such a Fraction raises ValueError
+    long = f"<~{float(uc.sup):.6g}, an exact Fraction of about 1,00"
+    assert long in repr(res) and long in repr(uc) and "of about 1,00" in repr(Interval.closed(*uc.interval))
+    assert repr(d.atoms[0]).startswith("Atom(weight=Fraction(1, 2), c=(Fraction(1, 1),), p=(<~0.25, an exact")
     gmpy2 = pytest.importorskip("gmpy2")
     got = [(r.subgroup, r.utility, r.node, r.sup, r.interval, r.moment) for r in res.candidates]
     assert got == brute_force_audit(d, us, number=gmpy2.mpq)
