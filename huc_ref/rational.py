@@ -326,10 +326,11 @@ def _repr_of(value) -> str:
 
 
 def dataclass_repr(obj) -> str:
-    """The ``repr`` a dataclass writes (its fields shown with ``repr=True``), except that an exact
-    number too long for Python's ``repr`` (more than 4,300 digits: an audit's witness moment can
-    have a million) is shown by its value and its length, so that printing a result, or a
-    notebook showing it, does not raise ValueError.
+    """The ``repr`` a dataclass writes (its fields shown with ``repr=True``) for the results and
+    atoms of docs/specification.md §3 and §6, except that an exact number too long for Python's
+    ``repr`` (more than 4,300 digits: an audit's witness moment can have a million) is shown by
+    its value and its length, so that printing a result, or a notebook showing it, does not
+    raise ValueError.
 
     >>> from huc_ref.intervals import IntervalMax
     >>> dataclass_repr(IntervalMax(Fraction(1, 4), 0, 1, Fraction(-1, 4)))
@@ -376,8 +377,9 @@ def rational_type(name: str = "fraction"):
 
 
 def to_fraction(x) -> Fraction:
-    """Any exact rational (``Fraction``, ``int``, ``mpq``) as a ``Fraction`` (an ``mpq`` is
-    already in lowest terms: taken as it is, without a second gcd).
+    """Any exact rational (``Fraction``, ``int``, ``mpq``) as a ``Fraction``, the type every exact
+    result is handed back in (docs/specification.md §4); an ``mpq`` is already in lowest terms:
+    taken as it is, without a second gcd.
 
     >>> to_fraction(3)
     Fraction(3, 1)
