@@ -12,7 +12,8 @@ small denominators and float-derived (dyadic) ones, it prints:
   O(n log n) says it should stay flat);
 * the audit of three atoms whose exact result has a million digits (``10^6 dig``).
 
-Run: ``python bench/exact_audit.py`` (``--quick`` for a small grid).
+Run: ``python bench/exact_audit.py`` (``--quick`` for a small grid; ``--no-gmpy2`` runs as if
+gmpy2 were not installed: ``import gmpy2`` fails, so ``rational.reduced`` keeps CPython's gcd).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if "--no-gmpy2" in sys.argv:  # before huc_ref is imported: as if gmpy2 were not installed
+    sys.modules["gmpy2"] = None  # type: ignore[assignment]
 
 import importlib  # noqa: E402
 
@@ -64,6 +67,7 @@ def brute_force_seconds(dist, utilities, t_exact):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="n up to 10^4 only")
+    ap.add_argument("--no-gmpy2", action="store_true", help="run as if gmpy2 were not installed")
     args = ap.parse_args()
     try:
         import gmpy2  # noqa: F401

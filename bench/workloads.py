@@ -76,6 +76,22 @@ def million_digits(exponent: int = 2_100_000):
     return FiniteDistribution(t, atoms), {"u": Table(t, [-1, 1, 1, 1]), "J": Subtree(t, "vL")}
 
 
+def long_binary_case(atoms: int = 520, digits: int = 1990, seed: int = 0) -> dict:
+    """A ``huc-case/1`` document: a binary tree (``neg``, ``pos``), ``atoms`` sample atoms whose
+    predictions ``num/den`` have odd ``digits``-digit denominators drawn at random (each number
+    within the format's 4,000 digits), random labels and the utility table ``[0, 1]``.  Its
+    exact UC has about ``atoms * 2 * digits`` digits (1,093,338 characters for the default)."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(atoms):
+        den = rng.randrange(10 ** (digits - 1), 10 ** digits) | 1
+        num = rng.randrange(1, den)
+        rows.append({"p": [f"{num}/{den}", f"{den - num}/{den}"], "label": rng.choice(("neg", "pos"))})
+    return {"format": "huc-case/1", "id": f"long-binary-{atoms}x{digits}",
+            "tree": {"root": "r", "children": {"r": ["neg", "pos"]}}, "labels": ["neg", "pos"],
+            "utilities": {"u": {"kind": "table", "values": [0, 1]}}, "atoms": rows}
+
+
 def timed(fn, *args, **kwargs):
     """``(seconds, result)`` of one call."""
     t = time.perf_counter()

@@ -68,9 +68,9 @@ def integer_value(digits: str) -> int:
     :func:`integer_text` (docs/specification.md §6: exact numbers are written whole).
 
     Python's ``int`` refuses more than 4,300 digits (a guard against its quadratic conversion,
-    about 5.9 s for a million digits here); gmpy2, where installed, reads a million digits in
-    milliseconds, otherwise :func:`_digits_value` does in about 1.2 s.  The callers bound
-    the length first (:data:`MAX_DIGITS` for inputs).
+    3.4 s for a million digits in ``bench/long_numbers.py``); gmpy2, where installed, reads a
+    million digits in milliseconds, otherwise :func:`_digits_value` does in 0.4 s.  The callers
+    bound the length first (:data:`MAX_DIGITS` for inputs).
 
     >>> integer_value("-12"), integer_value("9" * 5000) == 10**5000 - 1
     (-12, True)
@@ -176,10 +176,10 @@ def integer_text(n: int) -> str:
     """Write an integer of any size in decimal (docs/specification.md §6: exact results are written whole).
 
     Python refuses to write integers of more than 4,300 digits with ``str`` (a guard against
-    its quadratic conversion, about 15 s for a million digits on this project's machine); an
+    its quadratic conversion, 11 s for a million digits in ``bench/long_numbers.py``); an
     exact result can be far larger (a sum over 2,500 atoms with 6-decimal predictions has tens of
-    thousands of digits).  gmpy2, where installed, writes a million digits in a tenth of a
-    second; otherwise :func:`_decimal_digits` does, in about half a second.
+    thousands of digits).  gmpy2, where installed, writes a million digits in 0.06 s;
+    otherwise :func:`_decimal_digits` does, in 0.24 s.
 
     >>> integer_text(-12), len(integer_text(10**5000)), integer_text(10**5000 + 7)[-4:]
     ('-12', 5001, '0007')
@@ -203,8 +203,8 @@ def _decimal_digits(n: int) -> str:
     ``decimal`` module's exact arithmetic (``hi 2^w + lo``), whose multiplication of long numbers
     is subquadratic (libmpdec's number-theoretic transform); its text is then one linear pass.
     CPython 3.11's ``str`` takes time proportional to the square of the length instead (a
-    million digits: 0.44 s here against 14.7 s).  Exact at every size: the context's
-    precision is the largest there is, so no operation rounds.
+    million digits: 0.24 s against 11.4 s in ``bench/long_numbers.py``).  Exact at every size:
+    the context's precision is the largest there is, so no operation rounds.
 
     >>> _decimal_digits(10**9000 - 1) == "9" * 9000
     True
