@@ -8,9 +8,15 @@
 * **huc audit --json** of ``bench.workloads.long_binary_case`` (520 atoms of 1,990-digit
   predictions; its UC has about a million digits) as a whole command, with gmpy2, without it
   (blocked in the child process), and without it with the writer swapped for CPython's ``str``
-  (the project before ``_decimal_digits``); the three outputs are checked byte-identical.
+  (the project before ``_decimal_digits``); the three outputs are checked byte-identical;
+* **certified HUC-Boost** on ``long_binary_case`` with 10 to 80 atoms: the certified engine
+  (``engine="exact"``), which keeps the terms of atoms no update has touched exact
+  (docs/specification.md §4), so Algorithm 2's prefix sums over them are rationals whose
+  denominators have up to ``1,990 x atoms`` digits, against certified float64 (``engine="fast",
+  arithmetic="certified"``); the two runs' updates are checked to be the same decisions; and
+  certified float64 alone on the 520-atom case.
 
-Run: ``python bench/long_numbers.py`` (``--quick``: half the digits, 130 atoms).
+Run: ``python bench/long_numbers.py`` (``--quick``: half the digits, 130 atoms, boosting to 20).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.workloads import long_binary_case, timed  # noqa: E402
+from huc_ref import boost, read_case  # noqa: E402
 from huc_ref.rational import _decimal_digits, _digits_value  # noqa: E402
 
 #: The child process's prologue: ``gmpy2`` blocked (``import gmpy2`` raises ImportError), and, for
@@ -97,12 +104,34 @@ def end_to_end(atoms: int, digits: int, with_str: bool) -> None:
         print(f"  {name:<22} {t:8.2f} s   ({t / times[-1]:.3f} of the last row)")
 
 
+def boosting(sizes, digits: int, fast_only=()) -> None:
+    """Time certified HUC-Boost on both engines and check they take the same decisions; for
+    ``fast_only`` sizes, certified float64 alone."""
+    print(f"certified HUC-Boost (epsilon 1/100), {digits}-digit predictions: seconds")
+    for atoms in fast_only:
+        case = read_case(long_binary_case(atoms, digits))
+        t_fast, fast = timed(boost, case.distribution, case.utilities, engine="fast", arithmetic="certified")
+        print(f"  {atoms:>4} atoms, {len(fast.updates):>3} updates: certified float64 {t_fast:6.2f} s", flush=True)
+    for atoms in sizes:
+        case = read_case(long_binary_case(atoms, digits))
+        runs = {}
+        for engine, arithmetic in (("exact", None), ("fast", "certified")):
+            runs[engine] = timed(boost, case.distribution, case.utilities, engine=engine, arithmetic=arithmetic)
+        (t_exact, exact), (t_fast, fast) = runs["exact"], runs["fast"]
+        decisions = [[(u["subgroup"], u["utility"], u["node"], str(u["gamma"]).startswith("-")) for u in r.updates]
+                     for r in (exact, fast)]
+        assert decisions[0] == decisions[1], "the engines' certified decisions differ"
+        print(f"  {atoms:>4} atoms, {len(exact.updates):>3} updates: certified engine {t_exact:8.2f} s, "
+              f"certified float64 {t_fast:6.2f} s ({t_exact / t_fast:6.1f}x)", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="half a million digits; a 130-atom case")
     args = ap.parse_args()
     conversions(500_000 if args.quick else 1_000_000)
     end_to_end(130 if args.quick else 520, 1990, with_str=True)
+    boosting((10, 20) if args.quick else (10, 20, 40, 80), 1990, fast_only=(130,) if args.quick else (520,))
 
 
 if __name__ == "__main__":
