@@ -9,11 +9,13 @@
   predictions; its UC has about a million digits) as a whole command, with gmpy2, without it
   (blocked in the child process), and without it with the writer swapped for CPython's ``str``
   (the project before ``_decimal_digits``); the three outputs are checked byte-identical;
-* **certified HUC-Boost** on ``long_binary_case`` with 10 to 80 atoms: the certified engine
+* **certified HUC-Boost** on ``long_binary_case`` with 10 to 160 atoms: the certified engine
   (``engine="exact"``), which keeps the terms of atoms no update has touched exact
   (docs/specification.md §4), so Algorithm 2's prefix sums over them are rationals whose
   denominators have up to ``1,990 x atoms`` digits, against certified float64 (``engine="fast",
-  arithmetic="certified"``); the two runs' updates are checked to be the same decisions; and
+  arithmetic="certified"``); the two runs' updates are checked to be the same decisions; up to
+  80 atoms the certified engine again with those exact parts summed as ``Fraction`` s instead of
+  gmpy2's ``mpq`` (``boost._gmp_exact_parts`` turned off; checked to give the same run); and
   certified float64 alone on the 520-atom case.
 
 Run: ``python bench/long_numbers.py`` (``--quick``: half the digits, 130 atoms, boosting to 20).
@@ -31,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import mpmath  # noqa: E402
 
 from bench.workloads import long_binary_case, timed  # noqa: E402
 from huc_ref import boost, read_case  # noqa: E402
@@ -104,9 +108,11 @@ def end_to_end(atoms: int, digits: int, with_str: bool) -> None:
         print(f"  {name:<22} {t:8.2f} s   ({t / times[-1]:.3f} of the last row)")
 
 
-def boosting(sizes, digits: int, fast_only=()) -> None:
-    """Time certified HUC-Boost on both engines and check they take the same decisions; for
-    ``fast_only`` sizes, certified float64 alone."""
+def boosting(sizes, digits: int, fast_only=(), fraction_up_to: int = 80) -> None:
+    """Time certified HUC-Boost on both engines and check they take the same decisions; up to
+    ``fraction_up_to`` atoms, the certified engine again with its prefix sums' exact parts kept
+    as ``Fraction`` s (gmpy2's ``mpq`` turned off: mpmath's integers taken as Python's), the same
+    run; for ``fast_only`` sizes, certified float64 alone."""
     print(f"certified HUC-Boost (epsilon 1/100), {digits}-digit predictions: seconds")
     for atoms in fast_only:
         case = read_case(long_binary_case(atoms, digits))
@@ -121,8 +127,17 @@ def boosting(sizes, digits: int, fast_only=()) -> None:
         decisions = [[(u["subgroup"], u["utility"], u["node"], str(u["gamma"]).startswith("-")) for u in r.updates]
                      for r in (exact, fast)]
         assert decisions[0] == decisions[1], "the engines' certified decisions differ"
-        print(f"  {atoms:>4} atoms, {len(exact.updates):>3} updates: certified engine {t_exact:8.2f} s, "
-              f"certified float64 {t_fast:6.2f} s ({t_exact / t_fast:6.1f}x)", flush=True)
+        line = (f"  {atoms:>4} atoms, {len(exact.updates):>3} updates: certified engine {t_exact:7.2f} s, "
+                f"certified float64 {t_fast:5.2f} s ({t_exact / t_fast:5.1f}x)")
+        if atoms <= fraction_up_to and mpmath.libmp.BACKEND == "gmpy":
+            saved, mpmath.libmp.BACKEND = mpmath.libmp.BACKEND, "python"  # (_gmp_exact_parts reads it)
+            try:
+                t_frac, plain = timed(boost, case.distribution, case.utilities, engine="exact")
+            finally:
+                mpmath.libmp.BACKEND = saved
+            assert plain.to_json() == exact.to_json(), "Fraction and mpq sums gave different runs"
+            line += f"; Fraction sums {t_frac:7.2f} s ({t_frac / t_exact:4.1f}x the engine's)"
+        print(line, flush=True)
 
 
 def main():
@@ -131,7 +146,7 @@ def main():
     args = ap.parse_args()
     conversions(500_000 if args.quick else 1_000_000)
     end_to_end(130 if args.quick else 520, 1990, with_str=True)
-    boosting((10, 20) if args.quick else (10, 20, 40, 80), 1990, fast_only=(130,) if args.quick else (520,))
+    boosting((10, 20) if args.quick else (10, 20, 40, 80, 160), 1990, fast_only=(130,) if args.quick else (520,))
 
 
 if __name__ == "__main__":

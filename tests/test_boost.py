@@ -664,3 +664,34 @@ def test_kept_sample_terms_are_the_terms_of_the_current_rows():
                      epsilon=Fraction(1, 1000), fixed=None, select="greedy", max_updates=12, max_passes=100)
     kept, fresh = run(False), run(True)
     assert len(kept.updates) >= 5 and kept.steps == fresh.steps
+
+
+def test_long_exact_parts_are_summed_by_gmp_with_the_same_run(monkeypatch):
+    """Certified HUC-Boost on 10 atoms of 1,990-digit predictions (``bench.workloads.long_binary_case``):
+    the exact parts of Algorithm 2's prefix sums go past ``GMP_BITS`` and are added as gmpy2's
+    ``mpq`` (``_gmp_exact_parts``); with that path turned off (mpmath on its own integers) the run
+    is the same, update for update, number for number."""
+    pytest.importorskip("gmpy2")
+    import importlib
+
+    from bench.workloads import long_binary_case
+    from huc_ref import read_case
+    engine = importlib.import_module("huc_ref.boost")
+    if mpmath.libmp.BACKEND != "gmpy":
+        pytest.skip("mpmath does not compute with gmpy2 here")
+    case = read_case(long_binary_case(10, 1990))
+    converted = []
+    spied = engine._gmp_exact_parts
+
+    def spy(blocks):
+        out = spied(blocks)
+        converted.append(any(type(x) is engine._Split and type(x.exact).__name__ == "mpq" for x in out))
+        return out
+    monkeypatch.setattr(engine, "_gmp_exact_parts", spy)
+    with_gmp = boost(case.distribution, case.utilities, epsilon="1/100")
+    assert any(converted), "the mpq path never ran: the test would compare a run with itself"
+    converted.clear()
+    monkeypatch.setattr(mpmath.libmp, "BACKEND", "python")
+    without = boost(case.distribution, case.utilities, epsilon="1/100")
+    assert not any(converted)
+    assert with_gmp.updates and with_gmp.to_json() == without.to_json()
