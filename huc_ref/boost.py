@@ -296,11 +296,35 @@ def _evaluate(coef: dict, ctx, factors: dict):
 
 
 def _normaliser(q0, z) -> tuple:
-    """``sum_k q0_k e^{z_k}`` in canonical form: the distinct logits with their summed ``q0``."""
+    """``sum_k q0_k e^{z_k}`` in canonical form: the distinct logits with their summed ``q0``
+    (a :class:`_Hashed` tuple: it is a part of every :class:`_Form` key of the split).
+
+    >>> _normaliser([Fraction(1, 6), Fraction(1, 3), Fraction(1, 2)], [Fraction(1), 0, Fraction(1)])
+    ((0, Fraction(1, 3)), (Fraction(1, 1), Fraction(2, 3)))
+    """
     grouped: dict = {}
     for q, zk in zip(q0, z):
         grouped[zk] = grouped.get(zk, 0) + q
-    return tuple(sorted(grouped.items()))
+    return _Hashed(sorted(grouped.items()))
+
+
+class _Hashed(tuple):
+    """A tuple that computes its hash once.  A normaliser's ``q0`` sums are rationals with the
+    predictions' denominators, and a ``Fraction`` computes its hash anew each time, with a modular
+    inverse of its denominator (4.6 us for 2,000 digits, against 0.3 us for small ones); the
+    :class:`_Form` dictionaries hash their keys at every addition.
+
+    >>> key = _Hashed([(0, Fraction(1, 3**4000))])
+    >>> hash(key) == hash(tuple(key)) and key == tuple(key) and {key: 1}[tuple(key)] == 1
+    True
+    """
+
+    def __hash__(self):
+        try:
+            return self.__dict__["hash"]
+        except KeyError:
+            self.__dict__["hash"] = value = tuple.__hash__(self)
+            return value
 
 
 def _lift_like(value):
