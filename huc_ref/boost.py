@@ -437,8 +437,8 @@ def _gmp_exact_parts(blocks) -> list:
     denominator), gmpy2 is installed and mpmath computes with it (so an ``mpf`` takes GMP's
     integers); else ``blocks`` as they are.  Each addition of two ``Fraction`` s divides by a
     gcd, which CPython 3.11 computes in time proportional to the square of the length: with
-    1,990-digit predictions, certified HUC-Boost on 80 atoms takes 96 s with ``Fraction`` sums and
-    18 s with these (``bench/long_numbers.py``)."""
+    1,990-digit predictions, certified HUC-Boost on 80 atoms takes 99 s with ``Fraction`` sums and
+    12.5 s with these (``bench/long_numbers.py``)."""
     if sum(x.exact.denominator.bit_length() for x in blocks if type(x) is _Split) <= GMP_BITS:
         return blocks
     if mpmath.libmp.BACKEND != "gmpy":
