@@ -95,14 +95,43 @@ def _slow_case():
             {"u0": Rank(t, ["0", "3/4", "-1", "-1/2", "-1/4", "-1/4"])})
 
 
+def _uc_at_epsilon():
+    """UC exactly 1/20 (= epsilon) with two witnesses of equal exact moment (the first block alone,
+    and the first two blocks, whose second block sums to 0): both float64 engines see UC a rounding
+    above epsilon and update, the fast one on ``[-0.8, -0.8]`` (the tie rule's first maximiser) and
+    the reference in float mode on ``[-0.8, -0.65]``, so their runs differ from the first update
+    (hypothesis found it; the certified engine makes no update)."""
+    from huc_ref import Table
+    t = LabelTree.from_children("v0", {"v0": ["v1", "v2"], "v2": ["v3", "v4"], "v4": ["v5", "v6"], "v6": ["v7", "v8"]},
+                                labels=["v8", "v7", "v1", "v3", "v5"])
+    p, q = ["1/10", "2/5", "1/10", "3/10", "1/10"], ["1/10", "1/10", "1/10", "3/5", "1/10"]
+    atoms = [{"weight": "1/4", "c": [1, 0, 0], "p": p, "label": "v7"},
+             {"weight": "1/4", "c": [1, 0, 0], "p": q, "label": "v8"},
+             {"weight": "1/8", "c": [1, 0, 0], "p": p, "eta": [0, 0, "1/5", "2/5", "2/5"]},
+             {"weight": "3/8", "c": [1, 0, 0], "p": p, "label": "v5"}]
+    return (FiniteDistribution(t, atoms, ["all", "g1", "g2"]),
+            {"u0": Table(t, ["-1", "-1/2", "1/4", "-1", "-3/4"])})
+
+
+def _same_decisions(a, b) -> bool:
+    """Two boosting runs' updates chose the same candidates: subgroup, utility, node and witness
+    interval (its ends to 1e-9)."""
+    return len(a) == len(b) and all(
+        (x["subgroup"], x["utility"], x["node"]) == (y["subgroup"], y["utility"], y["node"])
+        and all(abs(float(e) - float(f)) < 1e-9 for e, f in zip(x["interval"], y["interval"]))
+        for x, y in zip(a, b))
+
+
 @settings(max_examples=40, deadline=None)
 @given(audit_cases(max_leaves=6))
 @example(_slow_case())
+@example(_uc_at_epsilon())
 def test_fast_boost_reaches_epsilon_and_agrees_with_the_reference_engine(case):
     """The float64 boost stops by tolerance within Theorem 3.5's ``ceil(2 L_log(f_0) / eps^2)``
     updates (no rounder cap: some cases need hundreds), its final predictions re-audited exactly
     are within epsilon, its log loss falls at every update, and it matches huc_ref.boost (float
-    mode)."""
+    mode) wherever the two chose the same candidates (an exact tie of two witnesses may round
+    apart differently in the two engines: ``_uc_at_epsilon``)."""
     from huc_ref.boost import boost
     from huc_ref.fast import boost as fast_boost
     from huc_ref.utilities import PerAtom
@@ -130,8 +159,7 @@ def test_fast_boost_reaches_epsilon_and_agrees_with_the_reference_engine(case):
         if splits_a_float_tie(final_dist, us, worst):
             continue  # float64 cannot see this violation: the documented case for the exact engine
         assert float(worst.sup) <= 0.05 + 1e-9
-        decisions = [(u["subgroup"], u["utility"], u["node"]) for u in fast["updates"]]
-        if decisions == [(u["subgroup"], u["utility"], u["node"]) for u in ref.updates]:  # same final error
+        if _same_decisions(fast["updates"], ref.updates):  # the same updates: the same final error
             key = "huc" if method == "huc" else "uc"
             assert abs(fast["final"][key] - float(ref.final[key])) < 1e-9
 
