@@ -84,16 +84,14 @@ def conversions(digits: int) -> None:
         print(f"  {part:<7}" + "".join(f"  {name} {t:7.3f} s ({base / t:5.1f}x)" for name, t in cells))
 
 
-def end_to_end(atoms: int, digits: int, with_str: bool) -> None:
+def end_to_end(atoms: int, digits: int) -> None:
     """Time ``huc audit CASE --json`` in child processes and check their outputs equal."""
     case = long_binary_case(atoms, digits)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "case.json"
         path.write_text(json.dumps(case))
         runs = [("with gmpy2", "import sys; ")] if have_gmpy2() else []
-        runs.append(("without gmpy2", BLOCK_GMPY2))
-        if with_str:
-            runs.append(("without, CPython str", BLOCK_GMPY2 + PLAIN_STR))
+        runs += [("without gmpy2", BLOCK_GMPY2), ("without, CPython str", BLOCK_GMPY2 + PLAIN_STR)]
         outputs, times = [], []
         for _, prologue in runs:
             t0 = time.perf_counter()
@@ -145,7 +143,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="half a million digits; a 130-atom case")
     args = ap.parse_args()
     conversions(500_000 if args.quick else 1_000_000)
-    end_to_end(130 if args.quick else 520, 1990, with_str=True)
+    end_to_end(130 if args.quick else 520, 1990)
     boosting((10, 20) if args.quick else (10, 20, 40, 80, 160), 1990, fast_only=(130,) if args.quick else (520,))
 
 

@@ -80,7 +80,8 @@ def long_binary_case(atoms: int = 520, digits: int = 1990, seed: int = 0) -> dic
     """A ``huc-case/1`` document: a binary tree (``neg``, ``pos``), ``atoms`` sample atoms whose
     predictions ``num/den`` have odd ``digits``-digit denominators drawn at random (each number
     within the format's 4,000 digits), random labels and the utility table ``[0, 1]``.  Its
-    exact UC has about ``atoms * 2 * digits`` digits (1,093,338 characters for the default)."""
+    exact UC's witness sums over hundreds of atoms, whose denominators multiply: with the
+    defaults, ``"a/b"`` of 997,914 characters (``bench/long_numbers.py`` prints it)."""
     rng = random.Random(seed)
     rows = []
     for _ in range(atoms):

@@ -63,6 +63,11 @@ def _check_size(where: str, text: str, exponent: int, exponent_limit: int, count
         raise HUCError(f"{where}: {text[:20]!r}... has more than {digits} digits", kind="too_large")
 
 
+#: Integers of fewer bits than this are under Python's 4,300-digit guard on ``str`` and ``repr``
+#: (14,000 bits are 4,215 digits).
+_STR_GUARD_BITS = 14_000
+
+
 def integer_value(digits: str) -> int:
     """Read a string of decimal digits (an optional sign first) of any length: the reverse of
     :func:`integer_text` (docs/specification.md §6: exact numbers are written whole).
@@ -184,7 +189,7 @@ def integer_text(n: int) -> str:
     >>> integer_text(-12), len(integer_text(10**5000)), integer_text(10**5000 + 7)[-4:]
     ('-12', 5001, '0007')
     """
-    if n.bit_length() < 14_000:  # below the 4,300-digit guard
+    if n.bit_length() < _STR_GUARD_BITS:
         return str(n)
     try:
         import gmpy2
@@ -301,17 +306,17 @@ def shown(x, around=None, limit: int = 60) -> str:
     return f"~{decimal_text(x)} (an exact number of {len(text)} characters)"
 
 
-#: Integers past this many bits are past Python's 4,300-digit guard on ``str`` and ``repr``.
-_GUARD_BITS = 14_000
-
-
 def _repr_of(value) -> str:
     """``repr(value)``, with an exact number past Python's 4,300-digit guard (whose ``repr``
     raises ValueError) shown as ``<~value, an exact Fraction of about N digits>``, inside
-    tuples, lists and dicts too."""
+    tuples, lists and dicts too.
+
+    >>> _repr_of({"p": (Fraction(1, 3),), "n": [3**9000, 2]})
+    "{'p': (Fraction(1, 3),), 'n': [<~1.23394e+4294, an exact int of about 4,295 digits>, 2]}"
+    """
     if isinstance(value, Fraction) or (type(value) is int):
         bits = max(value.numerator.bit_length(), value.denominator.bit_length())
-        if bits > _GUARD_BITS:
+        if bits >= _STR_GUARD_BITS:
             kind = "Fraction" if isinstance(value, Fraction) else "int"
             return f"<~{decimal_text(value)}, an exact {kind} of about {int(bits * 0.30103) + 1:,} digits>"
         return repr(value)
