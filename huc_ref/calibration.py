@@ -99,21 +99,25 @@ def _validation(validation, size: int = 3):
     return tuple(validation)
 
 
-def _subgroup_values(subgroups, n: int, names=None) -> tuple[list, np.ndarray]:
+def _subgroup_values(subgroups, n: int, names=None, where: str = "subgroups",
+                     rows: str = "y_prob") -> tuple[list, np.ndarray]:
     """Subgroup names and an ``n x |C|`` array of values in [-1, 1]; the whole population
-    ("all") is always included (K.3: "The whole-population indicator is always included")."""
-    groups = {} if subgroups is None else dict(subgroup_mapping(subgroups))
+    ("all") is always included (K.3: "The whole-population indicator is always included");
+    ``where`` and ``rows`` name the subgroups and the predictions in a message."""
+    groups = {} if subgroups is None else dict(subgroup_mapping(subgroups, where))
     if "all" not in groups:
         groups = {"all": np.ones(n), **groups}
     if names is not None:
         missing = [g for g in names if g not in groups]
         if missing:
-            raise HUCError(f"subgroups: the model was fitted with subgroup {missing[0]!r}; give its values "
-                           f"(subgroups={{{missing[0]!r}: ...}})", kind="missing_field")
+            hint = f"{{{missing[0]!r}: ...}}"
+            raise HUCError(f"{where}: the model was fitted with subgroup {missing[0]!r}; give its values "
+                           f"({'subgroups=' + hint if where == 'subgroups' else hint + ' in ' + where})",
+                           kind="missing_field")
         groups = {g: groups[g] for g in names}
     C = np.empty((n, len(groups)))
     for k, (name, values) in enumerate(groups.items()):
-        C[:, k] = subgroup_column(values, n, f"subgroups[{name!r}]")
+        C[:, k] = subgroup_column(values, n, f"{where}[{name!r}]", rows)
     return list(groups), C
 
 
@@ -151,16 +155,16 @@ class _Scaling(_Estimator):
         validation = _validation(validation, 2)
         if validation is not None:
             Pv, yv = validation[0], validation[1]
-            val = (Pv, self._one_hot(yv, len(prediction_rows(Pv, K, "validation[0]")), K))
+            val = (Pv, self._one_hot(yv, len(prediction_rows(Pv, K, "validation[0]")), K, "validation[1]"))
         self.recalibrator_ = fit_scaling(y_prob, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
                                          validation=val, l2_grid=self.l2_grid)
         return self
 
     @staticmethod
-    def _one_hot(y, n, K):
+    def _one_hot(y, n, K, where="y_true"):
         ids = np.asarray(y)
         if ids.shape != (n,) or ids.dtype.kind not in "iu" or K is None or (ids < 0).any() or (ids >= K).any():
-            raise HUCError(f"y_true: expected {n} class indices from 0 to {'K - 1' if K is None else K - 1}",
+            raise HUCError(f"{where}: expected {n} class indices from 0 to {'K - 1' if K is None else K - 1}",
                            kind="reference")
         return np.eye(K)[ids]
 
@@ -276,7 +280,8 @@ class HUCBoost(_Estimator):
         validation = _validation(validation)
         if self.initial is not None:
             val = None if validation is None else (self._inputs(validation[0], "validation[0]"),
-                                                    label_ids(validation[1], self.tree, len(validation[0])))
+                                                    label_ids(validation[1], self.tree, len(validation[0]),
+                                                              "validation[1]", "validation[0]"))
             self.initial_ = type(self.initial)(**self.initial.get_params()).fit(P, y, validation=val)
             P = self.initial_.predict_proba(P)
         names, C = _subgroup_values(subgroups, len(P))
@@ -294,8 +299,9 @@ class HUCBoost(_Estimator):
             Pv = self._inputs(validation[0], "validation[0]")
             if self.initial is not None:
                 Pv = self.initial_.predict_proba(Pv)
-            yv = label_ids(validation[1], self.tree, len(Pv))
-            _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names)
+            yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]")
+            _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
+                                     "validation[0]")
             keep, errors = select_prefix(run, Sample(self.tree, Pv, yv, names, Cv), self.utilities)  # (arrays)
         self.subgroups_, self.run_, self.validation_errors_ = names, run, errors
         self.rules_ = [(k, u, a, float(lo), float(hi), float(alpha)) for k, u, a, lo, hi, alpha in run.steps[:keep]]

@@ -119,22 +119,32 @@ class _ArrayCase:
         self.distribution = f"sample from array files, n={n}, K={K}"
 
 
-def _subgroup_file(path, n: int):
+def _subgroup_file(path, n: int, option: str = "--subgroups"):
     """Subgroups from a CSV file with a header row of names (one column per subgroup): numbers in
-    [-1, 1], or True/False cells (a boolean column as pandas writes it), read as a mask."""
+    [-1, 1], or True/False cells (a boolean column as pandas writes it), read as a mask; ``option``
+    names the file in a message."""
     if path is None:
         return None
     import numpy as np
 
     from .formats import read_columns
-    values, names = read_columns(Path(path), "subgroups")
+    values, names = read_columns(Path(path), option)
     if Path(path).suffix.lower() != ".csv" or names is None or len(values) != n:
-        raise HUCError(f"subgroups: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
-    check_names(names, "subgroups")
+        raise HUCError(f"{option}: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
+    check_names(names, option)
     values = values.reshape(len(values), -1)
     if values.dtype.kind == "U" and set(np.char.lower(values).ravel().tolist()) <= {"true", "false"}:
         values = np.char.lower(values) == "true"  # a boolean column as pandas writes it: a mask (True = 1)
     return {name: values[:, k] for k, name in enumerate(names)}
+
+
+def _need_subgroups(names, groups, option: str) -> None:
+    """Every subgroup the model is fitted with (``names``; "all", the whole population, is always
+    there, K.3) has a column in the file of ``option`` (read as ``groups``)."""
+    missing = [g for g in names if g != "all" and g not in (groups or ())]
+    if missing:
+        raise HUCError(f"{option}: the model is fitted with subgroup {printable(missing[0], 80)!r}; give its values "
+                       f"in a {option} file (a .csv column of that name)", kind="missing_field")
 
 
 def _predictions(path, what: str, tree):
@@ -152,14 +162,19 @@ def _predictions(path, what: str, tree):
 
 
 def _arrays(args, tree, prefix=""):
-    """Predictions, labels and subgroups from the array files the options name."""
+    """Predictions, labels and subgroups from the array files the options name (``prefix`` "val_":
+    the validation files); a labels file of the wrong length or with a name that is not a label
+    is an error naming the options."""
+    from .fast.audit import label_ids
     from .formats import read_array
-    P = _predictions(getattr(args, f"{prefix}predictions"), f"--{prefix.replace('_', '-')}predictions", tree)
+    option = f"--{prefix.replace('_', '-')}"
+    P = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree)
     path = Path(getattr(args, f"{prefix}labels"))
-    y = read_array(path, f"--{prefix.replace('_', '-')}labels")
+    y = read_array(path, f"{option}labels")
     if path.suffix.lower() != ".npy" and y.dtype.kind in "iu" and set(y.astype(str).tolist()) <= set(tree.labels):
         y = y.astype(str)  # a text file's cells that are label names ("0", "1", ... named so) are names
-    return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P))
+    label_ids(y, tree, len(P), f"{option}labels", f"{option}predictions")  # (checked; the library reads y itself)
+    return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups")
 
 
 def _rows(text: str) -> int:
@@ -255,6 +270,7 @@ def _cmd_fit(args) -> int:
         if args.val_labels is None:
             raise HUCError("--val-predictions: also give --val-labels", kind="option")
         Pv, yv, gv = _arrays(args, tree, "val_")
+        _need_subgroups(groups or (), gv, "--val-subgroups")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
     null = _null_draws(args.null)
@@ -289,7 +305,9 @@ def _cmd_apply(args) -> int:
     read_document(Path(args.model), "model")
     model = load_model(Path(args.model))
     P = _predictions(args.predictions, "predictions", model.tree)
-    out = model.predict_proba(P, subgroups=_subgroup_file(args.subgroups, len(P)))
+    groups = _subgroup_file(args.subgroups, len(P))
+    _need_subgroups(model.subgroups_, groups, "--subgroups")
+    out = model.predict_proba(P, subgroups=groups)
     target = Path(args.output)
     if target.suffix.lower() == ".npy":
         np.save(target, out)

@@ -328,7 +328,7 @@ class FiniteDistribution:
 _PER_LABEL = "one value per label of y_true ({})"
 
 
-def subgroup_mapping(subgroups) -> Mapping:
+def subgroup_mapping(subgroups, where: str = "subgroups") -> Mapping:
     """A sample's subgroup family ``C`` (Sec. 2.1) as given to the array entry points: a non-empty
     mapping from name to one value ``c(x_i)`` per sample, checked (its values are checked where
     they are read); one HUCError otherwise, the same from every entry point.
@@ -339,7 +339,7 @@ def subgroup_mapping(subgroups) -> Mapping:
     huc_ref.errors.HUCError: subgroups: expected a non-empty mapping from name to n values in [-1, 1]
     """
     if not (isinstance(subgroups, Mapping) and subgroups):
-        raise HUCError("subgroups: expected a non-empty mapping from name to n values in [-1, 1]", kind="type")
+        raise HUCError(f"{where}: expected a non-empty mapping from name to n values in [-1, 1]", kind="type")
     return subgroups
 
 

@@ -299,6 +299,23 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "subgroups: expected a non-empty mapping from name to n values in [-1, 1]"),
     (lambda m, P, y: load_model(None), "type",
      "model: expected a huc-model/1 document (a dict) or a path to one, got NoneType"),
+    # a bad validation split was reported as the calibration data's (session 24: "y_true: has 199 labels,
+    # y_prob has 200 rows" for validation[1]); each part of it is named as the part it is
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y[:-1])), "length",
+     "validation[1]: has 199 labels, validation[0] has 200 rows"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y * 0 + 3)), "reference",
+     "validation[1][0]: 3 is not a label name or id"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, initial=TemperatureScaling()).fit(P, y, validation=(P, y * 0 + 3)),
+     "reference", "validation[1][0]: 3 is not a label name or id"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, subgroups={"g": y == 0}, validation=(P, y, {"h": y})),
+     "missing_field", "validation[2]: the model was fitted with subgroup 'g'; give its values ({'g': ...} in "
+     "validation[2])"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, subgroups={"g": y == 0}, validation=(P, y, {"g": y[:3]})),
+     "length", "validation[2]['g']: expected one value per row of validation[0] (200), got shape (3,)"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y, [y])), "type",
+     "validation[2]: expected a non-empty mapping from name to n values in [-1, 1]"),
+    (lambda m, P, y: TemperatureScaling().fit(P, y, validation=(P, y * 0 + 3)), "reference",
+     "validation[1]: expected 200 class indices from 0 to 2"),
 ])
 def test_the_estimators_refuse_bad_arguments_with_one_error(call, kind, message):
     """#18 on the practitioner's API: an overflowing row, text, a malformed validation split and a bad

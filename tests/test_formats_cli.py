@@ -354,6 +354,45 @@ def test_array_file_errors(tmp_path, capsys, args, message):
     assert capsys.readouterr().err.startswith(message.replace("{d}", d))
 
 
+def test_bad_label_and_subgroup_files_are_named_by_their_options(tmp_path, capsys):
+    """A labels file of the wrong length or with a number that is no label, and a validation or new
+    predictions' subgroups file that lacks a subgroup the model is fitted with, are named by the
+    option that gave them (session 24: the library's names were printed, 'y_true: has 119 labels,
+    y_prob has 120 rows' for --labels and the same for --val-labels, 'subgroups' for
+    --val-subgroups, and a Python hint 'subgroups={...}' from huc apply)."""
+    import numpy as np
+    _, y = _array_files(tmp_path)
+    d = str(tmp_path)
+    np.save(tmp_path / "short_y.npy", y[:119])
+    np.savetxt(tmp_path / "bad_val_y.csv", np.full(80, 7), fmt="%d")
+    (tmp_path / "val_groups.csv").write_text("low\n" + "0\n" * 80)
+    fit = ["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "-o", f"{d}/model.json",
+           "--max-passes", "1"]
+    val = ["--val-predictions", f"{d}/val.csv"]
+    for args, message in [
+            (fit + ["--labels", f"{d}/short_y.npy"], "--labels: has 119 labels, --predictions has 120 rows"),
+            (fit + ["--labels", f"{d}/cal_y.npy"] + val + ["--val-labels", f"{d}/short_y.npy"],
+             "--val-labels: has 119 labels, --val-predictions has 80 rows"),
+            (fit + ["--labels", f"{d}/cal_y.npy"] + val + ["--val-labels", f"{d}/bad_val_y.csv"],
+             "--val-labels[0]: 7 is not a label name or id"),
+            (fit + ["--labels", f"{d}/cal_y.npy", "--subgroups", f"{d}/groups.csv"] + val +
+             ["--val-labels", f"{d}/val_y.csv", "--val-subgroups", f"{d}/groups.csv"],
+             "--val-subgroups: expected a .csv file with a header row of subgroup names and 80 rows"),
+            (fit + ["--labels", f"{d}/cal_y.npy", "--subgroups", f"{d}/groups.csv"] + val +
+             ["--val-labels", f"{d}/val_y.csv", "--val-subgroups", f"{d}/val_groups.csv"],
+             "--val-subgroups: the model is fitted with subgroup 'high'; give its values in a --val-subgroups file"),
+            (["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/short_y.npy"],
+             "--labels: has 119 labels, --predictions has 120 rows")]:
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"huc: error: {message}") and err.count("\n") == 1, err
+    assert main(fit + ["--labels", f"{d}/cal_y.npy", "--subgroups", f"{d}/groups.csv"]) == 0
+    capsys.readouterr()
+    assert main(["apply", f"{d}/model.json", f"{d}/test.npy", "-o", f"{d}/out.npy"]) == 2
+    assert capsys.readouterr().err == ("huc: error: --subgroups: the model is fitted with subgroup 'high'; give its "
+                                       "values in a --subgroups file (a .csv column of that name)\n")
+
+
 def test_parquet_predictions_when_pyarrow_is_installed(tmp_path):
     """The parquet extra: the columns in order; the same array as the .npy it was written from."""
     import numpy as np
@@ -456,7 +495,7 @@ def test_array_files_with_a_bom_or_repeated_subgroup_names(tmp_path, capsys):
     assert main(args) == 0
     capsys.readouterr()
     assert main(args + ["--subgroups", str(tmp_path / "g.csv")]) == 2
-    assert capsys.readouterr().err == "huc: error: subgroups[1]: 'g' is listed twice\n"
+    assert capsys.readouterr().err == "huc: error: --subgroups[1]: 'g' is listed twice\n"  # (column 1 of the file)
 
 
 def _two_groups(tmp_path, K: int, n: int, seed: int):

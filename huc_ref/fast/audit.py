@@ -576,29 +576,39 @@ def check_accelerator(accelerator: str) -> str:
     return accelerator
 
 
-def label_ids(y_true, tree: LabelTree, n: int) -> np.ndarray:
-    """Labels given as names or label ids, as label ids (vectorised for integer and string arrays)."""
+def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str = "y_prob") -> np.ndarray:
+    """Labels given as names or label ids, as label ids (vectorised for integer and string arrays);
+    ``where`` and ``rows`` name the labels and the predictions in a message.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> label_ids(["b", 0], t, 2).tolist()
+    [1, 0]
+    >>> label_ids([0], t, 2, "validation[1]", "validation[0]")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: validation[1]: has 1 labels, validation[0] has 2 rows
+    """
     if isinstance(y_true, (str, bytes)) or not hasattr(y_true, "__iter__"):
-        raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got {type(y_true).__name__}",
-                       kind="length")
+        raise HUCError(f"{where}: expected one label (a name or an id) per row of {rows}, "
+                       f"got {type(y_true).__name__}", kind="length")
     y = y_true if isinstance(y_true, np.ndarray) else np.asarray(list(y_true), dtype=object)
     if y.ndim != 1 or len(y) != n:
-        raise HUCError(f"y_true: has {len(y) if y.ndim == 1 else y.shape} labels, y_prob has {n} rows", kind="length")
+        raise HUCError(f"{where}: has {len(y) if y.ndim == 1 else y.shape} labels, {rows} has {n} rows", kind="length")
     if y.dtype.kind in "iu":
-        tree.check_integer_labels()
+        tree.check_integer_labels(where)
         ids = y.astype(np.intp, copy=False)  # (read only: no copy of an intp array)
     elif y.dtype.kind == "U":
         names, inverse = np.unique(y, return_inverse=True)
         ids = np.array([tree.find_label(str(v)) for v in names], dtype=int)[inverse]
     else:
         if any(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in y):
-            tree.check_integer_labels()
+            tree.check_integer_labels(where)
         ids = np.array([tree.find_label(v) if isinstance(v, str) else
                         int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else -1
                         for v in y], dtype=int)
     if len(ids) and (ids.min() < 0 or ids.max() >= tree.K):
         i = int(np.argmax((ids < 0) | (ids >= tree.K)))
-        raise HUCError(f"y_true[{i}]: {given(y[i])} is not a label name or id", kind="reference")
+        raise HUCError(f"{where}[{i}]: {given(y[i])} is not a label name or id", kind="reference")
     return ids
 
 

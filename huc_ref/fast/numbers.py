@@ -436,9 +436,10 @@ def as_floats(values, where: str) -> np.ndarray:
         raise HUCError(f"{where}: expected numbers ({err})", kind="type") from None
 
 
-def subgroup_column(values, n: int, where: str) -> np.ndarray:
-    """One subgroup's values ``c(x_i)`` (Sec. 2.1: ``c: X -> [-1, 1]``) for ``n`` samples: numbers
-    in [-1, 1], or a boolean mask (``df["sex"] == "F"``) read as the indicator, True = 1.
+def subgroup_column(values, n: int, where: str, rows: str = "y_prob") -> np.ndarray:
+    """One subgroup's values ``c(x_i)`` (Sec. 2.1: ``c: X -> [-1, 1]``) for ``n`` samples (the rows
+    of the array named ``rows``): numbers in [-1, 1], or a boolean mask (``df["sex"] == "F"``) read
+    as the indicator, True = 1.
 
     >>> subgroup_column([True, False], 2, "subgroups['g']").tolist(), subgroup_column([1, -0.5], 2, "g").tolist()
     ([1.0, 0.0], [1.0, -0.5])
@@ -453,12 +454,12 @@ def subgroup_column(values, n: int, where: str) -> np.ndarray:
         values = np.asarray(values, dtype=bool)
     if isinstance(values, np.ndarray) and values.dtype.kind == "b":
         values = values.astype(float)
-    return entries(values, n, where, "a number in [-1, 1]", lambda v: np.abs(v) <= 1, "range")
+    return entries(values, n, where, "a number in [-1, 1]", lambda v: np.abs(v) <= 1, "range", rows)
 
 
-def entries(values, n: int, where: str, rule: str, ok, kind: str) -> np.ndarray:
-    """``n`` finite numbers satisfying ``ok``, or one HUCError naming the first that is not
-    (of ``kind``, :data:`huc_ref.errors.ERROR_KINDS`).
+def entries(values, n: int, where: str, rule: str, ok, kind: str, rows: str = "y_prob") -> np.ndarray:
+    """``n`` finite numbers satisfying ``ok`` (one per row of the array named ``rows``), or one
+    HUCError naming the first that is not (of ``kind``, :data:`huc_ref.errors.ERROR_KINDS`).
 
     >>> entries([1, -1], 2, "w", "a finite nonnegative number", lambda v: v >= 0, "float_range")
     Traceback (most recent call last):
@@ -467,7 +468,7 @@ def entries(values, n: int, where: str, rule: str, ok, kind: str) -> np.ndarray:
     """
     v = as_floats(values, where)
     if v.shape != (n,):
-        raise HUCError(f"{where}: expected one value per row of y_prob ({n}), got shape {v.shape}", kind="length")
+        raise HUCError(f"{where}: expected one value per row of {rows} ({n}), got shape {v.shape}", kind="length")
     bad = ~(np.isfinite(v) & ok(v))
     if bad.any():
         i = int(np.argmax(bad))
