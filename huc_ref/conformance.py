@@ -67,7 +67,7 @@ def _number(x, exact: bool, where: str, digits: int = MAX_DIGITS) -> Fraction:
         except HUCError as err:
             raise _Wrong(str(err)) from None
         if fraction_text(value) != x:
-            raise _Wrong(f"{where}: {printable(x, 60)!r} is not in lowest terms (write "
+            raise _Wrong(f"{where}: {printable(x, 60)!r} is not written as an integer or a/b in lowest terms (write "
                          f"{printable(fraction_text(value), 60)!r})")
         return value
     if isinstance(x, bool) or not isinstance(x, (int, str)):

@@ -151,7 +151,11 @@ def eval_fraction(text):
     ("paper-d1-cancellation", _set(["uc", "interval"], ["1/2", "1/2"]),
      "uc: a zero sup has the empty interval (null), not ['1/2', '1/2']"),
     ("paper-d1-cancellation", _set(["candidates", 1, "sup"], "2/8"),
-     "candidates[1] ('all', 'u', 'v0').sup: '2/8' is not in lowest terms (write '1/4')"),
+     "candidates[1] ('all', 'u', 'v0').sup: '2/8' is not written as an integer or a/b in lowest terms "
+     "(write '1/4')"),
+    ("paper-d1-cancellation", _set(["candidates", 1, "sup"], "0.25"),  # SPEC §6: lowest-terms strings, not decimals
+     "candidates[1] ('all', 'u', 'v0').sup: '0.25' is not written as an integer or a/b in lowest terms "
+     "(write '1/4')"),
     ("paper-d1-cancellation", _set(["candidates", 1, "interval"], ["1/2", "1/4"]),
      "candidates[1] ('all', 'u', 'v0'): interval [1/2, 1/4] is reversed"),
     ("paper-d1-cancellation", _set(["case"], "paper-d2-marginal-calibration"),
@@ -336,7 +340,8 @@ def test_long_exact_answers_are_read_and_checked(our_answers, tmp_path, monkeypa
                    f"exact number of {len(sup)} characters) by 0.143")
     failures, got = _altered(our_answers, tmp_path / "unreduced", "edge-float-tails",
                              _set(["candidates", 0, "sup"], sup.replace("/", "0/") + "0"))
-    assert failures == 1 and got.endswith(f"is not in lowest terms (write '{sup[:60]}... ({len(sup)} characters)')")
+    assert failures == 1 and got.endswith("is not written as an integer or a/b in lowest terms "
+                                          f"(write '{sup[:60]}... ({len(sup)} characters)')")
     huge = "1" * (answer_digits(v) + 1)
     failures, got = _altered(our_answers, tmp_path / "huge", "edge-float-tails",
                              _set(["candidates", 0, "moment"], huge))
