@@ -122,7 +122,7 @@ def terms_at(tree, prediction, vals, atom, node_ids, lift, rational=Fraction, me
 
 def interval_moment(dist: FiniteDistribution, utility: Utility, subgroup: str,
                     interval: Interval | None, node: str | None = None) -> Fraction:
-    """``M_{c,u,I}`` (``node=None``) or ``Gamma_{c,u,I,v}``, summed directly over atoms.
+    """``M_{c,u,I}`` (``node=None``, Def. 2.1) or ``Gamma_{c,u,I,v}`` (Def. 3.2), summed directly over atoms.
 
     This is how a witness is checked: recompute its moment from the definition.
     ``interval=None`` is the empty interval.

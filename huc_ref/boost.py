@@ -40,7 +40,7 @@ from mpmath.libmp import to_rational
 from .audit import AtomTerms, UtilityRows, terms_at
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
-from .driver import Schedule, Update, drive  # noqa: F401 (Schedule: documented here too)
+from .driver import Backend, Schedule, Update, drive  # noqa: F401 (Schedule: documented here too)
 from .errors import HUCError, given, is_integer, one_of
 from .intervals import IntervalMax, max_interval_sum_approx
 from .rational import GMP_BITS, fraction_text
@@ -785,7 +785,7 @@ def _text(x, digits) -> str:
         return str(decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator))
 
 
-class CertifiedBackend:
+class CertifiedBackend(Backend):
     """The certified engine's side of :func:`huc_ref.driver.drive`: decisions proved at two
     precisions (:meth:`_Engine.certified_choice`), the step exact on a dyadic grid, and the
     Theorem 3.5 inequalities certified by outward-rounded intervals (``arithmetic="float"``:

@@ -44,7 +44,8 @@ class CertifiedReal:
         return f"{sympy.N(self.expr, 12)} (in [{float(self.lo):.12g}, {float(self.hi):.12g}])"
 
     def certainly_le(self, x) -> bool:
-        """True if ``value <= x`` is certain; False if ``value > x`` is certain.
+        """True if ``value <= x`` is certain; False if ``value > x`` is certain
+        (the certified comparisons of docs/specification.md §4).
 
         Raises :class:`HUCError` only if the enclosure cannot decide (``lo <= x < hi``),
         which the callers avoid by recomputing at a higher precision.

@@ -273,7 +273,18 @@ class HUCBoost(_Estimator):
         return _probabilities(y_prob, self.tree.K, self.kappa, where)
 
     def fit(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None):
-        """Boost on calibration data; ``validation=(y_prob, y_true[, subgroups])`` picks the prefix."""
+        """Boost on calibration data (Algorithm 1, or UC-Boost, with K.1's settings);
+        ``validation=(y_prob, y_true[, subgroups])`` picks the prefix (K.1).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+        >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
+        >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y)
+        >>> model.n_updates_, model.stopped_
+        (13, 'tolerance')
+        >>> model.rules_[0]  # (subgroup, utility, node id, interval, step): the root v0, every score 1/2
+        (0, 'u', 0, 0.5, 0.5, 1.0)
+        """
         self._check_params()
         P = self._inputs(y_prob)
         y = label_ids(y_true, self.tree, len(P))
@@ -328,8 +339,18 @@ class HUCBoost(_Estimator):
         return {"data": data, "before": before, "after": after}
 
     def predict_proba(self, y_prob, *, subgroups=None) -> np.ndarray:
-        """The recalibrated predictions of new data (labels not needed): the kept rules applied
-        in order (:func:`huc_ref.fast.boost.apply_rules`)."""
+        """The recalibrated predictions of new data (labels not needed): the kept rules, Algorithm
+        1's updates (Sec. 3.2's branch tilts), applied in order (:func:`huc_ref.fast.boost.apply_rules`).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+        >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
+        >>> from huc_ref import fast
+        >>> us = {"u": Table(t, [-1, 1, 1, 1])}
+        >>> model = HUCBoost(t, us, epsilon="1/100").fit(P, y)
+        >>> fast.audit(y, P, t, us).huc.sup, fast.audit(y, model.predict_proba(P), t, us).huc.sup <= 1 / 100
+        (0.25, True)
+        """
         rules = self._fitted("rules_")
         P = self._inputs(y_prob)
         if self.initial is not None:
@@ -341,8 +362,18 @@ class HUCBoost(_Estimator):
     # ------------------------------------------------------------------ huc-model/1
     def to_json(self) -> dict:
         """The ``huc-model/1`` document: the tree, the utilities, the options, the initial map's
-        parameters, the rules (floats written exactly: JSON numbers round-trip float64) and the
-        provenance; :func:`load_model` reads it back."""
+        parameters, the rules (Algorithm 1's kept updates; floats written exactly: JSON numbers
+        round-trip float64) and the provenance; :func:`load_model` reads it back.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+        >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
+        >>> doc = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y).to_json()
+        >>> doc["format"], doc["subgroups"], len(doc["rules"])
+        ('huc-model/1', ['all'], 13)
+        >>> doc["rules"][0]
+        {'subgroup': 'all', 'utility': 'u', 'node': 'v0', 'interval': [0.5, 0.5], 'alpha': 1.0}
+        """
         from . import __version__
         rules = self._fitted("rules_")
         initial = None
@@ -363,7 +394,17 @@ class HUCBoost(_Estimator):
                                "updates_kept": self.n_updates_, "stopped": self.stopped_}}
 
     def save(self, path) -> Path:
-        """Write :meth:`to_json` to ``path``."""
+        """Write :meth:`to_json` (the fitted Algorithm 1 updates, ``huc-model/1``) to ``path``.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+        >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
+        >>> import tempfile
+        >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y)
+        >>> path = model.save(Path(tempfile.mkdtemp()) / "model.json")
+        >>> bool((load_model(path).predict_proba(P) == model.predict_proba(P)).all())  # bit for bit
+        True
+        """
         path = Path(path)
         path.write_text(json.dumps(self.to_json(), indent=1) + "\n")
         return path

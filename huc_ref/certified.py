@@ -40,7 +40,7 @@ from fractions import Fraction
 import numpy as np
 
 from .distribution import FiniteDistribution
-from .driver import Choice, Update, drive
+from .driver import Backend, Choice, Update, drive
 from .errors import HUCError
 from .fast.audit import dense_rows, result_rows
 from .fast.boost import direction
@@ -63,7 +63,8 @@ _MARGIN = 2.0 * (1.0 + 1e-6)
 
 
 class Undecided(Exception):
-    """A decision float64 cannot take on a boosted row (its exact value is irrational)."""
+    """A decision float64 cannot take on a boosted row (its exact value is irrational; the
+    certified engine takes it, docs/specification.md §4)."""
 
 
 def gamma(n: int) -> float:
@@ -352,8 +353,9 @@ class _Choice(Choice):
     values: np.ndarray | None = None  # the utility's values of every atom, decided
 
 
-class BoundedBackend:
-    """The side of :func:`huc_ref.driver.drive` described in the module docstring.
+class BoundedBackend(Backend):
+    """The side of :func:`huc_ref.driver.drive` described in the module docstring
+    (Algorithm 1 in certified float64, docs/specification.md §4).
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -434,9 +436,7 @@ class BoundedBackend:
         return float((lo + hi) / 2), hi
 
     # ------------------------------------------------------------------ choosing
-    def choose(self, node):
-        """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one
-        node, certified; the certified engine decides what float64 cannot."""
+    def choose(self, node):  # (certified; the certified engine decides what float64 cannot)
         try:
             return self._choose(node)
         except Undecided as undecided:

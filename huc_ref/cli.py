@@ -573,7 +573,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """Run ``huc``; return the exit status (0 success, 1 a failed check, 2 bad input).
+    """Run ``huc``; return the exit status (0 success, 1 a failed check, 2 bad input)
+    (the commands of docs/specification.md §6 and ``huc verify``'s paper checks).
 
     >>> main(["verify", "--only", "appendix_d3"]) == 0
     [  ok  ] 1/1 check_appendix_d3_branch_error_without_impact ...

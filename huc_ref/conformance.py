@@ -202,7 +202,7 @@ def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
 
 
 def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tuple[str, str | None]], int]:
-    """Check ``answers/<id>.json`` for every vector: ``([(id, reason or None)], failures)``.
+    """Check ``answers/<id>.json`` for every vector: ``([(id, reason or None)], failures)`` (docs/specification.md §6).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:

@@ -83,7 +83,7 @@ def _scale(values):
 
 
 class Prediction:
-    """A prediction ``p`` with its subtree masses ``pi_a(p)``, shared by every utility.
+    """A prediction ``p`` with its subtree masses ``pi_a(p)`` (A.3), shared by every utility.
 
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> Prediction(t, [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)]).pi("a")
@@ -255,7 +255,7 @@ class TreeDecomposition:
         return self.u[yi] - self.mu(0)
 
     def contributions(self, y) -> dict:
-        """``{v: g_{u,v}(p, y)}`` for the internal nodes on the path of ``y`` (others are 0).
+        """``{v: g_{u,v}(p, y)}`` (C.2) for the internal nodes on the path of ``y`` (others are 0).
 
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])

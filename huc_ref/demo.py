@@ -19,12 +19,14 @@ from .intervals import Interval
 from .tree import LabelTree
 from .utilities import Table
 
-__all__ = ["TREE", "P", "ETA", "U", "walkthrough"]
+__all__ = ["TREE", "P", "ETA", "U", "DIST", "walkthrough"]
 
 TREE = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
 P = [Fraction(1, 4)] * 4
 ETA = [Fraction(1, 4), Fraction(0), Fraction(3, 8), Fraction(3, 8)]
 U = Table(TREE, [-1, 1, 1, 1])
+#: App. D.1's population: the one atom ``(p, eta)``
+DIST = FiniteDistribution(TREE, [{"p": P, "eta": ETA}])
 
 
 def walkthrough(p=None, eta=None, u=None) -> tuple[str, dict]:

@@ -101,7 +101,7 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
 
 
 class FiniteDistribution:
-    """A finite joint distribution of atoms on a label tree: population or sample.
+    """A finite joint distribution of atoms on a label tree (Sec. 2.1): population or sample.
 
     ``atoms`` are mappings in the ``huc-case/1`` form (``weight``, ``c``, ``p`` and
     ``eta`` or ``label``) or :class:`Atom` s.  ``subgroups`` names ``C``; each atom's
@@ -196,7 +196,7 @@ class FiniteDistribution:
     def from_sample(cls, tree: LabelTree, y_true: Sequence, y_prob: Sequence[Sequence], *,
                     subgroups: Mapping[str, Sequence] | None = None, sample_weight=None,
                     renormalize: bool = False, smooth=None, labels=None) -> FiniteDistribution:
-        """An empirical distribution: labels (names or label ids) and exact predictions.
+        """An empirical distribution (Sec. 2.1, App. F.3): labels (names or label ids) and exact predictions.
 
         ``subgroups`` maps a name to one value per sample; by default ``C = {1}``.
         ``sample_weight``: nonnegative exact weights, normalised to sum 1 (``[1, 3]`` gives the
@@ -312,12 +312,25 @@ class FiniteDistribution:
 
     @property
     def n(self) -> int:
-        """The number of atoms."""
+        """The number of atoms ``n`` (Sec. 2.1's sample size, or a population's support).
+
+        >>> from huc_ref import LabelTree
+        >>> FiniteDistribution.from_sample(LabelTree.from_children("r", {"r": ["a", "b"]}), ["a", "b", "b"],
+        ...                                [["1/2", "1/2"]] * 3).n
+        3
+        """
         return len(self.atoms)
 
     @property
     def is_sample(self) -> bool:
-        """Whether every atom is a sample point (one observed label)."""
+        """Whether every atom is a sample point (one observed label, Sec. 2.1's empirical
+        distribution) rather than a population atom with a law ``eta`` over the labels.
+
+        >>> from huc_ref import LabelTree
+        >>> FiniteDistribution.from_sample(LabelTree.from_children("r", {"r": ["a", "b"]}), ["a"],
+        ...                                [["1/2", "1/2"]]).is_sample
+        True
+        """
         return all(a.label is not None for a in self.atoms)
 
     def __repr__(self) -> str:

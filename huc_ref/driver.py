@@ -18,7 +18,7 @@ from .bounds import theorem_3_5_update_bound, update_decrease_floor
 from .rational import fraction_text
 from .results import BoostResult
 
-__all__ = ["Choice", "Schedule", "Update", "drive"]
+__all__ = ["Backend", "Choice", "Schedule", "Update", "drive"]
 
 
 @dataclass
@@ -51,6 +51,80 @@ class Update:
     bound_ok: bool
     decreased: bool
     floor_ok: bool | None
+
+
+class Backend:
+    """What :func:`drive` asks of a backend: the numbers of Algorithm 1 (HUC-Boost) or UC-Boost
+    for one state of the predictions.  The certified engine
+    (:class:`huc_ref.boost.CertifiedBackend`), certified float64
+    (:class:`huc_ref.certified.BoundedBackend`) and float64
+    (:class:`huc_ref.fast.boost.FloatBackend`) implement it; the examples below run the float64
+    one on App. D.1's population.
+    """
+
+    #: whether the backend's decisions and Theorem 3.5 checks are certified
+    certified = False
+
+    def initial(self) -> tuple:
+        """The initial log loss ``L_log(f_0)`` of Theorem 3.5 as recorded, and a rational upper
+        bound of it (for the theorem's update budget ``2 L_log(f_0) / eps^2``).
+
+        >>> from huc_ref import demo
+        >>> from huc_ref.fast.boost import FloatBackend
+        >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
+        >>> import math
+        >>> round(backend.initial()[0], 12), backend.initial()[1] >= math.log(4)  # -sum_y eta_y log(1/4) = log 4
+        (1.38629436112, True)
+        """
+        raise NotImplementedError
+
+    def choose(self, node) -> Choice:
+        """The largest candidate (first maximiser: subgroups, utilities, nodes; at node id
+        ``node`` only, or anywhere for ``None``), with whether it exceeds epsilon (Sec. 3.2's
+        selection rule, the audit of Algorithm 2).
+
+        >>> from huc_ref import demo
+        >>> from huc_ref.fast.boost import FloatBackend
+        >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
+        >>> backend.choose(None).sup, backend.choose(None).node  # D.1's HUC: 1/4 at the root (node id 0)
+        (0.25, 0)
+        """
+        raise NotImplementedError
+
+    def update(self, choice: Choice, fixed, floor) -> Update:
+        """Apply one step at ``choice`` (Sec. 3.2's branch tilt with Algorithm 1's adaptive step
+        ``Gamma / Lambda``, or the fixed step ``fixed``; ``floor``: the least decrease Theorem
+        3.5 promises, or None) and report it.
+
+        >>> from huc_ref import demo
+        >>> from huc_ref.fast.boost import FloatBackend
+        >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
+        >>> backend.update(backend.choose(None), None, None).rule  # (subgroup, utility, node, lo, hi, step)
+        (0, 'u', 0, 0.5, 0.5, 1.0)
+        """
+        raise NotImplementedError
+
+    def final(self) -> dict:
+        """UC, HUC (Def. 2.1, 3.2) and the log loss of the current predictions.
+
+        >>> from huc_ref import demo
+        >>> from huc_ref.fast.boost import FloatBackend
+        >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
+        >>> backend.final()["uc"], backend.final()["huc"]  # D.1's cancellation: UC 0, HUC 1/4
+        (0.0, 0.25)
+        """
+        raise NotImplementedError
+
+    def predictions(self) -> list:
+        """The current predictions ``f_t(x_i)`` of the atoms (Algorithm 1's state), as lists.
+
+        >>> from huc_ref import demo
+        >>> from huc_ref.fast.boost import FloatBackend
+        >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
+        >>> backend.predictions()
+        [[0.25, 0.25, 0.25, 0.25]]
+        """
+        raise NotImplementedError
 
 
 class Schedule:
@@ -92,11 +166,22 @@ class Schedule:
         self.log: list[tuple] = []
 
     def node(self):
-        """The node to audit next (``None``: every candidate)."""
+        """The node to audit next (``None``: every candidate; K.1's passes visit the branching
+        nodes in pre-order).
+
+        >>> Schedule("passes", [0, 2]).node(), Schedule("greedy", [0, 2]).node()
+        (0, None)
+        """
         return None if self.select == "greedy" else self.nodes[self.position]
 
     def after(self, updated: bool) -> str | None:
-        """Record the audit just made; the stopping reason, if the run stops here."""
+        """Record the audit just made; the stopping reason, if the run stops here (Sec. 3.2: no
+        violation above epsilon; K.1: a complete pass without one, or the budget spent).
+
+        >>> s = Schedule("greedy", [0])
+        >>> s.after(True), s.after(False)
+        (None, 'tolerance')
+        """
         self.log.append((self.node(), updated))
         if self.select == "greedy":
             return None if updated else "tolerance"

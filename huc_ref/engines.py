@@ -40,7 +40,7 @@ ENGINES = ("exact", "fast")
 
 
 def check_engine(engine) -> str:
-    """``engine``, checked.
+    """``engine``, checked (docs/specification.md §3's one audit engine, exact or float64).
 
     >>> check_engine("fast")
     'fast'

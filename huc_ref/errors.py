@@ -93,7 +93,8 @@ def printable(text: str, limit: int = 200) -> str:
     r"""``text`` safe for a terminal: every character that is not printable (a newline, an escape
     sequence's ``\x1b``, a lone surrogate, a Unicode space) written as its Python escape, and
     anything beyond ``limit`` characters cut, saying how long it was.  Names from input pass
-    through this before they are printed, so a case cannot forge report lines or clear a screen.
+    through this before they are printed, so a case cannot forge report lines or clear a screen
+    (docs/specification.md §6's messages).
 
     >>> printable("u\nhuc: ok\x1b[2J"), printable("a" * 30, limit=10)
     ('u\\nhuc: ok\\x1b[2J', 'aaaaaaaaaa... (30 characters)')
@@ -175,7 +176,7 @@ def check_name(name, where: str, kind: str = "type") -> str:
     r"""``name`` if it is a usable name: a non-empty string of at most :data:`MAX_NAME_LENGTH`
     printable characters (no control characters, no lone surrogates, which no UTF-8 output can
     hold, no Unicode spaces but the ASCII one); otherwise one HUCError naming the place (of
-    ``kind`` when it is not a non-empty string at all).
+    ``kind`` when it is not a non-empty string at all; docs/specification.md §6: one error naming the place).
 
     >>> check_name("Maine Coon", "labels[0]")
     'Maine Coon'
@@ -196,7 +197,8 @@ def check_name(name, where: str, kind: str = "type") -> str:
 
 def check_names(names, where: str) -> list:
     """``names`` as a list if each is a name (:func:`check_name`) and none appears twice (a set of
-    names: subgroups, columns); one HUCError naming the first that is not, in linear time.
+    names: subgroups, columns); one HUCError naming the first that is not, in linear time
+    (docs/specification.md §6: one error naming the place).
 
     >>> check_names(["all", "dark"], "subgroups")
     ['all', 'dark']
@@ -215,7 +217,8 @@ def check_names(names, where: str) -> list:
 
 
 class HUCError(ValueError):
-    """Bad input to huc-ref: the message names the place and the rule broken.
+    """Bad input to huc-ref: the message names the place and the rule broken
+    (docs/specification.md §6).
 
     >>> try:
     ...     raise HUCError("atoms[0].p: sums to 999/1000, not 1")
@@ -233,7 +236,8 @@ class HUCError(ValueError):
         self.path = derived_path if path is None else path
 
     def to_json(self) -> dict:
-        """The ``huc-error/1`` document of this error (what ``huc audit --json`` prints on bad input).
+        """The ``huc-error/1`` document of this error (what ``huc audit --json`` prints on bad input;
+        docs/specification.md §6).
 
         >>> HUCError("atoms: expected a list").to_json()
         {'format': 'huc-error/1', 'kind': 'type', 'path': 'atoms', 'message': 'atoms: expected a list'}

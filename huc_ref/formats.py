@@ -105,7 +105,7 @@ def read_document(path: Path, what: str = "file") -> bytes:
 def load_json(text: str | bytes, floats: bool = False):
     """Parse JSON exactly: fractional numbers stay decimal text, NaN/Infinity stay text; with
     ``floats=True`` (documents of float64 numbers, ``huc-model/1``) fractional numbers are floats
-    and NaN or Infinity is refused.
+    and NaN or Infinity is refused (docs/specification.md §6).
 
     >>> load_json('{"p": [0.1, 2, NaN]}')
     {'p': ['0.1', 2, 'NaN']}
@@ -127,7 +127,8 @@ def load_json(text: str | bytes, floats: bool = False):
 
 
 def dumps(doc) -> str:
-    """The project's one JSON layout: two-space indent, keys in insertion order, final newline.
+    """The project's one JSON layout: two-space indent, keys in insertion order, final newline
+    (docs/specification.md §6).
 
     >>> dumps({"value": "1/4", "interval": None})
     '{\\n  "value": "1/4",\\n  "interval": null\\n}\\n'
@@ -149,7 +150,15 @@ def _require(obj, key, where, kind=None):
 
 @dataclass(frozen=True)
 class Case:
-    """A parsed ``huc-case/1`` document: a distribution and named utilities on one tree."""
+    """A parsed ``huc-case/1`` document (docs/specification.md §6): a distribution and named
+    utilities on one tree.
+
+    >>> case = read_case({"format": "huc-case/1", "id": "d1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
+    ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
+    ...                   "atoms": [{"p": ["1/2", "1/2"], "label": "b"}]})
+    >>> case.id, case.tree.labels, list(case.utilities), case.distribution.n
+    ('d1', ('a', 'b'), ['u'], 1)
+    """
 
     id: str
     description: str
@@ -158,7 +167,8 @@ class Case:
     utilities: dict
 
     def audit(self, **options) -> AuditResult:
-        """Audit the case (:func:`huc_ref.audit`, with its ``options``: ``engine="fast"`` for float64).
+        """Audit the case (:func:`huc_ref.audit`, with its ``options``: ``engine="fast"`` for float64;
+        docs/specification.md §6).
 
         >>> case = read_case({"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
         ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
@@ -169,7 +179,15 @@ class Case:
         return audit(self.distribution, self.utilities, **options)
 
     def result_json(self) -> dict:
-        """The ``huc-result/1`` document of this case."""
+        """The ``huc-result/1`` document of this case (docs/specification.md §6), from the exact engine.
+
+        >>> case = read_case({"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
+        ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
+        ...                   "atoms": [{"p": ["1/2", "1/2"], "label": "b"}]})
+        >>> doc = case.result_json()
+        >>> doc["format"], doc["uc"]["value"], doc["uc"]["interval"]  # |1 - 1/2| at the score 1/2
+        ('huc-result/1', '1/2', ['1/2', '1/2'])
+        """
         return self.audit().to_json(self.id)
 
     def to_json(self) -> dict:
@@ -229,7 +247,8 @@ _WRITTEN_NUMBER = re.compile(r"-?\d+(?:/\d+)?", re.ASCII)  # (fraction_text's ou
 
 
 def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
-    """Read a ``huc-case/1`` document from a path, JSON text or an already parsed object.
+    """Read a ``huc-case/1`` document (docs/specification.md §6) from a path, JSON text or an
+    already parsed object.
 
     >>> doc = {"format": "huc-case/1", "id": "d1",
     ...        "tree": {"root": "v0", "children": {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
@@ -412,7 +431,7 @@ def model_schema() -> dict:
     """The JSON Schema of ``huc-model/1``, a fitted recalibration (:meth:`huc_ref.calibration.HUCBoost.to_json`):
     the tree, labels and utilities as in ``huc-case/1``, the subgroups, the options, the initial
     scaling's parameters and the rules, each ``(subgroup, utility, node, interval, alpha)`` with
-    float64 numbers (JSON numbers round-trip them exactly).
+    float64 numbers (JSON numbers round-trip them exactly; Algorithm 1's kept updates, K.1).
 
     >>> sorted(model_schema()["properties"]["rules"]["items"]["required"])
     ['alpha', 'interval', 'node', 'subgroup', 'utility']
@@ -477,7 +496,7 @@ ARRAY_SUFFIXES = (".npy", ".csv", ".parquet")
 def read_array(path, what: str):
     """A numeric (or, for labels, string) array from a ``.npy``, ``.csv`` or ``.parquet`` file,
     or one HUCError saying what is expected and how to convert.  A CSV may have one header row;
-    a Parquet file's columns are taken in order (:func:`read_columns` also gives their names).
+    a Parquet file's columns are taken in order (:func:`read_columns` also gives their names; Sec. 2.1's sample).
 
     >>> import tempfile, numpy as np
     >>> with tempfile.TemporaryDirectory() as d:
@@ -556,7 +575,7 @@ def read_columns(path, what: str) -> tuple:
 def read_model_spec(source) -> tuple:
     """The tree and utilities of a JSON document ``{"tree", "labels", "utilities"}`` (a
     ``huc-case/1`` document without atoms; a whole case file is accepted too), for the
-    commands that take predictions from array files.
+    commands that take predictions from array files (docs/specification.md §6).
 
     >>> tree, us = read_model_spec({"tree": {"root": "r", "children": {"r": ["a", "b"]}}, "labels": ["a", "b"],
     ...                             "utilities": {"u": {"kind": "top_k", "k": 1}}})

@@ -42,7 +42,7 @@ _MAX_CANDIDATES = 64
 
 @dataclass(frozen=True)
 class IntervalMax:
-    """The sup of ``|C_b - C_r|`` with its witness.
+    """The sup of ``|C_b - C_r|`` with its witness (Algorithm 2, App. F.3).
 
     ``r, b`` select blocks ``r .. b-1`` (0-based; the paper's ``s_(r+1) .. s_(b)``);
     ``moment = C_b - C_r`` is signed.  When ``sup == 0`` the witness is the empty
@@ -63,7 +63,11 @@ class IntervalMax:
 
     @property
     def empty(self) -> bool:
-        """Whether the witness is the empty interval (sup 0)."""
+        """Whether the witness is the empty interval (sup 0, Algorithm 2's ``r == b``).
+
+        >>> max_interval_sum([Fraction(0)]).empty, max_interval_sum([Fraction(1, 3)]).empty
+        (True, False)
+        """
         return self.b == self.r
 
 
@@ -277,7 +281,8 @@ def _best_exact(fracs, pairs):
 
 
 def max_interval_sum_brute_force(blocks) -> IntervalMax:
-    """Every ``(r, b)`` enumerated with its exact sum (``O(m^2)`` sums): the reference for tests.
+    """Every ``(r, b)`` enumerated with its exact sum (``O(m^2)`` sums): the reference for tests
+    (Algorithm 2's definition, App. F.3).
 
     >>> max_interval_sum_brute_force([Fraction(1, 4), Fraction(-1, 2), Fraction(1, 3)])
     IntervalMax(sup=Fraction(1, 2), r=1, b=2, moment=Fraction(-1, 2))
@@ -294,7 +299,8 @@ def max_interval_sum_brute_force(blocks) -> IntervalMax:
 
 @dataclass(frozen=True)
 class Interval:
-    """An interval of the real line: bounds ``None`` for unbounded, each end open or closed.
+    """An interval ``I`` of the real line (Def. 2.1's intervals): bounds ``None`` for unbounded, each
+    end open or closed.
 
     >>> I = Interval(Fraction(1, 4), Fraction(1, 2), hi_closed=False)
     >>> Fraction(1, 4) in I, Fraction(1, 2) in I, Interval.closed(0, 0)
@@ -311,7 +317,11 @@ class Interval:
 
     @classmethod
     def closed(cls, lo, hi) -> Interval:
-        """The closed interval ``[lo, hi]`` (the form witnesses take); ends read by ``exact``."""
+        """The closed interval ``[lo, hi]`` (the form witnesses of Algorithm 2 take); ends read by ``exact``.
+
+        >>> Interval.closed("1/4", 1).hi, Fraction(1, 4) in Interval.closed("1/4", 1)
+        (Fraction(1, 1), True)
+        """
         return cls(exact(lo, "lo"), exact(hi, "hi"))
 
     def __contains__(self, x) -> bool:

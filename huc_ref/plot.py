@@ -85,7 +85,8 @@ def tree_layout(tree: LabelTree) -> dict:
 
 
 def text_colour(rgb) -> str:
-    """Black or white, whichever reads better on the fill ``rgb`` (WCAG relative luminance).
+    """Black or white, whichever reads better on the fill ``rgb`` (WCAG relative luminance)
+    (the node labels of the tree figures of App. D.1 and Sec. 3.1).
 
     >>> text_colour((0.7, 0.0, 0.1)), text_colour((1.0, 0.9, 0.9)), text_colour((0.1, 0.2, 0.6))
     ('white', 'black', 'white')

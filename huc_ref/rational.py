@@ -113,7 +113,7 @@ def _digits_value(text: str) -> int:
 
 
 def exact(value, where: str = "value", *, digits: int = MAX_DIGITS) -> Fraction:
-    """Read one exact rational number; reject floats and anything inexact.
+    """Read one exact rational number (docs/specification.md §6); reject floats and anything inexact.
 
     ``where`` names the place for the error message (a JSON path or an argument); ``digits``
     bounds the digits of a string (the inputs' :data:`MAX_DIGITS`; the conformance checker
@@ -160,7 +160,7 @@ def exact(value, where: str = "value", *, digits: int = MAX_DIGITS) -> Fraction:
 
 
 def exact_vector(values, where: str = "value", length: int | None = None) -> tuple[Fraction, ...]:
-    """Read a sequence of exact numbers, checking its length.
+    """Read a sequence of exact numbers, checking its length (docs/specification.md §6).
 
     >>> exact_vector(["1/4", "0.75"], "p")
     (Fraction(1, 4), Fraction(3, 4))
@@ -232,7 +232,7 @@ def _decimal_digits(n: int) -> str:
 
 
 def fraction_text(x: Fraction) -> str:
-    """Write an exact number as the string used in JSON files: lowest terms, any size.
+    """Write an exact number as the string used in JSON files: lowest terms, any size (docs/specification.md §6).
 
     >>> fraction_text(Fraction(-2, 8)), fraction_text(Fraction(0)), fraction_text(Fraction(3))
     ('-1/4', '0', '3')
@@ -348,7 +348,8 @@ def dataclass_repr(obj) -> str:
 
 
 def ratio(num, den, rational=Fraction):
-    """``num / den`` in the type of the operands: a ``rational`` for two ints.
+    """``num / den`` in the type of the operands: a ``rational`` for two ints
+    (docs/specification.md §4: rational results are exact).
 
     The decomposition is written once for every number type; integer subtree sums
     (over a common denominator) must divide exactly, not into a float.
@@ -362,7 +363,7 @@ def ratio(num, den, rational=Fraction):
 
 
 def rational_type(name: str = "fraction"):
-    """The exact rational type of the engine: ``"fraction"`` (the reference) or ``"gmpy2"``.
+    """The exact rational type of the engine: ``"fraction"`` (the reference) or ``"gmpy2"`` (docs/specification.md §4).
 
     gmpy2's ``mpq`` is an optional accelerator (``pip install gmpy2``): the same exact
     values, computed by GMP.  Results are always handed back as ``Fraction`` s.
@@ -429,7 +430,7 @@ def reduced(num, den) -> Fraction:
 
 
 def scaled_integers(values) -> tuple[list[int], int]:
-    """Write rationals as integers over one common denominator ``D``.
+    """Write rationals as integers over one common denominator ``D`` (Algorithm 2's prefix sums, App. F.3).
 
     Subtree sums of integers are much cheaper than sums of ``Fraction`` s (no gcd per
     addition); the audit engine sums ``values[y] * D`` and divides once per node.

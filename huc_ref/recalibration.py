@@ -44,7 +44,8 @@ MAX_LOGIT_SPREAD = 700.0  # exp(-700) ~ 1e-304 is still a normal float64: no pro
 
 
 class RecalibrationWarning(UserWarning):
-    """The optimiser of a recalibrator stopped without meeting its convergence test."""
+    """The optimiser of a recalibrator (H.6's fits with K.1's settings) stopped without meeting
+    its convergence test."""
 
 
 def _softmax(s):
@@ -160,7 +161,11 @@ class Recalibrator:
 
     @property
     def temperature(self) -> float:
-        """``T`` of temperature scaling (Table 3), ``1 / W[0, 0]``."""
+        """``T`` of temperature scaling (Table 3), ``1 / W[0, 0]``.
+
+        >>> Recalibrator("temperature", np.eye(2) / 2, np.zeros(2), 0.0).temperature
+        2.0
+        """
         if self.kind != "temperature":
             raise HUCError(f"temperature: a {self.kind} recalibrator has no single temperature", kind="state")
         return 1.0 / float(self.W[0, 0])

@@ -26,7 +26,7 @@ __all__ = ["replay", "trajectory", "select_prefix", "prefix_predictions"]
 def trajectory(result: BoostResult, dist: FiniteDistribution | Sample, utilities: dict) -> list[dict]:
     """UC, HUC and log loss after 0, 1, ... of a run's updates, replayed as rules on ``dist``'s
     atoms: a distribution's, or a :class:`huc_ref.fast.sample.Sample`'s (float64 arrays, no
-    exact number built).
+    exact number built; K.1's prefix selection).
 
     >>> from huc_ref import LabelTree, Table, boost
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})

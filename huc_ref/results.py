@@ -22,7 +22,16 @@ def _number(x):
 
 @dataclass(frozen=True)
 class Candidate:
-    """One audited sup: ``(c, u)`` for UC (``node`` None) or ``(c, u, v)`` for HUC."""
+    """One audited sup: ``(c, u)`` for UC (``node`` None; Def. 2.1's ``sup_I |M_{c,u,I}|``) or
+    ``(c, u, v)`` for HUC (Def. 3.2's ``sup_I |Gamma_{c,u,I,v}|``), with its witness interval.
+
+    >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]), {"u": Table(t, [0, 1])})
+    >>> uc = r.candidates[0]  # the UC row: E[1{Y = b}] - mu = 3/4 - 1/2 on the one score
+    >>> uc.node, uc.sup, uc.interval
+    (None, Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)))
+    """
 
     subgroup: str | None
     utility: str | None
@@ -118,7 +127,14 @@ class AuditResult:
         return best or Candidate(None, None, None, zero, None, zero)
 
     def row(self, subgroup: str, utility: str, node: str | None = None) -> Candidate:
-        """The candidate row of ``(c, u)`` or ``(c, u, v)``."""
+        """The candidate row of ``(c, u)`` (UC, Def. 2.1) or ``(c, u, v)`` (HUC, Def. 3.2).
+
+        >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]), {"u": Table(t, [0, 1])})
+        >>> r.row("all", "u", "r").sup, r.row("all", "u").moment
+        (Fraction(1, 4), Fraction(1, 4))
+        """
         for r in self.candidates:
             if (r.subgroup, r.utility, r.node) == (subgroup, utility, node):
                 return r
@@ -126,12 +142,27 @@ class AuditResult:
 
     @property
     def n_cand(self) -> int:
-        """``N_cand = |C| sum_u |V_T(u)|``, the number of HUC candidates (Thm 3.4)."""
+        """``N_cand = |C| sum_u |V_T(u)|``, the number of HUC candidates (Thm 3.4).
+
+        >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]), {"u": Table(t, [0, 1])})
+        >>> r.n_cand  # one subgroup, one utility, its one relevant node r
+        1
+        """
         return len(self.subgroups) * sum(len(v) for v in self.relevant_nodes.values())
 
     def to_json(self, case_id: str | None = None) -> dict:
         """The ``huc-result/1`` document (docs/specification.md §6), exact numbers as strings
-        (the fast engine's as JSON numbers)."""
+        (the fast engine's as JSON numbers).
+
+        >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]), {"u": Table(t, [0, 1])})
+        >>> doc = r.to_json("c")
+        >>> doc["uc"], doc["relevant_nodes"]
+        ({'value': '1/4', 'subgroup': 'all', 'utility': 'u', 'interval': ['1/2', '1/2'], 'moment': '1/4'}, {'u': ['r']})
+        """
         uc, huc = self.uc.to_json(key="value"), self.huc.to_json(key="value")
         del uc["node"]
         rows = [r.to_json() for r in self.candidates]
@@ -146,7 +177,8 @@ class AuditResult:
         return doc
 
     def p_value(self, subgroup: str, utility: str, node: str | None = None) -> Fraction:
-        """The p-value of one candidate row under the null of calibration (``audit(..., null_draws=B)``).
+        """The p-value of one candidate row under the null of calibration (``audit(..., null_draws=B)``;
+        docs/specification.md §6's extension).
 
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -191,7 +223,7 @@ class BoostResult:
     audits: list = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
-        """The ``huc-boost/1`` document (README, "HUC-Boost and UC-Boost").
+        """The ``huc-boost/1`` document (docs/specification.md §4; README, "HUC-Boost and UC-Boost").
 
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, boost
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})

@@ -86,14 +86,23 @@ class Significance:
 
     def to_json(self) -> dict:
         """The optional ``significance`` object of ``huc-result/1`` (docs/specification.md §6):
-        p-values as exact rationals ``"a/b"`` on both engines (they are counts)."""
+        p-values as exact rationals ``"a/b"`` on both engines (they are counts).
+
+        >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution.from_sample(t, ["b", "b", "a", "b"], [["1/2", "1/2"]] * 4)
+        >>> doc = audit(d, {"u": Table(t, [0, 1])}, null_draws=19, seed=1).significance.to_json()
+        >>> doc["method"], doc["draws"], doc["theorem_3_4"]["delta"]
+        ('resampling', 19, '1/20')
+        """
         return {"method": self.method, "draws": self.draws, "seed": self.seed, "uc": fraction_text(self.uc),
                 "huc": fraction_text(self.huc),
                 "theorem_3_4": {"delta": fraction_text(DELTA), "deviation": self.theorem_3_4}}
 
 
 def check_null(null_draws, seed):
-    """``null_draws`` (a positive int, or ``"exact"``) and ``seed`` (a non-negative int), checked.
+    """``null_draws`` (a positive int, or ``"exact"``) and ``seed`` (a non-negative int), checked
+    (docs/specification.md §6's extension).
 
     >>> check_null(999, 7), check_null("exact", 0)
     ((999, 7), ('exact', 0))
@@ -127,7 +136,8 @@ def check_sample(dist: FiniteDistribution) -> FiniteDistribution:
 
 
 def uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` integers ``k`` uniform on ``1 .. 2**53``: the uniforms ``k / 2**53`` of one draw.
+    """``n`` integers ``k`` uniform on ``1 .. 2**53``: the uniforms ``k / 2**53`` of one draw
+    (docs/specification.md §6's extension).
 
     >>> k = uniforms(np.random.default_rng(0), 3)
     >>> k.dtype.kind, bool(((1 <= k) & (k <= 2**53)).all())
@@ -138,7 +148,7 @@ def uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def draw_label(p, k: int) -> int:
     """The label of the exact inverse-CDF draw: the first ``y`` with ``p_0 + ... + p_y >= k / 2**53``
-    (never a label of probability 0).
+    (never a label of probability 0; docs/specification.md §6's extension).
 
     >>> p = [Fraction(1, 4), Fraction(0), Fraction(3, 4)]
     >>> draw_label(p, 2**51), draw_label(p, 2**51 + 1)  # 2**51 / 2**53 = 1/4: the first label's cdf
@@ -154,7 +164,8 @@ def draw_label(p, k: int) -> int:
 
 def tie_tolerance(n: int, K: int) -> float:
     """How far below the observed float64 statistic a null one still counts as an exceedance
-    on the fast engine: ``8 (n + K) 2**-52``, above the rounding of sums of ``n`` terms in [-2, 2].
+    on the fast engine: ``8 (n + K) 2**-52``, above the rounding of sums of ``n`` terms in [-2, 2]
+    (docs/specification.md §6's extension).
 
     >>> tie_tolerance(10, 2) == 96 * 2.0**-52
     True
@@ -199,7 +210,7 @@ def resampling_p_values(n: int, K: int, result: AuditResult, null_sups, draws: i
     """``result`` with the consistency-resampling p-values (:class:`Significance`):
     ``(1 + #{b: T*_b >= T}) / (B + 1)`` per statistic, ``null_sups(rng)`` giving each draw's
     row sups (an iterator of ``B`` rows, in candidate order; see :func:`huc_ref.engines.audit`),
-    for ``n`` atoms on ``K`` labels.
+    for ``n`` atoms on ``K`` labels (docs/specification.md §6's extension).
 
     >>> from huc_ref import LabelTree, Table, audit
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -232,7 +243,7 @@ def assignments(dist: FiniteDistribution) -> int:
 def exact_p_values(dist: FiniteDistribution, result: AuditResult, audit_labels) -> AuditResult:
     """``result`` with exact p-values ``P(T* >= T)`` (:class:`Significance`, ``method="exact"``):
     every label assignment ``y`` with probability ``prod_i p_i(y_i)``, ``audit_labels(y)``
-    giving its row sups.  At most :data:`MAX_ASSIGNMENTS` assignments.
+    giving its row sups.  At most :data:`MAX_ASSIGNMENTS` assignments (docs/specification.md §6's extension).
 
     >>> from huc_ref import LabelTree, Table, audit
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})

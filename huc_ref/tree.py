@@ -19,7 +19,8 @@ __all__ = ["LabelTree"]
 
 
 class LabelTree:
-    """A finite rooted label tree ``T`` with ordered children and ordered labels.
+    """A finite rooted label tree ``T`` with ordered children and ordered labels (A.2;
+    docs/specification.md §1).
 
     Build it with :meth:`from_children` (the ``huc-case/1`` form), :meth:`from_nested`
     or :meth:`from_paths`.  Nodes are referred to by name in the public methods.
@@ -156,7 +157,7 @@ class LabelTree:
 
     @classmethod
     def from_nested(cls, nested: Mapping, labels: Sequence[str] | None = None) -> LabelTree:
-        """Build from a nested mapping ``{root: {child: {...}, leaf: None}}``.
+        """Build the label tree ``T`` (A.2) from a nested mapping ``{root: {child: {...}, leaf: None}}``.
 
         A leaf is written as ``None``, ``{}`` or a name inside a list of leaves.
 
@@ -189,7 +190,7 @@ class LabelTree:
     @classmethod
     def from_paths(cls, paths: Sequence[str], *, sep: str = "/", root: str = "root",
                    labels: Sequence[str] | None = None) -> LabelTree:
-        """Build from label paths such as ``"infectious/localized/upper/viral"``.
+        """Build ``T`` (A.2) from label paths such as ``"infectious/localized/upper/viral"``.
 
         Each row is one label, in the order given (or in the order ``labels`` lists them: the
         columns of a classifier's ``predict_proba``); a node is named by its path prefix (so
@@ -232,7 +233,7 @@ class LabelTree:
     @classmethod
     def from_label_paths(cls, rows, *, sep: str = "/", root: str = "root",
                          labels: Sequence[str] | None = None) -> LabelTree:
-        """Build from per-sample label paths, one row per sample from the top level down (the
+        """Build ``T`` (A.2) from per-sample label paths, one row per sample from the top level down (the
         ``n x depth`` arrays of hierarchical classifiers such as hiclass; a shorter path is
         padded with ``""`` or None).  A row's label is its non-empty names joined by ``sep``
         (:meth:`path_label`); labels are in first-appearance order unless ``labels`` gives it.
@@ -253,7 +254,7 @@ class LabelTree:
 
     @staticmethod
     def path_label(row, sep: str = "/") -> str:
-        """The label of a per-sample path: its non-empty names joined by ``sep``.
+        """The label (a leaf of ``T``, A.2) of a per-sample path: its non-empty names joined by ``sep``.
 
         >>> LabelTree.path_label(["animal", "dog", None])
         'animal/dog'
@@ -262,7 +263,7 @@ class LabelTree:
 
     @classmethod
     def from_networkx(cls, graph, *, labels: Sequence[str] | None = None) -> LabelTree:
-        """Build from a directed ``networkx`` tree (edges parent -> child; networkx is not a
+        """Build ``T`` (A.2) from a directed ``networkx`` tree (edges parent -> child; networkx is not a
         dependency, only its graph's interface is used).  Node names are ``str(node)``;
         children follow the graph's successor order; labels (the leaves) are in depth-first
         order unless ``labels`` gives it.
@@ -326,7 +327,7 @@ class LabelTree:
 
     @property
     def nodes(self) -> tuple[str, ...]:
-        """All nodes ``V`` in pre-order.
+        """All nodes ``V`` of ``T`` (A.2) in pre-order.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.nodes
@@ -364,7 +365,7 @@ class LabelTree:
         return isinstance(node, str) and node in self._index
 
     def has_label(self, label) -> bool:
-        """Whether ``label`` is one of the labels (leaves), by a dictionary look-up.
+        """Whether ``label`` is one of the labels ``Y`` (the leaves of ``T``, A.2), by a dictionary look-up.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.has_label("y1"), t.has_label("a")
@@ -373,7 +374,7 @@ class LabelTree:
         return isinstance(label, str) and label in self._label_index
 
     def id(self, node) -> int:
-        """The pre-order index of a node given by name (or already by index).
+        """The pre-order index of a node of ``T`` (A.2) given by name (or already by index).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.id("y2"), t.id(4)
@@ -414,7 +415,8 @@ class LabelTree:
                       fix: str = "build the tree with labels= in the columns' order "
                                  "(LabelTree.from_paths(..., labels=...)) or reorder the columns") -> None:
         """Check that ``labels``, the order of a prediction array's columns (names, or
-        scikit-learn's integer ``classes_`` read as text), is this tree's label order; None
+        scikit-learn's integer ``classes_`` read as text), is this tree's label order (the
+        entries of Sec. 2.1's prediction vector ``p``, one per label in one fixed order); None
         means the columns are in the tree's order.  A different order is an error naming
         both (cut to 100 characters each) and the first column where they differ, never a
         silent permutation; ``where``, ``what`` and ``fix`` word it for the caller (the CLI
@@ -467,7 +469,7 @@ class LabelTree:
                            "or list the tree's labels in numeric order", kind="reference")
 
     def label_index(self, label: str) -> int:
-        """Position of a label in :attr:`labels`.
+        """Position of a label in :attr:`labels`: its entry of a prediction ``p`` (Sec. 2.1).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.label_index("y3")
@@ -488,7 +490,7 @@ class LabelTree:
         return tuple(self._names[k] for k in self._children[self.id(node)])
 
     def parent(self, node) -> str | None:
-        """The parent of a node (``None`` for the root).
+        """The parent of a node of ``T`` (A.2; ``None`` for the root).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.parent("y1"), t.parent("r")
@@ -516,7 +518,7 @@ class LabelTree:
         return self._depth[self.id(node)]
 
     def is_leaf(self, node) -> bool:
-        """Whether the node is a label.
+        """Whether the node is a label (a leaf of ``T``, A.2).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.is_leaf("y1"), t.is_leaf("a")
@@ -578,7 +580,7 @@ class LabelTree:
 
     @property
     def parent_ids(self) -> tuple[int, ...]:
-        """Parent of every node by id (-1 for the root).
+        """Parent of every node of ``T`` (A.2) by id (-1 for the root).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.parent_ids
@@ -598,7 +600,7 @@ class LabelTree:
 
     @property
     def label_ids(self) -> tuple[int, ...]:
-        """The label id of every node (-1 for internal nodes).
+        """The label id of every node of ``T`` (A.2; -1 for internal nodes).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.label_ids
@@ -608,7 +610,7 @@ class LabelTree:
 
     @property
     def depth_ids(self) -> tuple[int, ...]:
-        """The depth of every node by id (the root has depth 0).
+        """The depth of every node of ``T`` (A.2) by id (the root has depth 0).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.depth_ids
@@ -629,7 +631,7 @@ class LabelTree:
 
     @property
     def dfs_label_ids(self) -> tuple[int, ...]:
-        """The label id at every depth-first leaf position (label order need not be depth-first).
+        """The label id at every depth-first leaf position (App. F.4; label order need not be depth-first).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}, labels=["y3", "y1", "y2"])
         >>> t.dfs_label_ids
@@ -638,7 +640,7 @@ class LabelTree:
         return self._dfs_labels
 
     def find_label(self, label) -> int:
-        """The label id of the name ``label``, or -1 when it is not a label (no error: for
+        """The label id of the name ``label`` (a leaf of ``T``, A.2), or -1 when it is not a label (no error: for
         vectorised lookups that report the first bad entry themselves).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -648,7 +650,7 @@ class LabelTree:
         return self._label_index.get(label, -1) if isinstance(label, str) else -1
 
     def label_ids_below(self, nid: int) -> tuple[int, ...]:
-        """Label ids of ``Y_a`` for node id ``a``, in label order.
+        """Label ids of ``Y_a`` (A.3) for node id ``a``, in label order.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.label_ids_below(1)
@@ -657,7 +659,7 @@ class LabelTree:
         return tuple(sorted(self._dfs_labels[self._lo[nid]:self._hi[nid]]))
 
     def path_ids(self, y: int) -> tuple[int, ...]:
-        """Node ids on the root-to-leaf path of label id ``y``.
+        """Node ids on the root-to-leaf path of label id ``y`` (the path of Sec. 3.1's decomposition).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.path_ids(1)

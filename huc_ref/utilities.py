@@ -155,12 +155,18 @@ class Utility:
 
     @classmethod
     def from_json(cls, tree: LabelTree, spec: Mapping, where: str):
-        """The utility a checked ``huc-case/1`` description ``spec`` of this kind describes."""
+        """The utility a checked ``huc-case/1`` description ``spec`` of this kind describes (one
+        of A.1 and K.2-K.6's families, docs/specification.md §5; ``where`` names the place in a message).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> TopK.from_json(t, {"kind": "top_k", "k": 1}, "utilities.u").to_json()
+        {'kind': 'top_k', 'k': 1}
+        """
         raise NotImplementedError
 
     def vectorised(self, rows) -> tuple[np.ndarray, np.ndarray | None]:
-        """``u(p_i, .)`` for every row of ``rows.P`` in float64, and the rows whose decision
-        float64 could not certify (None: no decision); ``rows`` is the fast path's
+        """``u(p_i, .)`` (A.1) for every row of ``rows.P`` in float64 (App. F.4's fast path), and the
+        rows whose decision float64 could not certify (None: no decision); ``rows`` is the fast path's
         :class:`huc_ref.fast.utilities.FloatRows`.  This generic form takes every row's values
         exactly from :meth:`values` (for families without a vectorised form).
 
@@ -533,6 +539,11 @@ class Top1AtDepth(Utility):
 
     @property
     def top1_depth(self):
+        """The depth of the top-1 decision (K.2), which the fast path's path form reads.
+
+        >>> Top1AtDepth(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}), 1).top1_depth
+        1
+        """
         return self.depth
 
     @cached_property
@@ -657,6 +668,12 @@ class Aggregated(Utility):
 
     @property
     def nesting(self):
+        """How many aggregations (App. G) wrap the base family: one more than the base's.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Aggregated(Aggregated(Table(t, [0, 1, 1]), ["r", "a"]), ["r"]).nesting
+        2
+        """
         return self.base.nesting + 1
 
     def vectorised(self, rows):
@@ -666,7 +683,7 @@ class Aggregated(Utility):
 
 
 class PerAtom(Utility):
-    """Explicit values ``u(p_i, .)`` for every atom ``i`` (golden vectors).
+    """Explicit values ``u(p_i, .)`` for every atom ``i`` (A.1's ``u(p, y)`` given outright; golden vectors).
 
     They describe the utility only at the audited predictions: ``V_T(u)`` is read off
     the given rows (convention), and boosting, which moves predictions, rejects them.
@@ -749,7 +766,7 @@ def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
 
 
 def utility_schema(kind: str) -> dict:
-    """The JSON Schema of one utility kind: its fields, each required unless optional.
+    """The JSON Schema of one utility kind: its fields, each required unless optional (docs/specification.md §5 and §6).
 
     >>> utility_schema("top_k")["required"], utility_schema("decision")["required"]
     (['kind', 'k'], ['kind', 'actions'])

@@ -19,7 +19,7 @@ METHODS = ("huc", "uc")
 
 
 def check_distribution(dist) -> FiniteDistribution:
-    """``dist``, checked to be a :class:`FiniteDistribution`.
+    """``dist``, checked to be a :class:`FiniteDistribution` (Sec. 2.1).
 
     >>> check_distribution({"atoms": []})
     Traceback (most recent call last):
@@ -34,7 +34,15 @@ def check_distribution(dist) -> FiniteDistribution:
 
 def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
     """One HUCError naming the utility, for anything that cannot be audited on ``tree`` with
-    ``n_atoms`` atoms (shared by the exact audit, both boosts and the fast path)."""
+    ``n_atoms`` atoms (A.1's utilities on Sec. 2.1's tree; shared by the exact audit, both boosts
+    and the fast path).
+
+    >>> from huc_ref import LabelTree
+    >>> check_utilities(LabelTree.from_children("r", {"r": ["a", "b"]}), 1, {"u": 3})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: utilities['u']: expected a Utility, got int
+    """
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
                        f"got {type(tree).__name__}", kind="tree")
@@ -72,7 +80,8 @@ SELECTIONS = ("greedy", "passes", "drain")
 
 def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, epsilon, max_updates, step,
                   max_passes: int = 100):
-    """:func:`boost_settings` for the atoms of ``dist`` (checked to be a :class:`FiniteDistribution`).
+    """:func:`boost_settings` for the atoms of ``dist`` (checked to be a :class:`FiniteDistribution`)
+    (Algorithm 1, docs/specification.md §4).
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})

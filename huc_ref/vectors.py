@@ -406,7 +406,8 @@ DELETE = object()  # a mutation value that deletes the key
 
 
 def mutate(doc, path, value):
-    """A deep copy of a JSON document with the value at ``path`` replaced (or ``DELETE`` d).
+    """A deep copy of a JSON document with the value at ``path`` replaced (or ``DELETE`` d)
+    (the invalid vectors of docs/specification.md §6).
 
     >>> mutate({"a": [1, 2]}, ["a", 1], 5), mutate({"a": 1, "b": 2}, ["a"], DELETE)
     ({'a': [1, 5]}, {'b': 2})
@@ -502,7 +503,7 @@ def _invalid_vectors():
 
 
 def build_vector_files() -> dict[str, dict]:
-    """Every vector file: ``{file name: huc-vectors/1 document}`` (what ``generate`` writes).
+    """Every vector file: ``{file name: huc-vectors/1 document}`` (what ``generate`` writes; docs/specification.md §6).
 
     >>> {name: len(doc["vectors"]) for name, doc in build_vector_files().items()}
     {'paper.json': 6, 'edge_cases.json': 19, 'generated.json': 240, 'invalid.json': 50}
@@ -531,7 +532,8 @@ def default_vector_dir() -> Path:
 
 
 def write_vector_files(out: Path) -> list[Path]:
-    """Regenerate every vector file (byte for byte) into ``out``; the schema is written too.
+    """Regenerate every vector file (byte for byte) into ``out``; the schema is written too
+    (docs/specification.md §6).
 
     Regenerating audits all 240 generated cases exactly (about a minute), so the example is
     the test ``tests/test_vectors.py::test_files_regenerate_byte_for_byte``, not a doctest.
@@ -549,7 +551,7 @@ def write_vector_files(out: Path) -> list[Path]:
 
 
 def load_vectors(directory: Path | None = None) -> list[dict]:
-    """All vectors of the ``huc-vectors/1`` files in ``directory`` (default: this tree's).
+    """All vectors of the ``huc-vectors/1`` files in ``directory`` (default: this tree's; docs/specification.md §6).
 
     >>> d1 = next(v for v in load_vectors() if v["id"] == "paper-d1-cancellation")
     >>> d1["expected"]["huc"]["value"], "cancellation" in d1["flags"]
@@ -584,7 +586,8 @@ VECTOR_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}", re.ASCII)
 
 
 def export_cases(out: Path, directory: Path | None = None) -> int:
-    """Write each vector's input as a standalone file ``OUT/<id>.json`` (invalid ones as given).
+    """Write each vector's input as a standalone file ``OUT/<id>.json`` (invalid ones as given)
+    (docs/specification.md §6).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
@@ -609,7 +612,8 @@ _INPUT_NUMBER = {"type": ["integer", "number", "string"]}
 
 
 def schema() -> dict:
-    """The JSON Schema (draft 2020-12) of ``huc-vectors/1`` files, with the case and result formats.
+    """The JSON Schema (draft 2020-12) of ``huc-vectors/1`` files, with the case and result formats
+    (docs/specification.md §6).
 
     >>> schema()["properties"]["format"], sorted(schema()["properties"]["vectors"]["items"])
     ({'const': 'huc-vectors/1'}, ['oneOf'])
@@ -639,7 +643,7 @@ def schema() -> dict:
 
 
 def answer_cases(out: Path, directory: Path | None = None) -> int:
-    """This implementation's own answers, one ``OUT/<id>.json`` per vector (a reference run).
+    """This implementation's own answers, one ``OUT/<id>.json`` per vector (a reference run; docs/specification.md §6).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:

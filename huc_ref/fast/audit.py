@@ -197,6 +197,12 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
     Chunks are independent, and so are utilities afterwards: both run on :data:`THREADS`
     threads (numpy and the compiled kernels release the GIL).  ``exact`` holds the exact
     predictions behind ``P`` (default: ``P``'s own binary values).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
+    >>> rows = sample_rows(ft, np.array([[0.25, 0.75]]), np.array([0]), np.ones((1, 1)), {"u": Table(ft.tree, [0, 1])})
+    >>> rows["u"].best[0][0].tolist()  # UC and the root's HUC: |0 - 3/4|
+    [0.75, 0.75]
     """
     exact = ExactRows(P) if exact is None else exact
     terms = sample_terms(ft, P, labels, utilities, rows, engine, exact, row_sum_tolerance)

@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..distribution import FiniteDistribution
-from ..driver import Choice, Update, drive
+from ..driver import Backend, Choice, Update, drive
 from ..errors import HUCError, printable
 from ..results import BoostResult
 from ..tree import LabelTree
@@ -35,7 +35,7 @@ __all__ = ["FloatBackend", "boost", "boost_sample", "replay", "check_replay", "a
            "branch_masses", "move", "label_columns"]
 
 
-class FloatBackend:
+class FloatBackend(Backend):
     """The float64 side of :func:`huc_ref.driver.drive`, vectorised over atoms; uncertified.
 
     The state is the predictions themselves; each update moves its members as Algorithm 1
@@ -75,7 +75,8 @@ class FloatBackend:
     @classmethod
     def from_distribution(cls, dist: FiniteDistribution, utilities: Mapping[str, Utility], method: str,
                           epsilon: float) -> FloatBackend:
-        """The backend of a :class:`FiniteDistribution`'s atoms (every number checked to fit float64).
+        """The backend of a :class:`FiniteDistribution`'s atoms (every number checked to fit float64)
+        (Algorithm 1's atoms, Sec. 2.1).
 
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -166,7 +167,6 @@ class FloatBackend:
         return self.loss, Fraction(self.loss) * (1 + Fraction(1, 10**9))  # an upper bound of the float's rounding
 
     def choose(self, node):
-        """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one node."""
         P, huc = self.P, self.method == "huc"
         best = None
         exact = self._exact()

@@ -189,7 +189,8 @@ def _packed_pays(score: np.ndarray, ties_too: bool) -> bool:
 
 def score_keys(score: np.ndarray) -> np.ndarray:
     """Each float64 score's bits as an unsigned integer in the scores' order (negative scores flip
-    all their bits, others the sign bit; -0.0 just below 0.0), for :func:`argsort_keys`.
+    all their bits, others the sign bit; -0.0 just below 0.0), for :func:`argsort_keys`
+    (the sort of Algorithm 2, App. F.3).
 
     >>> k = score_keys(np.array([-1.0, -0.0, 0.0, 1e-300, 0.5]))
     >>> bool(np.all(k[1:] > k[:-1]))
@@ -370,7 +371,8 @@ def _cache_blocks(col_first: np.ndarray, units: int, size: int) -> list:
 
 
 class Rows:
-    """Every sup of one utility: UC (column 0) and each relevant node, for every subgroup.
+    """Every sup of one utility (Def. 2.1, 3.2 by Algorithm 2): UC (column 0) and each relevant
+    node, for every subgroup.
 
     The fast twin of ``audit.UtilityRows``.  Input: per atom its score and UC residual, and
     node terms ``terms[k, i]`` belonging to column ``col_table[k, kind[i]]`` (1.. for relevant
@@ -737,7 +739,12 @@ class Rows:
         return tuple(out)
 
     def interval(self, r, b):
-        """The witness ``[s_(r+1), s_(b)]`` (None when empty)."""
+        """The witness ``[s_(r+1), s_(b)]`` of Algorithm 2 (App. F.3; None when empty).
+
+        >>> t = Rows(np.array([0.5, 0.25]), np.array([0.5, -0.25]), np.zeros((0, 2)), None, None, np.ones((2, 1)), 1)
+        >>> t.interval(0, 2), t.interval(0, 0)
+        ([0.25, 0.5], None)
+        """
         found = self.intervals(np.array([r]), np.array([b]))[0]
         return None if found is None else list(found)
 
@@ -764,7 +771,13 @@ class Rows:
         return out
 
     def members(self, r, b) -> np.ndarray:
-        """The atoms (original indices) whose scores lie in blocks ``r .. b-1``."""
+        """The atoms (original indices) whose scores lie in blocks ``r .. b-1`` (Algorithm 2's
+        witness; the members a boosting update moves, Sec. 3.2).
+
+        >>> t = Rows(np.array([0.5, 0.25]), np.array([0.5, -0.25]), np.zeros((0, 2)), None, None, np.ones((2, 1)), 1)
+        >>> t.members(0, 2).tolist(), t.members(1, 2).tolist()  # in score order: atom 1 (1/4), atom 0 (1/2)
+        ([1, 0], [0])
+        """
         if b == r:
             return np.zeros(0, dtype=int)
         return self.order[self.starts[r]:self.block_last[b - 1] + 1]

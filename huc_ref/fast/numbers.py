@@ -81,13 +81,21 @@ class ExactRows:
         self.settle_scores = self.exact and settle_scores
 
     def view(self, start: int) -> ExactRows:
-        """The same rows from ``start`` on (a chunk of the sample pass), indexed from 0."""
+        """The same rows from ``start`` on (a chunk of App. F.4's sample pass), indexed from 0.
+
+        >>> ExactRows(None, [(Fraction(1, 3), Fraction(2, 3)), (Fraction(1, 4), Fraction(3, 4))]).view(1).row(0)
+        (Fraction(1, 4), Fraction(3, 4))
+        """
         return ExactRows(None if self.P is None else self.P[start:], self.fractions, self.offset + start,
                          self.settle_scores)
 
     def row(self, i: int) -> tuple:
         """Row ``i`` as the exact rationals it was rounded from, or as its floats' binary values
-        (not normalised: a decision does not depend on a row's scale)."""
+        (not normalised: a decision of A.1's families does not depend on a row's scale).
+
+        >>> ExactRows(np.array([[0.1, 0.9]])).row(0)[0] == Fraction(3602879701896397, 36028797018963968)
+        True
+        """
         if self.fractions is None:
             return tuple(Fraction(float(x)) for x in self.P[i])
         return tuple(self.fractions[self.offset + i])
@@ -143,7 +151,7 @@ def row_extremes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def first_max(values: np.ndarray, error: np.ndarray | None = None, rel: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the first column of largest value, and the rows where that choice is uncertain.
+    """Per row, the first column of largest value, and the rows where that choice is uncertain (K.2's top-1 decisions).
 
     ``error[i, j]`` bounds the float error of ``values[i, j]`` (or, for nonnegative values, the
     relative bound ``rel``: ``error = rel * values``): the choice is certain when every other
@@ -381,7 +389,7 @@ def ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
 def floats(rows, where: str) -> np.ndarray:
     """Exact rationals as a float64 array, or one HUCError naming the first that float64 cannot
     hold: a nonzero number below the smallest normal double (or beyond the largest) would be
-    rounded to 0 or lose its digits, and the fast path's answer would be silently wrong.
+    rounded to 0 or lose its digits, and the fast path's answer would be silently wrong (App. F.4's float64 path).
 
     >>> floats([[Fraction(1, 4), Fraction(3, 4)]], "p[{}][{}]").tolist()
     [[0.25, 0.75]]
@@ -411,7 +419,7 @@ def floats(rows, where: str) -> np.ndarray:
 
 def as_floats(values, where: str) -> np.ndarray:
     """``values`` as a float64 array, or one HUCError naming ``where``: numbers only (text and
-    booleans are refused, as the exact path refuses them, rather than read as numbers).
+    booleans are refused, as the exact path refuses them, rather than read as numbers; App. F.4's float64 path).
 
     >>> as_floats([1, 0.5], "w").tolist()
     [1.0, 0.5]
@@ -459,7 +467,8 @@ def subgroup_column(values, n: int, where: str, rows: str = "y_prob") -> np.ndar
 
 def entries(values, n: int, where: str, rule: str, ok, kind: str, rows: str = "y_prob") -> np.ndarray:
     """``n`` finite numbers satisfying ``ok`` (one per row of the array named ``rows``), or one
-    HUCError naming the first that is not (of ``kind``, :data:`huc_ref.errors.ERROR_KINDS`).
+    HUCError naming the first that is not (of ``kind``, :data:`huc_ref.errors.ERROR_KINDS`)
+    (App. F.3's weights and subgroup values).
 
     >>> entries([1, -1], 2, "w", "a finite nonnegative number", lambda v: v >= 0, "float_range")
     Traceback (most recent call last):

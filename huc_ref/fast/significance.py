@@ -26,7 +26,8 @@ __all__ = ["MAX_NULL_BYTES", "check_memory", "draw_labels", "NullAudit", "null_s
 
 def draw_labels(cdf: np.ndarray, k: np.ndarray) -> np.ndarray:
     """Per row the first label whose cumulative probability reaches ``k / 2**53`` (``cdf``: the
-    rows' cumulative sums, each divided by its last, so the last is exactly 1).
+    rows' cumulative sums, each divided by its last, so the last is exactly 1)
+    (the null of calibration of docs/specification.md §6's extension).
 
     >>> cdf = np.cumsum([[0.25, 0.0, 0.75]], axis=1)
     >>> draw_labels(cdf, np.array([2**51])).tolist(), draw_labels(cdf, np.array([2**51 + 1])).tolist()
@@ -44,7 +45,7 @@ def check_memory(ft: FastTree, n: int, utilities: Mapping[str, Utility], acceler
     """The bytes :class:`NullAudit` keeps for ``n`` atoms (the level sums, and per utility its
     values ``n x K`` and the means of its needed nodes, twice with the compiled kernel's copies
     in rank order, and three ``|ks| x K`` tables of its labels' path nodes), refused beyond
-    :data:`MAX_NULL_BYTES` with one clear error.
+    :data:`MAX_NULL_BYTES` with one clear error (the null of calibration of docs/specification.md §6's extension).
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -107,8 +108,16 @@ class NullAudit:
                            for n_cols, paths, means, mu, (order, new) in self.plans]
 
     def sups(self, y: np.ndarray) -> np.ndarray:
-        """Every row's sup for labels ``y``, in the audit's candidate order (subgroups, then
-        utilities, the UC row before the relevant nodes)."""
+        """Every row's sup (Def. 2.1 and 3.2, Algorithm 2) for labels ``y``, in the audit's candidate
+        order (subgroups, then utilities, the UC row before the relevant nodes).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> null = NullAudit(FastTree(t), np.array([[0.5, 0.5], [0.25, 0.75]]), np.full((2, 1), 0.5),
+        ...                  {"u": Table(t, [0, 1])})
+        >>> null.sups(np.array([0, 0])).tolist()  # residuals -1/2 and -3/4, each of weight 1/2
+        [0.625, 0.625]
+        """
         n, best = len(y), []
         for n_cols, (cols, up, down), means, mu, blocks in self.plans:
             i = np.arange(n)  # the terms: the means one depth apart on each label's path
@@ -121,7 +130,17 @@ class NullAudit:
 
     def sups_compiled(self, Y: np.ndarray) -> np.ndarray:
         """:meth:`sups` for each row of labels ``Y`` (one draw per row), by the compiled kernel
-        :func:`huc_ref.fast.kernels.null_scan`, the draws split over :data:`THREADS` threads."""
+        :func:`huc_ref.fast.kernels.null_scan` (Algorithm 2 per draw), the draws split over
+        :data:`THREADS` threads.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> null = NullAudit(FastTree(t), np.array([[0.5, 0.5], [0.25, 0.75]]), np.full((2, 1), 0.5),
+        ...                  {"u": Table(t, [0, 1])}, accelerator="numba")
+        >>> Y = np.array([[0, 0], [1, 0], [1, 1]])
+        >>> null.sups_compiled(Y).tolist() == [null.sups(y).tolist() for y in Y]
+        True
+        """
         from .kernels import null_scan
         G = self.W.shape[1]
         cuts = np.linspace(0, len(Y), min(THREADS, len(Y)) + 1).astype(int)

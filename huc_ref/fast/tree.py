@@ -128,7 +128,7 @@ class FastTree:
         return self._walk(self.leaf_row[y], depths)
 
     def path_nodes(self, y: np.ndarray, depths: Sequence[int] | None = None) -> np.ndarray:
-        """Node ids of :meth:`paths`.
+        """Node ids of :meth:`paths` (the path nodes of App. F.4).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).path_nodes(np.array([1]), [1, 2]).tolist()  # y2's path below the root: a, y2
@@ -230,7 +230,7 @@ class FastTree:
         return self.node_table(S) if nodes is None else S[self.row[np.asarray(nodes)]].T
 
     def node_table(self, S: np.ndarray) -> np.ndarray:
-        """Level sums ``S`` (:meth:`level_sums`) as one ``(atoms, nodes)`` array, nodes in pre-order.
+        """Level sums ``S`` (:meth:`level_sums`) as one ``(atoms, nodes)`` array, nodes in pre-order: ``pi_a(p)`` (A.3).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> ft = FastTree(t)

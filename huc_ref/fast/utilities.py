@@ -20,9 +20,10 @@ __all__ = ["FloatRows", "utility_values", "magnitude", "score_error", "LabelFree
 
 
 class FloatRows:
-    """What a family's vectorised form reads: the predictions ``P`` (rows in label order), their
-    subtree masses ``pi``, the tree as arrays ``ft``, the exact rows behind ``P`` and the
-    relative error bound ``rel`` of sums over them, plus the fast path's helpers."""
+    """What a family's vectorised form reads (A.1's ``u(p, .)`` on many rows, App. F.4): the
+    predictions ``P`` (rows in label order), their subtree masses ``pi``, the tree as arrays
+    ``ft``, the exact rows behind ``P`` and the relative error bound ``rel`` of sums over them,
+    plus the fast path's helpers."""
 
     first_max = staticmethod(first_max)
     ratio = staticmethod(ratio)
@@ -35,7 +36,14 @@ class FloatRows:
 
     @property
     def pi(self) -> np.ndarray:
-        """The subtree masses of the rows (C.1's ``pi_a``), made when a family first reads them."""
+        """The subtree masses of the rows (C.1's ``pi_a``), made when a family first reads them.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> P = np.array([[0.25, 0.25, 0.5]])
+        >>> FloatRows(FastTree(t), P, None, None, ExactRows(P)).pi.tolist()  # r, a, y1, y2, y3 (pre-order)
+        [[1.0, 0.5, 0.25, 0.25, 0.5]]
+        """
         if self._pi is None:
             self._pi = self.ft.subtree_sums(self.P)
         elif callable(self._pi):
@@ -43,11 +51,26 @@ class FloatRows:
         return self._pi
 
     def atom(self, i: int):
-        """The atom index of row ``i`` (for per-atom values), or None for an array of predictions."""
+        """The atom index of row ``i`` (for per-atom values, A.1's ``u(p_i, .)`` given per atom), or
+        None for an array of predictions.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> P = np.array([[0.25, 0.25, 0.5]])
+        >>> FloatRows(FastTree(t), P, np.array([7]), None, ExactRows(P)).atom(0)
+        7
+        """
         return None if self.rows is None else int(self.rows[i])
 
     def values_of(self, u: Utility) -> np.ndarray:
-        """Another utility's values on the same rows (an aggregated utility's base, App. G)."""
+        """Another utility's values on the same rows (an aggregated utility's base, App. G).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> P = np.array([[0.25, 0.25, 0.5]])
+        >>> FloatRows(FastTree(t), P, None, None, ExactRows(P)).values_of(Table(t, [0, 1, -1])).tolist()
+        [[0.0, 1.0, -1.0]]
+        """
         return _values(u, self)
 
 
@@ -81,9 +104,14 @@ def _values(u: Utility, rows: FloatRows) -> np.ndarray:
 
 
 def magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarray) -> np.ndarray:
-    """``sum_y p_y |u(p, y)| / pi_root`` per row, the scale of a score's rounding error; the score
-    itself when no value is negative (no second pass over the rows; one row read when ``U`` is
-    one row broadcast to every row, as a table utility's values are)."""
+    """``sum_y p_y |u(p, y)| / pi_root`` per row, the scale of a score's rounding error (App. F.3's
+    scores ``mu_u``); the score itself when no value is negative (no second pass over the rows; one
+    row read when ``U`` is one row broadcast to every row, as a table utility's values are).
+
+    >>> P, U = np.array([[0.25, 0.25, 0.5]]), np.array([[0.0, 1.0, -1.0]])
+    >>> magnitude(P, U, (P * U).sum(axis=1), np.ones(1)).tolist()  # 1/4 + 1/2, where the score is -1/4
+    [0.75]
+    """
     if (U[:1] if U.strides[0] == 0 else U).min(initial=0.0) >= 0:
         return score
     return ratio(row_sums(np.abs(P) * np.abs(U)), pi_root)
@@ -92,7 +120,13 @@ def magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarr
 def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
     """A bound on the float error of the scores ``mu_u(p_i)`` (Sec. 2.1): ``magnitude`` is
     ``sum_y p_y |u(p_i, y)| / pi_root``; an aggregated utility's values are themselves means
-    ``N / pi`` of its base, each off by at most ``2 rel`` (App. G)."""
+    ``N / pi`` of its base, each off by at most ``2 rel`` (App. G).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> u = Table(LabelTree.from_children("r", {"r": ["a", "b"]}), [1, -1])
+    >>> score_error(u, 2.0**-50, np.array([-0.25]), np.array([0.75])).tolist() == [2.0**-50]  # rel (3/4 + 1/4)
+    True
+    """
     return rel * (magnitude + np.abs(score) + 2.0 * u.nesting)
 
 
@@ -120,17 +154,45 @@ class LabelFreeMeans:
 
     @property
     def N(self) -> np.ndarray:
-        """The level sums of ``p_i U`` (:meth:`FastTree.level_sums`): ``N_{u,a}(p_i)`` by level."""
+        """The level sums of ``p_i U`` (:meth:`FastTree.level_sums`): ``N_{u,a}(p_i)`` (A.3) by level.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> P = np.array([[0.25, 0.25, 0.5]])
+        >>> m = LabelFreeMeans(FastTree(t), P, Table(t, [0, 1, -1]), FastTree(t).level_sums(P, dfs=True), None,
+        ...                    ExactRows(P))
+        >>> m.N[0].tolist()  # the root: 1/4 - 1/2
+        [-0.25]
+        """
         if self._N is None:
             self._N = self._ft.level_sums(self._X * self.U)
         return self._N
 
     def at_labels(self, y: np.ndarray) -> np.ndarray:
-        """``u(p_i, y_i)`` (one take when ``U`` is one row broadcast to every atom)."""
+        """``u(p_i, y_i)`` (A.1; one take when ``U`` is one row broadcast to every atom).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> P = np.array([[0.25, 0.25, 0.5]])
+        >>> m = LabelFreeMeans(FastTree(t), P, Table(t, [0, 1, -1]), FastTree(t).level_sums(P, dfs=True), None,
+        ...                    ExactRows(P))
+        >>> m.at_labels(np.array([2])).tolist()  # the label y3
+        [-1.0]
+        """
         return self.U[0].take(y) if self.U.strides[0] == 0 else self.U[np.arange(len(y)), y]
 
     def on_labels(self, ft: FastTree, y: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``u(p_i, y_i)`` and ``mu`` on the paths of the labels ``y`` (``pi``: the masses there)."""
+        """``u(p_i, y_i)`` and ``mu_{u,a}`` (A.3) on the paths of the labels ``y`` (``pi``: the masses
+        there).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> ft, P = FastTree(t), np.array([[0.25, 0.25, 0.5]])
+        >>> m = LabelFreeMeans(ft, P, Table(t, [0, 1, -1]), ft.level_sums(P, dfs=True), None, ExactRows(P))
+        >>> u_y, mu = m.on_labels(ft, np.array([1]), np.array([[1.0], [0.5], [0.25]]))  # y2: path r, a, y2
+        >>> u_y.tolist(), mu.tolist()  # mu_r = -1/4, mu_a = 1/4 / 1/2, mu_y2 = 1
+        ([1.0], [[-0.25], [0.5], [1.0]])
+        """
         return self.at_labels(y), ratio(on_paths(ft, y, ft.H + 1, self.N), pi)
 
 
