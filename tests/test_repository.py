@@ -57,6 +57,7 @@ def _public_api():
         module = importlib.import_module(name)
         for attr in getattr(module, "__all__", ()):
             obj = getattr(module, attr)
+            obj = getattr(obj, "py_func", obj)  # a compiled kernel (numba's dispatcher): the function it compiles
             if not (inspect.isfunction(obj) or inspect.isclass(obj)) or obj.__module__ != name:
                 continue
             yield f"{name}.{attr}", "class" if inspect.isclass(obj) else "function", inspect.getdoc(obj) or ""

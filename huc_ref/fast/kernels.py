@@ -917,7 +917,8 @@ def null_scan(Y, order, last, U, score, mu, cols, up, down, W, n_cols, out):  # 
 def draw_labels(cdf, k, out):  # pragma: no cover - compiled
     """Per row ``i`` and draw ``b``, the first label ``y`` with ``cdf[i, y] >= k[i, b] / 2**53``
     (a binary search of the row's cumulative probabilities, whose last is exactly 1): the
-    inverse-CDF draw of :func:`huc_ref.fast.significance.draw_labels`, for a batch of draws.
+    inverse-CDF draw of :func:`huc_ref.fast.significance.draw_labels`, for a batch of draws (the
+    null of calibration of docs/specification.md §6's extension).
 
     >>> out = np.zeros((1, 2), dtype=np.int16)
     >>> draw_labels(np.array([[0.25, 0.25, 1.0]]), np.array([[2**51, 2**51 + 1]]), out)
