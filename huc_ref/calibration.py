@@ -110,9 +110,9 @@ def _subgroup_values(subgroups, n: int, names=None, where: str = "subgroups",
     if names is not None:
         missing = [g for g in names if g not in groups]
         if missing:
-            hint = f"{{{missing[0]!r}: ...}}"
-            raise HUCError(f"{where}: the model was fitted with subgroup {missing[0]!r}; give its values "
-                           f"({'subgroups=' + hint if where == 'subgroups' else hint + ' in ' + where})",
+            wanted = f"{{{missing[0]!r}: ...}}"
+            hint = f"subgroups={wanted}" if where == "subgroups" else f"{wanted} in {where}"
+            raise HUCError(f"{where}: the model was fitted with subgroup {missing[0]!r}; give its values ({hint})",
                            kind="missing_field")
         groups = {g: groups[g] for g in names}
     C = np.empty((n, len(groups)))
@@ -282,7 +282,7 @@ class HUCBoost(_Estimator):
         >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y)
         >>> model.n_updates_, model.stopped_
         (13, 'tolerance')
-        >>> model.rules_[0]  # (subgroup, utility, node id, interval, step): the root v0, every score 1/2
+        >>> model.rules_[0]  # (subgroup, utility, node id, interval, step): v0 on the score 1/2, Gamma/Lambda = 1
         (0, 'u', 0, 0.5, 0.5, 1.0)
         """
         self._check_params()
