@@ -73,8 +73,9 @@ def _public_api():
 
 def test_every_public_function_names_its_place_in_the_paper_and_has_a_doctest():
     """The standard every public function meets: a docstring naming the paper's equation or
-    section (or the specification's) and a doctest; classes name their place too (session 24
-    found 82 in the public API and 88 more in the modules' ``__all__`` without one or the other)."""
+    section (or the specification's) and a doctest; classes name their place too (before session
+    24, 154 of the 385 lacked one or the other: 57 functions and methods had no doctest, 146 items
+    named no place)."""
     missing = []
     for qualname, kind, doc in _public_api():
         if not PAPER_PLACE.search(doc):
