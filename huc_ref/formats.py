@@ -11,7 +11,10 @@ parser hands their text over, never a binary float).  A bad document raises one
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -516,11 +519,16 @@ def read_array(path, what: str):
 _PANDAS_INDEX = ("", "Unnamed: 0")
 
 
-def read_columns(path, what: str) -> tuple:
+def read_columns(path, what: str, numbers: bool = False) -> tuple:
     """:func:`read_array`'s array and the names the file gives its columns: a CSV's header row,
     a Parquet file's column names, or None (a ``.npy`` file, a CSV without a header); for
     predictions ``p(x_i)`` (Sec. 2.1) the names are checked against the tree's label order.  A
     CSV's first column with no name (or "Unnamed: 0") is pandas' index and is dropped.
+
+    A CSV is read as comma-separated cells (quoted as the csv module and spreadsheets quote
+    them); a row with another number of cells than the first, and, with ``numbers``, a cell that
+    is not a finite number, is an error naming its line and column (docs/specification.md §6: one
+    error naming the place).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -528,6 +536,12 @@ def read_columns(path, what: str) -> tuple:
     ...     array, names = read_columns(Path(d, "p.csv"), "predictions")
     >>> array.tolist(), names
     ([[0.25, 0.75]], ['b', 'a'])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, "p.csv").write_text(chr(10).join(["a,b", "0.25,0.75", "0.5;0.5"]))
+    ...     read_columns(Path(d, "p.csv"), "predictions", numbers=True)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: predictions: 'p.csv' line 3 has 1 cell, line 1 (the header) has 2 (cells are ...)
     """
     import numpy as np
     path = as_path(path, what)
@@ -547,29 +561,95 @@ def read_columns(path, what: str) -> tuple:
                                kind="dependency") from None
             table = pq.read_table(path)
             return np.column_stack([c.to_numpy() for c in table.columns]).squeeze(), list(table.column_names)
-        lines = [line for line in data.decode("utf-8-sig").splitlines() if line.strip()]  # a BOM is not a cell
-        rows = [[cell.strip() for cell in line.split(",")] for line in lines]
-        names = None
-        try:
-            float(rows[0][0])
-        except (ValueError, IndexError):
-            names, rows = rows[0] if rows else None, rows[1:]  # a header row
-        if names and len(names) > 1 and names[0] in _PANDAS_INDEX:  # pandas' index (to_csv() without index=False)
-            names, rows = names[1:], [row[1:] for row in rows]
-        try:
-            out = np.array([[float(x) for x in row] for row in rows])
-        except ValueError:
-            out = np.array(rows, dtype=str)
-        if out.ndim == 2 and out.shape[1] == 1:
-            out = out[:, 0]
-        if out.dtype.kind == "f" and out.ndim == 1 and np.all(out == np.round(out)):
-            out = out.astype(int)  # class indices written as numbers
-        return out, names
+        text = data.decode("utf-8-sig")  # a byte-order mark is not part of the first cell
+        return _csv_columns(text, f"{what}: {printable(path.name, 100)!r}", numbers)
     except HUCError:
         raise
-    except (ValueError, OSError, UnicodeDecodeError) as err:
+    except (ValueError, OSError, UnicodeDecodeError, csv.Error) as err:
         raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} ({err})",
                        kind="file") from None
+
+
+def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True) -> tuple:
+    """:func:`read_columns` of a CSV file's text (``where`` names the file in a message): numpy's
+    ``loadtxt`` (its C parser, correctly rounded as Python's ``float``) where the cells are
+    numbers, else (or with ``fast=False``) the csv module cell by cell, which finds the line and
+    column of an error.
+
+    >>> _csv_columns('a,b\\n"0.25",0.75\\n', "p", True)[0].tolist(), _csv_columns("0,1\\n2,3", "p", True, False)
+    ([[0.25, 0.75]], (array([[0., 1.],
+           [2., 3.]]), None))
+    """
+    import numpy as np
+    physical = text.split("\n")  # lines as loadtxt counts them (skiprows)
+    first = next((k for k, line in enumerate(physical) if line.strip()), None)
+    if first is not None and fast:
+        head = [cell.strip() for cell in next(csv.reader([physical[first]]))]
+        try:
+            float(head[0])
+            names, skip = None, 0
+        except ValueError:
+            names, skip = head, first + 1
+        try:
+            out = np.loadtxt(io.StringIO(text), delimiter=",", quotechar='"', skiprows=skip, ndmin=2, dtype=float,
+                             comments=None)
+        except ValueError:  # not all numbers, or ragged: read cell by cell below
+            out = None
+        if out is not None and out.size and (not numbers or np.isfinite(out).all()) \
+                and (names is None or len(names) == out.shape[1]):
+            if names and len(names) > 1 and names[0] in _PANDAS_INDEX:
+                names, out = names[1:], out[:, 1:]
+            return _shaped(out), names
+    lines = [(number, [cell.strip() for cell in row]) for number, row in enumerate(csv.reader(text.splitlines()), 1)
+             if any(cell.strip() for cell in row)]  # (blank lines skipped)
+    names, header_line = None, 0
+    if lines:
+        try:
+            float(lines[0][1][0])
+        except ValueError:
+            (header_line, names), lines = lines[0], lines[1:]  # a header row
+    first = (header_line, names) if names is not None else (lines[0] if lines else (0, []))
+    for number, row in lines:  # every row as wide as the header (or the first row)
+        if len(row) != len(first[1]):
+            sep = " (cells are separated by commas)" if any(";" in cell or "\t" in cell for cell in row) else ""
+            raise HUCError(f"{where} line {number} has {len(row)} cell{'s' * (len(row) != 1)}, line {first[0]}"
+                           f"{' (the header)' if names is not None else ''} has {len(first[1])}{sep}", kind="length")
+    if names and len(names) > 1 and names[0] in _PANDAS_INDEX:  # pandas' index (to_csv() without index=False)
+        names, lines = names[1:], [(number, row[1:]) for number, row in lines]
+    rows = [row for _, row in lines]
+    try:
+        out = np.array([[float(x) for x in row] for row in rows])
+    except ValueError:
+        if numbers:
+            _not_a_number(lines, where)
+        out = np.array(rows, dtype=str)
+    if numbers and out.size and not np.isfinite(out).all():
+        _not_a_number(lines, where)
+    return _shaped(out), names
+
+
+def _shaped(out):
+    """A CSV's array: one column as a vector, a vector of whole numbers as integers (class indices)."""
+    import numpy as np
+    if out.ndim == 2 and out.shape[1] == 1:
+        out = out[:, 0]
+    if out.dtype.kind == "f" and out.ndim == 1 and np.all(out == np.round(out)) and np.all(np.abs(out) < 2.0**53):
+        out = out.astype(int)  # class indices written as numbers (integers beyond 2^53 stay floats: int64 would wrap)
+    return out
+
+
+def _not_a_number(lines, where: str):
+    """The HUCError naming the first cell of ``lines`` that is not a finite number."""
+    for number, row in lines:
+        for column, cell in enumerate(row, 1):
+            try:
+                if math.isfinite(float(cell)):
+                    continue
+                rule, kind = "not a finite number", "float_range"
+            except ValueError:
+                rule = "not a number" + ("; cells are separated by commas" if any(c in cell for c in ";\t") else "")
+                kind = "type"
+            raise HUCError(f"{where} line {number}, column {column}: {printable(cell, 40)!r} is {rule}", kind=kind)
 
 
 def read_model_spec(source) -> tuple:
