@@ -125,17 +125,45 @@ def _subgroup_file(path, n: int, option: str = "--subgroups"):
     names the file in a message."""
     if path is None:
         return None
-    import numpy as np
-
     from .formats import read_columns
     values, names = read_columns(Path(path), option)
     if Path(path).suffix.lower() != ".csv" or names is None or len(values) != n:
         raise HUCError(f"{option}: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
     check_names(names, option)
     values = values.reshape(len(values), -1)
-    if values.dtype.kind == "U" and set(np.char.lower(values).ravel().tolist()) <= {"true", "false"}:
-        values = np.char.lower(values) == "true"  # a boolean column as pandas writes it: a mask (True = 1)
-    return {name: values[:, k] for k, name in enumerate(names)}
+    return {name: _subgroup_cells(values[:, k], f"{option}[{printable(name, 80)!r}]") for k, name in enumerate(names)}
+
+
+def _subgroup_cells(cells, where: str):
+    """One column of a subgroups file: numbers in [-1, 1] (Sec. 2.1's ``c(x_i)``), or True/False
+    cells (a boolean column as pandas writes it) read as a mask, True = 1; a cell that is neither
+    is an error naming its row (0-based, as the library's messages count rows).
+
+    >>> import numpy as np
+    >>> _subgroup_cells(np.array(["True", "false"]), "g").tolist(), _subgroup_cells(np.array([0.5, -1.0]), "g").tolist()
+    ([True, False], [0.5, -1.0])
+    >>> _subgroup_cells(np.array(["1", "", "0"]), "--subgroups['g']")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: --subgroups['g'][1]: '' is not a number in [-1, 1] (nor True or False, for a mask)
+    """
+    import numpy as np
+
+    from .fast.numbers import subgroup_column
+    if cells.dtype.kind == "U":
+        lower = np.char.lower(cells)
+        if set(lower.tolist()) <= {"true", "false"}:
+            return lower == "true"  # a mask
+        out = np.empty(len(cells))
+        for i, cell in enumerate(cells.tolist()):
+            try:
+                out[i] = float(cell)
+            except ValueError:
+                rule = ("in a column of numbers (a mask's column holds only True and False)" if lower[i] in
+                        ("true", "false") else "not a number in [-1, 1] (nor True or False, for a mask)")
+                raise HUCError(f"{where}[{i}]: {printable(cell, 40)!r} is {rule}", kind="type") from None
+        cells = out
+    return subgroup_column(cells, len(cells), where)  # finite, in [-1, 1]
 
 
 def _need_subgroups(names, groups, option: str) -> None:

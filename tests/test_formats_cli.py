@@ -382,6 +382,33 @@ def test_a_malformed_csv_of_predictions_is_one_error_naming_its_line(tmp_path, c
     assert err.startswith(f"huc: error: --predictions: 'p.csv' {message}") and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("text, message", [
+    ("g\n1\nnan\n", "--subgroups['g'][1]: nan is not a number in [-1, 1]"),
+    ("g\n2\n0\n", "--subgroups['g'][0]: 2.0 is not a number in [-1, 1]"),
+    ("g,h\n1,0\n,1\n", "--subgroups['g'][1]: '' is not a number in [-1, 1] (nor True or False, for a mask)"),
+    ("g\nyes\nno\n", "--subgroups['g'][0]: 'yes' is not a number in [-1, 1] (nor True or False, for a mask)"),
+    ("g\nTrue\n0\n", "--subgroups['g'][0]: 'True' is in a column of numbers (a mask's column holds only True and "
+                      "False)"),
+])
+def test_a_bad_cell_of_a_subgroups_file_is_named_by_the_option(tmp_path, capsys, text, message):
+    """Session 24: these were reported with the library's name (`subgroups['g'][1]: ...`) or as
+    `subgroups['g']: expected numbers, got text`, with no row."""
+    (tmp_path / "spec.json").write_text(json.dumps({"tree": {"root": "r", "children": {"r": ["a", "b"]}},
+                                                    "labels": ["a", "b"],
+                                                    "utilities": {"u": {"kind": "top_k", "k": 1}}}))
+    (tmp_path / "p.csv").write_text("0.25,0.75\n0.5,0.5\n")
+    (tmp_path / "y.csv").write_text("0\n1\n")
+    (tmp_path / "g.csv").write_text(text)
+    assert main(["audit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.csv"), "--labels",
+                 str(tmp_path / "y.csv"), "--subgroups", str(tmp_path / "g.csv"), "--engine", "fast"]) == 2
+    assert capsys.readouterr().err == f"huc: error: {message}\n"
+    (tmp_path / "g.csv").write_text("g,h\nTrue,0.5\nFalse,-1\n")  # a mask beside a column of numbers
+    assert main(["audit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.csv"), "--labels",
+                 str(tmp_path / "y.csv"), "--subgroups", str(tmp_path / "g.csv"), "--engine", "fast", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["candidates"]
+    assert [r["subgroup"] for r in rows if r["node"] is None] == ["g", "h"]
+
+
 def test_quoted_cells_are_read_as_a_spreadsheet_writes_them(tmp_path):
     """A CSV whose cells are quoted (as spreadsheets and csv.writer with QUOTE_ALL write them) is
     read as the numbers and names inside the quotes (session 24: the quoted first row was taken
