@@ -193,14 +193,22 @@ def _arrays(args, tree, prefix=""):
     """Predictions, labels and subgroups from the array files the options name (``prefix`` "val_":
     the validation files); a labels file of the wrong length or with a name that is not a label
     is an error naming the options."""
+    import numpy as np
+
     from .fast.audit import label_ids
-    from .formats import read_array
+    from .formats import read_columns
     option = f"--{prefix.replace('_', '-')}"
     P = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree)
     path = Path(getattr(args, f"{prefix}labels"))
-    y = read_array(path, f"{option}labels")
-    if path.suffix.lower() != ".npy" and y.dtype.kind in "iu" and set(y.astype(str).tolist()) <= set(tree.labels):
-        y = y.astype(str)  # a text file's cells that are label names ("0", "1", ... named so) are names
+    text = path.suffix.lower() == ".csv"
+    y = read_columns(path, f"{option}labels", labels=set(tree.labels) if text else None)[0]
+    if text and not set(y.tolist()) <= set(tree.labels):  # not all names: whole numbers are label ids
+        try:
+            ids = y.astype(float)
+            if np.all(ids == np.round(ids)) and np.all(np.abs(ids) < 2.0**53):
+                y = ids.astype(int)
+        except ValueError:  # names that are not labels: the check below names the first
+            pass
     label_ids(y, tree, len(P), f"{option}labels", f"{option}predictions")  # (checked; the library reads y itself)
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups")
 

@@ -519,7 +519,7 @@ def read_array(path, what: str):
 _PANDAS_INDEX = ("", "Unnamed: 0")
 
 
-def read_columns(path, what: str, numbers: bool = False) -> tuple:
+def read_columns(path, what: str, numbers: bool = False, labels=None) -> tuple:
     """:func:`read_array`'s array and the names the file gives its columns: a CSV's header row,
     a Parquet file's column names, or None (a ``.npy`` file, a CSV without a header); for
     predictions ``p(x_i)`` (Sec. 2.1) the names are checked against the tree's label order.  A
@@ -528,7 +528,9 @@ def read_columns(path, what: str, numbers: bool = False) -> tuple:
     A CSV is read as comma-separated cells (quoted as the csv module and spreadsheets quote
     them); a row with another number of cells than the first, and, with ``numbers``, a cell that
     is not a finite number, is an error naming its line and column (docs/specification.md §6: one
-    error naming the place).
+    error naming the place).  With ``labels`` (the tree's label names) a CSV of labels keeps its
+    cells' text (``"002"`` stays a name), and its first row is a header only if its first cell
+    is neither a label name nor a number.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -562,7 +564,7 @@ def read_columns(path, what: str, numbers: bool = False) -> tuple:
             table = pq.read_table(path)
             return np.column_stack([c.to_numpy() for c in table.columns]).squeeze(), list(table.column_names)
         text = data.decode("utf-8-sig")  # a byte-order mark is not part of the first cell
-        return _csv_columns(text, f"{what}: {printable(path.name, 100)!r}", numbers)
+        return _csv_columns(text, f"{what}: {printable(path.name, 100)!r}", numbers, labels=labels)
     except HUCError:
         raise
     except (ValueError, OSError, UnicodeDecodeError, csv.Error) as err:
@@ -570,20 +572,22 @@ def read_columns(path, what: str, numbers: bool = False) -> tuple:
                        kind="file") from None
 
 
-def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True) -> tuple:
+def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels=None) -> tuple:
     """:func:`read_columns` of a CSV file's text (``where`` names the file in a message): numpy's
     ``loadtxt`` (its C parser, correctly rounded as Python's ``float``) where the cells are
     numbers, else (or with ``fast=False``) the csv module cell by cell, which finds the line and
-    column of an error.
+    column of an error; with ``labels``, the cells' text.
 
     >>> _csv_columns('a,b\\n"0.25",0.75\\n', "p", True)[0].tolist(), _csv_columns("0,1\\n2,3", "p", True, False)
     ([[0.25, 0.75]], (array([[0., 1.],
            [2., 3.]]), None))
+    >>> _csv_columns("002\\n001\\n", "y", False, labels={"001", "002"})  # names, not the numbers 2 and 1
+    (array(['002', '001'], dtype='<U3'), None)
     """
     import numpy as np
     physical = text.split("\n")  # lines as loadtxt counts them (skiprows)
     first = next((k for k, line in enumerate(physical) if line.strip()), None)
-    if first is not None and fast:
+    if first is not None and fast and labels is None:
         head = [cell.strip() for cell in next(csv.reader([physical[first]]))]
         try:
             float(head[0])
@@ -603,7 +607,7 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True) -> tup
     lines = [(number, [cell.strip() for cell in row]) for number, row in enumerate(csv.reader(text.splitlines()), 1)
              if any(cell.strip() for cell in row)]  # (blank lines skipped)
     names, header_line = None, 0
-    if lines:
+    if lines and not (labels is not None and lines[0][1][0] in labels):
         try:
             float(lines[0][1][0])
         except ValueError:
@@ -617,6 +621,8 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True) -> tup
     if names and len(names) > 1 and names[0] in _PANDAS_INDEX:  # pandas' index (to_csv() without index=False)
         names, lines = names[1:], [(number, row[1:]) for number, row in lines]
     rows = [row for _, row in lines]
+    if labels is not None:
+        return _shaped(np.array(rows, dtype=str) if rows else np.array([], dtype=str)), names
     try:
         out = np.array([[float(x) for x in row] for row in rows])
     except ValueError:

@@ -409,6 +409,30 @@ def test_a_bad_cell_of_a_subgroups_file_is_named_by_the_option(tmp_path, capsys,
     assert [r["subgroup"] for r in rows if r["node"] is None] == ["g", "h"]
 
 
+@pytest.mark.parametrize("labels_file", ["002\n002\n003\n", "label\n002\n002\n003\n", '"002"\n"002"\n"003"\n'])
+def test_label_names_with_leading_zeros_are_names_in_a_csv(tmp_path, capsys, labels_file):
+    """Session 24: a labels CSV naming labels "002", "002", "003" (codes with leading zeros) was
+    read as the numbers 2, 2, 3 and audited as the label ids 2, 2 and 3 (the labels "003", "003"
+    and "004"): a silently wrong audit whenever the numbers were in range.
+    Cells that are label names are now names; only a file of whole numbers that are not all names
+    is read as ids."""
+    import numpy as np
+
+    from huc_ref import LabelTree, TopK, fast
+    t = LabelTree.from_children("r", {"r": ["001", "002", "003", "004"]})  # "002" is label id 1, the number 2 id 2
+    (tmp_path / "spec.json").write_text(json.dumps({"tree": {"root": "r", "children": {"r": list(t.labels)}},
+                                                    "labels": list(t.labels),
+                                                    "utilities": {"u": {"kind": "top_k", "k": 1}}}))
+    P = np.array([[0.1, 0.6, 0.2, 0.1], [0.1, 0.1, 0.7, 0.1], [0.4, 0.3, 0.2, 0.1]])
+    np.savetxt(tmp_path / "p.csv", P, delimiter=",")
+    (tmp_path / "y.csv").write_text(labels_file)
+    assert main(["audit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.csv"), "--labels",
+                 str(tmp_path / "y.csv"), "--engine", "fast", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["uc"]["value"]
+    assert got == fast.audit(["002", "002", "003"], P, t, {"u": TopK(t, 1)}).uc.sup
+    assert got != fast.audit([2, 2, 3], P, t, {"u": TopK(t, 1)}).uc.sup  # (the ids the numbers would name)
+
+
 def test_quoted_cells_are_read_as_a_spreadsheet_writes_them(tmp_path):
     """A CSV whose cells are quoted (as spreadsheets and csv.writer with QUOTE_ALL write them) is
     read as the numbers and names inside the quotes (session 24: the quoted first row was taken
