@@ -425,10 +425,31 @@ def _split_interval_max(blocks) -> IntervalMax:
     >>> (best.r, best.b), best.sup == mp.mpf(2) / X
     ((1, 2), True)
     """
-    best = max_interval_sum_approx(_gmp_exact_parts(blocks))
+    best = max_interval_sum_approx(_gmp_exact_parts(blocks), _tie_tolerance(blocks))
     if type(best.moment) is not _Split:
         return best
     return IntervalMax(best.sup.value(), best.r, best.b, best.moment.value())
+
+
+def _tie_tolerance(blocks):
+    """How far apart two of Algorithm 2's prefix sums of :class:`_Split` blocks may be and still
+    count as equal: ``2^(16 - prec)`` times the blocks' inexact parts' total magnitude, above their
+    rounding, as :meth:`_Engine.choose` treats sups.  Two sums over moved atoms whose terms cancel
+    exactly (hypothesis drew two atoms moved by opposite steps at one node, so that ``1 - q`` of one
+    equals ``q`` of the other) differ by a rounding that two precisions can give the same sign:
+    the tie is then the first prefix's at both (App. F.3), where it went either way before.  0
+    without inexact parts (float arithmetic, or untouched atoms alone: exact comparisons).
+
+    >>> from mpmath import mp
+    >>> blocks = [_Split(Fraction(1, 2), mp.mpf(0.25)), _Split(Fraction(0), mp.mpf(-0.5))]
+    >>> _tie_tolerance(blocks) == mp.mpf(0.75) * 2 ** (16 - mp.prec), _tie_tolerance([_Split(Fraction(1), mp.mpf(0))])
+    (True, 0)
+    """
+    approx = [x.approx for x in blocks if type(x) is _Split and x.approx]
+    if not approx:
+        return 0
+    ctx = approx[0].context
+    return sum((abs(x) for x in approx), ctx.mpf(0)) * ctx.ldexp(1, 16 - ctx.prec)
 
 
 def _gmp_exact_parts(blocks) -> list:

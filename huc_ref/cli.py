@@ -182,7 +182,7 @@ def _predictions(path, what: str, tree):
     scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels (pandas'
     index column is dropped by :func:`huc_ref.formats.read_columns`)."""
     from .formats import read_columns
-    P, names = read_columns(Path(path), what, numbers=True)
+    P, names = read_columns(Path(path), what, numbers=True, header_names=set(tree.labels))
     if names is not None and set(names) & set(tree.labels):
         tree.check_columns(names, where=what, what=repr(printable(Path(path).name, 100)),
                            fix="reorder the file's columns, or list the spec's labels in the file's order")

@@ -519,7 +519,7 @@ def read_array(path, what: str):
 _PANDAS_INDEX = ("", "Unnamed: 0")
 
 
-def read_columns(path, what: str, numbers: bool = False, labels=None) -> tuple:
+def read_columns(path, what: str, numbers: bool = False, labels=None, header_names=None) -> tuple:
     """:func:`read_array`'s array and the names the file gives its columns: a CSV's header row,
     a Parquet file's column names, or None (a ``.npy`` file, a CSV without a header); for
     predictions ``p(x_i)`` (Sec. 2.1) the names are checked against the tree's label order.  A
@@ -530,7 +530,9 @@ def read_columns(path, what: str, numbers: bool = False, labels=None) -> tuple:
     is not a finite number, is an error naming its line and column (docs/specification.md §6: one
     error naming the place).  With ``labels`` (the tree's label names) a CSV of labels keeps its
     cells' text (``"002"`` stays a name), and its first row is a header only if its first cell
-    is neither a label name nor a number.
+    is neither a label name nor a number.  With ``header_names`` (the tree's labels, for a file
+    of predictions) a first row that lists exactly those names is a header even where they are
+    numbers (labels "0", "1", ...: the header ``huc apply`` writes).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -564,7 +566,8 @@ def read_columns(path, what: str, numbers: bool = False, labels=None) -> tuple:
             table = pq.read_table(path)
             return np.column_stack([c.to_numpy() for c in table.columns]).squeeze(), list(table.column_names)
         text = data.decode("utf-8-sig")  # a byte-order mark is not part of the first cell
-        return _csv_columns(text, f"{what}: {printable(path.name, 100)!r}", numbers, labels=labels)
+        return _csv_columns(text, f"{what}: {printable(path.name, 100)!r}", numbers, labels=labels,
+                            header_names=header_names)
     except HUCError:
         raise
     except (ValueError, OSError, UnicodeDecodeError, csv.Error) as err:
@@ -572,7 +575,7 @@ def read_columns(path, what: str, numbers: bool = False, labels=None) -> tuple:
                        kind="file") from None
 
 
-def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels=None) -> tuple:
+def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels=None, header_names=None) -> tuple:
     """:func:`read_columns` of a CSV file's text (``where`` names the file in a message): numpy's
     ``loadtxt`` (its C parser, correctly rounded as Python's ``float``) where the cells are
     numbers, else (or with ``fast=False``) the csv module cell by cell, which finds the line and
@@ -583,17 +586,15 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
            [2., 3.]]), None))
     >>> _csv_columns("002\\n001\\n", "y", False, labels={"001", "002"})  # names, not the numbers 2 and 1
     (array(['002', '001'], dtype='<U3'), None)
+    >>> _csv_columns("0,1\\n0.25,0.75\\n", "p", True, header_names={"0", "1"})  # labels named "0" and "1"
+    (array([[0.25, 0.75]]), ['0', '1'])
     """
     import numpy as np
     physical = text.split("\n")  # lines as loadtxt counts them (skiprows)
     first = next((k for k, line in enumerate(physical) if line.strip()), None)
     if first is not None and fast and labels is None:
         head = [cell.strip() for cell in next(csv.reader([physical[first]]))]
-        try:
-            float(head[0])
-            names, skip = None, 0
-        except ValueError:
-            names, skip = head, first + 1
+        names, skip = (head, first + 1) if _is_header(head, labels, header_names) else (None, 0)
         try:
             out = np.loadtxt(io.StringIO(text), delimiter=",", quotechar='"', skiprows=skip, ndmin=2, dtype=float,
                              comments=None)
@@ -607,11 +608,8 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
     lines = [(number, [cell.strip() for cell in row]) for number, row in enumerate(csv.reader(text.splitlines()), 1)
              if any(cell.strip() for cell in row)]  # (blank lines skipped)
     names, header_line = None, 0
-    if lines and not (labels is not None and lines[0][1][0] in labels):
-        try:
-            float(lines[0][1][0])
-        except ValueError:
-            (header_line, names), lines = lines[0], lines[1:]  # a header row
+    if lines and _is_header(lines[0][1], labels, header_names):
+        (header_line, names), lines = lines[0], lines[1:]
     first = (header_line, names) if names is not None else (lines[0] if lines else (0, []))
     for number, row in lines:  # every row as wide as the header (or the first row)
         if len(row) != len(first[1]):
@@ -632,6 +630,20 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
     if numbers and out.size and not np.isfinite(out).all():
         _not_a_number(lines, where)
     return _shaped(out), names
+
+
+def _is_header(row, labels, header_names) -> bool:
+    """Whether a CSV's first row is a header: its first cell is not a number (nor, in a labels
+    file, a label name), or it lists exactly ``header_names``."""
+    if header_names is not None and len(row) == len(header_names) and set(row) == set(header_names):
+        return True
+    if labels is not None and row[0] in labels:
+        return False
+    try:
+        float(row[0])
+    except ValueError:
+        return True
+    return False
 
 
 def _shaped(out):

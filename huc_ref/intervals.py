@@ -128,8 +128,9 @@ def _exact_block(f, i: int):
     return exact(f, f"blocks[{i}]")
 
 
-def _algorithm_2(values):
-    """Algorithm 2 on integers: ``(|S_b - S_r|, r, b)`` maximal, smallest ``b`` then ``r``."""
+def _algorithm_2(values, tol=0):
+    """Algorithm 2 on integers: ``(|S_b - S_r|, r, b)`` maximal, smallest ``b`` then ``r``; with
+    ``tol`` (inexact numbers) a prefix or a sup beats an earlier one only by more than ``tol``."""
     best = (0, 0, 0)
     s = s_min = s_max = 0
     r_min = r_max = 0
@@ -139,12 +140,12 @@ def _algorithm_2(values):
         # earlier prefix.  (A tie up == down > 0 is never the overall maximum: max - min,
         # reached at an earlier b, is twice as large; so either choice is right there.)
         up, down = s - s_min, s_max - s
-        value, r = (up, r_min) if up >= down else (down, r_max)
-        if value > best[0]:
+        value, r = (up, r_min) if up >= down - tol else (down, r_max)
+        if value > best[0] + tol:
             best = (value, r, b)
-        if s < s_min:
+        if s < s_min - tol:
             s_min, r_min = s, b
-        if s > s_max:
+        if s > s_max + tol:
             s_max, r_max = s, b
     return best
 
@@ -332,19 +333,25 @@ class Interval:
         return True
 
 
-def max_interval_sum_approx(blocks) -> IntervalMax:
+def max_interval_sum_approx(blocks, tol=0) -> IntervalMax:
     """Algorithm 2 on inexact numbers (a working precision): the same pass and tie rule.
 
-    Used by boosting, whose decisions are certified by agreement at two precisions.
+    Used by boosting, whose decisions are certified by agreement at two precisions.  ``tol``:
+    prefix sums, and sups, within ``tol`` of an earlier one count as equal to it (the earlier
+    kept, App. F.3's tie rule), so that an exact tie of inexact numbers, which rounding orders
+    either way, goes to the same witness at both precisions; distinct values that close may
+    then be ordered apart by the two, which raises the precision.
 
     >>> max_interval_sum_approx([0.25, -0.5, 0.0, 0.5])
     IntervalMax(sup=0.5, r=1, b=2, moment=-0.5)
+    >>> max_interval_sum_approx([-0.25, 0.25 + 2.0**-54]).b, max_interval_sum_approx([-0.25, 0.25 + 2.0**-54], 1e-12).b
+    (2, 1)
     """
     where = [i for i, f in enumerate(blocks) if f]
     if not where:
         return _EMPTY
     values = [blocks[i] for i in where]
-    value, r, b = _algorithm_2(values)
+    value, r, b = _algorithm_2(values, tol)
     if not value:
         return _EMPTY
     moment = values[r]

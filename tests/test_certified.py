@@ -113,6 +113,31 @@ def test_exact_ties_an_update_makes_run_alike_on_both_engines(case):
         assert reference.stopped == "tolerance"
 
 
+def test_two_atoms_moved_by_opposite_steps_tie_exactly_on_both_engines():
+    """Found by hypothesis in CI (session 24): two sample atoms below v2, labelled v4 and v5, each
+    updated once at v2 by steps of 2 and -2 from branch probabilities 1/2, so that one's ``1 - q``
+    is exactly the other's ``q`` and their node terms cancel: Algorithm 2's prefix sum over both is
+    exactly 0, the sum before them, and the witness is the first atom alone (App. F.3's tie
+    rule).  The certified engine summed the two irrational terms at its working precision, and
+    both precisions rounded the 0 to the same tiny positive number, so it took the second atom
+    (sign +) "certified"; certified float64 saw the tie, fell back to that engine and got its
+    choice, while the engine's own run (a rounding the other way) took the first: the two runs
+    differed from the fifth update on.  Prefix sums within ``2^(16 - prec)`` of the inexact parts'
+    magnitude now count as equal (``boost._tie_tolerance``)."""
+    from huc_ref import Subtree
+    t = LabelTree.from_children("v0", {"v0": ["v1", "v2", "v3"], "v1": ["v6"], "v2": ["v4", "v5"]},
+                                labels=["v4", "v5", "v3", "v6"])
+    d = FiniteDistribution(t, [{"weight": "1/2", "c": [1, 0], "p": ["1/4"] * 4, "label": "v4"},
+                               {"weight": "1/2", "c": [1, 0], "p": ["5/13", "5/13", "1/13", "2/13"], "label": "v5"}],
+                           subgroups=["all", "g1"])
+    us = {"u0": Subtree(t, "v4")}
+    reference = engine_boost(d, us, method="huc", epsilon="1/20", max_updates=60)
+    fast = certified.boost(d, us, method="huc", epsilon="1/20", max_updates=60)
+    _same_run(fast, reference)
+    fifth = reference.updates[4]
+    assert fifth["node"] == "v2" and F(fifth["gamma"]) < 0  # the first atom (score 0.109) alone: the moment -q/2
+
+
 @pytest.mark.parametrize("case", ["d1", "exact margin tie", "flat 10", "30 children", "near 1e-300",
                                   "100 classes near 1e-300", "a million digits"])
 @pytest.mark.parametrize("method", ["huc", "uc"])

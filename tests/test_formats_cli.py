@@ -433,6 +433,41 @@ def test_label_names_with_leading_zeros_are_names_in_a_csv(tmp_path, capsys, lab
     assert got != fast.audit([2, 2, 3], P, t, {"u": TopK(t, 1)}).uc.sup  # (the ids the numbers would name)
 
 
+def test_the_csv_huc_apply_writes_is_read_back_where_labels_are_digits(tmp_path, capsys):
+    """``huc apply -o out.csv`` writes a header of the tree's labels; where those are "0", "1", "2"
+    (a classifier's integer classes) the header was read back as a row of probabilities and the
+    file refused ('--labels: has 40 labels, --predictions has 41 rows'), or, with the labels in
+    another order in the header, not recognised as one (session 24).  A first row listing exactly
+    the labels is a header, so its order is checked too."""
+    import numpy as np
+
+    from huc_ref import LabelTree, TopK, fast
+    t = LabelTree.from_children("r", {"r": ["0", "1", "2"]})
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet(np.ones(3), 40)
+    y = rng.integers(0, 3, 40)
+    np.save(tmp_path / "p.npy", P)
+    np.save(tmp_path / "y.npy", y)
+    (tmp_path / "spec.json").write_text(json.dumps({"tree": {"root": "r", "children": {"r": ["0", "1", "2"]}},
+                                                    "labels": ["0", "1", "2"],
+                                                    "utilities": {"u": {"kind": "top_k", "k": 1}}}))
+    d = str(tmp_path)
+    assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/p.npy", "--labels", f"{d}/y.npy",
+                 "--max-passes", "2", "-o", f"{d}/model.json"]) == 0
+    assert main(["apply", f"{d}/model.json", f"{d}/p.npy", "-o", f"{d}/out.csv"]) == 0
+    assert (tmp_path / "out.csv").read_text().startswith("0,1,2\n")
+    capsys.readouterr()
+    assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/out.csv", "--labels", f"{d}/y.npy",
+                 "--engine", "fast", "--json"]) == 0
+    recalibrated = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1)
+    expected = fast.audit(y, recalibrated, t, {"u": TopK(t, 1)}).uc.sup
+    assert json.loads(capsys.readouterr().out)["uc"]["value"] == expected
+    (tmp_path / "out.csv").write_text("1,0,2\n" + (tmp_path / "out.csv").read_text().split("\n", 1)[1])
+    assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/out.csv", "--labels", f"{d}/y.npy",
+                 "--engine", "fast"]) == 2
+    assert "are labelled ['1', '0', '2'], but the tree's label order is ['0', '1', '2']" in capsys.readouterr().err
+
+
 def test_quoted_cells_are_read_as_a_spreadsheet_writes_them(tmp_path):
     """A CSV whose cells are quoted (as spreadsheets and csv.writer with QUOTE_ALL write them) is
     read as the numbers and names inside the quotes (session 24: the quoted first row was taken
