@@ -193,22 +193,16 @@ def _arrays(args, tree, prefix=""):
     """Predictions, labels and subgroups from the array files the options name (``prefix`` "val_":
     the validation files); a labels file of the wrong length or with a name that is not a label
     is an error naming the options."""
-    import numpy as np
-
     from .fast.audit import label_ids
-    from .formats import read_columns
+    from .formats import class_indices, read_columns
     option = f"--{prefix.replace('_', '-')}"
     P = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree)
     path = Path(getattr(args, f"{prefix}labels"))
     text = path.suffix.lower() == ".csv"
     y = read_columns(path, f"{option}labels", labels=set(tree.labels) if text else None)[0]
     if text and not set(y.tolist()) <= set(tree.labels):  # not all names: whole numbers are label ids
-        try:
-            ids = y.astype(float)
-            if np.all(ids == np.round(ids)) and np.all(np.abs(ids) < 2.0**53):
-                y = ids.astype(int)
-        except ValueError:  # names that are not labels: the check below names the first
-            pass
+        ids = class_indices(y)
+        y = y if ids is None else ids  # (names that are not labels: the check below names the first)
     label_ids(y, tree, len(P), f"{option}labels", f"{option}predictions")  # (checked; the library reads y itself)
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups")
 

@@ -30,7 +30,8 @@ from .tree import LabelTree
 from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
-           "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "read_model_spec",
+           "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "class_indices",
+           "read_model_spec",
            "ARRAY_SUFFIXES", "as_path"]
 
 CASE_FORMAT = "huc-case/1"
@@ -602,9 +603,8 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
             out = None
         if out is not None and out.size and (not numbers or np.isfinite(out).all()) \
                 and (names is None or len(names) == out.shape[1]):
-            if names and len(names) > 1 and names[0] in _PANDAS_INDEX:
-                names, out = names[1:], out[:, 1:]
-            return _shaped(out), names
+            index = _pandas_index(names)
+            return _shaped(out[:, index:]), names[index:] if names else names
     lines = [(number, [cell.strip() for cell in row]) for number, row in enumerate(csv.reader(text.splitlines()), 1)
              if any(cell.strip() for cell in row)]  # (blank lines skipped)
     names, header_line = None, 0
@@ -616,20 +616,25 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
             sep = " (cells are separated by commas)" if any(";" in cell or "\t" in cell for cell in row) else ""
             raise HUCError(f"{where} line {number} has {len(row)} cell{'s' * (len(row) != 1)}, line {first[0]}"
                            f"{' (the header)' if names is not None else ''} has {len(first[1])}{sep}", kind="length")
-    if names and len(names) > 1 and names[0] in _PANDAS_INDEX:  # pandas' index (to_csv() without index=False)
-        names, lines = names[1:], [(number, row[1:]) for number, row in lines]
-    rows = [row for _, row in lines]
+    index = _pandas_index(names)
+    names, rows = names[index:] if names else names, [row[index:] for _, row in lines]
     if labels is not None:
         return _shaped(np.array(rows, dtype=str) if rows else np.array([], dtype=str)), names
     try:
         out = np.array([[float(x) for x in row] for row in rows])
     except ValueError:
         if numbers:
-            _not_a_number(lines, where)
+            _not_a_number(lines, where, index)
         out = np.array(rows, dtype=str)
     if numbers and out.size and not np.isfinite(out).all():
-        _not_a_number(lines, where)
+        _not_a_number(lines, where, index)
     return _shaped(out), names
+
+
+def _pandas_index(names) -> int:
+    """1 where a header's first name is pandas' index column (``to_csv()`` without
+    ``index=False``: an empty first header cell, or "Unnamed: 0"), which is dropped; else 0."""
+    return int(bool(names) and len(names) > 1 and names[0] in _PANDAS_INDEX)
 
 
 def _is_header(row, labels, header_names) -> bool:
@@ -648,18 +653,35 @@ def _is_header(row, labels, header_names) -> bool:
 
 def _shaped(out):
     """A CSV's array: one column as a vector, a vector of whole numbers as integers (class indices)."""
-    import numpy as np
     if out.ndim == 2 and out.shape[1] == 1:
         out = out[:, 0]
-    if out.dtype.kind == "f" and out.ndim == 1 and np.all(out == np.round(out)) and np.all(np.abs(out) < 2.0**53):
-        out = out.astype(int)  # class indices written as numbers (integers beyond 2^53 stay floats: int64 would wrap)
-    return out
+    ids = class_indices(out) if out.dtype.kind == "f" else None
+    return out if ids is None else ids
 
 
-def _not_a_number(lines, where: str):
-    """The HUCError naming the first cell of ``lines`` that is not a finite number."""
+def class_indices(values):
+    """``values`` (floats, or their text) as integers where every one is a whole number below 2^53
+    (class indices written as numbers, Sec. 2.1's labels ``y_i``), else None: beyond 2^53 a float
+    need not be the integer it reads as, and int64 would wrap past 2^63.
+
+    >>> class_indices(["2", "0.0"]).tolist(), class_indices([2.5]), class_indices([9.3e18]), class_indices(["dog"])
+    ([2, 0], None, None, None)
+    """
+    import numpy as np
+    try:
+        f = np.asarray(values, dtype=float)
+    except ValueError:
+        return None
+    if f.ndim == 1 and np.all(f == np.round(f)) and np.all(np.abs(f) < 2.0**53):
+        return f.astype(int)
+    return None
+
+
+def _not_a_number(lines, where: str, index: int = 0):
+    """The HUCError naming the first cell of ``lines`` that is not a finite number (after the
+    first ``index`` cells of each row, pandas' index; columns counted as in the file)."""
     for number, row in lines:
-        for column, cell in enumerate(row, 1):
+        for column, cell in enumerate(row[index:], 1 + index):
             try:
                 if math.isfinite(float(cell)):
                     continue

@@ -346,6 +346,8 @@ def max_interval_sum_approx(blocks, tol=0) -> IntervalMax:
     IntervalMax(sup=0.5, r=1, b=2, moment=-0.5)
     >>> max_interval_sum_approx([-0.25, 0.25 + 2.0**-54]).b, max_interval_sum_approx([-0.25, 0.25 + 2.0**-54], 1e-12).b
     (2, 1)
+    >>> max_interval_sum_approx([-1e-17, 0.3]).r, max_interval_sum_approx([-1e-17, 0.3], 1e-12).r  # C_1 ~ C_0: r = 0
+    (1, 0)
     """
     where = [i for i, f in enumerate(blocks) if f]
     if not where:

@@ -118,9 +118,10 @@ def test_two_atoms_moved_by_opposite_steps_tie_exactly_on_both_engines():
     updated once at v2 by steps of 2 and -2 from branch probabilities 1/2, so that one's ``1 - q``
     is exactly the other's ``q`` and their node terms cancel: Algorithm 2's prefix sum over both is
     exactly 0, the sum before them, and the witness is the first atom alone (App. F.3's tie
-    rule).  The certified engine summed the two irrational terms at its working precision, and
-    both precisions rounded the 0 to the same tiny positive number, so it took the second atom
-    (sign +) "certified"; certified float64 saw the tie, fell back to that engine and got its
+    rule).  The certified engine summed the two irrational terms at its working precision and
+    compared the sums there: in the fallback both precisions put the 0 above 0 (the + witness needs
+    it), so it took the second atom (sign +) "certified"; certified float64 saw the tie, fell back
+    to that engine and got its
     choice, while the engine's own run (a rounding the other way) took the first: the two runs
     differed from the fifth update on.  Prefix sums within ``2^(16 - prec)`` of the inexact parts'
     magnitude now count as equal (``boost._tie_tolerance``)."""

@@ -38,7 +38,7 @@ class FloatRows:
     def pi(self) -> np.ndarray:
         """The subtree masses of the rows (C.1's ``pi_a``), made when a family first reads them.
 
-        >>> from huc_ref import LabelTree, Table
+        >>> from huc_ref import LabelTree
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> P = np.array([[0.25, 0.25, 0.5]])
         >>> FloatRows(FastTree(t), P, None, None, ExactRows(P)).pi.tolist()  # r, a, y1, y2, y3 (pre-order)
@@ -54,7 +54,7 @@ class FloatRows:
         """The atom index of row ``i`` (for per-atom values, A.1's ``u(p_i, .)`` given per atom), or
         None for an array of predictions.
 
-        >>> from huc_ref import LabelTree, Table
+        >>> from huc_ref import LabelTree
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> P = np.array([[0.25, 0.25, 0.5]])
         >>> FloatRows(FastTree(t), P, np.array([7]), None, ExactRows(P)).atom(0)
