@@ -171,15 +171,45 @@ class _Form:
         return other / self.value
 
     def sign(self, other=0) -> int:
+        """-1, 0 or 1: from the value where it is far above the working precision's rounding (half
+        its bits); else exactly, where the form collapses (:func:`_collapse`) to 0 or to
+        coefficients of one sign (every product of factors is positive): two unmoved atoms' scores
+        1 - 2e-301 and 1 - 4e-301, or two atoms moved alike whose ``p0`` differ by ``3^-2100000``,
+        round to the same number at every working precision the engine reaches; else
+        :class:`_Undecided`, and the engine raises its precision (binary floats, uncertified: the
+        value's sign).
+
+        >>> from mpmath import mp
+        >>> one, tiny = _Form({(): Fraction(1)}, mp.mpf(1)), Fraction(1, 10**301)
+        >>> one.sign(one - tiny), (one - tiny).sign(one), one.sign(Fraction(1))  # exact: the values tie
+        (1, -1, 0)
+        >>> f = mp.e / (1 + mp.e) * 2  # e^1 / N, N = (1 + e) / 2: irrational
+        >>> moved = _Form({((Fraction(1), ((0, Fraction(1, 2)), (Fraction(1), Fraction(1, 2)))),): Fraction(1)}, f)
+        >>> moved.sign(moved + tiny)  # the factors cancel: the difference is the rational -1e-301
+        -1
+        >>> (moved * (1 + tiny)).sign(moved)  # one key, coefficient 1e-301 > 0
+        1
+        >>> near = _to_fraction(f) + tiny  # a rational within 1e-301 of f: e^1 / N - near, by _exp_sign
+        >>> moved.sign(_Form({(): near}, mp.mpf(near.numerator) / near.denominator))
+        -1
+        """
         diff = self - other
         if isinstance(diff, _Form):
             value = diff.value
             if not any(diff.coef.values()):  # every factor's coefficient exactly 0
                 return 0
-            # the factors' identity (:func:`_collapse`) only where the value could be an exact 0: far
-            # above the working precision's rounding (half its bits), it is certainly not
-            if not abs(value) > _near_zero(value) and not _collapse(diff.coef):
-                return 0
+            if not abs(value) > _near_zero(value):  # the value could be an exact 0, or of either sign
+                # every product of factors e^z / N is positive: coefficients of one sign (a rational, or one
+                # key: two atoms moved alike whose p0 differ) give the form's sign exactly
+                coef = _collapse(diff.coef)
+                signs = {(c > 0) - (c < 0) for c in coef.values()}
+                if len(signs) <= 1:
+                    return signs.pop() if signs else 0
+                if not isinstance(value, float):
+                    decided = _exp_sign(coef)
+                    if decided is None:
+                        raise _Undecided("a sign below the working precision")
+                    return decided
             diff = value
         return (diff > 0) - (diff < 0)
 
@@ -202,6 +232,114 @@ class _Form:
         return self.sign(other) != 0
 
     __hash__ = None
+
+
+class _Undecided(Exception):
+    """A comparison the working precision cannot decide (:meth:`_Form.sign`): the engine
+    computes again at twice the bits (:func:`_decided`)."""
+
+
+def _decided(compute, bits: int):
+    """``compute(bits)`` at ``bits``, doubled while a comparison is :class:`_Undecided`, up to
+    ``_MAX_PRECISION`` bits (then one HUCError: an exact tie of irrational numbers, or a
+    difference below ``2^-16384``)."""
+    while bits <= _MAX_PRECISION:
+        try:
+            return compute(bits)
+        except _Undecided:
+            bits *= 2
+    raise HUCError(f"boost: a decision could not be certified at {_MAX_PRECISION} bits (an exact tie between "
+                   "irrational quantities?); refusing to guess", kind="undecided")
+
+
+#: The most terms :func:`_exp_sign` expands a form into (then the engine raises its precision).
+_EXP_TERMS = 4096
+
+
+def _exp_sign(coef: dict, limit: int = _EXP_TERMS):
+    """The sign of a collapsed :class:`_Form` (coefficients ``coef``) whose value the working
+    precision cannot tell from 0, or None (then :class:`_Undecided`).
+
+    Every factor is ``e^z / N`` with ``N = sum_k q_k e^{z_k} > 0`` (:func:`_normaliser`), so the
+    form times the product of its normalisers (each to its largest multiplicity in a key) has its
+    sign, and is an exponential polynomial ``sum_w c_w e^w`` whose rational ``c_w`` are collected
+    exactly by exponent ``w``: the near cancellation of terms of size 1 (two atoms whose ``p0``
+    differ by ``3^-2100000``, moved by the same steps) happens there, exactly.  Its sign is that of
+    the ``c_w`` where they agree; else the sum is evaluated term by term, each with a relative
+    error below ``4 * 2^-prec``, at 64 bits and twice as many until it exceeds its rounding bound
+    ``(n + 8) 2^-prec sum |terms|`` (up to ``_MAX_PRECISION``; by Lindemann-Weierstrass a sum of
+    distinct rational exponentials with nonzero rational coefficients is never 0).  None where
+    the expansion passes ``limit`` terms.
+
+    >>> N = _Hashed([(Fraction(0), Fraction(1, 2)), (Fraction(1), Fraction(1, 2))])  # (1 + e) / 2
+    >>> e = Fraction(1, 3**2000)
+    >>> _exp_sign({((Fraction(1), N),): Fraction(1, 2) + e, ((Fraction(0), N),): Fraction(-1, 2) - e})
+    1
+    >>> _exp_sign({((Fraction(1), N),): Fraction(1, 2) + e, ((Fraction(0), N),): -e, (): Fraction(-1, 2)})
+    1
+    >>> _exp_sign({((Fraction(0), N),): Fraction(1, 2), ((Fraction(1), N),): Fraction(1, 2), (): -1})  # 0
+    0
+    """
+    mult: dict = {}
+    for key in coef:
+        for N, m in Counter(N for _, N in key).items():
+            mult[N] = max(mult.get(N, 0), m)
+    big = _gmp_rational(coef, mult)  # (gmpy2's mpq for long numbers: Fraction's gcds are quadratic)
+    poly: dict = {}
+    for key, c in coef.items():
+        term = {sum((z for z, _ in key), Fraction(0)): big(c)}
+        have = Counter(N for _, N in key)
+        for N, m in mult.items():
+            for _ in range(m - have.get(N, 0)):
+                grown: dict = {}
+                for w, x in term.items():
+                    for z, q in N:
+                        grown[w + z] = grown.get(w + z, 0) + x * big(q)
+                term = grown
+                if len(term) > limit:
+                    return None
+        for w, x in term.items():
+            poly[w] = poly.get(w, 0) + x
+    poly = {w: x for w, x in poly.items() if x}
+    signs = {x > 0 for x in poly.values()}
+    if len(signs) <= 1:
+        return (1 if signs.pop() else -1) if signs else 0
+    bits = 64
+    while bits <= _MAX_PRECISION:
+        ctx = _context(bits)
+        lift = _lift(ctx)
+        terms = [ctx.mpf(int(x.numerator)) / int(x.denominator) * ctx.exp(lift(w)) for w, x in poly.items()]
+        total = sum(terms, ctx.mpf(0))
+        if abs(total) > sum((abs(t) for t in terms), ctx.mpf(0)) * ctx.ldexp(len(terms) + 8, -bits):
+            return 1 if total > 0 else -1
+        bits *= 2
+    return None
+
+
+def _gmp_rational(coef: dict, normalisers: dict):
+    """The rational type :func:`_exp_sign` computes in (a function of a ``Fraction``): where the
+    numbers' denominators pass :data:`huc_ref.rational.GMP_BITS` bits, gmpy2's ``mpq`` or else
+    python-flint's ``fmpq`` if either is installed (one product of two million-digit
+    ``Fraction`` s reduces by gcds that CPython computes in quadratic time: 89 s for one sign
+    of ``tests.strategies.pinned_case("a million digits")``, 0.3 s with ``mpq``); else ``Fraction``.
+
+    >>> _gmp_rational({(): Fraction(1, 3)}, {})(Fraction(1, 3))  # short: Fraction itself
+    Fraction(1, 3)
+    """
+    bits = sum(Fraction(c).denominator.bit_length() for c in coef.values()) + sum(
+        Fraction(q).denominator.bit_length() for N in normalisers for _, q in N)
+    if bits > GMP_BITS:
+        try:
+            from gmpy2 import mpq
+            return lambda x: mpq(x.numerator, x.denominator)
+        except ImportError:
+            pass
+        try:
+            from flint import fmpq
+            return lambda x: fmpq(int(x.numerator), int(x.denominator))
+        except ImportError:
+            pass
+    return Fraction
 
 
 def _near_zero(value):
@@ -382,6 +520,16 @@ class _Split:
         v = self.value()
         return (v > 0) - (v < 0)
 
+    def exact_sign(self):
+        """-1, 0 or 1 where the inexact part is exactly 0 (the sign is the exact part's), else None
+        (:func:`huc_ref.intervals._beyond`: no tolerance for an exact difference).
+
+        >>> from mpmath import mp
+        >>> _Split(Fraction(-1, 10**301), mp.mpf(0)).exact_sign(), _Split(Fraction(0), mp.mpf(1) / 3).exact_sign()
+        (-1, None)
+        """
+        return None if self.approx else (self.exact > 0) - (self.exact < 0)
+
     def value(self):
         """The sum at the working precision (the exact part rounded once)."""
         if not self.exact:
@@ -420,6 +568,10 @@ def _split_interval_max(blocks) -> IntervalMax:
     ``mpq`` (:func:`_gmp_exact_parts`): the same rationals, so the same witness.
 
     >>> from mpmath import mp
+    >>> third, tiny = _Split(Fraction(0), mp.mpf(1) / 3), _Split(Fraction(1, 10**301), mp.mpf(0))
+    >>> best = _split_interval_max([third, tiny])  # C_2 - C_1 = 1e-301 exactly: [0, 2] is the first maximiser
+    >>> best.r, best.b
+    (0, 2)
     >>> X = 3**25000  # a 39,625-bit denominator: past GMP_BITS
     >>> best = _split_interval_max([_Split(Fraction(1, X), mp.mpf(0)), _Split(Fraction(-2, X), mp.mpf(0))])
     >>> (best.r, best.b), best.sup == mp.mpf(2) / X
@@ -428,7 +580,18 @@ def _split_interval_max(blocks) -> IntervalMax:
     best = max_interval_sum_approx(_gmp_exact_parts(blocks), _tie_tolerance(blocks))
     if type(best.moment) is not _Split:
         return best
-    return IntervalMax(best.sup.value(), best.r, best.b, best.moment.value())
+    m = best.moment
+    return _SplitMax(best.sup.value(), best.r, best.b, m.value(), None if m.approx else abs(m.exact))
+
+
+@dataclass(frozen=True, repr=False)
+class _SplitMax(IntervalMax):
+    """:class:`huc_ref.intervals.IntervalMax` at the working precision, with ``exact``: the sup
+    itself where the witness's terms are all exact (untouched atoms), else None; so that two
+    candidates' exact sups are compared exactly (:meth:`_Engine.choose`), not within the tolerance
+    for rounding that ties them (two sups 1e-301 apart did)."""
+
+    exact: object = None
 
 
 def _tie_tolerance(blocks):
@@ -629,25 +792,26 @@ class _Engine:
                     if node is not None and a != node:
                         continue
                     row = table.best[k, a]
-                    sup = zero if row.empty else row.sup
-                    # a later candidate wins only by more than rounding can make: an exact tie (equal
-                    # rational sups, or the utilities u and -u) stays the first maximiser's at every precision
-                    if best is None or sup - best[0] > tie * abs(best[0]):
-                        best = (sup, row, k, name, a, table)
+                    sup, exact = (zero, 0) if row.empty else (row.sup, getattr(row, "exact", None))
+                    # two exact sups compare exactly; else a later candidate wins only by more than rounding
+                    # can make: an exact tie (the utilities u and -u) stays the first maximiser's at every precision
+                    if best is None or (exact > best[1] if exact is not None and best[1] is not None
+                                        else sup - best[0] > tie * abs(best[0])):
+                        best = (sup, exact, row, k, name, a, table)
         if best is None:
             return None, preds, tables
-        sup, row, k, name, a, table = best
+        sup, exact, row, k, name, a, table = best
         members = tuple(table.members(row)) if not row.empty else ()
         sign = 0 if row.empty else (row.moment > 0) - (row.moment < 0)
-        exceeds = sup > _lift(ctx)(self.epsilon)
+        exceeds = exact > self.epsilon if exact is not None else sup > _lift(ctx)(self.epsilon)
         return _Choice(k, name, a, members, sign, exceeds, sup, row.moment), preds, tables
 
     def certified_choice(self, node=None):
         """:meth:`choose` at two precisions; identical decisions or a higher precision."""
         if self.float:
             return self.choose(_FloatContext, node) + (_FloatContext,)
-        bits = self.bits
-        while bits <= _MAX_PRECISION:
+
+        def at(bits):
             low = self.choose(_context(bits), node)
             high = self.choose(_context(bits + _GUARD_BITS), node)
             if (low[0] is None and high[0] is None) or (low[0] and high[0] and low[0].key() == high[0].key()
@@ -655,9 +819,8 @@ class _Engine:
                 return low + (_context(bits),)
             if low[0] and high[0] and not low[0].exceeds and not high[0].exceeds:
                 return low + (_context(bits),)  # no candidate exceeds epsilon: which is largest decides nothing
-            bits *= 2
-        raise HUCError(f"boost: a decision could not be certified at {_MAX_PRECISION} bits (an exact tie between "
-                       "irrational quantities?); refusing to guess", kind="undecided")
+            raise _Undecided("the two precisions disagree")
+        return _decided(at, self.bits)
 
     @staticmethod
     def _values_agree(a, b):
@@ -870,7 +1033,8 @@ class CertifiedBackend(Backend):
 
     def final(self):
         engine = self.engine
-        _, tables = engine.audit(_context(engine.bits) if self.certified else _FloatContext, with_nodes=True)
+        _, tables = engine.audit(_FloatContext, with_nodes=True) if not self.certified else \
+            _decided(lambda bits: engine.audit(_context(bits), with_nodes=True), engine.bits)
         n_sub = range(len(self.dist.subgroups))
 
         def sup(row):  # an empty witness carries an exact 0; compare everything as exact rationals

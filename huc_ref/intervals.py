@@ -128,9 +128,9 @@ def _exact_block(f, i: int):
     return exact(f, f"blocks[{i}]")
 
 
-def _algorithm_2(values, tol=0):
-    """Algorithm 2 on integers: ``(|S_b - S_r|, r, b)`` maximal, smallest ``b`` then ``r``; with
-    ``tol`` (inexact numbers) a prefix or a sup beats an earlier one only by more than ``tol``."""
+def _algorithm_2(values):
+    """Algorithm 2 on integers: ``(|S_b - S_r|, r, b)`` maximal, smallest ``b`` then ``r`` (on
+    :class:`_Within` numbers, a prefix or a sup beats an earlier one only beyond a tolerance)."""
     best = (0, 0, 0)
     s = s_min = s_max = 0
     r_min = r_max = 0
@@ -140,14 +140,72 @@ def _algorithm_2(values, tol=0):
         # earlier prefix.  (A tie up == down > 0 is never the overall maximum: max - min,
         # reached at an earlier b, is twice as large; so either choice is right there.)
         up, down = s - s_min, s_max - s
-        value, r = (up, r_min) if up >= down - tol else (down, r_max)
-        if value > best[0] + tol:
+        value, r = (up, r_min) if up >= down else (down, r_max)
+        if value > best[0]:
             best = (value, r, b)
-        if s < s_min - tol:
+        if s < s_min:
             s_min, r_min = s, b
-        if s > s_max + tol:
+        if s > s_max:
             s_max, r_max = s, b
     return best
+
+
+class _Within:
+    """A number whose comparisons count a difference within ``tol`` as a tie (:func:`_beyond`):
+    :func:`max_interval_sum_approx`'s prefix sums, so that :func:`_algorithm_2` keeps the earlier.
+
+    >>> a, b = _Within(0.5, 1e-12), _Within(0.5 + 1e-13, 1e-12)
+    >>> b > a, b >= a, (b - a).x > 0
+    (False, True, True)
+    """
+
+    __slots__ = ("x", "tol")
+
+    def __init__(self, x, tol):
+        self.x, self.tol = x, tol
+
+    def __add__(self, other):
+        return _Within(self.x + (other.x if type(other) is _Within else other), self.tol)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return _Within(self.x - (other.x if type(other) is _Within else other), self.tol)
+
+    def __rsub__(self, other):
+        return _Within(other - self.x, self.tol)
+
+    def _sign(self, other) -> int:
+        return _beyond((self - other).x, self.tol)
+
+    def __gt__(self, other):
+        return self._sign(other) > 0
+
+    def __ge__(self, other):
+        return self._sign(other) >= 0
+
+    def __lt__(self, other):
+        return self._sign(other) < 0
+
+    def __le__(self, other):
+        return self._sign(other) <= 0
+
+    def __bool__(self):
+        return bool(self.x)
+
+
+def _beyond(d, tol) -> int:
+    """1 where ``d > tol``, -1 where ``d < -tol``, else 0 (a tie); but exactly the sign of ``d``
+    where ``d`` has an exact sign (``d.exact_sign()``, not None: a difference of
+    :class:`huc_ref.boost._Split` sums whose inexact parts are equal, so that only exact terms lie
+    between them): a tolerance is for rounding, and an exact difference has none.
+
+    >>> _beyond(1e-13, 1e-12), _beyond(-1e-11, 1e-12)
+    (0, -1)
+    """
+    exact = getattr(d, "exact_sign", None)
+    sign = exact() if exact is not None else None
+    return sign if sign is not None else (d > tol) - (d < -tol)
 
 
 def _scan_common_denominator(fracs, bit_limit=None):
@@ -353,7 +411,7 @@ def max_interval_sum_approx(blocks, tol=0) -> IntervalMax:
     if not where:
         return _EMPTY
     values = [blocks[i] for i in where]
-    value, r, b = _algorithm_2(values, tol)
+    value, r, b = _algorithm_2([_Within(v, tol) for v in values] if tol else values)
     if not value:
         return _EMPTY
     moment = values[r]
