@@ -603,11 +603,52 @@ def check_boosting_runs_as_specified():
         pass
     else:
         raise CheckFailed("digits = 10 accepted (the working precision is 15 to 2000 digits)")
+    tails = _first_update_on_tails(boost, eps)
     return Evidence(SAMPLED, f"{runs} runs ({updates} updates): HUC-Boost greedy, K.1 passes and drain, adaptive and "
                              "fixed steps (H.1's among them), UC-Boost adaptive and fixed, float64 on every "
                              "configuration and the certified engine on every other one (and on the ties), on exact "
                              "populations over every shape of 2-4 leaves (labels shuffled) and one of exact ties; "
-                             "every audit recomputed exactly",
+                             "every audit recomputed exactly; and the first update's atoms (its Lambda) on "
+                             f"{len(tails)} golden vectors with entries near 1e-300, where scores differ below any "
+                             "working precision",
                     scope=dict(runs=runs, updates=updates, max_leaves=4, labels_shuffled=True,
                                backends=["exact", "fast"], methods=["huc", "uc"], selects=["greedy", "passes", "drain"],
-                               steps=["adaptive", "fixed eps/2"]))
+                               steps=["adaptive", "fixed eps/2"], vectors=tails))
+
+
+def _first_update_on_tails(boost, eps) -> list:
+    """Algorithm 1's ``h(x) = c(x) 1{mu_u(f(x)) in I} Delta_{u,v}(f(x))`` on the atoms the witness
+    interval ``I`` holds, where scores differ by 1e-301 (golden vectors edge-float-tails and
+    edge-hundred-class-tails): the first update is made on exact predictions, so its candidate is
+    the exact audit's first largest node violation, and its ``Lambda = (1/4) E[J_v(Y) (max_j h_j -
+    min_j h_j)^2]`` is that of the atoms whose exact scores lie in that witness (the certified
+    engines once sorted such scores by rounding and moved 24 atoms for 9).  The vector ids checked."""
+    from huc_ref import atom_terms, audit
+    from huc_ref.formats import read_case
+    from huc_ref.vectors import load_vectors
+    done = []
+    for v in load_vectors(None):
+        if v["id"] not in ("edge-float-tails", "edge-hundred-class-tails"):
+            continue
+        case = read_case(v["case"])
+        d, us, tree = case.distribution, case.utilities, case.tree
+        best = None
+        for c in audit(d, us).candidates:
+            if c.node is not None and (best is None or c.sup > best.sup):
+                best = c
+        update = boost(d, us, engine="exact", epsilon=eps, max_updates=1).updates[0]
+        expect((update["subgroup"], update["utility"], update["node"]) == (best.subgroup, best.utility, best.node),
+               f"{v['id']}: the first update is at {update['node']}, the exact audit's largest violation "
+               f"at {best.node}")
+        u, a, k = us[best.utility], tree.id(best.node), d.subgroups.index(best.subgroup)
+        lam = F(0)
+        for i, (atom, t) in enumerate(zip(d.atoms, atom_terms(d, u, ()))):
+            if best.interval[0] <= t.score <= best.interval[1] and atom.c[k]:
+                h = [atom.c[k] * x for x in TreeDecomposition(tree, atom.p, u.values(atom.p, i)).Delta(a)]
+                inside = sum((e for y, e in enumerate(atom.label_law(tree.K)) if tree.contains(a, y)), F(0))
+                lam += atom.weight * inside * (max(h) - min(h)) ** 2 / 4
+        expect(abs(F(update["lambda"]) - lam) < F(1, 10**15),
+               f"{v['id']}: Lambda {update['lambda']} of the first update, {float(lam)} on the exact witness's atoms")
+        done.append(v["id"])
+    expect(len(done) == 2, f"the golden vectors with tails: {done}")
+    return done
