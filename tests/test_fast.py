@@ -60,19 +60,22 @@ def test_fast_equals_exact_on_near_ties_and_the_checker_takes_its_witnesses(data
     t = data.draw(label_trees(max_leaves=6))
     d = data.draw(finite_distributions(t, max_atoms=6, tiny=True))
     us = {f"u{i}": data.draw(utilities(t, n_atoms=d.n)) for i in range(data.draw(st.integers(1, 2)))}
-    try:
-        fast = audit_distribution(d, us).to_json()
-    except HUCError as err:  # entries below 2.2e-308: float64 cannot hold them, and says so
-        assert err.kind == "float_range"
-        return
-    case = type("Case", (), {"distribution": d, "utilities": us, "tree": t})
-    for row, ref in zip(fast["candidates"], audit(d, us).candidates):
-        assert (row["subgroup"], row["utility"], row["node"]) == (ref.subgroup, ref.utility, ref.node)
-        assert abs(row["sup"] - float(ref.sup)) < TOL
-        if row["interval"] is not None:
-            assert abs(abs(row["moment"]) - row["sup"]) < TOL
-            lo, hi = (Fraction(x) for x in row["interval"])
-            assert _witness_moment(case, row, lo, hi, Fraction(row["moment"]), False, Fraction(TOL)) is None, row
+    case, exact_rows = type("Case", (), {"distribution": d, "utilities": us, "tree": t}), None
+    for accelerator in ["numpy"] + (["numba"] if numba_available() else []):
+        try:
+            fast = audit_distribution(d, us, accelerator=accelerator).to_json()
+        except HUCError as err:  # entries below 2.2e-308: float64 cannot hold them, and says so
+            assert err.kind == "float_range"
+            return
+        exact_rows = exact_rows or audit(d, us).candidates
+        for row, ref in zip(fast["candidates"], exact_rows):
+            assert (row["subgroup"], row["utility"], row["node"]) == (ref.subgroup, ref.utility, ref.node)
+            assert abs(row["sup"] - float(ref.sup)) < TOL
+            if row["interval"] is not None:
+                assert abs(abs(row["moment"]) - row["sup"]) < TOL
+                lo, hi = (Fraction(x) for x in row["interval"])
+                moment = Fraction(row["moment"])
+                assert _witness_moment(case, row, lo, hi, moment, False, Fraction(TOL)) is None, (accelerator, row)
 
 
 def test_sample_api_matches_the_exact_engine():
