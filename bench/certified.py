@@ -15,7 +15,10 @@ Each line: updates made, seconds for the whole run (set-up included) and per upd
 ratio to float64 (the issue's target: at most 50 for the certified run) and how many choices
 went to the certified engine.
 
-Run: ``python bench/certified.py`` (``--quick``: 100 atoms, K = 10).
+Run: ``python bench/certified.py`` (``--quick``: 100 atoms, K = 10; ``--million``: instead, App.
+D.1's three atoms moved by ``3^-2100000``, ``bench.workloads.million_digits``, whose scores differ
+by about 10^-1000000: every comparison of two moved atoms is decided by
+:func:`huc_ref.boost._exp_sign`, e.g. ``--million --updates 8 --engine-updates 8``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.boost import population_case  # noqa: E402
 from bench.machine import describe  # noqa: E402
+from bench.workloads import million_digits  # noqa: E402
 from huc_ref import certified  # noqa: E402
 from huc_ref.boost import boost as engine_boost  # noqa: E402
 from huc_ref.driver import drive  # noqa: E402
@@ -58,11 +62,16 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--updates", type=int, default=30)
     ap.add_argument("--engine-updates", type=int, default=1, help="updates of the certified engine (0: skip)")
+    ap.add_argument("--million", action="store_true", help="the million-digit case instead (bench.workloads)")
     args = ap.parse_args(argv)
     print(describe())
-    n, K = (100, 10) if args.quick else (1000, 30)
-    dist, us = population_case(n, K)
-    print(f"n = {n}, K = {K}, |U| = {len(us)}")
+    if args.million:
+        dist, us = million_digits()
+        print(f"App. D.1's atoms moved by 3^-2100000: n = {dist.n}, K = {dist.tree.K}, |U| = {len(us)}")
+    else:
+        n, K = (100, 10) if args.quick else (1000, 30)
+        dist, us = population_case(n, K)
+        print(f"n = {n}, K = {K}, |U| = {len(us)}")
     print(f"{'method':<6} {'arithmetic':<20} {'updates':>8} {'run s':>8} {'s/update':>9} {'x float64':>10} "
           f"{'fallbacks':>10}")
     for method in ("huc", "uc"):

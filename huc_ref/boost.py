@@ -15,7 +15,11 @@ they are evaluated at a working precision (mpmath, ``digits`` significant digits
 
 * every decision (which candidate is largest, which atoms its interval selects, whether
   ``|Gamma| > eps``, the utilities' own choices) is computed at the working precision and
-  again 32 bits higher, and must come out identical; otherwise the precision doubles;
+  again 32 bits higher, and must come out identical; otherwise the precision doubles.  A
+  comparison within the working precision's rounding, which both precisions round alike, is
+  decided without the rounded values: exactly where it is rational or its coefficients share a
+  sign, else by its exponential polynomial (:meth:`_Form.sign`, :func:`_exp_sign`), else at a
+  higher precision; exact sums and sups compare exactly;
 * every inequality reported for Theorem 3.5 is certified with outward-rounded intervals;
 * the applied step is exact: the direction ``h`` and the step ``alpha`` are rounded to
   dyadic rationals of the working precision, and the theorem's inequalities are checked
@@ -202,9 +206,9 @@ class _Form:
                 # every product of factors e^z / N is positive: coefficients of one sign (a rational, or one
                 # key: two atoms moved alike whose p0 differ) give the form's sign exactly
                 coef = _collapse(diff.coef)
-                signs = {(c > 0) - (c < 0) for c in coef.values()}
-                if len(signs) <= 1:
-                    return signs.pop() if signs else 0
+                shared = _shared_sign(coef.values())
+                if shared is not None:
+                    return shared
                 if not isinstance(value, float):
                     decided = _exp_sign(coef)
                     if decided is None:
@@ -242,7 +246,20 @@ class _Undecided(Exception):
 def _decided(compute, bits: int):
     """``compute(bits)`` at ``bits``, doubled while a comparison is :class:`_Undecided`, up to
     ``_MAX_PRECISION`` bits (then one HUCError: an exact tie of irrational numbers, or a
-    difference below ``2^-16384``)."""
+    difference below ``2^-16384``).
+
+    >>> seen = []
+    >>> def undecided(bits):
+    ...     seen.append(bits)
+    ...     raise _Undecided("a sign below the working precision")
+    >>> try:
+    ...     _decided(undecided, 4096)
+    ... except HUCError as err:
+    ...     print(err.kind, str(err).split(" (")[0])
+    undecided boost: a decision could not be certified at 16384 bits
+    >>> seen, _decided(lambda bits: bits, 116)
+    ([4096, 8192, 16384], 116)
+    """
     while bits <= _MAX_PRECISION:
         try:
             return compute(bits)
@@ -250,6 +267,18 @@ def _decided(compute, bits: int):
             bits *= 2
     raise HUCError(f"boost: a decision could not be certified at {_MAX_PRECISION} bits (an exact tie between "
                    "irrational quantities?); refusing to guess", kind="undecided")
+
+
+def _shared_sign(coefficients):
+    """The sign of ``sum_k c_k F_k`` for every choice of positive ``F_k``, or None: 0 where every
+    ``c_k`` is 0, else the sign of the nonzero ones where they share it (:meth:`_Form.sign`,
+    :func:`_exp_sign`: every product of factors ``e^z / N``, and every ``e^w``, is positive).
+
+    >>> _shared_sign([Fraction(0), Fraction(1, 10**301)]), _shared_sign([]), _shared_sign([1, -1])
+    (1, 0, None)
+    """
+    signs = {(c > 0) - (c < 0) for c in coefficients} - {0}
+    return None if len(signs) > 1 else signs.pop() if signs else 0
 
 
 #: The most terms :func:`_exp_sign` expands a form into (then the engine raises its precision).
@@ -279,6 +308,8 @@ def _exp_sign(coef: dict, limit: int = _EXP_TERMS):
     1
     >>> _exp_sign({((Fraction(0), N),): Fraction(1, 2), ((Fraction(1), N),): Fraction(1, 2), (): -1})  # 0
     0
+    >>> _exp_sign({((Fraction(1), N),): Fraction(1, 2), (): Fraction(-1, 2)}, limit=1) is None  # 2 terms > 1
+    True
     """
     mult: dict = {}
     for key in coef:
@@ -300,10 +331,10 @@ def _exp_sign(coef: dict, limit: int = _EXP_TERMS):
                     return None
         for w, x in term.items():
             poly[w] = poly.get(w, 0) + x
+    shared = _shared_sign(poly.values())
+    if shared is not None:
+        return shared
     poly = {w: x for w, x in poly.items() if x}
-    signs = {x > 0 for x in poly.values()}
-    if len(signs) <= 1:
-        return (1 if signs.pop() else -1) if signs else 0
     bits = 64
     while bits <= _MAX_PRECISION:
         ctx = _context(bits)
@@ -780,9 +811,10 @@ class _Engine:
 
     def choose(self, ctx, node=None):
         """The largest candidate (first maximiser: subgroups, utilities, nodes), optionally at one node.
-        Sups within ``2^(16 - prec)`` of each other (relatively) count as equal at this precision:
-        an exact tie then goes to the first at both precisions of :meth:`certified_choice`, and
-        distinct sups that close disagree between the two, which raises the precision."""
+        Two exact sups (witnesses of untouched atoms: :class:`_SplitMax`) compare exactly; otherwise
+        sups within ``2^(16 - prec)`` of each other (relatively) count as equal at this precision,
+        so that an exact tie of irrational sups goes to the first at both precisions of
+        :meth:`certified_choice` (a convention: a genuine difference that small is taken as a tie)."""
         preds, tables = self.audit(ctx)
         best, zero = None, ctx.mpf(0)
         tie = ctx.mpf(2) ** (16 - ctx.prec)

@@ -397,8 +397,8 @@ def max_interval_sum_approx(blocks, tol=0) -> IntervalMax:
     Used by boosting, whose decisions are certified by agreement at two precisions.  ``tol``:
     prefix sums, and sups, within ``tol`` of an earlier one count as equal to it (the earlier
     kept, App. F.3's tie rule), so that an exact tie of inexact numbers, which rounding orders
-    either way, goes to the same witness at both precisions; distinct values that close may
-    then be ordered apart by the two, which raises the precision.
+    either way, goes to the same witness at both precisions; but two that differ by exact terms
+    only compare exactly (:func:`_beyond`).
 
     >>> max_interval_sum_approx([0.25, -0.5, 0.0, 0.5])
     IntervalMax(sup=0.5, r=1, b=2, moment=-0.5)
