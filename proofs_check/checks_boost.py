@@ -617,8 +617,8 @@ def check_boosting_runs_as_specified():
 
 
 def _first_update_on_tails(boost, eps) -> list:
-    """Algorithm 1's ``h(x) = c(x) 1{mu_u(f(x)) in I} Delta_{u,v}(f(x))`` on the atoms the witness
-    interval ``I`` holds, where scores differ by 1e-301 (golden vectors edge-float-tails and
+    """Algorithm 1's direction (Sec. 3.2: "h_a^t(x) := c(x) 1{mu_u(f_t(x)) in I} Delta_{u,v}(f_t(x))")
+    on the atoms the witness interval ``I`` holds, where scores differ by 1e-301 (golden vectors edge-float-tails and
     edge-hundred-class-tails): the first update is made on exact predictions, so its candidate is
     the exact audit's first largest node violation, and its ``Lambda = (1/4) E[J_v(Y) (max_j h_j -
     min_j h_j)^2]`` is that of the atoms whose exact scores lie in that witness (the certified
