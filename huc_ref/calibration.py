@@ -413,6 +413,9 @@ class HUCBoost(_Estimator):
 #: The largest step a model file may hold: beyond it ``alpha h`` (``|h| <= 2``) overflows float64.
 MAX_ALPHA = 1e300
 
+#: The largest float below 1: K.1's kappa_0 lies in the open interval (0, 1).
+_BELOW_ONE = float(np.nextafter(1.0, 0.0))
+
 #: Scores are means of utilities in [-1, 1]; float64 may put one a few ulps outside.
 _SCORE_BOUND = 1.0 + 2.0**-20
 
@@ -456,8 +459,8 @@ def _read_initial(spec, K: int):
     if kind not in SCALINGS:
         raise HUCError(f"initial.kind: expected one of {sorted(SCALINGS)}, got {printable(repr(kind), 60)}",
                        kind="unknown_kind")
-    kappa = _number(_field(spec, "kappa", "initial.", (int, float)), "initial.kappa", 5e-324, 0.5,
-                    "a number in (0, 1/2]")
+    kappa = _number(_field(spec, "kappa", "initial.", (int, float)), "initial.kappa", 5e-324, _BELOW_ONE,
+                    "a number in (0, 1)")
     arrays = {}
     for key, shape in (("W", (K, K)), ("b", (K,))):
         value = _field(spec, key, "initial.", (list,))
@@ -545,7 +548,7 @@ def load_model(source) -> HUCBoost:
     method = doc["method"]
     if method not in ("huc", "uc"):
         raise HUCError(f"method: expected 'huc' or 'uc', got {printable(repr(method), 60)}", kind="option")
-    kappa = _number(doc["kappa"], "kappa", 5e-324, 0.5, "a number in (0, 1/2]")
+    kappa = _number(doc["kappa"], "kappa", 5e-324, _BELOW_ONE, "a number in (0, 1)")
     names = doc["subgroups"]
     if not isinstance(names, list) or not names:
         raise HUCError("subgroups: expected a non-empty list of names", kind="type")

@@ -244,8 +244,8 @@ def _cmd_audit(args) -> int:
         tree, utilities = read_model_spec(Path(args.tree))
         P, y, groups = _arrays(args, tree)
         if args.smooth is not None:  # K.1's kappa_init mixing with the uniform law, in float64
-            from .rational import exact
-            kappa = float(exact(args.smooth, "--smooth"))
+            from .distribution import check_smoothing
+            kappa = float(check_smoothing(args.smooth, "--smooth"))
             P = (1 - kappa) * P / P.sum(axis=1, keepdims=True) + kappa / P.shape[1]
         null = _null_draws(args.null)
         if args.engine == "fast" and null != "exact":

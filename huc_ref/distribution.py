@@ -22,7 +22,7 @@ from .errors import HUCError, check_name, given, sized
 from .rational import dataclass_repr, exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
-__all__ = ["Atom", "FiniteDistribution", "prepare_prediction", "subgroup_mapping"]
+__all__ = ["Atom", "FiniteDistribution", "check_smoothing", "prepare_prediction", "subgroup_mapping"]
 
 _ONE = Fraction(1)
 
@@ -57,6 +57,24 @@ class Atom:
         return tuple(_ONE if y == self.label else Fraction(0) for y in range(K))
 
 
+def check_smoothing(kappa, where: str = "smooth") -> Fraction:
+    """K.1's smoothing weight, exactly: "for a predetermined kappa_0 in (0, 1), q^kappa_0 :=
+    (1 - kappa_0) q + kappa_0 / K" (the paper's open interval: kappa = 1 would discard the
+    prediction, kappa = 0 would not smooth).
+
+    >>> check_smoothing("1e-10")
+    Fraction(1, 10000000000)
+    >>> check_smoothing(2, "--smooth")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: --smooth: kappa must be in (0, 1) (K.1's kappa_0), got 2
+    """
+    k = exact(kappa, where)
+    if not 0 < k < 1:
+        raise HUCError(f"{where}: kappa must be in (0, 1) (K.1's kappa_0), got {shown(k)}", kind="option")
+    return k
+
+
 def prepare_prediction(p, where: str = "p", *, K: int | None = None,
                        renormalize: bool = False, smooth=None) -> tuple[Fraction, ...]:
     """Read a prediction exactly and check it lies in the open simplex (A.2).
@@ -89,9 +107,7 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
     if total != 1:
         raise HUCError(f"{where}: sums to {shown(total, around=1)}, not 1", kind="probability_sum")
     if smooth is not None:
-        kappa = exact(smooth, "smooth")
-        if not 0 < kappa <= 1:
-            raise HUCError(f"smooth: kappa must be in (0, 1], got {shown(kappa)}", kind="option")
+        kappa = check_smoothing(smooth)
         p = tuple((1 - kappa) * v + kappa / len(p) for v in p)
     for j, v in enumerate(p):
         if v == 0:

@@ -447,17 +447,18 @@ def model_schema() -> dict:
             "properties": {"subgroup": {"type": "string"}, "utility": {"type": "string"},
                            "node": {"type": ["string", "null"]}, "alpha": {"type": "number"},
                            "interval": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}}}
+    kappa = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}  # K.1: "kappa_0 in (0, 1)"
     initial = {"oneOf": [{"type": "null"}, {
         "type": "object", "additionalProperties": False, "required": ["kind", "W", "b", "kappa"],
         "properties": {"kind": {"enum": ["temperature", "vector", "dirichlet"]}, "W": matrix,
-                       "b": {"type": "array", "items": {"type": "number"}}, "kappa": {"type": "number"}}}]}
+                       "b": {"type": "array", "items": {"type": "number"}}, "kappa": kappa}}]}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-model-1.schema.json",
             "title": "huc-model/1: a fitted HUC-Boost recalibration", "type": "object", "additionalProperties": False,
             "required": ["format", "tree", "labels", "utilities", "subgroups", "method", "kappa", "options",
                          "initial", "rules", "provenance"],
             "properties": {"format": {"const": MODEL_FORMAT}, "tree": case["properties"]["tree"],
                            "labels": _NAMES, "utilities": case["properties"]["utilities"], "subgroups": _NAMES,
-                           "method": {"enum": ["huc", "uc"]}, "kappa": {"type": "number"},
+                           "method": {"enum": ["huc", "uc"]}, "kappa": kappa,
                            "options": {"type": "object"}, "initial": initial,
                            "rules": {"type": "array", "items": rule}, "provenance": {"type": "object"}},
             "$defs": case["$defs"]}

@@ -85,13 +85,14 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
 
 
 def check_kappa(kappa) -> float:
-    """K.1's ``kappa_init``, checked: a number in (0, 1/2].
+    """K.1's ``kappa_init``, checked: a number in the paper's (0, 1) ("for a predetermined
+    kappa_0 in (0, 1)", K.1; :func:`huc_ref.distribution.check_smoothing` is the exact twin).
 
     >>> check_kappa(1e-10), check_kappa(0.5)
     (1e-10, 0.5)
     """
-    if isinstance(kappa, bool) or not isinstance(kappa, Real) or not 0 < _real(kappa) <= 0.5:  # (numpy's floats too)
-        raise HUCError(f"kappa: expected a number in (0, 1/2] (K.1's kappa_init), got {given(kappa, 40)}",
+    if isinstance(kappa, bool) or not isinstance(kappa, Real) or not 0 < _real(kappa) < 1:  # (numpy's floats too)
+        raise HUCError(f"kappa: expected a number in (0, 1) (K.1's kappa_init), got {given(kappa, 40)}",
                        kind="option")
     return float(kappa)
 

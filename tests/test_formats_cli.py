@@ -137,6 +137,9 @@ def test_renormalize_and_smooth_are_explicit():
     doc = mutated(["atoms", 0, "p"], ["1/2", "1/2", 0, 0])
     p = read_case(doc, smooth="1/10").distribution.atoms[0].p
     assert [str(x) for x in p] == ["19/40", "19/40", "1/40", "1/40"]  # (9/10)(1/2) + 1/40
+    for kappa in (0, 1, "-1/10"):  # K.1: "for a predetermined kappa_0 in (0, 1)"
+        with pytest.raises(HUCError, match=rf"^smooth: kappa must be in \(0, 1\) \(K\.1's kappa_0\), got {kappa}$"):
+            read_case(doc, smooth=kappa)
 
 
 def test_cli_audit_json_and_report(capsys):
@@ -347,6 +350,14 @@ def test_fit_apply_and_audit_from_array_files(tmp_path, capsys):
                 "--tree)"),
     (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.txt"],
      "huc: error: cannot read model '{d}/model.json': No such file or directory"),
+    # K.1's kappa_0 in (0, 1): before session 26 the array path took any number, and --smooth 2 was reported as
+    # an unsmoothed zero entry, --smooth -1 as a negative prediction
+    (["audit", "--tree", "{d}/spec.json", "--predictions", "{d}/cal.npy", "--labels", "{d}/cal_y.npy",
+      "--smooth", "2"], "huc: error: --smooth: kappa must be in (0, 1) (K.1's kappa_0), got 2"),
+    (["audit", "--tree", "{d}/spec.json", "--predictions", "{d}/cal.npy", "--labels", "{d}/cal_y.npy",
+      "--smooth", "-1", "--engine", "fast"], "huc: error: --smooth: kappa must be in (0, 1) (K.1's kappa_0), got -1"),
+    (["audit", "--tree", "{d}/spec.json", "--predictions", "{d}/cal.npy", "--labels", "{d}/cal_y.npy",
+      "--smooth", "1"], "huc: error: --smooth: kappa must be in (0, 1) (K.1's kappa_0), got 1"),
 ])
 def test_array_file_errors(tmp_path, capsys, args, message):
     _array_files(tmp_path)
