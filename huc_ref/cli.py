@@ -182,11 +182,26 @@ def _predictions(path, what: str, tree):
     scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels (pandas'
     index column is dropped by :func:`huc_ref.formats.read_columns`)."""
     from .formats import read_columns
+    from .recalibration import prediction_rows
     P, names = read_columns(Path(path), what, numbers=True, header_names=set(tree.labels))
     if names is not None and set(names) & set(tree.labels):
         tree.check_columns(names, where=what, what=repr(printable(Path(path).name, 100)),
                            fix="reorder the file's columns, or list the spec's labels in the file's order")
+    prediction_rows(P, tree.K, what)  # K columns, entries finite and nonnegative: one message naming the option
     return P
+
+
+def _sums_to_one(P, what: str) -> None:
+    """Without ``--renormalize`` each row of an array file must sum to 1 within the fast path's
+    :data:`huc_ref.fast.ROW_SUM_TOLERANCE`, whichever engine audits it (the exact engine divides
+    each row by its exact sum, ``FiniteDistribution.from_floats``, and took a row summing to 1.01)."""
+    from .fast import ROW_SUM_TOLERANCE
+    sums = P.sum(axis=1)
+    bad = abs(sums - 1.0) > ROW_SUM_TOLERANCE
+    if bad.any():
+        i = int(bad.argmax())
+        raise HUCError(f"{what}[{i}]: sums to {sums[i].item()!r}, not 1 (within {ROW_SUM_TOLERANCE:g}); give "
+                       "--renormalize to take each row divided by its sum", kind="probability_sum")
 
 
 def _arrays(args, tree, prefix=""):
@@ -243,6 +258,8 @@ def _cmd_audit(args) -> int:
                            kind="option")
         tree, utilities = read_model_spec(Path(args.tree))
         P, y, groups = _arrays(args, tree)
+        if not args.renormalize:
+            _sums_to_one(P, "--predictions")
         if args.smooth is not None:  # K.1's kappa_init mixing with the uniform law, in float64
             from .distribution import check_smoothing
             kappa = float(check_smoothing(args.smooth, "--smooth"))

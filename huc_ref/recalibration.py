@@ -66,17 +66,17 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
 
     >>> prediction_rows([[1, 3], [0.5, 0.5]]).tolist()
     [[0.25, 0.75], [0.5, 0.5]]
-    >>> prediction_rows([[0.5, -0.25]])
+    >>> prediction_rows([[0.5, 0.5], [0.5, -0.25]])
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: y_prob[0]: entries must be finite and nonnegative, with a positive sum
+    huc_ref.errors.HUCError: y_prob[1]: entries must be finite and nonnegative, with a positive sum
     """
     P = as_floats(y_prob, where)
     if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
         raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}",
                        kind="length")
     with np.errstate(over="ignore", invalid="ignore"):  # an overflowing row is reported below
-        sums = P.sum(axis=1) if np.isfinite(P).all() else np.full(len(P), np.nan)
+        sums = P.sum(axis=1)  # (a NaN or an infinity makes its own row's sum so, no other's)
     bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0) & np.isfinite(sums))
     if bad.any():
         raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
