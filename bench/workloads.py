@@ -13,7 +13,7 @@ import random
 import time
 from fractions import Fraction
 
-from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Subtree, Table, Top1AtDepth
+from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Subtree, Table, Top1AtDepth, TopK
 
 
 def random_tree(K: int, rng: random.Random, max_children: int = 4) -> LabelTree:
@@ -74,6 +74,33 @@ def million_digits(exponent: int = 2_100_000):
              {"weight": Fraction(1, 4), "p": [q - e, q + e, q, q], "label": "y3"},
              {"weight": Fraction(1, 4), "p": [Fraction(1, 3), Fraction(1, 6), q, q], "label": "y2"}]
     return FiniteDistribution(t, atoms), {"u": Table(t, [-1, 1, 1, 1]), "J": Subtree(t, "vL")}
+
+
+def tied_sample(n: int = 40, groups: int = 10, width: int = 10, seed: int = 3):
+    """``(distribution, utilities)``: a calibration sample as a decision tree or a forest gives it,
+    read exactly (``FiniteDistribution.from_floats``): ``groups x width`` classes on a two-level
+    tree, ``n`` peaked softmax rows of which a third repeat earlier ones, 30% of the entries near
+    ``1e-300`` before K.1's smoothing (``kappa_init = 10^-10``) makes them nearly equal, labels
+    drawn uniformly; utilities top-3 correctness and top-1 at depth 1.  Many atoms share a score
+    exactly, and many leaves of one row an entry: the ties float64 cannot settle."""
+    import numpy as np
+    children = {"r": [f"g{a}" for a in range(groups)]}
+    children |= {f"g{a}": [f"y{a}_{b}" for b in range(width)] for a in range(groups)}
+    tree = LabelTree.from_children("r", children)
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0.0, 15.0, size=(n, tree.K))
+    low = rng.random((n, tree.K)) < 0.3
+    logits[low] = -300 * np.log(10) + rng.normal(0, 1, size=int(low.sum()))
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P = np.maximum(P, 1e-300)
+    P /= P.sum(axis=1, keepdims=True)
+    for i in range(1, n):
+        if rng.random() < 1 / 3:
+            P[i] = P[rng.integers(0, i)]
+    kappa = 1e-10
+    P = (1 - kappa) * P + kappa / tree.K
+    y = rng.integers(0, tree.K, n).tolist()
+    return FiniteDistribution.from_floats(tree, y, P), {"top3": TopK(tree, 3), "top1": Top1AtDepth(tree, 1)}
 
 
 def long_binary_case(atoms: int = 520, digits: int = 1990, seed: int = 0) -> dict:

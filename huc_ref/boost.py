@@ -197,6 +197,11 @@ class _Form:
         >>> moved.sign(_Form({(): near}, mp.mpf(near.numerator) / near.denominator))
         -1
         """
+        if isinstance(other, (_Form, int, Fraction)):  # the value first: far from 0 it decides, and the
+            # difference's coefficients (a merge of two dicts, most of a sort's time) are not needed
+            value = self.value - (other.value if isinstance(other, _Form) else _lift_like(self.value)(other))
+            if abs(value) > _near_zero(value):
+                return (value > 0) - (value < 0)
         diff = self - other
         if isinstance(diff, _Form):
             value = diff.value

@@ -32,6 +32,7 @@ certified engine's 20-digit texts are what ``engine="exact"`` gives.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -228,6 +229,16 @@ def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float)
     if i_mx == i_mn:  # (only when the column has no entries: then it is the empty prefix)
         return 0, 0, 0.0, 0.0
     return min(i_mx, i_mn), max(i_mx, i_mn), sup, sup if i_mx > i_mn else -sup
+
+
+def _one_sign(coefficients) -> bool:
+    """Whether the rational ``coefficients`` are all >= 0 or all <= 0: a sum of them times positive
+    numbers (``e^z``, their floats) then has their sign, exactly.
+
+    >>> _one_sign([Fraction(1, 3), 0]), _one_sign([Fraction(1, 3), Fraction(-1, 9)]), _one_sign([])
+    (True, False, True)
+    """
+    return all(c >= 0 for c in coefficients) or all(c <= 0 for c in coefficients)
 
 
 def unmoved_by(u: Utility, tree, a: int, probe) -> bool:
@@ -550,7 +561,7 @@ class BoundedBackend(Backend):
     def _exact_values(self, u: Utility, i: int):
         """``u(f_i, .)`` of a boosted row, exactly: a table's fixed values; a binary decision by
         the sign of its margin (exact when the margin's factors all cancel, else float64's where
-        the bound tells it); top-1 at depth 1 from :meth:`_surrogate`'s row; else Undecided."""
+        the bound tells it); ranks and top-1 at depth 1 from :meth:`_surrogate`'s row; else Undecided."""
         from .utilities import BinaryDecision, Table
         if isinstance(u, Table):
             return u.values(self.p0[i])
@@ -606,14 +617,52 @@ class BoundedBackend(Backend):
             norms.append((a, tuple(sorted((zb, m / total) for zb, m in grouped.items()))))
         return tuple(sorted(c.items())), tuple(norms)
 
+    def _ranked(self, i: int) -> tuple:
+        """A rational row ranked as atom ``i``'s boosted row is (A.1's ``r_p``: by decreasing
+        ``p_y``, ties to the earlier label), for rank and top-``k`` utilities: two leaves with one
+        factor key (:meth:`_signature`) compare exactly by ``p0`` (``p_y = p0_y F``, one ``F``),
+        as the certified engine would; two with different keys by the float64 row where it tells
+        them apart beyond its error (relatively ``max(10^-9, 4 rho)``), else :class:`Undecided`
+        (a tie of different factors is left to the certified engine).  The row is ``K - g`` over
+        its sum for the ``g``-th group of equal entries, so only its order is the boosted row's.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/8", "1/8", "1/4", "1/2"], "label": "y1"}])
+        >>> b = BoundedBackend(d, {"u": Table(t, [1, 0, 0, 0])}, "huc", Fraction(1, 100), 30)
+        >>> b._ranked(0)  # unboosted: p0's order, the tie y1 = y2 kept
+        (Fraction(2, 11), Fraction(2, 11), Fraction(3, 11), Fraction(4, 11))
+        """
+        sig, p, P = self._signature(i), self.p0[i], self.P[i]
+        tol = max(1e-9, 4.0 * self.rho)
+
+        def first(a, b):  # < 0 where leaf a ranks before leaf b
+            if sig(a) == sig(b):
+                return (p[b] > p[a]) - (p[b] < p[a]) or a - b
+            if abs(P[a] - P[b]) <= tol * max(P[a], P[b]):
+                raise Undecided("a rank on a boosted row")
+            return -1 if P[a] > P[b] else 1
+        order = sorted(range(self.tree.K), key=functools.cmp_to_key(first))
+        group, out = 0, [0] * len(order)
+        for r, y in enumerate(order):
+            if r and (sig(y) != sig(order[r - 1]) or p[y] != p[order[r - 1]]):
+                group += 1
+            out[y] = len(order) - group
+        total = sum(out)
+        return tuple(Fraction(v, total) for v in out)
+
     def _surrogate(self, u: Utility):
-        """For top-1 correctness at depth 1 under HUC-Boost, ``i -> `` a rational row whose choice
-        of node is the boosted row's: ``p0_y r_b`` below each child ``b`` of the root, ``r_b`` a
-        float of ``e^{z_b}`` that is one number for equal logits (the masses ``pi0_b e^{z_b} / N``
-        of equal logits are then ordered by ``pi0_b``, exactly; of unequal ones they are never
-        equal, ``e^q`` being irrational for rational ``q != 0``, and ordered where float64 tells
-        them apart by 10^-9, else :class:`Undecided`).  Other utilities: None."""
-        from .utilities import BinaryDecision
+        """``i -> `` a rational row on which ``u`` decides as on atom ``i``'s boosted row, where
+        float64 could not tell: a binary decision's ``p0`` where the margin's factors cancel; a rank
+        (:meth:`_ranked`); top-1 correctness at depth 1 (either method), ``p0_y r_z``, ``r_z`` a
+        float of ``e^z`` for the logit ``z`` that moves leaf ``y``'s mass (HUC-Boost: the root's
+        edge above it; UC-Boost: its own), one number for one logit.  Two children's masses differ
+        by ``sum_z e^z d_z / N`` with exact rational ``d_z``: where the ``d_z`` share a sign (one
+        logit, or none) its sign is theirs, exactly, and the row's; otherwise (the ``e^z`` of
+        distinct rationals are linearly independent, Lindemann-Weierstrass, so the masses are
+        never equal) they are ordered where float64 tells them apart by 10^-9, else
+        :class:`Undecided`.  Other utilities: None."""
+        from .utilities import BinaryDecision, Rank
         tree = self.tree
         if isinstance(u, BinaryDecision):  # asked only where float64 cannot tell the margin's sign
             def decided(i):
@@ -621,23 +670,36 @@ class BoundedBackend(Backend):
                     raise Undecided("a binary decision's margin")
                 return self.p0[i]  # the same margin, exactly
             return decided
-        if self.method != "huc" or u.top1_depth != 1:
+        if isinstance(u, Rank):
+            return self._ranked
+        if u.top1_depth != 1:
             return None
         kids = list(tree.child_ids[tree.id(tree.root)])
         below = [tree.label_ids_below(b) for b in kids]
-        child = np.zeros(tree.K, dtype=int)
-        for k, ys in enumerate(below):
-            child[list(ys)] = k
+        edge = np.zeros(tree.K, dtype=int)  # the edge whose logit moves leaf y's mass
+        for b, ys in zip(kids, below):
+            edge[list(ys)] = b
+        if self.method == "uc":
+            edge = np.array(tree.leaf_node_ids)
 
         def row(i):
-            p, zs = self.p0[i], self.z[i, kids]
-            r = [Fraction(math.exp(float(zb * self.scale))) if zb else Fraction(1) for zb in zs]
-            sizes = [float(sum((p[y] for y in ys), Fraction(0)) * x) for ys, x in zip(below, r)]
+            p, z = self.p0[i], self.z[i, edge]
+            r = {zy: Fraction(math.exp(float(zy * self.scale))) if zy else Fraction(1) for zy in set(z.tolist())}
+            masses = []  # each child's mass as {logit: summed p0}
+            for ys in below:
+                m: dict = {}
+                for y in ys:
+                    m[z[y]] = m.get(z[y], 0) + p[y]
+                masses.append(m)
+            sizes = [float(sum(c * r[zy] for zy, c in m.items())) for m in masses]
             for j in range(len(kids)):
                 for k in range(j):
-                    if zs[j] != zs[k] and abs(sizes[j] - sizes[k]) <= 1e-9 * max(sizes[j], sizes[k]):
+                    d = [masses[j].get(zy, 0) - masses[k].get(zy, 0) for zy in masses[j].keys() | masses[k].keys()]
+                    if _one_sign(d):
+                        continue
+                    if abs(sizes[j] - sizes[k]) <= 1e-9 * max(sizes[j], sizes[k]):
                         raise Undecided(i)
-            return tuple(p[y] * r[child[y]] for y in range(tree.K))
+            return tuple(p[y] * r[z[y]] for y in range(tree.K))
         return row
 
     def logit(self, i: int, b: int) -> Fraction:

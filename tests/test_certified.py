@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Table, Top1AtDepth, audit, certified
+from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Rank, Table, Top1AtDepth, TopK, audit, certified
 from huc_ref import boost as engines_boost
 from huc_ref.boost import CertifiedBackend, _context, _Engine
 from huc_ref.boost import boost as engine_boost
@@ -361,6 +361,71 @@ def test_a_boosted_rows_exact_ties_are_kept_exact():
         backend.update(choice, None, None)
     assert backend.moved.all() and backend.fallbacks == {}
     _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
+
+
+def test_a_boosted_rows_rank_is_decided_by_its_factors():
+    """Rank and top-k utilities (A.1's ``r_p``) on boosted rows: two leaves under one factor
+    compare exactly by ``p0``, as the certified engine compares them, and the tie y1 = y2 goes to
+    y1; before session 26 every such decision went to the certified engine ("a decision on a
+    boosted row"), which audits the whole state again.  Two leaves under different factors are
+    ordered by float64 only beyond its error bound."""
+    atoms = ([{"p": ["1/8", "1/8", "1/4", "1/2"], "label": y} for y in ("y1", "y1", "y2", "y3", "y1")]
+             + [{"p": ["1/6", "1/6", "1/3", "1/3"], "label": y} for y in ("y1", "y2", "y1")])
+    d = FiniteDistribution(FOUR, atoms)
+    us = {"top3": TopK(FOUR, 3), "rank": Rank(FOUR, [1, "1/2", "1/2", -1])}
+    backend = BoundedBackend(d, us, "huc", F(1, 50), 30)
+    backend.update(backend.choose(None), None, None)
+    sig = backend._signature(0)
+    assert backend.moved[0] and sig(0) == sig(1) != sig(2)  # after v0's update: y1, y2 share vL's factor
+    ranked = backend._ranked(0)
+    assert ranked[0] == ranked[1] and ranked[2] != ranked[0]  # the exact tie y1 = y2 kept as one value
+    saved = backend.P[0, 2]
+    backend.P[0, 2] = backend.P[0, 0] * (1 + 1e-12)  # different factors within float64's error
+    with pytest.raises(Undecided, match="^a rank on a boosted row$"):
+        backend._ranked(0)
+    backend.P[0, 2] = saved
+    for _ in range(8):
+        choice = backend.choose(None)
+        if not choice.exceeds:
+            break
+        backend.update(choice, None, None)
+    assert backend.moved.all() and backend.fallbacks == {}
+    _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
+
+
+def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits():
+    """Top-1 correctness at depth 1 on UC-Boost's boosted rows (each leaf its own logit): two
+    children's masses differ by ``sum_z e^z d_z / N``; where the rational ``d_z`` share a sign the
+    decision is exact, otherwise float64's beyond 10^-9, else the certified engine's.  Before
+    session 26 only HUC-Boost had this surrogate, and every such decision under UC-Boost went to
+    the certified engine (9 of this run's)."""
+    t = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["a1", "a2"], "B": ["b1", "b2"]})
+    e = F(1, 10**30)
+    atoms = ([{"p": [F(1, 4) + e, F(1, 4), F(1, 4) - e, F(1, 4)], "label": y} for y in ("a1", "b2", "a2")]
+             + [{"p": ["1/8", "3/8", "1/4", "1/4"], "label": y} for y in ("b1", "a1")])
+    d = FiniteDistribution(t, atoms)
+    us = {"t": Table(t, [1, 0, 1, 0]), "top": Top1AtDepth(t, 1)}
+    backend = BoundedBackend(d, us, "uc", F(1, 100), 30)
+    for _ in range(10):
+        choice = backend.choose(None)
+        if not choice.exceeds:
+            break
+        backend.update(choice, None, None)
+    assert backend.moved.all() and "utility 'top': a decision on a boosted row" not in backend.fallbacks
+    _same_run(certified.boost(d, us, method="uc", epsilon="1/100"),
+              engine_boost(d, us, method="uc", epsilon="1/100"))
+    # a state set by hand: p0 = (1/4 + e, 1/4 - 2e, 1/4 + e, 1/4), logits in grid units (tiny)
+    d = FiniteDistribution(t, [{"p": [F(1, 4) + e, F(1, 4) - 2 * e, F(1, 4) + e, F(1, 4)], "label": "a1"}] * 2)
+    backend = BoundedBackend(d, us, "uc", F(1, 100), 30)
+    backend.update(backend.choose(None), None, None)  # (sets the grid's scale)
+    a1, a2, b1, b2 = t.leaf_node_ids
+    backend.z[0, :] = 0
+    backend.z[0, a1] = backend.z[0, b1] = 1  # d = (0 at z, -2e at 0): B's mass is larger, exactly
+    row = backend._surrogate(us["top"])(0)
+    assert us["top"].node(row) == "B"
+    backend.z[0, b1] = 0  # d = (1/4 + e at z, -1/4 - 3e at 0): mixed signs, the masses 10^-30 apart
+    with pytest.raises(Undecided):
+        backend._surrogate(us["top"])(0)
 
 
 # ------------------------------------------------------------------ options and the command line
