@@ -188,6 +188,34 @@ def test_subnormal_float_input_is_refused(engine):
         fast.audit([0, 1], P, t, {"u": TopK(t, 1)}, accelerator=engine).to_json()
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("shape", ["four leaves", "flat"])
+def test_a_zero_entry_is_taken_except_at_the_label(engine, shape):
+    """A decision tree's zeros: where no label lies, every mean the audit reads is defined (F.4: only
+    the label's path), and the answer is the exact engine's on predictions smoothed by kappa =
+    10^-40, within 10^-9 (an independent computation, and the limit a smoothing takes); at a label
+    the path's means are 0/0 (A.2 assumes p_y > 0).  Before session 26 they were taken as 0 there,
+    and the UC residual and the sum of the node terms differed by u(y)."""
+    if shape == "flat":
+        t = LabelTree.from_children("r", {"r": ["y1", "y2", "y3", "y4"]})
+    else:
+        t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    us = {"u": Table(t, [-1, 1, 1, 1]), "top": TopK(t, 1)}
+    P = np.array([[0.5, 0.5, 0.0, 0.0], [0.25] * 4, [0.0, 0.25, 0.25, 0.5], [0.5, 0.5, 0.0, 0.0]])
+    with pytest.raises(HUCError, match=r"^y_prob\[3\]: the label 'y3' has probability 0, where the audit's means "
+                                       r"are 0/0 \(the paper assumes p_y > 0, A\.2\); smooth the predictions"):
+        fast.audit([0, 2, 3, 2], P, t, us, accelerator=engine)
+    y = [1, 2, 3, 0]
+    got = fast.audit(y, P, t, us, accelerator=engine)
+    kappa = Fraction(1, 10**40)
+    rows = [[(1 - kappa) * Fraction(x) + kappa / 4 for x in row] for row in P.tolist()]
+    want = audit(FiniteDistribution.from_sample(t, y, rows), us)
+    assert len(got.candidates) == len(want.candidates)
+    for g, w in zip(got.candidates, want.candidates):
+        assert (g.subgroup, g.utility, g.node) == (w.subgroup, w.utility, w.node)
+        assert abs(g.sup - w.sup) <= 1e-9
+
+
 def test_huge_weights_do_not_overflow_to_zero():
     """Weights are scaled by their largest before they are summed: [1e308, 1e308] is [1/2, 1/2]."""
     t = LabelTree.from_children("r", {"r": ["neg", "pos"]})

@@ -419,7 +419,32 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             raise
     if bad:
         raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}", kind=bad[0][2])
+    _check_label_mass(ft, P, labels)
     return SampleTerms(score, residual, error, T, plans, depths, term_row, flat, choice)
+
+
+def _check_label_mass(ft: FastTree, P, labels: np.ndarray) -> None:
+    """A zero entry is taken (a decision tree's ``predict_proba`` has them): the audit reads a
+    row's means only on its label's path (F.4), and every node there holds the label.  At the
+    label itself it is refused: the path's means are ``0 / 0`` there (the paper assumes ``p_y > 0``,
+    A.2), and taking them as 0 broke Theorem 3.1's telescoping (the UC residual ``u(y) - mu`` and
+    the node terms' sum differed by ``u(y)``).
+
+    >>> from huc_ref import LabelTree
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b", "c"]}))
+    >>> _check_label_mass(ft, np.array([[0.5, 0.5, 0.0]]), np.array([1]))  # the zero is not the label's
+    >>> _check_label_mass(ft, np.array([[0.5, 0.5, 0.0]]), np.array([2]))
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: y_prob[0]: the label 'c' has probability 0, where the audit's means are 0/0 ...
+    """
+    at_label = np.asarray(P[np.arange(len(labels)), labels])
+    zero = np.flatnonzero(at_label == 0)
+    if len(zero):
+        i = int(zero[0])
+        raise HUCError(f"y_prob[{i}]: the label {ft.tree.labels[int(labels[i])]!r} has probability 0, where the "
+                       "audit's means are 0/0 (the paper assumes p_y > 0, A.2); smooth the predictions, "
+                       "p <- (1 - kappa) p + kappa / K (K.1's kappa_init; huc audit --smooth)", kind="nonpositive")
 
 
 def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.ndarray,
@@ -634,7 +659,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     each sample's path carry a term.  Each row must sum to 1 within :data:`ROW_SUM_TOLERANCE`
     (a float32 softmax does), unless ``renormalize=True``: then each row stands for itself
     divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
-    path's ``renormalize`` does.  ``labels``: the columns' order (e.g. a classifier's
+    path's ``renormalize`` does.  An entry may be 0 (a decision tree's), except at its row's own
+    label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``): that is one HUCError
+    (smooth the predictions first).  ``labels``: the columns' order (e.g. a classifier's
     ``classes_``), checked against the tree's label order (:meth:`huc_ref.tree.LabelTree.check_columns`).
     ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
     ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``).
