@@ -216,6 +216,40 @@ def test_a_zero_entry_is_taken_except_at_the_label(engine, shape):
         assert abs(g.sup - w.sup) <= 1e-9
 
 
+@settings(max_examples=60, deadline=None)
+@given(wide_trees(max_leaves=40), st.integers(0, 2**32 - 1), st.sampled_from(ENGINES))
+@example(shape_tree("flat", 10, 0, 1), 0, "numpy")
+@example(shape_tree("wide_last", 0, 30, 2), 1, ENGINES[-1])
+@example(shape_tree("two_level", 10, 10, 3), 2, ENGINES[-1])
+def test_prop_3_3_holds_on_decision_tree_predictions(tree, seed, engine):
+    """Prop. 3.3, ``UC <= |V_T(u)| HUC`` for each utility, on every fast audit of predictions with
+    exact zeros (a decision tree's leaf frequencies: counts over 7, most entries 0): Theorem 3.1's
+    telescoping, which the bound rests on, holds on the float path too.  A label drawn at a zero
+    entry is refused (its path's means are 0/0); before session 26 it was audited with those
+    means taken as 0, and the bound failed (UC 0.05 against 2 x 0.023 for a class indicator).
+    Such labels are then moved to the row's most probable label."""
+    rng = np.random.default_rng(seed)
+    n, K = 40, tree.K
+    counts = np.zeros((n, K))
+    for i in range(n):
+        np.add.at(counts[i], rng.integers(0, min(K, 5), 7) if i % 2 else rng.integers(0, K, 7), 1)
+    P = counts / 7
+    y = rng.integers(0, K, n)  # some at a zero entry: refused, then moved to a label the row holds
+    us = {"top1": TopK(tree, 1), "rank": Rank(tree, [Fraction(1 - (k % 3)) for k in range(K)]),
+          "first": class_indicator(tree, tree.labels[0]), "depth1": Top1AtDepth(tree, 1)}
+    at_zero = P[np.arange(n), y] == 0
+    if at_zero.any():
+        with pytest.raises(HUCError, match=rf"^y_prob\[{int(np.argmax(at_zero))}\]: the label .* has probability 0"):
+            fast.audit(y, P, tree, us, accelerator=engine)
+        y[at_zero] = P[at_zero].argmax(axis=1)
+    r = fast.audit(y, P, tree, us, subgroups={"odd": np.arange(n) % 2}, accelerator=engine)
+    for name, u in us.items():
+        relevant = len(u.relevant_nodes)
+        uc = max(c.sup for c in r.candidates if c.utility == name and c.node is None)
+        huc = max((c.sup for c in r.candidates if c.utility == name and c.node is not None), default=0.0)
+        assert uc <= relevant * huc + 1e-12, (name, uc, huc, relevant)
+
+
 def test_huge_weights_do_not_overflow_to_zero():
     """Weights are scaled by their largest before they are summed: [1e308, 1e308] is [1/2, 1/2]."""
     t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
