@@ -258,6 +258,9 @@ def _cmd_audit(args) -> int:
                            kind="option")
         tree, utilities = read_model_spec(Path(args.tree))
         P, y, groups = _arrays(args, tree)
+        if groups is not None and "all" not in groups:  # K.1: "including c = 1", as huc fit has it (K.3)
+            import numpy as np
+            groups = {"all": np.ones(len(P)), **groups}
         if not args.renormalize:
             _sums_to_one(P, "--predictions")
         if args.smooth is not None:  # K.1's kappa_init mixing with the uniform law, in float64
@@ -468,7 +471,8 @@ def _array_arguments(parser, validation: bool = False):
     parser.add_argument("--tree", metavar="SPEC.json", help="JSON with tree, labels (the columns' order) and utilities")
     parser.add_argument("--predictions", metavar="FILE", help="n x K probabilities (.npy, .csv or .parquet)")
     parser.add_argument("--labels", metavar="FILE", help="n labels: names or column indices (.npy, .csv, .parquet)")
-    parser.add_argument("--subgroups", metavar="FILE.csv", help="subgroup values, one named column each")
+    parser.add_argument("--subgroups", metavar="FILE.csv",
+                        help="subgroup values, one named column each (the whole population, 'all', is added: K.1)")
     if validation:
         parser.add_argument("--val-predictions", metavar="FILE", help="validation predictions (K.1's prefix)")
         parser.add_argument("--val-labels", metavar="FILE", help="validation labels")

@@ -333,8 +333,11 @@ def test_fit_apply_and_audit_from_array_files(tmp_path, capsys):
     assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels",
                  f"{d}/cal_y.npy", "--subgroups", f"{d}/groups.csv", "--engine", "fast", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    ref = fast.audit(y[:120], P[:120], tree, us, subgroups={"high": (P[:120, 0] > 0.3).astype(int)})
+    high = (P[:120, 0] > 0.3).astype(int)
+    ref = fast.audit(y[:120], P[:120], tree, us, subgroups={"all": np.ones(120), "high": high})
     assert doc["huc"]["value"] == ref.huc.sup and doc["engine"] == "fast"
+    # the whole population is added, as huc fit adds it (K.1: "including c = 1"); before session 26 it was not
+    assert {row["subgroup"] for row in doc["candidates"]} == {"all", "high"}
     assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels",
                  f"{d}/cal_y.npy"]) == 0  # the exact engine on the floats' exact values: a readable report
     report = capsys.readouterr().out
@@ -456,7 +459,7 @@ def test_a_bad_cell_of_a_subgroups_file_is_named_by_the_option(tmp_path, capsys,
     assert main(["audit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.csv"), "--labels",
                  str(tmp_path / "y.csv"), "--subgroups", str(tmp_path / "g.csv"), "--engine", "fast", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["candidates"]
-    assert [r["subgroup"] for r in rows if r["node"] is None] == ["g", "h"]
+    assert [r["subgroup"] for r in rows if r["node"] is None] == ["all", "g", "h"]  # (the whole population added)
 
 
 @pytest.mark.parametrize("labels_file", ["002\n002\n003\n", "label\n002\n002\n003\n", '"002"\n"002"\n"003"\n'])

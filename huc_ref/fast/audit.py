@@ -652,7 +652,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
     order (any array-like; a numpy array or memory map is read in row chunks of about
     :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
-    ``subgroups``: a mapping name -> ``n`` values in [-1, 1] (default: everyone);
+    ``subgroups``: a mapping name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
+    :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
+    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do);
     ``sample_weight``: nonnegative weights (normalised to sum 1); ``accelerator``: ``"numpy"``
     (the default and the reference) or ``"numba"`` (the compiled kernels of
     :mod:`huc_ref.fast.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
