@@ -347,6 +347,15 @@ def test_equal_candidates_are_decided_by_the_certified_engine():
     _same_run(certified.boost(d, U1, epsilon="1/100"), engine_boost(d, U1, epsilon="1/100"))
 
 
+def _run_backend(backend, updates):
+    """Up to ``updates`` greedy updates of a :class:`BoundedBackend`, until no candidate exceeds epsilon."""
+    for _ in range(updates):
+        choice = backend.choose(None)
+        if not choice.exceeds:
+            return
+        backend.update(choice, None, None)
+
+
 def test_a_boosted_rows_exact_ties_are_kept_exact():
     """Scores of boosted rows that are equal exactly (equal states, or a margin whose factors
     cancel) are one tie block, as the certified engine's exact zero test makes them: no fallback."""
@@ -354,11 +363,7 @@ def test_a_boosted_rows_exact_ties_are_kept_exact():
                            + [{"p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4}] * 2)
     us = dict(TIE_U, top=Top1AtDepth(FOUR, 1))
     backend = BoundedBackend(d, us, "huc", F(1, 50), 30)
-    for _ in range(6):
-        choice = backend.choose(None)
-        if not choice.exceeds:
-            break
-        backend.update(choice, None, None)
+    _run_backend(backend, 6)
     assert backend.moved.all() and backend.fallbacks == {}
     _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
 
@@ -384,11 +389,7 @@ def test_a_boosted_rows_rank_is_decided_by_its_factors():
     with pytest.raises(Undecided, match="^a rank on a boosted row$"):
         backend._ranked(0)
     backend.P[0, 2] = saved
-    for _ in range(8):
-        choice = backend.choose(None)
-        if not choice.exceeds:
-            break
-        backend.update(choice, None, None)
+    _run_backend(backend, 8)
     assert backend.moved.all() and backend.fallbacks == {}
     _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
 
@@ -406,11 +407,7 @@ def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits():
     d = FiniteDistribution(t, atoms)
     us = {"t": Table(t, [1, 0, 1, 0]), "top": Top1AtDepth(t, 1)}
     backend = BoundedBackend(d, us, "uc", F(1, 100), 30)
-    for _ in range(10):
-        choice = backend.choose(None)
-        if not choice.exceeds:
-            break
-        backend.update(choice, None, None)
+    _run_backend(backend, 10)
     assert backend.moved.all() and "utility 'top': a decision on a boosted row" not in backend.fallbacks
     _same_run(certified.boost(d, us, method="uc", epsilon="1/100"),
               engine_boost(d, us, method="uc", epsilon="1/100"))
