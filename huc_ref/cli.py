@@ -267,6 +267,8 @@ def _cmd_audit(args) -> int:
             from .distribution import check_smoothing
             kappa = float(check_smoothing(args.smooth, "--smooth"))
             P = (1 - kappa) * P / P.sum(axis=1, keepdims=True) + kappa / P.shape[1]
+        from .fast.audit import check_label_mass, label_ids
+        check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions")  # (either engine)
         null = _null_draws(args.null)
         if args.engine == "fast" and null != "exact":
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,

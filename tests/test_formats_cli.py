@@ -406,6 +406,26 @@ def test_array_rows_are_checked_alike_by_both_engines(tmp_path, capsys, engine, 
         assert abs(a - b) <= Fraction(1, 10**12)  # (the row divided in float64, or exactly: a rounding apart)
 
 
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+def test_a_label_of_probability_0_names_the_option_and_smooth_mends_it(tmp_path, capsys, engine):
+    """A decision tree's predictions: a row whose label has probability 0 is one error naming the
+    file's option and the remedy, on either engine; ``--smooth`` (K.1's kappa_init) audits it."""
+    import numpy as np
+    P, y = _array_files(tmp_path)
+    P, y = P[:120].copy(), y[:120]
+    P[11] = 0.0
+    P[11, (y[11] + 1) % 4] = 1.0  # all of row 11's mass on a label that is not its own
+    np.save(tmp_path / "dt.npy", P)
+    d = str(tmp_path)
+    args = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/dt.npy", "--labels", f"{d}/cal_y.npy",
+            "--engine", engine]
+    assert main(args) == 2
+    label = ["y1", "y2", "y3", "y4"][y[11]]
+    assert capsys.readouterr().err.startswith(f"huc: error: --predictions[11]: the label {label!r} has probability "
+                                              "0, where the audit's means are 0/0 (the paper assumes p_y > 0, A.2)")
+    assert main(args + ["--smooth", "1/1000", "--json"]) == 0
+
+
 @pytest.mark.parametrize("text, message", [
     ("0.2,0.3,0.5\n0.1,0.9\n", "line 2 has 2 cells, line 1 has 3"),
     ("0.2,0.3,0.5\n0.1,,0.9\n", "line 2, column 2: '' is not a number"),

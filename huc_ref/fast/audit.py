@@ -43,7 +43,7 @@ from .tree import _SHORT_RUN, FastTree, RootFirst, on_paths
 from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, term_columns, utility_values
 
 __all__ = ["CHUNK", "SERIAL_CELLS", "chunk_rows", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution",
-           "numba_available", "sample_rows",
+           "numba_available", "sample_rows", "check_label_mass",
            "sample_terms", "sample_tables", "SampleTerms"]
 
 
@@ -419,21 +419,21 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             raise
     if bad:
         raise HUCError(f"y_prob[{bad[0][0]}]: {bad[0][1]}", kind=bad[0][2])
-    _check_label_mass(ft, P, labels)
+    check_label_mass(ft.tree, P, labels)
     return SampleTerms(score, residual, error, T, plans, depths, term_row, flat, choice)
 
 
-def _check_label_mass(ft: FastTree, P, labels: np.ndarray) -> None:
+def check_label_mass(tree: LabelTree, P, labels: np.ndarray, where: str = "y_prob") -> None:
     """A zero entry is taken (a decision tree's ``predict_proba`` has them): the audit reads a
     row's means only on its label's path (F.4), and every node there holds the label.  At the
     label itself it is refused: the path's means are ``0 / 0`` there (the paper assumes ``p_y > 0``,
     A.2), and taking them as 0 broke Theorem 3.1's telescoping (the UC residual ``u(y) - mu`` and
-    the node terms' sum differed by ``u(y)``).
+    the node terms' sum differed by ``u(y)``).  ``where`` names the predictions in the message.
 
     >>> from huc_ref import LabelTree
-    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b", "c"]}))
-    >>> _check_label_mass(ft, np.array([[0.5, 0.5, 0.0]]), np.array([1]))  # the zero is not the label's
-    >>> _check_label_mass(ft, np.array([[0.5, 0.5, 0.0]]), np.array([2]))
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    >>> check_label_mass(t, np.array([[0.5, 0.5, 0.0]]), np.array([1]))  # the zero is not the label's
+    >>> check_label_mass(t, np.array([[0.5, 0.5, 0.0]]), np.array([2]))
     Traceback (most recent call last):
     ...
     huc_ref.errors.HUCError: y_prob[0]: the label 'c' has probability 0, where the audit's means are 0/0 ...
@@ -442,7 +442,7 @@ def _check_label_mass(ft: FastTree, P, labels: np.ndarray) -> None:
     zero = np.flatnonzero(at_label == 0)
     if len(zero):
         i = int(zero[0])
-        raise HUCError(f"y_prob[{i}]: the label {ft.tree.labels[int(labels[i])]!r} has probability 0, where the "
+        raise HUCError(f"{where}[{i}]: the label {tree.labels[int(labels[i])]!r} has probability 0, where the "
                        "audit's means are 0/0 (the paper assumes p_y > 0, A.2); smooth the predictions, "
                        "p <- (1 - kappa) p + kappa / K (K.1's kappa_init; huc audit --smooth)", kind="nonpositive")
 
