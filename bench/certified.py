@@ -21,7 +21,8 @@ by about 10^-1000000: every comparison of two moved atoms is decided by
 :func:`huc_ref.boost._exp_sign`, e.g. ``--million --updates 8 --engine-updates 8``; ``--ties``:
 instead, ``bench.workloads.tied_sample``, 40 softmax rows on 100 classes of which a third repeat,
 with top-3 correctness: the exact ties of scores and of entries a decision tree's predictions
-have, e.g. ``--ties --updates 27 --engine-updates 27``).
+have, e.g. ``--ties --updates 27 --engine-updates 27``; ``--decision-tree``: a depth-6 decision
+tree's predictions on scikit-learn's digits, ``bench.workloads.decision_tree_sample``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.boost import population_case  # noqa: E402
 from bench.machine import describe  # noqa: E402
-from bench.workloads import million_digits, tied_sample  # noqa: E402
+from bench.workloads import decision_tree_sample, million_digits, tied_sample  # noqa: E402
 from huc_ref import certified  # noqa: E402
 from huc_ref.boost import boost as engine_boost  # noqa: E402
 from huc_ref.driver import drive  # noqa: E402
@@ -67,6 +68,8 @@ def main(argv=None) -> None:
     ap.add_argument("--engine-updates", type=int, default=1, help="updates of the certified engine (0: skip)")
     ap.add_argument("--million", action="store_true", help="the million-digit case instead (bench.workloads)")
     ap.add_argument("--ties", action="store_true", help="a tied calibration sample instead (bench.workloads)")
+    ap.add_argument("--decision-tree", action="store_true",
+                    help="a decision tree's predictions on scikit-learn's digits instead (bench.workloads)")
     args = ap.parse_args(argv)
     print(describe())
     if args.million:
@@ -75,6 +78,10 @@ def main(argv=None) -> None:
     elif args.ties:
         dist, us = tied_sample()
         print(f"a tied sample (bench.workloads.tied_sample): n = {dist.n}, K = {dist.tree.K}, |U| = {len(us)}")
+    elif args.decision_tree:
+        dist, us = decision_tree_sample()
+        print(f"a decision tree's predictions (bench.workloads.decision_tree_sample): n = {dist.n}, K = {dist.tree.K}, "
+              f"|U| = {len(us)}")
     else:
         n, K = (100, 10) if args.quick else (1000, 30)
         dist, us = population_case(n, K)

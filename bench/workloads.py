@@ -103,6 +103,26 @@ def tied_sample(n: int = 40, groups: int = 10, width: int = 10, seed: int = 3):
     return FiniteDistribution.from_floats(tree, y, P), {"top3": TopK(tree, 3), "top1": Top1AtDepth(tree, 1)}
 
 
+def decision_tree_sample(n: int = 300, seed: int = 0):
+    """``(distribution, utilities)``: scikit-learn's digits, a depth-6 decision tree fitted on 700
+    images, its ``predict_proba`` on the next ``n`` (23 distinct rows of 300; two thirds of the
+    entries 0) smoothed by K.1's ``kappa_init = 10^-10`` and read exactly; the ten digits under
+    ``small`` (0-4) and ``large`` (5-9); top-1 correctness and the top-1 side (depth 1).  Needs
+    scikit-learn (the ``examples`` extra)."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+    from sklearn.tree import DecisionTreeClassifier
+    X, y = load_digits(return_X_y=True)
+    idx = np.random.default_rng(seed).permutation(len(y))
+    train, cal = idx[:700], idx[700:700 + n]
+    P = DecisionTreeClassifier(max_depth=6, random_state=seed).fit(X[train], y[train]).predict_proba(X[cal])
+    P = (1 - 1e-10) * P + 1e-10 / 10
+    tree = LabelTree.from_children("r", {"r": ["small", "large"], "small": [f"d{k}" for k in range(5)],
+                                         "large": [f"d{k}" for k in range(5, 10)]})
+    return (FiniteDistribution.from_floats(tree, y[cal].tolist(), P),
+            {"top1": TopK(tree, 1), "side": Top1AtDepth(tree, 1)})
+
+
 def long_binary_case(atoms: int = 520, digits: int = 1990, seed: int = 0) -> dict:
     """A ``huc-case/1`` document: a binary tree (``neg``, ``pos``), ``atoms`` sample atoms whose
     predictions ``num/den`` have odd ``digits``-digit denominators drawn at random (each number

@@ -496,6 +496,8 @@ class BoundedBackend(Backend):
         if col:
             zero = zero | (self.star[:, a] == 0)
         found = certified_witness(values, zero, table, float(perr[k, col]))
+        if found is None and col:  # prefix sums that may repeat exactly: the atoms whose term is 0 exactly
+            found = certified_witness(values, zero | self._flat_below(name, a), table, float(perr[k, col]))
         if found is None:
             raise Undecided("the witness interval")
         r, b, sup_w, moment = found
@@ -507,6 +509,29 @@ class BoundedBackend(Backend):
         masses at depth ``l``)."""
         depth = self.tree.depth_ids
         return [b for b in range(len(depth)) if 0 < depth[b] <= u.top1_depth]
+
+    def _flat_below(self, name: str, a: int) -> np.ndarray:
+        """The atoms whose utility ``name`` is constant on the leaves below node ``a``, exactly: there
+        every child's mean is ``a``'s, so the node's term ``mu_{u,a_j} - mu_{u,a}`` is exactly 0
+        (Sec. 3.1), whatever the row's probabilities.  Values are the utility's own on ``p0`` (rows
+        it has not changed) or :meth:`_exact_values` (a row it cannot decide is left out).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}])
+        >>> b = BoundedBackend(d, {"u": Table(t, [1, 1, 0, 1])}, "huc", Fraction(1, 100), 30)
+        >>> b._flat_below("u", t.id("a")).tolist(), b._flat_below("u", t.id("b")).tolist()
+        ([True], [False])
+        """
+        u, below, changed = self.utilities[name], self.tree.label_ids_below(a), self.changed[name]
+        flat = np.zeros(len(self.p0), dtype=bool)
+        for i in range(len(self.p0)):
+            try:
+                v = self._exact_values(u, i) if changed[i] else u.values(self.p0[i], i)
+            except Undecided:
+                continue
+            flat[i] = len({v[y] for y in below}) == 1
+        return flat
 
     def _key(self, u: Utility):
         """``i -> `` the part of atom ``i``'s exact state that determines ``mu_u`` (HUC-Boost and
