@@ -20,6 +20,7 @@ predicting gives the same floats bit for bit.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 from pathlib import Path
@@ -225,6 +226,9 @@ class HUCBoost(_Estimator):
     fitted first on the same calibration data (the two-stage methods of H.2).  :attr:`report_`
     audits the predictions before and after (on the validation data when given), with p-values
     under the null of calibration when ``null_draws`` is set (``seed`` seeds the redraws).
+    ``engine``: ``"fast"`` (float64, the default) or ``"exact"`` (every decision certified:
+    float64 with rigorous error bounds where python-flint is installed, the ``certified``
+    extra, and the certified engine for what they cannot decide; else the certified engine).
 
     App. D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3): boosting removes HUC.
 
@@ -303,8 +307,12 @@ class HUCBoost(_Estimator):
         w = _weights(sample_weight, len(P))  # one check, one message, whichever engine
         if self.engine == "fast":  # from the arrays themselves: no exact number is built (issue 17)
             run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, **options)
-        else:
-            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine=self.engine, **options)
+        elif importlib.util.find_spec("flint") is not None:  # certified float64: the certified engine's
+            # decisions and Theorem 3.5's certificates, at float64's speed where its bounds decide (the certified extra)
+            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="fast", arithmetic="certified",
+                        **options)
+        else:  # the certified engine alone: the same decisions, slower
+            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="exact", **options)
         keep, errors = len(run.steps), None
         if validation is not None:
             Pv = self._inputs(validation[0], "validation[0]")

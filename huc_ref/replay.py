@@ -19,6 +19,7 @@ from .fast.boost import check_replay, replay
 from .fast.numbers import floats
 from .fast.sample import Sample, audit_sample
 from .results import BoostResult
+from .significance import tie_tolerance
 
 __all__ = ["replay", "trajectory", "select_prefix", "prefix_predictions"]
 
@@ -62,8 +63,9 @@ def trajectory(result: BoostResult, dist: FiniteDistribution | Sample, utilities
 def select_prefix(result: BoostResult, validation: FiniteDistribution | Sample, utilities: dict) -> tuple[int, list]:
     """K.1: replay the run's updates on validation atoms (a distribution's or a
     :class:`huc_ref.fast.sample.Sample`'s) and return the prefix length with the smallest
-    validation error (HUC for HUC-Boost, UC for UC-Boost; the first minimum), with the errors
-    after 0, 1, ... updates.
+    validation error (HUC for HUC-Boost, UC for UC-Boost; the first minimum, errors within
+    float64's rounding of it counted as equal: :func:`huc_ref.significance.tie_tolerance`), with
+    the errors after 0, 1, ... updates.
 
     >>> from huc_ref import LabelTree, Table, boost
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -75,7 +77,12 @@ def select_prefix(result: BoostResult, validation: FiniteDistribution | Sample, 
     """
     metric = "uc" if result.method == "uc" else "huc"
     errors = [point[metric] for point in trajectory(result, validation, utilities)]
-    best = min(range(len(errors)), key=lambda t: (errors[t], t))
+    # the first minimum: the replay and its audits are float64, so two prefixes whose errors are equal in
+    # exact arithmetic (an update that moves no validation witness) may round either way; within the rounding
+    # of a sum of n terms (significance.tie_tolerance) they are taken as equal and the shorter prefix is kept
+    # (before: float noise of 1e-16 in a step chose between prefixes 4 and 5 of a decision tree's run)
+    floor = min(errors) + tie_tolerance(validation.n, validation.tree.K)
+    best = next(t for t, e in enumerate(errors) if e <= floor)
     return best, errors
 
 

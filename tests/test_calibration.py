@@ -352,6 +352,38 @@ def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
         HUCBoost(t, us, epsilon="1/50", engine=engine).fit(P, y, sample_weight=[1, 0] + [1] * 10)
 
 
+@pytest.mark.parametrize("flint", [True, False])
+def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
+    """HUCBoost(engine="exact") boosts in certified float64 where python-flint is installed (the
+    certified engine where its bounds cannot decide), else in the certified engine alone: either
+    way the rules are an independent certified-engine run's (the same nodes, utilities and
+    subgroups in order, intervals and steps within 1e-9), on tied rows with zeros smoothed by
+    K.1's kappa_init, and Theorem 3.5 is certified."""
+    import importlib.util
+
+    from huc_ref import TopK, certified
+    from huc_ref.boost import boost as engine_boost
+    from huc_ref.calibration import _probabilities, _sample, _subgroup_values
+    if not flint:
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "flint" else real(name, *a))
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    us = {"side": Top1AtDepth(t, 1), "top1": TopK(t, 1)}
+    P = np.tile([[0.5, 0.0, 0.5, 0.0], [0.1, 0.2, 0.3, 0.4], [0.0, 0.25, 0.0, 0.75]], (5, 1))
+    y = [0, 3, 3, 2, 0, 1, 2, 3, 3, 0, 1, 1, 2, 3, 3]
+    model = HUCBoost(t, us, epsilon="1/100", engine="exact", select="greedy", max_updates=12).fit(P, y)
+    assert (model.run_.arithmetic == certified.ARITHMETIC) == flint  # (the certified engine's: "certified")
+    names, C = _subgroup_values(None, len(P))
+    dist = _sample(t, _probabilities(P, t.K, model.kappa), np.array(y), names, C, None)
+    ref = engine_boost(dist, us, epsilon="1/100", max_updates=12)
+    assert len(model.rules_) == len(ref.updates) > 3 and ref.theorem_3_5["certified"]
+    assert model.run_.theorem_3_5["certified"] and model.run_.theorem_3_5["holds"]
+    for (k, u, a, lo, hi, alpha), want in zip(model.rules_, ref.updates):
+        assert (names[k], u, t.nodes[a]) == (want["subgroup"], want["utility"], want["node"])
+        assert all(abs(Fraction(x) - Fraction(w)) <= Fraction(1, 10**9)
+                   for x, w in zip((lo, hi, alpha), (*want["interval"], want["alpha"])))
+
+
 class _Frame:
     """What the column check reads of a pandas DataFrame (``columns``, ``to_numpy``); iterating over
     it gives its column names, as a DataFrame's iteration does (so its rows must come from ``to_numpy``)."""
