@@ -325,23 +325,24 @@ class HUCBoost(_Estimator):
         self.subgroups_, self.run_, self.validation_errors_ = names, run, errors
         self.rules_ = [(k, u, a, float(lo), float(hi), float(alpha)) for k, u, a, lo, hi, alpha in run.steps[:keep]]
         self.n_updates_, self.stopped_ = keep, run.stopped
-        self.report_ = self._report(y_prob, y, subgroups, validation)
+        self.report_ = self._report(y_prob, y, subgroups, validation, sample_weight)
         return self
 
-    def _report(self, y_prob, y, subgroups, validation) -> dict:
+    def _report(self, y_prob, y, subgroups, validation, sample_weight=None) -> dict:
         """The fit report: the audits (fast engine) of the input predictions and of the
         recalibrated ones, on the validation data when given (held out), else on the calibration
         data; with ``null_draws`` each carries p-values under the null of calibration
         (:mod:`huc_ref.significance`), so a remaining violation can be told from noise.  On the
-        calibration data the "after" p-values are optimistic: the rules were fitted to its labels."""
+        calibration data the "after" p-values are optimistic: the rules were fitted to its labels.
+        The calibration data's audits weigh its rows by ``sample_weight``, as the fit did."""
         from .fast import audit
         data = "calibration" if validation is None else "validation"
         if validation is not None:
             y_prob, y = validation[0], label_ids(validation[1], self.tree, len(validation[0]))
-            subgroups = validation[2] if len(validation) > 2 else None
+            subgroups, sample_weight = (validation[2] if len(validation) > 2 else None), None
         names, C = _subgroup_values(subgroups, len(y), self.subgroups_)
         groups = {g: C[:, k] for k, g in enumerate(names)}
-        options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed)
+        options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed, sample_weight=sample_weight)
         before = audit(y, self._inputs(y_prob), self.tree, self.utilities, **options)
         after = audit(y, self.predict_proba(y_prob, subgroups=groups), self.tree, self.utilities, **options)
         return {"data": data, "before": before, "after": after}

@@ -348,6 +348,12 @@ def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
     two = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=2 * w)
     plain = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y)
     assert one.rules_ == two.rules_ and one.rules_ != plain.rules_
+    # the report audits the calibration data as the fit weighed it (session 26: it ignored the weights)
+    P_in = one._inputs(P)
+    for when, preds in (("before", P_in), ("after", one.predict_proba(P))):
+        want = fast.audit(y, preds, t, us, subgroups={"all": np.ones(len(y))}, sample_weight=w)
+        assert one.report_[when].to_json() == want.to_json()
+        assert plain.report_[when].to_json() != one.report_[when].to_json()
     with pytest.raises(HUCError, match=r"sample_weight\[1\]: 0.0 is not a finite positive number"):
         HUCBoost(t, us, epsilon="1/50", engine=engine).fit(P, y, sample_weight=[1, 0] + [1] * 10)
 
