@@ -297,7 +297,8 @@ class HUCBoost(_Estimator):
             val = None if validation is None else (self._inputs(validation[0], "validation[0]"),
                                                     label_ids(validation[1], self.tree, len(validation[0]),
                                                               "validation[1]", "validation[0]"))
-            self.initial_ = type(self.initial)(**self.initial.get_params()).fit(P, y, validation=val)
+            self.initial_ = type(self.initial)(**self.initial.get_params()).fit(P, y, sample_weight=sample_weight,
+                                                                               validation=val)
             P = self.initial_.predict_proba(P)
         names, C = _subgroup_values(subgroups, len(P))
         cap = self.max_updates if self.max_updates is not None else (

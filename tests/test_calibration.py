@@ -348,6 +348,12 @@ def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
     two = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=2 * w)
     plain = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y)
     assert one.rules_ == two.rules_ and one.rules_ != plain.rules_
+    # the first stage of a two-stage fit (H.2) weighs the rows as the boosting does (session 26: it did not)
+    two_stage = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5, initial=TemperatureScaling())
+    first = two_stage.fit(P, y, sample_weight=w).initial_.predict_proba(P)
+    weighted = TemperatureScaling().fit(two_stage._inputs(P), y, sample_weight=w).predict_proba(P)
+    unweighted = TemperatureScaling().fit(two_stage._inputs(P), y).predict_proba(P)
+    assert np.array_equal(first, weighted) and not np.allclose(weighted, unweighted)
     # the report audits the calibration data as the fit weighed it (session 26: it ignored the weights)
     P_in = one._inputs(P)
     for when, preds in (("before", P_in), ("after", one.predict_proba(P))):
