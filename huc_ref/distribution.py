@@ -215,8 +215,10 @@ class FiniteDistribution:
         """An empirical distribution (Sec. 2.1, App. F.3): labels (names or label ids) and exact predictions.
 
         ``subgroups`` maps a name to one value per sample; by default ``C = {1}``.
-        ``sample_weight``: nonnegative exact weights, normalised to sum 1 (``[1, 3]`` gives the
-        atoms weights 1/4 and 3/4), as :func:`huc_ref.fast.audit` takes them.  ``labels``: the
+        ``sample_weight``: positive exact weights, normalised to sum 1 (``[1, 3]`` gives the
+        atoms weights 1/4 and 3/4); a weight of 0 is refused, naming the row (an atom of weight 0
+        is not in the distribution's support: leave the row out; :func:`huc_ref.fast.audit`, which
+        has no atoms, skips such rows).  ``labels``: the
         columns' order of ``y_prob``, checked against the tree's (:meth:`LabelTree.check_columns`).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -239,7 +241,7 @@ class FiniteDistribution:
         for name, vals in groups.items():
             if len(sized(vals, f"subgroups[{name!r}]", _PER_LABEL.format(n))) != n:
                 raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}", kind="length")
-        if sample_weight is not None:  # nonnegative, normalised to sum 1 (as fast.audit and scikit-learn take them)
+        if sample_weight is not None:  # positive (a distribution's atoms have positive weight), normalised to sum 1
             if len(sized(sample_weight, "sample_weight", _PER_LABEL.format(n))) != n:
                 raise HUCError(f"sample_weight: has {len(sample_weight)} values, expected {n}", kind="length")
             sample_weight = [exact(w, f"sample_weight[{i}]") for i, w in enumerate(sample_weight)]
@@ -250,6 +252,9 @@ class FiniteDistribution:
             total = sum(sample_weight)
             if not total > 0:
                 raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
+            if 0 in sample_weight:  # (before session 26 this reached the atoms' rule: atoms[i].weight)
+                raise HUCError(f"sample_weight[{sample_weight.index(0)}]: is 0; an atom of weight 0 is not in the "
+                               "distribution's support: leave the row out", kind="nonpositive")
             sample_weight = [w / total for w in sample_weight]
         atoms, ids_checked = [], False
         for i in range(n):

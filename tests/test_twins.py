@@ -174,8 +174,10 @@ def test_a_subclass_that_redefines_values_never_gets_its_parents_fast_form():
 
 
 def test_sample_weight_means_the_same_on_both_backends():
-    """#12: one contract: nonnegative weights normalised to sum 1, on the exact path
-    (FiniteDistribution.from_sample) as on the fast one (fast.audit)."""
+    """#12: one contract: weights normalised to sum 1, on the exact path
+    (FiniteDistribution.from_sample) as on the fast one (fast.audit); a weight of 0 is no atom of
+    a distribution (refused, naming the row: before session 26 the message named ``atoms[i]``),
+    and a row the fast path skips."""
     from huc_ref import HUCError, LabelTree, TopK, fast
     t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     P = [["1/2", "1/4", "1/4"], ["1/8", "5/8", "1/4"], ["1/3", "1/3", "1/3"]]
@@ -184,8 +186,13 @@ def test_sample_weight_means_the_same_on_both_backends():
     floats = [[float(Fraction(x)) for x in row] for row in P]
     fast_res = fast.audit(y, floats, t, us, sample_weight=[1.0, 3.0, 0.5])
     assert all(close(a.sup, b.sup) for a, b in zip(exact.candidates, fast_res.candidates))
+    without = fast.audit(y[::2], floats[::2], t, us, sample_weight=[1.0, 0.5])  # the fast path skips a 0
+    skipped = fast.audit(y, floats, t, us, sample_weight=[1.0, 0.0, 0.5])
+    assert [c.sup for c in without.candidates] == [c.sup for c in skipped.candidates]
     for bad, message in (([1, -1, 0], "sample_weight[1]: -1 is negative; weights are nonnegative"),
-                         ([0, 0, 0], "sample_weight: sums to 0; the weights need a positive sum")):
+                         ([0, 0, 0], "sample_weight: sums to 0; the weights need a positive sum"),
+                         ([1, 0, 2], "sample_weight[1]: is 0; an atom of weight 0 is not in the distribution's "
+                                     "support: leave the row out")):
         with pytest.raises(HUCError) as err:
             FiniteDistribution.from_sample(t, y, P, sample_weight=bad)
         assert str(err.value) == message
