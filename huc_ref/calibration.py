@@ -83,8 +83,8 @@ class _Estimator:
 def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -> np.ndarray:
     """``y_prob`` as finite nonnegative rows (``K`` columns), with K.1's ``kappa_init``
     smoothing ``(1 - kappa) p + kappa / K`` after dividing each row by its sum."""
-    kappa = check_kappa(kappa)
     P = prediction_rows(y_prob, K, where)
+    kappa = check_kappa(kappa, P.shape[1])
     return (1 - kappa) * P + kappa / P.shape[1]
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from .boost import boost
 from .distribution import FiniteDistribution
 from .errors import HUCError, given, one_of
-from .fast.numbers import as_floats
+from .fast.numbers import SMALLEST_NORMAL, as_floats
 from .fast.sample import Sample
 from .replay import select_prefix  # noqa: F401 (K.1's prefix, re-exported: the two-stage methods use it)
 
@@ -84,17 +84,28 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
     return P / sums[:, None]
 
 
-def check_kappa(kappa) -> float:
+def check_kappa(kappa, K: int | None = None) -> float:
     """K.1's ``kappa_init``, checked: a number in the paper's (0, 1) ("for a predetermined
-    kappa_0 in (0, 1)", K.1; :func:`huc_ref.distribution.check_smoothing` is the exact twin).
+    kappa_0 in (0, 1)", K.1; :func:`huc_ref.distribution.check_smoothing` is the exact twin);
+    with ``K``, also large enough that ``kappa / K``, the least smoothed entry, is a normal float64
+    (below it the smoothing leaves zeros, whose logs are -inf).
 
     >>> check_kappa(1e-10), check_kappa(0.5)
     (1e-10, 0.5)
+    >>> check_kappa(5e-324, K=3)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: kappa: 5e-324 / K is below float64's normal range (2.225e-308), so the smoothed ...
     """
     if isinstance(kappa, bool) or not isinstance(kappa, Real) or not 0 < _real(kappa) < 1:  # (numpy's floats too)
         raise HUCError(f"kappa: expected a number in (0, 1) (K.1's kappa_init), got {given(kappa, 40)}",
                        kind="option")
-    return float(kappa)
+    kappa = float(kappa)
+    if K is not None and kappa / K < SMALLEST_NORMAL:  # (before session 26: NaN out of scipy, or zeros refused later)
+        raise HUCError(f"kappa: {kappa!r} / K is below float64's normal range ({SMALLEST_NORMAL:.4g}), so the "
+                       f"smoothed entries are not all positive normal numbers; use kappa >= "
+                       f"{K * SMALLEST_NORMAL * 1.001:.4g}", kind="option")  # (rounded up)
+    return kappa
 
 
 def check_l2(l2, where: str = "l2") -> float:
@@ -118,6 +129,8 @@ def _real(x: Real) -> float:
 
 def _features(p, kappa):
     """``log((1 - kappa) p + kappa / K)``: K.1's ``f_base`` in log space."""
+    if kappa:  # (0: no smoothing, as a map built by hand may have it)
+        check_kappa(kappa, p.shape[1])
     p = (1 - kappa) * np.asarray(p, dtype=float) + kappa / p.shape[1]
     return np.log(p)
 

@@ -279,6 +279,12 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "shape ()"),
     (lambda m, P, y: TemperatureScaling(l2=None).fit(P, y), "option",
      "l2: expected a finite number >= 0 (H.6's lambda), got None"),
+    # session 26: kappa / K underflowed to 0, and the error blamed the predictions' zeros
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, kappa=5e-324).fit(P, y), "option",
+     "kappa: 5e-324 / K is below float64's normal range (2.225e-308), so the smoothed entries are not all "
+     "positive normal numbers; use kappa >= 6.682e-308"),
+    (lambda m, P, y: DirichletScaling(kappa=5e-324).fit(P, y), "option",  # (a NaN error from scipy before)
+     "kappa: 5e-324 / K is below float64's normal range"),
     (lambda m, P, y: TemperatureScaling(kappa="1e-10").fit(P, y), "option",
      "kappa: expected a number in (0, 1) (K.1's kappa_init), got '1e-10'"),
     (lambda m, P, y: DirichletScaling(l2_grid=0.1).fit(P, y, validation=(P, y)), "option",
