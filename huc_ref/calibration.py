@@ -265,6 +265,9 @@ class HUCBoost(_Estimator):
         check_engine(self.engine)
         if not is_integer(self.max_passes) or self.max_passes < 1:
             raise HUCError(f"max_passes: must be a positive integer, got {given(self.max_passes)}", kind="option")
+        if self.null_draws is not None:  # (before the boosting: the report draws them after it)
+            from .significance import check_null
+            check_null(self.null_draws, self.seed)
         if self.initial is not None and not isinstance(self.initial, _Scaling):
             raise HUCError("initial: expected None, TemperatureScaling(), VectorScaling() or DirichletScaling() "
                            f"(H.2's first stage), got {given(self.initial, 60)}", kind="option")

@@ -402,6 +402,23 @@ def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
                    for x, w in zip((lo, hi, alpha), (*want["interval"], want["alpha"])))
 
 
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+def test_the_null_draws_are_checked_before_the_boosting(monkeypatch, engine):
+    """A bad ``seed`` or ``null_draws`` is refused before any update (before session 26 the whole
+    fit ran first, and the report refused them after it)."""
+    import huc_ref.calibration as calibration
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+
+    def never(*args, **kwargs):
+        raise AssertionError("boosted before the options were checked")
+    monkeypatch.setattr(calibration, "boost", never)
+    monkeypatch.setattr(calibration, "boost_sample", never)
+    for options, message in ((dict(null_draws=9, seed=-1), "seed: expected a non-negative integer, got -1"),
+                             (dict(null_draws=0), "null_draws: expected a positive integer")):
+        with pytest.raises(HUCError, match=f"^{message}"):
+            HUCBoost(t, {"u": Top1AtDepth(t, 1)}, engine=engine, **options).fit([[0.5, 0.5]] * 2, [0, 1])
+
+
 class _Frame:
     """What the column check reads of a pandas DataFrame (``columns``, ``to_numpy``); iterating over
     it gives its column names, as a DataFrame's iteration does (so its rows must come from ``to_numpy``)."""
