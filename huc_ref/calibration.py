@@ -309,6 +309,15 @@ class HUCBoost(_Estimator):
         options = dict(method=self.method, epsilon=self.epsilon, step=self.step, max_updates=cap,
                        select=self.select if self.method == "huc" else "greedy", max_passes=self.max_passes)
         w = _weights(sample_weight, len(P))  # one check, one message, whichever engine
+        held_out = None  # K.1's validation atoms, checked before the boosting (before session 26: after it)
+        if validation is not None:
+            Pv = self._inputs(validation[0], "validation[0]")
+            if self.initial is not None:
+                Pv = self.initial_.predict_proba(Pv)
+            yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]")
+            _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
+                                     "validation[0]")
+            held_out = Sample(self.tree, Pv, yv, names, Cv)
         if self.engine == "fast":  # from the arrays themselves: no exact number is built (issue 17)
             run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, **options)
         elif importlib.util.find_spec("flint") is not None:  # certified float64: the certified engine's
@@ -318,14 +327,8 @@ class HUCBoost(_Estimator):
         else:  # the certified engine alone: the same decisions, slower
             run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="exact", **options)
         keep, errors = len(run.steps), None
-        if validation is not None:
-            Pv = self._inputs(validation[0], "validation[0]")
-            if self.initial is not None:
-                Pv = self.initial_.predict_proba(Pv)
-            yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]")
-            _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
-                                     "validation[0]")
-            keep, errors = select_prefix(run, Sample(self.tree, Pv, yv, names, Cv), self.utilities)  # (arrays)
+        if held_out is not None:
+            keep, errors = select_prefix(run, held_out, self.utilities)  # (arrays)
         self.subgroups_, self.run_, self.validation_errors_ = names, run, errors
         self.rules_ = [(k, u, a, float(lo), float(hi), float(alpha)) for k, u, a, lo, hi, alpha in run.steps[:keep]]
         self.n_updates_, self.stopped_ = keep, run.stopped

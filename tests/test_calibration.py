@@ -404,8 +404,9 @@ def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])
 def test_the_null_draws_are_checked_before_the_boosting(monkeypatch, engine):
-    """A bad ``seed`` or ``null_draws`` is refused before any update (before session 26 the whole
-    fit ran first, and the report refused them after it)."""
+    """A bad ``seed`` or ``null_draws``, or bad validation atoms, are refused before any update
+    (before session 26 the whole fit ran first, and the report, or K.1's prefix selection,
+    refused them after it)."""
     import huc_ref.calibration as calibration
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
 
@@ -417,6 +418,12 @@ def test_the_null_draws_are_checked_before_the_boosting(monkeypatch, engine):
                              (dict(null_draws=0), "null_draws: expected a positive integer")):
         with pytest.raises(HUCError, match=f"^{message}"):
             HUCBoost(t, {"u": Top1AtDepth(t, 1)}, engine=engine, **options).fit([[0.5, 0.5]] * 2, [0, 1])
+    for validation, message in ((([[0.5, float("nan")]], [0]), r"validation\[0\]\[0\]: entries must be finite"),
+                                (([[0.5, 0.5]], [0, 1]), r"validation\[1\]: has 2 labels, validation\[0\] has 1 rows"),
+                                (([[0.5, 0.5]], [0], {"h": [1]}), r"validation\[2\]: the model was fitted with")):
+        with pytest.raises(HUCError, match=f"^{message}"):  # the validation atoms too
+            HUCBoost(t, {"u": Top1AtDepth(t, 1)}, engine=engine).fit([[0.5, 0.5]] * 2, [0, 1], subgroups={"g": [1, 0]},
+                                                                     validation=validation)
 
 
 class _Frame:
