@@ -270,14 +270,19 @@ def _cmd_audit(args) -> int:
         from .fast.audit import check_label_mass, label_ids
         check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions")  # (either engine)
         null = _null_draws(args.null)
+        _writable(args.plot, "--plot")
+        dist = None
+        if args.plot or not (args.engine == "fast" and null != "exact"):
+            from .distribution import FiniteDistribution
+            dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
         if args.engine == "fast" and null != "exact":
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
                                 null_draws=null, seed=args.seed, accelerator=args.accelerator)
         else:
-            from .distribution import FiniteDistribution
-            dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
             result = audit(dist, utilities, engine=args.engine, max_digits=args.max_digits, null_draws=null,
                            seed=args.seed, **_fast_options(args))
+        if args.plot:  # (before session 26 the array path ignored --plot)
+            _save(lambda plot: plot.plot_audit(dist, utilities, result), args.plot)
         name = Path(args.predictions).name
         sys.stdout.write(dumps(result.to_json(name)) if args.json else
                          _report(_ArrayCase(name, len(P), tree.K, utilities), result, args.top))
@@ -287,15 +292,35 @@ def _cmd_audit(args) -> int:
                        kind="option")
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     null = dict(null_draws=_null_draws(args.null), seed=args.seed)
+    _writable(args.plot, "--plot")
     if args.engine == "fast":
         result = case.audit(engine="fast", accelerator=args.accelerator, **null)
-        sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
-        return 0
-    result = case.audit(max_digits=args.max_digits, **null, **_fast_options(args))
-    if args.plot:
+    else:
+        result = case.audit(max_digits=args.max_digits, **null, **_fast_options(args))
+    if args.plot:  # (before session 26 --engine fast ignored it)
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
+
+
+def _writable(path, option: str) -> None:
+    """A file the command will write, checked before the work: its folder must exist (a fit of
+    minutes then failed on ``-o missing/model.json``); None: nothing to write.
+
+    >>> _writable("model.json", "-o")
+    >>> _writable("no/such/folder/model.json", "-o")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: -o: cannot write 'no/such/folder/model.json': the folder 'no/such/folder' does not exist
+    """
+    if path is None:
+        return
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise HUCError(f"{option}: cannot write {printable(str(path), 200)!r}: the folder "
+                       f"{printable(str(folder), 200)!r} does not exist", kind="file")
+    if option == "--plot" and Path(path).suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise HUCError(f"--plot: {path!r} must end in .png, .pdf or .svg", kind="file")
 
 
 def _save(draw, path: str) -> None:
@@ -316,6 +341,7 @@ def _cmd_fit(args) -> int:
     from .calibration import SCALINGS, HUCBoost
     from .formats import read_model_spec
     tree, utilities = read_model_spec(Path(args.tree))
+    _writable(args.output, "-o")
     P, y, groups = _arrays(args, tree)
     validation = None
     if args.val_predictions is not None:
@@ -356,6 +382,7 @@ def _cmd_apply(args) -> int:
     from .formats import read_document
     read_document(Path(args.model), "model")
     model = load_model(Path(args.model))
+    _writable(args.output, "-o")
     P = _predictions(args.predictions, "predictions", model.tree)
     groups = _subgroup_file(args.subgroups, len(P))
     _need_subgroups(model.subgroups_, groups, "--subgroups")

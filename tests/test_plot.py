@@ -178,3 +178,42 @@ def test_every_paper_and_edge_vector_can_be_drawn(tmp_path):
             fig = plot_audit(case.distribution, case.utilities)
             assert len(fig.axes) >= 2 * len(case.utilities), v["id"]
             plt.close(fig)
+
+
+def test_plot_on_every_audit_path_and_the_output_checked_first(tmp_path, capsys, monkeypatch):
+    """``--plot`` draws the fast engine's audit of a case and the audit of array files on either
+    engine (before session 26 both ignored it, silently); ``-o`` and ``--plot`` into a folder that
+    does not exist are refused before the work (a fit ran to the end, then failed to write)."""
+    import json
+
+    import numpy as np
+
+    import huc_ref.calibration as calibration
+    case = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "cases"
+               / "four_leaf_cancellation.json")
+    for engine in ("fast", "exact"):
+        png = tmp_path / f"case-{engine}.png"
+        assert main(["audit", case, "--engine", engine, "--plot", str(png)]) == 0 and png.stat().st_size > 10_000
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(4), 30)
+    np.save(tmp_path / "p.npy", P)
+    np.save(tmp_path / "y.npy", np.array([rng.choice(4, p=p) for p in P]))
+    spec = {"tree": {"root": "v0", "children": {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}},
+            "labels": ["y1", "y2", "y3", "y4"], "utilities": {"u": {"kind": "table", "values": [-1, 1, 1, 1]}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    arrays = ["--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.npy"), "--labels",
+              str(tmp_path / "y.npy")]
+    for engine in ("fast", "exact"):
+        png = tmp_path / f"arrays-{engine}.png"
+        assert main(["audit", *arrays, "--engine", engine, "--plot", str(png)]) == 0 and png.stat().st_size > 10_000
+    capsys.readouterr()
+
+    def never(*args, **kwargs):
+        raise AssertionError("fitted before the output was checked")
+    monkeypatch.setattr(calibration.HUCBoost, "fit", never)
+    missing = str(tmp_path / "no" / "model.json")
+    assert main(["fit", *arrays, "-o", missing]) == 2
+    assert capsys.readouterr().err == (f"huc: error: -o: cannot write {missing!r}: the folder "
+                                       f"{str(tmp_path / 'no')!r} does not exist\n")
+    assert main(["audit", *arrays, "--plot", str(tmp_path / "no" / "a.png")]) == 2
+    assert "--plot: cannot write" in capsys.readouterr().err
