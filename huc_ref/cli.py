@@ -271,6 +271,8 @@ def _cmd_audit(args) -> int:
         check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions")  # (either engine)
         null = _null_draws(args.null)
         _writable(args.plot, "--plot")
+        if args.engine == "fast":
+            _max_digits(args)  # (refused: the exact engine's limit)
         dist = None
         if args.plot or not (args.engine == "fast" and null != "exact"):
             from .distribution import FiniteDistribution
@@ -279,7 +281,7 @@ def _cmd_audit(args) -> int:
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
                                 null_draws=null, seed=args.seed, accelerator=args.accelerator)
         else:
-            result = audit(dist, utilities, engine=args.engine, max_digits=args.max_digits, null_draws=null,
+            result = audit(dist, utilities, engine=args.engine, max_digits=_max_digits(args), null_draws=null,
                            seed=args.seed, **_fast_options(args))
         if args.plot:  # (before session 26 the array path ignored --plot)
             _save(lambda plot: plot.plot_audit(dist, utilities, result), args.plot)
@@ -294,13 +296,23 @@ def _cmd_audit(args) -> int:
     null = dict(null_draws=_null_draws(args.null), seed=args.seed)
     _writable(args.plot, "--plot")
     if args.engine == "fast":
+        _max_digits(args)  # (refused: the exact engine's limit)
         result = case.audit(engine="fast", accelerator=args.accelerator, **null)
     else:
-        result = case.audit(max_digits=args.max_digits, **null, **_fast_options(args))
+        result = case.audit(max_digits=_max_digits(args), **null, **_fast_options(args))
     if args.plot:  # (before session 26 --engine fast ignored it)
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
+
+
+def _max_digits(args) -> int:
+    """``--max-digits``, the exact engine's cost limit (default :data:`MAX_EXACT_DIGITS`); with
+    ``--engine fast`` it is refused rather than ignored."""
+    if args.engine == "fast" and args.max_digits is not None:
+        raise HUCError("--max-digits: applies to the exact engine (--engine exact); the fast engine reads float64",
+                       kind="option")
+    return MAX_EXACT_DIGITS if args.max_digits is None else args.max_digits
 
 
 def _writable(path, option: str) -> None:
@@ -407,15 +419,16 @@ def _cmd_boost(args) -> int:
         if not step.startswith("fixed:"):
             raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}", kind="option")
         step = step[len("fixed:"):]
-    if args.engine == "fast":  # float64, certified with --arithmetic certified
-        precision = {"arithmetic": args.arithmetic or "float"}
-        if args.arithmetic == "certified":
-            precision["digits"] = 30 if args.digits is None else args.digits
-        elif args.digits is not None:
-            raise HUCError("--digits: applies to certified arithmetic (--engine exact, or --engine fast "
-                           "--arithmetic certified)", kind="option")
-    else:
-        precision = {"digits": 30 if args.digits is None else args.digits, "arithmetic": args.arithmetic or "certified"}
+    arithmetic = args.arithmetic or ("float" if args.engine == "fast" else "certified")
+    if arithmetic == "float" and args.digits is not None:  # (the exact engine's float arithmetic ignored it)
+        raise HUCError("--digits: applies to certified arithmetic (--engine exact, or --engine fast "
+                       "--arithmetic certified)", kind="option")
+    precision = {"arithmetic": arithmetic}
+    if arithmetic == "certified":
+        precision["digits"] = 30 if args.digits is None else args.digits
+    if args.max_passes is not None and args.select != "passes":
+        raise HUCError("--max-passes: applies to --select passes (K.1's budget of passes); greedy and drain stop at "
+                       "--max-updates", kind="option")
     import time
     started, last = time.monotonic(), [time.monotonic()]
 
@@ -425,7 +438,8 @@ def _cmd_boost(args) -> int:
             last[0] = now
             print(f"huc boost: {t} updates, log loss {record['log_loss_after']}", file=sys.stderr, flush=True)
     result = boost(case.distribution, case.utilities, engine=args.engine, method=args.method, epsilon=args.epsilon,
-                   max_updates=args.max_updates, step=step, select=args.select, max_passes=args.max_passes,
+                   max_updates=args.max_updates, step=step, select=args.select,
+                   max_passes=100 if args.max_passes is None else args.max_passes,
                    progress=progress, **precision)
     if args.json:
         sys.stdout.write(dumps(result.to_json()))
@@ -548,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=["exact", "fast"], default="exact",
                    help="exact: Fractions, the reference (default; array files: each float's exact value); "
                         "fast: numpy float64")
-    p.add_argument("--max-digits", type=int, default=MAX_EXACT_DIGITS, metavar="N",
+    p.add_argument("--max-digits", type=int, default=None, metavar="N",
                    help=f"the exact engine's cost limit: the digits of all inputs together "
                         f"(default {MAX_EXACT_DIGITS})")
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
@@ -577,7 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="greedy: the largest violation (default); passes: K.1's passes over the branching nodes, "
                         "each audited once and updated at most once per pass; drain: update a node until it is "
                         "clean, then the next")
-    b.add_argument("--max-passes", type=int, default=100, metavar="N",
+    b.add_argument("--max-passes", type=int, default=None, metavar="N",
                    help="with --select passes: the budget, N passes of node audits (default 100, as in K.1)")
     b.add_argument("--digits", type=int, default=None, metavar="D",
                    help="working precision of certified arithmetic in significant digits (default 30)")

@@ -371,6 +371,20 @@ def test_array_file_errors(tmp_path, capsys, args, message):
     assert capsys.readouterr().err.startswith(message.replace("{d}", d))
 
 
+@pytest.mark.parametrize("args, message", [
+    # session 26: each of these options was ignored, silently, in this combination
+    (["audit", "{case}", "--engine", "fast", "--max-digits", "10"],
+     "--max-digits: applies to the exact engine (--engine exact); the fast engine reads float64"),
+    (["boost", "{case}", "--max-passes", "5"],
+     "--max-passes: applies to --select passes (K.1's budget of passes); greedy and drain stop at --max-updates"),
+    (["boost", "{case}", "--arithmetic", "float", "--digits", "40"],
+     "--digits: applies to certified arithmetic (--engine exact, or --engine fast --arithmetic certified)"),
+])
+def test_an_option_that_does_not_apply_is_refused(capsys, args, message):
+    assert main([a.replace("{case}", str(D1)) for a in args]) == 2
+    assert capsys.readouterr().err == f"huc: error: {message}\n"
+
+
 @pytest.mark.parametrize("engine", ["fast", "exact"])
 @pytest.mark.parametrize("change, extra, message", [
     # session 26: the exact engine divided a row summing to 1.01 by its sum (FiniteDistribution.from_floats)
