@@ -484,7 +484,7 @@ def _cmd_vectors(args) -> int:
 def _cmd_demo(args) -> int:
     from .demo import TREE, walkthrough
     vectors = [None if v is None else [x.strip() for x in v.split(",")] for v in (args.p, args.eta, args.utility)]
-    text, moments = walkthrough(*vectors)
+    text, moments = walkthrough(*vectors, names=("--p", "--eta", "--utility"))
     print(text)
     if args.plot:
         _save(lambda plot: plot.plot_tree(TREE, moments, title="eq. (5): D_top, D_L, D_R on the four-leaf tree",

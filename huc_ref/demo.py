@@ -29,7 +29,7 @@ U = Table(TREE, [-1, 1, 1, 1])
 DIST = FiniteDistribution(TREE, [{"p": P, "eta": ETA}])
 
 
-def walkthrough(p=None, eta=None, u=None) -> tuple[str, dict]:
+def walkthrough(p=None, eta=None, u=None, names=("p", "eta", "u")) -> tuple[str, dict]:
     """The exact quantities of App. D.1 (or of the four-leaf case a student chooses: a
     prediction ``p``, a true law ``eta`` and leaf utilities ``u``), as text, and the node
     moments ``D_top, D_L, D_R`` of eq. (5).
@@ -40,11 +40,16 @@ def walkthrough(p=None, eta=None, u=None) -> tuple[str, dict]:
     >>> text, moments = walkthrough(eta=["1/20", "9/20", "1/5", "3/10"], u=[0, 0, 0, 1])  # App. D.3
     >>> [str(moments[v]) for v in ("v0", "vL", "vR")]
     ['0', '0', '1/20']
+    >>> walkthrough(p=["1/2", "1/2", 0, 0], names=("--p", "--eta", "--utility"))  # ``names``: in the messages
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: --p[2]: is 0; the paper assumes p_y > 0 (A.2): smooth it explicitly (kappa_init, K.1)
     """
+    from .distribution import prepare_prediction
     from .rational import exact_vector
-    p = P if p is None else exact_vector(p, "p", 4)
-    eta = ETA if eta is None else exact_vector(eta, "eta", 4)
-    utility = U if u is None else Table(TREE, u, where="u")
+    p = P if p is None else prepare_prediction(p, names[0], K=4)  # (an atom's rules, named as given)
+    eta = ETA if eta is None else exact_vector(eta, names[1], 4)
+    utility = U if u is None else Table(TREE, u, where=names[2])
     dist = FiniteDistribution(TREE, [{"p": p, "eta": eta}])  # checks that p and eta are laws
     dec = TreeDecomposition(TREE, p, utility.b)
     star = TreeDecomposition(TREE, eta, utility.b)  # branch probabilities of the true law

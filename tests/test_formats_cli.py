@@ -385,6 +385,16 @@ def test_an_option_that_does_not_apply_is_refused(capsys, args, message):
     assert capsys.readouterr().err == f"huc: error: {message}\n"
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--p", "1/2,1/2,0,0"], "--p[2]: is 0; the paper assumes p_y > 0 (A.2)"),  # (atoms[0].p[2] before session 26)
+    (["--p", "1/2,1/2,1/2,0"], "--p: sums to 3/2, not 1"),
+    (["--utility", "2,0,0,0"], "--utility[0]: utility value 2 is outside [-1, 1]"),  # (u[0] before)
+])
+def test_the_demo_names_its_options(capsys, args, message):
+    assert main(["demo", *args]) == 2
+    assert capsys.readouterr().err.startswith(f"huc: error: {message}")
+
+
 @pytest.mark.parametrize("engine", ["fast", "exact"])
 @pytest.mark.parametrize("change, extra, message", [
     # session 26: the exact engine divided a row summing to 1.01 by its sum (FiniteDistribution.from_floats)
