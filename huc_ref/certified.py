@@ -231,16 +231,6 @@ def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float)
     return min(i_mx, i_mn), max(i_mx, i_mn), sup, sup if i_mx > i_mn else -sup
 
 
-def _one_sign(coefficients) -> bool:
-    """Whether the rational ``coefficients`` are all >= 0 or all <= 0: a sum of them times positive
-    numbers (``e^z``, their floats) then has their sign, exactly.
-
-    >>> _one_sign([Fraction(1, 3), 0]), _one_sign([Fraction(1, 3), Fraction(-1, 9)]), _one_sign([])
-    (True, False, True)
-    """
-    return all(c >= 0 for c in coefficients) or all(c <= 0 for c in coefficients)
-
-
 def unmoved_by(u: Utility, tree, a: int, probe) -> bool:
     """Whether an update at node id ``a`` leaves ``u``'s values and score exactly as they were
     (Algorithm 1 moves mass only among ``a``'s children, each child's subtree scaled as a whole):
@@ -683,10 +673,11 @@ class BoundedBackend(Backend):
         float of ``e^z`` for the logit ``z`` that moves leaf ``y``'s mass (HUC-Boost: the root's
         edge above it; UC-Boost: its own), one number for one logit.  Two children's masses differ
         by ``sum_z e^z d_z / N`` with exact rational ``d_z``: where the ``d_z`` share a sign (one
-        logit, or none) its sign is theirs, exactly, and the row's; otherwise (the ``e^z`` of
-        distinct rationals are linearly independent, Lindemann-Weierstrass, so the masses are
-        never equal) they are ordered where float64 tells them apart by 10^-9, else
-        :class:`Undecided`.  Other utilities: None."""
+        logit, or none: :func:`huc_ref.boost._shared_sign`) its sign is theirs, exactly, and the
+        row's; otherwise (the ``e^z`` of distinct rationals are linearly independent,
+        Lindemann-Weierstrass, so the masses are never equal) they are ordered where float64
+        tells them apart by 10^-9, else :class:`Undecided`.  Other utilities: None."""
+        from .boost import _shared_sign  # (the certified engine's module, imported where it is used)
         from .utilities import BinaryDecision, Rank
         tree = self.tree
         if isinstance(u, BinaryDecision):  # asked only where float64 cannot tell the margin's sign
@@ -720,7 +711,7 @@ class BoundedBackend(Backend):
             for j in range(len(kids)):
                 for k in range(j):
                     d = [masses[j].get(zy, 0) - masses[k].get(zy, 0) for zy in masses[j].keys() | masses[k].keys()]
-                    if _one_sign(d):
+                    if _shared_sign(d) is not None:  # coefficients of one sign (or none): exact
                         continue
                     if abs(sizes[j] - sizes[k]) <= 1e-9 * max(sizes[j], sizes[k]):
                         raise Undecided(i)

@@ -249,6 +249,8 @@ def _fast_options(args) -> dict:
 
 
 def _cmd_audit(args) -> int:
+    max_digits = _max_digits(args)  # (options and the figure's file checked before the work)
+    _writable(args.plot, "--plot")
     if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
         from .engines import audit
         from .fast import audit as fast_audit
@@ -270,9 +272,6 @@ def _cmd_audit(args) -> int:
         from .fast.audit import check_label_mass, label_ids
         check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions")  # (either engine)
         null = _null_draws(args.null)
-        _writable(args.plot, "--plot")
-        if args.engine == "fast":
-            _max_digits(args)  # (refused: the exact engine's limit)
         dist = None
         if args.plot or not (args.engine == "fast" and null != "exact"):
             from .distribution import FiniteDistribution
@@ -281,7 +280,7 @@ def _cmd_audit(args) -> int:
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
                                 null_draws=null, seed=args.seed, accelerator=args.accelerator)
         else:
-            result = audit(dist, utilities, engine=args.engine, max_digits=_max_digits(args), null_draws=null,
+            result = audit(dist, utilities, engine=args.engine, max_digits=max_digits, null_draws=null,
                            seed=args.seed, **_fast_options(args))
         if args.plot:  # (before session 26 the array path ignored --plot)
             _save(lambda plot: plot.plot_audit(dist, utilities, result), args.plot)
@@ -294,12 +293,10 @@ def _cmd_audit(args) -> int:
                        kind="option")
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     null = dict(null_draws=_null_draws(args.null), seed=args.seed)
-    _writable(args.plot, "--plot")
     if args.engine == "fast":
-        _max_digits(args)  # (refused: the exact engine's limit)
         result = case.audit(engine="fast", accelerator=args.accelerator, **null)
     else:
-        result = case.audit(max_digits=_max_digits(args), **null, **_fast_options(args))
+        result = case.audit(max_digits=max_digits, **null, **_fast_options(args))
     if args.plot:  # (before session 26 --engine fast ignored it)
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
@@ -338,9 +335,7 @@ def _writable(path, option: str) -> None:
 def _save(draw, path: str) -> None:
     """Draw a figure with :mod:`huc_ref.plot` and write it to ``path`` (its suffix: png, pdf, svg)."""
     from . import plot
-    target = Path(path)
-    if target.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise HUCError(f"--plot: {path!r} must end in .png, .pdf or .svg", kind="file")
+    target = Path(path)  # (its folder and suffix checked before the work: _writable)
     fig = draw(plot)
     try:
         fig.savefig(target, dpi=110, bbox_inches="tight")
@@ -483,6 +478,7 @@ def _cmd_vectors(args) -> int:
 
 def _cmd_demo(args) -> int:
     from .demo import TREE, walkthrough
+    _writable(args.plot, "--plot")
     vectors = [None if v is None else [x.strip() for x in v.split(",")] for v in (args.p, args.eta, args.utility)]
     text, moments = walkthrough(*vectors, names=("--p", "--eta", "--utility"))
     print(text)
