@@ -127,8 +127,13 @@ def _check(vector, answer) -> None:
             raise _Wrong(f"{field}: missing")
         if field == "uc" and got.get("node") is not None:
             raise _Wrong(f"uc: names node {got.get('node')!r}; the UC witness has no node")
-        if got.get("utility") is not None or expected[field]["value"] != "0":  # (lowest terms)
-            key = (got.get("subgroup"), got.get("utility"), got.get("node") if field == "huc" else None)
+        key = (got.get("subgroup"), got.get("utility"), got.get("node") if field == "huc" else None)
+        # a witness names a row of its own kind (UC: node null; HUC: a relevant node, Def. 3.2), or no
+        # row at all where the sup is 0 (then every row attains it, and there may be no HUC row)
+        if key != (None, None, None) or expected[field]["value"] != "0":  # (lowest terms)
+            if field == "huc" and key[2] is None and key[1] is not None:
+                raise _Wrong(f"huc: names no node; the HUC witness is a node's row (Def. 3.2), not {key}, "
+                             f"the UC row")
             if key not in keys:
                 raise _Wrong(f"{field}: {key} is not a candidate row of this case")
         _check_row(case, got, expected[field]["value"], "value", exact, tol, field, digits)

@@ -143,6 +143,12 @@ def eval_fraction(text):
     ("paper-d1-cancellation", _set(["huc", "interval"], None), "huc: a positive sup needs a witness interval"),
     ("paper-d1-cancellation", _set(["huc", "subgroup"], "nobody"),
      "huc: ('nobody', 'u', 'v0') is not a candidate row of this case"),
+    # the HUC witness is a node's row: on a flat tree the root's term is the UC residual, so the
+    # UC row's moment is the HUC value, and naming it must still fail
+    ("edge-flat-tree", _set(["huc", "node"], None),
+     "huc: names no node; the HUC witness is a node's row (Def. 3.2), not ('all', 'u', None), the UC row"),
+    # a zero HUC with no relevant node has no row to name; a name is still checked
+    ("gen-092", _set(["huc", "subgroup"], "zzz"), "huc: ('zzz', None, None) is not a candidate row of this case"),
     ("paper-d1-cancellation", _set(["huc", "node"], "vL"),
      "huc: the witness [1/2, 1/2] has moment -1/4, the answer says 1/4"),
     ("paper-d1-cancellation", _set(["huc", "interval"], ["0", "1/4"]),
