@@ -44,7 +44,7 @@ from mpmath.libmp import to_rational
 from .audit import AtomTerms, UtilityRows, terms_at
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
-from .driver import Backend, Schedule, Update, drive  # noqa: F401 (Schedule: documented here too)
+from .driver import Backend, Schedule, Update, drive, rational_gamma  # noqa: F401 (Schedule: documented here too)
 from .errors import HUCError, given, is_integer, one_of
 from .intervals import IntervalMax, max_interval_sum_approx
 from .rational import GMP_BITS, fraction_text
@@ -93,8 +93,8 @@ def _same(x):
 
 
 def _to_fraction(x) -> Fraction:
-    """An mpf (or a float) as the exact rational it is."""
-    if isinstance(x, float):
+    """An mpf (or a float, or a rational) as the exact rational it is."""
+    if isinstance(x, (float, Fraction, int)):
         return Fraction(x)
     return _rational(x._mpf_)
 
@@ -872,6 +872,9 @@ class _Engine:
     def direction(self, choice, preds, tables, ctx):
         """``h(x_i)`` rounded to the working precision's dyadic grid, for the chosen candidate."""
         lift = _lift(ctx)
+
+        def minus(x, y):  # exact where both means are (an atom no update has moved: SPEC §4)
+            return x - y if isinstance(x, (Fraction, int)) and isinstance(y, (Fraction, int)) else lift(x) - lift(y)
         table, vals, _ = tables[choice.utility]
         h = {}
         factors: dict = {}
@@ -883,16 +886,15 @@ class _Engine:
             if self.method == "huc":
                 if exact:
                     a, kids = choice.node, self.tree.child_ids[choice.node]
-                    mu = {b: lift(m) for b, m in self._means(self._leaves(i, preds[i]), vals[i], (a, *kids), ctx,
-                                                              factors).items()}
-                    raw = [mu[k] - mu[a] for k in kids]
+                    mu = self._means(self._leaves(i, preds[i]), vals[i], (a, *kids), ctx, factors)
+                    raw = [minus(mu[k], mu[a]) for k in kids]
                 else:
                     dec = TreeDecomposition(self.tree, Prediction(self.tree, preds[i]), vals[i])
                     raw = dec.Delta(choice.node)
             else:
-                mu = lift(self._means(self._leaves(i, preds[i]), vals[i], (0,), ctx, factors)[0]) if exact else \
+                mu = self._means(self._leaves(i, preds[i]), vals[i], (0,), ctx, factors)[0] if exact else \
                     sum((p * lift(v) for p, v in zip(preds[i], vals[i])), ctx.mpf(0))
-                raw = [lift(v) - mu for v in vals[i]]
+                raw = [minus(v, mu) for v in vals[i]]
             h[i] = [c * (x if self.float else _dyadic(x, self.bits)) for x in raw]
         return h
 
@@ -1037,8 +1039,12 @@ class CertifiedBackend(Backend):
         if not lam:
             raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
         gamma_h = engine.gamma_of(choice, h, ctx)
-        if fixed is None:
-            alpha = float(gamma_h / lam) if engine.float else _dyadic(gamma_h / _lift(ctx)(lam), engine.bits)
+        if fixed is None and engine.float:
+            alpha = float(gamma_h / lam)
+        elif fixed is None:  # rounded from the exact Gamma / Lambda where it is rational (rational_gamma)
+            exact = all(engine.untouched(i) for i in h)
+            alpha = _dyadic(rational_gamma(self.dist, self.method, choice.node, h) / lam if exact
+                            else gamma_h / _lift(ctx)(lam), engine.bits)
         else:
             alpha = (1 if gamma_h > 0 else -1) * (float(fixed) if engine.float else fixed)
         gamma_iv = engine.gamma_of(choice, h, iv) if self.certified else gamma_h

@@ -41,7 +41,7 @@ from fractions import Fraction
 import numpy as np
 
 from .distribution import FiniteDistribution
-from .driver import Backend, Choice, Update, drive
+from .driver import Backend, Choice, Update, drive, rational_gamma
 from .errors import HUCError
 from .fast.audit import dense_rows, result_rows
 from .fast.boost import direction
@@ -804,7 +804,10 @@ class BoundedBackend(Backend):
         lam /= 4
         if not lam:
             raise HUCError("boost: Lambda = 0 for a violated candidate (Lemma E.4 says impossible)", kind="internal")
-        if fixed is None:
+        if fixed is None and not self.moved[members].any():  # rounded from the exact Gamma / Lambda (rational_gamma)
+            exact = {i: [Fraction(x) for x in row] for i, row in zip(members.tolist(), h.tolist())}
+            alpha = Fraction(float(rational_gamma(self.dist, self.method, a, exact) / lam))
+        elif fixed is None:
             alpha = Fraction(gamma_f / float(lam))
         else:
             if not (g_lo > 0 or g_hi < 0):

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .bounds import theorem_3_5_update_bound, update_decrease_floor
-from .rational import fraction_text
+from .rational import exact_dot, exact_sum, fraction_text
 from .results import BoostResult
 
-__all__ = ["Backend", "Choice", "Schedule", "Update", "drive"]
+__all__ = ["Backend", "Choice", "Schedule", "Update", "drive", "rational_gamma"]
 
 
 @dataclass
@@ -51,6 +51,46 @@ class Update:
     bound_ok: bool
     decreased: bool
     floor_ok: bool | None
+
+
+def rational_gamma(dist, method: str, node: int | None, h: dict) -> Fraction:
+    """``Gamma_t = E[<h(X), R_v(f_t(X), Y)>]`` (E.2; UC-Boost: ``R`` over every leaf,
+    ``e_Y - f_t``) for a direction ``h`` (atom index -> its exact values, ints or Fractions, one per child of node
+    id ``node``, or per leaf) on atoms that no update has moved: at ``p0`` every term is rational.
+    The certified backends round the adaptive step ``alpha = Gamma / Lambda`` from this exact
+    value, so steps of equal exact value are equal steps (docs/specification.md §4: "Rational
+    inputs stay exact until the first exp"); rounded from a value computed at the working
+    precision, two steps of exactly ``-2/5`` differed by ``1e-35`` and split an exact tie of two
+    atoms' scores, which changed the next update's interval and ``Gamma`` by 2%.
+
+    App. D.1: the root's direction ``Delta = (-1/2, 1/2)`` has ``Gamma = D_top = 1/4``.
+
+    >>> from huc_ref import LabelTree, FiniteDistribution
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> rational_gamma(d, "huc", t.id("v0"), {0: [Fraction(-1, 2), Fraction(1, 2)]})
+    Fraction(1, 4)
+    >>> rational_gamma(d, "uc", None, {0: [-1, 1, 1, 1]})  # E[u(Y)] - mu_u = 1/2 - 1/2: D.1's UC
+    Fraction(0, 1)
+    """
+    tree = dist.tree
+    groups = [tree.label_ids_below(k) for k in tree.child_ids[node]] if method == "huc" else None
+    where = {y: j for j, ys in enumerate(groups) for y in ys} if method == "huc" else None
+    terms = []
+    for i, hi in h.items():
+        atom = dist.atoms[i]
+        if method == "huc":  # sum_j h_j (pi*_{v_j} - pi*_v q_{v,j}), q_{v,j} = pi_{v_j} / pi_v
+            pis = [exact_sum([atom.p[y] for y in ys]) for ys in groups]
+            moved = exact_dot(hi, pis) / exact_sum(pis)  # sum_j q_{v,j} h_j
+            if atom.eta is None:  # a sample point: pi* is its label's indicator
+                j = where.get(atom.label)
+                terms.append(0 if j is None else hi[j] - moved)
+            else:
+                stars = [exact_sum([atom.eta[y] for y in ys]) for ys in groups]
+                terms.append(exact_dot(hi, stars) - exact_sum(stars) * moved)
+        else:  # sum_y eta_y h_y - sum_y p_y h_y
+            terms.append((hi[atom.label] if atom.eta is None else exact_dot(atom.eta, hi)) - exact_dot(atom.p, hi))
+    return exact_dot([dist.atoms[i].weight for i in h], terms)
 
 
 class Backend:

@@ -454,6 +454,20 @@ def exact_sum(values) -> Fraction:
     return Fraction(sum(nums), den)
 
 
+def exact_dot(xs, ys) -> Fraction:
+    """``sum_k xs[k] ys[k]`` of exact rationals (ints and Fractions), as :func:`exact_sum` adds them: the products'
+    numerators over one common denominator (an update's ``Gamma`` on atoms at ``p0``,
+    :func:`huc_ref.driver.rational_gamma`).
+
+    >>> exact_dot([Fraction(1, 2), Fraction(1, 3)], [Fraction(1, 4), 3]), exact_dot([], [])
+    (Fraction(9, 8), Fraction(0, 1))
+    """
+    xs, ys = list(xs), list(ys)  # (ints and Fractions both have numerator and denominator)
+    den = lcm(*(x.denominator * y.denominator for x, y in zip(xs, ys))) if xs else 1
+    return Fraction(sum(x.numerator * y.numerator * (den // (x.denominator * y.denominator)) for x, y in zip(xs, ys)),
+                    den)
+
+
 #: The JSON Schema of an exact number as the file formats read it (docs/specification.md §6):
 #: a JSON number (read as its decimal text) or a string ``"a/b"`` or decimal; :func:`exact`
 #: is the reader (it also bounds the size).

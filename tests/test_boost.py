@@ -715,3 +715,40 @@ def test_long_exact_parts_are_summed_by_gmp_with_the_same_run(monkeypatch):
     without = boost(case.distribution, case.utilities, epsilon="1/100")
     assert not any(converted)
     assert with_gmp.updates and with_gmp.to_json() == without.to_json()
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_rational_gamma_is_the_literal_inner_product_with_r(data):
+    """``driver.rational_gamma`` (the exact ``Gamma_t`` the certified backends round the adaptive
+    step from) against E.2's definition read literally: ``sum_i w_i sum_y eta_{i,y} <h_i, R_v(p_i, y)>``
+    with :meth:`TreeDecomposition.R` (UC-Boost: ``h_y - <p_i, h_i>``), on trees with unary,
+    wide and non-binary nodes and population, sample and mixed atoms."""
+    from huc_ref.driver import rational_gamma
+    wide = LabelTree.from_children("r", {"r": ["b", "a"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    tree = data.draw(st.one_of(label_trees(max_leaves=8, min_leaves=2), st.just(wide)))  # 30 children, last
+    dist = data.draw(finite_distributions(tree))
+    value = st.fractions(-1, 1, max_denominator=64)
+    method = data.draw(st.sampled_from(["huc", "uc"]))
+    if method == "huc":
+        nodes = [v for v in tree.internal_nodes if tree.d(v) >= 2]
+        if not nodes:
+            return
+        node = tree.id(data.draw(st.sampled_from(nodes)))
+        width = len(tree.child_ids[node])
+    else:
+        node, width = None, tree.K
+    h = {i: data.draw(st.lists(value, min_size=width, max_size=width))
+         for i in data.draw(st.sets(st.integers(0, len(dist.atoms) - 1), min_size=1))}
+    literal = Fraction(0)
+    for i, hi in h.items():
+        atom = dist.atoms[i]
+        for y, e in enumerate(atom.label_law(tree.K)):
+            if not e:
+                continue
+            if method == "huc":
+                r = TreeDecomposition(tree, atom.p, [0] * tree.K).R(tree.nodes[node], y)
+                literal += atom.weight * e * sum(x * rj for x, rj in zip(hi, r))
+            else:
+                literal += atom.weight * e * (hi[y] - sum(p * x for p, x in zip(atom.p, hi)))
+    assert rational_gamma(dist, method, node, h) == literal

@@ -140,6 +140,37 @@ def test_two_atoms_moved_by_opposite_steps_tie_exactly_on_both_engines():
     assert fifth["node"] == "v2" and F(fifth["gamma"]) < 0  # the first atom (score 0.109) alone: the moment -q/2
 
 
+@pytest.mark.parametrize("run", [engine_boost, certified.boost], ids=["certified engine", "certified float64"])
+def test_steps_of_equal_exact_value_are_equal_steps(run):
+    """Found by an independent mpmath re-implementation of Algorithm 1 (session 27): SPEC §4,
+    "Rational inputs stay exact until the first exp".  A flat binary tree, four atoms at
+    p = (1/2, 1/2); the first update (subgroup g, c = -1, -1, -1/2 on atoms 0, 2, 3) has
+    Gamma / Lambda = (-1/16) / (5/32) = -2/5, the second (everyone, atom 1 alone, untouched) has
+    (-3/100) / (3/40) = -2/5.  Atom 0's first probability is then sigma(2/5) and atom 1's
+    second is sigma(2/5): equal scores under top-1, one tie block.  Both steps were rounded from
+    values computed at the working precision, 1e-35 apart (float64: an ulp), which split that
+    block, and the third update took top-1's split interval with |Gamma| 0.020410 where the
+    exact process's largest violation is 0.020017, attained by both utilities on atom 3 alone
+    (subtree y1 first: the tie rule).  By hand: atom 3 (weight 1/10, eta_y1 = 3/4) is at
+    sigma(1/5) after the first step, so Gamma = (3/4 - sigma(1/5)) / 10."""
+    from huc_ref import Subtree
+    t = LabelTree.from_children("r", {"r": ["y1", "y2"]})
+    half = ["1/2", "1/2"]
+    d = FiniteDistribution(t, [{"weight": "3/10", "c": [1, -1], "p": half, "eta": ["2/3", "1/3"]},
+                               {"weight": "3/10", "c": [1, 0], "p": half, "eta": ["2/5", "3/5"]},
+                               {"weight": "3/10", "c": [1, -1], "p": half, "eta": ["1/2", "1/2"]},
+                               {"weight": "1/10", "c": [1, "-1/2"], "p": half, "eta": ["3/4", "1/4"]}],
+                           subgroups=["all", "g"])
+    r = run(d, {"sub": Subtree(t, "y1"), "top1": Top1AtDepth(t, 1)}, method="huc", epsilon="1/100", max_updates=3)
+    first, second, third = r.updates
+    assert (first["subgroup"], second["subgroup"]) == ("g", "all")
+    assert F(first["alpha"]) == F(second["alpha"]) and abs(F(first["alpha"]) + F(2, 5)) < F(1, 10**15)
+    sigma = 1 / (1 + mpmath.exp(-mpmath.mpf(1) / 5))
+    assert (third["subgroup"], third["utility"], third["node"]) == ("all", "sub", "r")
+    assert abs(mpmath.mpf(third["gamma"]) - (mpmath.mpf(3) / 4 - sigma) / 10) < 1e-15
+    assert all(abs(mpmath.mpf(x) - sigma) < 1e-15 for x in third["interval"])
+
+
 @pytest.mark.parametrize("case", ["d1", "exact margin tie", "flat 10", "30 children", "near 1e-300",
                                   "100 classes near 1e-300", "a million digits"])
 @pytest.mark.parametrize("method", ["huc", "uc"])
