@@ -22,7 +22,7 @@ from .errors import HUCError, check_name, given, sized
 from .rational import dataclass_repr, exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
-__all__ = ["Atom", "FiniteDistribution", "check_smoothing", "prepare_prediction", "subgroup_mapping"]
+__all__ = ["Atom", "FiniteDistribution", "check_smoothing", "prepare_prediction", "read_law", "subgroup_mapping"]
 
 _ONE = Fraction(1)
 
@@ -55,6 +55,27 @@ class Atom:
         if self.eta is not None:
             return self.eta
         return tuple(_ONE if y == self.label else Fraction(0) for y in range(K))
+
+
+def read_law(values, where: str, K: int) -> tuple[Fraction, ...]:
+    """A conditional label law ``eta`` (docs/specification.md §3: an atom's ``eta_i``), exactly:
+    ``K`` nonnegative numbers that sum to 1; errors name ``where``.
+
+    >>> read_law(["1/4", 0, "3/8", "3/8"], "eta", 4)[0]  # App. D.1's true law
+    Fraction(1, 4)
+    >>> read_law(["1/2", "1/2", 0, "1/2"], "--eta", 4)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: --eta: sums to 3/2, not 1
+    """
+    eta = exact_vector(values, where, K)
+    for j, v in enumerate(eta):
+        if v < 0:
+            raise HUCError(f"{where}[{j}]: is negative ({shown(v)})", kind="nonpositive")
+    total = exact_sum(eta)
+    if total != 1:
+        raise HUCError(f"{where}: sums to {shown(total, around=1)}, not 1", kind="probability_sum")
+    return eta
 
 
 def check_smoothing(kappa, where: str = "smooth") -> Fraction:
@@ -199,14 +220,7 @@ class FiniteDistribution:
             if not isinstance(lab, str) or not self.tree.has_label(lab):
                 raise HUCError(f"{where}.label: {given(lab)} is not a label", kind="reference")
             return Atom(w, c, p, None, self.tree.label_index(lab))
-        eta = exact_vector(a["eta"], f"{where}.eta", K)
-        for j, v in enumerate(eta):
-            if v < 0:
-                raise HUCError(f"{where}.eta[{j}]: is negative ({shown(v)})", kind="nonpositive")
-        total = exact_sum(eta)
-        if total != 1:
-            raise HUCError(f"{where}.eta: sums to {shown(total, around=1)}, not 1", kind="probability_sum")
-        return Atom(w, c, p, eta, None)
+        return Atom(w, c, p, read_law(a["eta"], f"{where}.eta", K), None)
 
     @classmethod
     def from_sample(cls, tree: LabelTree, y_true: Sequence, y_prob: Sequence[Sequence], *,

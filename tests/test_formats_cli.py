@@ -389,6 +389,8 @@ def test_an_option_that_does_not_apply_is_refused(capsys, args, message):
     (["--p", "1/2,1/2,0,0"], "--p[2]: is 0; the paper assumes p_y > 0 (A.2)"),  # (atoms[0].p[2] before session 26)
     (["--p", "1/2,1/2,1/2,0"], "--p: sums to 3/2, not 1"),
     (["--utility", "2,0,0,0"], "--utility[0]: utility value 2 is outside [-1, 1]"),  # (u[0] before)
+    (["--eta", "1/2,1/2,0,1/2"], "--eta: sums to 3/2, not 1"),  # (atoms[0].eta before session 27)
+    (["--eta", "1/2,1/2,-1/2,1/2"], "--eta[2]: is negative (-1/2)"),
 ])
 def test_the_demo_names_its_options(capsys, args, message):
     assert main(["demo", *args]) == 2
