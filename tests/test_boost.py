@@ -752,3 +752,27 @@ def test_rational_gamma_is_the_literal_inner_product_with_r(data):
             else:
                 literal += atom.weight * e * (hi[y] - sum(p * x for p, x in zip(atom.p, hi)))
     assert rational_gamma(dist, method, node, h) == literal
+
+
+def test_float64_takes_the_first_of_candidates_equal_in_exact_arithmetic():
+    """App. F.3's tie rule on the float64 backend (found by an independent mpmath re-implementation of
+    Algorithm 1, session 27): the subgroup g holds atom 0 with c = 1 as "all" does, and atom 1 with
+    c = 1/2, so the two subgroups' sups at n1 are both exactly 1/6 (the exact audit's rows), but
+    float64 summed them to 0.16666666666666663 and 0.16666666666666666 and took g.  A later
+    candidate now has to pass the first by more than the rounding of a sum of n terms
+    (``significance.tie_tolerance``); in 600 random small runs the float64 backend's choices then
+    differed from the exact ones 2 times instead of 14 (both: witnesses of equal moment)."""
+    t = LabelTree.from_children("r", {"r": ["n1", "y2"], "n1": ["n3", "y4"], "n3": ["y5", "y6"]},
+                                labels=["y5", "y2", "y6", "y4"])
+    d = FiniteDistribution(t, [{"weight": "2/3", "c": [1, 1], "p": ["2/7", "2/7", "2/7", "1/7"],
+                                "eta": ["4/11", "2/11", "1/11", "4/11"]},
+                               {"weight": "1/3", "c": [1, "1/2"], "p": ["2/7", "1/7", "2/7", "2/7"],
+                                "eta": ["3/13", "3/13", "4/13", "3/13"]}], subgroups=["all", "g"])
+    from huc_ref import Decision
+    from huc_ref.engines import boost as engines_boost
+    us = {"dec": Decision(t, {"a0": ["-1/2", "1/2", 0, 1]})}
+    rows = {(c.subgroup, c.node): c.sup for c in audit(d, us).candidates}
+    assert rows[("all", "n1")] == rows[("g", "n1")] == F(1, 6)  # equal in exact arithmetic
+    for engine in ("exact", "fast"):
+        first = engines_boost(d, us, epsilon="1/100", max_updates=1, engine=engine).updates[0]
+        assert (first["subgroup"], first["node"]) == ("all", "n1"), engine

@@ -12,6 +12,7 @@ from ..distribution import FiniteDistribution
 from ..driver import Backend, Choice, Update, drive
 from ..errors import HUCError, printable
 from ..results import BoostResult
+from ..significance import tie_tolerance
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options, boost_settings, check_utilities
@@ -178,6 +179,10 @@ class FloatBackend(Backend):
             self.masses = masses = self.ft.subtree_sums(P)
             tables = {name: dense_rows(self.ft, P, self.E, self.W, u, masses, self.star, with_nodes=huc,
                                        exact=exact) for name, u in self.utilities.items()}
+        # the first maximiser (App. F.3's tie rule, as the certified engines take it): a later candidate
+        # must pass the best so far by more than float64's rounding of a sum of n terms, so that sups
+        # equal in exact arithmetic (subgroup "all" and one holding the same atoms) go to the first
+        tie = tie_tolerance(len(P), self.tree.K)
         for k in range(self.W.shape[1]):
             for name, table in tables.items():
                 sup, r, b, moment = table.best[k]
@@ -185,7 +190,7 @@ class FloatBackend(Backend):
                     a = None if col == 0 else int(table.nodes[col - 1])
                     if node is not None and a != node:
                         continue
-                    if best is None or sup[col] > best.sup:
+                    if best is None or sup[col] > best.sup + tie:
                         best = _Choice(float(sup[col]), k, name, a, float(moment[col]), float(sup[col]) > self.eps,
                                        int(r[col]), int(b[col]), table)
         return best
