@@ -760,7 +760,7 @@ def test_float64_takes_the_first_of_candidates_equal_in_exact_arithmetic():
     c = 1/2, so the two subgroups' sups at n1 are both exactly 1/6 (the exact audit's rows), but
     float64 summed them to 0.16666666666666663 and 0.16666666666666666 and took g.  A later
     candidate now has to pass the first by more than the rounding of a sum of n terms
-    (``significance.tie_tolerance``); in 600 random small runs the float64 backend's choices then
+    (``significance.tie_tolerance``); in 300 random small runs the float64 backend's choices then
     differed from the exact ones 2 times instead of 14 (both: witnesses of equal moment)."""
     t = LabelTree.from_children("r", {"r": ["n1", "y2"], "n1": ["n3", "y4"], "n3": ["y5", "y6"]},
                                 labels=["y5", "y2", "y6", "y4"])
