@@ -873,7 +873,7 @@ class _Engine:
         """``h(x_i)`` rounded to the working precision's dyadic grid, for the chosen candidate."""
         lift = _lift(ctx)
 
-        def minus(x, y):  # exact where both means are (an atom no update has moved: SPEC §4)
+        def minus(x, y):  # exact where both means are (an atom no update has moved: docs/specification.md §4)
             return x - y if isinstance(x, (Fraction, int)) and isinstance(y, (Fraction, int)) else lift(x) - lift(y)
         table, vals, _ = tables[choice.utility]
         h = {}

@@ -58,9 +58,6 @@ _THEOREM = ("it differs only when an update fails one of Theorem 3.5's inequalit
 #: reads, the change, which of the line's such changes) -> reason``.  Read from the survivors of
 #: ``bench/mutation.py`` and the fixed sample of ``tests/test_mutation.py``.
 EQUIVALENT = {
-    ("boost.py", "raw = [lift(v) - mu for v in vals[i]]", "Sub -> Add", 0):
-        "UC-Boost's direction u_y + mu instead of u_y - mu differs by the same 2 mu for every label of an atom: "
-        "the softmax cancels it, Gamma subtracts its mean and Lambda its range (up to the dyadic rounding of h)",
     ("boost.py", "sign = 0 if row.empty else (row.moment > 0) - (row.moment < 0)", "constant 0 -> 1", 0):
         "the sign enters only the key on which the two precisions must agree, and both compute it alike",
     ("boost.py", "bound_ok, decreased = after <= loss - promised + 1e-12, after < loss", "Lt -> LtE", 0):

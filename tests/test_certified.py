@@ -142,7 +142,7 @@ def test_two_atoms_moved_by_opposite_steps_tie_exactly_on_both_engines():
 
 @pytest.mark.parametrize("run", [engine_boost, certified.boost], ids=["certified engine", "certified float64"])
 def test_steps_of_equal_exact_value_are_equal_steps(run):
-    """Found by an independent mpmath re-implementation of Algorithm 1 (session 27): SPEC §4,
+    """Found by an independent mpmath re-implementation of Algorithm 1 (session 27): docs/specification.md §4,
     "Rational inputs stay exact until the first exp".  A flat binary tree, four atoms at
     p = (1/2, 1/2); the first update (subgroup g, c = -1, -1, -1/2 on atoms 0, 2, 3) has
     Gamma / Lambda = (-1/16) / (5/32) = -2/5, the second (everyone, atom 1 alone, untouched) has

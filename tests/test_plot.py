@@ -149,7 +149,7 @@ def test_cli_plot_writes_a_figure_and_refuses_other_suffixes(tmp_path, capsys):
     assert main(["demo", "--p", "1/2,1/6,1/6,1/6", "--plot", str(demo)]) == 0
     assert demo.exists() and "prediction p = 1/2, 1/6, 1/6, 1/6" in capsys.readouterr().out
     assert main(["demo", "--eta", "1/2,1/2,1/2,1/2"]) == 2
-    assert capsys.readouterr().err == "huc: error: atoms[0].eta: sums to 2, not 1\n"
+    assert capsys.readouterr().err == "huc: error: --eta: sums to 2, not 1\n"
 
 
 def test_bare_huc_prints_usage_and_version(capsys):

@@ -147,9 +147,10 @@ def test_verify_streams_each_check_in_the_paper_order(capsys):
 @pytest.mark.parametrize("target, line, planted, check", [
     ("huc_ref/fast/boost.py", "alpha = gamma / lam if fixed is None else",
      "alpha = -gamma / lam if fixed is None else", "checks_boost.check_theorem_3_5_on_boosting_runs"),
-    ("huc_ref/boost.py", "alpha = float(gamma_h / lam) if engine.float else _dyadic(gamma_h / _lift(ctx)(lam),",
-     "alpha = float(-gamma_h / lam) if engine.float else _dyadic(-gamma_h / _lift(ctx)(lam),",
-     "checks_boost.check_theorem_3_5_on_boosting_runs"),
+    ("huc_ref/boost.py", "else gamma_h / _lift(ctx)(lam), engine.bits)",
+     "else -gamma_h / _lift(ctx)(lam), engine.bits)", "checks_boost.check_theorem_3_5_on_boosting_runs"),
+    ("huc_ref/driver.py", "return exact_dot([dist.atoms[i].weight for i in h], terms)",
+     "return -exact_dot([dist.atoms[i].weight for i in h], terms)", "checks_boost.check_theorem_3_5_on_boosting_runs"),
     ("huc_ref/utilities.py", "order = sorted(range(len(p)), key=lambda y: (-p[y], y))",
      "order = sorted(range(len(p)), key=lambda y: (-p[y], -y))", "checks_examples.check_utility_families"),
     ("huc_ref/fast/intervals.py",

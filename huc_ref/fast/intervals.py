@@ -609,6 +609,7 @@ class Rows:
                 y = block_sums(self._weighted(val, rank, ranked, weight, buf), block_first)
             mx, i_mx = np.full(len(seg), -np.inf), np.zeros(len(seg), dtype=np.intp)
             mn, i_mn = np.full(len(seg), np.inf), np.zeros(len(seg), dtype=np.intp)
+            empty = np.zeros(len(seg))  # each column's empty prefix C_0 as its prefix sums carry it (_restart)
             carry = 0.0
             for lo, hi, cont, piece, cols, sizes, before in plan:  # a cache's worth of positions at a time
                 if ties:
@@ -617,20 +618,14 @@ class Rows:
                     x = self._weighted(val[lo:hi], rank[lo:hi], ranked, weight, buf[:hi - lo])
                 if cont:  # the column running on from the last stretch: its prefix sum so far
                     x[0] += carry
-                if len(piece) > 1:
-                    x[piece[1:]] -= np.add.reduceat(x, piece)[:-1]  # restart the prefix sums in every column
-                C = np.cumsum(x, out=sums[:hi - lo])
+                C, offset = self._restart(x, piece, sums[:hi - lo])
+                empty[cols[1:]] = offset
                 carry = C[-1]
                 b_mx, bi_mx, b_mn, bi_mn = self._extremes(C, piece, sizes)
                 up, down = b_mx > mx[cols], b_mn < mn[cols]  # (strictly: the first position attaining it is kept)
                 mx[cols[up]], i_mx[cols[up]] = b_mx[up], (bi_mx + before)[up]
                 mn[cols[down]], i_mn[cols[down]] = b_mn[down], (bi_mn + before)[down]
-            i_mx, i_mn = np.where(mx > 0, i_mx, 0), np.where(mn < 0, i_mn, 0)
-            sup = np.maximum(mx, 0) - np.minimum(mn, 0)
-            r, b = np.minimum(i_mx, i_mn), np.maximum(i_mx, i_mn)
-            live = sup > 0
-            for arr, values in zip(best[k], (sup, full(r), full(b), np.where(i_mx > i_mn, sup, -sup))):
-                arr[seg_col[live]] = values[live]
+            self._store(best[k], mx, i_mx, mn, i_mn, empty, seg_col, full)
 
         G = W.shape[1]
         parts = [range(G)[j::self._threads] for j in range(min(self._threads, G))]  # (subgroups independent)
@@ -658,9 +653,7 @@ class Rows:
                 X[k] = block_sums(self._weighted(val, rank, ranked, weight, np.empty(len(val))), block_first)
             else:
                 self._weighted(val, rank, ranked, weight, X[k])
-        if len(piece) > 1:
-            X[:, piece[1:]] -= np.add.reduceat(X, piece, axis=1)[:, :-1]  # restart the prefix sums in every column
-        C = np.cumsum(X, axis=1, out=X)
+        C, offset = self._restart(X, piece, X)
         at = np.arange(units)
         found = []
         for reduce in (np.maximum, np.minimum):  # each column's extreme and the first position attaining it
@@ -668,15 +661,46 @@ class Rows:
             first = np.minimum.reduceat(np.where(C == np.repeat(extreme, sizes, axis=1), at, units), piece, axis=1)
             found += [extreme, first - piece + 1]
         mx, i_mx, mn, i_mn = found
-        i_mx, i_mn = np.where(mx > 0, i_mx, 0), np.where(mn < 0, i_mn, 0)
-        sup = np.maximum(mx, 0) - np.minimum(mn, 0)
-        r, b = np.minimum(i_mx, i_mn), np.maximum(i_mx, i_mn)
-        values = (sup, full(r), full(b), np.where(i_mx > i_mn, sup, -sup))
+        empty = np.concatenate([np.zeros((G, 1)), offset], axis=1)
         for k in range(G):
-            live = sup[k] > 0
-            for arr, value in zip(best[k], values):
-                arr[seg_col[live]] = value[k][live]
+            self._store(best[k], mx[k], i_mx[k], mn[k], i_mn[k], empty[k], seg_col, full)
         return best
+
+    @staticmethod
+    def _restart(x, piece, out):
+        """Prefix sums of the columns laid end to end in ``x`` (along its last axis; columns start at
+        ``piece``), in one ``cumsum``: each column's first entry has the total of the columns before it
+        taken off (``reduceat``), so its sums restart from about 0.  About: the ``cumsum``'s running total
+        and ``reduceat``'s differ by their roundings, and every prefix sum of a column carries that
+        difference, the column's empty prefix ``C_0``.  Returned beside the sums (one per column after
+        the first), it stands for ``C_0 = 0`` in :meth:`_store`, which is how a column whose first
+        entries are exact zeros (weight 0 in the subgroup) keeps App. F.3's tie rule: its prefix sums
+        there are exactly that ``C_0``, 5e-18 where 0 was meant, and the witness started one block late.
+
+        >>> x = np.array([0.1, 0.2, 0.3, 0.0, -1.0])
+        >>> C, offset = Rows._restart(x.copy(), np.array([0, 3]), np.empty(5))
+        >>> bool(C[3] == offset[0]), bool(abs(C[4] - offset[0] + 1.0) < 1e-15)  # column 2: 0, then -1
+        (True, True)
+        """
+        if x.shape[-1] and len(piece) > 1:
+            first = x[..., piece[1:]].copy()
+            x[..., piece[1:]] -= np.add.reduceat(x, piece, axis=-1)[..., :-1]  # restart the prefix sums in every column
+            C = np.cumsum(x, axis=-1, out=out)
+            return C, C[..., piece[1:]] - first  # each column's C_0: its first prefix sum less its first entry
+        return np.cumsum(x, axis=-1, out=out), np.zeros(x.shape[:-1] + (max(len(piece) - 1, 0),))
+
+    @staticmethod
+    def _store(best, mx, i_mx, mn, i_mn, empty, seg_col, full):
+        """One subgroup's ``(sup, r, b, moment)`` for the columns ``seg_col`` from their largest and
+        smallest prefix sums and the first positions attaining them, measured from each column's empty
+        prefix ``C_0`` (``empty``, :meth:`_restart`): Algorithm 2's ``sup_I |C_b - C_r|`` with ``C_0``
+        among the ``C_r``, the first of equal extremes kept (App. F.3's tie rule)."""
+        i_mx, i_mn = np.where(mx > empty, i_mx, 0), np.where(mn < empty, i_mn, 0)
+        sup = np.maximum(mx, empty) - np.minimum(mn, empty)
+        r, b = np.minimum(i_mx, i_mn), np.maximum(i_mx, i_mn)
+        live = sup > 0
+        for arr, values in zip(best, (sup, full(r), full(b), np.where(i_mx > i_mn, sup, -sup))):
+            arr[seg_col[live]] = values[live]
 
     @staticmethod
     def _weighted(val, rank, ranked, weight, out):
