@@ -737,6 +737,23 @@ class _Engine:
         """Atom ``i``'s leaf probabilities: exactly ``p0`` if untouched, else as :class:`_Form` s."""
         return list(self.dist.atoms[i].p) if self.untouched(i) else self.forms(i, p)
 
+    def _state(self, i) -> tuple:
+        """Atom ``i``'s exact state: its ``p0`` and the logits of its moved splits (UC-Boost: of its
+        leaves).  Atoms of one state have the same prediction, so the same utility values (boosting
+        refuses per-atom utilities): a decision tree's 449 rows are 19 states.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}, {"p": ["1/2", "1/2"], "label": "b"}])
+        >>> e = _Engine(d, {"u": Table(t, [0, 1])}, "huc", Fraction(1, 100), "certified", 30)
+        >>> e._state(0) == e._state(1), e._state(0)
+        (True, ((Fraction(1, 2), Fraction(1, 2)), ()))
+        """
+        z = self.z[i]
+        if isinstance(z, dict):  # HUC-Boost: the logits of each moved split
+            return self.dist.atoms[i].p, tuple((a, tuple(zs)) for a, zs in z.items() if any(zs))
+        return self.dist.atoms[i].p, tuple(z) if any(z) else ()
+
     def untouched(self, i) -> bool:
         """Whether atom ``i`` has not been updated (its prediction is still exactly ``p0``)."""
         z = self.z[i]
@@ -790,25 +807,39 @@ class _Engine:
         weights = [[keep(a.weight * a.c[k]) for a in self.dist.atoms] for k in range(len(self.dist.subgroups))]
         zero = ctx.mpf(0) if self.float else _Split(Fraction(0), ctx.mpf(0))
         tables = {}
+        states = [self._state(i) for i in range(len(self.dist.atoms))]
         for name, u in self.utilities.items():
             rel = [self.tree.id(v) for v in u.relevant_nodes] if with_nodes else []
             needed = sorted({0, *rel, *(k for a in rel for k in self.tree.child_ids[a])})
             vals, terms = [], []
+            # per exact state (repeated rows are one), the utility's values, decided once; boosted: and the score
+            # (a per-atom utility's values are the atom's own: its states are the atoms)
+            seen: dict = {}
+            moved: dict = {}
+            state = states if u.defined_everywhere else list(range(len(states)))
             for i, (atom, p) in enumerate(zip(self.dist.atoms, preds)):
                 if self.untouched(i):  # still exactly p0: decide and compute exactly (round once for float)
-                    vals.append(u.values(atom.p, i))
+                    if state[i] not in seen:
+                        seen[state[i]] = u.values(atom.p, i)
+                    vals.append(seen[state[i]])
                     t = terms_at(self.tree, Prediction(self.tree, atom.p), vals[-1], atom, rel, _same)
                     score = _Form({(): t.score}, lift(t.score))
                     terms.append(AtomTerms(score, keep(t.residual), {a: keep(x) for a, x in t.node_terms.items()}))
                 else:
-                    forms = self.forms(i, p)
-                    vals.append(tuple(v.value if isinstance(v, _Form) else v for v in u.values(forms, i)))
+                    if state[i] not in moved:
+                        forms = self.forms(i, p)
+                        values = tuple(v.value if isinstance(v, _Form) else v for v in u.values(forms, i))
+                        # mu_u(p) = sum_y p_y u_y as a form, exactly comparable, where the values are exact
+                        score = sum((f * v for f, v in zip(forms, values) if v), _Form({}, ctx.mpf(0))) \
+                            if all(type(v) is Fraction for v in values) else None
+                        moved[state[i]] = (values, score)
+                    values, score = moved[state[i]]
+                    vals.append(values)
                     # the means no update has changed (all of Y_a rescaled alike), exactly
-                    means = self._kept_means(i, vals[-1], needed) if not self.float and all(
-                        type(v) in (Fraction, int) for v in vals[-1]) else None
-                    t = terms_at(self.tree, Prediction(self.tree, p), vals[-1], atom, rel, lift, None, means)
-                    if all(type(v) is Fraction for v in vals[-1]):  # mu_u(p) = sum_y p_y u_y, exactly comparable
-                        score = sum((f * v for f, v in zip(forms, vals[-1]) if v), _Form({}, t.score * 0))
+                    means = self._kept_means(i, values, needed) if not self.float and all(
+                        type(v) in (Fraction, int) for v in values) else None
+                    t = terms_at(self.tree, Prediction(self.tree, p), values, atom, rel, lift, None, means)
+                    if score is not None:
                         t = AtomTerms(score, t.residual, t.node_terms)
                     terms.append(t)
             tables[name] = (UtilityRows(terms, weights, rel, zero, _split_interval_max), vals, rel)
