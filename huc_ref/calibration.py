@@ -226,8 +226,9 @@ class HUCBoost(_Estimator):
     fitted first on the same calibration data (the two-stage methods of H.2).  ``epsilon`` and a
     fixed ``step`` are exact numbers (``"0.01"``, ``Fraction(1, 100)``): a float such as ``0.01``
     is refused at ``fit`` with the string to write instead, since boosting compares them exactly.
-    :attr:`report_` audits the predictions before and after (on the validation data when given), with p-values
-    under the null of calibration when ``null_draws`` is set (``seed`` seeds the redraws).
+    :attr:`report_` audits the predictions before and after (on the validation data when given),
+    with p-values under the null of calibration when ``null_draws`` is set (``seed`` seeds the
+    redraws).
     ``engine``: ``"fast"`` (float64, the default) or ``"exact"`` (every decision certified:
     float64 with rigorous error bounds where python-flint is installed, the ``certified``
     extra, and the certified engine for what they cannot decide; else the certified engine).

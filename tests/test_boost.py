@@ -723,11 +723,13 @@ def test_rational_gamma_is_the_literal_inner_product_with_r(data):
     """``driver.rational_gamma`` (the exact ``Gamma_t`` the certified backends round the adaptive
     step from) against E.2's definition read literally: ``sum_i w_i sum_y eta_{i,y} <h_i, R_v(p_i, y)>``
     with :meth:`TreeDecomposition.R` (UC-Boost: ``h_y - <p_i, h_i>``), on trees with unary,
-    wide and non-binary nodes and population, sample and mixed atoms."""
+    wide and non-binary nodes, 30 children last at their depth and a flat 12-class tree, on
+    population, sample and mixed atoms, some with entries near 1e-300."""
     from huc_ref.driver import rational_gamma
     wide = LabelTree.from_children("r", {"r": ["b", "a"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
-    tree = data.draw(st.one_of(label_trees(max_leaves=8, min_leaves=2), st.just(wide)))  # 30 children, last
-    dist = data.draw(finite_distributions(tree))
+    flat = LabelTree.from_children("r", {"r": [f"c{k}" for k in range(12)]})
+    tree = data.draw(st.one_of(label_trees(max_leaves=8, min_leaves=2), st.just(wide), st.just(flat)))  # 30: last
+    dist = data.draw(finite_distributions(tree, tiny=data.draw(st.booleans())))  # (tiny: entries near 1e-300)
     value = st.fractions(-1, 1, max_denominator=64)
     method = data.draw(st.sampled_from(["huc", "uc"]))
     if method == "huc":

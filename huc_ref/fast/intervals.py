@@ -677,10 +677,10 @@ class Rows:
         entries are exact zeros (weight 0 in the subgroup) keeps App. F.3's tie rule: its prefix sums
         there are exactly that ``C_0``, 5e-18 where 0 was meant, and the witness started one block late.
 
-        >>> x = np.array([0.1, 0.2, 0.3, 0.0, -1.0])
+        >>> x = np.array([0.1, 0.2, 0.3, 0.0, -1.0])  # column 1: 0.1, 0.2, 0.3; column 2: 0, then -1
         >>> C, offset = Rows._restart(x.copy(), np.array([0, 3]), np.empty(5))
-        >>> bool(C[3] == offset[0]), bool(abs(C[4] - offset[0] + 1.0) < 1e-15)  # column 2: 0, then -1
-        (True, True)
+        >>> float(offset[0]), bool(C[3] == offset[0]), bool(abs(C[4] - offset[0] + 1.0) < 1e-15)
+        (1.1102230246251565e-16, True, True)
         """
         if x.shape[-1] and len(piece) > 1:
             first = x[..., piece[1:]].copy()
