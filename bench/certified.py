@@ -23,6 +23,12 @@ instead, ``bench.workloads.tied_sample``, 40 softmax rows on 100 classes of whic
 with top-3 correctness: the exact ties of scores and of entries a decision tree's predictions
 have, e.g. ``--ties --updates 27 --engine-updates 27``; ``--decision-tree``: a depth-6 decision
 tree's predictions on scikit-learn's digits, ``bench.workloads.decision_tree_sample``).
+
+``--fit PASSES``: instead, the README's recalibration of a decision tree's predictions
+(``bench.workloads.decision_tree_fit``: 449 calibration rows, 19 distinct), ``HUCBoost`` with
+``engine="fast"`` and ``engine="exact"`` (certified float64 with python-flint) at ``max_passes =
+PASSES`` (K.1's budget; 100 is K.1's own): each fit's seconds, its updates, the ratio, and the
+test HUC of both, e.g. ``--fit 2`` (seconds) or ``--fit 100`` (minutes).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.boost import population_case  # noqa: E402
 from bench.machine import describe  # noqa: E402
-from bench.workloads import decision_tree_sample, million_digits, tied_sample  # noqa: E402
+from bench.workloads import decision_tree_fit, decision_tree_sample, million_digits, tied_sample  # noqa: E402
 from huc_ref import certified  # noqa: E402
 from huc_ref.boost import boost as engine_boost  # noqa: E402
 from huc_ref.driver import drive  # noqa: E402
@@ -61,6 +67,23 @@ def timed(f, *args, **kw):
     return out, time.perf_counter() - t
 
 
+def fits(passes: int) -> None:
+    """``HUCBoost`` on ``bench.workloads.decision_tree_fit``, float64 and certified, one fit each."""
+    from huc_ref import fast
+    from huc_ref.calibration import HUCBoost
+    tree, us, labels, P, y, P_test, y_test = decision_tree_fit()
+    print(f"a decision tree's predictions (bench.workloads.decision_tree_fit): n = {len(y)} "
+          f"({len({tuple(r) for r in P.tolist()})} distinct rows), K = {tree.K}, |U| = {len(us)}, "
+          f"max_passes = {passes}")
+    print(f"{'engine':<8} {'fit s':>8} {'updates':>8} {'x fast':>8} {'test HUC':>20}")
+    base = None
+    for engine in ("fast", "exact"):
+        model, t = timed(HUCBoost(tree, us, labels=labels, engine=engine, max_passes=passes).fit, P, y)
+        base = base or t
+        huc = fast.audit(y_test, model.predict_proba(P_test), tree, us).huc.sup
+        print(f"{engine:<8} {t:>8.2f} {model.n_updates_:>8} {t / base:>8.1f} {huc:>20.17f}", flush=True)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -70,8 +93,12 @@ def main(argv=None) -> None:
     ap.add_argument("--ties", action="store_true", help="a tied calibration sample instead (bench.workloads)")
     ap.add_argument("--decision-tree", action="store_true",
                     help="a decision tree's predictions on scikit-learn's digits instead (bench.workloads)")
+    ap.add_argument("--fit", type=int, metavar="PASSES",
+                    help="HUCBoost's fits on a decision tree's predictions instead (bench.workloads)")
     args = ap.parse_args(argv)
     print(describe())
+    if args.fit:
+        return fits(args.fit)
     if args.million:
         dist, us = million_digits()
         print(f"App. D.1's atoms moved by 3^-2100000: n = {dist.n}, K = {dist.tree.K}, |U| = {len(us)}")

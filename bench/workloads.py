@@ -169,3 +169,23 @@ def wide_softmax(n: int, K: int, seed: int, shift: float = 680.0):
     P /= P.sum(axis=1, keepdims=True)
     y = np.array([rng.choice(K, p=p) for p in P])
     return P, np.eye(K)[y]
+
+
+def decision_tree_fit(seed: int = 0):
+    """The README's fit on a decision tree's predictions: scikit-learn's digits split in halves, a
+    depth-5 tree fitted on the first, its ``predict_proba`` on the second split again into 449
+    calibration rows (19 distinct) and 450 test rows; the README's digit hierarchy and top-1
+    correctness at depths 1, 2 and 3.  ``(tree, utilities, labels, P_cal, y_cal, P_test, y_test)``.
+    Needs scikit-learn (the ``examples`` extra)."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeClassifier
+    X, y = load_digits(return_X_y=True)
+    X_fit, X_rest, y_fit, y_rest = train_test_split(X, y, test_size=0.5, random_state=seed)
+    clf = DecisionTreeClassifier(max_depth=5, random_state=seed).fit(X_fit, y_fit)
+    labels = [f"d{k}" for k in clf.classes_]
+    tree = LabelTree.from_nested({"digit": {"round": {"loops": ["d0", "d6", "d8", "d9"], "curves": ["d2", "d3", "d5"]},
+                                            "straight": ["d1", "d4", "d7"]}}, labels=labels)
+    utilities = {f"top1@{d}": Top1AtDepth(tree, d) for d in (1, 2, 3)}
+    P, half = clf.predict_proba(X_rest), len(y_rest) // 2
+    return tree, utilities, labels, P[:half], y_rest[:half], P[half:], y_rest[half:]
