@@ -13,7 +13,9 @@ fixed number of updates, on
 
 Each line: updates made, seconds for the whole run (set-up included) and per update, the
 ratio to float64 (the issue's target: at most 50 for the certified run) and how many choices
-went to the certified engine.
+went to the certified engine; below it, what float64's bounds left undecided and Arb decided
+(the order of the largest candidates, whether the largest exceeds epsilon, the witness
+interval; ``huc_ref.certified.REFINE_BITS``), and why the certified engine chose.
 
 Run: ``python bench/certified.py`` (``--quick``: 100 atoms, K = 10; ``--million``: instead, App.
 D.1's three atoms moved by ``3^-2100000``, ``bench.workloads.million_digits``, whose scores differ
@@ -25,7 +27,7 @@ have, e.g. ``--ties --updates 27 --engine-updates 27``; ``--decision-tree``: a d
 tree's predictions on scikit-learn's digits, ``bench.workloads.decision_tree_sample``).
 
 ``--fit PASSES``: instead, the README's recalibration of a decision tree's predictions
-(``bench.workloads.decision_tree_fit``: 449 calibration rows, 19 distinct), ``HUCBoost`` with
+(``bench.workloads.decision_tree_fit``: 449 calibration rows, 17 distinct), ``HUCBoost`` with
 ``engine="fast"`` and ``engine="exact"`` (certified float64 with python-flint) at ``max_passes =
 PASSES`` (K.1's budget; 100 is K.1's own): each fit's seconds, its updates, the ratio, and the
 test HUC of both, e.g. ``--fit 2`` (seconds) or ``--fit 100`` (minutes).
@@ -58,7 +60,7 @@ def bounded(dist, us, method, updates):
     backend = certified.BoundedBackend(dist, us, method, eps, 30)
     result = drive(backend, BoostResult(method, eps, None, certified.ARITHMETIC), method=method, epsilon=eps,
                    fixed=fixed, select="greedy", max_updates=updates, max_passes=100)
-    return result, backend.fallbacks
+    return result, backend.fallbacks, backend.refined
 
 
 def timed(f, *args, **kw):
@@ -120,12 +122,14 @@ def main(argv=None) -> None:
         base = t_float / max(1, len(r.updates))
         print(f"{method:<6} {'float64':<20} {len(r.updates):>8} {t_float:>8.2f} {base:>9.4f} {1.0:>10.1f} {'':>10}",
               flush=True)
-        (r, falls), t = timed(bounded, dist, us, method, args.updates)
+        (r, falls, refined), t = timed(bounded, dist, us, method, args.updates)
         per = t / max(1, len(r.updates))
         print(f"{method:<6} {'certified float64':<20} {len(r.updates):>8} {t:>8.2f} {per:>9.4f} {per / base:>10.1f} "
               f"{sum(falls.values()):>10}", flush=True)
         for reason, count in falls.items():
             print(f"{'':<6} fallback: {reason} ({count}x)")
+        for reason, count in refined.items():
+            print(f"{'':<6} decided in Arb: {reason} ({count}x)")
         if args.engine_updates:
             r, t = timed(engine_boost, dist, us, method=method, epsilon="1e-6", max_updates=args.engine_updates)
             per = t / max(1, len(r.updates))

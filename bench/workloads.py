@@ -174,7 +174,7 @@ def wide_softmax(n: int, K: int, seed: int, shift: float = 680.0):
 def decision_tree_fit(seed: int = 0):
     """The README's fit on a decision tree's predictions: scikit-learn's digits split in halves, a
     depth-5 tree fitted on the first, its ``predict_proba`` on the second split again into 449
-    calibration rows (19 distinct) and 450 test rows; the README's digit hierarchy and top-1
+    calibration rows (17 distinct) and 450 test rows; the README's digit hierarchy and top-1
     correctness at depths 1, 2 and 3.  ``(tree, utilities, labels, P_cal, y_cal, P_test, y_test)``.
     Needs scikit-learn (the ``examples`` extra)."""
     from sklearn.datasets import load_digits

@@ -47,13 +47,13 @@ from .fast.audit import dense_rows, result_rows
 from .fast.boost import direction
 from .fast.numbers import DROPPED, SMALLEST_NORMAL, UNIT_ROUNDOFF, ExactRows, floats, rounding_bound, sum_levels
 from .fast.tree import FastTree
-from .rational import fraction_text
+from .rational import exact_dot, fraction_text
 from .results import BoostResult
 from .utilities import Utility
 from .validation import boost_options
 
 __all__ = ["ARITHMETIC", "BoundedBackend", "Undecided", "boost", "gamma", "exp_bounds", "log_bounds",
-           "prefix_error", "certified_witness", "on_grid", "unmoved_by"]
+           "prefix_error", "certified_witness", "ball_witness", "on_grid", "unmoved_by"]
 
 #: The ``arithmetic`` of this backend's results.
 ARITHMETIC = "certified (float64 with error bounds)"
@@ -231,6 +231,49 @@ def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float)
     return min(i_mx, i_mn), max(i_mx, i_mn), sup, sup if i_mx > i_mn else -sup
 
 
+def ball_witness(entries: list, zero: np.ndarray, table, bits: int = 128):
+    """:func:`certified_witness` (Algorithm 2's witness, App. F.3) on Arb balls: the column's
+    entries ``W t`` per atom enclosed at ``bits`` (:meth:`BoundedBackend._column_balls`), ``zero``
+    marking the entries that are 0 exactly.  The prefix sums at the ends of ``table``'s tie blocks
+    are enclosed; their first largest and first smallest are certified when every other prefix,
+    except those repeating one after a block of zeros, lies certainly below (above) it.  Returns
+    ``(r, b, sup, moment)`` (``sup`` and ``moment`` Arb balls) or None.
+
+    >>> from types import SimpleNamespace
+    >>> from flint import arb
+    >>> table = SimpleNamespace(order=np.arange(3), block_last=np.arange(3))
+    >>> r, b, sup, moment = ball_witness([arb(1) / 2, -arb(1) / 4, arb(1) / 2], np.zeros(3, bool), table)
+    >>> r, b, sup.contains(arb(3) / 4), moment.contains(arb(3) / 4)
+    (0, 3, True, True)
+    >>> ball_witness([arb(1) / 2, -arb(1) / 2, arb(1) / 2], np.zeros(3, bool), table) is None  # C_1 = C_3
+    True
+    """
+    flint = _flint()
+    order, last = table.order, table.block_last
+    C, run, ends = [flint.arb(0)], flint.arb(0), set(last.tolist())
+    with flint.ctx.workprec(bits):
+        for r, i in enumerate(order.tolist()):
+            if not zero[i]:
+                run = run + entries[i]
+            if r in ends:
+                C.append(run)
+    moves = np.concatenate([[True], ~np.logical_and.reduceat(zero[order], np.concatenate([[0], last[:-1] + 1]))])
+    kept = np.flatnonzero(moves).tolist()
+    found = []
+    for above in (True, False):
+        mids = [float(C[j].mid()) for j in kept]
+        j = kept[int(np.argmax(mids) if above else np.argmin(mids))]
+        if not all((C[m] < C[j]) if above else (C[m] > C[j]) for m in kept if m != j):
+            return None
+        found.append(j)
+    i_mx, i_mn = found
+    if i_mx == i_mn:
+        return 0, 0, flint.arb(0), flint.arb(0)
+    with flint.ctx.workprec(bits):
+        sup = C[i_mx] - C[i_mn]
+    return min(i_mx, i_mn), max(i_mx, i_mn), sup, sup if i_mx > i_mn else -sup
+
+
 def unmoved_by(u: Utility, tree, a: int, probe) -> bool:
     """Whether an update at node id ``a`` leaves ``u``'s values and score exactly as they were
     (Algorithm 1 moves mass only among ``a``'s children, each child's subtree scaled as a whole):
@@ -308,31 +351,83 @@ class _Rows(ExactRows):
         return super().score(u, i, atom)
 
 
-class _Same:
-    """An irrational score known only by the exact state that determines it: two are equal when
-    their states are; any other comparison raises :class:`Undecided` (float64 could not order
-    them, or these would not be compared)."""
+#: The precisions (bits) at which two irrational scores of different exact states are enclosed
+#: (:class:`_Same`) before the certified engine is asked: a decision tree's rows, smoothed (K.1),
+#: give scores 2e-27 apart (``bench/certified.py --fit``), which 128 bits separate.
+REFINE_BITS = (128, 512, 2048)
 
-    __slots__ = ("key",)
+
+class _Same:
+    """An irrational score known by the exact state that determines it (``key``) and, where
+    given, by Arb enclosures of it at any precision (``ball(bits)``, python-flint).  Two are
+    equal when their states are; otherwise, and against a rational, they are ordered by
+    enclosures at :data:`REFINE_BITS` where these separate them, else :class:`Undecided`
+    (distinct states can give equal scores: the certified engine decides those).
+
+    >>> from flint import arb, ctx
+    >>> def third(bits, plus=0):  # 1/3 + plus, enclosed at ``bits``
+    ...     with ctx.workprec(bits):
+    ...         return arb(1) / 3 + plus
+    >>> a, b = _Same("x", third), _Same("y", lambda bits: third(bits, arb(10) ** -30))  # 1e-30 apart
+    >>> a < b, a == b, a == _Same("x"), b > Fraction(1, 3), b < Fraction(1, 2)
+    (True, False, True, True, True)
+    >>> a == Fraction(1, 3)  # enclosures never decide an equality of different states
+    Traceback (most recent call last):
+    huc_ref.certified.Undecided: a tie of irrational scores
+    """
+
+    __slots__ = ("key", "ball", "_balls")
     __hash__ = None
 
-    def __init__(self, key):
-        self.key = key
+    def __init__(self, key, ball=None):
+        self.key, self.ball, self._balls = key, ball, {}
+
+    def _at(self, bits: int):
+        if self.ball is None:
+            return None
+        if bits not in self._balls:
+            self._balls[bits] = self.ball(bits)
+        return self._balls[bits]
+
+    def _order(self, other) -> int:
+        """-1, 0 or 1 as this score is below, equal to or above ``other`` (a :class:`_Same` or a
+        rational), decided, or :class:`Undecided`."""
+        if isinstance(other, _Same) and other.key == self.key:
+            return 0
+        if isinstance(other, _Same) or isinstance(other, (int, Fraction)):
+            flint = _flint()
+            for bits in REFINE_BITS:
+                a = self._at(bits)
+                if isinstance(other, _Same):
+                    b = other._at(bits)
+                else:
+                    with flint.ctx.workprec(bits):
+                        b = flint.arb(flint.fmpq(other.numerator, other.denominator))
+                if a is None or b is None:
+                    break
+                if a < b:
+                    return -1
+                if a > b:
+                    return 1
+        raise Undecided("a tie of irrational scores")
 
     def __eq__(self, other):
-        if isinstance(other, _Same) and other.key == self.key:
-            return True
-        raise Undecided("a tie of irrational scores")
+        return self._order(other) == 0
 
     def __ne__(self, other):
-        return not self.__eq__(other)
+        return self._order(other) != 0
 
     def __lt__(self, other):
-        if isinstance(other, _Same) and other.key == self.key:
-            return False
-        raise Undecided("a tie of irrational scores")
+        return self._order(other) < 0
 
-    __gt__ = __le__ = __ge__ = __lt__
+    def __gt__(self, other):
+        return self._order(other) > 0
+
+    def __le__(self, other):
+        return self._order(other) <= 0
+
+    def __ge__(self, other):
+        return self._order(other) >= 0
 
 
 class _Behind:
@@ -409,7 +504,9 @@ class BoundedBackend(Backend):
         self._exact_star: dict = {}
         self._engine = None
         self.version, self._scores = np.zeros(n, dtype=np.int64), {}  # (exact scores of boosted rows, kept)
+        self._balls: dict = {}  # (atom, bits) -> (version, its prediction in Arb), :meth:`_prediction_ball`
         self.fallbacks: dict = {}  # why the certified engine chose, and how often
+        self.refined: dict = {}  # what float64's bounds left to Arb (REFINE_BITS), and how often
         # per utility: the atoms some update has changed it on, and the nodes whose updates never do
         self.changed = {name: np.zeros(n, dtype=bool) for name in utilities}
         self.unmoved = {name: {a: unmoved_by(u, tree, a, self.p0[0]) for a in range(nodes)}
@@ -445,10 +542,11 @@ class BoundedBackend(Backend):
             self.fallbacks[reason] = self.fallbacks.get(reason, 0) + 1
             return self._fallback(node)
 
-    def _choose(self, node):
+    def _tables(self) -> dict:
+        """Per utility, the fast audit's table of the current rows (:func:`huc_ref.fast.audit.dense_rows`,
+        its decisions certified) and the bound on its prefix sums (:func:`prefix_error`)."""
         huc, P = self.method == "huc", self.P
         masses = self.ft.subtree_sums(P)
-        cands = []  # (sup, error, k, name, col, table)
         tables = {}
         for name, u in self.utilities.items():
             key = self._key(u)
@@ -460,6 +558,12 @@ class BoundedBackend(Backend):
                 raise Undecided(f"utility {name!r}: " + (undecided.args[0] if isinstance(undecided.args[0], str)
                                                          else "a decision on a boosted row")) from None
             tables[name] = (table, prefix_error(table, u, self.W, self.rho))
+        return tables
+
+    def _choose(self, node):
+        huc = self.method == "huc"
+        tables = self._tables()
+        cands = []  # (sup, error, subgroup k, utility, column, node)
         for k in range(self.W.shape[1]):
             for name, (table, err) in tables.items():
                 sup = table.best[k][0]
@@ -474,25 +578,171 @@ class BoundedBackend(Backend):
         if all(Fraction(s) + Fraction(e) <= self.epsilon for s, e in zip(sups.tolist(), errs.tolist())):
             return _Choice(float(sups.max()), 0, "", None, 0.0, False, np.zeros(0, int))
         j = int(np.argmax(sups))
-        others = np.delete(np.arange(len(cands)), j)
-        if np.any(sups[others] + errs[others] >= sups[j] - errs[j]):
-            raise Undecided("the largest candidate")
+        close = np.flatnonzero(sups + errs >= sups[j] - errs[j])  # (j among them)
+        refined = {}  # candidate -> (entries, zero, sup) in Arb, where float64's bounds could not tell
+        if len(close) > 1:
+            j = self._refine_largest(cands, close.tolist(), tables, refined)
+            self._count("the largest candidate")
         sup, err, k, name, col, a = cands[j]
         if not Fraction(sup) - Fraction(err) > self.epsilon:
-            raise Undecided("whether it exceeds epsilon")
+            ball = self._refined(cands, j, tables, refined)[2]
+            self._count("whether it exceeds epsilon")
+            eps = _flint().arb(_flint().fmpq(self.epsilon.numerator, self.epsilon.denominator))
+            if ball <= eps:  # the largest candidate, certainly not above epsilon
+                return _Choice(float(sups.max()), 0, "", None, 0.0, False, np.zeros(0, int))
+            if not ball > eps:
+                raise Undecided("whether it exceeds epsilon")
         table, perr = tables[name]
         values = (table.residual if col == 0 else table.terms[:, col - 1]) * self.W[:, k]
-        zero = self.W[:, k] == 0
-        if col:
-            zero = zero | (self.star[:, a] == 0)
+        zero = self._zero(name, k, col, a, flat=False)
         found = certified_witness(values, zero, table, float(perr[k, col]))
         if found is None and col:  # prefix sums that may repeat exactly: the atoms whose term is 0 exactly
-            found = certified_witness(values, zero | self._flat_below(name, a), table, float(perr[k, col]))
-        if found is None:
-            raise Undecided("the witness interval")
+            found = certified_witness(values, self._zero(name, k, col, a), table, float(perr[k, col]))
+        if found is None:  # the prefix sums in Arb
+            for bits in REFINE_BITS:
+                entries, zero, _ = self._refined(cands, j, tables, refined, bits)
+                found = ball_witness(entries, zero, table, bits)
+                if found is not None:
+                    break
+            else:
+                raise Undecided("the witness interval")
+            self._count("the witness interval")
+            found = found[:2] + (float(found[2].mid()), float(found[3].mid()))
         r, b, sup_w, moment = found
         members = table.members(r, b)
         return _Choice(sup_w, k, name, a, moment, True, members, table.interval(r, b), table.U)
+
+    def _count(self, what: str) -> None:
+        self.refined[what] = self.refined.get(what, 0) + 1
+
+    def _zero(self, name: str, k: int, col: int, a, flat: bool = True) -> np.ndarray:
+        """The atoms whose entry of column ``col`` (node ``a``) in subgroup ``k`` is 0 exactly: weight
+        0, no label mass below ``a``, or (``flat``) a utility constant below ``a``
+        (:meth:`_flat_below`)."""
+        zero = self.W[:, k] == 0
+        if col:
+            zero = zero | (self.star[:, a] == 0)
+            if flat:
+                zero = zero | self._flat_below(name, a)
+        return zero
+
+    def _refined(self, cands: list, j: int, tables: dict, refined: dict, bits: int | None = None) -> tuple:
+        """Candidate ``j``'s column in Arb (:meth:`_column_balls`) at ``bits`` (default: the last
+        precision it was refined at, else the first of :data:`REFINE_BITS`): ``(entries, zero, sup)``,
+        ``sup`` enclosing Algorithm 2's ``max_j C_j - min_j C_j`` over the tie blocks' ends."""
+        flint = _flint()
+        if j in refined and (bits is None or refined[j][0] == bits):
+            return refined[j][1]
+        bits = bits or REFINE_BITS[0]
+        _, _, k, name, col, a = cands[j]
+        table = tables[name][0]
+        zero = self._zero(name, k, col, a)
+        entries = self._column_balls(table, name, k, col, a, zero, bits)
+        with flint.ctx.workprec(bits):
+            run, top, bottom = flint.arb(0), flint.arb(0), flint.arb(0)
+            ends = set(table.block_last.tolist())
+            for r, i in enumerate(table.order.tolist()):
+                run = run + entries[i]
+                if r in ends:
+                    top, bottom = top.max(run), bottom.min(run)
+            refined[j] = (bits, (entries, zero, top - bottom))
+        return refined[j][1]
+
+    def _refine_largest(self, cands: list, close: list, tables: dict, refined: dict) -> int:
+        """The candidate of largest sup among ``close`` (those float64's bounds could not order),
+        certified by enclosing their sups in Arb at :data:`REFINE_BITS`; :class:`Undecided` where
+        the enclosures still overlap (equal sups, which App. F.3's tie rule orders: the certified
+        engine decides)."""
+        firsts = []  # one candidate per column: the first (the tie rule's) of those equal to it entry by entry
+        for c in close:
+            if not any(self._same_column(cands, tables, f, c) for f in firsts):
+                firsts.append(c)
+        if len(firsts) == 1:
+            return firsts[0]
+        for bits in REFINE_BITS:
+            sups = {c: self._refined(cands, c, tables, refined, bits)[2] for c in firsts}
+            best = max(firsts, key=lambda c: float(sups[c].mid()))
+            if all(sups[c] < sups[best] for c in firsts if c != best):
+                return best
+        raise Undecided("the largest candidate")
+
+    def _same_column(self, cands: list, tables: dict, c: int, d: int) -> bool:
+        """Whether candidates ``c`` and ``d`` have one column, entry by entry, exactly: both the UC
+        residual or both one node's terms, with equal weights ``w c(x)`` and, where these are not
+        0, equal values ``u(f, y)`` on the labels the column reads (all, or those below the node);
+        their sups are then equal, and App. F.3's tie rule takes the first."""
+        (_, _, k, name, col, a), (_, _, k2, name2, col2, a2) = cands[c], cands[d]
+        if (col == 0) != (col2 == 0) or a != a2:
+            return False
+        labels = range(self.tree.K) if col == 0 else self.tree.label_ids_below(a)
+        for i, atom in enumerate(self.dist.atoms):
+            w = atom.weight * atom.c[k]
+            if w != atom.weight * atom.c[k2]:
+                return False
+            if w and name != name2:
+                v, v2 = self._decided(name, i, tables[name][0]), self._decided(name2, i, tables[name2][0])
+                if any(v[y] != v2[y] for y in labels):
+                    return False
+        return True
+
+    def _decided(self, name: str, i: int, table) -> tuple:
+        """``u(f_i, .)`` as the fast audit decided it for ``table``, exactly: the utility's own values
+        on ``p0`` (rows it has not changed), the certified choice of top-1 correctness (0 or 1),
+        else :meth:`_exact_values`."""
+        u = self.utilities[name]
+        if not self.changed[name][i]:
+            return u.values(self.p0[i], i)
+        if u.top1_depth is not None:
+            return tuple(Fraction(float(x)) for x in table.U[i])
+        return self._exact_values(u, i)
+
+    def _column_balls(self, table, name: str, k: int, col: int, a, zero: np.ndarray, bits: int) -> list:
+        """Every atom's entry ``W t`` of one column of ``table`` (subgroup ``k``; the UC residual,
+        ``col`` 0, or node ``a``'s C.2 term ``sum_j pi*_{a_j} mu_{a_j} - pi*_a mu_a``) as Arb balls
+        at ``bits``, from the exact state (:meth:`_prediction_ball`), the exact label laws and
+        weights, and the utility's values decided exactly; exact zeros where ``zero``, and where
+        the values are constant below ``a`` (Sec. 3.1), which are marked in ``zero``.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> from huc_ref.fast.audit import dense_rows
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> b = BoundedBackend(FiniteDistribution(t, [{"p": ["1/4", "3/4"], "label": "a"}]),
+        ...                    {"u": Table(t, [0, 1])}, "huc", Fraction(1, 100), 30)
+        >>> table = dense_rows(b.ft, b.P, b.E, b.W, b.utilities["u"], b.ft.subtree_sums(b.P), b.star)
+        >>> b._column_balls(table, "u", 0, 0, None, np.zeros(1, bool), 128)[0].contains(_flint().arb(-3) / 4)
+        True
+        """
+        flint, tree = _flint(), self.tree
+        out = []
+
+        def q(x):
+            return flint.fmpq(x.numerator, x.denominator)
+
+        def mean(f, v, ys):  # mu_{u,b} over the labels ys below b
+            mass = sum((f[y] for y in ys[1:]), f[ys[0]])
+            return sum((f[y] * q(v[y]) for y in ys if v[y]), flint.arb(0)) / mass
+
+        with flint.ctx.workprec(bits):
+            for i, atom in enumerate(self.dist.atoms):
+                if zero[i]:
+                    out.append(flint.arb(0))
+                    continue
+                f, v = self._prediction_ball(i, bits), self._decided(name, i, table)
+                eta = atom.label_law(tree.K)
+                if col == 0:
+                    t = flint.arb(q(sum((e * x for e, x in zip(eta, v)), Fraction(0)))) - mean(f, v, range(tree.K))
+                elif len({v[y] for y in tree.label_ids_below(a)}) == 1:  # every mean is a's: 0 exactly
+                    zero[i] = True
+                    t = flint.arb(0)
+                else:
+                    t = -flint.arb(q(sum((eta[y] for y in tree.label_ids_below(a)), Fraction(0)))) \
+                        * mean(f, v, tree.label_ids_below(a))
+                    for b in tree.child_ids[a]:
+                        star = sum((eta[y] for y in tree.label_ids_below(b)), Fraction(0))
+                        if star:
+                            t = t + flint.arb(q(star)) * mean(f, v, tree.label_ids_below(b))
+                out.append(t * q(atom.weight * atom.c[k]))
+        return out
 
     def _top_edges(self, u: Utility) -> list:
         """The edges down to depth ``l`` of top-1 correctness at depth ``l`` (their logits fix the
@@ -525,31 +775,60 @@ class BoundedBackend(Backend):
 
     def _key(self, u: Utility):
         """``i -> `` the part of atom ``i``'s exact state that determines ``mu_u`` (HUC-Boost and
-        top-1 correctness at depth ``l``: the initial masses and the logits of the edges down to
-        depth ``l``, which fix the masses at depth ``l``; at depth 1, where the score is the largest
-        mass, its normaliser and its largest pair); otherwise None (:meth:`_linear_key`)."""
-        tree = self.tree
-        if self.method == "huc" and u.top1_depth is not None:
-            edges = self._top_edges(u)
-            below = [tree.label_ids_below(b) for b in edges]
+        top-1 correctness at depth ``l``; otherwise None, :meth:`_linear_key`).  The score is the
+        mass of the chosen node ``c``, the product over the edges ``a -> b`` down to it of
+        ``pi0_b e^{z_b} / sum_k pi0_k e^{z_k}`` (``k`` the children of ``a``): where float64 tells
+        which candidate is chosen, the key is the product of the rational factors (the edges whose
+        siblings share one logit: ``pi0_b / pi0_a``) and the multiset of the others, each as ``z_b``
+        and the distinct logits of ``a``'s children with their summed ``pi0_k / pi0_b`` (rows whose
+        masses differ by a common scale below a node have one key); otherwise the masses and
+        logits of every edge down to depth ``l``.
 
-            def key(i):
-                p = self.p0[i]
-                masses = [sum((p[y] for y in ys), Fraction(0)) for ys in below]
-                pairs = tuple(zip(masses, self.z[i, edges]))
-                if u.top1_depth != 1:
-                    return pairs
-                # at depth 1 the score is the largest pi0_b e^{z_b} over N = sum_k pi0_k e^{z_k}: N by its
-                # distinct logits with their summed masses, and the largest pair (where float64 tells it)
+        >>> from huc_ref import LabelTree, Top1AtDepth
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/4", "1/8", "1/8"], "label": "y1"},
+        ...                            {"p": ["1/2", "1/4", "1/16", "3/16"], "label": "y1"}])
+        >>> b = BoundedBackend(d, {"u": Top1AtDepth(t, 2)}, "huc", Fraction(1, 100), 30)
+        >>> key = b._key(b.utilities["u"])
+        >>> key(0) == key(1), key(0)  # y1 in both (1/2 = 1/(4/3) x 1/(3/2)): b's split does not matter
+        (True, (Fraction(1, 2), ()))
+        """
+        tree = self.tree
+        if self.method != "huc" or u.top1_depth is None:
+            return None
+        edges = self._top_edges(u)
+        below = [tree.label_ids_below(b) for b in edges]
+        candidates = np.array(u.candidate_ids)
+        cut_below = [tree.label_ids_below(a) for a in u.candidate_ids]
+
+        def key(i):
+            p, z = self.p0[i], self.z[i]
+            sizes = np.sort([float(self.P[i, list(ys)].sum()) for ys in cut_below])
+            if len(sizes) > 1 and sizes[-2] >= sizes[-1] * (1 - 1e-9):  # float64 cannot tell the chosen node
+                pairs = tuple(zip((sum((p[y] for y in ys), Fraction(0)) for ys in below), z[edges]))
+                return tuple(sorted(pairs)) if u.top1_depth == 1 else pairs
+            chosen = int(candidates[np.argmax([float(self.P[i, list(ys)].sum()) for ys in cut_below])])
+            factors, rational = [], Fraction(1)
+            for b in self._path_to(chosen):
+                a = tree.parent_ids[b]
+                mass = {k: sum((p[y] for y in tree.label_ids_below(k)), Fraction(0)) for k in tree.child_ids[a]}
                 grouped: dict = {}
-                for m, zb in pairs:
-                    grouped[zb] = grouped.get(zb, 0) + m
-                sizes = sorted((float(m) * math.exp(float(zb * self.scale)), k) for k, (m, zb) in enumerate(pairs))
-                if len(sizes) > 1 and sizes[-2][0] >= sizes[-1][0] * (1 - 1e-9):
-                    return tuple(sorted(pairs))
-                return tuple(sorted(grouped.items())), pairs[sizes[-1][1]]
-            return key
-        return None
+                for k, m in mass.items():
+                    grouped[z[k]] = grouped.get(z[k], 0) + m / mass[b]
+                if len(grouped) == 1:  # every child's logit z_b: the factor is 1 / (sum_k pi0_k / pi0_b)
+                    rational /= grouped[z[b]]
+                else:
+                    factors.append((z[b], tuple(sorted(grouped.items()))))
+            return rational, tuple(sorted(factors))
+        return key
+
+    def _path_to(self, a: int) -> list:
+        """The nodes from below the root down to node ``a`` (pre-order ids; the edges into them)."""
+        out = []
+        while self.tree.parent_ids[a] >= 0:
+            out.append(a)
+            a = self.tree.parent_ids[a]
+        return out[::-1]
 
     def _signature(self, i: int):
         """``y -> `` the factors of leaf ``y``'s boosted probability over ``p0_y``, as a key: the
@@ -603,16 +882,99 @@ class BoundedBackend(Backend):
             return found
         u = self.utilities[name]
         if key is not None:  # top-1 at depth l: rational exactly while no split above depth l has moved
-            found = u.score(self.p0[i]) if not any(self.z[i, self._top_edges(u)]) else _Same(key(i))
+            found = (u.score(self.p0[i]) if not any(self.z[i, self._top_edges(u)])
+                     else _Same(key(i), functools.partial(self._score_ball, u, i)))
             self._scores[name, i] = (self.version[i], found)
             return found
         c = self._coefficients(i, self._exact_values(u, i))
         if all(s == () for s in c):
             found = c.get((), Fraction(0))
         else:
-            found = _Same(key(i) if key is not None else self._linear_key(i, c))
+            found = _Same(key(i) if key is not None else self._linear_key(i, c),
+                          functools.partial(self._score_ball, u, i))
         self._scores[name, i] = (self.version[i], found)
         return found
+
+    def _prediction_ball(self, i: int, bits: int) -> list:
+        """Atom ``i``'s boosted prediction ``f_i`` (the module docstring's fresh softmax of its exact
+        logits) as Arb balls at ``bits`` of precision (python-flint: rigorous enclosures).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> b = BoundedBackend(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}]),
+        ...                    {"u": Table(t, [0, 1])}, "huc", Fraction(1, 100), 30)
+        >>> _ = b.update(b.choose(None), None, None)  # z = (1, -1): f = (e, 1/e) / (e + 1/e)
+        >>> f = b._prediction_ball(0, 128)
+        >>> e2 = _flint().arb(2).exp()
+        >>> bool((f[0] - e2 / (e2 + 1)).abs_upper() < 1e-15), (f[0] + f[1]).contains(1), bool(f[0].rad() < 2.0 ** -120)
+        (True, True, True)
+        """
+        version, found = self._balls.get((i, bits), (None, None))
+        if version == self.version[i]:
+            return found
+        found = self._balls[i, bits] = (self.version[i], self._fresh_ball(i, bits))
+        return found[1]
+
+    def _fresh_ball(self, i: int, bits: int) -> list:
+        flint, tree, p, z = _flint(), self.tree, self.p0[i], self.z[i]
+        num, den = (self.scale.numerator, self.scale.denominator) if self.scale is not None else (0, 1)
+
+        def q(x):
+            return flint.fmpq(x.numerator, x.denominator)
+
+        with flint.ctx.workprec(bits):
+            def e(b):
+                return flint.arb(flint.fmpq(int(z[b]) * num, den)).exp() if z[b] else flint.arb(1)
+            if self.method == "uc":
+                w = [q(p[y]) * e(b) for y, b in enumerate(tree.leaf_node_ids)]
+                total = sum(w[1:], w[0])
+                return [x / total for x in w]
+            norms = {}
+            for a in {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}:
+                kids = tree.child_ids[a]
+                masses = [sum((p[y] for y in tree.label_ids_below(b)), Fraction(0)) for b in kids]
+                total = sum(masses)
+                parts = [q(m / total) * e(b) for m, b in zip(masses, kids)]
+                norms[a] = sum(parts[1:], parts[0])
+            out = []
+            for y in range(tree.K):
+                f = flint.arb(q(p[y]))
+                for a, b in self._path_edges[y]:
+                    if a in norms:
+                        f = f * e(b) / norms[a]
+                out.append(f)
+            return out
+
+    def _score_ball(self, u: Utility, i: int, bits: int):
+        """``mu_u(f_i)`` of atom ``i``'s boosted row as an Arb ball at ``bits`` (Sec. 2.1): top-1
+        correctness at depth ``l`` the largest mass of the depth-``l`` cut (K.2), whichever
+        candidate is chosen; otherwise ``sum_y f_y u_y`` with the values decided exactly
+        (:meth:`_exact_values`).
+
+        >>> from huc_ref import LabelTree, Top1AtDepth
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> b = BoundedBackend(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}]),
+        ...                    {"u": Top1AtDepth(t, 1)}, "huc", Fraction(1, 100), 30)
+        >>> _ = b.update(b.choose(None), None, None)
+        >>> s = b._score_ball(b.utilities["u"], 0, 128)
+        >>> bool(s.contains(b._prediction_ball(0, 256)[0])), bool(s.rad() < 2.0 ** -120)
+        (True, True)
+        """
+        f = self._prediction_ball(i, bits)
+        flint = _flint()
+        with flint.ctx.workprec(bits):
+            if u.top1_depth is not None:
+                masses = []
+                for a in u.candidate_ids:
+                    ys = self.tree.label_ids_below(a)
+                    masses.append(sum((f[y] for y in ys[1:]), f[ys[0]]))
+                best = masses[0]
+                for m in masses[1:]:
+                    best = best.max(m)
+                return best
+            v = self._exact_values(u, i)
+            return sum((f[y] * flint.fmpq(x.numerator, x.denominator) for y, x in enumerate(v) if x),
+                       flint.arb(0))
 
     def _linear_key(self, i: int, c: dict) -> tuple:
         """A key of the linear form with coefficients ``c`` (:meth:`_coefficients`) of atom ``i``
@@ -888,19 +1250,20 @@ class BoundedBackend(Backend):
         else:
             S, absS = (E * h).sum(axis=1), (E * np.abs(h)).sum(axis=1)
         err_S = _MARGIN * (2 * UNIT_ROUNDOFF + gamma(self.tree.K + len(kids) + 2)) * absS
-        change_lo = change_hi = Fraction(0)
-        atoms = self.dist.atoms
-        for t, i in enumerate(members.tolist()):
-            old_lo, old_hi = self.log_norm.get((i, node), (Fraction(0), Fraction(0)))
+        # sum_i w_i (alpha (s_i +- e_i) - mass_i (log N'_i - log N_i)) at its ends, in exact sums over
+        # one common denominator (rational.exact_dot): the same rationals as member by member
+        members, atoms = members.tolist(), self.dist.atoms
+        zero = (Fraction(0), Fraction(0))
+        old_lo, old_hi = zip(*(self.log_norm.get((i, node), zero) for i in members))
+        for t, i in enumerate(members):
             self.log_norm[i, node] = (new_lo[t], new_hi[t])
-            s, e = Fraction(float(S[t])), Fraction(float(err_S[t]))
-            a_lo, a_hi = sorted([alpha * (s - e), alpha * (s + e)])
-            mass = Fraction(1) if star is None else star[i]
-            d_lo, d_hi = mass * (new_lo[t] - old_hi), mass * (new_hi[t] - old_lo)
-            weight = atoms[i].weight
-            change_lo -= weight * (a_hi - d_lo)
-            change_hi -= weight * (a_lo - d_hi)
-        return change_lo, change_hi
+        w = [atoms[i].weight for i in members]
+        wm = w if star is None else [x * star[i] for x, i in zip(w, members)]
+        ws, we = (exact_dot(w, (Fraction(x) for x in v.tolist())) for v in (S, err_S))
+        a_lo, a_hi = sorted([alpha * (ws - we), alpha * (ws + we)])  # (e_i >= 0: the ends of every member's)
+        d_lo = exact_dot(wm, new_lo) - exact_dot(wm, old_hi)
+        d_hi = exact_dot(wm, new_hi) - exact_dot(wm, old_lo)
+        return d_lo - a_hi, d_hi - a_lo
 
     # ------------------------------------------------------------------ the end
     def final(self):

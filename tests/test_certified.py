@@ -247,6 +247,172 @@ def test_predictions_and_log_loss_lie_within_their_bounds(method):
             assert float(hi - lo) < 1e-10
 
 
+def _rational_row(row, ctx):
+    """A 300-bit prediction as exact rationals, scaled to sum to 1 (each entry within 2^-290 of
+    the exact state's, relatively, entries near 1e-300 too)."""
+    exact = [F(int(ctx.mpf(x).man_exp[0])) * F(2) ** int(ctx.mpf(x).man_exp[1]) for x in row]
+    total = sum(exact)
+    return [x / total for x in exact]
+
+
+def _ends(ball) -> tuple:
+    """An Arb ball's ends, exactly (read at a precision above the ball's own)."""
+    import flint
+    with flint.ctx.workprec(4096):
+        return certified._point(ball.lower()), certified._point(ball.upper())
+
+
+def _encloses(ball, x, floor=0) -> bool:
+    """Whether the Arb ``ball`` holds the exact rational ``x`` up to the 300-bit rounding (2^-250
+    of ``x``, and ``floor``)."""
+    lo, hi = _ends(ball)
+    slack = abs(x) / 2 ** 250 + floor
+    return lo - slack <= x <= hi + slack
+
+
+ARB_CASES = {
+    "four leaves, entries near 1e-300": (_population(FOUR, 6, 5, tiny=True),
+                                         {"u": Table(FOUR, [-1, 1, 1, 1]), "top": Top1AtDepth(FOUR, 1)}),
+    "a node of 30 children": (_population(WIDE, 5, 4), {"t": Table(WIDE, [F(k % 5 - 2, 2) for k in range(32)]),
+                                                         "top": Top1AtDepth(WIDE, 1)}),
+    "flat ten": (_population(FLAT10, 6, 5), {"top": Top1AtDepth(FLAT10, 1),
+                                             "t": Table(FLAT10, [F(k, 9) for k in range(10)])}),
+}
+
+
+@pytest.mark.parametrize("method", ["huc", "uc"])
+@pytest.mark.parametrize("case", sorted(ARB_CASES))
+def test_arb_enclosures_hold_the_exact_states_predictions_and_terms(case, method):
+    """What float64's bounds leave undecided is decided on Arb enclosures of the exact state
+    (``_prediction_ball``, ``_column_balls``).  After every update: each prediction's ball at 128
+    bits holds the certified engine's value of the same state at 300 bits, and every entry of
+    every column (UC residual and node terms, every subgroup) holds the exact core's C.2 term
+    (``terms_at``, docs/specification.md §2) of that 300-bit prediction with the same utility
+    values, times the exact weight: two implementations apart from the one tested."""
+    from huc_ref.audit import terms_at
+    from huc_ref.decomposition import Prediction
+    d, us = ARB_CASES[case]
+    backend = BoundedBackend(d, us, method, F(1, 10 ** 6), 30)
+    tree, checked = d.tree, 0
+    for _ in range(4):
+        choice = backend.choose(None)
+        if choice is None or not choice.exceeds:
+            break
+        backend.update(choice, None, None)
+        preds, _, ctx = _high_precision(backend)[:3]
+        rows = [_rational_row(row, ctx) for row in preds]
+        for i, row in enumerate(rows):
+            ball = backend._prediction_ball(i, 128)
+            assert all(_encloses(b, x) for b, x in zip(ball, row)), i
+            assert all(_ends(b)[1] - _ends(b)[0] < x / 2 ** 100 for b, x in zip(ball, row)), i  # 128 bits
+        try:
+            tables = backend._tables()
+        except Undecided:  # (a decision float64 cannot take: the certified engine's, not checked here)
+            continue
+        for name, (table, _) in tables.items():
+            nodes = [None] + [int(a) for a in table.nodes]
+            for k in range(backend.W.shape[1]):
+                for col, a in enumerate(nodes):
+                    entries = backend._column_balls(table, name, k, col, a, backend._zero(name, k, col, a), 128)
+                    for i, atom in enumerate(d.atoms):
+                        t = terms_at(tree, Prediction(tree, rows[i]), backend._decided(name, i, table), atom,
+                                     [] if a is None else [a], lambda x: x)
+                        exact = atom.weight * atom.c[k] * (t.residual if a is None else t.node_terms[a])
+                        assert _encloses(entries[i], exact, F(1, 2 ** 250)), (name, k, a, i)
+                        checked += 1
+    assert checked >= 40
+
+
+def test_equal_top1_keys_are_equal_scores():
+    """Top-1 correctness at depth ``l``: rows whose keys agree (the chosen node's path factors,
+    each up to a common scale of its siblings' masses) have equal scores at 300 bits; here rows
+    that differ only in their split below the chosen node's sibling, and one that differs above."""
+    rows = [["1/2", "1/4", "1/8", "1/8"], ["1/2", "1/4", "1/16", "3/16"], ["1/2", "1/4", "3/16", "1/16"],
+            ["1/2", "3/16", "1/8", "3/16"]]
+    d = FiniteDistribution(FOUR, [{"p": r, "label": "y1"} for r in rows])
+    us = {"top2": Top1AtDepth(FOUR, 2)}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    backend.scale = F(1, 2 ** certified.SCALE_BITS)
+    for i in range(4):
+        for b, z in (("vL", F(1, 2)), ("vR", F(-1, 2)), ("y1", F(3, 8)), ("y2", F(-3, 8))):
+            backend.z[i, FOUR.id(b)] = int(z / backend.scale)
+    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    backend.changed["top2"][:] = True
+    key = backend._key(us["top2"])
+    keys = [key(i) for i in range(4)]
+    preds = _high_precision(backend)[0]
+    scores = [max(row[:2] + [row[2] + row[3]]) for row in preds]  # the depth-2 cut: y1, y2, vR
+    assert keys[0] == keys[1] == keys[2] and abs(scores[0] - scores[1]) < 1e-80 and abs(scores[0] - scores[2]) < 1e-80
+    assert keys[3] != keys[0] and abs(scores[3] - scores[0]) > 1e-3
+    # edges no update has moved multiply to one rational: y1's mass below A is 1/2 of A's in both rows,
+    # through C = 1/2 of A then y1 = 3/4 of C, or C = 5/6 of A then y1 = 3/5 of C (a decision tree's
+    # smoothed rows, on digits, differ so)
+    deep = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["C", "y5"], "C": ["y1", "y2"], "B": ["b1", "b2"]})
+    rows = [["3/8", "1/8", "1/4", "1/8", "1/8"], ["3/8", "1/4", "1/8", "1/8", "1/8"]]
+    d = FiniteDistribution(deep, [{"p": r, "label": "y1"} for r in rows])
+    us = {"top3": Top1AtDepth(deep, 3)}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    backend.scale = F(1, 2 ** certified.SCALE_BITS)
+    for i in range(2):
+        for b, z in (("A", F(1, 2)), ("B", F(-1, 2))):
+            backend.z[i, deep.id(b)] = int(z / backend.scale)
+    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    key = backend._key(us["top3"])
+    preds = _high_precision(backend)[0]
+    assert key(0) == key(1) and abs(preds[0][0] - preds[1][0]) < 1e-80  # y1's mass: the score
+
+
+def test_candidates_with_one_column_are_one():
+    """Candidates whose columns are equal entry by entry have equal sups, which enclosures cannot
+    order: App. F.3's tie rule takes the first.  Equal: two subgroups with equal weights at one
+    node; two utilities whose values agree on the labels below the node (top-1 correctness at
+    depth 2 and of the label, one utility on a tree of depth 2).  Not equal: another node, the UC
+    residual, different weights (atom 1 is outside the third subgroup), values that differ below
+    the node."""
+    atoms = [{"p": ["1/8", "1/4", "1/8", "1/2"], "label": "y3", "c": [1, 1, 1]},
+             {"p": ["1/2", "1/4", "1/8", "1/8"], "label": "y1", "c": [1, 1, 0]}]
+    d = FiniteDistribution(FOUR, atoms, subgroups=["all", "twin", "half"])
+    us = {"top1": TopK(FOUR, 1), "top2": Top1AtDepth(FOUR, 2), "t": Table(FOUR, [1, 0, 0, 1])}
+    backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+    tables = backend._tables()
+    vL, vR = FOUR.id("vL"), FOUR.id("vR")
+
+    def cand(k, name, node):
+        col = 0 if node is None else 1 + list(tables[name][0].nodes).index(node)
+        return (0.0, 0.0, k, name, col, node)
+
+    def same(c, d):
+        return backend._same_column([c, d], tables, 0, 1)
+    assert same(cand(0, "top2", vR), cand(1, "top2", vR)) and same(cand(0, "top1", vR), cand(0, "top2", vR))
+    assert not same(cand(0, "top2", vR), cand(2, "top2", vR))  # atom 1's weight: 1, then 0
+    assert not same(cand(0, "top2", vR), cand(0, "top2", vL)) and not same(cand(0, "top2", None), cand(0, "top2", vR))
+    assert not same(cand(0, "top2", vR), cand(0, "t", vR))  # top-2 is 0 on y4 for atom 0, t is 1
+
+
+def test_distinct_irrational_scores_a_rounding_apart_are_ordered_in_arb():
+    """A decision tree's smoothed rows (K.1: ``(1 - kappa) p + kappa / K``) become floats whose exact
+    values differ by float64's roundings: rows with all their mass below vL, split differently,
+    have masses of vL about 1e-17 apart, and after a root update their top-1 scores are a
+    rounding apart with different states.  float64 cannot order them; before the scores were
+    enclosed in Arb each of this run's 10 choices went to the certified engine ("a tie of
+    irrational scores"), and now none does.  The run is the certified engine's."""
+    kappa, K = F(1, 10 ** 10), 4
+    leaves = [[F(9, 10), F(1, 10), 0, 0], [F(3, 10), F(7, 10), 0, 0], [F(1, 3), F(2, 3), 0, 0],
+              [0, 0, F(1, 3), F(2, 3)], [F(1, 7), F(2, 7), F(3, 7), F(1, 7)]]
+    rows = []
+    for leaf in leaves:
+        exact = [F(float((1 - kappa) * x + kappa / K)) for x in leaf]  # predict_proba's floats, exactly
+        rows.append(exact[:-1] + [1 - sum(exact[:-1])])
+    labels = ["y1", "y2", "y1", "y3", "y4", "y3", "y1", "y2", "y4", "y1", "y3", "y4", "y2", "y3", "y1"]
+    d = FiniteDistribution(FOUR, [{"p": rows[i % len(rows)], "label": y} for i, y in enumerate(labels)])
+    us = {"top1": Top1AtDepth(FOUR, 1), "top2": Top1AtDepth(FOUR, 2)}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    _run_backend(backend, 12)
+    assert backend.fallbacks == {}
+    _same_run(certified.boost(d, us, epsilon="1/1000000", max_updates=12),
+              engine_boost(d, us, epsilon="1/1000000", max_updates=12))
+
+
 @pytest.mark.parametrize("method", ["huc", "uc"])
 def test_gamma_lies_within_its_bound(method):
     """Each update's enclosure of Gamma = E[<h, R>] for the applied h holds Gamma computed by the
@@ -431,7 +597,9 @@ def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
     exactly, which float64 cannot tell from a near tie.  ``_flat_below`` marks such atoms, so the
     witness is certified without the certified engine (a decision tree's predictions, few
     distinct rows, are full of them: 17 of 21 choices on scikit-learn's digits fell back before
-    session 26, 5 now); without it this run falls back twice.  The run is the certified engine's."""
+    session 26, 5 now); without it the witness is certified in Arb, the prefix sums enclosed at 128
+    bits from the exact state with those entries 0 exactly (twice in this run), and without that
+    too this run falls back twice.  Each run is the certified engine's."""
     rows = {"a": ["1/8", "1/4", "1/8", "1/2"], "b": ["1/8", "1/8", "1/4", "1/2"], "c": ["1/2", "1/4", "1/8", "1/8"],
             "d": ["1/8", "1/8", "1/2", "1/4"]}
     atoms = [{"p": rows[r], "label": y} for r, y in (("a", "y3"), ("b", "y2"), ("c", "y1"), ("c", "y1"), ("d", "y3"),
@@ -439,13 +607,20 @@ def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
     d, us = FiniteDistribution(FOUR, atoms), {"top1": TopK(FOUR, 1)}
     backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
     _run_backend(backend, 12)
-    assert backend.fallbacks == {}
-    _same_run(certified.boost(d, us, epsilon="1/100"), engine_boost(d, us, epsilon="1/100"))
+    assert backend.fallbacks == {} and backend.refined == {}
+    exact = engine_boost(d, us, epsilon="1/100")
+    _same_run(certified.boost(d, us, epsilon="1/100"), exact)
     assert backend._flat_below("top1", FOUR.id("vR"))[2]  # atom 2: top label y1, so 0 on y3 and y4
     monkeypatch.setattr(BoundedBackend, "_flat_below", lambda self, name, a: np.zeros(len(self.p0), dtype=bool))
     backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
     _run_backend(backend, 12)
+    assert backend.fallbacks == {} and backend.refined == {"the witness interval": 2}
+    _same_run(certified.boost(d, us, epsilon="1/100"), exact)
+    monkeypatch.setattr(certified, "ball_witness", lambda entries, zero, table, bits: None)
+    backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+    _run_backend(backend, 12)
     assert backend.fallbacks == {"the witness interval": 2}
+    _same_run(certified.boost(d, us, epsilon="1/100"), exact)
 
 
 def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits():
