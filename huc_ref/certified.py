@@ -653,9 +653,10 @@ class BoundedBackend(Backend):
         certified by enclosing their sups in Arb at :data:`REFINE_BITS`; :class:`Undecided` where
         the enclosures still overlap (equal sups, which App. F.3's tie rule orders: the certified
         engine decides)."""
-        firsts = []  # one candidate per column: the first (the tie rule's) of those equal to it entry by entry
+        firsts = []  # one candidate per sup: the first (the tie rule's) of those equal to it exactly
         for c in close:
-            if not any(self._same_column(cands, tables, f, c) for f in firsts):
+            if not any(self._same_column(cands, tables, f, c) or self._same_witness(cands, tables, refined, f, c)
+                       for f in firsts):
                 firsts.append(c)
         if len(firsts) == 1:
             return firsts[0]
@@ -680,6 +681,37 @@ class BoundedBackend(Backend):
             if w != atom.weight * atom.c[k2]:
                 return False
             if w and name != name2:
+                v, v2 = self._decided(name, i, tables[name][0]), self._decided(name2, i, tables[name2][0])
+                if any(v[y] != v2[y] for y in labels):
+                    return False
+        return True
+
+    def _same_witness(self, cands: list, tables: dict, refined: dict, c: int, d: int) -> bool:
+        """Whether candidates ``c`` and ``d`` (both the UC residual or both one node's terms) have
+        one sup as one sum: each column's witness certified in Arb (:func:`ball_witness`), the
+        atoms whose entries are not 0 exactly the same in both witnesses, and there the weights
+        and the values the column reads equal, so that ``sup_c = |sum_S W t| = sup_d``.  App. F.3's
+        tie rule then takes the first: one column in two subgroups that differ only outside the
+        witnesses (or on atoms whose term is 0), or two utilities that agree on them."""
+        (_, _, k, name, col, a), (_, _, k2, name2, col2, a2) = cands[c], cands[d]
+        if (col == 0) != (col2 == 0) or a != a2:
+            return False
+        support = []
+        for j, utility in ((c, name), (d, name2)):
+            entries, zero, _ = self._refined(cands, j, tables, refined)
+            table = tables[utility][0]
+            found = ball_witness(entries, zero, table, refined[j][0])
+            if found is None:
+                return False
+            support.append({i for i in table.members(found[0], found[1]).tolist() if not zero[i]})
+        if support[0] != support[1]:
+            return False
+        labels = range(self.tree.K) if col == 0 else self.tree.label_ids_below(a)
+        for i in support[0]:
+            atom = self.dist.atoms[i]
+            if atom.c[k] != atom.c[k2]:
+                return False
+            if name != name2:
                 v, v2 = self._decided(name, i, tables[name][0]), self._decided(name2, i, tables[name2][0])
                 if any(v[y] != v2[y] for y in labels):
                     return False
@@ -778,11 +810,12 @@ class BoundedBackend(Backend):
         top-1 correctness at depth ``l``; otherwise None, :meth:`_linear_key`).  The score is the
         mass of the chosen node ``c``, the product over the edges ``a -> b`` down to it of
         ``pi0_b e^{z_b} / sum_k pi0_k e^{z_k}`` (``k`` the children of ``a``): where float64 tells
-        which candidate is chosen, the key is the product of the rational factors (the edges whose
-        siblings share one logit: ``pi0_b / pi0_a``) and the multiset of the others, each as ``z_b``
-        and the distinct logits of ``a``'s children with their summed ``pi0_k / pi0_b`` (rows whose
-        masses differ by a common scale below a node have one key); otherwise the masses and
-        logits of every edge down to depth ``l``.
+        which candidate is chosen, the key is ``"path"``, the product of the rational factors (the
+        edges whose siblings share one logit: ``pi0_b / pi0_a``) and the multiset of the others,
+        each as ``z_b`` and the distinct logits of ``a``'s children with their summed ``pi0_k /
+        pi0_b`` (rows whose masses differ by a common scale below a node have one key; with no
+        other factor the score is that rational); otherwise ``"edges"`` and the masses and logits
+        of every edge down to depth ``l``.
 
         >>> from huc_ref import LabelTree, Top1AtDepth
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
@@ -791,7 +824,7 @@ class BoundedBackend(Backend):
         >>> b = BoundedBackend(d, {"u": Top1AtDepth(t, 2)}, "huc", Fraction(1, 100), 30)
         >>> key = b._key(b.utilities["u"])
         >>> key(0) == key(1), key(0)  # y1 in both (1/2 = 1/(4/3) x 1/(3/2)): b's split does not matter
-        (True, (Fraction(1, 2), ()))
+        (True, ('path', Fraction(1, 2), ()))
         """
         tree = self.tree
         if self.method != "huc" or u.top1_depth is None:
@@ -806,7 +839,7 @@ class BoundedBackend(Backend):
             sizes = np.sort([float(self.P[i, list(ys)].sum()) for ys in cut_below])
             if len(sizes) > 1 and sizes[-2] >= sizes[-1] * (1 - 1e-9):  # float64 cannot tell the chosen node
                 pairs = tuple(zip((sum((p[y] for y in ys), Fraction(0)) for ys in below), z[edges]))
-                return tuple(sorted(pairs)) if u.top1_depth == 1 else pairs
+                return "edges", tuple(sorted(pairs)) if u.top1_depth == 1 else pairs
             chosen = int(candidates[np.argmax([float(self.P[i, list(ys)].sum()) for ys in cut_below])])
             factors, rational = [], Fraction(1)
             for b in self._path_to(chosen):
@@ -819,7 +852,7 @@ class BoundedBackend(Backend):
                     rational /= grouped[z[b]]
                 else:
                     factors.append((z[b], tuple(sorted(grouped.items()))))
-            return rational, tuple(sorted(factors))
+            return "path", rational, tuple(sorted(factors))
         return key
 
     def _path_to(self, a: int) -> list:
@@ -844,13 +877,48 @@ class BoundedBackend(Backend):
 
     def _coefficients(self, i: int, v) -> dict:
         """A linear form ``sum_y f_y v_y`` of atom ``i``'s boosted prediction grouped by factor
-        (:meth:`_signature`): the nonzero rational coefficients ``sum_{y in s} p0_y v_y``."""
+        (:meth:`_signature`): the nonzero rational coefficients ``sum_{y in s} p0_y v_y``.  Under
+        HUC-Boost the labels below a node ``a`` on which ``v`` is constant (the highest such) are
+        one term: their predictions sum to ``pi0_a`` times the factors above ``a`` (below it every
+        split is a distribution), so the logits below ``a`` do not enter.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
+        >>> b = BoundedBackend(FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}]),
+        ...                    {"u": Table(t, [1, 1, 0, 0])}, "huc", Fraction(1, 100), 30)
+        >>> b.z[0, t.id("y1")], b.z[0, t.id("a")] = 5, 3  # a's split and the root's moved
+        >>> b._coefficients(0, [1, 1, 0, 0])  # y1 + y2 = pi0_a e^{z_a} / N_r: a's split cancels
+        {((0, 3),): Fraction(1, 2)}
+        """
         sig, p, out = self._signature(i), self.p0[i], {}
+        if self.method == "huc":
+            tree, z = self.tree, self.z[i]
+            moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
+            for a, ys, x in self._constant_below(v):
+                mass = sum((p[y] for y in ys), Fraction(0)) * x
+                if mass:
+                    s = tuple((tree.parent_ids[b], z[b]) for b in self._path_to(a) if tree.parent_ids[b] in moved)
+                    out[s] = out.get(s, 0) + mass
+            return {s: c for s, c in out.items() if c}
         for y, x in enumerate(v):
             if x and p[y]:
                 s = sig(y)
                 out[s] = out.get(s, 0) + p[y] * x
         return {s: c for s, c in out.items() if c}
+
+    def _constant_below(self, v) -> list:
+        """The highest nodes below which ``v`` is constant, as ``(node, its labels, the value)``:
+        a partition of the labels."""
+        tree, out = self.tree, []
+        stack = [tree.id(tree.root)]
+        while stack:
+            a = stack.pop()
+            ys = tree.label_ids_below(a)
+            if len({v[y] for y in ys}) == 1:
+                out.append((a, ys, v[ys[0]]))
+            else:
+                stack.extend(tree.child_ids[a])
+        return out
 
     def _exact_values(self, u: Utility, i: int):
         """``u(f_i, .)`` of a boosted row, exactly: a table's fixed values; a binary decision by
@@ -881,9 +949,14 @@ class BoundedBackend(Backend):
         if version == self.version[i]:
             return found
         u = self.utilities[name]
-        if key is not None:  # top-1 at depth l: rational exactly while no split above depth l has moved
-            found = (u.score(self.p0[i]) if not any(self.z[i, self._top_edges(u)])
-                     else _Same(key(i), functools.partial(self._score_ball, u, i)))
+        if key is not None:  # top-1 at depth l: rational exactly while no split above depth l has moved,
+            state = key(i) if any(self.z[i, self._top_edges(u)]) else None  # or none on the chosen path
+            if state is None:
+                found = u.score(self.p0[i])
+            elif state[0] == "path" and not state[2]:
+                found = state[1]
+            else:
+                found = _Same(state, functools.partial(self._score_ball, u, i))
             self._scores[name, i] = (self.version[i], found)
             return found
         c = self._coefficients(i, self._exact_values(u, i))
@@ -999,8 +1072,9 @@ class BoundedBackend(Backend):
         ``p_y``, ties to the earlier label), for rank and top-``k`` utilities: two leaves with one
         factor key (:meth:`_signature`) compare exactly by ``p0`` (``p_y = p0_y F``, one ``F``),
         as the certified engine would; two with different keys by the float64 row where it tells
-        them apart beyond its error (relatively ``max(10^-9, 4 rho)``), else :class:`Undecided`
-        (a tie of different factors is left to the certified engine).  The row is ``K - g`` over
+        them apart beyond its error (relatively ``max(10^-9, 4 rho)``), else by Arb's enclosures at
+        :data:`REFINE_BITS`, else :class:`Undecided` (a tie of different factors is left to the
+        certified engine).  The row is ``K - g`` over
         its sum for the ``g``-th group of equal entries, so only its order is the boosted row's.
 
         >>> from huc_ref import LabelTree, Table
@@ -1017,6 +1091,10 @@ class BoundedBackend(Backend):
             if sig(a) == sig(b):
                 return (p[b] > p[a]) - (p[b] < p[a]) or a - b
             if abs(P[a] - P[b]) <= tol * max(P[a], P[b]):
+                for bits in REFINE_BITS:  # Arb's enclosures of the two entries
+                    f = self._prediction_ball(i, bits)
+                    if f[a] > f[b] or f[a] < f[b]:
+                        return -1 if f[a] > f[b] else 1
                 raise Undecided("a rank on a boosted row")
             return -1 if P[a] > P[b] else 1
         order = sorted(range(self.tree.K), key=functools.cmp_to_key(first))
@@ -1031,17 +1109,10 @@ class BoundedBackend(Backend):
     def _surrogate(self, u: Utility):
         """``i -> `` a rational row on which ``u`` decides as on atom ``i``'s boosted row, where
         float64 could not tell: a binary decision's ``p0`` where the margin's factors cancel; a rank
-        (:meth:`_ranked`); top-1 correctness at depth 1 (either method), ``p0_y r_z``, ``r_z`` a
-        float of ``e^z`` for the logit ``z`` that moves leaf ``y``'s mass (HUC-Boost: the root's
-        edge above it; UC-Boost: its own), one number for one logit.  Two children's masses differ
-        by ``sum_z e^z d_z / N`` with exact rational ``d_z``: where the ``d_z`` share a sign (one
-        logit, or none: :func:`huc_ref.boost._shared_sign`) its sign is theirs, exactly, and the
-        row's; otherwise (the ``e^z`` of distinct rationals are linearly independent,
-        Lindemann-Weierstrass, so the masses are never equal) they are ordered where float64
-        tells them apart by 10^-9, else :class:`Undecided`.  Other utilities: None."""
-        from .boost import _shared_sign  # (the certified engine's module, imported where it is used)
+        (:meth:`_ranked`); top-1 correctness at any depth, either method (:meth:`_top1_row`: exact
+        where the candidates' masses are forms whose differences share a sign, else Arb's
+        enclosures).  Other utilities: None."""
         from .utilities import BinaryDecision, Rank
-        tree = self.tree
         if isinstance(u, BinaryDecision):  # asked only where float64 cannot tell the margin's sign
             def decided(i):
                 if any(s != () for s in self._coefficients(i, u.d)):
@@ -1050,35 +1121,76 @@ class BoundedBackend(Backend):
             return decided
         if isinstance(u, Rank):
             return self._ranked
-        if u.top1_depth != 1:
+        if u.top1_depth is None:
             return None
-        kids = list(tree.child_ids[tree.id(tree.root)])
-        below = [tree.label_ids_below(b) for b in kids]
-        edge = np.zeros(tree.K, dtype=int)  # the edge whose logit moves leaf y's mass
-        for b, ys in zip(kids, below):
-            edge[list(ys)] = b
-        if self.method == "uc":
-            edge = np.array(tree.leaf_node_ids)
+        return functools.partial(self._top1_row, u)
 
-        def row(i):
-            p, z = self.p0[i], self.z[i, edge]
-            r = {zy: Fraction(math.exp(float(zy * self.scale))) if zy else Fraction(1) for zy in set(z.tolist())}
-            masses = []  # each child's mass as {logit: summed p0}
+    def _top1_row(self, u: Utility, i: int) -> tuple:
+        """A rational row on which top-1 correctness at depth ``l`` (K.2) chooses as on atom ``i``'s
+        boosted row: 2 on the candidates of largest mass, 1 on the others, spread over their leaves.
+        Each candidate's mass is a form ``sum_k c_k F_k`` with exact rational ``c_k`` and positive
+        factors ``F_k`` (HUC-Boost: one, ``pi0_c`` times the moved splits' ``e^{z_b} / N_a`` on its
+        path, keyed by them; UC-Boost: ``p0_y`` summed by leaf logit ``z``, ``F = e^z / N``).  Among
+        the candidates float64 cannot tell from the largest (within 10^-9), two compare exactly
+        where their forms' differences share a sign (equal forms: equal masses), else on Arb's
+        enclosures at :data:`REFINE_BITS`; :class:`Undecided` where those overlap too.
+
+        >>> from huc_ref import LabelTree, Top1AtDepth
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/4", "1/4", "1/4", "1/4"], "label": "y1"}])
+        >>> b = BoundedBackend(d, {"u": Top1AtDepth(t, 2)}, "huc", Fraction(1, 100), 30)
+        >>> b.scale = Fraction(1, 2 ** SCALE_BITS)
+        >>> b.z[0, t.id("a")], b.z[0, t.id("b")] = 2 ** SCALE_BITS, -(2 ** SCALE_BITS)  # a's leaves rise
+        >>> b._top1_row(b.utilities["u"], 0)  # y1 and y2 tie exactly under one factor: both largest
+        (Fraction(1, 3), Fraction(1, 3), Fraction(1, 6), Fraction(1, 6))
+        """
+        from .boost import _shared_sign  # (the certified engine's module, imported where it is used)
+        tree, p, z = self.tree, self.p0[i], self.z[i]
+        cands = list(u.candidate_ids)
+        below = [tree.label_ids_below(c) for c in cands]
+        forms = []  # each candidate's mass as {factor key: exact coefficient}
+        if self.method == "uc":
+            leaves = tree.leaf_node_ids
             for ys in below:
-                m: dict = {}
+                form: dict = {}
                 for y in ys:
-                    m[z[y]] = m.get(z[y], 0) + p[y]
-                masses.append(m)
-            sizes = [float(sum(c * r[zy] for zy, c in m.items())) for m in masses]
-            for j in range(len(kids)):
-                for k in range(j):
-                    d = [masses[j].get(zy, 0) - masses[k].get(zy, 0) for zy in masses[j].keys() | masses[k].keys()]
-                    if _shared_sign(d) is not None:  # coefficients of one sign (or none): exact
-                        continue
-                    if abs(sizes[j] - sizes[k]) <= 1e-9 * max(sizes[j], sizes[k]):
-                        raise Undecided(i)
-            return tuple(p[y] * r[z[y]] for y in range(tree.K))
-        return row
+                    form[z[leaves[y]]] = form.get(z[leaves[y]], 0) + p[y]
+                forms.append(form)
+        else:
+            moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
+            for c, ys in zip(cands, below):
+                key = tuple(sorted((tree.parent_ids[b], z[b]) for b in self._path_to(c) if tree.parent_ids[b] in moved))
+                forms.append({key: sum((p[y] for y in ys), Fraction(0))})
+        sizes = [float(self.P[i, list(ys)].sum()) for ys in below]
+        top = max(sizes)
+        group = [k for k, size in enumerate(sizes) if size >= top * (1 - 1e-9)]
+
+        def order(j, k) -> int:  # the sign of mass_j - mass_k
+            sign = _shared_sign([forms[j].get(x, 0) - forms[k].get(x, 0) for x in forms[j].keys() | forms[k].keys()])
+            if sign is not None:
+                return sign
+            flint = _flint()
+            for bits in REFINE_BITS:
+                f = self._prediction_ball(i, bits)
+                with flint.ctx.workprec(bits):
+                    a, b = (sum((f[y] for y in below[m][1:]), f[below[m][0]]) for m in (j, k))
+                if a > b or a < b:
+                    return 1 if a > b else -1
+            raise Undecided(i)
+
+        largest = [group[0]]
+        for k in group[1:]:
+            sign = order(k, largest[0])
+            if sign > 0:
+                largest = [k]
+            elif sign == 0:
+                largest.append(k)
+        row = [Fraction(0)] * tree.K
+        for m, ys in enumerate(below):
+            for y in ys:
+                row[y] = Fraction(2 if m in largest else 1, len(ys))
+        total = sum(row)
+        return tuple(x / total for x in row)
 
     def logit(self, i: int, b: int) -> Fraction:
         """Atom ``i``'s accumulated logit ``z`` of the edge into node ``b`` (UC-Boost: of leaf ``b``),

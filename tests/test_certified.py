@@ -389,6 +389,48 @@ def test_candidates_with_one_column_are_one():
     assert not same(cand(0, "top2", vR), cand(0, "t", vR))  # top-2 is 0 on y4 for atom 0, t is 1
 
 
+DEEP = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["C", "y5"], "C": ["y1", "y2"], "B": ["b1", "b2"]})
+
+
+def _smoothed_sample(tree, seed):
+    """A calibration sample as a decision tree gives it: 2-6 leaf distributions of counts on 1-4
+    labels, smoothed as K.1 does (``kappa = 10^-10``) and read back from float64, 6-24 rows of them
+    with labels mostly drawn from them, and a second subgroup holding about half the rows."""
+    import random
+    rng, K, kappa = random.Random(seed), tree.K, F(1, 10 ** 10)
+    rows = []
+    for _ in range(rng.randint(2, 6)):
+        counts = {y: rng.randint(1, 20) for y in rng.sample(range(K), rng.randint(1, min(K, 4)))}
+        exact = [F(float((1 - kappa) * F(counts.get(y, 0), sum(counts.values())) + kappa / K)) for y in range(K)]
+        rows.append(exact[:-1] + [1 - sum(exact[:-1])])
+    atoms = []
+    for _ in range(rng.randint(6, 24)):
+        r = rows[rng.randrange(len(rows))]
+        y = rng.choices(range(K), weights=[float(x) for x in r])[0] if rng.random() < 0.7 else rng.randrange(K)
+        atoms.append({"p": r, "label": tree.labels[y], "c": [1, rng.randint(0, 1)]})
+    return FiniteDistribution(tree, atoms, subgroups=["all", "half"])
+
+
+@pytest.mark.parametrize("tree, method, seed, depths", [(FOUR, "uc", 2, (1, 2)), (WIDE, "huc", 1, (1, 2)),
+                                                        (DEEP, "huc", 0, (1, 2)), (FLAT10, "uc", 1, (1,)),
+                                                        (DEEP, "huc", 5, (2, 3))])
+def test_candidates_whose_witnesses_hold_one_sum_have_one_sup(tree, method, seed, depths):
+    """Two candidates whose certified witnesses hold the same atoms with nonzero entries, with equal
+    weights and values there, have one sup as one sum (``_same_witness``): float64 and Arb cannot
+    order them, and App. F.3's tie rule takes the first.  Two subgroups that differ outside the
+    witnesses (or on atoms of zero weight at a witness's end), and two utilities that agree on
+    the witness (top-1 at depths 2 and 3 on DEEP).  On these decision-tree samples such choices
+    went to the certified engine (5, 6, 3, 5 and 2 of the runs' six); none does now, and each
+    run is the certified engine's."""
+    d = _smoothed_sample(tree, seed)
+    us = {f"top1@{depth}": Top1AtDepth(tree, depth) for depth in depths}
+    backend = BoundedBackend(d, us, method, F(1, 10 ** 6), 30)
+    _run_backend(backend, 6)
+    assert backend.fallbacks == {}
+    _same_run(certified.boost(d, us, method=method, epsilon="1/1000000", max_updates=6),
+              engine_boost(d, us, method=method, epsilon="1/1000000", max_updates=6))
+
+
 def test_distinct_irrational_scores_a_rounding_apart_are_ordered_in_arb():
     """A decision tree's smoothed rows (K.1: ``(1 - kappa) p + kappa / K``) become floats whose exact
     values differ by float64's roundings: rows with all their mass below vL, split differently,
@@ -565,12 +607,13 @@ def test_a_boosted_rows_exact_ties_are_kept_exact():
     _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
 
 
-def test_a_boosted_rows_rank_is_decided_by_its_factors():
+def test_a_boosted_rows_rank_is_decided_by_its_factors(monkeypatch):
     """Rank and top-k utilities (A.1's ``r_p``) on boosted rows: two leaves under one factor
     compare exactly by ``p0``, as the certified engine compares them, and the tie y1 = y2 goes to
     y1; before session 26 every such decision went to the certified engine ("a decision on a
     boosted row"), which audits the whole state again.  Two leaves under different factors are
-    ordered by float64 only beyond its error bound."""
+    ordered by float64 only beyond its error bound, within it by Arb's enclosures of the exact
+    state, and by the certified engine where those cannot tell either."""
     atoms = ([{"p": ["1/8", "1/8", "1/4", "1/2"], "label": y} for y in ("y1", "y1", "y2", "y3", "y1")]
              + [{"p": ["1/6", "1/6", "1/3", "1/3"], "label": y} for y in ("y1", "y2", "y1")])
     d = FiniteDistribution(FOUR, atoms)
@@ -583,6 +626,8 @@ def test_a_boosted_rows_rank_is_decided_by_its_factors():
     assert ranked[0] == ranked[1] and ranked[2] != ranked[0]  # the exact tie y1 = y2 kept as one value
     saved = backend.P[0, 2]
     backend.P[0, 2] = backend.P[0, 0] * (1 + 1e-12)  # different factors within float64's error
+    assert backend._ranked(0) == ranked  # the exact state's order, from Arb
+    monkeypatch.setattr(certified, "REFINE_BITS", ())
     with pytest.raises(Undecided, match="^a rank on a boosted row$"):
         backend._ranked(0)
     backend.P[0, 2] = saved
@@ -623,12 +668,13 @@ def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
     _same_run(certified.boost(d, us, epsilon="1/100"), exact)
 
 
-def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits():
+def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits(monkeypatch):
     """Top-1 correctness at depth 1 on UC-Boost's boosted rows (each leaf its own logit): two
     children's masses differ by ``sum_z e^z d_z / N``; where the rational ``d_z`` share a sign the
-    decision is exact, otherwise float64's beyond 10^-9, else the certified engine's.  Before
-    session 26 only HUC-Boost had this surrogate, and every such decision under UC-Boost went to
-    the certified engine (9 of this run's)."""
+    decision is exact, otherwise float64's beyond 10^-9, else Arb's at 128 bits and more, and the
+    certified engine's where those overlap too.  Before session 26 only HUC-Boost had this
+    surrogate, and every such decision under UC-Boost went to the certified engine (9 of this
+    run's)."""
     t = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["a1", "a2"], "B": ["b1", "b2"]})
     e = F(1, 10**30)
     atoms = ([{"p": [F(1, 4) + e, F(1, 4), F(1, 4) - e, F(1, 4)], "label": y} for y in ("a1", "b2", "a2")]
@@ -647,9 +693,17 @@ def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits():
     a1, a2, b1, b2 = t.leaf_node_ids
     backend.z[0, :] = 0
     backend.z[0, a1] = backend.z[0, b1] = 1  # d = (0 at z, -2e at 0): B's mass is larger, exactly
+    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
     row = backend._surrogate(us["top"])(0)
     assert us["top"].node(row) == "B"
     backend.z[0, b1] = 0  # d = (1/4 + e at z, -1/4 - 3e at 0): mixed signs, the masses 10^-30 apart
+    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    backend.version[0] += 1  # (a new state: its enclosures afresh)
+    exact = _high_precision(backend)[0][0]
+    assert 0 < (exact[2] + exact[3]) - (exact[0] + exact[1]) < 1e-29  # B's, by 2e (300 bits)
+    assert us["top"].node(backend._surrogate(us["top"])(0)) == "B"  # Arb at 128 bits tells them apart
+    backend.version[0] += 1
+    monkeypatch.setattr(certified, "REFINE_BITS", (64,))  # too few bits for 10^-30: the certified engine's
     with pytest.raises(Undecided):
         backend._surrogate(us["top"])(0)
 
