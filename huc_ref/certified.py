@@ -40,6 +40,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .decomposition import subtree_sums
 from .distribution import FiniteDistribution
 from .driver import Backend, Choice, Update, drive, rational_gamma
 from .errors import HUCError
@@ -505,6 +506,8 @@ class BoundedBackend(Backend):
         self._engine = None
         self.version, self._scores = np.zeros(n, dtype=np.int64), {}  # (exact scores of boosted rows, kept)
         self._balls: dict = {}  # (atom, bits) -> (version, its prediction in Arb), :meth:`_prediction_ball`
+        self._values: dict = {}  # (utility, atom) -> (version, its values), :meth:`_exact_values`
+        self._pi0_exact: dict = {}  # atom -> the exact subtree masses of p0, :meth:`_pi0`
         self.fallbacks: dict = {}  # why the certified engine chose, and how often
         self.refined: dict = {}  # what float64's bounds left to Arb (REFINE_BITS), and how often
         # per utility: the atoms some update has changed it on, and the nodes whose updates never do
@@ -594,10 +597,10 @@ class BoundedBackend(Backend):
                 raise Undecided("whether it exceeds epsilon")
         table, perr = tables[name]
         values = (table.residual if col == 0 else table.terms[:, col - 1]) * self.W[:, k]
-        zero = self._zero(name, k, col, a, flat=False)
+        zero = self._zero(name, k, col, a, table, flat=False)
         found = certified_witness(values, zero, table, float(perr[k, col]))
         if found is None and col:  # prefix sums that may repeat exactly: the atoms whose term is 0 exactly
-            found = certified_witness(values, self._zero(name, k, col, a), table, float(perr[k, col]))
+            found = certified_witness(values, self._zero(name, k, col, a, table), table, float(perr[k, col]))
         if found is None:  # the prefix sums in Arb
             for bits in REFINE_BITS:
                 entries, zero, _ = self._refined(cands, j, tables, refined, bits)
@@ -615,15 +618,15 @@ class BoundedBackend(Backend):
     def _count(self, what: str) -> None:
         self.refined[what] = self.refined.get(what, 0) + 1
 
-    def _zero(self, name: str, k: int, col: int, a, flat: bool = True) -> np.ndarray:
-        """The atoms whose entry of column ``col`` (node ``a``) in subgroup ``k`` is 0 exactly: weight
-        0, no label mass below ``a``, or (``flat``) a utility constant below ``a``
+    def _zero(self, name: str, k: int, col: int, a, table, flat: bool = True) -> np.ndarray:
+        """The atoms whose entry of column ``col`` (node ``a``) in subgroup ``k`` of ``table`` is 0
+        exactly: weight 0, no label mass below ``a``, or (``flat``) a utility constant below ``a``
         (:meth:`_flat_below`)."""
         zero = self.W[:, k] == 0
         if col:
             zero = zero | (self.star[:, a] == 0)
             if flat:
-                zero = zero | self._flat_below(name, a)
+                zero = zero | self._flat_below(name, a, table)
         return zero
 
     def _refined(self, cands: list, j: int, tables: dict, refined: dict, bits: int | None = None) -> tuple:
@@ -636,7 +639,7 @@ class BoundedBackend(Backend):
         bits = bits or REFINE_BITS[0]
         _, _, k, name, col, a = cands[j]
         table = tables[name][0]
-        zero = self._zero(name, k, col, a)
+        zero = self._zero(name, k, col, a, table)
         entries = self._column_balls(table, name, k, col, a, zero, bits)
         with flint.ctx.workprec(bits):
             run, top, bottom = flint.arb(0), flint.arb(0), flint.arb(0)
@@ -782,11 +785,12 @@ class BoundedBackend(Backend):
         depth = self.tree.depth_ids
         return [b for b in range(len(depth)) if 0 < depth[b] <= u.top1_depth]
 
-    def _flat_below(self, name: str, a: int) -> np.ndarray:
+    def _flat_below(self, name: str, a: int, table=None) -> np.ndarray:
         """The atoms whose utility ``name`` is constant on the leaves below node ``a``, exactly: there
         every child's mean is ``a``'s, so the node's term ``mu_{u,a_j} - mu_{u,a}`` is exactly 0
         (Sec. 3.1), whatever the row's probabilities.  Values are the utility's own on ``p0`` (rows
-        it has not changed) or :meth:`_exact_values` (a row it cannot decide is left out).
+        it has not changed), else as ``table``'s audit decided them (:meth:`_decided`), or, without
+        a table, :meth:`_exact_values` (a row it cannot decide is left out).
 
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
@@ -799,7 +803,8 @@ class BoundedBackend(Backend):
         flat = np.zeros(len(self.p0), dtype=bool)
         for i in range(len(self.p0)):
             try:
-                v = self._exact_values(u, i) if changed[i] else u.values(self.p0[i], i)
+                v = (u.values(self.p0[i], i) if not changed[i] else self._exact_values(u, i) if table is None
+                     else self._decided(name, i, table))
             except Undecided:
                 continue
             flat[i] = len({v[y] for y in below}) == 1
@@ -830,30 +835,33 @@ class BoundedBackend(Backend):
         if self.method != "huc" or u.top1_depth is None:
             return None
         edges = self._top_edges(u)
-        below = [tree.label_ids_below(b) for b in edges]
         candidates = np.array(u.candidate_ids)
         cut_below = [tree.label_ids_below(a) for a in u.candidate_ids]
 
         def key(i):
-            p, z = self.p0[i], self.z[i]
+            pi, z = self._pi0(i), self.z[i]
             sizes = np.sort([float(self.P[i, list(ys)].sum()) for ys in cut_below])
             if len(sizes) > 1 and sizes[-2] >= sizes[-1] * (1 - 1e-9):  # float64 cannot tell the chosen node
-                pairs = tuple(zip((sum((p[y] for y in ys), Fraction(0)) for ys in below), z[edges]))
+                pairs = tuple(zip((pi[b] for b in edges), z[edges]))
                 return "edges", tuple(sorted(pairs)) if u.top1_depth == 1 else pairs
             chosen = int(candidates[np.argmax([float(self.P[i, list(ys)].sum()) for ys in cut_below])])
             factors, rational = [], Fraction(1)
             for b in self._path_to(chosen):
-                a = tree.parent_ids[b]
-                mass = {k: sum((p[y] for y in tree.label_ids_below(k)), Fraction(0)) for k in tree.child_ids[a]}
                 grouped: dict = {}
-                for k, m in mass.items():
-                    grouped[z[k]] = grouped.get(z[k], 0) + m / mass[b]
+                for k in tree.child_ids[tree.parent_ids[b]]:
+                    grouped[z[k]] = grouped.get(z[k], 0) + pi[k] / pi[b]
                 if len(grouped) == 1:  # every child's logit z_b: the factor is 1 / (sum_k pi0_k / pi0_b)
                     rational /= grouped[z[b]]
                 else:
                     factors.append((z[b], tuple(sorted(grouped.items()))))
             return "path", rational, tuple(sorted(factors))
         return key
+
+    def _pi0(self, i: int) -> list:
+        """Atom ``i``'s exact initial masses ``pi0_a`` of every node (A.3), computed once."""
+        if i not in self._pi0_exact:
+            self._pi0_exact[i] = subtree_sums(self.tree, self.p0[i])
+        return self._pi0_exact[i]
 
     def _path_to(self, a: int) -> list:
         """The nodes from below the root down to node ``a`` (pre-order ids; the edges into them)."""
@@ -894,8 +902,9 @@ class BoundedBackend(Backend):
         if self.method == "huc":
             tree, z = self.tree, self.z[i]
             moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
-            for a, ys, x in self._constant_below(v):
-                mass = sum((p[y] for y in ys), Fraction(0)) * x
+            pi = self._pi0(i)
+            for a, _, x in self._constant_below(v):
+                mass = pi[a] * x
                 if mass:
                     s = tuple((tree.parent_ids[b], z[b]) for b in self._path_to(a) if tree.parent_ids[b] in moved)
                     out[s] = out.get(s, 0) + mass
@@ -923,7 +932,16 @@ class BoundedBackend(Backend):
     def _exact_values(self, u: Utility, i: int):
         """``u(f_i, .)`` of a boosted row, exactly: a table's fixed values; a binary decision by
         the sign of its margin (exact when the margin's factors all cancel, else float64's where
-        the bound tells it); ranks and top-1 at depth 1 from :meth:`_surrogate`'s row; else Undecided."""
+        the bound tells it, else Arb's enclosure of ``sum_y f_y d_y`` at :data:`REFINE_BITS`); ranks
+        and top-1 correctness from :meth:`_surrogate`'s row; else Undecided.  Kept until the row
+        moves again."""
+        version, found = self._values.get((id(u), i), (None, None))
+        if version != self.version[i]:
+            found = self._fresh_values(u, i)
+            self._values[id(u), i] = (self.version[i], found)
+        return found
+
+    def _fresh_values(self, u: Utility, i: int):
         from .utilities import BinaryDecision, Table
         if isinstance(u, Table):
             return u.values(self.p0[i])
@@ -934,12 +952,24 @@ class BoundedBackend(Backend):
             d = np.array([float(x) for x in u.d])
             margin = float(self.P[i] @ d)
             if abs(margin) <= rounding_bound(self.tree.K, self.rho) * float(np.abs(self.P[i]) @ np.abs(d)):
-                raise Undecided("a binary decision's margin")
+                margin = self._margin_sign(i, u.d)
             return u.d if margin >= 0 else tuple(-x for x in u.d)
         surrogate = self._surrogate(u)
         if surrogate is None:
             raise Undecided("a decision on a boosted row")
         return u.values(surrogate(i))
+
+    def _margin_sign(self, i: int, d) -> int:
+        """The sign of ``sum_y f_y d_y`` on atom ``i``'s boosted row from Arb's enclosures at
+        :data:`REFINE_BITS`, or :class:`Undecided` (a margin of 0 whose factors do not cancel)."""
+        flint = _flint()
+        for bits in REFINE_BITS:
+            f = self._prediction_ball(i, bits)
+            with flint.ctx.workprec(bits):
+                m = sum((f[y] * flint.fmpq(x.numerator, x.denominator) for y, x in enumerate(d) if x), flint.arb(0))
+            if m > 0 or m < 0:
+                return 1 if m > 0 else -1
+        raise Undecided("a binary decision's margin")
 
     def _exact_score(self, name: str, i: int, key):
         """``mu_u(f_i)`` of a boosted row for the tie blocks: the rational it is when every factor's
@@ -1158,9 +1188,10 @@ class BoundedBackend(Backend):
                 forms.append(form)
         else:
             moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
-            for c, ys in zip(cands, below):
+            pi = self._pi0(i)
+            for c in cands:
                 key = tuple(sorted((tree.parent_ids[b], z[b]) for b in self._path_to(c) if tree.parent_ids[b] in moved))
-                forms.append({key: sum((p[y] for y in ys), Fraction(0))})
+                forms.append({key: pi[c]})
         sizes = [float(self.P[i, list(ys)].sum()) for ys in below]
         top = max(sizes)
         group = [k for k, size in enumerate(sizes) if size >= top * (1 - 1e-9)]

@@ -313,7 +313,7 @@ def test_arb_enclosures_hold_the_exact_states_predictions_and_terms(case, method
             nodes = [None] + [int(a) for a in table.nodes]
             for k in range(backend.W.shape[1]):
                 for col, a in enumerate(nodes):
-                    entries = backend._column_balls(table, name, k, col, a, backend._zero(name, k, col, a), 128)
+                    entries = backend._column_balls(table, name, k, col, a, backend._zero(name, k, col, a, table), 128)
                     for i, atom in enumerate(d.atoms):
                         t = terms_at(tree, Prediction(tree, rows[i]), backend._decided(name, i, table), atom,
                                      [] if a is None else [a], lambda x: x)
@@ -656,7 +656,7 @@ def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
     exact = engine_boost(d, us, epsilon="1/100")
     _same_run(certified.boost(d, us, epsilon="1/100"), exact)
     assert backend._flat_below("top1", FOUR.id("vR"))[2]  # atom 2: top label y1, so 0 on y3 and y4
-    monkeypatch.setattr(BoundedBackend, "_flat_below", lambda self, name, a: np.zeros(len(self.p0), dtype=bool))
+    monkeypatch.setattr(BoundedBackend, "_flat_below", lambda self, name, a, table=None: np.zeros(len(self.p0), bool))
     backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
     _run_backend(backend, 12)
     assert backend.fallbacks == {} and backend.refined == {"the witness interval": 2}
