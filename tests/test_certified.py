@@ -431,6 +431,55 @@ def test_candidates_whose_witnesses_hold_one_sum_have_one_sup(tree, method, seed
               engine_boost(d, us, method=method, epsilon="1/1000000", max_updates=6))
 
 
+def _assert_choices_are_the_engines(backend, updates):
+    """Up to ``updates`` greedy updates of ``backend``; before each, its choice is the certified
+    engine's on the same exact state (``_fallback``: that engine given the backend's logits):
+    whether a candidate exceeds epsilon and, if one does, the same subgroup, utility, node and
+    atoms."""
+    for _ in range(updates):
+        mine, theirs = backend.choose(None), backend._fallback(None)
+        assert (mine is None) == (theirs is None)
+        if mine is None:
+            return
+        assert mine.exceeds == theirs.exceeds
+        if not mine.exceeds:
+            return
+        assert (mine.subgroup, mine.utility, mine.node) == (theirs.subgroup, theirs.utility, theirs.node)
+        assert sorted(mine.members.tolist()) == sorted(theirs.members.tolist())
+        backend.update(mine, None, None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10 ** 6), st.sampled_from(["four", "wide", "deep", "flat"]), st.sampled_from(["huc", "uc"]))
+def test_every_choice_on_a_decision_tree_sample_is_the_certified_engines(seed, shape, method):
+    """Calibration samples as a decision tree gives them (``_smoothed_sample``: repeated smoothed
+    rows a rounding apart), top-1 correctness at every depth: each choice, whatever float64's
+    bounds, Arb or that engine decided, is the certified engine's on the same exact state.
+    (The two backends' runs can part: this one rounds ``h`` to 40 bits, :func:`on_grid`, which
+    merges directions 10^-20 apart, as a decision tree's rows give them, where the engine's 30
+    digits keep them apart; each run is certified on its own state.)"""
+    tree = {"four": FOUR, "wide": WIDE, "deep": DEEP, "flat": FLAT10}[shape]
+    d = _smoothed_sample(tree, seed)
+    height = max(len(tree.path_ids(y)) for y in range(tree.K)) - 1
+    us = {f"top1@{depth}": Top1AtDepth(tree, depth) for depth in range(1, height + 1)}
+    _assert_choices_are_the_engines(BoundedBackend(d, us, method, F(1, 10 ** 6), 30), 5)
+
+
+def test_runs_part_where_the_grid_merges_directions_a_rounding_apart():
+    """The run hypothesis found parting (seed 1293 on DEEP, HUC-Boost): the first update's
+    directions of atoms 0 and 3, whose rows' exact values differ by a rounding (6.6e-18 in b1 +
+    b2's split), are 10^-20 apart; on the 40-bit grid they are one, so the two atoms' scores tie
+    exactly after it and the second update's witness holds both, where the certified engine's
+    holds atom 0 alone.  Each backend's choices are the certified engine's on its own state."""
+    d = _smoothed_sample(DEEP, 1293)
+    us = {f"top1@{depth}": Top1AtDepth(DEEP, depth) for depth in (1, 2, 3)}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    _assert_choices_are_the_engines(backend, 5)
+    mine = [u["alpha"] for u in certified.boost(d, us, epsilon="1/1000000", max_updates=2).updates]
+    theirs = [u["alpha"] for u in engine_boost(d, us, epsilon="1/1000000", max_updates=2).updates]
+    assert abs(float(F(mine[0])) - float(F(theirs[0]))) < 1e-12 and abs(float(F(mine[1])) - float(F(theirs[1]))) > 0.1
+
+
 def test_distinct_irrational_scores_a_rounding_apart_are_ordered_in_arb():
     """A decision tree's smoothed rows (K.1: ``(1 - kappa) p + kappa / K``) become floats whose exact
     values differ by float64's roundings: rows with all their mass below vL, split differently,
@@ -605,6 +654,30 @@ def test_a_boosted_rows_exact_ties_are_kept_exact():
     _run_backend(backend, 6)
     assert backend.moved.all() and backend.fallbacks == {}
     _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
+
+
+def test_a_binary_decisions_margin_float64_cannot_sign_is_signed_in_arb(monkeypatch):
+    """App. J.1's binary decision on a boosted row whose margin ``sum_y f_y d_y`` is 10^-30 of the
+    row, with factors that do not cancel (y1 under vL, y3 under vR): float64 cannot sign it, Arb's
+    enclosure at 128 bits does, as the 300-bit value of the same state does; with too few bits the
+    certified engine is asked."""
+    e = F(1, 10 ** 30)
+    u = BinaryDecision(FOUR, ["y1"], ["y1", "y3"], "1/2")  # margin p1 - (p1 + p3) / 2 = (p1 - p3) / 2
+    d = FiniteDistribution(FOUR, [{"p": [F(1, 4) + e, F(1, 4) - e, F(1, 4), F(1, 4)], "label": "y1"}] * 2)
+    backend = BoundedBackend(d, {"margin": u}, "huc", F(1, 100), 30)
+    backend.update(backend.choose(None), None, None)  # (sets the grid's scale)
+    backend.z[0, :] = 0
+    backend.z[0, FOUR.id("vR")] = 1  # vR's logit one grid unit (2^-2300 of a step) up: the margin is about e / 2
+    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    backend.version[0] += 1
+    f = _high_precision(backend)[0][0]
+    margin = f[0] - (f[0] + f[2]) / 2
+    assert 0 < margin < 1e-29 and abs(float(backend.P[0] @ np.array([0.5, 0, -0.5, 0]))) < 1e-16
+    assert backend._exact_values(u, 0) == u.d  # a positive margin: the first action
+    backend.version[0] += 1
+    monkeypatch.setattr(certified, "REFINE_BITS", (64,))
+    with pytest.raises(Undecided, match="^a binary decision's margin$"):
+        backend._exact_values(u, 0)
 
 
 def test_a_boosted_rows_rank_is_decided_by_its_factors(monkeypatch):
