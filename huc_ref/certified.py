@@ -97,6 +97,21 @@ def _point(x) -> Fraction:
     return Fraction(int(m) << int(e)) if e >= 0 else Fraction(int(m), 1 << -int(e))
 
 
+def _exact_ball(flint, n: int, d: int):
+    """The rational ``n / d`` (``d > 0``) as an Arb ball: exact where ``d`` is a power of two (the
+    logits of an adaptive run, integers times ``2^-SCALE_BITS``), read straight from its mantissa
+    and exponent (no 2,300-bit ``fmpq`` to reduce: 1.3 us an ``exp`` against 3.6 us, measured);
+    else rounded at the working precision.
+
+    >>> import flint
+    >>> _exact_ball(flint, 3, 2 ** 2300).is_exact(), _exact_ball(flint, 1, 3).is_exact()
+    (True, False)
+    """
+    if not d & (d - 1):
+        return flint.arb(flint.arf((n, 1 - d.bit_length())))
+    return flint.arb(flint.fmpq(n, d))
+
+
 def exp_bounds(z, scale: Fraction = Fraction(1)) -> tuple[np.ndarray, np.ndarray]:
     """Floats ``lo <= e^(z scale) <= hi`` for each exact rational (or integer) ``z``
     (docs/specification.md §4: ``exp`` makes the predictions irrational), from Arb's ball
@@ -120,7 +135,7 @@ def exp_bounds(z, scale: Fraction = Fraction(1)) -> tuple[np.ndarray, np.ndarray
             if not x:
                 lo[k] = hi[k] = 1.0
                 continue
-            ball = flint.arb(flint.fmpq(x.numerator * num, x.denominator * den)).exp()
+            ball = _exact_ball(flint, x.numerator * num, x.denominator * den).exp()
             lo[k], hi[k] = float(ball.lower()), float(ball.upper())  # each within half an ulp of the end
     exact = np.array([not x for x in distinct], dtype=bool)  # e^0 = 1
     lo, hi = np.where(exact, lo, np.nextafter(lo, 0.0)), np.where(exact, hi, np.nextafter(hi, np.inf))
@@ -1027,7 +1042,7 @@ class BoundedBackend(Backend):
 
         with flint.ctx.workprec(bits):
             def e(b):
-                return flint.arb(flint.fmpq(int(z[b]) * num, den)).exp() if z[b] else flint.arb(1)
+                return _exact_ball(flint, int(z[b]) * num, den).exp() if z[b] else flint.arb(1)
             if self.method == "uc":
                 w = [q(p[y]) * e(b) for y, b in enumerate(tree.leaf_node_ids)]
                 total = sum(w[1:], w[0])
