@@ -211,6 +211,20 @@ def prefix_error(table, u: Utility, W: np.ndarray, rho: float) -> np.ndarray:
     return _MARGIN * (per_column + sums * everything[:, None])
 
 
+def _moving_ends(zero: np.ndarray, table) -> np.ndarray:
+    """The prefix sums Algorithm 2's witness compares (indices into ``C_0 .. C_B`` at ``table``'s
+    tie blocks' ends): ``C_0`` and every block end after a block with an entry not 0 exactly
+    (``zero``), as the others repeat the one before exactly.
+
+    >>> from types import SimpleNamespace
+    >>> _moving_ends(np.array([False, True, False]), SimpleNamespace(order=np.arange(3), block_last=np.arange(3)))
+    array([0, 1, 3])
+    """
+    order, last = table.order, table.block_last
+    moves = np.concatenate([[True], ~np.logical_and.reduceat(zero[order], np.concatenate([[0], last[:-1] + 1]))])
+    return np.flatnonzero(moves)
+
+
 def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float):
     """Algorithm 2's witness of one column, certified: ``values`` are the column's entries
     ``W t`` per atom, ``zero`` marks atoms whose entry is exactly 0 in exact arithmetic too (a
@@ -230,8 +244,7 @@ def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float)
     """
     order, last = table.order, table.block_last
     C = np.concatenate([[0.0], np.cumsum(values[order])[last]])
-    moves = np.concatenate([[True], ~np.logical_and.reduceat(zero[order], np.concatenate([[0], last[:-1] + 1]))])
-    kept = np.flatnonzero(moves)  # block ends after a block that may change the sum (and C_0)
+    kept = _moving_ends(zero, table)
     Ck = C[kept]
     found = []
     for pick in (np.argmax, np.argmin):
@@ -273,8 +286,7 @@ def ball_witness(entries: list, zero: np.ndarray, table, bits: int = 128):
                 run = run + entries[i]
             if r in ends:
                 C.append(run)
-    moves = np.concatenate([[True], ~np.logical_and.reduceat(zero[order], np.concatenate([[0], last[:-1] + 1]))])
-    kept = np.flatnonzero(moves).tolist()
+    kept = _moving_ends(zero, table).tolist()
     found = []
     for above in (True, False):
         mids = [float(C[j].mid()) for j in kept]
@@ -690,11 +702,16 @@ class BoundedBackend(Backend):
         residual or both one node's terms, with equal weights ``w c(x)`` and, where these are not
         0, equal values ``u(f, y)`` on the labels the column reads (all, or those below the node);
         their sups are then equal, and App. F.3's tie rule takes the first."""
-        (_, _, k, name, col, a), (_, _, k2, name2, col2, a2) = cands[c], cands[d]
-        if (col == 0) != (col2 == 0) or a != a2:
-            return False
-        labels = range(self.tree.K) if col == 0 else self.tree.label_ids_below(a)
-        for i, atom in enumerate(self.dist.atoms):
+        return cands[c][5] == cands[d][5] and self._entries_agree(cands, tables, c, d, range(len(self.p0)))
+
+    def _entries_agree(self, cands: list, tables: dict, c: int, d: int, atoms) -> bool:
+        """Whether candidates ``c`` and ``d``, columns of one node (or both the UC residual), have
+        equal entries at ``atoms``: equal weights ``w c(x)`` and, where these are not 0, equal
+        values ``u(f, y)`` on the labels the column reads (all, or those below the node)."""
+        (_, _, k, name, _, a), (_, _, k2, name2, _, _) = cands[c], cands[d]
+        labels = range(self.tree.K) if a is None else self.tree.label_ids_below(a)
+        for i in atoms:
+            atom = self.dist.atoms[i]
             w = atom.weight * atom.c[k]
             if w != atom.weight * atom.c[k2]:
                 return False
@@ -711,29 +728,17 @@ class BoundedBackend(Backend):
         and the values the column reads equal, so that ``sup_c = |sum_S W t| = sup_d``.  App. F.3's
         tie rule then takes the first: one column in two subgroups that differ only outside the
         witnesses (or on atoms whose term is 0), or two utilities that agree on them."""
-        (_, _, k, name, col, a), (_, _, k2, name2, col2, a2) = cands[c], cands[d]
-        if (col == 0) != (col2 == 0) or a != a2:
+        if cands[c][5] != cands[d][5]:  # (the node; None for the UC residual)
             return False
         support = []
-        for j, utility in ((c, name), (d, name2)):
+        for j in (c, d):
             entries, zero, _ = self._refined(cands, j, tables, refined)
-            table = tables[utility][0]
+            table = tables[cands[j][3]][0]
             found = ball_witness(entries, zero, table, refined[j][0])
             if found is None:
                 return False
             support.append({i for i in table.members(found[0], found[1]).tolist() if not zero[i]})
-        if support[0] != support[1]:
-            return False
-        labels = range(self.tree.K) if col == 0 else self.tree.label_ids_below(a)
-        for i in support[0]:
-            atom = self.dist.atoms[i]
-            if atom.c[k] != atom.c[k2]:
-                return False
-            if name != name2:
-                v, v2 = self._decided(name, i, tables[name][0]), self._decided(name2, i, tables[name2][0])
-                if any(v[y] != v2[y] for y in labels):
-                    return False
-        return True
+        return support[0] == support[1] and self._entries_agree(cands, tables, c, d, sorted(support[0]))
 
     def _decided(self, name: str, i: int, table) -> tuple:
         """``u(f_i, .)`` as the fast audit decided it for ``table``, exactly: the utility's own values
@@ -1048,11 +1053,9 @@ class BoundedBackend(Backend):
                 total = sum(w[1:], w[0])
                 return [x / total for x in w]
             norms = {}
+            pi = self._pi0(i)
             for a in {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}:
-                kids = tree.child_ids[a]
-                masses = [sum((p[y] for y in tree.label_ids_below(b)), Fraction(0)) for b in kids]
-                total = sum(masses)
-                parts = [q(m / total) * e(b) for m, b in zip(masses, kids)]
+                parts = [q(pi[b] / pi[a]) * e(b) for b in tree.child_ids[a]]
                 norms[a] = sum(parts[1:], parts[0])
             out = []
             for y in range(tree.K):

@@ -362,7 +362,7 @@ def test_equal_top1_keys_are_equal_scores():
     assert key(0) == key(1) and abs(preds[0][0] - preds[1][0]) < 1e-80  # y1's mass: the score
 
 
-def test_candidates_with_one_column_are_one():
+def test_candidates_with_one_column_are_one(monkeypatch):
     """Candidates whose columns are equal entry by entry have equal sups, which enclosures cannot
     order: App. F.3's tie rule takes the first.  Equal: two subgroups with equal weights at one
     node; two utilities whose values agree on the labels below the node (top-1 correctness at
@@ -387,6 +387,23 @@ def test_candidates_with_one_column_are_one():
     assert not same(cand(0, "top2", vR), cand(2, "top2", vR))  # atom 1's weight: 1, then 0
     assert not same(cand(0, "top2", vR), cand(0, "top2", vL)) and not same(cand(0, "top2", None), cand(0, "top2", vR))
     assert not same(cand(0, "top2", vR), cand(0, "t", vR))  # top-2 is 0 on y4 for atom 0, t is 1
+    # one sum needs one support: witnesses that hold different atoms are not one sum, however equal
+    # the entries are where they meet (the witnesses and nonzero entries set here by hand)
+    cands = [cand(0, "top2", vR), cand(1, "top2", vR)]
+    one = np.ones(2, dtype=bool)
+    refined = {0: (128, ([None, None], ~one, None)), 1: (128, ([None, None], ~one, None))}
+    table = tables["top2"][0]
+    witness = {0: (0, 1), 1: (1, 1)}  # block 0 (both atoms), then the empty interval
+    seen = iter((0, 1))
+
+    def ball_witness(entries, zero, table, bits):
+        r, b = witness[next(seen)]
+        return r, b, None, None
+    monkeypatch.setattr(certified, "ball_witness", ball_witness)
+    assert len(table.members(0, 1)) == 2 and len(table.members(1, 1)) == 0
+    assert not backend._same_witness(cands, tables, refined, 0, 1)
+    witness[1], seen = (0, 1), iter((0, 1))
+    assert backend._same_witness(cands, tables, refined, 0, 1)  # one support, equal weights there
 
 
 DEEP = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["C", "y5"], "C": ["y1", "y2"], "B": ["b1", "b2"]})
