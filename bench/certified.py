@@ -26,6 +26,9 @@ with top-3 correctness: the exact ties of scores and of entries a decision tree'
 have, e.g. ``--ties --updates 27 --engine-updates 27``; ``--decision-tree``: a depth-6 decision
 tree's predictions on scikit-learn's digits, ``bench.workloads.decision_tree_sample``).
 
+``--enclosures``: instead, Arb's ``e^z`` of 20,000 adaptive-run logits read as 2,300-bit ``fmpq``
+and as exact dyadics (``huc_ref.certified._exact_ball``): microseconds an ``exp`` and their ratio.
+
 ``--fit PASSES``: instead, the README's recalibration of a decision tree's predictions
 (``bench.workloads.decision_tree_fit``: 449 calibration rows, 17 distinct), ``HUCBoost`` with
 ``engine="fast"`` and ``engine="exact"`` (certified float64 with python-flint) at ``max_passes =
@@ -86,6 +89,29 @@ def fits(passes: int) -> None:
         print(f"{engine:<8} {t:>8.2f} {model.n_updates_:>8} {t / base:>8.1f} {huc:>20.17f}", flush=True)
 
 
+def enclosures(count: int = 20000, seed: int = 0) -> None:
+    """Arb's ``e^z`` of ``count`` adaptive-run logits (integers times ``2^-SCALE_BITS``, below 1 in
+    size), the logit read as a 2,300-bit ``fmpq`` (before f9bf777) and as an exact dyadic
+    (``certified._exact_ball``), alternating, best of three: microseconds an ``exp`` and the ratio."""
+    import random
+
+    import flint
+    rng, S = random.Random(seed), certified.SCALE_BITS
+    logits = [rng.randrange(-(1 << S) // 3, (1 << S) // 3) for _ in range(count)]
+    ways = {"fmpq": lambda n: flint.arb(flint.fmpq(n, 1 << S)),
+            "dyadic": lambda n: certified._exact_ball(flint, n, 1 << S)}
+    best = {name: float("inf") for name in ways}
+    for _ in range(3):
+        for name, ball in ways.items():
+            with flint.ctx.workprec(80):
+                t = time.perf_counter()
+                for n in logits:
+                    ball(n).exp()
+                best[name] = min(best[name], (time.perf_counter() - t) / count * 1e6)
+    print(f"e^z of {count} logits of {S} bits at 80 bits: fmpq {best['fmpq']:.2f} us, dyadic "
+          f"{best['dyadic']:.2f} us, ratio {best['fmpq'] / best['dyadic']:.2f}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -97,8 +123,12 @@ def main(argv=None) -> None:
                     help="a decision tree's predictions on scikit-learn's digits instead (bench.workloads)")
     ap.add_argument("--fit", type=int, metavar="PASSES",
                     help="HUCBoost's fits on a decision tree's predictions instead (bench.workloads)")
+    ap.add_argument("--enclosures", action="store_true",
+                    help="instead, Arb's e^z of logits read as fmpq against as exact dyadics")
     args = ap.parse_args(argv)
     print(describe())
+    if args.enclosures:
+        return enclosures()
     if args.fit:
         return fits(args.fit)
     if args.million:
