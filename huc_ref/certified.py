@@ -386,6 +386,27 @@ class _Rows(ExactRows):
 REFINE_BITS = (128, 512, 2048)
 
 
+def _refined_sign(difference, undecided) -> int:
+    """The sign of a real number known by Arb enclosures, ``difference(bits)`` (formed at ``bits``),
+    from the first precision of :data:`REFINE_BITS` whose ball leaves out 0; else
+    :class:`Undecided` with ``undecided`` (the number is 0, or closer to it than 2,048 bits tell).
+
+    >>> from flint import arb
+    >>> _refined_sign(lambda bits: arb(10) ** -100, "?"), _refined_sign(lambda bits: -arb(1) / 3, "?")
+    (1, -1)
+    >>> _refined_sign(lambda bits: arb(1) / 3 - arb(2) / 6, "a tie")
+    Traceback (most recent call last):
+    huc_ref.certified.Undecided: a tie
+    """
+    flint = _flint()
+    for bits in REFINE_BITS:
+        with flint.ctx.workprec(bits):
+            x = difference(bits)
+        if x > 0 or x < 0:
+            return 1 if x > 0 else -1
+    raise Undecided(undecided)
+
+
 class _Same:
     """An irrational score known by the exact state that determines it (``key``) and, where
     given, by Arb enclosures of it at any precision (``ball(bits)``, python-flint).  Two are
@@ -423,22 +444,13 @@ class _Same:
         rational), decided, or :class:`Undecided`."""
         if isinstance(other, _Same) and other.key == self.key:
             return 0
-        if isinstance(other, _Same) or isinstance(other, (int, Fraction)):
-            flint = _flint()
-            for bits in REFINE_BITS:
-                a = self._at(bits)
-                if isinstance(other, _Same):
-                    b = other._at(bits)
-                else:
-                    with flint.ctx.workprec(bits):
-                        b = flint.arb(flint.fmpq(other.numerator, other.denominator))
-                if a is None or b is None:
-                    break
-                if a < b:
-                    return -1
-                if a > b:
-                    return 1
-        raise Undecided("a tie of irrational scores")
+        same = isinstance(other, _Same)
+        if self.ball is None or not ((same and other.ball is not None) or isinstance(other, (int, Fraction))):
+            raise Undecided("a tie of irrational scores")
+        flint = _flint()
+        return _refined_sign(lambda bits: self._at(bits) - (other._at(bits) if same else
+                                                             flint.arb(flint.fmpq(other.numerator, other.denominator))),
+                             "a tie of irrational scores")
 
     def __eq__(self, other):
         return self._order(other) == 0
@@ -984,13 +996,11 @@ class BoundedBackend(Backend):
         """The sign of ``sum_y f_y d_y`` on atom ``i``'s boosted row from Arb's enclosures at
         :data:`REFINE_BITS`, or :class:`Undecided` (a margin of 0 whose factors do not cancel)."""
         flint = _flint()
-        for bits in REFINE_BITS:
+
+        def margin(bits):
             f = self._prediction_ball(i, bits)
-            with flint.ctx.workprec(bits):
-                m = sum((f[y] * flint.fmpq(x.numerator, x.denominator) for y, x in enumerate(d) if x), flint.arb(0))
-            if m > 0 or m < 0:
-                return 1 if m > 0 else -1
-        raise Undecided("a binary decision's margin")
+            return sum((f[y] * flint.fmpq(x.numerator, x.denominator) for y, x in enumerate(d) if x), flint.arb(0))
+        return _refined_sign(margin, "a binary decision's margin")
 
     def _exact_score(self, name: str, i: int, key):
         """``mu_u(f_i)`` of a boosted row for the tie blocks: the rational it is when every factor's
@@ -1140,11 +1150,10 @@ class BoundedBackend(Backend):
             if sig(a) == sig(b):
                 return (p[b] > p[a]) - (p[b] < p[a]) or a - b
             if abs(P[a] - P[b]) <= tol * max(P[a], P[b]):
-                for bits in REFINE_BITS:  # Arb's enclosures of the two entries
+                def entries(bits):  # Arb's enclosures of the two entries
                     f = self._prediction_ball(i, bits)
-                    if f[a] > f[b] or f[a] < f[b]:
-                        return -1 if f[a] > f[b] else 1
-                raise Undecided("a rank on a boosted row")
+                    return f[a] - f[b]
+                return -_refined_sign(entries, "a rank on a boosted row")
             return -1 if P[a] > P[b] else 1
         order = sorted(range(self.tree.K), key=functools.cmp_to_key(first))
         group, out = 0, [0] * len(order)
@@ -1219,14 +1228,11 @@ class BoundedBackend(Backend):
             sign = _shared_sign([forms[j].get(x, 0) - forms[k].get(x, 0) for x in forms[j].keys() | forms[k].keys()])
             if sign is not None:
                 return sign
-            flint = _flint()
-            for bits in REFINE_BITS:
+            def difference(bits):
                 f = self._prediction_ball(i, bits)
-                with flint.ctx.workprec(bits):
-                    a, b = (sum((f[y] for y in below[m][1:]), f[below[m][0]]) for m in (j, k))
-                if a > b or a < b:
-                    return 1 if a > b else -1
-            raise Undecided(i)
+                a, b = (sum((f[y] for y in below[m][1:]), f[below[m][0]]) for m in (j, k))
+                return a - b
+            return _refined_sign(difference, i)
 
         largest = [group[0]]
         for k in group[1:]:
