@@ -288,19 +288,37 @@ def ball_witness(entries: list, zero: np.ndarray, table, bits: int = 128):
             if r in ends:
                 C.append(run)
     kept = _moving_ends(zero, table).tolist()
-    found = []
-    for above in (True, False):
-        mids = [float(C[j].mid()) for j in kept]
-        j = kept[int(np.argmax(mids) if above else np.argmin(mids))]
-        if not all((C[m] < C[j]) if above else (C[m] > C[j]) for m in kept if m != j):
-            return None
-        found.append(j)
-    i_mx, i_mn = found
+    i_mx, i_mn = (_certain_extreme(C, kept, above) for above in (True, False))
+    if i_mx is None or i_mn is None:
+        return None
     if i_mx == i_mn:
         return 0, 0, flint.arb(0), flint.arb(0)
     with flint.ctx.workprec(bits):
         sup = C[i_mx] - C[i_mn]
     return min(i_mx, i_mn), max(i_mx, i_mn), sup, sup if i_mx > i_mn else -sup
+
+
+def _certain_extreme(balls: list, among: list, above: bool):
+    """The index of ``among`` whose ball lies certainly above (``above``; else below) every other's,
+    or None.  Only those whose midpoints round to the largest (smallest) float can be it: a ball
+    certainly above another has the larger midpoint, and rounding keeps that order or makes a tie;
+    among such ties each is tried, as a float64 tie of balls that Arb separates (two sups a
+    rounding of the smoothing apart, 1e-22 here) need not put the largest first.
+
+    >>> from flint import arb, ctx
+    >>> with ctx.workprec(128):  # one float64 midpoint for the first two
+    ...     balls = [arb(1) / 2, arb(1) / 2 + arb(2) ** -80, arb(0)]
+    >>> _certain_extreme(balls, [0, 1, 2], True), _certain_extreme(balls, [0, 1, 2], False)
+    (1, 2)
+    >>> _certain_extreme([arb(1), arb(1)], [0, 1], True) is None  # equal: no ball is certainly above
+    True
+    """
+    mids = [float(balls[j].mid()) for j in among]
+    top = max(mids) if above else min(mids)
+    for j, m in zip(among, mids):
+        if m == top and all((balls[o] < balls[j]) if above else (balls[o] > balls[j]) for o in among if o != j):
+            return j
+    return None
 
 
 def unmoved_by(u: Utility, tree, a: int, probe) -> bool:
@@ -705,24 +723,30 @@ class BoundedBackend(Backend):
             return firsts[0]
         for bits in REFINE_BITS:
             sups = {c: self._refined(cands, c, tables, refined, bits)[2] for c in firsts}
-            best = max(firsts, key=lambda c: float(sups[c].mid()))
-            if all(sups[c] < sups[best] for c in firsts if c != best):
+            best = _certain_extreme(sups, firsts, True)
+            if best is not None:
                 return best
         raise Undecided("the largest candidate")
 
     def _same_column(self, cands: list, tables: dict, c: int, d: int) -> bool:
-        """Whether candidates ``c`` and ``d`` have one column, entry by entry, exactly: both the UC
-        residual or both one node's terms, with equal weights ``w c(x)`` and, where these are not
-        0, equal values ``u(f, y)`` on the labels the column reads (all, or those below the node);
-        their sups are then equal, and App. F.3's tie rule takes the first."""
+        """Whether candidates ``c`` and ``d`` have one column up to its sign, entry by entry,
+        exactly: both the UC residual or both one node's terms, with equal weights ``w c(x)`` and,
+        where these are not 0, values on the labels the column reads that agree as
+        :meth:`_entries_agree` says; their sups are then equal, and App. F.3's tie rule takes the first."""
         return cands[c][5] == cands[d][5] and self._entries_agree(cands, tables, c, d, range(len(self.p0)))
 
     def _entries_agree(self, cands: list, tables: dict, c: int, d: int, atoms) -> bool:
         """Whether candidates ``c`` and ``d``, columns of one node (or both the UC residual), have
-        equal entries at ``atoms``: equal weights ``w c(x)`` and, where these are not 0, equal
-        values ``u(f, y)`` on the labels the column reads (all, or those below the node)."""
+        entries at ``atoms`` equal up to one sign ``s`` for all of them: equal weights ``w c(x)``
+        and, where these are not 0, values ``u'(f, y) = s u(f, y) + b`` on the labels the column
+        reads (all, or those below the node), ``b`` one number per atom.  A.3's means on those
+        labels are then ``s mu + b``, so the node's C.2 term ``sum_j pi*_j mu_j - pi*_v mu_v`` (and
+        the UC residual ``E[u(Y)] - mu_u``) is ``s`` times the other's: the prefix sums are too, and
+        ``max C - min C`` and the witness are the same (top-1 correctness at depth 2 on a node of
+        leaves is the table ``-1`` on the label chosen there, on rows where it chooses the same)."""
         (_, _, k, name, _, a), (_, _, k2, name2, _, _) = cands[c], cands[d]
         labels = range(self.tree.K) if a is None else self.tree.label_ids_below(a)
+        signs = {1, -1}
         for i in atoms:
             atom = self.dist.atoms[i]
             w = atom.weight * atom.c[k]
@@ -730,7 +754,8 @@ class BoundedBackend(Backend):
                 return False
             if w and name != name2:
                 v, v2 = self._decided(name, i, tables[name][0]), self._decided(name2, i, tables[name2][0])
-                if any(v[y] != v2[y] for y in labels):
+                signs = {s for s in signs if len({v2[y] - s * v[y] for y in labels}) == 1}
+                if not signs:
                     return False
         return True
 
@@ -871,13 +896,7 @@ class BoundedBackend(Backend):
         candidates = np.array(u.candidate_ids)
         cut_below = [tree.label_ids_below(a) for a in u.candidate_ids]
 
-        def key(i):
-            pi, z = self._pi0(i), self.z[i]
-            sizes = np.sort([float(self.P[i, list(ys)].sum()) for ys in cut_below])
-            if len(sizes) > 1 and sizes[-2] >= sizes[-1] * (1 - 1e-9):  # float64 cannot tell the chosen node
-                pairs = tuple(zip((pi[b] for b in edges), z[edges]))
-                return "edges", tuple(sorted(pairs)) if u.top1_depth == 1 else pairs
-            chosen = int(candidates[np.argmax([float(self.P[i, list(ys)].sum()) for ys in cut_below])])
+        def mass(chosen, pi, z):  # the rational factors' product and the other factors, down to a candidate
             factors, rational = [], Fraction(1)
             for b in self._path_to(chosen):
                 grouped: dict = {}
@@ -888,6 +907,31 @@ class BoundedBackend(Backend):
                 else:
                     factors.append((z[b], tuple(sorted(grouped.items()))))
             return "path", rational, tuple(sorted(factors))
+
+        def key(i):
+            pi, z = self._pi0(i), self.z[i]
+            sizes = [float(self.P[i, list(ys)].sum()) for ys in cut_below]
+            top = max(sizes)
+            close = [int(c) for c, m in zip(candidates, sizes) if m >= top * (1 - 1e-9)]
+            if len(close) == 1:
+                return mass(close[0], pi, z)
+            # float64 cannot tell the chosen node: where the close candidates' masses share their factors (as
+            # rationals do: no moved split on their paths; or two leaves of one row tied below a moved split),
+            # the first largest rational part (K.2); else the one Arb's enclosures put certainly above the
+            # others; else every edge's mass and logit
+            found = [mass(c, pi, z) for c in close]
+            if len({f[2] for f in found}) == 1:
+                return max(found, key=lambda f: f[1])
+            flint = _flint()
+            for bits in REFINE_BITS:
+                f = self._prediction_ball(i, bits)
+                with flint.ctx.workprec(bits):
+                    balls = [sum((f[y] for y in tree.label_ids_below(c)), flint.arb(0)) for c in close]
+                j = _certain_extreme(balls, list(range(len(close))), True)
+                if j is not None:
+                    return found[j]
+            pairs = tuple(zip((pi[b] for b in edges), z[edges]))
+            return "edges", tuple(sorted(pairs)) if u.top1_depth == 1 else pairs
         return key
 
     def _pi0(self, i: int) -> list:
@@ -931,22 +975,51 @@ class BoundedBackend(Backend):
         >>> b._coefficients(0, [1, 1, 0, 0])  # y1 + y2 = pi0_a e^{z_a} / N_r: a's split cancels
         {((0, 3),): Fraction(1, 2)}
         """
+        return {s: c for s, (c, _) in self._groups(i, v).items() if c}
+
+    def _groups(self, i: int, v) -> dict:
+        """:meth:`_coefficients` with every factor's group, as ``(sum_{y in s} p0_y v_y, sum_{y in s}
+        p0_y)``: a form's coefficient and the mass the factor multiplies (the masses times their
+        factors sum to 1, the row's total)."""
         sig, p, out = self._signature(i), self.p0[i], {}
         if self.method == "huc":
             tree, z = self.tree, self.z[i]
             moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
             pi = self._pi0(i)
             for a, _, x in self._constant_below(v):
-                mass = pi[a] * x
-                if mass:
+                if pi[a]:
                     s = tuple((tree.parent_ids[b], z[b]) for b in self._path_to(a) if tree.parent_ids[b] in moved)
-                    out[s] = out.get(s, 0) + mass
-            return {s: c for s, c in out.items() if c}
+                    c, mass = out.get(s, (0, 0))
+                    out[s] = (c + pi[a] * x, mass + pi[a])
+            return out
         for y, x in enumerate(v):
-            if x and p[y]:
+            if p[y]:
                 s = sig(y)
-                out[s] = out.get(s, 0) + p[y] * x
-        return {s: c for s, c in out.items() if c}
+                c, mass = out.get(s, (0, 0))
+                out[s] = (c + p[y] * x, mass + p[y])
+        return out
+
+    def _rational_form(self, i: int, v):
+        """``sum_y f_y v_y`` on atom ``i``'s boosted row where it is rational: every factor's
+        coefficient is ``m`` times the mass it multiplies (:meth:`_groups`), one ``m`` for all of
+        them (none moved: ``m = 0``), so that, as ``f`` sums to 1, ``sum_y f_y v_y = m + sum_y f_y
+        (v_y - m)`` leaves only the unmoved labels' rational part; else None.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
+        >>> b = BoundedBackend(FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}]),
+        ...                    {"u": Table(t, [1, 1, 0, 0])}, "huc", Fraction(1, 100), 30)
+        >>> b.z[0, t.id("a")] = 3  # the root's split moved: a and b hold irrational masses
+        >>> b._rational_form(0, [1, 1, 0, 0]) is None, b._rational_form(0, [0, 1, 0, 1])  # y2 + y4: 1/2 e + 1/2 e'
+        (True, Fraction(1, 2))
+        """
+        groups = self._groups(i, v)
+        c0, mass0 = groups.pop((), (Fraction(0), Fraction(0)))
+        means = {c / mass for c, mass in groups.values()}  # v's mean on each factor's labels
+        if len(means) > 1:
+            return None
+        m = means.pop() if means else Fraction(0)  # every factor's coefficient is m times its mass
+        return m + c0 - m * mass0
 
     def _constant_below(self, v) -> list:
         """The highest nodes below which ``v`` is constant, as ``(node, its labels, the value)``:
@@ -964,7 +1037,7 @@ class BoundedBackend(Backend):
 
     def _exact_values(self, u: Utility, i: int):
         """``u(f_i, .)`` of a boosted row, exactly: a table's fixed values; a binary decision by
-        the sign of its margin (exact when the margin's factors all cancel, else float64's where
+        the sign of its margin (exact where it is rational, :meth:`_rational_form`, else float64's where
         the bound tells it, else Arb's enclosure of ``sum_y f_y d_y`` at :data:`REFINE_BITS`); ranks
         and top-1 correctness from :meth:`_surrogate`'s row; else Undecided.  Kept until the row
         moves again."""
@@ -979,13 +1052,12 @@ class BoundedBackend(Backend):
         if isinstance(u, Table):
             return u.values(self.p0[i])
         if isinstance(u, BinaryDecision):
-            c = self._coefficients(i, u.d)
-            if not any(c.get(s) for s in c if s != ()):
-                return u.values(self.p0[i])  # the same margin, exactly: c[()]
-            d = np.array([float(x) for x in u.d])
-            margin = float(self.P[i] @ d)
-            if abs(margin) <= rounding_bound(self.tree.K, self.rho) * float(np.abs(self.P[i]) @ np.abs(d)):
-                margin = self._margin_sign(i, u.d)
+            margin = self._rational_form(i, u.d)  # exactly, where rational
+            if margin is None:
+                d = np.array([float(x) for x in u.d])
+                margin = float(self.P[i] @ d)
+                if abs(margin) <= rounding_bound(self.tree.K, self.rho) * float(np.abs(self.P[i]) @ np.abs(d)):
+                    margin = self._margin_sign(i, u.d)
             return u.d if margin >= 0 else tuple(-x for x in u.d)
         surrogate = self._surrogate(u)
         if surrogate is None:
@@ -1003,9 +1075,10 @@ class BoundedBackend(Backend):
         return _refined_sign(margin, "a binary decision's margin")
 
     def _exact_score(self, name: str, i: int, key):
-        """``mu_u(f_i)`` of a boosted row for the tie blocks: the rational it is when every factor's
-        coefficient cancels (:meth:`_coefficients`), else :class:`_Same` of its state (``key``);
-        kept until the row moves again."""
+        """``mu_u(f_i)`` of a boosted row for the tie blocks: the rational it is where the linear
+        form's factors cancel (:meth:`_rational_form`: a rank whose weights are 0 and 1 on two
+        labels of equal mass below one split, 1/2 elsewhere, scores 1/2 whatever the logits),
+        else :class:`_Same` of its state (``key``); kept until the row moves again."""
         version, found = self._scores.get((name, i), (None, None))
         if version == self.version[i]:
             return found
@@ -1020,11 +1093,10 @@ class BoundedBackend(Backend):
                 found = _Same(state, functools.partial(self._score_ball, u, i))
             self._scores[name, i] = (self.version[i], found)
             return found
-        c = self._coefficients(i, self._exact_values(u, i))
-        if all(s == () for s in c):
-            found = c.get((), Fraction(0))
-        else:
-            found = _Same(key(i) if key is not None else self._linear_key(i, c),
+        v = self._exact_values(u, i)
+        found = self._rational_form(i, v)
+        if found is None:
+            found = _Same(key(i) if key is not None else self._linear_key(i, self._coefficients(i, v)),
                           functools.partial(self._score_ball, u, i))
         self._scores[name, i] = (self.version[i], found)
         return found
@@ -1166,16 +1238,17 @@ class BoundedBackend(Backend):
 
     def _surrogate(self, u: Utility):
         """``i -> `` a rational row on which ``u`` decides as on atom ``i``'s boosted row, where
-        float64 could not tell: a binary decision's ``p0`` where the margin's factors cancel; a rank
+        float64 could not tell: a binary decision's row on one label whose ``d_y`` has the margin's
+        sign (:meth:`_exact_values`: exact where rational, else Arb's; the same action); a rank
         (:meth:`_ranked`); top-1 correctness at any depth, either method (:meth:`_top1_row`: exact
         where the candidates' masses are forms whose differences share a sign, else Arb's
         enclosures).  Other utilities: None."""
         from .utilities import BinaryDecision, Rank
         if isinstance(u, BinaryDecision):  # asked only where float64 cannot tell the margin's sign
             def decided(i):
-                if any(s != () for s in self._coefficients(i, u.d)):
-                    raise Undecided("a binary decision's margin")
-                return self.p0[i]  # the same margin, exactly
+                act = self._exact_values(u, i) == u.d  # the margin's sign: exact, float64 or Arb (or Undecided)
+                y = next(y for y, x in enumerate(u.d) if (x >= 0) == act)  # (a margin of that sign has one)
+                return tuple(Fraction(int(k == y)) for k in range(self.tree.K))  # all mass on y: the same action
             return decided
         if isinstance(u, Rank):
             return self._ranked

@@ -409,6 +409,111 @@ def test_candidates_with_one_column_are_one(monkeypatch):
     assert backend._same_witness(cands, tables, refined, 0, 1)  # one support, equal weights there
 
 
+def test_columns_equal_up_to_one_sign_are_one():
+    """Values ``u' = s u + b`` on the labels a column reads (``s`` one sign for every atom, ``b`` one
+    number per atom) give the column ``s`` times the other (A.3's means move alike), so one sup:
+    top-1 correctness at depth 2 on rows that all choose y4 against tables that are ``1 - u`` or
+    ``u - 1`` below vR, and ``1 - u`` on every label for the UC residual.  Not one: a table that
+    halves ``u``, and rows that choose y4 and y3, where ``[1, 0, 0, 1]`` is ``u`` on the first
+    and ``1 - u`` on the second (two signs: their prefix sums do not move alike)."""
+    def same(atoms, name, node, other):
+        d = FiniteDistribution(FOUR, atoms)
+        us = {"top2": Top1AtDepth(FOUR, 2), "other": Table(FOUR, other)}
+        backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+        tables = backend._tables()
+
+        def cand(name):
+            col = 0 if node is None else 1 + list(tables[name][0].nodes).index(node)
+            return (0.0, 0.0, 0, name, col, node)
+        return backend._same_column([cand("top2"), cand("other")], tables, 0, 1)
+    y4 = [{"p": ["1/8", "1/4", "1/8", "1/2"], "label": "y3"}, {"p": ["1/4", "1/8", "1/8", "1/2"], "label": "y4"}]
+    vR = FOUR.id("vR")
+    assert same(y4, "top2", vR, [0, 0, 1, 0]) and same(y4, "top2", vR, [1, 0, -1, 0])
+    assert same(y4, "top2", None, [1, 1, 1, 0])
+    assert not same(y4, "top2", vR, [0, 0, 0, F(1, 2)]) and not same(y4, "top2", None, [0, 0, 1, 0])
+    both = [y4[0], {"p": ["1/8", "1/8", "1/2", "1/4"], "label": "y3"}]
+    assert not same(both, "top2", vR, [1, 0, 0, 1])
+
+
+def test_a_score_whose_factors_cancel_after_a_shift_is_rational():
+    """``mu_u = m + sum_y f_y (u_y - m)``, as the row sums to 1: the table ``(1/2, 1/2, 1/2, 0, 1)`` on
+    DEEP's labels, after the root's split has moved, is ``1/2 pi_A + pi_b2``; where b1 and b2 hold
+    equal masses that is ``1/2`` exactly (the mean of the values on A's labels and on B's is 1/2:
+    shifted by it, both factors cancel), which no Arb enclosure could show (a rank's weights on a
+    decision tree's rows gave 5 fallbacks in a run so).  With unequal masses it stays irrational."""
+    half, split = [F(1, 2), F(1, 2), F(1, 2), 0, 1], [1, 0, F(1, 2), 0, 1]
+    uneven = ["1/5", "1/5", "1/5", "1/10", "3/10"]
+    for v, p, moved, expected in ((half, ["1/5"] * 5, "A", F(1, 2)), (half, uneven, "A", None),
+                                  (split, uneven, "y5", F(3, 5))):
+        backend = BoundedBackend(FiniteDistribution(DEEP, [{"p": p, "label": "y1"}]), {"u": Table(DEEP, v)}, "huc",
+                                 F(1, 100), 30)
+        backend.z[0, DEEP.id(moved)] = 1
+        score = backend._exact_score("u", 0, None)
+        assert score == expected if expected is not None else isinstance(score, certified._Same)
+    # (the last: A's split moved, C's and the root's not: y1 and y2 hold equal masses, so A's labels
+    # score 1/2 pi0_A = 3/10 whatever the split, and b2 adds p0_b2 = 3/10)
+
+
+def test_rank_scores_equal_by_their_weights_are_equal():
+    """A decision-tree sample with a rank whose weights are 1/2 on the first three ranks, 0 and 1 on the
+    last two, which the smoothing's equal tails fill: its scores are 1/2 exactly on many boosted
+    rows of different states, which went to the certified engine 5 times in this run."""
+    d = _smoothed_sample(DEEP, 30311)
+    us = {"top1@1": Top1AtDepth(DEEP, 1), "rank": Rank(DEEP, [F(1, 2), F(1, 2), F(1, 2), 0, 1]),
+          "bd": BinaryDecision(DEEP, ["y2", "b1"], ["b2", "y5", "y1", "b1", "y2"], F(1, 3))}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    _assert_choices_are_the_engines(backend, 6)
+    assert backend.fallbacks == {}
+
+
+@pytest.mark.parametrize("tree, seed, S, D, tau", [(FLAT10, 40191, ["c0"], ["c9", "c6", "c0", "c3"], F(1, 4)),
+                                                    (WIDE, 40689, ["a18", "a8"], ["a8", "b1", "a16", "a18"], F(1, 2))])
+def test_a_binary_decision_float64_cannot_sign_is_decided_in_arb_for_the_audit(tree, seed, S, D, tau):
+    """A binary decision whose margin float64 cannot sign on a boosted row, where its factors do not
+    cancel: the fast audit's exact decision (``_surrogate``) now takes the sign from Arb and a row
+    on one label of that sign (the same action), where it went to the certified engine (3 and 4
+    of these runs' choices).  The choices are that engine's, and after every update each row's
+    decision in the audit's table is the sign of the margin of the certified engine's 300-bit
+    prediction of the same state."""
+    d = _smoothed_sample(tree, seed)
+    bd = BinaryDecision(tree, S, D, tau)
+    us = {"top1@1": Top1AtDepth(tree, 1), "bd": bd}
+    if seed == 40689:
+        us["rank"] = Rank(tree, [F(x, 2) for x in (1, 1, 1, 2, 2, 2, 1, 0, 2, 0, 1, -2, 1, 0, 1, -2, 1, -2, 2, 2, 2,
+                                                     2, 0, 0, 2, -2, -1, 2, 2, -1, 2, -2)])  # (the run drawn)
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    _assert_choices_are_the_engines(backend, 6)
+    assert backend.fallbacks == {}
+    backend, decided = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30), 0
+    for _ in range(6):
+        choice = backend.choose(None)
+        if not choice.exceeds:
+            break
+        backend.update(choice, None, None)
+        preds, _, ctx = _high_precision(backend)[:3]
+        table = backend._tables()["bd"][0]
+        for i, row in enumerate(_rational_row(r, ctx) for r in preds):
+            margin = sum(x * v for x, v in zip(row, bd.d))
+            if abs(margin) > F(1, 2 ** 240):
+                assert table.U[i].tolist() == [float(v if margin > 0 else -v) for v in bd.d], i
+                decided += 1
+    assert decided >= 20
+
+
+def test_utilities_whose_columns_are_one_up_to_sign_have_one_sup():
+    """A decision-tree sample on which top-1 correctness at depth 2, the table ``[0, -1, 1/2, 0]`` and
+    a binary decision give node vL's column up to its sign (on these rows the table is ``-1`` on
+    the label chosen below vL and the decision is top-1's): 6 of the run's choices went to the
+    certified engine before ``_entries_agree`` took the sign; none does now, and each choice is
+    that engine's."""
+    d = _smoothed_sample(FOUR, 20004)
+    us = {"top1@2": Top1AtDepth(FOUR, 2), "table": Table(FOUR, [0, -1, F(1, 2), 0]),
+          "bd": BinaryDecision(FOUR, ["y2", "y4"], ["y1", "y2", "y4", "y3"], F(1, 2))}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    _assert_choices_are_the_engines(backend, 6)
+    assert backend.fallbacks == {}
+
+
 DEEP = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["C", "y5"], "C": ["y1", "y2"], "B": ["b1", "b2"]})
 
 
@@ -449,6 +554,62 @@ def test_candidates_whose_witnesses_hold_one_sum_have_one_sup(tree, method, seed
     assert backend.fallbacks == {}
     _same_run(certified.boost(d, us, method=method, epsilon="1/1000000", max_updates=6),
               engine_boost(d, us, method=method, epsilon="1/1000000", max_updates=6))
+
+
+def test_sups_float64_rounds_to_one_number_are_ordered_in_arb():
+    """Two candidates at node A, top-1 at depths 2 and 3, whose sups differ by 8.4e-23 (two atoms'
+    terms differ by a rounding of the smoothing, 1.7e-12 relatively): float64 rounds both
+    enclosures' midpoints to one number, so taking the larger midpoint took the first, the smaller
+    sup, whose ball is not above the other's, and the choice went to the certified engine (5 of
+    this run's 6 choices).  Every candidate whose midpoint rounds to the largest is now tried
+    (``_certain_extreme``); the choices are the certified engine's."""
+    d = _smoothed_sample(DEEP, 2437)
+    us = {f"top1@{depth}": Top1AtDepth(DEEP, depth) for depth in (2, 3)}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    _assert_choices_are_the_engines(backend, 6)
+    assert backend.fallbacks == {} and backend.refined["the largest candidate"] >= 5
+
+
+@pytest.mark.parametrize("seed, fallbacks", [(3635, 5), (4819, 1)])
+def test_a_top1_score_float64_cannot_place_is_keyed_by_its_chosen_node(seed, fallbacks):
+    """Top-1 at depth 3 on rows where y1 and y5 hold equal masses (a decision tree's leaf, smoothed):
+    float64 cannot tell the chosen node, and the score's key was every edge's mass and logit, which
+    no other row's key equals, so its ties with equal scores went to the certified engine
+    (``fallbacks`` of the run's choices).  Now the close candidates are chosen exactly where their
+    masses share their factors (seed 4819: a root update scales y1 and y5 alike; the score's key is
+    then the other rows'), else where Arb orders them (seed 3635: a moved split lowers y1 below y5,
+    whose mass is the rational of its unmoved row).  The choices are the certified engine's."""
+    d = _smoothed_sample(DEEP, seed)
+    us = {f"top1@{depth}": Top1AtDepth(DEEP, depth) for depth in (1, 2, 3)}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    _assert_choices_are_the_engines(backend, 6)
+    assert backend.fallbacks == {}
+
+
+def test_the_key_of_a_top1_score_whose_candidates_share_their_factors_is_the_larger_ones():
+    """y1 and y5 hold 3/10 and 3/10 + 10^-20 (float64: one number), both below A, whose split from B
+    has moved: their masses are the same factor times the rationals ``pi0_y / pi0_A``, so the
+    chosen node is y5 exactly (K.2: the largest mass) and the key carries y5's rational."""
+    e = F(1, 10 ** 20)
+    d = FiniteDistribution(DEEP, [{"p": [F(3, 10), F(1, 10) - e, F(3, 10) + e, F(2, 10), F(1, 10)], "label": "y1"}])
+    u = Top1AtDepth(DEEP, 3)
+    backend = BoundedBackend(d, {"u": u}, "huc", F(1, 10 ** 6), 30)
+    backend.z[0, DEEP.id("A")] = 1  # (the float rows stay p0's: y1 and y5 one float apart at most)
+    kind, rational, factors = backend._key(u)(0)
+    assert (kind, rational, len(factors)) == ("path", (F(3, 10) + e) / F(7, 10), 1)
+
+
+def test_a_witness_whose_prefix_sums_round_to_one_float_is_certified_in_arb():
+    """The prefix sums 1/2 and 1/2 + 2^-80 (App. F.3: the first largest) have one float64 midpoint;
+    the larger, the second, is the witness's end, and Arb certifies it."""
+    from types import SimpleNamespace
+
+    from flint import arb, ctx
+    table = SimpleNamespace(order=np.arange(3), block_last=np.arange(3))
+    found = certified.ball_witness([arb(1) / 2, arb(2) ** -80, -arb(1) / 4], np.zeros(3, bool), table)
+    with ctx.workprec(256):
+        assert found[:2] == (0, 2) and found[2].contains(arb(1) / 2 + arb(2) ** -80) and found[2].rad() < 2.0 ** -100
+    assert certified.ball_witness([arb(1) / 2, arb(0), -arb(1) / 4], np.array([False, False, False]), table) is None
 
 
 def _assert_choices_are_the_engines(backend, updates):
