@@ -566,6 +566,7 @@ class BoundedBackend(Backend):
         self._balls: dict = {}  # (atom, bits) -> (version, its prediction in Arb), :meth:`_prediction_ball`
         self._values: dict = {}  # (utility, atom) -> (version, its values), :meth:`_exact_values`
         self._pi0_exact: dict = {}  # atom -> the exact subtree masses of p0, :meth:`_pi0`
+        self._uc_masses: dict = {}  # atom -> (version, p0's mass per logit), :meth:`_masses`
         self.fallbacks: dict = {}  # why the certified engine chose, and how often
         self.refined: dict = {}  # what float64's bounds left to Arb (REFINE_BITS), and how often
         # per utility: the atoms some update has changed it on, and the nodes whose updates never do
@@ -975,33 +976,45 @@ class BoundedBackend(Backend):
         >>> b._coefficients(0, [1, 1, 0, 0])  # y1 + y2 = pi0_a e^{z_a} / N_r: a's split cancels
         {((0, 3),): Fraction(1, 2)}
         """
-        return {s: c for s, (c, _) in self._groups(i, v).items() if c}
+        out: dict = {}
+        for s, mass, x in self._regions(i, v):
+            if x:
+                out[s] = out.get(s, 0) + mass * x
+        return {s: c for s, c in out.items() if c}
 
-    def _groups(self, i: int, v) -> dict:
-        """:meth:`_coefficients` with every factor's group, as ``(sum_{y in s} p0_y v_y, sum_{y in s}
-        p0_y)``: a form's coefficient and the mass the factor multiplies (the masses times their
-        factors sum to 1, the row's total)."""
-        sig, p, out = self._signature(i), self.p0[i], {}
+    def _regions(self, i: int, v):
+        """The parts of the labels :meth:`_coefficients` sums over, as ``(factor key, p0 mass, value)``:
+        under HUC-Boost the highest nodes below which ``v`` is constant (``pi0_a``), else the labels."""
         if self.method == "huc":
             tree, z = self.tree, self.z[i]
             moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
             pi = self._pi0(i)
             for a, _, x in self._constant_below(v):
                 if pi[a]:
-                    s = tuple((tree.parent_ids[b], z[b]) for b in self._path_to(a) if tree.parent_ids[b] in moved)
-                    c, mass = out.get(s, (0, 0))
-                    out[s] = (c + pi[a] * x, mass + pi[a])
-            return out
+                    key = tuple((tree.parent_ids[b], z[b]) for b in self._path_to(a) if tree.parent_ids[b] in moved)
+                    yield key, pi[a], x
+            return
+        sig, p = self._signature(i), self.p0[i]
         for y, x in enumerate(v):
             if p[y]:
-                s = sig(y)
-                c, mass = out.get(s, (0, 0))
-                out[s] = (c + p[y] * x, mass + p[y])
+                yield sig(y), p[y], x
+
+    def _masses(self, i: int, v) -> dict:
+        """Each factor's ``p0`` mass in :meth:`_regions` (under UC-Boost the labels of one logit, the
+        same for every ``v``: kept until the row moves again)."""
+        if self.method != "huc" and self._uc_masses.get(i, (None,))[0] == self.version[i]:
+            return self._uc_masses[i][1]
+        out: dict = {}
+        for s, mass, _ in self._regions(i, v):
+            out[s] = out.get(s, 0) + mass
+        if self.method != "huc":
+            self._uc_masses[i] = (self.version[i], out)
         return out
 
-    def _rational_form(self, i: int, v):
+    def _rational_form(self, i: int, v, c: dict | None = None):
         """``sum_y f_y v_y`` on atom ``i``'s boosted row where it is rational: every factor's
-        coefficient is ``m`` times the mass it multiplies (:meth:`_groups`), one ``m`` for all of
+        coefficient (:meth:`_coefficients`, or ``c``) is ``m`` times the mass it multiplies
+        (:meth:`_masses`), one ``m`` for all of
         them (none moved: ``m = 0``), so that, as ``f`` sums to 1, ``sum_y f_y v_y = m + sum_y f_y
         (v_y - m)`` leaves only the unmoved labels' rational part; else None.
 
@@ -1013,13 +1026,16 @@ class BoundedBackend(Backend):
         >>> b._rational_form(0, [1, 1, 0, 0]) is None, b._rational_form(0, [0, 1, 0, 1])  # y2 + y4: 1/2 e + 1/2 e'
         (True, Fraction(1, 2))
         """
-        groups = self._groups(i, v)
-        c0, mass0 = groups.pop((), (Fraction(0), Fraction(0)))
-        means = {c / mass for c, mass in groups.values()}  # v's mean on each factor's labels
+        c = self._coefficients(i, v) if c is None else c
+        c0 = c.get((), Fraction(0))
+        if all(s == () for s in c):
+            return c0
+        masses = self._masses(i, v)
+        means = {c.get(s, Fraction(0)) / mass for s, mass in masses.items() if s != ()}  # per factor, v's mean
         if len(means) > 1:
             return None
-        m = means.pop() if means else Fraction(0)  # every factor's coefficient is m times its mass
-        return m + c0 - m * mass0
+        m = means.pop()  # every factor's coefficient is m times its mass
+        return m + c0 - m * masses.get((), Fraction(0))
 
     def _constant_below(self, v) -> list:
         """The highest nodes below which ``v`` is constant, as ``(node, its labels, the value)``:
@@ -1094,9 +1110,10 @@ class BoundedBackend(Backend):
             self._scores[name, i] = (self.version[i], found)
             return found
         v = self._exact_values(u, i)
-        found = self._rational_form(i, v)
+        c = self._coefficients(i, v)
+        found = self._rational_form(i, v, c)
         if found is None:
-            found = _Same(key(i) if key is not None else self._linear_key(i, self._coefficients(i, v)),
+            found = _Same(key(i) if key is not None else self._linear_key(i, c),
                           functools.partial(self._score_ball, u, i))
         self._scores[name, i] = (self.version[i], found)
         return found
