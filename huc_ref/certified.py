@@ -261,34 +261,52 @@ def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float)
     return min(i_mx, i_mn), max(i_mx, i_mn), sup, sup if i_mx > i_mn else -sup
 
 
-def ball_witness(entries: list, zero: np.ndarray, table, bits: int = 128):
+def ball_witness(entries: list, zero: np.ndarray, table, bits: int = 128, exact=None):
     """:func:`certified_witness` (Algorithm 2's witness, App. F.3) on Arb balls: the column's
     entries ``W t`` per atom enclosed at ``bits`` (:meth:`BoundedBackend._column_balls`), ``zero``
     marking the entries that are 0 exactly.  The prefix sums at the ends of ``table``'s tie blocks
     are enclosed; their first largest and first smallest are certified when every other prefix,
-    except those repeating one after a block of zeros, lies certainly below (above) it.  Returns
+    except those repeating one after a block of zeros, lies certainly below (above) it, or is
+    known exactly not to exceed it: with ``exact`` (``i -> `` atom ``i``'s entry as a rational, or
+    None), two prefix sums whose balls overlap differ by the exact sum of the entries between,
+    where all are known, and an equal later one does not displace the first.  Returns
     ``(r, b, sup, moment)`` (``sup`` and ``moment`` Arb balls) or None.
 
     >>> from types import SimpleNamespace
-    >>> from flint import arb
+    >>> from flint import arb, ctx
     >>> table = SimpleNamespace(order=np.arange(3), block_last=np.arange(3))
     >>> r, b, sup, moment = ball_witness([arb(1) / 2, -arb(1) / 4, arb(1) / 2], np.zeros(3, bool), table)
     >>> r, b, sup.contains(arb(3) / 4), moment.contains(arb(3) / 4)
     (0, 3, True, True)
-    >>> ball_witness([arb(1) / 2, -arb(1) / 2, arb(1) / 2], np.zeros(3, bool), table) is None  # C_1 = C_3
+    >>> with ctx.workprec(128):  # 1/3 - 1/3 is 0 exactly, which no ball shows: C_1 = C_3 again
+    ...     thirds = [arb(1) / 3, -arb(1) / 3, arb(1) / 3]
+    >>> ball_witness(thirds, np.zeros(3, bool), table) is None
     True
+    >>> ball_witness(thirds, np.zeros(3, bool), table, exact=lambda i: Fraction(1 - 2 * (i % 2), 3))[:2]
+    (0, 1)
     """
     flint = _flint()
-    order, last = table.order, table.block_last
-    C, run, ends = [flint.arb(0)], flint.arb(0), set(last.tolist())
+    order, last = table.order.tolist(), table.block_last.tolist()
+    C, run, ends = [flint.arb(0)], flint.arb(0), set(last)
     with flint.ctx.workprec(bits):
-        for r, i in enumerate(order.tolist()):
+        for r, i in enumerate(order):
             if not zero[i]:
                 run = run + entries[i]
             if r in ends:
                 C.append(run)
+
+    def exactly(m, j):  # the sign of C_m - C_j from the entries of the blocks between, or None
+        lo, hi = min(m, j), max(m, j)
+        total = Fraction(0)
+        for r in range(last[lo - 1] + 1 if lo else 0, last[hi - 1] + 1):
+            if not zero[order[r]]:
+                x = exact(order[r])
+                if x is None:
+                    return None
+                total += x
+        return ((total > 0) - (total < 0)) * (1 if m > j else -1)
     kept = _moving_ends(zero, table).tolist()
-    i_mx, i_mn = (_certain_extreme(C, kept, above) for above in (True, False))
+    i_mx, i_mn = (_certain_extreme(C, kept, above, exactly if exact else None) for above in (True, False))
     if i_mx is None or i_mn is None:
         return None
     if i_mx == i_mn:
@@ -298,12 +316,16 @@ def ball_witness(entries: list, zero: np.ndarray, table, bits: int = 128):
     return min(i_mx, i_mn), max(i_mx, i_mn), sup, sup if i_mx > i_mn else -sup
 
 
-def _certain_extreme(balls: list, among: list, above: bool):
+def _certain_extreme(balls: list, among: list, above: bool, exactly=None):
     """The index of ``among`` whose ball lies certainly above (``above``; else below) every other's,
     or None.  Only those whose midpoints round to the largest (smallest) float can be it: a ball
     certainly above another has the larger midpoint, and rounding keeps that order or makes a tie;
     among such ties each is tried, as a float64 tie of balls that Arb separates (two sups a
-    rounding of the smoothing apart, 1e-22 here) need not put the largest first.
+    rounding of the smoothing apart, 1e-22 here) need not put the largest first; so is every ball
+    not certainly inside that of the largest (smallest) midpoint.  With ``exactly`` (``(m, j) ->``
+    the sign of ``x_m - x_j`` or None), balls that overlap are compared by it, and of equal
+    extremes the first in ``among`` is taken (App. F.3's tie rule): an exact 0 and a ball about 0
+    from sums that cancel have different midpoints, the second's perhaps the larger.
 
     >>> from flint import arb, ctx
     >>> with ctx.workprec(128):  # one float64 midpoint for the first two
@@ -312,11 +334,29 @@ def _certain_extreme(balls: list, among: list, above: bool):
     (1, 2)
     >>> _certain_extreme([arb(1), arb(1)], [0, 1], True) is None  # equal: no ball is certainly above
     True
+    >>> C = [arb(0), -arb(1) / 10, arb(2.0 ** -200, 2.0 ** -190)]  # C_2 holds 0 and has the larger midpoint
+    >>> _certain_extreme(C, [0, 1, 2], True) is None  # Arb cannot tell C_0 from C_2
+    True
+    >>> _certain_extreme(C, [0, 1, 2], True, lambda m, j: [0, -1, 0][m] - [0, -1, 0][j])  # equal exactly: the first
+    0
+    >>> wide = [arb(0, 1e-10), arb(0), arb(-1e-11)]  # 0 and 1 equal exactly; 2 overlaps 0 and no exact sign is known
+    >>> _certain_extreme(wide, [0, 1, 2], True, lambda m, j: 0 if {m, j} == {0, 1} else None) is None  # not 1
+    True
     """
     mids = [float(balls[j].mid()) for j in among]
-    top = max(mids) if above else min(mids)
-    for j, m in zip(among, mids):
-        if m == top and all((balls[o] < balls[j]) if above else (balls[o] > balls[j]) for o in among if o != j):
+    t = among[int(np.argmax(mids) if above else np.argmin(mids))]
+    side = -1 if above else 1  # the sign of x_o - x_j that leaves j the extreme
+
+    def inner(o, j):  # x_o certainly on j's inner side
+        return balls[o] < balls[j] if above else balls[o] > balls[j]
+
+    def below(o, j):  # x_o on j's inner side, or equal to it and later
+        if inner(o, j):
+            return True
+        sign = exactly(o, j) if exactly is not None else None
+        return sign == side or (sign == 0 and o > j)
+    for j in among:  # the extreme is t or a ball not certainly inside t's (0 and a ball about 0 are two floats)
+        if (j == t or not inner(j, t)) and all(below(o, j) for o in among if o != j):
             return j
     return None
 
@@ -663,7 +703,7 @@ class BoundedBackend(Backend):
         if found is None:  # the prefix sums in Arb
             for bits in REFINE_BITS:
                 entries, zero, _ = self._refined(cands, j, tables, refined, bits)
-                found = ball_witness(entries, zero, table, bits)
+                found = ball_witness(entries, zero, table, bits, self._exact_entry(table, name, k, col, a))
                 if found is not None:
                     break
             else:
@@ -772,8 +812,9 @@ class BoundedBackend(Backend):
         support = []
         for j in (c, d):
             entries, zero, _ = self._refined(cands, j, tables, refined)
-            table = tables[cands[j][3]][0]
-            found = ball_witness(entries, zero, table, refined[j][0])
+            _, _, k, name, col, a = cands[j]
+            table = tables[name][0]
+            found = ball_witness(entries, zero, table, refined[j][0], self._exact_entry(table, name, k, col, a))
             if found is None:
                 return False
             support.append({i for i in table.members(found[0], found[1]).tolist() if not zero[i]})
@@ -809,34 +850,58 @@ class BoundedBackend(Backend):
         flint, tree = _flint(), self.tree
         out = []
 
-        def q(x):
-            return flint.fmpq(x.numerator, x.denominator)
-
-        def mean(f, v, ys):  # mu_{u,b} over the labels ys below b
-            mass = sum((f[y] for y in ys[1:]), f[ys[0]])
-            return sum((f[y] * q(v[y]) for y in ys if v[y]), flint.arb(0)) / mass
-
+        def lift(x):
+            return flint.arb(flint.fmpq(x.numerator, x.denominator))
         with flint.ctx.workprec(bits):
             for i, atom in enumerate(self.dist.atoms):
+                v = None if zero[i] else self._decided(name, i, table)
+                if v is not None and col and len({v[y] for y in tree.label_ids_below(a)}) == 1:
+                    zero[i] = True  # every mean is a's: 0 exactly
                 if zero[i]:
                     out.append(flint.arb(0))
                     continue
-                f, v = self._prediction_ball(i, bits), self._decided(name, i, table)
-                eta = atom.label_law(tree.K)
-                if col == 0:
-                    t = flint.arb(q(sum((e * x for e, x in zip(eta, v)), Fraction(0)))) - mean(f, v, range(tree.K))
-                elif len({v[y] for y in tree.label_ids_below(a)}) == 1:  # every mean is a's: 0 exactly
-                    zero[i] = True
-                    t = flint.arb(0)
-                else:
-                    t = -flint.arb(q(sum((eta[y] for y in tree.label_ids_below(a)), Fraction(0)))) \
-                        * mean(f, v, tree.label_ids_below(a))
-                    for b in tree.child_ids[a]:
-                        star = sum((eta[y] for y in tree.label_ids_below(b)), Fraction(0))
-                        if star:
-                            t = t + flint.arb(q(star)) * mean(f, v, tree.label_ids_below(b))
-                out.append(t * q(atom.weight * atom.c[k]))
+                f = self._prediction_ball(i, bits)
+                out.append(self._term(f, v, atom, col, a, lift) * lift(atom.weight * atom.c[k]))
         return out
+
+    def _term(self, f, v, atom, col: int, a, lift):
+        """One atom's entry of a column before its weight: the UC residual ``E_eta[u(Y)] - mu_u``
+        (``col`` 0) or node ``a``'s C.2 term ``sum_j pi*_{a_j} mu_{a_j} - pi*_a mu_a``, from its
+        prediction ``f`` (Arb balls, or exact rationals), values ``v`` and label law, with
+        ``lift`` turning a rational into ``f``'s kind of number.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> b = BoundedBackend(FiniteDistribution(t, [{"p": ["1/4", "3/4"], "label": "a"}]),
+        ...                    {"u": Table(t, [0, 1])}, "huc", Fraction(1, 100), 30)
+        >>> p, v, atom = b.p0[0], (Fraction(0), Fraction(1)), b.dist.atoms[0]
+        >>> b._term(p, v, atom, 0, None, Fraction), b._term(p, v, atom, 1, 0, Fraction)  # u(a) - 3/4; mu_a - mu_r
+        (Fraction(-3, 4), Fraction(-3, 4))
+        """
+        tree, eta = self.tree, atom.label_law(self.tree.K)
+
+        def mean(ys):  # mu_{u,b} over the labels ys below b
+            mass = sum((f[y] for y in ys[1:]), f[ys[0]])
+            return sum((f[y] * lift(v[y]) for y in ys if v[y]), lift(Fraction(0))) / mass
+        if col == 0:
+            return lift(sum((e * x for e, x in zip(eta, v)), Fraction(0))) - mean(range(tree.K))
+        t = -lift(sum((eta[y] for y in tree.label_ids_below(a)), Fraction(0))) * mean(tree.label_ids_below(a))
+        for b in tree.child_ids[a]:
+            star = sum((eta[y] for y in tree.label_ids_below(b)), Fraction(0))
+            if star:
+                t = t + lift(star) * mean(tree.label_ids_below(b))
+        return t
+
+    def _exact_entry(self, table, name: str, k: int, col: int, a):
+        """``i -> `` atom ``i``'s entry of the column, exactly, where its row is still ``p0`` (the
+        entries of :meth:`_column_balls` that are rationals); None for a boosted row."""
+        def entry(i):
+            if self.moved[i]:
+                return None
+            atom = self.dist.atoms[i]
+            v = self._decided(name, i, table)
+            return self._term(self.p0[i], v, atom, col, a, lambda x: x) * atom.weight * atom.c[k]
+        return entry
 
     def _top_edges(self, u: Utility) -> list:
         """The edges down to depth ``l`` of top-1 correctness at depth ``l`` (their logits fix the

@@ -399,7 +399,7 @@ def test_candidates_with_one_column_are_one(monkeypatch):
     witness = {0: (0, 1), 1: (1, 1)}  # block 0 (both atoms), then the empty interval
     seen = iter((0, 1))
 
-    def ball_witness(entries, zero, table, bits):
+    def ball_witness(entries, zero, table, bits, exact=None):
         r, b = witness[next(seen)]
         return r, b, None, None
     monkeypatch.setattr(certified, "ball_witness", ball_witness)
@@ -515,6 +515,8 @@ def test_utilities_whose_columns_are_one_up_to_sign_have_one_sup():
 
 
 DEEP = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["C", "y5"], "C": ["y1", "y2"], "B": ["b1", "b2"]})
+DIGITS = LabelTree.from_nested({"digit": {"round": {"loops": ["d0", "d6", "d8", "d9"], "curves": ["d2", "d3", "d5"]},
+                                          "straight": ["d1", "d4", "d7"]}})  # (the README's hierarchy)
 
 
 def _smoothed_sample(tree, seed):
@@ -597,6 +599,52 @@ def test_the_key_of_a_top1_score_whose_candidates_share_their_factors_is_the_lar
     backend.z[0, DEEP.id("A")] = 1  # (the float rows stay p0's: y1 and y5 one float apart at most)
     kind, rational, factors = backend._key(u)(0)
     assert (kind, rational, len(factors)) == ("path", (F(3, 10) + e) / F(7, 10), 1)
+
+
+@pytest.mark.parametrize("tree, seed, depths, table, theta", [
+    (FOUR, 50488, (1, 2), [F(1, 2), -1, F(1, 2), 1], [0, F(1, 2), F(1, 2), F(1, 2)]),
+    (DIGITS, 50509, (1, 2, 3), [F(1, 2), -1, 0, F(1, 2), 1, -1, -1, F(1, 2), 0, F(1, 2)],
+     [0, 0, -1, 1, 1, -1, -1, 1, 0, F(1, 2)])])
+def test_a_witness_whose_prefix_sums_tie_exactly_is_certified_from_the_unmoved_rows(tree, seed, depths, table, theta):
+    """Two prefix sums of a witness's column that are equal exactly (the blocks between them sum to
+    0: a decision tree's repeated rows, labelled on both sides), which no precision separates:
+    where the rows between are still ``p0``, their entries are rationals (``_exact_entry``), the
+    difference is 0 exactly, and App. F.3's tie rule keeps the first.  These runs' choices went to
+    the certified engine 6 and 2 times before; none does now, and each is that engine's."""
+    d = _smoothed_sample(tree, seed)
+    us = {f"top1@{depth}": Top1AtDepth(tree, depth) for depth in depths}
+    us |= {"table": Table(tree, table), "rank": Rank(tree, theta)}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    _assert_choices_are_the_engines(backend, 6)
+    assert backend.fallbacks == {}
+
+
+def test_exact_entries_are_the_exact_cores_terms_on_unmoved_rows():
+    """``_exact_entry`` gives a column's entry as a rational only where the row is still ``p0``: there
+    it is the exact core's C.2 term (``terms_at``) times the weight, for the UC residual and every
+    node, in both subgroups; on a row an update moved, None (its entry is irrational)."""
+    from huc_ref.audit import terms_at
+    from huc_ref.decomposition import Prediction
+    d = _smoothed_sample(DEEP, 7)
+    us = {"top1@2": Top1AtDepth(DEEP, 2), "t": Table(DEEP, [1, 0, F(1, 2), -1, 0])}
+    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    choice = backend.choose(None)
+    backend.update(choice, None, None)
+    assert 0 < backend.moved.sum() < len(d.atoms)
+    tables, seen = backend._tables(), 0
+    for name, (table, _) in tables.items():
+        for k in range(2):
+            for col, a in enumerate([None] + [int(b) for b in table.nodes]):
+                entry = backend._exact_entry(table, name, k, col, a)
+                for i, atom in enumerate(d.atoms):
+                    if backend.moved[i]:
+                        assert entry(i) is None
+                        continue
+                    t = terms_at(DEEP, Prediction(DEEP, atom.p), backend._decided(name, i, table), atom,
+                                 [] if a is None else [a], lambda x: x)
+                    assert entry(i) == atom.weight * atom.c[k] * (t.residual if a is None else t.node_terms.get(a, 0))
+                    seen += 1
+    assert seen > 50
 
 
 def test_a_witness_whose_prefix_sums_round_to_one_float_is_certified_in_arb():
@@ -915,7 +963,7 @@ def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
     _run_backend(backend, 12)
     assert backend.fallbacks == {} and backend.refined == {"the witness interval": 2}
     _same_run(certified.boost(d, us, epsilon="1/100"), exact)
-    monkeypatch.setattr(certified, "ball_witness", lambda entries, zero, table, bits: None)
+    monkeypatch.setattr(certified, "ball_witness", lambda entries, zero, table, bits, exact=None: None)
     backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
     _run_backend(backend, 12)
     assert backend.fallbacks == {"the witness interval": 2}
