@@ -123,6 +123,59 @@ def decision_tree_sample(n: int = 300, seed: int = 0):
             {"top1": TopK(tree, 1), "side": Top1AtDepth(tree, 1)})
 
 
+def smoothed_sample(tree: LabelTree, seed: int) -> FiniteDistribution:
+    """A calibration sample as a decision tree gives it: 2-6 leaf distributions of counts on 1-4
+    labels, smoothed as K.1 does (``kappa = 10^-10``) and read back from float64 (rows whose exact
+    values differ by a rounding), 6-24 rows of them with labels mostly drawn from them, and a
+    second subgroup holding about half the rows."""
+    rng, K, kappa = random.Random(seed), tree.K, Fraction(1, 10 ** 10)
+    rows = []
+    for _ in range(rng.randint(2, 6)):
+        counts = {y: rng.randint(1, 20) for y in rng.sample(range(K), rng.randint(1, min(K, 4)))}
+        exact = [Fraction(float((1 - kappa) * Fraction(counts.get(y, 0), sum(counts.values())) + kappa / K))
+                 for y in range(K)]
+        rows.append(exact[:-1] + [1 - sum(exact[:-1])])
+    atoms = []
+    for _ in range(rng.randint(6, 24)):
+        r = rows[rng.randrange(len(rows))]
+        y = rng.choices(range(K), weights=[float(x) for x in r])[0] if rng.random() < 0.7 else rng.randrange(K)
+        atoms.append({"p": r, "label": tree.labels[y], "c": [1, rng.randint(0, 1)]})
+    return FiniteDistribution(tree, atoms, subgroups=["all", "half"])
+
+
+#: The trees of :func:`smoothed_run`: four leaves, a node of 30 children last at its depth, a depth-3
+#: tree, a flat ten, a node of 12 children, and the README's digits hierarchy.
+SAMPLE_TREES = {
+    "four": LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}),
+    "wide": LabelTree.from_children("r", {"r": ["b", "a"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]}),
+    "deep": LabelTree.from_children("r", {"r": ["A", "B"], "A": ["C", "y5"], "C": ["y1", "y2"], "B": ["b1", "b2"]}),
+    "flat ten": LabelTree.from_children("r", {"r": [f"c{k}" for k in range(10)]}),
+    "twelve": LabelTree.from_children("r", {"r": ["x", "m"], "m": [f"m{k}" for k in range(12)], "x": ["x0", "x1"]}),
+    "digits": LabelTree.from_nested({"digit": {"round": {"loops": ["d0", "d6", "d8", "d9"],
+                                                         "curves": ["d2", "d3", "d5"]},
+                                               "straight": ["d1", "d4", "d7"]}}),
+}
+
+
+def smoothed_run(seed: int):
+    """``(distribution, utilities, method)`` of one drawn certified run: a tree of
+    :data:`SAMPLE_TREES`, :func:`smoothed_sample` on it, top-1 correctness at random depths, a table
+    (2 in 5), a rank and a binary decision (3 in 10 each), HUC-Boost or UC-Boost."""
+    from huc_ref import Rank
+    rng = random.Random(seed)
+    tree = SAMPLE_TREES[rng.choice(list(SAMPLE_TREES))]
+    height = max(len(tree.path_ids(y)) for y in range(tree.K)) - 1
+    us = {f"top1@{k}": Top1AtDepth(tree, k) for k in sorted(rng.sample(range(1, height + 1), rng.randint(1, height)))}
+    if rng.random() < 0.4:
+        us["table"] = Table(tree, [rng.choice([-1, 0, 1, Fraction(1, 2)]) for _ in range(tree.K)])
+    if rng.random() < 0.3:
+        us["rank"] = Rank(tree, [Fraction(rng.randint(-2, 2), 2) for _ in range(tree.K)])
+    if rng.random() < 0.3:
+        D = rng.sample(tree.labels, rng.randint(2, tree.K))
+        us["bd"] = BinaryDecision(tree, rng.sample(D, rng.randint(1, len(D) - 1)), D, Fraction(1, rng.randint(2, 4)))
+    return smoothed_sample(tree, seed), us, rng.choice(["huc", "uc"])
+
+
 def long_binary_case(atoms: int = 520, digits: int = 1990, seed: int = 0) -> dict:
     """A ``huc-case/1`` document: a binary tree (``neg``, ``pos``), ``atoms`` sample atoms whose
     predictions ``num/den`` have odd ``digits``-digit denominators drawn at random (each number

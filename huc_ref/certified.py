@@ -598,7 +598,10 @@ class BoundedBackend(Backend):
             self.paths = np.array([[leaves[y]] for y in range(K)], dtype=np.int64)
             self.pi0 = None
         self.H = self.paths.shape[1]
-        self._path_edges = [tuple((tree.parent_ids[b], b) for b in tree.path_ids(y)[1:]) for y in range(K)]
+        self._edges = []  # per node: the edges (parent, child) from the root down to it
+        for a in range(nodes):
+            edges = self._edges[tree.parent_ids[a]] + ((tree.parent_ids[a], a),) if tree.parent_ids[a] >= 0 else ()
+            self._edges.append(edges)
         self.rho = UNIT_ROUNDOFF  # untouched rows: p0 rounded once
         self._exact_star: dict = {}
         self._engine = None
@@ -1008,11 +1011,17 @@ class BoundedBackend(Backend):
 
     def _path_to(self, a: int) -> list:
         """The nodes from below the root down to node ``a`` (pre-order ids; the edges into them)."""
-        out = []
-        while self.tree.parent_ids[a] >= 0:
-            out.append(a)
-            a = self.tree.parent_ids[a]
-        return out[::-1]
+        return [b for _, b in self._edges[a]]
+
+    def _moved_splits(self, z) -> set:
+        """The nodes whose split some update has moved: the parents of the edges of nonzero logit ``z``."""
+        return {self.tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
+
+    def _factor_key(self, a: int, z, moved: set) -> tuple:
+        """The factors ``e^{z_b} / N_p`` on the path down to node ``a`` (HUC-Boost: the moved splits
+        ``p`` with the logit of the child ``b`` taken, :meth:`_moved_splits`), as a key: nodes with one
+        key have one factor, exactly; ``()``: none, ``a``'s mass is ``pi0_a``."""
+        return tuple((p, z[b]) for p, b in self._edges[a] if p in moved)
 
     def _signature(self, i: int):
         """``y -> `` the factors of leaf ``y``'s boosted probability over ``p0_y``, as a key: the
@@ -1023,8 +1032,8 @@ class BoundedBackend(Backend):
         if self.method == "uc":
             leaves = tree.leaf_node_ids
             return lambda y: ("uc", z[leaves[y]])
-        moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
-        return lambda y: tuple((a, z[b]) for a, b in self._path_edges[y] if a in moved)
+        moved, leaves = self._moved_splits(z), tree.leaf_node_ids
+        return lambda y: self._factor_key(leaves[y], z, moved)
 
     def _coefficients(self, i: int, v) -> dict:
         """A linear form ``sum_y f_y v_y`` of atom ``i``'s boosted prediction grouped by factor
@@ -1051,13 +1060,11 @@ class BoundedBackend(Backend):
         """The parts of the labels :meth:`_coefficients` sums over, as ``(factor key, p0 mass, value)``:
         under HUC-Boost the highest nodes below which ``v`` is constant (``pi0_a``), else the labels."""
         if self.method == "huc":
-            tree, z = self.tree, self.z[i]
-            moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
-            pi = self._pi0(i)
+            z = self.z[i]
+            moved, pi = self._moved_splits(z), self._pi0(i)
             for a, _, x in self._constant_below(v):
                 if pi[a]:
-                    key = tuple((tree.parent_ids[b], z[b]) for b in self._path_to(a) if tree.parent_ids[b] in moved)
-                    yield key, pi[a], x
+                    yield self._factor_key(a, z, moved), pi[a], x
             return
         sig, p = self._signature(i), self.p0[i]
         for y, x in enumerate(v):
@@ -1079,9 +1086,9 @@ class BoundedBackend(Backend):
     def _rational_form(self, i: int, v, c: dict | None = None):
         """``sum_y f_y v_y`` on atom ``i``'s boosted row where it is rational: every factor's
         coefficient (:meth:`_coefficients`, or ``c``) is ``m`` times the mass it multiplies
-        (:meth:`_masses`), one ``m`` for all of
-        them (none moved: ``m = 0``), so that, as ``f`` sums to 1, ``sum_y f_y v_y = m + sum_y f_y
-        (v_y - m)`` leaves only the unmoved labels' rational part; else None.
+        (:meth:`_masses`), one ``m`` for all of them (none moved: ``m = 0``), so that, as ``f``
+        sums to 1, ``sum_y f_y v_y = m + sum_y f_y (v_y - m)`` leaves only the unmoved labels'
+        rational part; else None.
 
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["y1", "y2"], "b": ["y3", "y4"]})
@@ -1219,13 +1226,13 @@ class BoundedBackend(Backend):
                 return [x / total for x in w]
             norms = {}
             pi = self._pi0(i)
-            for a in {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}:
+            for a in self._moved_splits(z):
                 parts = [q(pi[b] / pi[a]) * e(b) for b in tree.child_ids[a]]
                 norms[a] = sum(parts[1:], parts[0])
             out = []
             for y in range(tree.K):
                 f = flint.arb(q(p[y]))
-                for a, b in self._path_edges[y]:
+                for a, b in self._edges[tree.leaf_node_ids[y]]:
                     if a in norms:
                         f = f * e(b) / norms[a]
                 out.append(f)
@@ -1370,11 +1377,8 @@ class BoundedBackend(Backend):
                     form[z[leaves[y]]] = form.get(z[leaves[y]], 0) + p[y]
                 forms.append(form)
         else:
-            moved = {tree.parent_ids[b] for b in np.flatnonzero(z != 0).tolist()}
-            pi = self._pi0(i)
-            for c in cands:
-                key = tuple(sorted((tree.parent_ids[b], z[b]) for b in self._path_to(c) if tree.parent_ids[b] in moved))
-                forms.append({key: pi[c]})
+            moved, pi = self._moved_splits(z), self._pi0(i)
+            forms = [{self._factor_key(c, z, moved): pi[c]} for c in cands]
         sizes = [float(self.P[i, list(ys)].sum()) for ys in below]
         top = max(sizes)
         group = [k for k, size in enumerate(sizes) if size >= top * (1 - 1e-9)]
@@ -1387,7 +1391,7 @@ class BoundedBackend(Backend):
                 f = self._prediction_ball(i, bits)
                 a, b = (sum((f[y] for y in below[m][1:]), f[below[m][0]]) for m in (j, k))
                 return a - b
-            return _refined_sign(difference, i)
+            return _refined_sign(difference, "the largest mass at the utility's depth")
 
         largest = [group[0]]
         for k in group[1:]:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.workloads import smoothed_sample as _smoothed_sample
 from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Rank, Table, Top1AtDepth, TopK, audit, certified
 from huc_ref import boost as engines_boost
 from huc_ref.boost import CertifiedBackend, _context, _Engine
@@ -461,9 +462,7 @@ def test_rank_scores_equal_by_their_weights_are_equal():
     d = _smoothed_sample(DEEP, 30311)
     us = {"top1@1": Top1AtDepth(DEEP, 1), "rank": Rank(DEEP, [F(1, 2), F(1, 2), F(1, 2), 0, 1]),
           "bd": BinaryDecision(DEEP, ["y2", "b1"], ["b2", "y5", "y1", "b1", "y2"], F(1, 3))}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    _assert_choices_are_the_engines(backend, 6)
-    assert backend.fallbacks == {}
+    _without_fallback(d, us)
 
 
 @pytest.mark.parametrize("tree, seed, S, D, tau", [(FLAT10, 40191, ["c0"], ["c9", "c6", "c0", "c3"], F(1, 4)),
@@ -481,9 +480,7 @@ def test_a_binary_decision_float64_cannot_sign_is_decided_in_arb_for_the_audit(t
     if seed == 40689:
         us["rank"] = Rank(tree, [F(x, 2) for x in (1, 1, 1, 2, 2, 2, 1, 0, 2, 0, 1, -2, 1, 0, 1, -2, 1, -2, 2, 2, 2,
                                                      2, 0, 0, 2, -2, -1, 2, 2, -1, 2, -2)])  # (the run drawn)
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    _assert_choices_are_the_engines(backend, 6)
-    assert backend.fallbacks == {}
+    _without_fallback(d, us)
     backend, decided = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30), 0
     for _ in range(6):
         choice = backend.choose(None)
@@ -509,33 +506,12 @@ def test_utilities_whose_columns_are_one_up_to_sign_have_one_sup():
     d = _smoothed_sample(FOUR, 20004)
     us = {"top1@2": Top1AtDepth(FOUR, 2), "table": Table(FOUR, [0, -1, F(1, 2), 0]),
           "bd": BinaryDecision(FOUR, ["y2", "y4"], ["y1", "y2", "y4", "y3"], F(1, 2))}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    _assert_choices_are_the_engines(backend, 6)
-    assert backend.fallbacks == {}
+    _without_fallback(d, us)
 
 
 DEEP = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["C", "y5"], "C": ["y1", "y2"], "B": ["b1", "b2"]})
 DIGITS = LabelTree.from_nested({"digit": {"round": {"loops": ["d0", "d6", "d8", "d9"], "curves": ["d2", "d3", "d5"]},
                                           "straight": ["d1", "d4", "d7"]}})  # (the README's hierarchy)
-
-
-def _smoothed_sample(tree, seed):
-    """A calibration sample as a decision tree gives it: 2-6 leaf distributions of counts on 1-4
-    labels, smoothed as K.1 does (``kappa = 10^-10``) and read back from float64, 6-24 rows of them
-    with labels mostly drawn from them, and a second subgroup holding about half the rows."""
-    import random
-    rng, K, kappa = random.Random(seed), tree.K, F(1, 10 ** 10)
-    rows = []
-    for _ in range(rng.randint(2, 6)):
-        counts = {y: rng.randint(1, 20) for y in rng.sample(range(K), rng.randint(1, min(K, 4)))}
-        exact = [F(float((1 - kappa) * F(counts.get(y, 0), sum(counts.values())) + kappa / K)) for y in range(K)]
-        rows.append(exact[:-1] + [1 - sum(exact[:-1])])
-    atoms = []
-    for _ in range(rng.randint(6, 24)):
-        r = rows[rng.randrange(len(rows))]
-        y = rng.choices(range(K), weights=[float(x) for x in r])[0] if rng.random() < 0.7 else rng.randrange(K)
-        atoms.append({"p": r, "label": tree.labels[y], "c": [1, rng.randint(0, 1)]})
-    return FiniteDistribution(tree, atoms, subgroups=["all", "half"])
 
 
 @pytest.mark.parametrize("tree, method, seed, depths", [(FOUR, "uc", 2, (1, 2)), (WIDE, "huc", 1, (1, 2)),
@@ -567,9 +543,8 @@ def test_sups_float64_rounds_to_one_number_are_ordered_in_arb():
     (``_certain_extreme``); the choices are the certified engine's."""
     d = _smoothed_sample(DEEP, 2437)
     us = {f"top1@{depth}": Top1AtDepth(DEEP, depth) for depth in (2, 3)}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    _assert_choices_are_the_engines(backend, 6)
-    assert backend.fallbacks == {} and backend.refined["the largest candidate"] >= 5
+    backend = _without_fallback(d, us)
+    assert backend.refined["the largest candidate"] >= 5
 
 
 @pytest.mark.parametrize("seed, fallbacks", [(3635, 5), (4819, 1)])
@@ -583,9 +558,7 @@ def test_a_top1_score_float64_cannot_place_is_keyed_by_its_chosen_node(seed, fal
     whose mass is the rational of its unmoved row).  The choices are the certified engine's."""
     d = _smoothed_sample(DEEP, seed)
     us = {f"top1@{depth}": Top1AtDepth(DEEP, depth) for depth in (1, 2, 3)}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    _assert_choices_are_the_engines(backend, 6)
-    assert backend.fallbacks == {}
+    _without_fallback(d, us)
 
 
 def test_the_key_of_a_top1_score_whose_candidates_share_their_factors_is_the_larger_ones():
@@ -614,37 +587,42 @@ def test_a_witness_whose_prefix_sums_tie_exactly_is_certified_from_the_unmoved_r
     d = _smoothed_sample(tree, seed)
     us = {f"top1@{depth}": Top1AtDepth(tree, depth) for depth in depths}
     us |= {"table": Table(tree, table), "rank": Rank(tree, theta)}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    _assert_choices_are_the_engines(backend, 6)
-    assert backend.fallbacks == {}
+    _without_fallback(d, us)
 
 
-def test_exact_entries_are_the_exact_cores_terms_on_unmoved_rows():
+@pytest.mark.parametrize("case", ["a decision-tree sample", "thirty children", "hundred classes near 1e-300",
+                                  "a million digits"])
+def test_exact_entries_are_the_exact_cores_terms_on_unmoved_rows(case):
     """``_exact_entry`` gives a column's entry as a rational only where the row is still ``p0``: there
     it is the exact core's C.2 term (``terms_at``) times the weight, for the UC residual and every
-    node, in both subgroups; on a row an update moved, None (its entry is irrational)."""
+    node, in every subgroup; on a row an update moved, None (its entry is irrational).  On a
+    decision-tree sample after one update (rows of both kinds), and on the pinned shapes before
+    any (``tests.strategies.pinned_case``: 30 children last at their depth, label laws, a signed
+    subgroup; 100 classes near 1e-300; App. D.1's atoms moved by ``3^-2100000``)."""
     from huc_ref.audit import terms_at
     from huc_ref.decomposition import Prediction
-    d = _smoothed_sample(DEEP, 7)
-    us = {"top1@2": Top1AtDepth(DEEP, 2), "t": Table(DEEP, [1, 0, F(1, 2), -1, 0])}
+    if case == "a decision-tree sample":
+        d, us = _smoothed_sample(DEEP, 7), {"top1@2": Top1AtDepth(DEEP, 2), "t": Table(DEEP, [1, 0, F(1, 2), -1, 0])}
+    else:
+        d, us = pinned_case(case)
     backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    choice = backend.choose(None)
-    backend.update(choice, None, None)
-    assert 0 < backend.moved.sum() < len(d.atoms)
-    tables, seen = backend._tables(), 0
+    if case == "a decision-tree sample":
+        backend.update(backend.choose(None), None, None)
+        assert 0 < backend.moved.sum() < len(d.atoms)
+    tree, tables, seen = d.tree, backend._tables(), 0
     for name, (table, _) in tables.items():
-        for k in range(2):
+        for k in range(backend.W.shape[1]):
             for col, a in enumerate([None] + [int(b) for b in table.nodes]):
                 entry = backend._exact_entry(table, name, k, col, a)
                 for i, atom in enumerate(d.atoms):
                     if backend.moved[i]:
                         assert entry(i) is None
                         continue
-                    t = terms_at(DEEP, Prediction(DEEP, atom.p), backend._decided(name, i, table), atom,
+                    t = terms_at(tree, Prediction(tree, atom.p), backend._decided(name, i, table), atom,
                                  [] if a is None else [a], lambda x: x)
                     assert entry(i) == atom.weight * atom.c[k] * (t.residual if a is None else t.node_terms.get(a, 0))
                     seen += 1
-    assert seen > 50
+    assert seen >= 5 * len(d.atoms)
 
 
 def test_a_witness_whose_prefix_sums_round_to_one_float_is_certified_in_arb():
@@ -658,6 +636,15 @@ def test_a_witness_whose_prefix_sums_round_to_one_float_is_certified_in_arb():
     with ctx.workprec(256):
         assert found[:2] == (0, 2) and found[2].contains(arb(1) / 2 + arb(2) ** -80) and found[2].rad() < 2.0 ** -100
     assert certified.ball_witness([arb(1) / 2, arb(0), -arb(1) / 4], np.array([False, False, False]), table) is None
+
+
+def _without_fallback(d, us, method: str = "huc"):
+    """A :class:`BoundedBackend` of ``d`` and ``us`` run for 6 updates, each choice the certified
+    engine's (:func:`_assert_choices_are_the_engines`) and none left to that engine."""
+    backend = BoundedBackend(d, us, method, F(1, 10 ** 6), 30)
+    _assert_choices_are_the_engines(backend, 6)
+    assert backend.fallbacks == {}
+    return backend
 
 
 def _assert_choices_are_the_engines(backend, updates):
@@ -985,7 +972,7 @@ def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits(monkeypatch):
     us = {"t": Table(t, [1, 0, 1, 0]), "top": Top1AtDepth(t, 1)}
     backend = BoundedBackend(d, us, "uc", F(1, 100), 30)
     _run_backend(backend, 10)
-    assert backend.moved.all() and "utility 'top': a decision on a boosted row" not in backend.fallbacks
+    assert backend.moved.all() and backend.fallbacks == {}
     _same_run(certified.boost(d, us, method="uc", epsilon="1/100"),
               engine_boost(d, us, method="uc", epsilon="1/100"))
     # a state set by hand: p0 = (1/4 + e, 1/4 - 2e, 1/4 + e, 1/4), logits in grid units (tiny)
