@@ -29,6 +29,13 @@ tree's predictions on scikit-learn's digits, ``bench.workloads.decision_tree_sam
 ``--enclosures``: instead, Arb's ``e^z`` of 20,000 adaptive-run logits read as 2,300-bit ``fmpq``
 and as exact dyadics (``huc_ref.certified._exact_ball``): microseconds an ``exp`` and their ratio.
 
+``--samples N``: instead, ``N`` drawn decision-tree runs (``bench.workloads.smoothed_run``, seeds
+``--seed`` on: a smoothed sample on one of six trees, top-1 at random depths with a table, a rank
+and a binary decision drawn in, HUC-Boost or UC-Boost), 6 greedy updates each; before each, the
+choice is compared with the certified engine's on the same exact state: the choices, how many
+differ (0 expected), and how many certified float64 left to that engine, by reason.  Minutes:
+``--samples 1000 --seed 50000``.
+
 ``--fit PASSES``: instead, the README's recalibration of a decision tree's predictions
 (``bench.workloads.decision_tree_fit``: 449 calibration rows, 17 distinct), ``HUCBoost`` with
 ``engine="fast"`` and ``engine="exact"`` (certified float64 with python-flint) at ``max_passes =
@@ -41,13 +48,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.boost import population_case  # noqa: E402
 from bench.machine import describe  # noqa: E402
-from bench.workloads import decision_tree_fit, decision_tree_sample, million_digits, tied_sample  # noqa: E402
+from bench.workloads import (  # noqa: E402
+                             decision_tree_fit,
+                             decision_tree_sample,
+                             million_digits,
+                             smoothed_run,
+                             tied_sample,
+)
 from huc_ref import certified  # noqa: E402
 from huc_ref.boost import boost as engine_boost  # noqa: E402
 from huc_ref.driver import drive  # noqa: E402
@@ -89,6 +103,39 @@ def fits(passes: int) -> None:
         print(f"{engine:<8} {t:>8.2f} {model.n_updates_:>8} {t / base:>8.1f} {huc:>20.17f}", flush=True)
 
 
+def samples(count: int, seed: int, updates: int = 6) -> None:
+    """``count`` runs of ``bench.workloads.smoothed_run`` from ``seed`` on: every choice of certified
+    float64 against the certified engine's on the same exact state (``BoundedBackend._fallback``),
+    and the choices left to that engine (``fallbacks``), by reason."""
+    from collections import Counter
+    choices, differ, falls, refined = 0, 0, Counter(), Counter()
+    t = time.perf_counter()
+    for s in range(seed, seed + count):
+        dist, us, method = smoothed_run(s)
+        backend = certified.BoundedBackend(dist, us, method, Fraction(1, 10 ** 6), 30)
+        for _ in range(updates):
+            mine, theirs = backend.choose(None), backend._fallback(None)
+            choices += 1
+            if mine is None or theirs is None:
+                differ += (mine is None) != (theirs is None)
+                break
+            same = mine.exceeds == theirs.exceeds and (not mine.exceeds or (  # (a run that ends: nothing chosen)
+                (mine.subgroup, mine.utility, mine.node, sorted(mine.members.tolist()))
+                == (theirs.subgroup, theirs.utility, theirs.node, sorted(theirs.members.tolist()))))
+            differ += not same
+            if not (same and mine.exceeds):
+                break
+            backend.update(mine, None, None)
+        falls.update(backend.fallbacks)
+        refined.update(backend.refined)
+    print(f"{count} runs (seeds {seed}..{seed + count - 1}), {choices} choices in {time.perf_counter() - t:.0f} s: "
+          f"{differ} differ from the certified engine's, {sum(falls.values())} left to it")
+    for reason, n in falls.most_common():
+        print(f"  fallback: {reason} ({n}x)")
+    for reason, n in refined.most_common():
+        print(f"  decided in Arb: {reason} ({n}x)")
+
+
 def enclosures(count: int = 20000, seed: int = 0) -> None:
     """Arb's ``e^z`` of ``count`` adaptive-run logits (integers times ``2^-SCALE_BITS``, below 1 in
     size), the logit read as a 2,300-bit ``fmpq`` (before f9bf777) and as an exact dyadic
@@ -123,6 +170,8 @@ def main(argv=None) -> None:
                     help="a decision tree's predictions on scikit-learn's digits instead (bench.workloads)")
     ap.add_argument("--fit", type=int, metavar="PASSES",
                     help="HUCBoost's fits on a decision tree's predictions instead (bench.workloads)")
+    ap.add_argument("--samples", type=int, metavar="N", help="instead, N drawn decision-tree runs against the engine")
+    ap.add_argument("--seed", type=int, default=50000, help="the first seed of --samples (default 50000)")
     ap.add_argument("--enclosures", action="store_true",
                     help="instead, Arb's e^z of logits read as fmpq against as exact dyadics")
     args = ap.parse_args(argv)
@@ -131,6 +180,8 @@ def main(argv=None) -> None:
         return enclosures()
     if args.fit:
         return fits(args.fit)
+    if args.samples:
+        return samples(args.samples, args.seed)
     if args.million:
         dist, us = million_digits()
         print(f"App. D.1's atoms moved by 3^-2100000: n = {dist.n}, K = {dist.tree.K}, |U| = {len(us)}")
