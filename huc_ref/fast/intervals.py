@@ -510,18 +510,18 @@ class Rows:
     def _compiled(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
         """Algorithm 2 by :func:`huc_ref.fast.kernels.rank_scan`, on arrays numpy gathers into
         rank order one at a time (then the kernel's one pass reads every array in order)."""
-        from .kernels import rank_scan, weight_lanes
+        from .kernels import gather_rows, rank_scan, weight_lanes
         order = self.order
         ties = len(self.starts) < len(residual)
         table, w_row = weight_lanes(W) if self._lanes is None else self._lanes  # (sample_tables: once for all)
         if w_row is None:  # each atom's own row of weights, gathered into rank order
-            table, w_row = table.take(order, axis=0), np.zeros(0, dtype=np.uint16)
+            table, w_row = gather_rows(table, order, np.empty_like(table)), np.zeros(0, dtype=np.uint16)
         else:  # each atom's row of the table (two bytes an atom)
             w_row = w_row.take(order)
         kind = np.asarray(kind, dtype=np.int64)  # (no copy where it is one)
         terms = np.asarray(terms, dtype=float)
-        if terms.T.flags.c_contiguous:  # each atom's terms side by side (sample_terms): one cache line an atom
-            ranked = terms.T.take(order, axis=0).T
+        if terms.T.flags.c_contiguous:  # each atom's terms side by side (sample_terms): one or two cache lines
+            ranked = gather_rows(terms.T, order, np.empty(terms.T.shape)).T  # an atom, asked for ahead
         else:
             ranked = terms.take(order, axis=1)
         found = rank_scan(block, residual, kind, ranked,
