@@ -46,8 +46,8 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
@@ -198,17 +198,11 @@ def main():
     contenders = [("this", HERE, env)]
     if args.retain:
         contenders.append(("retained", HERE, {**env, "GLIBC_TUNABLES": RETAIN}))
-    with tempfile.TemporaryDirectory() as tmp:
+    from bench.workloads import checkout
+    with checkout(HERE, args.against) if args.against else nullcontext() as old:
         if args.against:
-            old = Path(tmp) / "old"
-            subprocess.run(["git", "-C", str(HERE), "worktree", "add", "--detach", "--quiet", str(old), args.against],
-                           check=True)
             contenders.append((args.against, old, env))
-        try:
-            best = in_processes(contenders, args)
-        finally:
-            if args.against:
-                subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(old)], check=True)
+        best = in_processes(contenders, args)
     print(head)
     for label, per_engine in best.items():
         for engine, b in per_engine.items():

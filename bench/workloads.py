@@ -10,8 +10,12 @@ by ``Fraction(x)`` of a model's float output, renormalised exactly.
 from __future__ import annotations
 
 import random
+import subprocess
+import tempfile
 import time
+from contextlib import contextmanager
 from fractions import Fraction
+from pathlib import Path
 
 from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Subtree, Table, Top1AtDepth, TopK
 
@@ -242,3 +246,16 @@ def decision_tree_fit(seed: int = 0):
     utilities = {f"top1@{d}": Top1AtDepth(tree, d) for d in (1, 2, 3)}
     P, half = clf.predict_proba(X_rest), len(y_rest) // 2
     return tree, utilities, labels, P[:half], y_rest[:half], P[half:], y_rest[half:]
+
+
+@contextmanager
+def checkout(root: Path, rev: str):
+    """A temporary git worktree of revision ``rev`` of the repository at ``root`` (its path),
+    removed afterwards: the code a benchmark's ``--against REV`` measures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "old"
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", "--quiet", str(old), rev], check=True)
+        try:
+            yield old
+        finally:
+            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(old)], check=True)

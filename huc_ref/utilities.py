@@ -342,6 +342,37 @@ class TopK(Rank):
     def from_json(cls, tree, spec, where):
         return cls(tree, spec["k"])
 
+    def vectorised(self, rows):
+        """:meth:`Rank.vectorised` for ``theta_r = 1{r <= k}`` (A.1) without sorting each row: a label
+        is among the first ``k`` when its entry exceeds the row's ``k``-th largest (``np.partition``,
+        linear in ``K``), or equals it and is among the first of those equal to it, in label order,
+        that the ``k`` places leave room for (the convention of ``r_p``).  Only such a tie, more
+        entries equal to it than places, can hide the answer from float64 (rounding keeps every
+        strict order of the rationals): those rows are the uncertain ones.  Sorting the rows of a
+        100-class softmax took 0.7 s of a 1.1 s audit of 2 x 10^5 of them.
+
+        >>> from huc_ref.fast.utilities import FloatRows
+        >>> from huc_ref.fast.tree import FastTree
+        >>> from huc_ref.fast.numbers import ExactRows
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c", "d"]})
+        >>> P = np.array([[0.1, 0.4, 0.4, 0.1], [0.25, 0.25, 0.25, 0.25]])
+        >>> U, unsure = TopK(t, 2).vectorised(FloatRows(FastTree(t), P, None, None, ExactRows(P)))
+        >>> U.tolist(), unsure.tolist()  # the two 0.4s; the first two of four equal entries
+        ([[0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]], [False, False])
+        """
+        P, k = rows.P, self.k
+        n, K = P.shape
+        kth = np.partition(P, K - k, axis=1)[:, K - k, None]  # each row's k-th largest entry
+        above, at = P > kth, P == kth
+        ties = np.count_nonzero(at, axis=1)
+        room = k - np.count_nonzero(above, axis=1)  # places left for the entries equal to it
+        U = above | at
+        split = np.flatnonzero(ties > room)  # more of them than places: the first, in label order
+        if len(split):
+            U[split] = above[split] | (at[split] & (np.cumsum(at[split], axis=1) <= room[split, None]))
+        unsure = ties > room if rows.exact.exact else np.zeros(n, dtype=bool)
+        return U.astype(float), unsure
+
 
 class Decision(Utility):
     """Decision-induced utility ``u(p, y) = U(psi(p), y)`` (A.1).

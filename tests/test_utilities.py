@@ -3,7 +3,7 @@
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from huc_ref.decomposition import TreeDecomposition
@@ -121,3 +121,36 @@ def test_bad_utilities_get_one_clear_error(build, message):
     with pytest.raises(HUCError) as err:
         build()
     assert str(err.value).startswith(message)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([("flat", 10, 0), ("wide_last", 2, 30), ("two_level", 10, 10), ("flat", 1, 0)]),
+       st.integers(0, 2**32 - 1), st.integers(1, 100), st.sampled_from([0, -300]))
+@example(("two_level", 10, 10), 0, 1, -300)  # top-1 of a 100-class softmax near 1e-300
+@example(("flat", 10, 0), 1, 10, 0)  # k = K: every label
+@example(("wide_last", 2, 30), 2, 3, 0)
+def test_top_k_in_float64_is_the_sorted_ranks_and_the_exact_values(shape, seed, k, floor):
+    """TopK's float64 form (``np.partition``, no sort) gives the ranks of a stable sort of every row
+    (Rank's form, written independently) and, with the rationals behind the floats, the exact
+    values (A.1) through ``utility_values``: rows with ties of every size at the k-th entry
+    (entries drawn from a few values), and rationals 10^-40 apart that round to one float
+    (only a tie at the k-th entry is left to the exact decision; float64 keeps strict orders)."""
+    import numpy as np
+
+    from huc_ref.fast.numbers import ExactRows
+    from huc_ref.fast.tree import FastTree
+    from huc_ref.fast.utilities import FloatRows, utility_values
+    from tests.strategies import shape_tree
+    t = shape_tree(*shape, seed % 7)
+    u = TopK(t, min(k, t.K))
+    rng = np.random.default_rng(seed)
+    levels = [F(1, 10 ** -floor) if floor else F(1, 2), F(1, 8), F(1, 4), F(1, 3)]
+    rows = []
+    for _ in range(12):
+        raw = [levels[j] * (1 + F(int(rng.integers(0, 2)), 10**40)) for j in rng.integers(0, len(levels), t.K)]
+        rows.append(tuple(x / sum(raw) for x in raw))
+    P = np.array([[float(x) for x in row] for row in rows])
+    U, _ = u.vectorised(FloatRows(FastTree(t), P, None, None, ExactRows(P)))
+    assert np.array_equal(U, Rank.vectorised(u, FloatRows(FastTree(t), P, None, None, ExactRows(P)))[0])
+    got = utility_values(u, FastTree(t), P, exact=ExactRows(P, rows))
+    assert got.tolist() == [[float(v) for v in u.values(row)] for row in rows]

@@ -315,14 +315,21 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
 def _equal_columns(W: np.ndarray) -> np.ndarray:
     """For each subgroup (column of ``W``), whether its weights are all equal: then one number
     multiplies, not a gather.  A broadcast ``W`` (stride 0 along the atoms, the audit's equal
-    weights) is not read.
+    weights) is not read.  A column whose first rows differ is not (an indicator subgroup shows it
+    at once); only the others are read whole, each on its own (numpy's ``min(axis=0)`` of a
+    C-contiguous ``10^6 x 7`` array took 45 ms, a strided column 1-2 ms).
 
     >>> _equal_columns(np.array([[0.5, 1.0], [0.5, 0.0]])).tolist()
     [True, False]
+    >>> _equal_columns(np.array([[0.5, 1.0]] * 5000 + [[0.25, 1.0]])).tolist()  # (past the first rows)
+    [False, True]
     """
     if W.strides[0] == 0 or not len(W):
         return np.ones(W.shape[1], dtype=bool)
-    return W.min(axis=0) == W.max(axis=0)
+    equal = (W[:1024] == W[0]).all(axis=0)
+    for g in np.flatnonzero(equal):
+        equal[g] = W[:, g].min() == W[:, g].max()
+    return equal
 
 
 #: The mean column length (block ends) from which :meth:`Rows._extremes` reads each column with

@@ -10,7 +10,8 @@ The loops that numpy can only express as several passes over memory:
   ``huc_ref.fast.intervals.Rows`` does with reduceats, eight subgroups at a time in vector
   instructions (an LLVM intrinsic: the same IEEE operations as the scalar loop);
 * :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) without ties
-  in one pass, gathering each atom's weight as it goes; :func:`sorted_uc_scan` does so straight
+  in one pass, gathering each atom's weight as it goes (asked for ahead: :func:`gather_rows`
+  gathers the node scan's terms so too); :func:`sorted_uc_scan` does so straight
   after the sort when float64 certifies every gap (no ties), :func:`tied_uc_scan` with exact
   ties of floats; :func:`flat_rows_ok` and :func:`flat_terms` check and score the rows of a
   flat tree in one read each;
@@ -33,6 +34,9 @@ from .numbers import DROPPED
 
 try:
     import numba
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import intrinsic
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
@@ -261,6 +265,57 @@ def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cov
         error[i] = rel * (M / total + abs(s) + 2.0 * nesting)
 
 
+#: How many ranks ahead :func:`gather_rows` and the UC scans ask for an atom's row (``llvm.prefetch``):
+#: reading atoms in rank order reads their rows at random, and without the request few of those reads
+#: are in flight at once (``python bench/gather.py`` times the distances; 64 and 128 were the fastest
+#: on Zen 5).
+AHEAD = 64
+
+
+def _prefetch_python(arr, i, j):  # pragma: no cover - the plain-Python twin of the intrinsic: a hint, no effect
+    return None
+
+
+if COMPILED:
+    @intrinsic
+    def _prefetch(typingctx, arr, i, j):  # pragma: no cover - compiled
+        """Ask for the cache line of ``arr[i, j]`` (``arr[i]`` of a vector; any layout; ``llvm.prefetch``:
+        read, kept in every cache level); a hint: nothing is read, and no index is checked."""
+        sig = types.void(arr, types.intp, types.intp)
+
+        def codegen(context, builder, signature, args):
+            from numba.core import cgutils
+            data, i_, j_ = args
+            kind = signature.args[0]
+            ary = context.make_array(kind)(context, builder, data)
+            at = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
+                                           cgutils.unpack_tuple(builder, ary.strides), kind.layout,
+                                           [i_, j_][:kind.ndim])
+            byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
+                                                "llvm.prefetch.p0i8")
+            builder.call(fn, [builder.bitcast(at, byte), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+else:  # pragma: no cover - the numba extra is not installed
+    _prefetch = _prefetch_python
+
+
+@_inline
+def _prefetch_row(W, i, equal):  # pragma: no cover - compiled
+    """Ask for the weights of atom ``i`` that a scan reads (``W[i, g]`` where not ``equal[g]``): its
+    row's first and last entries where ``W`` is C-contiguous (one or two lines), else each one."""
+    G = W.shape[1]
+    if W.strides[1] == W.itemsize:
+        _prefetch(W, i, 0)
+        _prefetch(W, i, G - 1)
+    else:
+        for g in range(G):
+            if not equal[g]:
+                _prefetch(W, i, g)
+
+
 @_jit
 def sorted_uc_scan(score, residual, order, W, equal, gap, out):  # pragma: no cover - compiled
     """Algorithm 2 (App. F.3) on the UC column alone when float64 certifies every gap: ``score`` and
@@ -271,7 +326,8 @@ def sorted_uc_scan(score, residual, order, W, equal, gap, out):  # pragma: no co
     them); else 0, with every atom its own block and ``out[g] = (max, first block of it, min,
     first block of it)`` of the prefix sums, as :func:`uc_scan` gives them.  Every array but
     ``W`` is read in order (the caller gathers them: a tight gather keeps many loads in flight,
-    a gather inside this loop few).
+    a gather inside this loop few); the rows of ``W`` it reads are asked for :data:`AHEAD` ranks
+    before (:func:`_prefetch_row`).
 
     >>> out = np.empty((1, 4))
     >>> sorted_uc_scan(np.array([0.25, 0.5, 0.75]), np.array([0.25, -0.5, 0.25]), np.array([1, 0, 2]),
@@ -285,11 +341,14 @@ def sorted_uc_scan(score, residual, order, W, equal, gap, out):  # pragma: no co
     for g in range(G):
         out[g, 1], out[g, 3] = -1.0, -1.0
     previous = -np.inf
+    gathered = not equal.all()
     for r in range(n):
         s = score[r]
         if r > 0 and not (s - previous > gap):
             return 2 if s == previous else 1
         previous = s
+        if gathered and r + AHEAD < n:
+            _prefetch_row(W, order[r + AHEAD], equal)
         for g in range(G):
             c[g] += residual[r] * (W[0, g] if equal[g] else W[order[r], g])
             if out[g, 1] < 0 or c[g] > out[g, 0]:
@@ -338,6 +397,7 @@ def tied_uc_scan(score, residual, order, W, equal, gap, new, out):  # pragma: no
     for g in range(G):
         out[g, 1], out[g, 3] = -1.0, -1.0
     first, b = 0, 0
+    gathered = not equal.all()
     while first < n:  # the block of ranks first .. end - 1
         s = score[first]
         end = first + 1
@@ -349,6 +409,9 @@ def tied_uc_scan(score, residual, order, W, equal, gap, new, out):  # pragma: no
                 return 1
             new[end - 1] = True
         size = end - first
+        if gathered:  # (the weights of the atoms AHEAD ranks on)
+            for t in range(first + AHEAD, min(end + AHEAD, n)):
+                _prefetch_row(W, order[t], equal)
         L = _fill_levels(size, M) if size > 1 else 0
         if buf.shape[0] < size:
             buf = np.empty(2 * size)
@@ -372,7 +435,8 @@ def tied_uc_scan(score, residual, order, W, equal, gap, new, out):  # pragma: no
 def uc_scan(residual, w, order):  # pragma: no cover - compiled
     """Algorithm 2 (App. F.3) on the UC column alone, in one pass, every atom its own block (no
     ties): the prefix sums of ``residual[r] * w[order[r]]`` (``residual`` in rank order; ``w`` of
-    length 1: one weight for every atom).  Returns the largest and the smallest of them with
+    length 1: one weight for every atom; else each weight asked for :data:`AHEAD` ranks before
+    it is read).  Returns the largest and the smallest of them with
     the first atom (0-based rank) attaining each, the numbers numpy's ``cumsum`` and first
     ``argmax``/``argmin`` give (``huc_ref.fast.intervals.Rows._uc_only``, its numpy twin).
 
@@ -382,7 +446,10 @@ def uc_scan(residual, w, order):  # pragma: no cover - compiled
     one = w.shape[0] == 1
     c = 0.0
     mx, i_mx, mn, i_mn = 0.0, -1, 0.0, -1
-    for r in range(residual.shape[0]):
+    n = residual.shape[0]
+    for r in range(n):
+        if not one and r + AHEAD < n:
+            _prefetch(w, order[r + AHEAD], 0)
         c += residual[r] * (w[0] if one else w[order[r]])
         if i_mx < 0 or c > mx:
             mx, i_mx = c, r
@@ -520,10 +587,6 @@ def _lane_update_python(S, src, dst, v, W, wb, b):  # pragma: no cover - the pla
 
 
 if COMPILED:
-    from llvmlite import ir
-    from numba.core import types
-    from numba.extending import intrinsic
-
     @intrinsic
     def _lane_update(typingctx, S, src, dst, v, W, wb, b):  # pragma: no cover - compiled
         """One entry ``v`` of an atom (its weights: ``W[wb : wb + GROUP_LANES]``, one per subgroup) in
@@ -573,40 +636,6 @@ else:  # pragma: no cover - the numba extra is not installed
     _lane_update = _lane_update_python
 
 
-#: How many ranks ahead :func:`gather_rows` asks for an atom's row (``llvm.prefetch``): a gather into
-#: rank order reads rows at random, and without the request few of those reads are in flight at once
-#: (``python bench/gather.py`` times the distances; 64 and 128 were the fastest on Zen 5).
-AHEAD = 64
-
-
-def _prefetch_python(flat, i):  # pragma: no cover - the plain-Python twin of the intrinsic: a hint, no effect
-    return None
-
-
-if COMPILED:
-    @intrinsic
-    def _prefetch(typingctx, flat, i):  # pragma: no cover - compiled
-        """Ask for the cache line of ``flat[i]`` (``llvm.prefetch``: read, kept in every cache level);
-        a hint, never a fault, whatever ``i``."""
-        sig = types.void(flat, types.intp)
-
-        def codegen(context, builder, signature, args):
-            from numba.core import cgutils
-            data, i_ = args
-            arr = context.make_array(signature.args[0])(context, builder, data)
-            byte = ir.IntType(8).as_pointer()
-            i32 = ir.IntType(32)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
-                                                "llvm.prefetch.p0i8")
-            at = builder.bitcast(builder.gep(arr.data, [i_]), byte)
-            builder.call(fn, [at, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-            return context.get_dummy_value()
-
-        return sig, codegen
-else:  # pragma: no cover - the numba extra is not installed
-    _prefetch = _prefetch_python
-
-
 @_jit
 def gather_rows(src, order, out, ahead=AHEAD):  # pragma: no cover - compiled
     """``out[r] = src[order[r]]`` for every rank ``r``: the rows of a C-contiguous ``n x D`` array
@@ -620,14 +649,12 @@ def gather_rows(src, order, out, ahead=AHEAD):  # pragma: no cover - compiled
     [[5.0, 6.0], [1.0, 2.0], [3.0, 4.0]]
     """
     n, D = order.shape[0], src.shape[1]
-    flat = src.reshape(-1)
     for r in range(n):
         if r + ahead < n:
-            q = order[r + ahead] * D
-            _prefetch(flat, q)
-            _prefetch(flat, q + D - 1)
+            _prefetch(src, order[r + ahead], 0)
+            _prefetch(src, order[r + ahead], D - 1)
         i = order[r]
-        for k in range(D):  # (src[i, k], not flat[i D + k]: numba proves no index negative, and copies as np.take)
+        for k in range(D):
             out[r, k] = src[i, k]
     return out
 
