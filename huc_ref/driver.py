@@ -156,12 +156,13 @@ class Backend:
         raise NotImplementedError
 
     def predictions(self) -> list:
-        """The current predictions ``f_t(x_i)`` of the atoms (Algorithm 1's state), as lists.
+        """The current predictions ``f_t(x_i)`` of the atoms (Algorithm 1's state), a row per atom:
+        lists (the certified engines), or the float64 backend's ``(n, K)`` array.
 
         >>> from huc_ref import demo
         >>> from huc_ref.fast.boost import FloatBackend
         >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
-        >>> backend.predictions()
+        >>> backend.predictions().tolist()
         [[0.25, 0.25, 0.25, 0.25]]
         """
         raise NotImplementedError

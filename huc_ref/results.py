@@ -213,6 +213,9 @@ class BoostResult:
     stopped: str = ""
     initial: dict = field(default_factory=dict)
     final: dict = field(default_factory=dict)
+    #: The final predictions, a row per atom: lists (the certified engines: decimal strings, or floats), or
+    #: the float64 backend's ``(n, K)`` array (as lists of Python floats they took 0.23 s of a 1.9 s fit of
+    #: 2 x 10^4 rows of 100 classes, and four times the array's memory)
     predictions: list = field(default_factory=list)
     theorem_3_5: dict = field(default_factory=dict)
     #: Each update as a rule ``(subgroup index, utility, node id, lo, hi, alpha)`` (lo/hi are
@@ -235,5 +238,6 @@ class BoostResult:
         return {"format": "huc-boost/1", "method": self.method, "epsilon": fraction_text(self.epsilon),
                 "digits": self.digits, "arithmetic": self.arithmetic, "updates": self.updates,
                 "bound_updates": self.bound_updates, "stopped": self.stopped, "initial": self.initial,
-                "final": self.final, "theorem_3_5": self.theorem_3_5, "predictions": self.predictions,
+                "final": self.final, "theorem_3_5": self.theorem_3_5,
+                "predictions": self.predictions.tolist() if hasattr(self.predictions, "tolist") else self.predictions,
                 "audits": [[node, updated] for node, updated in self.audits]}

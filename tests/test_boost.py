@@ -778,3 +778,19 @@ def test_float64_takes_the_first_of_candidates_equal_in_exact_arithmetic():
     for engine in ("exact", "fast"):
         first = engines_boost(d, us, epsilon="1/100", max_updates=1, engine=engine).updates[0]
         assert (first["subgroup"], first["node"]) == ("all", "n1"), engine
+
+
+def test_the_float64_backends_predictions_are_an_array_and_the_document_writes_them_as_lists():
+    """The float64 backend hands its final predictions back as its ``(n, K)`` array (lists of Python
+    floats cost four times the memory); the ``huc-boost/1`` document writes them as JSON lists, the
+    same numbers, as before, and replaying the rules on the atoms gives them (App. D.1's case)."""
+    import json
+
+    import huc_ref
+    from huc_ref import demo
+    from huc_ref.replay import replay
+    r = huc_ref.boost(demo.DIST, {"u": demo.U}, epsilon="1/100", engine="fast")
+    assert r.updates and isinstance(r.predictions, np.ndarray) and r.predictions.shape == (1, 4)
+    doc = json.loads(json.dumps(r.to_json()))
+    assert doc["predictions"] == r.predictions.tolist() and isinstance(doc["predictions"][0][0], float)
+    assert np.array_equal(list(replay(r, demo.DIST, {"u": demo.U}))[-1][1], r.predictions)

@@ -246,7 +246,7 @@ class FloatBackend(Backend):
         return {"uc": final.uc.sup, "huc": final.huc.sup, "log_loss": self.loss}
 
     def predictions(self):
-        return self.P.tolist()
+        return self.P.copy()
 
 
 class _Behind:
