@@ -18,12 +18,19 @@ environment of its own::
     python -m venv /tmp/peer && /tmp/peer/bin/pip install mcgrad -e '.[numba]'
     /tmp/peer/bin/python bench/peer.py            # n = 10^5 and 10^6 (--large adds 10^7)
 
-Without mcgrad installed it says so and times huc and the argsort only.
+Without mcgrad installed it says so and times huc and the argsort only.  ``--fresh`` measures
+each size and kind of scores in a process of its own: after the 10^5 audits glibc hands a 10^6
+audit's arrays out as fresh pages (a few thousand page faults an audit on the Zen 5 machine, 1.5-1.8x
+its time in a process that starts at 10^6; README), and the same arrays are then measured as a
+process auditing only that size finds them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
+import subprocess
 import sys
 from functools import partial
 from pathlib import Path
@@ -46,51 +53,69 @@ def data(n: int, ties: bool, seed: int = 0):
     return p, (rng.random(n) < p).astype(np.int64)
 
 
+def measure(n: int, ties: bool, repeat: int) -> dict:
+    """The best of ``repeat`` times (seconds) of each contender on one size's arrays, alternating:
+    ``sort`` (one argsort), each accelerator's audit, and ``ecce`` (None without mcgrad)."""
+    try:
+        from mcgrad.metrics import ecce
+    except ImportError:
+        ecce = None
+    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    us = {"pos": class_indicator(tree, "pos")}
+    accelerators = ["numpy"] + (["numba"] if fast.numba_available() else [])
+    p, y = data(n, ties)
+    P = np.stack([1 - p, p], axis=1)
+    for a in accelerators:  # compile and warm up outside the timing
+        fast.audit(y[:100], P[:100], tree, us, accelerator=a)
+    if ecce is not None and not ties:  # the same number (with ties ecce splits tie blocks: README)
+        assert abs(ecce(y, p) - fast.audit(y, P, tree, us).uc.sup) < 1e-9
+    times = {k: [] for k in ["sort"] + accelerators + (["ecce"] if ecce is not None else [])}
+    for _ in range(repeat):  # alternating, so drift hits every contender alike
+        times["sort"].append(best_of(1, partial(np.argsort, p)))
+        for a in accelerators:
+            times[a].append(best_of(1, partial(fast.audit, y, P, tree, us, accelerator=a)))
+        if ecce is not None:
+            times["ecce"].append(best_of(1, partial(ecce, y, p)))
+    return {k: min(t) for k, t in times.items()}
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--large", action="store_true", help="also n = 10^7")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="n = 10^4 only, two runs (a smoke run)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="each size and kind of scores in a process of its own (no size's memory left to the next)")
+    ap.add_argument("--child", nargs=2, type=int, metavar=("N", "TIES"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    print(describe())
-    try:
-        from mcgrad.metrics import ecce
-    except ImportError:
-        ecce = None
-        print("mcgrad is not installed here: huc and the argsort only (see the module docstring)")
-    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
-    us = {"pos": class_indicator(tree, "pos")}
-    accelerators = ["numpy"] + (["numba"] if fast.numba_available() else [])
-    sizes = [10**4] if args.quick else [10**5, 10**6] + ([10**7] if args.large else [])
     repeat = 2 if args.quick else args.repeat
+    if args.child:
+        print(json.dumps(measure(args.child[0], bool(args.child[1]), repeat)))
+        return
+    print(describe())
+    accelerators = ["numpy"] + (["numba"] if fast.numba_available() else [])
+    if importlib.util.find_spec("mcgrad") is None:
+        print("mcgrad is not installed here: huc and the argsort only (see the module docstring)")
+    if args.fresh:
+        print("each size and kind of scores in a process of its own")
+    sizes = [10**4] if args.quick else [10**5, 10**6] + ([10**7] if args.large else [])
     head = f"{'n':>9} {'ties':>5} {'argsort s':>10}" + "".join(f" {'huc ' + a + ' s':>13}" for a in accelerators)
     head += f" {'ecce s':>9}" + "".join(f" {a + '/ecce':>11} {a + '/sort':>11}" for a in accelerators)
     print(head)
     grown = {}
     for n in sizes:
         for ties in (False, True):
-            p, y = data(n, ties)
-            P = np.stack([1 - p, p], axis=1)
-            for a in accelerators:  # compile and warm up outside the timing
-                fast.audit(y[:100], P[:100], tree, us, accelerator=a)
-            if ecce is not None and not ties:  # the same number (with ties ecce splits tie blocks: README)
-                assert abs(ecce(y, p) - fast.audit(y, P, tree, us).uc.sup) < 1e-9
-            times = {a: [] for a in accelerators}
-            sorts, peers = [], []
-            for _ in range(repeat):  # alternating, so drift hits every contender alike
-                sorts.append(best_of(1, partial(np.argsort, p)))
-                for a in accelerators:
-                    times[a].append(best_of(1, partial(fast.audit, y, P, tree, us, accelerator=a)))
-                if ecce is not None:
-                    peers.append(best_of(1, partial(ecce, y, p)))
-            sort = min(sorts)
-            huc = {a: min(t) for a, t in times.items()}
-            peer = min(peers) if peers else float("nan")
+            if args.fresh:
+                child = [sys.executable, __file__, "--child", str(n), str(int(ties)), "--repeat", str(repeat)]
+                best = json.loads(subprocess.run(child, check=True, capture_output=True, text=True).stdout)
+            else:
+                best = measure(n, ties, repeat)
+            sort, peer = best["sort"], best.get("ecce", float("nan"))
             line = f"{n:>9} {'yes' if ties else 'no':>5} {sort:>10.3f}"
-            line += "".join(f" {huc[a]:>13.3f}" for a in accelerators) + f" {peer:>9.3f}"
-            line += "".join(f" {huc[a] / peer:>11.2f} {huc[a] / sort:>11.1f}" for a in accelerators)
+            line += "".join(f" {best[a]:>13.3f}" for a in accelerators) + f" {peer:>9.3f}"
+            line += "".join(f" {best[a] / peer:>11.2f} {best[a] / sort:>11.1f}" for a in accelerators)
             print(line, flush=True)
-            grown.setdefault(ties, []).append((n, {**huc, 'sort': sort}))
+            grown.setdefault(ties, []).append((n, best))
     growth(grown, accelerators)
 
 
