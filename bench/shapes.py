@@ -10,7 +10,10 @@ Four workloads, each audited by ``huc_ref.fast.audit`` with numpy and, where ins
   correctness and a class indicator, everyone and four random halves;
 * ``10 x 10``: the same rows on ten groups of ten classes, with top-1 correctness at depth 1;
 * ``30 children``: 3 x 10^5 rows of 32 classes, 30 of them children of one node (the others its
-  sibling's), the same utilities as ``10 x 10``.
+  sibling's), the same utilities as ``10 x 10``;
+* ``10 x 10 others``: the rows of ``10 x 10`` with the other families: a rank utility (``theta``
+  falling from 1 to 0.01), a decision among 20 actions (payoffs -1, 0, 1 drawn), a binary decision
+  and a subtree indicator.
 
 Each figure is the best of ``--repeat`` audits in one process (the engines alternating), ``x
 read`` its ratio to numpy summing the predictions once.  With ``--against REV`` the code of git
@@ -28,10 +31,11 @@ import subprocess
 import sys
 import time
 from contextlib import nullcontext
+from fractions import Fraction
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
-SHAPES = ("binary 7 groups", "flat 100", "10 x 10", "30 children")
+SHAPES = ("binary 7 groups", "flat 100", "10 x 10", "30 children", "10 x 10 others")
 
 
 def workload(shape: str, scale: float):
@@ -39,7 +43,7 @@ def workload(shape: str, scale: float):
     import numpy as np
 
     from bench.workloads import wide_softmax
-    from huc_ref import LabelTree, Top1AtDepth, TopK, class_indicator
+    from huc_ref import BinaryDecision, Decision, LabelTree, Rank, Subtree, Top1AtDepth, TopK, class_indicator
     rng = np.random.default_rng(0)
     if shape == "binary 7 groups":
         n = int(10**6 * scale)
@@ -53,7 +57,7 @@ def workload(shape: str, scale: float):
     labels = [f"c{j}" for j in range(K)]
     if shape == "flat 100":
         tree = LabelTree.from_children("r", {"r": labels})
-    elif shape == "10 x 10":
+    elif shape.startswith("10 x 10"):
         tree = LabelTree.from_children("r", {"r": [f"g{j}" for j in range(10)],
                                              **{f"g{j}": labels[10 * j:10 * j + 10] for j in range(10)}})
     else:
@@ -61,6 +65,11 @@ def workload(shape: str, scale: float):
     us = {"top1": TopK(tree, 1), "top5": TopK(tree, 5), "first": class_indicator(tree, labels[0])}
     if shape != "flat 100":
         us["depth1"] = Top1AtDepth(tree, 1)
+    if shape == "10 x 10 others":
+        us = {"rank": Rank(tree, [Fraction(100 - r, 100) for r in range(K)]),
+              "decision": Decision(tree, {f"a{j}": rng.integers(-1, 2, K).tolist() for j in range(20)},
+                                   [f"a{j}" for j in range(20)]),
+              "binary": BinaryDecision(tree, labels[:30], labels[:60], "1/3"), "subtree": Subtree(tree, "g3")}
     groups = {"all": np.ones(n), **{f"g{k}": rng.integers(0, 2, n).astype(float) for k in range(4)}}
     return onehot.argmax(axis=1), P, tree, us, groups
 

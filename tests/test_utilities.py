@@ -129,12 +129,13 @@ def test_bad_utilities_get_one_clear_error(build, message):
 @example(("two_level", 10, 10), 0, 1, -300)  # top-1 of a 100-class softmax near 1e-300
 @example(("flat", 10, 0), 1, 10, 0)  # k = K: every label
 @example(("wide_last", 2, 30), 2, 3, 0)
-def test_top_k_in_float64_is_the_sorted_ranks_and_the_exact_values(shape, seed, k, floor):
-    """TopK's float64 form (``np.partition``, no sort) gives the ranks of a stable sort of every row
-    (Rank's form, written independently) and, with the rationals behind the floats, the exact
-    values (A.1) through ``utility_values``: rows with ties of every size at the k-th entry
-    (entries drawn from a few values), and rationals 10^-40 apart that round to one float
-    (only a tie at the k-th entry is left to the exact decision; float64 keeps strict orders)."""
+def test_top_k_and_rank_in_float64_are_the_sorted_ranks_and_the_exact_values(shape, seed, k, floor):
+    """TopK's float64 form (``np.partition``, no sort) and Rank's (an unstable sort, rows with equal
+    entries sorted again) give the ranks of a stable sort of every row (Python's, of the floats)
+    and, with the rationals behind the floats, the exact values (A.1) through ``utility_values``:
+    rows with ties of every size at the k-th entry (entries drawn from a few values), and
+    rationals 10^-40 apart that round to one float (only a tie at the k-th entry is left to
+    TopK's exact decision; float64 keeps strict orders)."""
     import numpy as np
 
     from huc_ref.fast.numbers import ExactRows
@@ -151,6 +152,14 @@ def test_top_k_in_float64_is_the_sorted_ranks_and_the_exact_values(shape, seed, 
         rows.append(tuple(x / sum(raw) for x in raw))
     P = np.array([[float(x) for x in row] for row in rows])
     U, _ = u.vectorised(FloatRows(FastTree(t), P, None, None, ExactRows(P)))
-    assert np.array_equal(U, Rank.vectorised(u, FloatRows(FastTree(t), P, None, None, ExactRows(P)))[0])
+    ranked = [sorted(range(t.K), key=lambda y: (-row[y], y)) for row in P.tolist()]  # a stable sort of the floats
+    assert U.tolist() == [[1.0 if r.index(y) < u.k else 0.0 for y in range(t.K)] for r in ranked]
     got = utility_values(u, FastTree(t), P, exact=ExactRows(P, rows))
     assert got.tolist() == [[float(v) for v in u.values(row)] for row in rows]
+    # Rank's own form (any theta: numpy's unstable sort, rows with equal entries sorted again stably)
+    theta = [F(int(v), 4) for v in rng.integers(-4, 5, t.K)]
+    rank = Rank(t, theta)
+    U = rank.vectorised(FloatRows(FastTree(t), P, None, None, ExactRows(P)))[0]
+    assert U.tolist() == [[float(theta[r.index(y)]) for y in range(t.K)] for r in ranked]
+    got = utility_values(rank, FastTree(t), P, exact=ExactRows(P, rows))
+    assert got.tolist() == [[float(v) for v in rank.values(row)] for row in rows]
