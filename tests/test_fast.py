@@ -717,6 +717,35 @@ def test_tie_blocks_shortcut_equals_the_full_certainty_check(n, seed, spread):
     assert new.tolist() == [bool(c and s[i + 1] > s[i]) for i, c in enumerate(certain)]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 400), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 50]), st.booleans())
+@example(400, 0, 1, False)  # most scores in one cluster: the windows hold every rank (the running extremes)
+@example(2, 1, 50, True)
+def test_the_close_gaps_windows_give_the_running_extremes_answer(n, seed, clusters, running):
+    """``_unsure_gaps`` reads only the ranks about each close gap (a score more than the largest
+    error below or above cannot reach the extremes); its answer must be the running extremes' over
+    every rank (written here from their definition), gap by gap, on clusters of scores a few ulps
+    apart with errors of up to 2^-50 of them, exact ties, and scores of every sign; and the same with
+    the windows' limit at 0 (the running extremes themselves)."""
+    from unittest import mock
+
+    import huc_ref.fast.intervals as intervals
+    rng = np.random.default_rng(seed)
+    centre = rng.normal(size=clusters) * 10.0 ** rng.integers(-3, 4, clusters)
+    s = np.sort(centre[rng.integers(0, clusters, n)] * (1 + rng.integers(0, 5, n) * 2.0**-52))
+    error = np.abs(s) * 2.0**-50 * rng.random(n)
+    order = rng.permutation(n)
+    error_of = np.empty(n)
+    error_of[order] = error  # the error of the atom of rank j is error_of[order[j]]
+    largest = float(error.max())
+    close = np.diff(s) <= 2.0 * largest
+    with mock.patch.object(intervals, "_WINDOWS_PER_ATOM", 0 if running else intervals._WINDOWS_PER_ATOM):
+        got = intervals._unsure_gaps(s, error_of, order, close, largest)
+    want = [bool(c) and not max(s[:i + 1] + error[:i + 1]) < min(s[i + 1:] - error[i + 1:])
+            for i, c in enumerate(close)]
+    assert got.tolist() == want
+
+
 @st.composite
 def blocked_values(draw):
     """Values cut into blocks as tie blocks cut an audit's entries: cancelling pairs, magnitudes
