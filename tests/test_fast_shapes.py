@@ -544,3 +544,48 @@ def test_a_flat_trees_bad_row_gets_one_message_on_both_accelerators(row, message
         with pytest.raises(HUCError) as err:
             fast.audit([0, 1], np.array([[0.5, 0.5], row]), t, {"u": class_indicator(t, "b")}, accelerator=engine)
         assert str(err.value).startswith(message), (engine, str(err.value))
+
+
+@pytest.mark.parametrize("shape, size, width", [("flat", 100, 0), ("wide_last", 2, 30), ("two_level", 10, 10)])
+def test_level_sums_add_every_nodes_children_left_to_right(shape, size, width):
+    """C.1's subtree masses of a node with more than eight children are its children added left to
+    right, as for the shorter runs and as the compiled kernel adds them (``top1_path_terms``): the
+    same bits, checked against Python's own left-to-right sums of each node's children, on 100
+    classes near 1e-300, 30 children last at their depth and ten groups of ten.  (Before session
+    30 ``np.add.reduceat`` summed the longer runs in another order.)"""
+    from huc_ref.fast.tree import FastTree
+    t = shape_tree(shape, size, width, 3)
+    ft = FastTree(t)
+    P = softmax_rows(11, t.K, 64, 3.0, -300)
+    S = ft.level_sums(P)
+    for a in range(len(t.nodes)):  # every node, from its children's own rows (leaves: the entries)
+        kids = t.child_ids[a]
+        if not kids:
+            continue
+        want = S[ft.row[kids[0]]].copy()
+        for c in kids[1:]:
+            want = want + S[ft.row[c]]
+        assert S[ft.row[a]].tobytes() == want.tobytes(), t.nodes[a]
+    leaves = S[ft.row[np.array(t.leaf_node_ids)]]
+    assert np.array_equal(leaves, P.T)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_subgroup_whose_weights_change_after_its_first_rows_is_audited_as_its_members(engine):
+    """A subgroup is taken as one weight for everyone (no gather) only when every row agrees: here
+    its indicator is 1 on the first 1,100 rows of 1,500 and 0 after, past the rows that are looked
+    at first.  Its UC and node sups must be those of an audit of its members alone, scaled by their
+    share (Sec. 2.1's moments are sums over the subgroup; the members' audit has equal weights).
+    A 10-class flat classifier's softmax with entries near 1e-300."""
+    t = shape_tree("flat", 10, 0, 0)
+    n, m = 1500, 1100
+    P = softmax_rows(13, t.K, n, 2.0, -300)
+    y = np.arange(n) * 7 % t.K
+    us = {"top": TopK(t, 1), "first": class_indicator(t, t.labels[0])}
+    head = np.r_[np.ones(m), np.zeros(n - m)]
+    got = fast.audit(y, P, t, us, subgroups={"head": head}, accelerator=engine)
+    members = fast.audit(y[:m], P[:m], t, us, accelerator=engine)
+    for g, w in zip(got.candidates, members.candidates):
+        assert (g.utility, g.node) == (w.utility, w.node)
+        assert abs(g.sup - w.sup * m / n) <= 1e-12
+    assert got.uc.sup > 0
