@@ -214,8 +214,8 @@ class BoostResult:
     initial: dict = field(default_factory=dict)
     final: dict = field(default_factory=dict)
     #: The final predictions, a row per atom: lists (the certified engines: decimal strings, or floats), or
-    #: the float64 backend's ``(n, K)`` array (as lists of Python floats they took 0.23 s of a 1.9 s fit of
-    #: 2 x 10^4 rows of 100 classes, and four times the array's memory)
+    #: the float64 backend's ``(n, K)`` array (as lists of Python floats they took four times its memory,
+    #: and a pass of Python objects to make)
     predictions: list = field(default_factory=list)
     theorem_3_5: dict = field(default_factory=dict)
     #: Each update as a rule ``(subgroup index, utility, node id, lo, hi, alpha)`` (lo/hi are

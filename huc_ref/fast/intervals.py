@@ -323,7 +323,7 @@ def _unsure_gaps(s: np.ndarray, error: np.ndarray, order: np.ndarray, close: np.
     reach that maximum (``s_j + e_j < s_i <= s_i + e_i``, and rounding keeps the order), nor one
     above ``s_{i+1} + largest`` that minimum, so each is taken over a window of ranks about the
     gap: the gaps' own neighbourhoods, not two running extremes over every rank (at 10^7 uniform
-    scores one close gap made those 0.2-1.0 s of a 0.7-1.5 s audit).  Where the windows hold more
+    scores one close gap set those off in every audit; ``python bench/peer.py --large``).  Where the windows hold more
     than :data:`_WINDOWS_PER_ATOM` ranks an atom (many near-equal scores), the running extremes
     over every rank, the same numbers.  Gaps that are not close are certain: ``s_{i+1} - s_i``
     exceeds both errors.
@@ -362,7 +362,8 @@ def _equal_columns(W: np.ndarray) -> np.ndarray:
     multiplies, not a gather.  A broadcast ``W`` (stride 0 along the atoms, the audit's equal
     weights) is not read.  A column whose first rows differ is not (an indicator subgroup shows it
     at once); only the others are read whole, each on its own (numpy's ``min(axis=0)`` of a
-    C-contiguous ``10^6 x 7`` array took 45 ms, a strided column 1-2 ms).
+    C-contiguous ``n x |C|`` array reduces along its rows slowly; ``python bench/shapes.py``'s
+    binary audit with seven subgroups).
 
     >>> _equal_columns(np.array([[0.5, 1.0], [0.5, 0.0]])).tolist()
     [True, False]

@@ -215,7 +215,7 @@ class FastTree:
                 S[sel] = acc
             _, long, first, counts = self.levels[d]
             if len(long):  # children left to right, as the short runs (np.add.reduceat sums in another order,
-                acc = S[first]  # and took 10x as long: 4 ms for 100 rows of 20,000)
+                acc = S[first]  # and slowly: python bench/shapes.py's wide shapes)
                 for j in range(1, int(counts[0])):
                     m = int(np.count_nonzero(counts > j))  # the runs with a j-th child: the first m
                     acc[:m] += S[first[:m] + j]
