@@ -1,17 +1,20 @@
-"""Benchmark of the gather into rank order (issue 17: the K = 30 audit's tables).  Not a test:
-prints times and ratios measured in one run, the contenders alternating.
+"""Benchmark of the compiled scan's reads in rank order (issue 17: the K = 30 audit's tables).  Not a
+test: prints times and ratios measured in one run, the contenders alternating.
 
-After each utility's sort, the compiled scan (``rank_scan``) reads every atom's terms in rank
-order, so they are gathered first: rows of ``D`` float64 at random positions of an ``n x D``
-array (the depth-7 tree of ``bench/fast_audit.py`` has ``D`` = 3..7), which beyond the caches
-wait on memory.  For each ``n`` and ``D``, the best of ``--repeat`` runs of:
+After each utility's sort, the compiled scan (``rank_scan``) reads every atom in rank order: its
+residual, label, row of weights (two bytes: a row of the table of distinct rows) and terms (a
+row of ``D`` = 3..7 float64 on the depth-7 tree of ``bench/fast_audit.py``), at random positions
+of arrays that beyond the caches wait on memory.  On the arrays of the K = 30 audit (each
+utility's as the audit passes them to the scan), for each ``n`` the best of ``--repeat`` runs of
+the five utilities' scans:
 
-* ``np.take``: ``src.take(order, axis=0)``, what the audit did before;
-* ``ahead N``: :func:`huc_ref.fast.kernels.gather_rows` asking for each row's first and last
-  cache lines ``N`` ranks before reading it (``none``: never asked for; the audit uses
-  ``AHEAD``);
+* ``gathered``: every array copied into rank order by ``np.take`` first, then the scan reads them
+  in order (the way of the audit before the scan read the atoms where they lie; it gathered the
+  terms with a prefetching loop that this bench does not keep);
+* ``ahead N``: the scan reads each atom where it lies, asking for its lines ``N`` ranks before
+  (``none``: never asked for; the audit uses ``AHEAD``);
 
-then each time over ``np.take``'s.  Needs numba (without it the kernel is plain Python).
+then each time over ``gathered``'s.  Needs numba (without it the kernel is plain Python).
 
 Run: ``python bench/gather.py`` (``--large``: n = 10^7 too; ``--quick``: n = 10^5 only).
 """
@@ -19,19 +22,47 @@ Run: ``python bench/gather.py`` (``--large``: n = 10^7 too; ``--quick``: n = 10^
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.fast_audit import depth_tree, sample, utilities  # noqa: E402
 from bench.machine import describe  # noqa: E402
 from bench.workloads import best_of  # noqa: E402
-from huc_ref.fast.kernels import AHEAD, COMPILED, gather_rows  # noqa: E402
+from huc_ref import fast  # noqa: E402
 
+kernels = importlib.import_module("huc_ref.fast.kernels")
 DISTANCES = (None, 16, 32, 64, 128, 256)
+
+
+def scan_inputs(n: int) -> list:
+    """The arguments of every ``rank_scan`` call of one K = 30 audit of ``n`` atoms (numba)."""
+    tree = depth_tree(30, 7)
+    P, y, groups = sample(tree, n)
+    calls, scan = [], kernels.rank_scan
+
+    def record(*args):
+        calls.append(args)
+        return scan(*args)
+    kernels.rank_scan = record
+    try:
+        fast.audit(y, P, tree, utilities(tree), subgroups=groups, accelerator="numba")
+    finally:
+        kernels.rank_scan = scan
+    return calls
+
+
+def gathered(call) -> tuple:
+    """``call``'s arrays copied into rank order (the scan then reads ranks ``0 .. n - 1``)."""
+    block, order, residual, kind, terms, col_table, Wl, w_row, *rest = call
+    w = w_row.take(order) if len(w_row) else w_row
+    Wl = Wl if len(w_row) else Wl.take(order, axis=0)
+    return (block, np.arange(len(order)), residual.take(order), kind.take(order), terms.take(order, axis=1),
+            col_table, Wl, w, *rest)
 
 
 def main(argv=None) -> None:
@@ -41,30 +72,32 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     print(describe())
-    if not COMPILED:
-        print("numba is not installed: gather_rows is plain Python here, nothing to measure")
+    if not kernels.COMPILED:
+        print("numba is not installed: rank_scan is plain Python here, nothing to measure")
         return
-    print(f"AHEAD = {AHEAD}")
+    print(f"AHEAD = {kernels.AHEAD}; K = 30, |U| = 5, |C| = 7: the five utilities' scans")
     sizes = [10**5] if args.quick else [10**5, 10**6] + ([10**7] if args.large else [])
-    names = ["np.take"] + [f"ahead {'none' if d is None else d}" for d in DISTANCES]
-    print(f"{'n':>9} {'D':>2} " + " ".join(f"{name + ' ms':>13}" for name in names))
-    rng = np.random.default_rng(0)
+    names = ["gathered"] + [f"ahead {'none' if d is None else d}" for d in DISTANCES]
+    print(f"{'n':>9} " + " ".join(f"{name + ' ms':>13}" for name in names))
     for n in sizes:
-        order = rng.permutation(n)
-        for D in (3, 6, 7):
-            src = rng.normal(size=(n, D))
-            out = np.empty((n, D))
-            runs = [partial(src.take, order, axis=0)]
-            runs += [partial(gather_rows, src, order, out, n if d is None else d) for d in DISTANCES]
-            for run in runs:  # (compiles, warms the pages)
-                run()
-            times = [[] for _ in runs]
-            for _ in range(args.repeat):  # alternating, so drift hits every contender alike
-                for k, run in enumerate(runs):
-                    times[k].append(best_of(1, run))
-            best = [min(t) for t in times]
-            line = f"{n:>9} {D:>2} " + " ".join(f"{1e3 * t:>13.2f}" for t in best)
-            print(line + "   x np.take: " + ", ".join(f"{t / best[0]:.2f}" for t in best[1:]), flush=True)
+        calls = scan_inputs(n)
+
+        def gather_then_scan(calls=calls, n=n):
+            for call in calls:
+                kernels.rank_scan(*gathered(call), n)  # (in order: nothing to ask for ahead)
+
+        def in_place(d, calls=calls, n=n):
+            return lambda: [kernels.rank_scan(*call[:11], n if d is None else d) for call in calls]
+        runs = [gather_then_scan] + [in_place(d) for d in DISTANCES]
+        for run in runs:  # (compiles, warms the pages)
+            run()
+        times = [[] for _ in runs]
+        for _ in range(args.repeat):  # alternating, so drift hits every contender alike
+            for k, run in enumerate(runs):
+                times[k].append(best_of(1, run))
+        best = [min(t) for t in times]
+        line = f"{n:>9} " + " ".join(f"{1e3 * t:>13.2f}" for t in best)
+        print(line + "   x gathered: " + ", ".join(f"{t / best[0]:.2f}" for t in best[1:]), flush=True)
 
 
 if __name__ == "__main__":

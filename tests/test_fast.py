@@ -384,30 +384,6 @@ def test_a_bad_row_in_a_later_chunk_is_named_by_its_row_in_the_sample(monkeypatc
     assert str(err.value).startswith(f"y_prob[23]: entry {j} is 1e-310, a subnormal float64"), str(err.value)
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.integers(0, 300), st.integers(1, 9), st.integers(0, 2**32 - 1), st.booleans())
-@example(0, 6, 0, False)  # no rows
-@example(64, 7, 1, False)  # exactly AHEAD rows: no row asked for ahead
-@example(65, 6, 2, True)  # one row asked for ahead, the block's layout
-@example(300, 1, 3, False)  # one number a row
-def test_gather_rows_is_numpys_take(n, D, seed, in_block):
-    """:func:`huc_ref.fast.kernels.gather_rows` (the terms gathered into rank order, their lines asked
-    for ahead) gives ``np.take``'s rows, on either side of :data:`AHEAD` and on the sample pass's
-    layout (a C-contiguous slice of one block, as :func:`huc_ref.fast.audit.sample_terms` holds each
-    utility's terms), with repeated indices too."""
-    from huc_ref.fast.kernels import AHEAD, gather_rows
-    assert AHEAD == 64
-    rng = np.random.default_rng(seed)
-    if in_block:
-        block = rng.normal(size=3 * n + n * D)
-        src = block[3 * n:].reshape(n, D)
-    else:
-        src = rng.normal(size=(n, D))
-    order = rng.permutation(n) if seed % 2 else rng.integers(0, max(n, 1), n) % max(n, 1)
-    want = src.take(order, axis=0)
-    assert np.array_equal(gather_rows(src, order, np.empty((n, D))), want)
-
-
 @pytest.mark.parametrize("engine", ["numpy"] + (["numba"] if numba_available() else []))
 @pytest.mark.parametrize("shape, size, width, floor", _CHUNK_SHAPES)
 def test_a_label_of_probability_0_is_found_chunk_by_chunk_after_every_bad_row(monkeypatch, engine, shape, size,
@@ -1328,19 +1304,29 @@ def test_rank_scan_is_algorithm_2_written_out(case):
     """The compiled scan (vector lanes of ``GROUP_LANES`` subgroups, an LLVM intrinsic) returns
     bit for bit what the plain loops of :func:`plain_rank_scan` return: the same IEEE operations
     in the same order, so no tolerance; whether it reads each atom's row of weights or, for
-    indicator subgroups, each atom's row of a table of the distinct rows (:func:`weight_lanes`)."""
+    indicator subgroups, each atom's row of a table of the distinct rows (:func:`weight_lanes`),
+    and whether each depth's terms or each atom's lie side by side.  The kernel reads the atoms
+    where they lie, in the rank order it is given: here a random permutation of the ranked case."""
     from huc_ref.fast.kernels import pad_lanes, rank_scan, weight_lanes
     from huc_ref.fast.numbers import sum_levels
     block, residual, kind, terms, col_table, W, n_cols = case
     sizes = np.bincount(block)
-    levels = sum_levels(int(sizes.max())) if sizes.max() > 1 else np.zeros(0)
+    ties = sizes.max() > 1
+    levels = sum_levels(int(sizes.max())) if ties else np.zeros(0)
     want = plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)
-    table, w_row = weight_lanes(W)
+    n = len(residual)
+    order = np.random.default_rng(n + 7 * len(terms)).permutation(n)  # atom order[r] has rank r
+    at = np.empty(n, dtype=np.intp)
+    at[order] = np.arange(n)  # the rank of each atom
+    residual_a, kind_a, terms_a, W_a = residual[at], kind[at], terms[:, at], W[at]
+    table, w_row = weight_lanes(W_a)
     every = np.zeros(0, dtype=np.uint16)  # (no rows of a table: the rows themselves)
-    for lanes in [(pad_lanes(W), every), (table, every if w_row is None else w_row)]:
-        got = rank_scan(block, residual, kind, terms, col_table, *lanes, W.shape[1], n_cols, levels)
-        for a, b in zip(got, want):
-            assert np.array_equal(a, b)
+    for T, ahead in ((terms_a, 64), (np.ascontiguousarray(terms_a.T).T, 1)):  # (asked for 64 ranks ahead, or 1)
+        for lanes in [(pad_lanes(W_a), every), (table, every if w_row is None else w_row)]:
+            got = rank_scan(block if ties else np.zeros(0, dtype=np.int64), order, residual_a, kind_a, T, col_table,
+                            *lanes, W.shape[1], n_cols, levels, ahead)
+            for a, b in zip(got, want):
+                assert np.array_equal(a, b)
 
 
 WEIGHT_SHAPES = {  # name: (W, coded?)

@@ -302,6 +302,10 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         cut_rows = np.concatenate([c for c, _ in cuts]).astype(np.int64)
         cut_label = np.concatenate([b for _, b in cuts]).astype(np.int64)
         path_rows = np.zeros((0, 0), dtype=np.int64) if ft.path_rows is None else ft.path_rows.astype(np.int64)
+        # where the label's path parts from the chosen node's: FastTree.agreement's tables, one after another
+        # (none where one of them is not kept: the kernel compares the paths instead)
+        agree, agree_at = ft.agreements(tuple(int(d) for d in cut_depth)) or (np.zeros(0, dtype=np.int16),
+                                                                             np.zeros(len(top1), dtype=np.int64))
     step = chunk_rows(n, ft.K)
     local = threading.local()  # per thread: one buffer for the level sums, chunk after chunk
 
@@ -332,8 +336,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             sums = np.empty(2)
             ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.dfs_leaf_row, ft.run_start, ft.run_len,
                                  ft.parent_row, ft.depth_row, ft.leaf_row, path_rows, cut_rows, cut_label, cut_off,
-                                 cut_depth, ks_all, ks_len, rel, SMALLEST_NORMAL, s, score, residual, error,
-                                 u_rows, block, at_top1, unsure, sums) < 0
+                                 cut_depth, agree, agree_at, ks_all, ks_len, rel, SMALLEST_NORMAL, s, score, residual,
+                                 error, u_rows, block, at_top1, unsure, sums) < 0
             if not ok:  # a bad row or an entry below the normal range: numpy's checks, in their order, name it
                 return chunk_numpy(s, X, Xd, ok=None)
             if unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)

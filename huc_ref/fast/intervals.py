@@ -470,10 +470,10 @@ class Rows:
         if not len(terms):  # the UC column alone
             self.best = self._uc_only(residual.take(order), W, n_cols, engine)
         else:
-            ties = len(self.starts) < len(score)  # (without ties every rank is its own block: numpy reads none)
-            block = np.concatenate([[0], np.cumsum(new)]) if ties or engine == "numba" else None  # block of each rank
+            ties = len(self.starts) < len(score)  # (without ties every rank is its own block: neither scan reads it)
+            block = np.concatenate([[0], np.cumsum(new)]) if ties else np.zeros(0, dtype=np.int64)  # each rank's
             scan = self._compiled if engine == "numba" else self._numpy
-            self.best = scan(block, residual.take(order), terms, col_table, np.asarray(kind).take(order), W, n_cols)
+            self.best = scan(block, residual, terms, col_table, np.asarray(kind), W, n_cols)
         self._copy_uc(uc_copies)
 
     def __getattr__(self, name):
@@ -561,30 +561,21 @@ class Rows:
         return best
 
     def _compiled(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
-        """Algorithm 2 by :func:`huc_ref.fast.kernels.rank_scan`, on arrays numpy gathers into
-        rank order one at a time (then the kernel's one pass reads every array in order)."""
-        from .kernels import gather_rows, rank_scan, weight_lanes
-        order = self.order
+        """Algorithm 2 by :func:`huc_ref.fast.kernels.rank_scan`: one pass over the atoms in rank
+        order, reading each where it lies (its terms, residual, label and weights asked for ahead)."""
+        from .kernels import rank_scan, weight_lanes
         ties = len(self.starts) < len(residual)
         table, w_row = weight_lanes(W) if self._lanes is None else self._lanes  # (sample_tables: once for all)
-        if w_row is None:  # each atom's own row of weights, gathered into rank order
-            table, w_row = gather_rows(table, order, np.empty_like(table)), np.zeros(0, dtype=np.uint16)
-        else:  # each atom's row of the table (two bytes an atom)
-            w_row = w_row.take(order)
-        kind = np.asarray(kind, dtype=np.int64)  # (no copy where it is one)
-        terms = np.asarray(terms, dtype=float)
-        if terms.T.flags.c_contiguous:  # each atom's terms side by side (sample_terms): one or two cache lines
-            ranked = gather_rows(terms.T, order, np.empty(terms.T.shape)).T  # an atom, asked for ahead
-        else:
-            ranked = terms.take(order, axis=1)
-        found = rank_scan(block, residual, kind, ranked,
-                          np.ascontiguousarray(col_table, dtype=np.int64), table, w_row, W.shape[1],
+        found = rank_scan(block, self.order, residual, np.asarray(kind, dtype=np.int64), np.asarray(terms, dtype=float),
+                          np.ascontiguousarray(col_table, dtype=np.int64), table,
+                          np.zeros(0, dtype=np.uint16) if w_row is None else w_row, W.shape[1],
                           n_cols, sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
         return [tuple(x[g] for x in found) for g in range(W.shape[1])]
 
     def _numpy(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
         """Algorithm 2 on every column at once, one subgroup at a time (see the class)."""
         n, order = len(residual), self.order
+        residual, kind = residual.take(order), kind.take(order)  # in rank order
         best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
         small = np.int16 if n_cols < 2**15 else np.int64  # (numpy's stable argsort of int16 is a radix sort)
         first = np.flatnonzero(residual)  # column 0: the UC residuals, ranks in order

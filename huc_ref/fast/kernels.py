@@ -4,14 +4,16 @@ The loops that numpy can only express as several passes over memory:
 
 * :func:`top1_path_terms` reads each row of predictions once: subtree sums of every node
   (children summed left to right, as :meth:`huc_ref.fast.FastTree.level_sums` does), the
-  top-1 decision at each utility's depth, and the path terms of F.4;
+  top-1 decision at each utility's depth, and the path terms of F.4, sixteen rows at a time in
+  vector instructions (LLVM intrinsics: the scalar loops' IEEE operations, in their order);
 * :func:`rank_scan` runs Algorithm 2 on every column and subgroup in one pass over the atoms in
-  rank order: prefix sums at block ends, the first maximum and minimum (App. F.3's tie rule), as
-  ``huc_ref.fast.intervals.Rows`` does with reduceats, eight subgroups at a time in vector
-  instructions (an LLVM intrinsic: the same IEEE operations as the scalar loop);
+  rank order, reading each where it lies (asked for ahead): prefix sums at block ends, the first
+  maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with
+  reduceats, eight subgroups at a time in vector instructions (an LLVM intrinsic: the same IEEE
+  operations as the scalar loop);
 * :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) without ties
-  in one pass, gathering each atom's weight as it goes (asked for ahead: :func:`gather_rows`
-  gathers the node scan's terms so too); :func:`sorted_uc_scan` does so straight
+  in one pass, gathering each atom's weight as it goes (asked for ahead, as :func:`rank_scan`
+  reads its atoms); :func:`sorted_uc_scan` does so straight
   after the sort when float64 certifies every gap (no ties), :func:`tied_uc_scan` with exact
   ties of floats; :func:`flat_rows_ok` and :func:`flat_terms` check and score the rows of a
   flat tree in one read each;
@@ -35,14 +37,14 @@ from .numbers import DROPPED
 try:
     import numba
     from llvmlite import ir
-    from numba.core import types
+    from numba.core import cgutils, types
     from numba.extending import intrinsic
 except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
 __all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
            "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort",
-           "GROUPED_KEYS", "null_scan", "draw_labels", "gather_rows", "AHEAD"]
+           "GROUPED_KEYS", "null_scan", "draw_labels", "AHEAD"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -53,6 +55,147 @@ _inline = numba.njit(cache=True, nogil=True, inline="always") if COMPILED else (
 #: Rows processed together by :func:`top1_path_terms`: the cut sums of a block of rows are
 #: kept transposed (one row of ``LANES`` numbers per node), so every sum is a vector operation.
 LANES = 16
+
+
+def _sum_run_python(buf, a, s, count):  # pragma: no cover - the plain-Python twin of the intrinsic
+    acc = buf[s].copy()
+    for t in range(s + 1, s + count):
+        acc += buf[t]
+    buf[a] = acc
+
+
+def _choose_python(buf, rows, lo, hi, rel, pick, close):  # pragma: no cover - the plain-Python twin
+    top = buf[rows[lo]].copy()
+    for a in range(lo + 1, hi):
+        x = buf[rows[a]]
+        top = np.where(x > top, x, top)
+    pick[:], close[:] = -1, 0
+    for a in range(lo, hi):
+        x = buf[rows[a]]
+        pick[:] = np.where((x >= top) & (pick < 0), a, pick)
+        close += x >= top - rel * (top + x)
+
+
+def _path_means_python(buf, prow, pia, meet, d, mu):  # pragma: no cover - the plain-Python twin
+    for k in range(d + 1):
+        p = buf[prow[k], np.arange(LANES)]
+        mu[k] = np.where(k < meet, pia / np.where(p > 0, p, 1.0), 0.0)
+
+
+if COMPILED:
+    _F64, _I64, _I32 = ir.DoubleType(), ir.IntType(64), ir.IntType(32)
+    _VEC, _IVEC = ir.VectorType(_F64, LANES), ir.VectorType(_I64, LANES)
+
+    def _splat(builder, x, kind):
+        """The vector of ``kind`` with ``x`` in every lane."""
+        out = ir.Constant(kind, ir.Undefined)
+        for lane in range(LANES):
+            out = builder.insert_element(out, x, ir.Constant(_I32, lane))
+        return out
+
+    def _lanes_at(builder, data, row, kind):
+        """A pointer to row ``row`` of a C-contiguous ``(rows, LANES)`` array whose data is ``data``,
+        as one vector of ``kind``."""
+        at = builder.gep(data, [builder.mul(row, ir.Constant(row.type, LANES))], inbounds=True)
+        return builder.bitcast(at, kind.as_pointer())
+
+    def _data(context, builder, kind, value):
+        return context.make_array(kind)(context, builder, value).data
+
+    @intrinsic
+    def _sum_run(typingctx, buf, a, s, count):  # pragma: no cover - compiled
+        """``buf[a] = buf[s] + buf[s + 1] + ... + buf[s + count - 1]``, added left to right, lane by
+        lane, in vector instructions: the same IEEE additions, in the same order, as the scalar loop
+        (rows of a C-contiguous ``(rows, LANES)`` array; ``count >= 1``)."""
+        sig = types.void(buf, types.intp, types.intp, types.intp)
+
+        def codegen(context, builder, signature, args):
+            b, a_, s_, count_ = args
+            data = _data(context, builder, signature.args[0], b)
+            acc = cgutils.alloca_once(builder, _VEC)
+            builder.store(builder.load(_lanes_at(builder, data, s_, _VEC), align=8), acc)
+            with cgutils.for_range(builder, builder.add(s_, count_), start=builder.add(s_, ir.Constant(s_.type, 1))) \
+                    as loop:
+                x = builder.load(_lanes_at(builder, data, loop.index, _VEC), align=8)
+                builder.store(builder.fadd(builder.load(acc), x), acc)
+            builder.store(builder.load(acc), _lanes_at(builder, data, a_, _VEC), align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
+    def _choose(typingctx, buf, rows, lo, hi, rel, pick, close):  # pragma: no cover - compiled
+        """K.2's top-1 choice among the candidates ``a = lo .. hi - 1`` (rows ``rows[a]`` of ``buf``, a
+        C-contiguous ``(rows, LANES)`` array), lane by lane in vector instructions: ``pick``, the first
+        candidate of largest mass; ``close``, how many candidates ``x`` are within the relative error
+        bound ``rel`` of that mass ``top`` (``x >= top - rel (top + x)``; the first is one).  The
+        scalar loop's ordered compares, multiply and additions, never fused (rows without NaN)."""
+        sig = types.void(buf, rows, types.intp, types.intp, types.float64, pick, close)
+
+        def codegen(context, builder, signature, args):
+            b, r, lo_, hi_, rel_, pick_, close_ = args
+            data, at = _data(context, builder, signature.args[0], b), _data(context, builder, signature.args[1], r)
+
+            def row(a):
+                return builder.load(_lanes_at(builder, data, builder.load(builder.gep(at, [a], inbounds=True)), _VEC),
+                                    align=8)
+            top = cgutils.alloca_once(builder, _VEC)
+            builder.store(row(lo_), top)
+            with cgutils.for_range(builder, hi_, start=builder.add(lo_, ir.Constant(lo_.type, 1))) as loop:
+                x, t = row(loop.index), builder.load(top)
+                builder.store(builder.select(builder.fcmp_ordered(">", x, t), x, t), top)
+            t, rel_v = builder.load(top), _splat(builder, rel_, _VEC)
+            none, zero = _splat(builder, ir.Constant(_I64, -1), _IVEC), _splat(builder, ir.Constant(_I64, 0), _IVEC)
+            chosen, near = cgutils.alloca_once(builder, _IVEC), cgutils.alloca_once(builder, _IVEC)
+            builder.store(none, chosen)
+            builder.store(zero, near)
+            with cgutils.for_range(builder, hi_, start=lo_) as loop:
+                x, p = row(loop.index), builder.load(chosen)
+                first = builder.and_(builder.fcmp_ordered(">=", x, t), builder.icmp_signed("<", p, zero))
+                builder.store(builder.select(first, _splat(builder, loop.index, _IVEC), p), chosen)
+                within = builder.fcmp_ordered(">=", x, builder.fsub(t, builder.fmul(rel_v, builder.fadd(t, x))))
+                builder.store(builder.add(builder.load(near), builder.zext(within, _IVEC)), near)
+            for value, out, kind in ((chosen, pick_, signature.args[5]), (near, close_, signature.args[6])):
+                builder.store(builder.load(value), builder.bitcast(_data(context, builder, kind, out),
+                                                                   _IVEC.as_pointer()), align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
+    def _path_means(typingctx, buf, prow, pia, meet, d, mu):  # pragma: no cover - compiled
+        """K.2's top-1 path means of ``LANES`` rows at once: ``mu[k, lane] = pia[lane] / pi`` with
+        ``pi = buf[prow[k, lane], lane]`` (the mass of the label's path node at depth ``k``; 1 where
+        it is 0) for ``k < meet[lane]`` (the path nodes that contain the chosen node), else 0, for
+        ``k = 0 .. d``: one vector division a depth instead of ``LANES`` scalar ones, the same IEEE
+        quotients."""
+        sig = types.void(buf, prow, pia, meet, types.intp, mu)
+
+        def codegen(context, builder, signature, args):
+            b, prow_, pia_, meet_, d_, mu_ = args
+            kinds = signature.args
+            data, rows, out = (_data(context, builder, kinds[k], v) for k, v in ((0, b), (1, prow_), (5, mu_)))
+            num = builder.load(builder.bitcast(_data(context, builder, kinds[2], pia_), _VEC.as_pointer()), align=8)
+            upto = builder.load(builder.bitcast(_data(context, builder, kinds[3], meet_), _IVEC.as_pointer()), align=8)
+            lanes, width = ir.Constant(_IVEC, list(range(LANES))), _splat(builder, ir.Constant(_I64, LANES), _IVEC)
+            one, zero = ir.Constant(_VEC, [1.0] * LANES), ir.Constant(_VEC, [0.0] * LANES)
+            with cgutils.for_range(builder, builder.add(d_, ir.Constant(d_.type, 1))) as loop:
+                flat = builder.add(builder.mul(builder.load(_lanes_at(builder, rows, loop.index, _IVEC), align=8),
+                                               width), lanes)
+                pi = ir.Constant(_VEC, ir.Undefined)
+                for lane in range(LANES):
+                    c = ir.Constant(_I32, lane)
+                    pi = builder.insert_element(
+                        pi, builder.load(builder.gep(data, [builder.extract_element(flat, c)], inbounds=True)), c)
+                pi = builder.select(builder.fcmp_ordered(">", pi, zero), pi, one)
+                inside = builder.icmp_signed("<", _splat(builder, loop.index, _IVEC), upto)
+                builder.store(builder.select(inside, builder.fdiv(num, pi), zero),
+                              _lanes_at(builder, out, loop.index, _VEC), align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+else:  # pragma: no cover - the numba extra is not installed
+    _sum_run, _choose, _path_means = _sum_run_python, _choose_python, _path_means_python
 
 
 @_jit
@@ -70,8 +213,8 @@ def _up_to(start, d, parent_row, depth_row, path):  # pragma: no cover - compile
 
 @_jit
 def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, path_rows, cut_rows,
-                    cut_label, cut_off, cut_depth, ks, ks_len, rel, smallest, start, score, residual, error, u_row,
-                    terms, term_at, unsure, sums):  # pragma: no cover
+                    cut_label, cut_off, cut_depth, agree, agree_at, ks, ks_len, rel, smallest, start, score, residual,
+                    error, u_row, terms, term_at, unsure, sums):  # pragma: no cover
     """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` and each
     top-1 utility ``u`` (its candidates: the cut at depth ``cut_depth[u]``, rows
     ``cut_rows[cut_off[u]:cut_off[u + 1]]`` of :meth:`huc_ref.fast.FastTree.level_sums`): the
@@ -83,10 +226,16 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     filling other rows need no memory of their own.  Paths are read from ``path_rows[k, y]`` (the
     row of label ``y``'s path node at depth ``k``; ``cut_label``: a label below each candidate),
     or, where that table is empty (too large a tree), walked up ``parent_row`` from the label's
-    leaf (``leaf_row``), so nothing per label and depth is stored.
+    leaf (``leaf_row``), so nothing per label and depth is stored.  How many of the label's path
+    nodes contain the chosen candidate ``j`` is read from ``agree[agree_at[u] + y |cut| + j] + 1``
+    (:meth:`huc_ref.fast.FastTree.agreement`, each utility's table flattened in turn), where
+    ``agree`` is not empty, else found by comparing the two paths node by node.
     The chosen node is the first candidate of largest mass; where another candidate's mass is
     within the relative error bound ``rel`` of it (:func:`huc_ref.fast.rounding_bound`), float64
     cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
+    The subtree sums, the choice and the path means are computed for ``LANES`` rows at once in
+    vector instructions (:func:`_sum_run`, :func:`_choose`, :func:`_path_means`: the IEEE
+    operations of the scalar loops, in their order).
 
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
     vector of finite nonnegative numbers with a positive finite sum, or has an entry that is
@@ -102,7 +251,8 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     >>> cut = ft.cut(1)[0]  # top-1 at depth 1: candidates a, y3
     >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.dfs_leaf_row, ft.run_start, ft.run_len,
     ...                 ft.parent_row, ft.depth_row, ft.leaf_row, ft.path_rows, cut, ft.cut(1)[1],
-    ...                 np.array([0, len(cut)]), np.array([1]), np.array([[0, 0]]), np.array([1]), 2.0**-50, 2.0**-1022,
+    ...                 np.array([0, len(cut)]), np.array([1]), ft.agreement(1).ravel(), np.array([0]),
+    ...                 np.array([[0, 0]]), np.array([1]), 2.0**-50, 2.0**-1022,
     ...                 0, score, residual, error, np.array([0]), terms, np.array([0]), unsure, sums)
     -1
     >>> score.tolist(), residual.tolist(), terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
@@ -118,15 +268,13 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     for r in range(R):
         H = max(H, depth_row[r])
     buf = np.empty((R, LANES))
-    top = np.empty(LANES)
-    # the place in the cut of the first candidate of largest mass so far, read from one row and written
-    # to the other in turn: written back where it was read, the choice becomes a masked store (slow on
-    # AVX2 machines, and the next candidate's read waits for it; see _lane_update)
-    pick = np.empty((2, LANES), dtype=np.int64)
+    pick = np.empty(LANES, dtype=np.int64)
     close = np.empty(LANES, dtype=np.int64)
-    table = path_rows.shape[0] > 0
-    pi = np.empty(H + 1)
-    mu = np.empty(H + 1)
+    pia = np.empty(LANES)  # the chosen node's mass, lane by lane
+    meet = np.empty(LANES, dtype=np.int64)  # how many of the label's path nodes contain the chosen node
+    prow = np.empty((H + 1, LANES), dtype=np.int64)  # the label's path nodes (rows of buf), depth by depth
+    mu = np.empty((H + 1, LANES))
+    table, agreed = path_rows.shape[0] > 0, agree.shape[0] > 0
     path = np.empty(H + 1, dtype=np.int64)
     lead = np.empty(H + 1, dtype=np.int64)
     lowest, highest = np.inf, -np.inf
@@ -151,14 +299,8 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                 x = buf[r, lane]
                 low |= (x < smallest) & (x != 0.0)
         for a in range(R - 1, -1, -1):  # deeper levels have larger rows: children first
-            if run_len[a] == 0:
-                continue
-            s = run_start[a]
-            for lane in range(LANES):
-                buf[a, lane] = buf[s, lane]
-            for t in range(s + 1, s + run_len[a]):
-                for lane in range(LANES):
-                    buf[a, lane] += buf[t, lane]
+            if run_len[a] > 0:
+                _sum_run(buf, a, run_start[a], run_len[a])
         for lane in range(LANES):  # a NaN or an infinity reaches the root's sum
             if low or not (buf[0, lane] > 0.0) or buf[0, lane] == np.inf:
                 return i0
@@ -167,52 +309,41 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
         for u in range(cut_depth.shape[0]):
             d = cut_depth[u]
             lo, hi = cut_off[u], cut_off[u + 1]
-            for lane in range(LANES):
-                top[lane] = buf[cut_rows[lo], lane]
-                pick[0, lane] = -1
-            for a in range(lo + 1, hi):
-                for lane in range(LANES):
-                    top[lane] = max(top[lane], buf[cut_rows[a], lane])
-            for lane in range(LANES):
-                close[lane] = 0
-            for a in range(lo, hi):  # the first candidate of largest mass (pre-order), and how many
-                b = cut_rows[a]      # are within the error bound of it (the first is one)
-                src = (a - lo) & 1
-                for lane in range(LANES):
-                    x, f = buf[b, lane], pick[src, lane]
-                    pick[1 - src, lane] = a if (f < 0) & (x >= top[lane]) else f
-                    close[lane] += 1 if x >= top[lane] - rel * (top[lane] + x) else 0
-            row, chosen = u_row[u], (hi - lo) & 1
+            _choose(buf, cut_rows, lo, hi, rel, pick, close)
+            for lane in range(LANES):  # the label's path and where it parts from the chosen node's
+                won = pick[lane]
+                pia[lane] = buf[cut_rows[won], lane]
+                label = y[i0 + lane] if lane < m else y[i0]  # (unused lanes: any label)
+                if agreed:
+                    meet[lane] = agree[agree_at[u] + label * (hi - lo) + won - lo] + 1
+                    for k in range(d + 1):
+                        prow[k, lane] = path_rows[k, label]
+                else:
+                    if table:
+                        for k in range(d + 1):
+                            path[k], lead[k] = path_rows[k, label], path_rows[k, cut_label[won]]
+                    else:
+                        _up_to(leaf_row[label], d, parent_row, depth_row, path)
+                        _up_to(cut_rows[won], d, parent_row, depth_row, lead)
+                    above = 0
+                    while above <= d and path[above] == lead[above]:
+                        above += 1
+                    meet[lane] = above
+                    for k in range(d + 1):
+                        prow[k, lane] = path[k]
+            _path_means(buf, prow, pia, meet, d, mu)
+            row = u_row[u]
             for lane in range(m):
                 i = i0 + lane
                 if close[lane] > 1:  # another candidate within the error bound: decided exactly
                     unsure[u, i] = 1
-                won = pick[chosen, lane]
-                j = cut_rows[won]
-                if table:  # the label's path nodes, and the chosen node's (the path of a label below it)
-                    for k in range(d + 1):
-                        path[k], lead[k] = path_rows[k, y[i]], path_rows[k, cut_label[won]]
-                else:
-                    _up_to(leaf_row[y[i]], d, parent_row, depth_row, path)
-                    _up_to(j, d, parent_row, depth_row, lead)
-                for k in range(d + 1):
-                    pi[k] = buf[path[k], lane]
-                pi_a = buf[j, lane]
-                above = 0  # path nodes containing the chosen node: depths 0 .. above - 1
-                while above <= d and path[above] == lead[above]:
-                    above += 1
-                inside = above > d  # the label lies below the chosen node
-                for k in range(above):
-                    mu[k] = pi_a / (pi[k] if pi[k] > 0 else 1.0)
-                for k in range(above, d + 1):
-                    mu[k] = 0.0
-                score[row, start + i] = mu[0]
-                residual[row, start + i] = (1.0 if inside else 0.0) - mu[0]
-                error[row, start + i] = 2.0 * rel * mu[0]
+                score[row, start + i] = mu[0, lane]
+                residual[row, start + i] = (1.0 if meet[lane] > d else 0.0) - mu[0, lane]  # inside: y below a
+                error[row, start + i] = 2.0 * rel * mu[0, lane]
                 at = term_at[u] + (start + i) * ks_len[u]
                 for t in range(ks_len[u]):
                     k = ks[u, t]
-                    terms[at + t] = mu[k + 1] - mu[k]
+                    terms[at + t] = mu[k + 1, lane] - mu[k, lane]
     sums[0], sums[1] = lowest, highest
     return -1
 
@@ -265,10 +396,9 @@ def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cov
         error[i] = rel * (M / total + abs(s) + 2.0 * nesting)
 
 
-#: How many ranks ahead :func:`gather_rows` and the UC scans ask for an atom's row (``llvm.prefetch``):
+#: How many ranks ahead :func:`rank_scan` and the UC scans ask for an atom's row (``llvm.prefetch``):
 #: reading atoms in rank order reads their rows at random, and without the request few of those reads
-#: are in flight at once (``python bench/gather.py`` times the distances; 64 and 128 were the fastest
-#: on Zen 5).
+#: are in flight at once (``python bench/gather.py`` times the distances).
 AHEAD = 64
 
 
@@ -284,7 +414,6 @@ if COMPILED:
         sig = types.void(arr, types.intp, types.intp)
 
         def codegen(context, builder, signature, args):
-            from numba.core import cgutils
             data, i_, j_ = args
             kind = signature.args[0]
             ary = context.make_array(kind)(context, builder, data)
@@ -636,29 +765,6 @@ else:  # pragma: no cover - the numba extra is not installed
     _lane_update = _lane_update_python
 
 
-@_jit
-def gather_rows(src, order, out, ahead=AHEAD):  # pragma: no cover - compiled
-    """``out[r] = src[order[r]]`` for every rank ``r``: the rows of a C-contiguous ``n x D`` array
-    into the rank order of Algorithm 2's sort (App. F.3), ``src.take(order, axis=0)``, with each
-    row's first and last cache lines asked for ``ahead`` ranks before they are read (a row of
-    6 numbers spans two lines at most positions; ``python bench/gather.py`` times the distances).
-    Rows at random in a large array wait on memory; a vector of 8-byte entries that the caches
-    hold does not (``np.take`` is faster there).
-
-    >>> gather_rows(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), np.array([2, 0, 1]), np.empty((3, 2))).tolist()
-    [[5.0, 6.0], [1.0, 2.0], [3.0, 4.0]]
-    """
-    n, D = order.shape[0], src.shape[1]
-    for r in range(n):
-        if r + ahead < n:
-            _prefetch(src, order[r + ahead], 0)
-            _prefetch(src, order[r + ahead], D - 1)
-        i = order[r]
-        for k in range(D):
-            out[r, k] = src[i, k]
-    return out
-
-
 @_inline
 def _lane_at(held, col, stride, g):  # pragma: no cover - compiled
     """Where subgroup ``g``'s prefix sum of column ``col`` lies in :func:`rank_scan`'s state: in the
@@ -679,16 +785,21 @@ def _column_update(S, held, col, stride, vectors, v, Wf, w, b):  # pragma: no co
 
 
 @_jit
-def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, levels):  # pragma: no cover - compiled
+def rank_scan(block, order, residual, kind, terms, col_table, Wl, w_row, G, n_cols, levels,
+              ahead=AHEAD):  # pragma: no cover - compiled
     """Algorithm 2 for every column and subgroup of one utility, in one pass over the atoms in
     rank order (App. F.3; ``huc_ref.fast.intervals.Rows._numpy`` is its numpy twin).
 
-    For the atom of rank ``r`` (atoms sorted by score): ``block[r]``, its tie block;
-    ``residual[r]``, its UC residual (column 0); ``terms[k, r]``, its term belonging to column
-    ``col_table[k, kind[r]]`` (for samples ``kind`` is the label; a column lies on one row of the
-    table); ``Wl[w_row[r], g]``, its weight in subgroup ``g < G`` (:func:`weight_lanes`: zeros up to
-    whole vectors; ``w_row`` empty: ``Wl[r, g]``, rows already in rank order); ``levels``: with
-    ties, the extractors of ``huc_ref.fast.numbers.sum_levels`` for the largest block, else empty.
+    For the atom ``i = order[r]`` of rank ``r`` (atoms sorted by score): ``block[r]``, its tie
+    block (with ties; without, every rank is its own block and ``block`` may be empty);
+    ``residual[i]``, its UC residual (column 0); ``terms[k, i]``, its term belonging to column
+    ``col_table[k, kind[i]]`` (for samples ``kind`` is the label; a column lies on one row of the
+    table); ``Wl[w_row[i], g]``, its weight in subgroup ``g < G`` (:func:`weight_lanes`: zeros up to
+    whole vectors; ``w_row`` empty: ``Wl[i, g]``); ``levels``: with ties, the extractors of
+    ``huc_ref.fast.numbers.sum_levels`` for the largest block, else empty.  The atoms are read in
+    rank order where they lie, each one's terms, residual, label and weights asked for ``ahead``
+    ranks before they are read (``llvm.prefetch``): no copy of them into rank order, whose rows at
+    random positions would wait on memory one at a time (``python bench/gather.py`` times both).
     Zero entries change no sum and are skipped.  Every column's prefix sums, largest and smallest
     (with the first block prefix reaching each) stay in a table of ``n_cols x 2 x 5 x`` (subgroups
     padded) numbers (two copies, :func:`_lane_update`), updated :data:`GROUP_LANES` subgroups at a
@@ -699,15 +810,16 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
     blocks of all atoms.
 
     >>> W, every = pad_lanes(np.ones((3, 1))), np.zeros(0, dtype=np.uint16)
-    >>> sup, r, b, moment = rank_scan(np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64),
-    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), W, every, 1, 1, np.zeros(0))
-    >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # the middle block alone: -1/2
+    >>> sup, r, b, moment = rank_scan(np.zeros(0, dtype=np.int64), np.array([2, 0, 1]), np.array([-0.5, 0.25, 0.25]),
+    ...                               np.zeros(3, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64),
+    ...                               W, every, 1, 1, np.zeros(0))
+    >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # ranked 0.25, -0.5, 0.25: the middle alone, -1/2
     ([[0.5]], [[1]], [[2]], [[-0.5]])
     >>> from huc_ref.fast.numbers import sum_levels
     >>> table, w_row = weight_lanes(np.ones((3, 1)))  # one row of weights for all three atoms
-    >>> sup, r, b, moment = rank_scan(np.array([0, 0, 1]), np.array([0.25, 0.5, -1.0]), np.zeros(3, dtype=np.int64),
-    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), table, w_row, 1, 1,
-    ...                               sum_levels(2))
+    >>> sup, r, b, moment = rank_scan(np.array([0, 0, 1]), np.arange(3), np.array([0.25, 0.5, -1.0]),
+    ...                               np.zeros(3, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64),
+    ...                               table, w_row, 1, 1, sum_levels(2))
     >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # blocks {0, 1} (3/4) and {2}
     ([[1.0]], [[1]], [[2]], [[-1.0]])
     """
@@ -722,7 +834,7 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
     first = 0
     acc = np.zeros(max(L, 1))  # a block's level sums (exact)
     count = np.zeros(n_cols + 1, dtype=np.int64)  # a block's entries per column, then where each column ends
-    e_col, e_rank = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    e_col, e_atom = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
     e_val, s_row, s_val = np.empty(64), np.empty(64, dtype=np.int64), np.empty(64)
     buf = np.empty(64)  # one column's values of a block in one subgroup
     while first < n:  # the block of ranks first .. end - 1 (without ties, every atom its own)
@@ -730,32 +842,45 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
         if L > 0:
             while end < n and block[end] == block[first]:
                 end += 1
+        for r in range(first + ahead, min(end + ahead, n)):  # the atoms ahead ranks on: asked for now
+            j = order[r]
+            if D > 0:
+                _prefetch(terms, 0, j)
+                _prefetch(terms, D - 1, j)  # (an atom's terms side by side: one or two lines)
+            _prefetch(residual, j, 0)
+            _prefetch(kind, j, 0)
+            if coded:
+                _prefetch(w_row, j, 0)
+            else:
+                _prefetch(Wl, j, 0)
+                _prefetch(Wl, j, width - 1)
         if end - first == 1:
-            r, b = first, float(block[first] + 1)
-            w = (w_row[r] if coded else r) * width  # the atom's weights
-            v = residual[r]
+            i, b = order[first], float((block[first] if L > 0 else first) + 1)
+            w = (w_row[i] if coded else i) * width  # the atom's weights
+            v = residual[i]
             if v != 0.0:
                 _column_update(S, held, 0, stride, vectors, v, Wf, w, b)
             for k in range(D):
-                col, v = col_table[k, kind[r]], terms[k, r]
+                col, v = col_table[k, kind[i]], terms[k, i]
                 if col > 0 and v != 0.0:
                     _column_update(S, held, col, stride, vectors, v, Wf, w, b)
             first = end
             continue
         b = float(block[first] + 1)
-        if e_col.shape[0] < (D + 1) * (end - first):  # the block's entries, in rank order
+        if e_col.shape[0] < (D + 1) * (end - first):  # the block's entries (their atoms), in rank order
             size = 2 * (D + 1) * (end - first)
-            e_col, e_rank = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+            e_col, e_atom = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
             e_val, s_row, s_val = np.empty(size), np.empty(size, dtype=np.int64), np.empty(size)
         m = 0
         for r in range(first, end):
-            if residual[r] != 0.0:
-                e_col[m], e_rank[m], e_val[m] = 0, r, residual[r]
+            i = order[r]
+            if residual[i] != 0.0:
+                e_col[m], e_atom[m], e_val[m] = 0, i, residual[i]
                 m += 1
             for k in range(D):
-                col, v = col_table[k, kind[r]], terms[k, r]
+                col, v = col_table[k, kind[i]], terms[k, i]
                 if col > 0 and v != 0.0:
-                    e_col[m], e_rank[m], e_val[m] = col, r, v
+                    e_col[m], e_atom[m], e_val[m] = col, i, v
                     m += 1
         for t in range(m):  # grouped by column (a counting sort, ranks in order within a column)
             count[e_col[t] + 1] += 1
@@ -763,7 +888,7 @@ def rank_scan(block, residual, kind, terms, col_table, Wl, w_row, G, n_cols, lev
             count[col + 1] += count[col]
         for t in range(m):
             to = count[e_col[t]]
-            s_row[to], s_val[to] = w_row[e_rank[t]] if coded else e_rank[t], e_val[t]
+            s_row[to], s_val[to] = w_row[e_atom[t]] if coded else e_atom[t], e_val[t]
             count[e_col[t]] += 1
         lo = 0  # count[col] is now where column col ends
         for col in range(n_cols):

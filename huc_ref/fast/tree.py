@@ -89,7 +89,7 @@ class FastTree:
             rows = rows[np.argsort(-self.run_len[rows], kind="stable")]
             self.levels[self.depth_row[rows[0]]] = (self.levels[self.depth_row[rows[0]]][0], rows,
                                                     self.run_start[rows], self.run_len[rows])
-        self._cuts, self._agreement = {}, {}
+        self._cuts, self._agreement, self._agreements = {}, {}, {}
         cells = (H + 1) * K
         #: ``path_rows[k, y]``: the row of label ``y``'s path node at depth ``k`` (its leaf below
         #: the leaf's depth), or None for a tree whose table would exceed :data:`PATH_TABLE_CELLS`
@@ -187,6 +187,21 @@ class FastTree:
                 same += row[:, None] == row[below][None, :]
             self._agreement[d] = same
         return self._agreement[d]
+
+    def agreements(self, depths: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`agreement` of each depth in ``depths``, one table after another in one flat array, and
+        where each starts (K.2's top-1 terms of several utilities, as the compiled sample pass reads
+        them); None where one of the tables is not kept.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> [x.tolist() for x in FastTree(t).agreements((1, 2))]  # the cut at depth 2: y1, y2, y3
+        [[1, 0, 1, 0, 0, 1, 2, 1, 0, 1, 2, 0, 0, 0, 2], [0, 6]]
+        """
+        if depths not in self._agreements:
+            tables = [self.agreement(d) for d in depths]
+            self._agreements[depths] = None if any(a is None for a in tables) else (
+                np.concatenate([a.ravel() for a in tables]), np.cumsum([0] + [a.size for a in tables[:-1]]))
+        return self._agreements[depths]
 
     def level_sums(self, X: np.ndarray, dfs: bool = False, out: np.ndarray | None = None) -> np.ndarray:
         """Subtree sums of the rows of ``X`` for every node, by level: ``S[r, i]`` is
