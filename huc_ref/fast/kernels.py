@@ -81,6 +81,13 @@ def _path_means_python(buf, prow, pia, meet, d, mu):  # pragma: no cover - the p
         p = buf[prow[k], np.arange(LANES)]
         mu[k] = np.where(k < meet, pia / np.where(p > 0, p, 1.0), 0.0)
 
+def _emit_python(mu, meet, d, scale, score, residual, error, row, col, terms, at, ks, D):  # pragma: no cover - twin
+    score[row, col:col + LANES] = mu[0]
+    residual[row, col:col + LANES] = np.where(meet > d, 1.0, 0.0) - mu[0]
+    error[row, col:col + LANES] = scale * mu[0]
+    for t in range(D):
+        terms[at + t:at + t + LANES * D:D] = mu[ks[t] + 1] - mu[ks[t]]
+
 
 if COMPILED:
     _F64, _I64, _I32 = ir.DoubleType(), ir.IntType(64), ir.IntType(32)
@@ -194,8 +201,49 @@ if COMPILED:
             return context.get_dummy_value()
 
         return sig, codegen
+    @intrinsic
+    def _emit(typingctx, mu, meet, d, scale, score, residual, error, row, col, terms, at, ks, D):  # pragma: no cover
+        """The outputs of :func:`top1_path_terms` for ``LANES`` rows at once (a whole block): the
+        score ``mu[0]``, the UC residual (1 where ``meet > d``, the label below the chosen node, less
+        the score) and the error bound ``scale mu[0]`` at ``score[row, col:col + LANES]`` (and the
+        same places of ``residual``, ``error``), each a vector store; and the terms
+        ``mu[ks[t] + 1] - mu[ks[t]]``, ``t < D``, each a vector subtraction, at
+        ``terms[at + lane D + t]`` (each row's ``D`` terms side by side).  The scalar loop's IEEE
+        operations."""
+        sig = types.void(mu, meet, types.intp, types.float64, score, residual, error, types.intp, types.intp, terms,
+                         types.intp, ks, types.intp)
+
+        def codegen(context, builder, signature, args):
+            mu_, meet_, d_, scale_, score_, residual_, error_, row_, col_, terms_, at_, ks_, D_ = args
+            kinds = signature.args
+            m = _data(context, builder, kinds[0], mu_)
+            mu0 = builder.load(_lanes_at(builder, m, ir.Constant(_I64, 0), _VEC), align=8)
+            upto = builder.load(builder.bitcast(_data(context, builder, kinds[1], meet_), _IVEC.as_pointer()), align=8)
+            inside = builder.select(builder.icmp_signed(">", upto, _splat(builder, d_, _IVEC)),
+                                    ir.Constant(_VEC, [1.0] * LANES), ir.Constant(_VEC, [0.0] * LANES))
+            for k, value, out in ((4, mu0, score_), (5, builder.fsub(inside, mu0), residual_),
+                                  (6, builder.fmul(_splat(builder, scale_, _VEC), mu0), error_)):
+                ary = context.make_array(kinds[k])(context, builder, out)
+                at = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
+                                               cgutils.unpack_tuple(builder, ary.strides), kinds[k].layout,
+                                               [row_, col_])
+                builder.store(value, builder.bitcast(at, _VEC.as_pointer()), align=8)
+            out, depth = _data(context, builder, kinds[9], terms_), _data(context, builder, kinds[11], ks_)
+            with cgutils.for_range(builder, D_) as loop:
+                k = builder.load(builder.gep(depth, [loop.index], inbounds=True))
+                v = builder.fsub(builder.load(_lanes_at(builder, m, builder.add(k, ir.Constant(k.type, 1)), _VEC),
+                                              align=8),
+                                 builder.load(_lanes_at(builder, m, k, _VEC), align=8))
+                first = builder.add(at_, loop.index)
+                for lane in range(LANES):
+                    place = builder.add(first, builder.mul(D_, ir.Constant(D_.type, lane)))
+                    builder.store(builder.extract_element(v, ir.Constant(_I32, lane)),
+                                  builder.gep(out, [place], inbounds=True))
+            return context.get_dummy_value()
+
+        return sig, codegen
 else:  # pragma: no cover - the numba extra is not installed
-    _sum_run, _choose, _path_means = _sum_run_python, _choose_python, _path_means_python
+    _sum_run, _choose, _path_means, _emit = _sum_run_python, _choose_python, _path_means_python, _emit_python
 
 
 @_jit
@@ -233,9 +281,9 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     The chosen node is the first candidate of largest mass; where another candidate's mass is
     within the relative error bound ``rel`` of it (:func:`huc_ref.fast.rounding_bound`), float64
     cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
-    The subtree sums, the choice and the path means are computed for ``LANES`` rows at once in
-    vector instructions (:func:`_sum_run`, :func:`_choose`, :func:`_path_means`: the IEEE
-    operations of the scalar loops, in their order).
+    The subtree sums, the choice, the path means and a whole block's outputs are computed for
+    ``LANES`` rows at once in vector instructions (:func:`_sum_run`, :func:`_choose`,
+    :func:`_path_means`, :func:`_emit`: the IEEE operations of the scalar loops, in their order).
 
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
     vector of finite nonnegative numbers with a positive finite sum, or has an entry that is
@@ -334,9 +382,14 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
             _path_means(buf, prow, pia, meet, d, mu)
             row = u_row[u]
             for lane in range(m):
-                i = i0 + lane
                 if close[lane] > 1:  # another candidate within the error bound: decided exactly
-                    unsure[u, i] = 1
+                    unsure[u, i0 + lane] = 1
+            if m == LANES:  # a whole block: vector stores
+                _emit(mu, meet, d, 2.0 * rel, score, residual, error, row, start + i0, terms,
+                      term_at[u] + (start + i0) * ks_len[u], ks[u], ks_len[u])
+                continue
+            for lane in range(m):
+                i = i0 + lane
                 score[row, start + i] = mu[0, lane]
                 residual[row, start + i] = (1.0 if meet[lane] > d else 0.0) - mu[0, lane]  # inside: y below a
                 error[row, start + i] = 2.0 * rel * mu[0, lane]
