@@ -928,22 +928,27 @@ def python_keys(score) -> list:
     return [b ^ (2**64 - 1) if b >> 63 else b ^ 2**63 for b in bits]
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(1, 3000), st.integers(1, 9000), st.integers(0, 2**32 - 1), st.booleans())
-@example(1, 4096, 0, False)  # one score for all
-@example(999, 10**4, 3, True)  # three decimals (issue 17's tied scores)
-@example(2, 100, 0, False)  # -0.0 and 0.0: two distinct keys, two buckets
-@example(3000, 3000, 5, False)  # every score distinct, near neighbours among them
-def test_few_scores_are_grouped_without_a_sort(d, n, seed, rounded):
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3000), st.integers(1, 9000), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
+@example(1, 4096, 0, False, False)  # one score for all
+@example(999, 10**4, 3, True, False)  # three decimals (issue 17's tied scores)
+@example(2, 100, 0, False, False)  # -0.0 and 0.0: two distinct keys, two buckets
+@example(3000, 3000, 5, False, False)  # every score distinct, near neighbours among them
+@example(40, 500, 1, False, True)  # no sign bit: 0.0, subnormals, 1e-300 and normals, their bits as keys
+def test_few_scores_are_grouped_without_a_sort(d, n, seed, rounded, nonnegative):
     """``group_scores`` (App. F.3's tie blocks without a sort) is None exactly where two distinct
     keys share a bucket, computed here again in Python's integers; otherwise each score's group
     is its key's rank among the distinct keys and the distinct scores are those keys' floats, bit
     for bit.  The scores: -0.0 and 0.0, subnormals, 1e-300 and their negatives, normals (or,
-    ``rounded``, probabilities to three decimals)."""
+    ``rounded``, probabilities to three decimals; ``nonnegative``: their absolute values, whose own
+    bits are the keys, read from the caller's array, which must come back unchanged)."""
     from huc_ref.fast.intervals import GROUP_BUCKETS, group_scores
     rng = np.random.default_rng(seed)
     values = np.round(rng.uniform(0.001, 0.999, d), 3) if rounded else distinct_scores(d, seed)
+    if nonnegative:
+        values = np.unique(np.abs(values))
     score = values[rng.permutation(np.resize(np.arange(len(values)), n))]
+    given_scores = score.copy()
     keys = python_keys(score)
     least, span = min(keys), max(keys) - min(keys)
     shift = max(0, span.bit_length() - (GROUP_BUCKETS.bit_length() - 1))
@@ -951,6 +956,8 @@ def test_few_scores_are_grouped_without_a_sort(d, n, seed, rounded):
     for k in keys:
         held.setdefault((k - least) >> shift, set()).add(k)
     found = group_scores(score)
+    assert np.array_equal(score, given_scores, equal_nan=True) and np.array_equal(np.signbit(score),
+                                                                                 np.signbit(given_scores))
     assert (found is None) == any(len(v) > 1 for v in held.values())
     if found is not None:
         group, distinct = found

@@ -216,7 +216,8 @@ def group_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     fits below :data:`GROUP_BUCKETS`, is a bucket that never decreases as the score rises.  Every
     key is written to its bucket and read back: when each reads its own, no bucket holds two
     distinct scores, and the occupied buckets, in order, are the distinct scores in order.  Three
-    passes over the keys and two gathers, against a sort's ``log n`` passes.  -0.0 and 0.0 are
+    passes over the keys and two gathers, against a sort's ``log n`` passes; where no score has its
+    sign bit set (probabilities), the keys are the scores' own bits, no pass to make them.  -0.0 and 0.0 are
     two distinct scores here (one block to Algorithm 2: the caller's check of the gaps between
     distinct scores sends them to the sort).
 
@@ -230,8 +231,11 @@ def group_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """
     if not len(score):
         return np.zeros(0, dtype=np.intp), np.zeros(0)
-    key = score_keys(score)
-    least = key.min()
+    bits = np.ascontiguousarray(score, dtype=np.float64).view(np.int64)
+    least = bits.min()
+    plain = least >= 0  # no sign bit set (probabilities): the bits themselves order as the scores
+    key = bits.view(np.uint64) if plain else score_keys(score)  # (plain: the caller's array, read only)
+    least = np.uint64(least) if plain else key.min()
     bucket = np.subtract(key, least)
     bucket >>= np.uint64(max(0, int(key.max() - least).bit_length() - GROUP_BUCKETS.bit_length() + 1))
     bucket = bucket.view(np.intp)  # below 2^16: the same bits as a signed index
@@ -243,8 +247,9 @@ def group_scores(score: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     rank = np.zeros(GROUP_BUCKETS, dtype=np.intp)
     rank[held] = np.arange(len(held))
     keys = table.take(held)  # each distinct score's key, ascending: the score's bits back (score_keys undone)
-    bits = np.where(keys >> np.uint64(63) == 1, keys ^ np.uint64(2**63), ~keys)
-    return np.take(rank, bucket, out=key.view(np.intp)), bits.view(np.float64)
+    if not plain:
+        keys = np.where(keys >> np.uint64(63) == 1, keys ^ np.uint64(2**63), ~keys)
+    return np.take(rank, bucket, out=bucket), keys.view(np.float64)
 
 
 def argsort_scores(score: np.ndarray) -> np.ndarray:
