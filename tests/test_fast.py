@@ -874,6 +874,15 @@ def test_sort_scores_sorts_like_numpy(score):
     assert np.array_equal(score[packed], np.sort(score))
     order, ranked = argsort_keys(score_keys(score), score)  # with the scores in rank order
     assert np.array_equal(score[order], np.sort(score)) and ranked.tobytes() == score[order].tobytes()
+    if numba_available():  # numba's packed sort, keys made and read back in one compiled pass each, at every size
+        from huc_ref.fast.intervals import _sort_compiled
+        from huc_ref.fast.kernels import pack_scores
+        b = max(1, (len(score) - 1).bit_length())  # the keys (computed again in Python's integers), index below
+        want = [k >> b << b | i for i, k in enumerate(python_keys(score))]
+        assert pack_scores(score, b, np.empty(len(score), dtype=np.uint64)).tolist() == want
+        order, ranked = _sort_compiled(score)
+        assert sorted(order.tolist()) == list(range(len(score)))
+        assert np.array_equal(score[order], np.sort(score)) and ranked.tobytes() == score[order].tobytes()
 
 
 def distinct_scores(d: int, seed: int) -> np.ndarray:
@@ -1127,15 +1136,19 @@ def test_the_packed_sort_changes_no_audit_of_a_100_class_softmax_near_1e_300(mon
     assert P.min() < 1e-295
     y = rng.integers(0, 100, 6000)
     us = {"top1": TopK(t, 1), "y0": class_indicator(t, "y0")}
-    calls, packed_sort = [], intervals.argsort_keys
+    packed_sort, compiled_sort = intervals.argsort_keys, intervals._sort_compiled
     for engine in ["numpy"] + (["numba"] if numba_available() else []):
+        calls = []
         with monkeypatch.context() as m:
-            m.setattr(intervals, "argsort_keys",
-                      lambda key, values=None, how="numpy": calls.append(len(key)) or packed_sort(key, values, how))
+            m.setattr(intervals, "argsort_keys", lambda key, values=None, how="numpy", calls=calls:
+                      calls.append(len(key)) or packed_sort(key, values, how))
+            m.setattr(intervals, "_sort_compiled", lambda score, calls=calls:
+                      calls.append(len(score)) or compiled_sort(score))
             packed = fast_audit(y, P, t, us, accelerator=engine).to_json()
             m.setattr(intervals, "argsort_keys", numpy_argsort_keys)
+            m.setattr(intervals, "_sort_compiled", lambda score: numpy_argsort_keys(score, score))
             plain = fast_audit(y, P, t, us, accelerator=engine).to_json()
-        assert calls, "the packed sort was not used"
+        assert calls, f"the packed sort was not used ({engine})"
         assert packed == plain
         assert packed["huc"]["value"] > 0
 

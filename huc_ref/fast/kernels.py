@@ -44,7 +44,8 @@ except ImportError:  # pragma: no cover - the numba extra is not installed
 
 __all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
            "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort",
-           "GROUPED_KEYS", "null_scan", "draw_labels", "AHEAD"]
+           "GROUPED_KEYS", "null_scan", "draw_labels", "AHEAD", "pack_scores",
+           "unpack_sorted"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -1020,6 +1021,54 @@ def radix_sort_high(packed, low_bits):  # pragma: no cover - compiled
     if src is not packed:
         packed[:] = src
     return packed
+
+
+@_jit
+def pack_scores(score, low_bits, packed):  # pragma: no cover - compiled
+    """``packed[i]``: score ``i``'s order-preserving key (``huc_ref.fast.intervals.score_keys``: negative
+    scores flip every bit, others the sign bit) with its lowest ``low_bits`` bits replaced by ``i``, in
+    one pass: the packed keys of ``huc_ref.fast.intervals.argsort_keys`` (Algorithm 2's sort, App. F.3),
+    which numpy makes in six.
+
+    >>> [int(v) & 3 for v in pack_scores(np.array([0.5, -1.0, 0.25]), 2, np.empty(3, dtype=np.uint64))]
+    [0, 1, 2]
+    """
+    low = np.uint64((1 << low_bits) - 1)
+    sign = np.uint64(1 << 63)
+    bits = score.view(np.uint64)
+    for i in range(score.shape[0]):
+        x = bits[i]
+        key = ~x if x >> np.uint64(63) else x | sign
+        packed[i] = (key & ~low) | np.uint64(i)
+    return packed
+
+
+@_jit
+def unpack_sorted(packed, low_bits, score, order, ranked, ahead=AHEAD):  # pragma: no cover - compiled
+    """From the sorted packed keys of :func:`pack_scores`: ``order[r]``, the index in rank ``r``'s low
+    bits, and ``ranked[r] = score[order[r]]`` (asked for ``ahead`` ranks before), in one pass; returns how
+    many neighbouring ranks share their leading bits but not their score (distinct scores the packed
+    sort left in index order: ``huc_ref.fast.intervals.argsort_keys`` puts them in order).  Algorithm 2's
+    sort (App. F.3).
+
+    >>> order, ranked = np.empty(3, dtype=np.intp), np.empty(3)
+    >>> packed = np.sort(pack_scores(np.array([0.5, -1.0, 0.25]), 2, np.empty(3, dtype=np.uint64)))
+    >>> unpack_sorted(packed, 2, np.array([0.5, -1.0, 0.25]), order, ranked), order.tolist(), ranked.tolist()
+    (0, [1, 2, 0], [-1.0, 0.25, 0.5])
+    """
+    n = packed.shape[0]
+    low = np.uint64((1 << low_bits) - 1)
+    shift = np.uint64(low_bits)
+    differ = 0
+    for r in range(n):
+        if r + ahead < n:
+            _prefetch(score, np.intp(packed[r + ahead] & low), 0)
+        i = np.intp(packed[r] & low)
+        order[r] = i
+        ranked[r] = score[i]
+        if r > 0 and packed[r] >> shift == packed[r - 1] >> shift and ranked[r] != ranked[r - 1]:
+            differ += 1
+    return differ
 
 
 #: :func:`group_sort`'s most distinct keys: its table of them (twice as many slots) stays in the L1/L2 cache.
