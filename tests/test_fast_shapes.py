@@ -598,3 +598,42 @@ def test_a_subgroup_whose_weights_change_after_its_first_rows_is_audited_as_its_
         assert (g.utility, g.node) == (w.utility, w.node)
         assert abs(g.sup - w.sup * m / n) <= 1e-12
     assert got.uc.sup > 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(wide_trees(max_leaves=40), st.integers(0, 2**16))
+@example(shape_tree("flat", 12, 0, 0), 1)
+@example(shape_tree("wide_last", 0, 30, 2), 3)  # a node of 30 children last at its depth
+@example(shape_tree("two_level", 10, 10, 3), 5)  # 100 classes, entries near 1e-300
+def test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms(tree, seed):
+    """F.4's scores, residuals, error bounds and path terms of top-1 at every depth, for rows in two
+    whole blocks of ``kernels.LANES`` and a part: numba's sample pass (``top1_path_terms`` with its
+    vector intrinsics ``_sum_run``, ``_choose``, ``_path_means``, ``_emit``), the same kernel run as
+    Python with the intrinsics' plain-Python twins (what an install without numba runs), and
+    numpy's sample pass give the same bits, unsure rows (decided exactly) included."""
+    import importlib
+
+    passes = importlib.import_module("huc_ref.fast.audit")
+    kernels = importlib.import_module("huc_ref.fast.kernels")
+    n = 2 * kernels.LANES + 5
+    P = softmax_rows(seed, tree.K, n, 3.0, -300 if seed % 2 else 0)
+    P[3] = P[2]  # a repeated row, and a uniform one: candidates of equal mass, decided exactly
+    P[4] = 1.0 / tree.K
+    y = np.random.default_rng(seed).integers(0, tree.K, n)
+    ft = fast.FastTree(tree)
+    us = {f"top1@{d}": Top1AtDepth(tree, d) for d in range(1, ft.H + 1)}
+
+    def terms(engine):
+        t = passes.sample_terms(ft, P, y, us, engine=engine, row_sum_tolerance=passes.ROW_SUM_TOLERANCE)
+        return [np.asarray(a, dtype=float).tobytes() for k in range(len(us))
+                for a in (t.score[k], t.residual[k], t.error[k], t.T[k])]
+    want = terms("numpy")
+    twins = {"_sum_run": kernels._sum_run_python, "_choose": kernels._choose_python,
+             "_path_means": kernels._path_means_python, "_emit": kernels._emit_python}
+    if kernels.COMPILED:
+        assert terms("numba") == want
+        twins["top1_path_terms"] = kernels.top1_path_terms.py_func  # (its globals: the twins below)
+    with pytest.MonkeyPatch.context() as mp:
+        for name, twin in twins.items():
+            mp.setattr(kernels, name, twin)
+        assert terms("numba") == want

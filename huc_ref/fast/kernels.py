@@ -82,6 +82,7 @@ def _path_means_python(buf, prow, pia, meet, d, mu):  # pragma: no cover - the p
         p = buf[prow[k], np.arange(LANES)]
         mu[k] = np.where(k < meet, pia / np.where(p > 0, p, 1.0), 0.0)
 
+
 def _emit_python(mu, meet, d, scale, score, residual, error, row, col, terms, at, ks, D):  # pragma: no cover - twin
     score[row, col:col + LANES] = mu[0]
     residual[row, col:col + LANES] = np.where(meet > d, 1.0, 0.0) - mu[0]
@@ -95,11 +96,17 @@ if COMPILED:
     _VEC, _IVEC = ir.VectorType(_F64, LANES), ir.VectorType(_I64, LANES)
 
     def _splat(builder, x, kind):
-        """The vector of ``kind`` with ``x`` in every lane."""
+        """The vector of ``kind`` with ``x`` in every lane (of however many it has)."""
         out = ir.Constant(kind, ir.Undefined)
-        for lane in range(LANES):
+        for lane in range(kind.count):
             out = builder.insert_element(out, x, ir.Constant(_I32, lane))
         return out
+
+    def _item_at(context, builder, kind, value, indices):
+        """A pointer to ``arr[indices]`` of the array ``value`` of numba type ``kind`` (any layout)."""
+        ary = context.make_array(kind)(context, builder, value)
+        return cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
+                                         cgutils.unpack_tuple(builder, ary.strides), kind.layout, indices)
 
     def _lanes_at(builder, data, row, kind):
         """A pointer to row ``row`` of a C-contiguous ``(rows, LANES)`` array whose data is ``data``,
@@ -202,6 +209,7 @@ if COMPILED:
             return context.get_dummy_value()
 
         return sig, codegen
+
     @intrinsic
     def _emit(typingctx, mu, meet, d, scale, score, residual, error, row, col, terms, at, ks, D):  # pragma: no cover
         """The outputs of :func:`top1_path_terms` for ``LANES`` rows at once (a whole block): the
@@ -224,10 +232,7 @@ if COMPILED:
                                     ir.Constant(_VEC, [1.0] * LANES), ir.Constant(_VEC, [0.0] * LANES))
             for k, value, out in ((4, mu0, score_), (5, builder.fsub(inside, mu0), residual_),
                                   (6, builder.fmul(_splat(builder, scale_, _VEC), mu0), error_)):
-                ary = context.make_array(kinds[k])(context, builder, out)
-                at = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
-                                               cgutils.unpack_tuple(builder, ary.strides), kinds[k].layout,
-                                               [row_, col_])
+                at = _item_at(context, builder, kinds[k], out, [row_, col_])
                 builder.store(value, builder.bitcast(at, _VEC.as_pointer()), align=8)
             out, depth = _data(context, builder, kinds[9], terms_), _data(context, builder, kinds[11], ks_)
             with cgutils.for_range(builder, D_) as loop:
@@ -470,10 +475,7 @@ if COMPILED:
         def codegen(context, builder, signature, args):
             data, i_, j_ = args
             kind = signature.args[0]
-            ary = context.make_array(kind)(context, builder, data)
-            at = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
-                                           cgutils.unpack_tuple(builder, ary.strides), kind.layout,
-                                           [i_, j_][:kind.ndim])
+            at = _item_at(context, builder, kind, data, [i_, j_][:kind.ndim])
             byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
             fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
                                                 "llvm.prefetch.p0i8")
@@ -798,17 +800,11 @@ if COMPILED:
                                 inbounds=True)
                 return builder.bitcast(p, vec.as_pointer())
 
-            def splat(x):
-                out = ir.Constant(vec, ir.Undefined)
-                for lane in range(GROUP_LANES):
-                    out = builder.insert_element(out, x, ir.Constant(ir.IntType(32), lane))
-                return out
-
             c, hi, lo, f_hi, f_lo = (builder.load(at(s_arr, src_, k), align=8, typ=vec) for k in range(5))
             w = builder.load(at(w_arr, wb_, 0), align=8, typ=vec)
-            c = builder.fadd(c, builder.fmul(splat(v_), w))
+            c = builder.fadd(c, builder.fmul(_splat(builder, v_, vec), w))
             up, down = builder.fcmp_ordered(">", c, hi), builder.fcmp_ordered("<", c, lo)
-            b_vec = splat(b_)
+            b_vec = _splat(builder, b_, vec)
             for k, value in enumerate((c, builder.select(up, c, hi), builder.select(down, c, lo),
                                        builder.select(up, b_vec, f_hi), builder.select(down, b_vec, f_lo))):
                 builder.store(value, at(s_arr, dst_, k), align=8)
