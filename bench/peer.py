@@ -20,9 +20,9 @@ environment of its own::
 
 Without mcgrad installed it says so and times huc and the argsort only.  ``--fresh`` measures
 each size and kind of scores in a process of its own: after the 10^5 audits glibc hands a 10^6
-audit's arrays out as fresh pages (a few thousand page faults an audit on the Zen 5 machine, 1.5-1.8x
-its time in a process that starts at 10^6; README), and the same arrays are then measured as a
-process auditing only that size finds them.
+audit's arrays out as fresh pages, whose first touch costs a page fault (README, "What fresh
+memory costs"; ``python bench/phases.py`` counts them), and the same arrays are then measured as
+a process auditing only that size finds them.
 """
 
 from __future__ import annotations

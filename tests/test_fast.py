@@ -388,8 +388,8 @@ def test_a_bad_row_in_a_later_chunk_is_named_by_its_row_in_the_sample(monkeypatc
 @pytest.mark.parametrize("shape, size, width, floor", _CHUNK_SHAPES)
 def test_a_label_of_probability_0_is_found_chunk_by_chunk_after_every_bad_row(monkeypatch, engine, shape, size,
                                                                               width, floor):
-    """Each chunk looks for a label of probability 0 while the caches hold it (it was one pass over
-    all of ``y_prob`` after the chunks, 5 ms of a 29 ms binary audit at 10^6 rows): the first such
+    """Each chunk looks for a label of probability 0 while the caches hold it (it was one more pass
+    over all of ``y_prob`` after the chunks): the first such
     row is named by its index in the whole sample, and a bad row in any chunk, earlier or later, is
     named before it, as when the check came last.  On the shapes users have, in chunks of four rows."""
     import huc_ref.fast as fast
