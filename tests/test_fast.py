@@ -983,9 +983,11 @@ def test_few_scores_are_grouped_without_a_sort(d, n, seed, rounded, nonnegative)
 @example([(0, 1e300), (0, 1e300), (1, 0.1)], 0)  # a block beyond 2^1000: the ldexp route
 @example([(0, np.inf), (0, -np.inf), (1, 0.1)], 0)  # infinities passed on
 @example([(0, 0.1), (1, 0.2)], 0)  # one value per block
+@example([(0, 0.1)] * 5000 + [(0, -1 / 3)] * 3000 + [(1, 2.0**-60)] * 1500 + [(1, 3.0)] * 7, 1)  # thousands alike
 def test_group_sums_are_block_sums_of_the_values_sorted_by_block(pairs, seed):
     """``group_sums`` gives, bit for bit, ``block_sums`` of the values sorted by block (each
-    block's values shuffled): the same level sums, found by block number instead of position; a
+    block's values shuffled), and so it does given each block's equal values once with their
+    count (``label_cells``' form): the same level sums, found by block number instead of position; a
     block holding an infinity or NaN is summed plainly (inf or NaN in any order), the others as
     usual (before, any such block sent every block to the plain, order-dependent sum)."""
     from huc_ref.fast.numbers import block_sums, group_sums
@@ -1001,6 +1003,14 @@ def test_group_sums_are_block_sums_of_the_values_sorted_by_block(pairs, seed):
     assert np.array_equal(got, want, equal_nan=True)
     number = ~np.isnan(want)  # (a NaN's sign bit depends on which operand x86 meets first: no meaning)
     assert np.signbit(got[number]).tolist() == np.signbit(want[number]).tolist()
+    # each block's equal values (equal bits) given once with their count: the same sums
+    cell = {}
+    for g, bits in zip(group.tolist(), x.view(np.uint64).tolist()):
+        cell[g, bits] = cell.get((g, bits), 0) + 1
+    g, bits = (np.array(v, dtype=t) for v, t in zip(zip(*cell), (np.intp, np.uint64)))
+    counted = group_sums(bits.view(np.float64), g, len(used), count=np.array(list(cell.values())))
+    assert np.array_equal(counted, want, equal_nan=True)
+    assert np.signbit(counted[number]).tolist() == np.signbit(want[number]).tolist()
 
 
 def test_numpy_groups_tied_scores_and_the_audit_is_the_same_document(monkeypatch):
@@ -1030,24 +1040,36 @@ def test_numpy_groups_tied_scores_and_the_audit_is_the_same_document(monkeypatch
     far = rng.choice([1e-300, 1e-5, 0.3, 0.7, 1 - 1e-16], 6000)  # scores from near 1e-300 to near 1
     cases.append(((rng.random(6000) < far).astype(np.int64), np.stack([1 - far, far], axis=1), tree,
                   {"pos": class_indicator(tree, "pos")}, {}))
-    calls, grouped = [], intervals.group_scores
+    cases.append((y, P, tree, {"pos": class_indicator(tree, "pos")},  # one subgroup of equal weights, one not
+                  dict(subgroups={"all": np.ones(20000), "some": rng.uniform(-1, 1, 20000)})))
+    calls, grouped, cells = [], intervals.group_scores, []
+    label_cells = intervals.label_cells
 
-    def counted(score):
-        found = grouped(score)
+    def counted(score, labels=None):
+        found = grouped(score, labels)
         calls.append(found is not None)
         return found
+
+    def cells_counted(*args):
+        found = label_cells(*args)
+        cells.append(found is not None)
+        return found
     monkeypatch.setattr(intervals, "group_scores", counted)
+    monkeypatch.setattr(intervals, "label_cells", cells_counted)
     docs = [fast_audit(*case[:4], **case[4]).to_json() for case in cases]
     # grouped, but for the flat tree's two utilities: its renormalised rows put distinct scores a few ulps
     # apart into one bucket, and the sort takes them (the fallback, compared below like the rest)
-    assert calls == [True, True, False, False, True]
+    assert calls == [True, True, False, False, True, True]
+    # each block's residuals summed by label where a subgroup's weights are equal (the first case's are not;
+    # the last case's subgroup "some" atom by atom)
+    assert cells == [True, True, True]
     assert docs[0]["uc"]["value"] > 0 and docs[3]["uc"]["value"] > 0
     ft = audit_module.FastTree(tree)
     terms = audit_module.sample_terms(ft, P, y, cases[0][3])
     W = np.full((20000, 1), 1 / 20000)
     rows = audit_module.sample_tables(ft, terms, y, W, cases[0][3])["pos"]
     assert "_groups" in vars(rows)  # (found without a sort)
-    monkeypatch.setattr(intervals, "group_scores", lambda score: None)
+    monkeypatch.setattr(intervals, "group_scores", lambda score, labels=None: None)
     assert docs == [fast_audit(*case[:4], **case[4]).to_json() for case in cases]
     packed = audit_module.sample_tables(ft, terms, y, W, cases[0][3])["pos"]
     for name in ("order", "starts", "block_last"):
@@ -1078,9 +1100,11 @@ def test_minus_zero_and_zero_are_one_tie_block(accelerator):
 
 @pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
 def test_binary_uc_on_tied_scores_is_the_same_document_grouped_or_packed(monkeypatch):
-    """Binary UC (MCGrad's ECCE) on 20,000 scores of three decimals: numba sorts them by grouping
-    (``group_sort``, used: counted), numpy by the packed keys, and the audits are the same
-    document; a flat 10-class tree's top-1 and class utilities on rounded softmax rows: numba's
+    """Binary UC (MCGrad's ECCE) on 20,000 scores of three decimals: numba, like numpy, finds the
+    blocks without a sort (``group_scores``: counted; equal weights, each block's residuals summed
+    by label), and where that is not taken sorts them by grouping (``group_sort``, used:
+    counted) and runs its tied scan: the audits are the same document; numpy's with the packed
+    keys too; a flat 10-class tree's top-1 and class utilities on rounded softmax rows: numba's
     audit is the same document with its scores grouped or sorted by the packed keys (numba's and
     numpy's flat-tree scores may differ in the last bits, as before: tests/test_fast_shapes.py)."""
     from huc_ref import TopK, class_indicator
@@ -1093,10 +1117,18 @@ def test_binary_uc_on_tied_scores_is_the_same_document_grouped_or_packed(monkeyp
     us = {"pos": class_indicator(tree, "pos")}
     calls, grouped = [], kernels.group_sort
     monkeypatch.setattr(kernels, "group_sort", lambda *a: calls.append(1) or grouped(*a))
+    blocks, group_scores = [], intervals.group_scores
+    monkeypatch.setattr(intervals, "group_scores", lambda *a: blocks.append(1) or group_scores(*a))
     numba_doc = fast_audit(y, P, tree, us, accelerator="numba").to_json()
-    assert calls, "group_sort was not used"
+    assert blocks and not calls, "the blocks were not found without a sort"
     assert numba_doc == fast_audit(y, P, tree, us, accelerator="numpy").to_json()
     assert numba_doc["uc"]["value"] > 0
+    monkeypatch.setattr(intervals, "group_scores", lambda *a: None)
+    assert numba_doc == fast_audit(y, P, tree, us, accelerator="numba").to_json()
+    assert calls, "group_sort was not used"
+    monkeypatch.setattr(intervals, "argsort_keys", numpy_argsort_keys)  # numpy: the packed keys' stand-in
+    assert numba_doc == fast_audit(y, P, tree, us, accelerator="numpy").to_json()
+    monkeypatch.setattr(intervals, "group_scores", group_scores)
     # a flat 10-class tree, softmax rows rounded to two decimals (then renormalised): top-1 and one class's
     # indicator, each utility's few distinct scores grouped
     flat = LabelTree.from_children("r", {"r": [f"c{i}" for i in range(10)]})

@@ -79,7 +79,7 @@ def exact_path_means(ft: FastTree, X: np.ndarray, y: np.ndarray, u: Utility, pi:
 
 
 def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Utility, S: list, pi: np.ndarray,
-               rows, exact: ExactRows, depths: np.ndarray, out: np.ndarray):
+               rows, exact: ExactRows, depths: np.ndarray, out: np.ndarray, into: tuple):
     """Scores, UC residuals, node terms and score error bounds of sample atoms along their
     labels' paths (F.4).
 
@@ -88,14 +88,14 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
     the term at depth ``k`` belongs to the path node at depth ``k``; ``out[i]`` receives the
     terms at depth ``depths[i]``.  ``Xd`` is ``X`` with its
     leaves in depth-first order, ``S`` its level sums (:meth:`FastTree.level_sums`) and ``pi``
-    their values on the paths (:func:`on_paths`).
+    their values on the paths (:func:`on_paths`); ``into``, three rows of ``len(y)`` numbers, receives
+    the scores, the UC residuals and the scores' error bounds.
     Top-1 correctness at depth ``l`` needs no second pass: with ``a`` the chosen node,
     ``mu_{u,v} = pi_a / pi_v`` on the path above ``a`` and 0 off it (the path of ``y`` holds
     ``a`` down to the depth where it parts from ``a``'s path, :meth:`FastTree.agreement`); only
     rows above ``l`` are meaningful, as no deeper node is relevant (K.2).  Rows whose choice of ``a`` float64
-    cannot certify take the general form, with ``a`` chosen exactly.  Returns the scores,
-    residuals, error bounds, and for top-1 utilities the choices (positions in
-    :meth:`FastTree.cut`), else None.
+    cannot certify take the general form, with ``a`` chosen exactly.  Returns, for top-1
+    utilities, the choices (positions in :meth:`FastTree.cut`), else None.
     """
     c, H = X.shape[0], ft.H
     rel = rounding_bound(ft.K, exact.p_error)
@@ -138,8 +138,11 @@ def path_terms(ft: FastTree, X: np.ndarray, Xd: np.ndarray, y: np.ndarray, u: Ut
         choice = None
     for i, k in enumerate(depths):
         np.subtract(mu[k + 1], mu[k], out=out[i])
-    score = mu[0]
-    return score, at_label - score, score_error(u, rel, score, mag), choice
+    score, residual, error = into
+    score[...] = mu[0]
+    np.subtract(at_label, score, out=residual)
+    score_error(u, rel, score, mag, out=error)
+    return choice
 
 
 def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: ExactRows | None = None) -> Rows:
@@ -308,6 +311,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                                                                              np.zeros(len(top1), dtype=np.int64))
     step = chunk_rows(n, ft.K)
     local = threading.local()  # per thread: one buffer for the level sums, chunk after chunk
+    positive = {}  # chunks whose every entry numpy found positive (by their first row)
 
     def level_sums(Xd: np.ndarray) -> np.ndarray:
         """:meth:`FastTree.level_sums` in this thread's buffer (fresh memory costs, reused does not)."""
@@ -322,7 +326,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         read once more for that, while the caches hold it)."""
         X = np.asarray(P[s:s + step], dtype=float)
         bad = fill(s, X)
-        if bad is None and (zero := zero_label(ft.tree, X, labels[s:s + step])) is not None:
+        if bad is None and not positive.pop(s, False) and (zero := zero_label(ft.tree, X, labels[s:s + step])):
             return s + zero[0], zero[1], "nonpositive"
         return bad
 
@@ -379,6 +383,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                 with np.errstate(over="ignore", invalid="ignore"):  # bad rows are found and reported below
                     S = RootFirst(ft, Xd) if root_first else level_sums(Xd)
             smallest = Xd.min()
+            positive[s] = smallest > 0  # (then no label has probability 0: zero_label need not look)
             low_sum, high_sum = S[0].min(), S[0].max()  # S[0]: the row sums
             ok = ok and smallest >= 0 and low_sum > 0 and high_sum < np.inf
             if ok:
@@ -386,8 +391,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                     pi = on_paths(ft, y, H + 1, S)
                 for k in rest:
                     some = None if rows is None else rows[part]
-                    score[k, part], residual[k, part], error[k, part], chosen = path_terms(
-                        ft, X, Xd, y, utilities[names[k]], S, pi, some, ex, depths[k], T[k][:, part])
+                    chosen = path_terms(ft, X, Xd, y, utilities[names[k]], S, pi, some, ex, depths[k], T[k][:, part],
+                                        (score[k, part], residual[k, part], error[k, part]))
                     if k in choice:
                         choice[k][part] = chosen
         if ok and row_sum_tolerance is not None:
@@ -497,8 +502,8 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     lanes = None
     if engine == "numpy" and W.strides[0] != 0:  # (each subgroup's weights a contiguous row, for the column
         W = np.asfortranarray(W)                  # scan's gathers; equal weights broadcast stay one number)
-    if engine == "numba" and t.flat:
-        W = np.ascontiguousarray(W)  # the UC scans read each atom's row of weights
+    if engine == "numba" and t.flat:  # the UC scans read each atom's row of weights, or where every row is the
+        W = np.ascontiguousarray(W[:1] if W.strides[0] == 0 else W)  # same (a broadcast), the first alone
     elif engine == "numba":  # the node scan's weights, padded to whole vectors once for every utility (one copy,
         from .kernels import weight_lanes  # or each distinct row once: indicator subgroups of a sample)
         lanes = weight_lanes(W)
@@ -508,7 +513,8 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
         out = Rows(t.score[k], t.residual[k], t.T[k], *term_columns(ft, colmap, t.depths[k], labels),
                    W, len(nodes) + 1, engine, score_error=t.error[k],
                    exact_score=exact_scores(utilities[names[k]], exact, rows),
-                   uc_copies=range(1, len(nodes) + 1) if t.flat else (), lanes=lanes, threads=threads)
+                   uc_copies=range(1, len(nodes) + 1) if t.flat else (), lanes=lanes, threads=threads,
+                   labels=(labels, ft.K))
         out.nodes = nodes
         return out
 

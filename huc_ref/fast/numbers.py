@@ -21,7 +21,8 @@ from ..errors import HUCError
 
 __all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "logsumexp",
            "softmax_rows", "first_max", "first_max_rows", "row_sums", "row_extremes", "weighted_row_sums", "sum_levels",
-           "block_sums", "group_sums", "ratio", "floats", "as_floats", "entries", "subgroup_column"]
+           "block_sums", "group_sums", "label_cells", "gathered_equal", "ratio", "floats", "as_floats", "entries",
+           "subgroup_column"]
 
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
@@ -242,13 +243,19 @@ def weighted_row_sums(X: np.ndarray, U: np.ndarray) -> np.ndarray:
     """
     if U.strides[0] != 0 or U.shape[1] > 16:
         return row_sums(X * U)
-    out = np.zeros(X.shape[0])
+    out = None  # (0 + x, made in the first column's pass: x, but -0.0 becomes 0.0, as added to zeros)
     for j, u in enumerate(U[0].tolist()):
-        if u == 1.0:
+        if u == 0.0:
+            continue
+        if out is None:
+            out = np.add(X[:, j], 0.0) if u == 1.0 else np.multiply(X[:, j], u)
+            if u != 1.0:
+                out += 0.0
+        elif u == 1.0:
             out += X[:, j]
-        elif u != 0.0:
+        else:
             out += X[:, j] * u
-    return out
+    return np.zeros(X.shape[0]) if out is None else out
 
 
 #: :func:`block_sums` drops, per block, at most ``2^-DROPPED`` of its largest ``|x|``.
@@ -317,18 +324,25 @@ def block_sums(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
                        lambda v: np.repeat(v, sizes), lambda v: np.add.reduceat(v, starts))
 
 
-def group_sums(x: np.ndarray, group: np.ndarray, d: int) -> np.ndarray:
+def group_sums(x: np.ndarray, group: np.ndarray, d: int, count: np.ndarray | None = None) -> np.ndarray:
     """:func:`block_sums` with each value's block given by ``group`` (``d`` blocks, each value's
     number in ``0 .. d - 1``, every number used) rather than by position: the same level sums,
     so the same bits as :func:`block_sums` of the values sorted by block, in any order within
-    blocks (Algorithm 2's prefix sums at tie-block ends, App. F.3, without the sort).
+    blocks (Algorithm 2's prefix sums at tie-block ends, App. F.3, without the sort).  With
+    ``count``, ``x[i]`` stands for ``count[i]`` equal values (:func:`label_cells`): a level's part
+    of them, ``count[i]`` times the part of one, is exactly their sum, as every partial sum of a
+    block's parts is exact (:func:`sum_levels`), so the bits are those of the values one by one.
 
     >>> x = np.array([0.1, 3.0, 0.2, 2.0 ** -60, 0.3, -1.0, 1.0])
     >>> group_sums(x, np.array([0, 1, 0, 2, 0, 2, 2]), 3).tolist()  # block_sums' example, shuffled
     [0.6, 3.0, 8.673617379884035e-19]
+    >>> group_sums(np.array([0.1, 0.1, 0.1]), np.array([0, 0, 1]), 2).tolist()  # 0.1 + 0.1 rounded once
+    [0.2, 0.1]
+    >>> group_sums(np.array([0.1, 0.1]), np.array([0, 1]), 2, count=np.array([2, 1])).tolist()  # the same values
+    [0.2, 0.1]
     """
     x = np.asarray(x, dtype=float)
-    sizes = np.bincount(group, minlength=d)
+    sizes = np.bincount(group, count, minlength=d)
     if sizes.max() <= 1:  # one value per block
         out = np.empty(d)
         out[group] = x
@@ -337,8 +351,59 @@ def group_sums(x: np.ndarray, group: np.ndarray, d: int) -> np.ndarray:
     largest = np.zeros(d)
     with np.errstate(invalid="ignore"):  # (a NaN is passed on: maximum, not fmax)
         np.maximum.at(largest, group, part)
-    return _level_sums(x, part, largest, int(sizes.max()), lambda v: v.take(group),
-                       lambda v: np.bincount(group, v, minlength=d))
+    total = (lambda v: np.bincount(group, v, minlength=d)) if count is None else \
+        (lambda v: np.bincount(group, v * count, minlength=d))
+    return _level_sums(x, part, largest, int(sizes.max()), lambda v: v.take(group), total)
+
+
+def label_cells(x: np.ndarray, cell: np.ndarray, d: int, K: int):
+    """The values of ``x`` (float64) by block and label, where each block's atoms of one label hold
+    one value (the UC residuals ``u(y) - mu_u`` of a table utility, whose atoms in one tie block
+    share their score: Algorithm 2's blocks, App. F.3): ``(block, value, count)`` per cell that holds
+    atoms, for :func:`group_sums`' ``count``; or None where a cell holds two values (bits
+    compared: 0.0 and -0.0 differ).  ``cell[i]`` is atom ``i``'s block times ``K`` plus its label
+    (:func:`huc_ref.fast.intervals.group_scores`' ``labels``), ``d`` the blocks.  One table of the
+    cells, written by every atom and read back by every atom (:func:`gathered_equal`), and one count.
+
+    >>> block, value, count = label_cells(np.array([0.5, -0.5, 0.5, 0.25]), np.array([1, 0, 1, 3]), 2, 2)
+    >>> block.tolist(), value.tolist(), count.tolist()
+    ([0, 0, 1], [-0.5, 0.5, 0.25], [1, 2, 1])
+    >>> label_cells(np.array([0.5, 0.0, -0.0]), np.array([1, 0, 0]), 1, 2) is None
+    True
+    """
+    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    table = np.zeros(d * K, dtype=np.uint64)
+    table[cell] = bits
+    if not gathered_equal(table, cell, bits):
+        return None
+    count = np.bincount(cell, minlength=d * K)
+    held = np.flatnonzero(count)
+    return held // K, table.take(held).view(np.float64), count.take(held)
+
+
+#: :func:`gathered_equal` gathers this many entries at a time (512 KiB: in the caches).
+GATHER_PIECE = 2**16
+
+
+def gathered_equal(table: np.ndarray, index: np.ndarray, values: np.ndarray) -> bool:
+    """Whether ``table[index]`` equals ``values`` everywhere (the check of a table that every atom
+    wrote and reads back, as Algorithm 2's blocks found without a sort are, App. F.3), gathered
+    :data:`GATHER_PIECE` entries at a time into one small buffer: no array of ``len(index)``
+    entries is made (fresh memory costs a page fault a page: README, "What fresh memory costs").
+
+    >>> gathered_equal(np.array([5, 7]), np.array([1, 0, 1]), np.array([7, 5, 7]))
+    True
+    >>> gathered_equal(np.array([5, 7]), np.array([1, 0, 1]), np.array([7, 5, 5]))
+    False
+    """
+    n = len(index)
+    buf = np.empty(min(n, GATHER_PIECE), dtype=table.dtype)
+    for lo in range(0, n, GATHER_PIECE):
+        part = buf[:min(GATHER_PIECE, n - lo)]
+        np.take(table, index[lo:lo + GATHER_PIECE], out=part)
+        if not np.array_equal(part, values[lo:lo + GATHER_PIECE]):
+            return False
+    return True
 
 
 def _level_sums(x, part, largest, size, spread, block_total):

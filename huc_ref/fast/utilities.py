@@ -117,17 +117,23 @@ def magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarr
     return ratio(row_sums(np.abs(P) * np.abs(U)), pi_root)
 
 
-def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray,
+                out: np.ndarray | None = None) -> np.ndarray:
     """A bound on the float error of the scores ``mu_u(p_i)`` (Sec. 2.1): ``magnitude`` is
     ``sum_y p_y |u(p_i, y)| / pi_root``; an aggregated utility's values are themselves means
-    ``N / pi`` of its base, each off by at most ``2 rel`` (App. G).
+    ``N / pi`` of its base, each off by at most ``2 rel`` (App. G).  ``out``: where to write it
+    (one buffer for the steps: the same numbers).
 
     >>> from huc_ref import LabelTree, Table
     >>> u = Table(LabelTree.from_children("r", {"r": ["a", "b"]}), [1, -1])
     >>> score_error(u, 2.0**-50, np.array([-0.25]), np.array([0.75])).tolist() == [2.0**-50]  # rel (3/4 + 1/4)
     True
     """
-    return rel * (magnitude + np.abs(score) + 2.0 * u.nesting)
+    e = np.abs(score, out=out)
+    e += magnitude  # (magnitude + |score| + 2 nesting) rel, in that order
+    e += 2.0 * u.nesting
+    e *= rel
+    return e
 
 
 class LabelFreeMeans:
