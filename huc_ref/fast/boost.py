@@ -204,13 +204,16 @@ class FloatBackend(Backend):
         U = table.U[members] if hasattr(table, "U") else self._chosen_values(choice.utility, members)
         if U is None:
             U = self._values(choice.utility, members, self._masses(members))
-        Pm = np.take(P, members, axis=0, out=self._buffer(0, len(members)))  # (no fresh memory per update)
+        Pm = np.take(P, members, axis=0, out=self._buffer(0, len(members)), mode="clip")  # (no fresh memory per
+        # update; clip: numpy buffers a take into out= that may raise)
         pi = branch_masses(ft, Pm, a) if self.method == "huc" else None
         h, q = direction(self.method, ft, Pm, U, c, pi, a, scratch=self._buffer(1, len(members)))
         if self.method == "huc":
             inside = star[members, a]
-            gamma = float((w[members] * row_sums(h * (star[np.ix_(members, tree.child_ids[a])] - inside[:, None] * q)))
-                          .sum())
+            kids = np.empty((len(tree.child_ids[a]), len(members))).T  # (column by column, as h and q)
+            for j, child in enumerate(tree.child_ids[a]):
+                kids[:, j] = star[members, child]
+            gamma = float((w[members] * row_sums(h * (kids - inside[:, None] * q))).sum())
         else:
             inside = np.ones(len(members))
             mean = (Pm * h).sum(axis=1, keepdims=True)
@@ -449,7 +452,7 @@ def direction(method: str, ft: FastTree, P: np.ndarray, U: np.ndarray, c: np.nda
     if method == "uc":
         return c * (U - (P * U).sum(axis=1, keepdims=True)), None
     mu = ratio(branch_masses(ft, np.multiply(P, U, out=scratch), a), pi)  # N_{u,a}, its children's (C.1), over pi
-    return c * (mu[:, 1:] - mu[:, [0]]), pi[:, 1:] / pi[:, [0]]
+    return c * (mu[:, 1:] - mu[:, :1]), pi[:, 1:] / pi[:, :1]
 
 
 def branch_masses(ft: FastTree, X: np.ndarray, a: int) -> np.ndarray:
@@ -463,7 +466,7 @@ def branch_masses(ft: FastTree, X: np.ndarray, a: int) -> np.ndarray:
     [[1.0, 0.5, 0.5]]
     """
     kids = ft.tree.child_ids[a]
-    S = np.empty((len(X), 1 + len(kids)))
+    S = np.empty((1 + len(kids), len(X))).T  # (a column per node: an update's arithmetic on them runs down columns)
     for j, child in enumerate(kids):
         S[:, j + 1] = row_sums(X[:, label_columns(ft.tree, child)])
     S[:, 0] = row_sums(S[:, 1:])
@@ -504,11 +507,11 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
     """
     hi, lo = row_extremes(h)
     moving = hi != lo
-    if rows is not None and not moving.all():
+    if not moving.all():
         rows = None
-    members, h = members[moving], h[moving]
+        members, h, q = members[moving], h[moving], None if q is None else q[moving]
     if method == "huc":
-        factor = np.exp(alpha * h - logsumexp(np.log(q[moving]) + alpha * h))  # q'_j / q_j, in the log domain
+        factor = np.exp(alpha * h - logsumexp(np.log(q) + alpha * h))  # q'_j / q_j, in the log domain
         rows = P[members] if rows is None else rows  # (gathered once, written back once)
         for j, child in enumerate(tree.child_ids[a]):
             rows[:, label_columns(tree, child)] *= factor[:, j:j + 1]

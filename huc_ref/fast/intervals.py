@@ -611,7 +611,7 @@ class Rows:
         d = np.subtract(ranked[1:], ranked[:-1], out=buf[:-1])
         if n < 2 or d.min() > gap:  # (the smallest gap: no array of comparisons)
             self._every = n
-            self.best = self._uc_only(np.take(residual, order, out=buf), W, n_cols, engine)
+            self.best = self._uc_only(np.take(residual, order, out=buf, mode="clip"), W, n_cols, engine)
             return True
         if ties and not np.any((d > 0) & (d <= gap)):  # exact ties of floats only: equal floats are one block
             return order, d > 0
@@ -669,8 +669,8 @@ class Rows:
         if len(terms):
             v, c = np.empty(n), np.empty(n, dtype=small)  # one row in rank order, reused
             for k in np.flatnonzero(np.any(table > 0, axis=1)):  # rows with a column
-                np.take(table[k], kind, out=c)
-                np.take(terms[k], order, out=v)
+                np.take(table[k], kind, out=c, mode="clip")  # (clip: numpy copies a take into out= that may raise)
+                np.take(terms[k], order, out=v, mode="clip")
                 nz = np.flatnonzero((c > 0) & (v != 0))
                 pieces.append((nz, c.take(nz), v.take(nz)))
         m = len(first) + sum(len(nz) for nz, _, _ in pieces)
@@ -683,9 +683,9 @@ class Rows:
                 rank[a:b], col[a:b], val[a:b] = nz, ck, vk
             else:
                 p = np.argsort(ck, kind="stable")
-                np.take(nz, p, out=rank[a:b])
-                np.take(ck, p, out=col[a:b])
-                np.take(vk, p, out=val[a:b])
+                np.take(nz, p, out=rank[a:b], mode="clip")
+                np.take(ck, p, out=col[a:b], mode="clip")
+                np.take(vk, p, out=val[a:b], mode="clip")
             a = b
         del pieces
         if not m:

@@ -400,7 +400,7 @@ def gathered_equal(table: np.ndarray, index: np.ndarray, values: np.ndarray) -> 
     buf = np.empty(min(n, GATHER_PIECE), dtype=table.dtype)
     for lo in range(0, n, GATHER_PIECE):
         part = buf[:min(GATHER_PIECE, n - lo)]
-        np.take(table, index[lo:lo + GATHER_PIECE], out=part)
+        np.take(table, index[lo:lo + GATHER_PIECE], out=part, mode="clip")  # (clip: no copy of part first)
         if not np.array_equal(part, values[lo:lo + GATHER_PIECE]):
             return False
     return True
