@@ -1013,6 +1013,37 @@ def test_group_sums_are_block_sums_of_the_values_sorted_by_block(pairs, seed):
     assert np.signbit(counted[number]).tolist() == np.signbit(want[number]).tolist()
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(4096, 9000), st.integers(2, 40), st.integers(1, 60), st.sampled_from(["equal", "mixed", "unequal"]),
+       st.booleans(), st.integers(0, 2**32 - 1))
+@example(5000, 2, 999, "equal", False, 0)  # binary UC on scores of three decimals: thousands of cells
+@example(4096, 30, 200, "mixed", False, 1)  # more cells than atoms: the blocks alone
+@example(6000, 3, 5, "equal", True, 2)  # one residual off its cell's: atom by atom
+def test_tie_blocks_summed_by_label_are_the_atoms_sums(n, K, distinct, weights, planted, seed):
+    """numpy's UC on scores with few distinct values (blocks found without a sort): each block's
+    residuals summed by label (``label_cells``, given the labels) or atom by atom (not given)
+    give the same sups, witnesses and moments, bit for bit.  The residuals are a table
+    utility's ``u(y) - mu`` (values 1, 0, -1/2, 1/3 by label), subgroups of equal weights, one of
+    each, or none equal; a residual off its cell's (planted) sends those subgroups atom by atom."""
+    from huc_ref.fast.intervals import Rows
+    rng = np.random.default_rng(seed)
+    score = rng.choice(np.round(rng.uniform(0.001, 0.999, distinct), 3), n)
+    y = rng.integers(0, K, n)
+    U = rng.choice([1.0, 0.0, -0.5, 1 / 3], K)
+    residual = U[y] - score
+    if planted:
+        residual[n // 2] += 0.5
+    W = {"equal": np.full((n, 1), 1 / n), "mixed": np.stack([np.full(n, 1 / n), rng.uniform(-1, 1, n) / n], axis=1),
+         "unequal": rng.uniform(0, 1, (n, 2)) / n}[weights]
+    by_label = Rows(score, residual, np.zeros((0, n)), None, None, W, 1, "numpy", labels=(y, K))
+    by_atom = Rows(score, residual, np.zeros((0, n)), None, None, W, 1, "numpy")
+    assert "_groups" in vars(by_label) and "_groups" in vars(by_atom)  # (found without a sort, both)
+    assert (by_label._cells is not None) == (len(np.unique(score)) * K <= n)
+    for mine, theirs in zip(by_label.best, by_atom.best):
+        for a, b in zip(mine, theirs):
+            assert np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
+
+
 def test_numpy_groups_tied_scores_and_the_audit_is_the_same_document(monkeypatch):
     """Binary UC on 20,000 scores of three decimals, with sample weights and two subgroups (one of
     equal weights, one not), a flat 10-class tree's top-1 and class utilities on rounded
