@@ -1044,6 +1044,44 @@ def test_tie_blocks_summed_by_label_are_the_atoms_sums(n, K, distinct, weights, 
             assert np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0.5, 0.25, 0.001, 0.999, 1e-300, -1.0, -0.0, 0.0, 3.0, 0.5 + 2**-40, 1e300]),
+                min_size=1, max_size=40),
+       st.integers(1, 5), st.integers(1, 400), st.booleans(), st.integers(0, 2**32 - 1))
+@example([0.5, 0.5 + 2**-40], 2, 50, False, 0)  # two distinct scores in one bucket: no blocks
+@example([0.5, 0.5 + 2**-53, 0.5 + 65535 * 2**-53], 1, 60, False, 3)  # keys 0, 1 and 2^16 - 1 apart: 2^16 buckets
+@example([0.25, 0.5], 2, 1, False, 1)  # four cells for two atoms: the blocks alone
+@example([-1.0, -0.0, 0.0, 1e-300, 3.0], 3, 200, True, 2)  # signs, zeros; a cell holding two values
+def test_compiled_blocks_are_group_scores_and_label_cells(values, K, n, planted, seed):
+    """``kernels.group_blocks`` (numba's blocks without a sort, run compiled or as Python) gives
+    ``group_scores``' blocks and distinct scores and, where it takes them, ``label_cells``' cells,
+    bit for bit: scores drawn from a few values (of both signs, -0.0 and 0.0, 1e-300 and 1e300,
+    two a bucket apart), labels, and residuals one per block and label (planted: one more)."""
+    from huc_ref.fast.intervals import _group_compiled, group_scores
+    from huc_ref.fast.numbers import label_cells
+    rng = np.random.default_rng(seed)
+    score = rng.choice(np.array(values), n)
+    y = rng.integers(0, K, n)
+    per_cell = rng.normal(size=(len(values) + 1, K))
+    residual = per_cell[np.searchsorted(np.unique(score), score), y]
+    if planted:
+        residual[n // 2] += 1.0
+    grouped, cells = _group_compiled(score, (y, K), residual)
+    want = group_scores(score)
+    assert (grouped is None) == (want is None)
+    if want is None:
+        return
+    assert np.array_equal(grouped[0], want[0])
+    assert grouped[1].view(np.uint64).tolist() == want[1].view(np.uint64).tolist()
+    d = len(want[1])
+    expected = label_cells(residual, want[0] * K + y, d, K) if d * K <= n else None
+    assert (cells is None) == (expected is None)
+    if cells is not None:
+        for a, b in zip(cells, expected):
+            assert np.array_equal(a.view(np.uint64) if a.dtype == float else a,
+                                  b.view(np.uint64) if b.dtype == float else b)
+
+
 def test_numpy_groups_tied_scores_and_the_audit_is_the_same_document(monkeypatch):
     """Binary UC on 20,000 scores of three decimals, with sample weights and two subgroups (one of
     equal weights, one not), a flat 10-class tree's top-1 and class utilities on rounded
@@ -1132,9 +1170,9 @@ def test_minus_zero_and_zero_are_one_tie_block(accelerator):
 @pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
 def test_binary_uc_on_tied_scores_is_the_same_document_grouped_or_packed(monkeypatch):
     """Binary UC (MCGrad's ECCE) on 20,000 scores of three decimals: numba, like numpy, finds the
-    blocks without a sort (``group_scores``: counted; equal weights, each block's residuals summed
-    by label), and where that is not taken sorts them by grouping (``group_sort``, used:
-    counted) and runs its tied scan: the audits are the same document; numpy's with the packed
+    blocks without a sort (``group_blocks``, compiled: counted; equal weights, each block's
+    residuals summed by label), and where that is not taken sorts them by grouping (``group_sort``,
+    used: counted) and runs its tied scan: the audits are the same document; numpy's with the packed
     keys too; a flat 10-class tree's top-1 and class utilities on rounded softmax rows: numba's
     audit is the same document with its scores grouped or sorted by the packed keys (numba's and
     numpy's flat-tree scores may differ in the last bits, as before: tests/test_fast_shapes.py)."""
@@ -1148,15 +1186,17 @@ def test_binary_uc_on_tied_scores_is_the_same_document_grouped_or_packed(monkeyp
     us = {"pos": class_indicator(tree, "pos")}
     calls, grouped = [], kernels.group_sort
     monkeypatch.setattr(kernels, "group_sort", lambda *a: calls.append(1) or grouped(*a))
-    blocks, group_scores = [], intervals.group_scores
-    monkeypatch.setattr(intervals, "group_scores", lambda *a: blocks.append(1) or group_scores(*a))
+    blocks, group_blocks = [], kernels.group_blocks
+    monkeypatch.setattr(kernels, "group_blocks", lambda *a: blocks.append(1) or group_blocks(*a))
     numba_doc = fast_audit(y, P, tree, us, accelerator="numba").to_json()
     assert blocks and not calls, "the blocks were not found without a sort"
     assert numba_doc == fast_audit(y, P, tree, us, accelerator="numpy").to_json()
     assert numba_doc["uc"]["value"] > 0
-    monkeypatch.setattr(intervals, "group_scores", lambda *a: None)
+    group_scores = intervals.group_scores
+    monkeypatch.setattr(intervals, "_group_compiled", lambda *a: (None, None))
     assert numba_doc == fast_audit(y, P, tree, us, accelerator="numba").to_json()
     assert calls, "group_sort was not used"
+    monkeypatch.setattr(intervals, "group_scores", lambda *a: None)
     monkeypatch.setattr(intervals, "argsort_keys", numpy_argsort_keys)  # numpy: the packed keys' stand-in
     assert numba_doc == fast_audit(y, P, tree, us, accelerator="numpy").to_json()
     monkeypatch.setattr(intervals, "group_scores", group_scores)

@@ -301,6 +301,26 @@ def group_scores(score: np.ndarray,
     return group, keys.view(np.float64)
 
 
+def _group_compiled(score: np.ndarray, labels: tuple[np.ndarray, int], residual: np.ndarray):
+    """:func:`group_scores`' blocks (each atom's block, not its cell) and, where they are taken,
+    :func:`huc_ref.fast.numbers.label_cells`' cells of the ``residual``, from
+    :func:`huc_ref.fast.kernels.group_blocks` (App. F.3's blocks without a sort): ``(grouped,
+    cells)``, ``(None, None)`` where two distinct scores share a bucket, ``cells`` None where none
+    are taken (more cells than atoms, or a cell holding two values)."""
+    from .kernels import group_blocks
+    y, K = labels
+    group = np.empty(len(score), dtype=np.int64)
+    status, distinct, bits, count = group_blocks(np.ascontiguousarray(score, dtype=np.float64),
+                                                 np.ascontiguousarray(y, dtype=np.int64), K,
+                                                 np.ascontiguousarray(residual, dtype=np.float64), group)
+    if status < 0:
+        return None, None
+    if status == 0:
+        return (group, distinct), None
+    held = np.flatnonzero(count)
+    return (group, distinct), (held // K, bits.take(held).view(np.float64), count.take(held))
+
+
 def argsort_scores(score: np.ndarray) -> np.ndarray:
     """The order of :func:`sort_scores` alone (Algorithm 2's sort, App. F.3), where the caller
     needs no sorted scores: the packed keys unless a sample shows ties or near neighbours
@@ -584,11 +604,16 @@ class Rows:
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
         by_label = self._labels is not None and _equal_columns(W).all()
         if (engine == "numpy" or by_label) and _few_scores(score):  # few distinct scores: blocks without a sort
-            grouped = group_scores(score, self._labels)
+            if engine == "numba":  # blocks and cells in one compiled pass each
+                grouped, sums = _group_compiled(score, self._labels, residual)
+            else:
+                grouped, sums = group_scores(score, self._labels), None
             if grouped is not None and np.all(np.diff(grouped[1]) > gap) and (ties or len(grouped[1]) == n):
                 self._score, self._groups = score, grouped
-                if self._labels is not None and len(grouped[1]) * self._labels[1] <= n:  # cells, not blocks
-                    self._cells = self._labels[1]
+                if sums is not None:
+                    self._label_sums = sums
+                elif engine == "numpy" and self._labels is not None and len(grouped[1]) * self._labels[1] <= n:
+                    self._cells = self._labels[1]  # (group_scores gave cells, not blocks)
                 self.best = self._uc_only(residual, W, n_cols, engine)
                 return True
         order, ranked = sort_scores(score, engine)
@@ -849,8 +874,8 @@ class Rows:
             from .kernels import uc_scan
         grouped = self.__dict__.get("_groups")
         equal = _equal_columns(W)
-        cells = None
-        if self._cells is not None and equal.any():
+        cells = self.__dict__.get("_label_sums")  # (numba's, made with the blocks)
+        if cells is None and self._cells is not None and equal.any():
             cells = label_cells(residual, grouped[0], len(grouped[1]), self._cells)
         best = []
         for k in range(W.shape[1]):

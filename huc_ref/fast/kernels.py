@@ -44,7 +44,7 @@ except ImportError:  # pragma: no cover - the numba extra is not installed
 
 __all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
            "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort",
-           "GROUPED_KEYS", "null_scan", "draw_labels", "AHEAD", "pack_scores",
+           "GROUPED_KEYS", "group_blocks", "BLOCK_BUCKETS", "null_scan", "draw_labels", "AHEAD", "pack_scores",
            "unpack_sorted"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
@@ -1138,6 +1138,83 @@ def group_sort(key, score, order, ranked, slot):  # pragma: no cover - compiled
         order[start[r]] = i
         start[r] += 1
     return d
+
+
+#: The buckets of :func:`group_blocks` (:data:`huc_ref.fast.intervals.GROUP_BUCKETS`'s number: the
+#: same blocks).
+BLOCK_BUCKETS = 1 << 16
+_EMPTY = np.uint64(2**64 - 1)  # no score's key (a NaN's): an empty bucket or cell
+
+
+@_jit
+def group_blocks(score, labels, K, residual, group):  # pragma: no cover - compiled
+    """Algorithm 2's tie blocks without a sort (App. F.3) and each block's residuals by label, in
+    three passes: the blocks of :func:`huc_ref.fast.intervals.group_scores` (each score's key, as
+    :func:`huc_ref.fast.intervals.score_keys` makes it, less the smallest, shifted until the
+    largest fits below :data:`BLOCK_BUCKETS`: a bucket; two distinct keys in one bucket, and the
+    scores go to the sort), each atom's block written to ``group``, and where the ``d x K`` cells
+    of block and label number at most the atoms, each cell's residual and count, as
+    :func:`huc_ref.fast.numbers.label_cells` finds them (bits compared).  Returns ``(status,
+    distinct, bits, count)``: status -1 (two distinct scores in a bucket: the rest unspecified), 0
+    (the blocks, no cells), 1 (the cells too); ``distinct`` the distinct scores ascending, ``bits``
+    and ``count`` each cell's residual (as unsigned bits) and atoms, cell ``block * K + label``.
+
+    >>> group = np.empty(6, dtype=np.int64)
+    >>> status, distinct, bits, count = group_blocks(np.array([0.5, 0.25, 0.5, -1.0, 0.25, 0.5]),
+    ...     np.array([1, 0, 0, 1, 1, 0]), 2, np.array([0.5, -0.25, -0.5, 2.0, 0.75, -0.5]), group)
+    >>> status, distinct.tolist(), group.tolist(), count.tolist()
+    (1, [-1.0, 0.25, 0.5], [2, 1, 2, 0, 1, 2], [0, 1, 1, 1, 2, 1])
+    >>> bits.view(np.float64)[count > 0].tolist()
+    [2.0, -0.25, 0.75, -0.5, 0.5]
+    """
+    n = score.shape[0]
+    sign = np.uint64(2**63)
+    bits = score.view(np.uint64)
+    least, most = _EMPTY, np.uint64(0)
+    for i in range(n):  # the keys' range
+        b = bits[i]
+        key = b ^ sign if b < sign else ~b  # (score_keys: a negative score's bits all flipped)
+        least, most = min(least, key), max(most, key)
+    span, shift = most - least, 0
+    while span >> np.uint64(shift) >= np.uint64(BLOCK_BUCKETS):
+        shift += 1
+    table = np.full(BLOCK_BUCKETS, _EMPTY, dtype=np.uint64)
+    for i in range(n):  # each key to its bucket; a second distinct key there: no blocks this way
+        b = bits[i]
+        key = b ^ sign if b < sign else ~b
+        at = (key - least) >> np.uint64(shift)
+        if table[at] != key:
+            if table[at] != _EMPTY:
+                return -1, np.zeros(0), np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+            table[at] = key
+        group[i] = at
+    rank = np.empty(BLOCK_BUCKETS, dtype=np.int64)
+    keys = np.empty(BLOCK_BUCKETS, dtype=np.uint64)
+    d = 0
+    for at in range(BLOCK_BUCKETS):  # the occupied buckets in order: the distinct scores in order
+        if table[at] != _EMPTY:
+            rank[at], keys[d] = d, table[at]
+            d += 1
+    distinct = np.empty(d)
+    as_bits = distinct.view(np.uint64)
+    for r in range(d):
+        key = keys[r]
+        as_bits[r] = key ^ sign if key >= sign else ~key  # (the key undone)
+    cells = d * K <= n
+    size = d * K if cells else 0
+    cell_bits = np.full(size, _EMPTY, dtype=np.uint64)
+    count = np.zeros(size, dtype=np.int64)
+    res = residual.view(np.uint64)
+    for i in range(n):  # each atom's block; its residual to its cell
+        r = rank[group[i]]
+        group[i] = r
+        if cells:
+            c = r * K + labels[i]
+            if count[c] and cell_bits[c] != res[i]:
+                cells = False
+            cell_bits[c] = res[i]
+            count[c] += 1
+    return (1 if cells else 0), distinct, cell_bits, count
 
 
 @_jit
