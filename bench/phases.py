@@ -77,7 +77,7 @@ def measure(root: Path, n: int, repeat: int, only: str | None = None, K: int = 3
     us = utilities(tree)
     P, y, groups = sample(tree, n)
     ft = passes.FastTree(tree)
-    W = np.stack(list(groups.values()), axis=1) / n
+    W = np.stack(list(groups.values())).T / n  # (one subgroup's weights contiguous, as fast.audit passes them)
     column = P[:, 0].copy()
     engines = [e for e in ["numpy"] + (["numba"] if fast.numba_available() else []) if only in (None, e)]
     best = {e: dict.fromkeys(FIGURES, math.inf) for e in engines}
