@@ -1014,11 +1014,12 @@ def test_group_sums_are_block_sums_of_the_values_sorted_by_block(pairs, seed):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(4096, 9000), st.integers(2, 40), st.integers(1, 60), st.sampled_from(["equal", "mixed", "unequal"]),
+@given(st.integers(4096, 9000), st.integers(2, 100), st.integers(1, 60), st.sampled_from(["equal", "mixed", "unequal"]),
        st.booleans(), st.integers(0, 2**32 - 1))
 @example(5000, 2, 999, "equal", False, 0)  # binary UC on scores of three decimals: thousands of cells
 @example(4096, 30, 200, "mixed", False, 1)  # more cells than atoms: the blocks alone
 @example(6000, 3, 5, "equal", True, 2)  # one residual off its cell's: atom by atom
+@example(9000, 100, 60, "mixed", False, 4)  # 100 labels, 6,000 cells
 def test_tie_blocks_summed_by_label_are_the_atoms_sums(n, K, distinct, weights, planted, seed):
     """numpy's UC on scores with few distinct values (blocks found without a sort): each block's
     residuals summed by label (``label_cells``, given the labels) or atom by atom (not given)
@@ -1080,6 +1081,40 @@ def test_compiled_blocks_are_group_scores_and_label_cells(values, K, n, planted,
         for a, b in zip(cells, expected):
             assert np.array_equal(a.view(np.uint64) if a.dtype == float else a,
                                   b.view(np.uint64) if b.dtype == float else b)
+
+
+@pytest.mark.parametrize("accelerator", ["numpy", "numba"])
+def test_a_100_class_softmax_with_entries_near_1e_300_is_summed_by_label(monkeypatch, accelerator):
+    """6,000 rows of a 100-class prediction, each 1/2, 1/4 and 1/4 on three classes and 2^-1000
+    (about 9e-302) on the other 97, so that every row sums to exactly 1 and a class's score takes
+    three values: the class indicators' audits find the tie blocks without a sort and sum each
+    block by label (numba only where every subgroup's weights are equal), and are the same document
+    as by the sort (the blocks refused), also with a subgroup of unequal weights beside everyone."""
+    from huc_ref import class_indicator
+    if accelerator == "numba" and not numba_available():
+        pytest.skip("the numba extra is not installed")
+    intervals = importlib.import_module("huc_ref.fast.intervals")
+    rng = np.random.default_rng(21)
+    n, K = 6000, 100
+    tree = LabelTree.from_children("r", {"r": [f"c{i}" for i in range(K)]})
+    P = np.full((n, K), 2.0**-1000)
+    big = np.stack([rng.permutation(K)[:3] for _ in range(n)])
+    P[np.arange(n)[:, None], big] = [0.5, 0.25, 0.25]
+    assert np.all(P.sum(axis=1) == 1.0)
+    y = np.where(rng.random(n) < 0.9, big[np.arange(n), rng.integers(0, 3, n)], rng.integers(0, K, n))
+    us = {f"c{c}": class_indicator(tree, f"c{c}") for c in (0, 1, 99)}
+    groups = {"all": np.ones(n), "some": rng.uniform(-1, 1, n)}
+    cells = []
+    for name in ("label_cells", "_group_compiled"):
+        found = getattr(intervals, name)
+        monkeypatch.setattr(intervals, name, lambda *a, _f=found: cells.append(_f(*a)) or cells[-1])
+    docs = [fast_audit(y, P, tree, us, subgroups=g, accelerator=accelerator).to_json() for g in (None, groups)]
+    # numpy sums by label in both audits (everyone's weights are equal), numba where every subgroup's are
+    assert len(cells) == (6 if accelerator == "numpy" else 3) and all(c is not None and c[1] is not None for c in cells)
+    assert docs[0]["uc"]["value"] > 0
+    monkeypatch.setattr(intervals, "group_scores", lambda *a: None)
+    monkeypatch.setattr(intervals, "_group_compiled", lambda *a: (None, None))
+    assert docs == [fast_audit(y, P, tree, us, subgroups=g, accelerator=accelerator).to_json() for g in (None, groups)]
 
 
 def test_numpy_groups_tied_scores_and_the_audit_is_the_same_document(monkeypatch):

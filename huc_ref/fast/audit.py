@@ -311,7 +311,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                                                                              np.zeros(len(top1), dtype=np.int64))
     step = chunk_rows(n, ft.K)
     local = threading.local()  # per thread: one buffer for the level sums, chunk after chunk
-    positive = {}  # chunks whose every entry numpy found positive (by their first row)
+    positive = {}  # by a chunk's first row: whether numpy found its every entry positive
 
     def level_sums(Xd: np.ndarray) -> np.ndarray:
         """:meth:`FastTree.level_sums` in this thread's buffer (fresh memory costs, reused does not)."""

@@ -204,8 +204,9 @@ class FloatBackend(Backend):
         U = table.U[members] if hasattr(table, "U") else self._chosen_values(choice.utility, members)
         if U is None:
             U = self._values(choice.utility, members, self._masses(members))
-        Pm = np.take(P, members, axis=0, out=self._buffer(0, len(members)), mode="clip")  # (no fresh memory per
-        # update; clip: numpy buffers a take into out= that may raise)
+        # the members' rows in the run's buffer: no fresh memory per update (clip: into out=, numpy's default
+        # mode="raise" copies into a fresh buffer first)
+        Pm = np.take(P, members, axis=0, out=self._buffer(0, len(members)), mode="clip")
         pi = branch_masses(ft, Pm, a) if self.method == "huc" else None
         h, q = direction(self.method, ft, Pm, U, c, pi, a, scratch=self._buffer(1, len(members)))
         if self.method == "huc":

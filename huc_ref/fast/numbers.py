@@ -240,21 +240,20 @@ def weighted_row_sums(X: np.ndarray, U: np.ndarray) -> np.ndarray:
     >>> X = np.array([[0.25, 0.75], [0.5, 0.5]])
     >>> weighted_row_sums(X, np.broadcast_to([0.0, 1.0], X.shape)).tolist(), weighted_row_sums(X, X).tolist()
     ([0.75, 0.5], [0.625, 0.5])
+    >>> weighted_row_sums(np.array([[-0.0, 0.5]]), np.broadcast_to([1.0, 0.0], (1, 2))).tolist()  # 0 + (-0.0)
+    [0.0]
     """
     if U.strides[0] != 0 or U.shape[1] > 16:
         return row_sums(X * U)
-    out = None  # (0 + x, made in the first column's pass: x, but -0.0 becomes 0.0, as added to zeros)
+    out = None
     for j, u in enumerate(U[0].tolist()):
         if u == 0.0:
             continue
-        if out is None:
-            out = np.add(X[:, j], 0.0) if u == 1.0 else np.multiply(X[:, j], u)
-            if u != 1.0:
-                out += 0.0
-        elif u == 1.0:
-            out += X[:, j]
+        term = X[:, j] if u == 1.0 else X[:, j] * u
+        if out is None:  # 0 + x in the first column's pass: x, but -0.0 becomes 0.0, as added to zeros
+            out = np.add(term, 0.0, out=None if u == 1.0 else term)
         else:
-            out += X[:, j] * u
+            out += term
     return np.zeros(X.shape[0]) if out is None else out
 
 

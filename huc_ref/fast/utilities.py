@@ -128,6 +128,9 @@ def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray
     >>> u = Table(LabelTree.from_children("r", {"r": ["a", "b"]}), [1, -1])
     >>> score_error(u, 2.0**-50, np.array([-0.25]), np.array([0.75])).tolist() == [2.0**-50]  # rel (3/4 + 1/4)
     True
+    >>> e = np.zeros(1)
+    >>> score_error(u, 0.5, np.array([-0.25]), np.array([0.75]), out=e) is e, e.tolist()  # (3/4 + 1/4 + 0) / 2
+    (True, [0.5])
     """
     e = np.abs(score, out=out)
     e += magnitude  # (magnitude + |score| + 2 nesting) rel, in that order
