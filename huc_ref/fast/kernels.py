@@ -65,11 +65,12 @@ def _sum_run_python(buf, a, s, count):  # pragma: no cover - the plain-Python tw
     buf[a] = acc
 
 
-def _choose_python(buf, rows, lo, hi, rel, pick, close):  # pragma: no cover - the plain-Python twin
+def _choose_python(buf, rows, lo, hi, rel, pick, close, largest):  # pragma: no cover - the plain-Python twin
     top = buf[rows[lo]].copy()
     for a in range(lo + 1, hi):
         x = buf[rows[a]]
         top = np.where(x > top, x, top)
+    largest[:] = top
     pick[:], close[:] = -1, 0
     for a in range(lo, hi):
         x = buf[rows[a]]
@@ -77,10 +78,15 @@ def _choose_python(buf, rows, lo, hi, rel, pick, close):  # pragma: no cover - t
         close += x >= top - rel * (top + x)
 
 
-def _path_means_python(buf, prow, pia, meet, d, mu):  # pragma: no cover - the plain-Python twin
-    for k in range(d + 1):
+def _path_masses_python(buf, prow, h, pis):  # pragma: no cover - the plain-Python twin
+    for k in range(h + 1):
         p = buf[prow[k], np.arange(LANES)]
-        mu[k] = np.where(k < meet, pia / np.where(p > 0, p, 1.0), 0.0)
+        pis[k] = np.where(p > 0, p, 1.0)
+
+
+def _path_means_python(pis, pia, meet, d, mu):  # pragma: no cover - the plain-Python twin
+    for k in range(d + 1):
+        mu[k] = np.where(k < meet, pia / pis[k], 0.0)
 
 
 def _emit_python(mu, meet, d, scale, score, residual, error, row, col, terms, at, ks, D):  # pragma: no cover - twin
@@ -139,16 +145,17 @@ if COMPILED:
         return sig, codegen
 
     @intrinsic
-    def _choose(typingctx, buf, rows, lo, hi, rel, pick, close):  # pragma: no cover - compiled
+    def _choose(typingctx, buf, rows, lo, hi, rel, pick, close, largest):  # pragma: no cover - compiled
         """K.2's top-1 choice among the candidates ``a = lo .. hi - 1`` (rows ``rows[a]`` of ``buf``, a
         C-contiguous ``(rows, LANES)`` array), lane by lane in vector instructions: ``pick``, the first
-        candidate of largest mass; ``close``, how many candidates ``x`` are within the relative error
-        bound ``rel`` of that mass ``top`` (``x >= top - rel (top + x)``; the first is one).  The
-        scalar loop's ordered compares, multiply and additions, never fused (rows without NaN)."""
-        sig = types.void(buf, rows, types.intp, types.intp, types.float64, pick, close)
+        candidate of largest mass, and ``largest``, that mass ``top`` (one of the candidates' own
+        numbers: the chosen one's); ``close``, how many candidates ``x`` are within the relative error
+        bound ``rel`` of it (``x >= top - rel (top + x)``; the first is one).  The scalar loop's
+        ordered compares, multiply and additions, never fused (rows without NaN)."""
+        sig = types.void(buf, rows, types.intp, types.intp, types.float64, pick, close, largest)
 
         def codegen(context, builder, signature, args):
-            b, r, lo_, hi_, rel_, pick_, close_ = args
+            b, r, lo_, hi_, rel_, pick_, close_, largest_ = args
             data, at = _data(context, builder, signature.args[0], b), _data(context, builder, signature.args[1], r)
 
             def row(a):
@@ -160,6 +167,8 @@ if COMPILED:
                 x, t = row(loop.index), builder.load(top)
                 builder.store(builder.select(builder.fcmp_ordered(">", x, t), x, t), top)
             t, rel_v = builder.load(top), _splat(builder, rel_, _VEC)
+            builder.store(t, builder.bitcast(_data(context, builder, signature.args[7], largest_), _VEC.as_pointer()),
+                          align=8)
             none, zero = _splat(builder, ir.Constant(_I64, -1), _IVEC), _splat(builder, ir.Constant(_I64, 0), _IVEC)
             chosen, near = cgutils.alloca_once(builder, _IVEC), cgutils.alloca_once(builder, _IVEC)
             builder.store(none, chosen)
@@ -178,23 +187,19 @@ if COMPILED:
         return sig, codegen
 
     @intrinsic
-    def _path_means(typingctx, buf, prow, pia, meet, d, mu):  # pragma: no cover - compiled
-        """K.2's top-1 path means of ``LANES`` rows at once: ``mu[k, lane] = pia[lane] / pi`` with
-        ``pi = buf[prow[k, lane], lane]`` (the mass of the label's path node at depth ``k``; 1 where
-        it is 0) for ``k < meet[lane]`` (the path nodes that contain the chosen node), else 0, for
-        ``k = 0 .. d``: one vector division a depth instead of ``LANES`` scalar ones, the same IEEE
-        quotients."""
-        sig = types.void(buf, prow, pia, meet, types.intp, mu)
+    def _path_masses(typingctx, buf, prow, h, pis):  # pragma: no cover - compiled
+        """The masses of the label's path nodes of ``LANES`` rows at once (K.2's top-1 path means
+        divide by them): ``pis[k, lane] = buf[prow[k, lane], lane]``, or 1 where that is not above
+        0, for ``k = 0 .. h``; read once a block of rows, whatever the utilities' depths."""
+        sig = types.void(buf, prow, types.intp, pis)
 
         def codegen(context, builder, signature, args):
-            b, prow_, pia_, meet_, d_, mu_ = args
+            b, prow_, h_, pis_ = args
             kinds = signature.args
-            data, rows, out = (_data(context, builder, kinds[k], v) for k, v in ((0, b), (1, prow_), (5, mu_)))
-            num = builder.load(builder.bitcast(_data(context, builder, kinds[2], pia_), _VEC.as_pointer()), align=8)
-            upto = builder.load(builder.bitcast(_data(context, builder, kinds[3], meet_), _IVEC.as_pointer()), align=8)
+            data, rows, out = (_data(context, builder, kinds[k], v) for k, v in ((0, b), (1, prow_), (3, pis_)))
             lanes, width = ir.Constant(_IVEC, list(range(LANES))), _splat(builder, ir.Constant(_I64, LANES), _IVEC)
             one, zero = ir.Constant(_VEC, [1.0] * LANES), ir.Constant(_VEC, [0.0] * LANES)
-            with cgutils.for_range(builder, builder.add(d_, ir.Constant(d_.type, 1))) as loop:
+            with cgutils.for_range(builder, builder.add(h_, ir.Constant(h_.type, 1))) as loop:
                 flat = builder.add(builder.mul(builder.load(_lanes_at(builder, rows, loop.index, _IVEC), align=8),
                                                width), lanes)
                 pi = ir.Constant(_VEC, ir.Undefined)
@@ -202,7 +207,30 @@ if COMPILED:
                     c = ir.Constant(_I32, lane)
                     pi = builder.insert_element(
                         pi, builder.load(builder.gep(data, [builder.extract_element(flat, c)], inbounds=True)), c)
-                pi = builder.select(builder.fcmp_ordered(">", pi, zero), pi, one)
+                builder.store(builder.select(builder.fcmp_ordered(">", pi, zero), pi, one),
+                              _lanes_at(builder, out, loop.index, _VEC), align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
+    def _path_means(typingctx, pis, pia, meet, d, mu):  # pragma: no cover - compiled
+        """K.2's top-1 path means of ``LANES`` rows at once: ``mu[k, lane] = pia[lane] / pis[k, lane]``
+        (the chosen node's mass over the label's path node's at depth ``k``, :func:`_path_masses`)
+        for ``k < meet[lane]`` (the path nodes that contain the chosen node), else 0, for
+        ``k = 0 .. d``: one vector division a depth instead of ``LANES`` scalar ones, the same IEEE
+        quotients."""
+        sig = types.void(pis, pia, meet, types.intp, mu)
+
+        def codegen(context, builder, signature, args):
+            pis_, pia_, meet_, d_, mu_ = args
+            kinds = signature.args
+            masses, out = (_data(context, builder, kinds[k], v) for k, v in ((0, pis_), (4, mu_)))
+            num = builder.load(builder.bitcast(_data(context, builder, kinds[1], pia_), _VEC.as_pointer()), align=8)
+            upto = builder.load(builder.bitcast(_data(context, builder, kinds[2], meet_), _IVEC.as_pointer()), align=8)
+            zero = ir.Constant(_VEC, [0.0] * LANES)
+            with cgutils.for_range(builder, builder.add(d_, ir.Constant(d_.type, 1))) as loop:
+                pi = builder.load(_lanes_at(builder, masses, loop.index, _VEC), align=8)
                 inside = builder.icmp_signed("<", _splat(builder, loop.index, _IVEC), upto)
                 builder.store(builder.select(inside, builder.fdiv(num, pi), zero),
                               _lanes_at(builder, out, loop.index, _VEC), align=8)
@@ -249,7 +277,8 @@ if COMPILED:
 
         return sig, codegen
 else:  # pragma: no cover - the numba extra is not installed
-    _sum_run, _choose, _path_means, _emit = _sum_run_python, _choose_python, _path_means_python, _emit_python
+    _sum_run, _choose, _path_masses, _path_means, _emit = (_sum_run_python, _choose_python, _path_masses_python,
+                                                         _path_means_python, _emit_python)
 
 
 @_jit
@@ -280,7 +309,8 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     filling other rows need no memory of their own.  Paths are read from ``path_rows[k, y]`` (the
     row of label ``y``'s path node at depth ``k``; ``cut_label``: a label below each candidate),
     or, where that table is empty (too large a tree), walked up ``parent_row`` from the label's
-    leaf (``leaf_row``), so nothing per label and depth is stored.  How many of the label's path
+    leaf (``leaf_row``), so nothing per label and depth is stored; a label's path and its nodes'
+    masses are read once a block of rows, for every utility (:func:`_path_masses`).  How many of the label's path
     nodes contain the chosen candidate ``j`` is read from ``agree[agree_at[u] + y |cut| + j] + 1``
     (:meth:`huc_ref.fast.FastTree.agreement`, each utility's table flattened in turn), where
     ``agree`` is not empty, else found by comparing the two paths node by node.
@@ -289,7 +319,8 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
     The subtree sums, the choice, the path means and a whole block's outputs are computed for
     ``LANES`` rows at once in vector instructions (:func:`_sum_run`, :func:`_choose`,
-    :func:`_path_means`, :func:`_emit`: the IEEE operations of the scalar loops, in their order).
+    :func:`_path_masses`, :func:`_path_means`, :func:`_emit`: the IEEE operations of the scalar loops,
+    in their order).
 
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
     vector of finite nonnegative numbers with a positive finite sum, or has an entry that is
@@ -325,8 +356,11 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     pick = np.empty(LANES, dtype=np.int64)
     close = np.empty(LANES, dtype=np.int64)
     pia = np.empty(LANES)  # the chosen node's mass, lane by lane
+    labels = np.empty(LANES, dtype=np.int64)
+    flat = Xd.ravel()
     meet = np.empty(LANES, dtype=np.int64)  # how many of the label's path nodes contain the chosen node
     prow = np.empty((H + 1, LANES), dtype=np.int64)  # the label's path nodes (rows of buf), depth by depth
+    pis = np.empty((H + 1, LANES))  # their masses (1 where 0)
     mu = np.empty((H + 1, LANES))
     table, agreed = path_rows.shape[0] > 0, agree.shape[0] > 0
     path = np.empty(H + 1, dtype=np.int64)
@@ -346,12 +380,10 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                     buf[r, lane] = Xd[i0 + lane, t]
                 for lane in range(m, LANES):
                     buf[r, lane] = 1.0
-        low = False  # a negative or subnormal entry
-        for t in range(K):  # (a pass of its own: no branch in the copy)
-            r = dfs_leaf_row[t]
-            for lane in range(LANES):
-                x = buf[r, lane]
-                low |= (x < smallest) & (x != 0.0)
+        low = False  # a negative or subnormal entry (a pass of its own, over the rows as they lie)
+        for t in range(i0 * K, (i0 + m) * K):
+            x = flat[t]
+            low |= (x < smallest) & (x != 0.0)
         for a in range(R - 1, -1, -1):  # deeper levels have larger rows: children first
             if run_len[a] > 0:
                 _sum_run(buf, a, run_start[a], run_len[a])
@@ -360,32 +392,36 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                 return i0
         for lane in range(m):
             lowest, highest = min(lowest, buf[0, lane]), max(highest, buf[0, lane])
+        for lane in range(LANES):  # the label's path, the same for every utility (unused lanes: any label)
+            label = labels[lane] = y[i0 + lane] if lane < m else y[i0]
+            if table:
+                for k in range(H + 1):
+                    prow[k, lane] = path_rows[k, label]
+            else:
+                _up_to(leaf_row[label], H, parent_row, depth_row, path)
+                for k in range(H + 1):
+                    prow[k, lane] = path[k]
+        _path_masses(buf, prow, H, pis)
         for u in range(cut_depth.shape[0]):
             d = cut_depth[u]
             lo, hi = cut_off[u], cut_off[u + 1]
-            _choose(buf, cut_rows, lo, hi, rel, pick, close)
-            for lane in range(LANES):  # the label's path and where it parts from the chosen node's
+            _choose(buf, cut_rows, lo, hi, rel, pick, close, pia)
+            if agreed:  # where the label's path parts from the chosen node's
+                at = agree_at[u] - lo
+                for lane in range(LANES):
+                    meet[lane] = agree[at + labels[lane] * (hi - lo) + pick[lane]] + 1
+            for lane in range(0 if agreed else LANES):
                 won = pick[lane]
-                pia[lane] = buf[cut_rows[won], lane]
-                label = y[i0 + lane] if lane < m else y[i0]  # (unused lanes: any label)
-                if agreed:
-                    meet[lane] = agree[agree_at[u] + label * (hi - lo) + won - lo] + 1
+                if table:
                     for k in range(d + 1):
-                        prow[k, lane] = path_rows[k, label]
+                        lead[k] = path_rows[k, cut_label[won]]
                 else:
-                    if table:
-                        for k in range(d + 1):
-                            path[k], lead[k] = path_rows[k, label], path_rows[k, cut_label[won]]
-                    else:
-                        _up_to(leaf_row[label], d, parent_row, depth_row, path)
-                        _up_to(cut_rows[won], d, parent_row, depth_row, lead)
-                    above = 0
-                    while above <= d and path[above] == lead[above]:
-                        above += 1
-                    meet[lane] = above
-                    for k in range(d + 1):
-                        prow[k, lane] = path[k]
-            _path_means(buf, prow, pia, meet, d, mu)
+                    _up_to(cut_rows[won], d, parent_row, depth_row, lead)
+                above = 0
+                while above <= d and prow[above, lane] == lead[above]:
+                    above += 1
+                meet[lane] = above
+            _path_means(pis, pia, meet, d, mu)
             row = u_row[u]
             for lane in range(m):
                 if close[lane] > 1:  # another candidate within the error bound: decided exactly
@@ -823,15 +859,36 @@ def _lane_at(held, col, stride, g):  # pragma: no cover - compiled
     return (2 * col + held[col]) * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
 
 
+def _vector_features() -> str:
+    """The instruction-set features numba compiles for (its ``NUMBA_CPU_FEATURES``, else the host's)."""
+    if not COMPILED:
+        return ""
+    from numba.core import codegen, config
+    return config.CPU_FEATURES or codegen.get_host_cpu_features()
+
+
+#: Whether :func:`rank_scan` writes a column's state back where it read it (one copy) rather than
+#: to the other copy (:func:`_lane_update` says why two): where numba compiles for AVX-512, whose
+#: masked stores are ordinary instructions.  On the project's Intel Xeon (family 6, model 207) one
+#: place took 0.80-0.90x the time of two over the five utilities' scans of ``bench/fast_audit.py``'s
+#: K = 30 workload (n = 10^5 and 10^6, scratch timing); AVX2 machines keep the two copies.
+IN_PLACE = "+avx512f" in _vector_features().split(",")
+
+
 @_inline
 def _column_update(S, held, col, stride, vectors, v, Wf, w, b):  # pragma: no cover - compiled
     """One entry ``v`` of an atom whose weights start at ``Wf[w]`` in column ``col``'s state
-    (:func:`rank_scan`'s layout), read from the copy ``held[col]``, written to the other."""
+    (:func:`rank_scan`'s layout), read from the copy ``held[col]``, written to the other (or, where
+    :data:`IN_PLACE`, back to it: ``held`` stays 0)."""
     src = _lane_at(held, col, stride, 0)
-    dst = src + (1 - 2 * held[col]) * stride
-    for q in range(vectors):
-        _lane_update(S, src + q * _STATE, dst + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
-    held[col] = 1 - held[col]
+    if IN_PLACE:
+        for q in range(vectors):
+            _lane_update(S, src + q * _STATE, src + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
+    else:
+        dst = src + (1 - 2 * held[col]) * stride
+        for q in range(vectors):
+            _lane_update(S, src + q * _STATE, dst + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
+        held[col] = 1 - held[col]
 
 
 @_jit
