@@ -58,11 +58,10 @@ def scan_inputs(n: int) -> list:
 
 def gathered(call) -> tuple:
     """``call``'s arrays copied into rank order (the scan then reads ranks ``0 .. n - 1``)."""
-    block, order, residual, kind, terms, col_table, Wl, w_row, *rest = call
-    w = w_row.take(order) if len(w_row) else w_row
-    Wl = Wl if len(w_row) else Wl.take(order, axis=0)
-    return (block, np.arange(len(order)), residual.take(order), kind.take(order), terms.take(order, axis=1),
-            col_table, Wl, w, *rest)
+    block, order, residual, key, terms, col_table, Wl, shift, *rest = call
+    Wl = Wl if shift else Wl.take(order, axis=0)  # (shift 0: each atom's own row of weights)
+    return (block, np.arange(len(order)), residual.take(order), key.take(order), terms.take(order, axis=1),
+            col_table, Wl, shift, *rest)
 
 
 def main(argv=None) -> None:

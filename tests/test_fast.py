@@ -1465,7 +1465,7 @@ def test_rank_scan_is_algorithm_2_written_out(case):
     indicator subgroups, each atom's row of a table of the distinct rows (:func:`weight_lanes`),
     and whether each depth's terms or each atom's lie side by side.  The kernel reads the atoms
     where they lie, in the rank order it is given: here a random permutation of the ranked case."""
-    from huc_ref.fast.kernels import pad_lanes, rank_scan, weight_lanes
+    from huc_ref.fast.kernels import lane_keys, pad_lanes, rank_scan, weight_lanes
     from huc_ref.fast.numbers import sum_levels
     block, residual, kind, terms, col_table, W, n_cols = case
     sizes = np.bincount(block)
@@ -1478,11 +1478,11 @@ def test_rank_scan_is_algorithm_2_written_out(case):
     at[order] = np.arange(n)  # the rank of each atom
     residual_a, kind_a, terms_a, W_a = residual[at], kind[at], terms[:, at], W[at]
     table, w_row = weight_lanes(W_a)
-    every = np.zeros(0, dtype=np.uint16)  # (no rows of a table: the rows themselves)
     for T, ahead in ((terms_a, 64), (np.ascontiguousarray(terms_a.T).T, 1)):  # (asked for 64 ranks ahead, or 1)
-        for lanes in [(pad_lanes(W_a), every), (table, every if w_row is None else w_row)]:
-            got = rank_scan(block if ties else np.zeros(0, dtype=np.int64), order, residual_a, kind_a, T, col_table,
-                            *lanes, W.shape[1], n_cols, levels, ahead)
+        for Wl, rows in [(pad_lanes(W_a), None), (table, w_row)]:  # the rows themselves, or a table's and keys
+            key, shift = lane_keys(kind_a, rows)
+            got = rank_scan(block if ties else np.zeros(0, dtype=np.int64), order, residual_a, key, T, col_table,
+                            Wl, shift, W.shape[1], n_cols, levels, ahead)
             for a, b in zip(got, want):
                 assert np.array_equal(a, b)
 
@@ -1513,9 +1513,11 @@ def test_rank_scan_in_place_and_in_two_copies_is_algorithm_2_written_out(case):
         with pytest.MonkeyPatch.context() as mp:
             for name, twin in {**twins, "IN_PLACE": in_place}.items():
                 mp.setattr(kernels, name, twin)
-            got = scan(block if ties else np.zeros(0, dtype=np.int64), np.arange(len(residual)), residual,
-                       kind, terms, col_table, kernels.pad_lanes(W), np.zeros(0, dtype=np.uint16), W.shape[1],
-                       n_cols, sum_levels(int(sizes.max())) if ties else np.zeros(0))
+            table, rows = kernels.weight_lanes(W)  # (a table of rows and keys where the subgroups are indicators)
+            key, shift = kernels.lane_keys(kind, rows)
+            levels = sum_levels(int(sizes.max())) if ties else np.zeros(0)
+            got = scan(block if ties else np.zeros(0, dtype=np.int64), np.arange(len(residual)), residual, key, terms,
+                       col_table, table, shift, W.shape[1], n_cols, levels)
         for a, b in zip(got, want):
             assert np.array_equal(a, b), in_place
 

@@ -505,8 +505,9 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     if engine == "numba" and t.flat:  # the UC scans read each atom's row of weights, or where every row is the
         W = np.ascontiguousarray(W[:1] if W.strides[0] == 0 else W)  # same (a broadcast), the first alone
     elif engine == "numba":  # the node scan's weights, padded to whole vectors once for every utility (one copy,
-        from .kernels import weight_lanes  # or each distinct row once: indicator subgroups of a sample)
-        lanes = weight_lanes(W)
+        from .kernels import lane_keys, weight_lanes  # or each distinct row once: indicator subgroups of a sample),
+        lanes = weight_lanes(W)  # and each atom's label and row of weights in one number (the kinds of term_columns)
+        lanes += ((labels, lane_keys(labels, lanes[1])),)
 
     def table(k: int, threads: int = 1) -> Rows:
         nodes, colmap, _ = t.plans[k]

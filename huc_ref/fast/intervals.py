@@ -521,10 +521,11 @@ class Rows:
     after permuting atoms.  ``threads``: numpy scans the subgroups on that many threads (each
     subgroup's columns are its own: the same bits); ``lanes``: the weights as the compiled scan
     reads them (:func:`huc_ref.fast.kernels.weight_lanes`), when the caller made them once for
-    several utilities.  ``labels``: sample atoms' labels and how many there are, ``(y, K)``: where
-    the scores' blocks are found without a sort and each block's atoms of one label share their
-    residual, each block is summed by label (:func:`huc_ref.fast.numbers.label_cells`; under numba
-    :func:`huc_ref.fast.kernels.group_blocks`).
+    several utilities (and, as a third item, ``(kind, lane_keys(kind, rows))`` for the array of
+    kinds it passes every utility: :func:`huc_ref.fast.kernels.lane_keys`).  ``labels``: sample
+    atoms' labels and how many there are, ``(y, K)``: where the scores' blocks are found without a
+    sort and each block's atoms of one label share their residual, each block is summed by label
+    (:func:`huc_ref.fast.numbers.label_cells`; under numba :func:`huc_ref.fast.kernels.group_blocks`).
     """
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
@@ -672,12 +673,14 @@ class Rows:
     def _compiled(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
         """Algorithm 2 by :func:`huc_ref.fast.kernels.rank_scan`: one pass over the atoms in rank
         order, reading each where it lies (its terms, residual, label and weights asked for ahead)."""
-        from .kernels import rank_scan, weight_lanes
+        from .kernels import lane_keys, rank_scan, weight_lanes
         ties = self._ties(len(residual))
-        table, w_row = weight_lanes(W) if self._lanes is None else self._lanes  # (sample_tables: once for all)
-        found = rank_scan(block, self.order, residual, np.asarray(kind, dtype=np.int64), np.asarray(terms, dtype=float),
-                          np.ascontiguousarray(col_table, dtype=np.int64), table,
-                          np.zeros(0, dtype=np.uint16) if w_row is None else w_row, W.shape[1],
+        table, w_row, *made = weight_lanes(W) if self._lanes is None else self._lanes  # (sample_tables: once for all)
+        # each atom's kind and row of weights in one number (lane_keys), made once where the caller made them for
+        # this very array of kinds (sample_tables: the labels, every utility's kinds where the tree keeps its paths)
+        key, shift = made[1] if made and made[0] is kind else lane_keys(kind, w_row)
+        found = rank_scan(block, self.order, residual, key, np.asarray(terms, dtype=float),
+                          np.ascontiguousarray(col_table, dtype=np.int64), table, shift, W.shape[1],
                           n_cols, sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
         return [tuple(x[g] for x in found) for g in range(W.shape[1])]
 

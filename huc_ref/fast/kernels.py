@@ -43,9 +43,9 @@ except ImportError:  # pragma: no cover - the numba extra is not installed
     numba = None
 
 __all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
-           "GROUP_LANES", "CODED_ROWS", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort",
-           "GROUPED_KEYS", "group_blocks", "BLOCK_BUCKETS", "null_scan", "draw_labels", "AHEAD", "pack_scores",
-           "unpack_sorted"]
+           "GROUP_LANES", "CODED_ROWS", "LANE_SHIFT", "lane_keys", "IN_PLACE", "sorted_uc_scan", "tied_uc_scan",
+           "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS", "group_blocks", "BLOCK_BUCKETS", "null_scan",
+           "draw_labels", "AHEAD", "pack_scores", "unpack_sorted"]
 
 #: Whether numba compiles the kernels (the ``numba`` extra is installed).
 COMPILED = numba is not None
@@ -798,6 +798,30 @@ def weight_lanes(W: np.ndarray) -> tuple:
     return pad_lanes(W), None
 
 
+
+#: :func:`lane_keys`' bits for an atom's row of coded weights (:data:`CODED_ROWS` rows fit).
+LANE_SHIFT = 16
+
+
+def lane_keys(kind: np.ndarray, rows: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """``(key, shift)``: what :func:`rank_scan` reads of each atom besides its entries (App. F.3's
+    columns and weights): its kind (for samples its label: which columns its terms belong to) in
+    the bits of ``key[i]`` from ``shift`` up, and below them its row of :func:`weight_lanes`' table
+    (``rows``), so that one number an atom is gathered in rank order, not two; ``rows`` None (each
+    atom its own row of weights): ``kind`` itself, shift 0.
+
+    >>> key, shift = lane_keys(np.array([2, 0]), np.array([1, 0], dtype=np.uint16))
+    >>> key.tolist(), shift, (key >> shift).tolist(), (key & ((1 << shift) - 1)).tolist()
+    ([131073, 0], 16, [2, 0], [1, 0])
+    >>> lane_keys(np.array([2, 0]), None)[1]
+    0
+    """
+    kind = np.asarray(kind, dtype=np.int64)
+    if rows is None:
+        return kind, 0
+    key = np.left_shift(kind, LANE_SHIFT)
+    return np.bitwise_or(key, rows, out=key), LANE_SHIFT
+
 def _lane_update_python(S, src, dst, v, W, wb, b):  # pragma: no cover - the plain-Python twin of the intrinsic
     for g in range(GROUP_LANES):
         c, hi, lo, f_hi, f_lo = (S[src + k * GROUP_LANES + g] for k in range(5))
@@ -892,7 +916,7 @@ def _column_update(S, held, col, stride, vectors, v, Wf, w, b):  # pragma: no co
 
 
 @_jit
-def rank_scan(block, order, residual, kind, terms, col_table, Wl, w_row, G, n_cols, levels,
+def rank_scan(block, order, residual, key, terms, col_table, Wl, shift, G, n_cols, levels,
               ahead=AHEAD):  # pragma: no cover - compiled
     """Algorithm 2 for every column and subgroup of one utility, in one pass over the atoms in
     rank order (App. F.3; ``huc_ref.fast.intervals.Rows._numpy`` is its numpy twin).
@@ -900,11 +924,12 @@ def rank_scan(block, order, residual, kind, terms, col_table, Wl, w_row, G, n_co
     For the atom ``i = order[r]`` of rank ``r`` (atoms sorted by score): ``block[r]``, its tie
     block (with ties; without, every rank is its own block and ``block`` may be empty);
     ``residual[i]``, its UC residual (column 0); ``terms[k, i]``, its term belonging to column
-    ``col_table[k, kind[i]]`` (for samples ``kind`` is the label; a column lies on one row of the
-    table); ``Wl[w_row[i], g]``, its weight in subgroup ``g < G`` (:func:`weight_lanes`: zeros up to
-    whole vectors; ``w_row`` empty: ``Wl[i, g]``); ``levels``: with ties, the extractors of
+    ``col_table[k, key[i] >> shift]`` (its kind: for samples the label; a column lies on one row of
+    the table); ``Wl[key[i] & (2**shift - 1), g]``, its weight in subgroup ``g < G``
+    (:func:`weight_lanes`: zeros up to whole vectors; :func:`lane_keys`; ``shift`` 0:
+    ``Wl[i, g]``); ``levels``: with ties, the extractors of
     ``huc_ref.fast.numbers.sum_levels`` for the largest block, else empty.  The atoms are read in
-    rank order where they lie, each one's terms, residual, label and weights asked for ``ahead``
+    rank order where they lie, each one's terms, residual and key (and row of weights, if its own) asked for ``ahead``
     ranks before they are read (``llvm.prefetch``): no copy of them into rank order, whose rows at
     random positions would wait on memory one at a time (``python bench/gather.py`` times both).
     Zero entries change no sum and are skipped.  Every column's prefix sums, largest and smallest
@@ -916,17 +941,17 @@ def rank_scan(block, order, residual, kind, terms, col_table, Wl, w_row, G, n_co
     Returns ``sup, r, b, moment`` arrays of shape ``(G, n_cols)``, with ``r, b`` prefixes of the
     blocks of all atoms.
 
-    >>> W, every = pad_lanes(np.ones((3, 1))), np.zeros(0, dtype=np.uint16)
     >>> sup, r, b, moment = rank_scan(np.zeros(0, dtype=np.int64), np.array([2, 0, 1]), np.array([-0.5, 0.25, 0.25]),
     ...                               np.zeros(3, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64),
-    ...                               W, every, 1, 1, np.zeros(0))
+    ...                               pad_lanes(np.ones((3, 1))), 0, 1, 1, np.zeros(0))
     >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # ranked 0.25, -0.5, 0.25: the middle alone, -1/2
     ([[0.5]], [[1]], [[2]], [[-0.5]])
     >>> from huc_ref.fast.numbers import sum_levels
     >>> table, w_row = weight_lanes(np.ones((3, 1)))  # one row of weights for all three atoms
-    >>> sup, r, b, moment = rank_scan(np.array([0, 0, 1]), np.arange(3), np.array([0.25, 0.5, -1.0]),
-    ...                               np.zeros(3, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64),
-    ...                               table, w_row, 1, 1, sum_levels(2))
+    >>> key, shift = lane_keys(np.zeros(3), w_row)  # (kind 0, row 0: each key 0, shift 16)
+    >>> sup, r, b, moment = rank_scan(np.array([0, 0, 1]), np.arange(3), np.array([0.25, 0.5, -1.0]), key,
+    ...                               np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64), table, shift, 1, 1,
+    ...                               sum_levels(2))
     >>> sup.tolist(), r.tolist(), b.tolist(), moment.tolist()  # blocks {0, 1} (3/4) and {2}
     ([[1.0]], [[1]], [[2]], [[-1.0]])
     """
@@ -936,7 +961,8 @@ def rank_scan(block, order, residual, kind, terms, col_table, Wl, w_row, G, n_co
     S = np.zeros(2 * n_cols * stride)  # column col: copies at 2 col stride and (2 col + 1) stride
     held = np.zeros(n_cols, dtype=np.int64)  # the copy holding each column's state (_lane_update)
     Wf = Wl.ravel()
-    coded = w_row.shape[0] > 0
+    coded = shift > 0
+    low = (1 << shift) - 1  # a key's bits of the atom's row of weights
     L = levels.shape[0]
     first = 0
     acc = np.zeros(max(L, 1))  # a block's level sums (exact)
@@ -955,20 +981,20 @@ def rank_scan(block, order, residual, kind, terms, col_table, Wl, w_row, G, n_co
                 _prefetch(terms, 0, j)
                 _prefetch(terms, D - 1, j)  # (an atom's terms side by side: one or two lines)
             _prefetch(residual, j, 0)
-            _prefetch(kind, j, 0)
-            if coded:
-                _prefetch(w_row, j, 0)
-            else:
+            _prefetch(key, j, 0)
+            if not coded:
                 _prefetch(Wl, j, 0)
                 _prefetch(Wl, j, width - 1)
         if end - first == 1:
             i, b = order[first], float((block[first] if L > 0 else first) + 1)
-            w = (w_row[i] if coded else i) * width  # the atom's weights
+            q = key[i]
+            w = ((q & low) if coded else i) * width  # the atom's weights
+            kind = q >> shift  # (read once: the stores below could, for all numba knows, change key)
             v = residual[i]
             if v != 0.0:
                 _column_update(S, held, 0, stride, vectors, v, Wf, w, b)
             for k in range(D):
-                col, v = col_table[k, kind[i]], terms[k, i]
+                col, v = col_table[k, kind], terms[k, i]
                 if col > 0 and v != 0.0:
                     _column_update(S, held, col, stride, vectors, v, Wf, w, b)
             first = end
@@ -984,8 +1010,9 @@ def rank_scan(block, order, residual, kind, terms, col_table, Wl, w_row, G, n_co
             if residual[i] != 0.0:
                 e_col[m], e_atom[m], e_val[m] = 0, i, residual[i]
                 m += 1
+            kind = key[i] >> shift
             for k in range(D):
-                col, v = col_table[k, kind[i]], terms[k, i]
+                col, v = col_table[k, kind], terms[k, i]
                 if col > 0 and v != 0.0:
                     e_col[m], e_atom[m], e_val[m] = col, i, v
                     m += 1
@@ -995,7 +1022,7 @@ def rank_scan(block, order, residual, kind, terms, col_table, Wl, w_row, G, n_co
             count[col + 1] += count[col]
         for t in range(m):
             to = count[e_col[t]]
-            s_row[to], s_val[to] = w_row[e_atom[t]] if coded else e_atom[t], e_val[t]
+            s_row[to], s_val[to] = (key[e_atom[t]] & low) if coded else e_atom[t], e_val[t]
             count[e_col[t]] += 1
         lo = 0  # count[col] is now where column col ends
         for col in range(n_cols):
