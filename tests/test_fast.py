@@ -1575,6 +1575,29 @@ def test_numpy_scan_in_stretches_is_algorithm_2_written_out(case, size, threads)
             assert np.array_equal(a, b[g]), (g, a, b[g])
 
 
+@pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
+def test_lane_keys_are_made_once_for_every_utility(monkeypatch):
+    """Under numba the sample's labels and coded weight rows become one key an atom
+    (``kernels.lane_keys``) once for all utilities (``sample_tables``), not once per utility; the
+    audit is numpy's (its witnesses, and its sups within float64's rounding of the prefix sums)."""
+    from huc_ref import Top1AtDepth
+    kernels = importlib.import_module("huc_ref.fast.kernels")
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["a0", "a1", "a2"], "b": ["b0", "b1"]})
+    rng = np.random.default_rng(5)
+    n = 300
+    P, y = rng.dirichlet(np.ones(t.K), n), rng.integers(0, t.K, n)
+    groups = {"all": np.ones(n), "half": (rng.random(n) < 0.5).astype(float)}
+    us = {"top1": Top1AtDepth(t, 1), "top2": Top1AtDepth(t, 2), "top2b": Top1AtDepth(t, 2)}
+    made = []
+    real = kernels.lane_keys
+    monkeypatch.setattr(kernels, "lane_keys", lambda kind, rows: made.append(len(kind)) or real(kind, rows))
+    got = fast_audit(y, P, t, us, subgroups=groups, accelerator="numba").to_json()
+    assert made == [n]
+    want = fast_audit(y, P, t, us, subgroups=groups).to_json()["candidates"]
+    assert [c["interval"] for c in got["candidates"]] == [c["interval"] for c in want]
+    assert max(abs(a["sup"] - b["sup"]) for a, b in zip(got["candidates"], want)) < 1e-12
+
+
 @pytest.mark.parametrize("n_utilities", [1, 3])
 def test_threads_leave_every_bit_of_the_audit(n_utilities):
     """The tables on threads (utilities in rounds, the last ones' subgroups on every thread under

@@ -678,7 +678,8 @@ class Rows:
         table, w_row, *made = weight_lanes(W) if self._lanes is None else self._lanes  # (sample_tables: once for all)
         # each atom's kind and row of weights in one number (lane_keys), made once where the caller made them for
         # this very array of kinds (sample_tables: the labels, every utility's kinds where the tree keeps its paths)
-        key, shift = made[1] if made and made[0] is kind else lane_keys(kind, w_row)
+        for_kind, keys = made[0] if made else (None, None)
+        key, shift = keys if for_kind is kind else lane_keys(kind, w_row)
         found = rank_scan(block, self.order, residual, key, np.asarray(terms, dtype=float),
                           np.ascontiguousarray(col_table, dtype=np.int64), table, shift, W.shape[1],
                           n_cols, sum_levels(int((self.block_last - self.starts).max()) + 1) if ties else np.zeros(0))
