@@ -953,6 +953,8 @@ class Rows:
         grouped = self.__dict__.get("_groups")
         if grouped is not None:  # (one float per block)
             low, high = grouped[1].take(r[some]), grouped[1].take(b[some] - 1)
+        elif "_every" in self.__dict__ and "starts" not in self.__dict__:  # every atom its own block: ranks
+            low, high = self._score.take(self.order.take(r[some])), self._score.take(self.order.take(b[some] - 1))
         else:
             low = self._score.take(self.order.take(self.starts.take(r[some])))
             high = self._score.take(self.order.take(self.block_last.take(b[some] - 1)))

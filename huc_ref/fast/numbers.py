@@ -532,7 +532,8 @@ def subgroup_column(values, n: int, where: str, rows: str = "y_prob") -> np.ndar
 def entries(values, n: int, where: str, rule: str, ok, kind: str, rows: str = "y_prob") -> np.ndarray:
     """``n`` finite numbers satisfying ``ok`` (one per row of the array named ``rows``), or one
     HUCError naming the first that is not (of ``kind``, :data:`huc_ref.errors.ERROR_KINDS`)
-    (App. F.3's weights and subgroup values).
+    (App. F.3's weights and subgroup values).  ``ok`` holds on an interval of the reals (``v >= 0``,
+    ``|v| <= 1``): where it holds for the smallest and the largest entry, it holds for all.
 
     >>> entries([1, -1], 2, "w", "a finite nonnegative number", lambda v: v >= 0, "float_range")
     Traceback (most recent call last):
@@ -542,6 +543,10 @@ def entries(values, n: int, where: str, rule: str, ok, kind: str, rows: str = "y
     v = as_floats(values, where)
     if v.shape != (n,):
         raise HUCError(f"{where}: expected one value per row of {rows} ({n}), got shape {v.shape}", kind="length")
+    if n:  # every ``ok`` is an interval of the reals: the smallest and the largest entry in it, all are
+        ends = np.array([v.min(), v.max()])  # (two reductions; a NaN makes both NaN: looked for below)
+        if np.isfinite(ends).all() and ok(ends).all():
+            return v
     bad = ~(np.isfinite(v) & ok(v))
     if bad.any():
         i = int(np.argmax(bad))
