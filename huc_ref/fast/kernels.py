@@ -66,16 +66,15 @@ def _sum_run_python(buf, a, s, count):  # pragma: no cover - the plain-Python tw
 
 
 def _choose_python(buf, rows, lo, hi, rel, pick, close, largest):  # pragma: no cover - the plain-Python twin
-    top = buf[rows[lo]].copy()
+    top, second = buf[rows[lo]].copy(), np.full(LANES, -np.inf)
+    pick[:] = lo
     for a in range(lo + 1, hi):
         x = buf[rows[a]]
-        top = np.where(x > top, x, top)
+        up = x > top
+        second = np.where(up, top, np.where(x > second, x, second))
+        top, pick[:] = np.where(up, x, top), np.where(up, a, pick)
     largest[:] = top
-    pick[:], close[:] = -1, 0
-    for a in range(lo, hi):
-        x = buf[rows[a]]
-        pick[:] = np.where((x >= top) & (pick < 0), a, pick)
-        close += x >= top - rel * (top + x)
+    close[:] = 1 + (second >= top - rel * (top + second))
 
 
 def _path_masses_python(buf, prow, h, pis):  # pragma: no cover - the plain-Python twin
@@ -147,11 +146,14 @@ if COMPILED:
     @intrinsic
     def _choose(typingctx, buf, rows, lo, hi, rel, pick, close, largest):  # pragma: no cover - compiled
         """K.2's top-1 choice among the candidates ``a = lo .. hi - 1`` (rows ``rows[a]`` of ``buf``, a
-        C-contiguous ``(rows, LANES)`` array), lane by lane in vector instructions: ``pick``, the first
-        candidate of largest mass, and ``largest``, that mass ``top`` (one of the candidates' own
-        numbers: the chosen one's); ``close``, how many candidates ``x`` are within the relative error
-        bound ``rel`` of it (``x >= top - rel (top + x)``; the first is one).  The scalar loop's
-        ordered compares, multiply and additions, never fused (rows without NaN)."""
+        C-contiguous ``(rows, LANES)`` array), lane by lane in vector instructions, in one pass:
+        ``pick``, the first candidate of largest mass, and ``largest``, that mass ``top`` (one of the
+        candidates' own numbers: the chosen one's); ``close``, 2 where another candidate ``x`` is
+        within the relative error bound ``rel`` of it (``x >= top - rel (top + x)``), else 1.  That
+        bound falls as ``x`` rises (each rounding is monotone), so some other candidate is within it
+        exactly when the largest of the others, ``second``, is: the pass keeps ``top`` and
+        ``second``.  The scalar loop's ordered compares, multiply and additions, never fused (rows
+        without NaN)."""
         sig = types.void(buf, rows, types.intp, types.intp, types.float64, pick, close, largest)
 
         def codegen(context, builder, signature, args):
@@ -161,27 +163,23 @@ if COMPILED:
             def row(a):
                 return builder.load(_lanes_at(builder, data, builder.load(builder.gep(at, [a], inbounds=True)), _VEC),
                                     align=8)
-            top = cgutils.alloca_once(builder, _VEC)
+            top, second = cgutils.alloca_once(builder, _VEC), cgutils.alloca_once(builder, _VEC)
+            chosen = cgutils.alloca_once(builder, _IVEC)
             builder.store(row(lo_), top)
+            builder.store(ir.Constant(_VEC, [-math.inf] * LANES), second)
+            builder.store(_splat(builder, lo_, _IVEC), chosen)
             with cgutils.for_range(builder, hi_, start=builder.add(lo_, ir.Constant(lo_.type, 1))) as loop:
-                x, t = row(loop.index), builder.load(top)
-                builder.store(builder.select(builder.fcmp_ordered(">", x, t), x, t), top)
-            t, rel_v = builder.load(top), _splat(builder, rel_, _VEC)
-            builder.store(t, builder.bitcast(_data(context, builder, signature.args[7], largest_), _VEC.as_pointer()),
-                          align=8)
-            none, zero = _splat(builder, ir.Constant(_I64, -1), _IVEC), _splat(builder, ir.Constant(_I64, 0), _IVEC)
-            chosen, near = cgutils.alloca_once(builder, _IVEC), cgutils.alloca_once(builder, _IVEC)
-            builder.store(none, chosen)
-            builder.store(zero, near)
-            with cgutils.for_range(builder, hi_, start=lo_) as loop:
-                x, p = row(loop.index), builder.load(chosen)
-                first = builder.and_(builder.fcmp_ordered(">=", x, t), builder.icmp_signed("<", p, zero))
-                builder.store(builder.select(first, _splat(builder, loop.index, _IVEC), p), chosen)
-                within = builder.fcmp_ordered(">=", x, builder.fsub(t, builder.fmul(rel_v, builder.fadd(t, x))))
-                builder.store(builder.add(builder.load(near), builder.zext(within, _IVEC)), near)
-            for value, out, kind in ((chosen, pick_, signature.args[5]), (near, close_, signature.args[6])):
-                builder.store(builder.load(value), builder.bitcast(_data(context, builder, kind, out),
-                                                                   _IVEC.as_pointer()), align=8)
+                x, t, u = row(loop.index), builder.load(top), builder.load(second)
+                up = builder.fcmp_ordered(">", x, t)
+                builder.store(builder.select(up, t, builder.select(builder.fcmp_ordered(">", x, u), x, u)), second)
+                builder.store(builder.select(up, x, t), top)
+                builder.store(builder.select(up, _splat(builder, loop.index, _IVEC), builder.load(chosen)), chosen)
+            t, u, rel_v = builder.load(top), builder.load(second), _splat(builder, rel_, _VEC)
+            within = builder.fcmp_ordered(">=", u, builder.fsub(t, builder.fmul(rel_v, builder.fadd(t, u))))
+            near = builder.add(_splat(builder, ir.Constant(_I64, 1), _IVEC), builder.zext(within, _IVEC))
+            for value, out, k in ((t, largest_, 7), (builder.load(chosen), pick_, 5), (near, close_, 6)):
+                builder.store(value, builder.bitcast(_data(context, builder, signature.args[k], out),
+                                                     value.type.as_pointer()), align=8)
             return context.get_dummy_value()
 
         return sig, codegen
