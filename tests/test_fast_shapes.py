@@ -638,3 +638,36 @@ def test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms
         for name, twin in twins.items():
             mp.setattr(kernels, name, twin)
         assert terms("numba") == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.sampled_from([0.0, 2.0**-52, 1e-15, 1e-12, 1e-9]))
+@example(1, 0, 0.0)  # one candidate: never unsure
+@example(30, 3, 0.0)  # 30 candidates, some of them equal
+def test_the_one_pass_choice_is_the_count_of_candidates_within_the_bound(count, seed, spread):
+    """``kernels._choose`` (its plain-Python twin, which the compiled pass equals bit for bit:
+    ``test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms``) keeps the
+    largest mass and the largest of the others in one pass; K.2's rule counts every candidate
+    ``x >= top - rel (top + x)``.  On candidates planted within a few ulps to 1e-9 of the largest,
+    ``close`` is 2 exactly where that count exceeds one, and ``pick`` is the first largest."""
+    import importlib
+
+    kernels = importlib.import_module("huc_ref.fast.kernels")
+    rng = np.random.default_rng(seed)
+    L = kernels.LANES
+    buf = rng.random((count, L))
+    near = rng.integers(0, count, (count, L)) if count > 1 else np.zeros((count, L), dtype=int)
+    top = buf.max(axis=0)
+    planted = rng.random((count, L)) < 0.3
+    buf = np.where(planted, top * (1 - spread * rng.random((count, L))), buf)  # near the largest
+    buf = np.where(near == 0, top, buf) if spread == 0.0 else buf
+    rel = 2.0**-50
+    rows = np.arange(count)
+    pick, close, largest = np.empty(L, dtype=np.int64), np.empty(L, dtype=np.int64), np.empty(L)
+    kernels._choose_python(buf, rows, 0, count, rel, pick, close, largest)
+    for lane in range(L):
+        x = buf[:, lane].tolist()
+        t = max(x)
+        within = sum(v >= t - rel * (t + v) for v in x)
+        assert largest[lane] == t and pick[lane] == x.index(t)
+        assert (close[lane] > 1) == (within > 1), (x, t)
