@@ -386,22 +386,29 @@ def test_a_bad_row_in_a_later_chunk_is_named_by_its_row_in_the_sample(monkeypatc
 
 @pytest.mark.parametrize("engine", ["numpy"] + (["numba"] if numba_available() else []))
 @pytest.mark.parametrize("shape, size, width, floor", _CHUNK_SHAPES)
+@pytest.mark.parametrize("family", ["top-k", "top-1 at a depth"])
 def test_a_label_of_probability_0_is_found_chunk_by_chunk_after_every_bad_row(monkeypatch, engine, shape, size,
-                                                                              width, floor):
+                                                                              width, floor, family):
     """Each chunk looks for a label of probability 0 while the caches hold it (it was one more pass
     over all of ``y_prob`` after the chunks): the first such
     row is named by its index in the whole sample, and a bad row in any chunk, earlier or later, is
-    named before it, as when the check came last.  On the shapes users have, in chunks of four rows."""
+    named before it, as when the check came last.  On the shapes users have, in chunks of four rows;
+    with top-1 at a depth alone, numba's sample pass is the only reader of the rows (it says whether
+    a chunk holds an entry 0 at all), and a chunk with an entry 0 away from its labels is audited."""
     import huc_ref.fast as fast
-    from huc_ref import TopK
+    from huc_ref import Top1AtDepth, TopK
     from huc_ref.errors import HUCError
     from tests.strategies import shape_tree, softmax_rows
     t = shape_tree(shape, size, width, 0)
     n = 40
     P = softmax_rows(7, t.K, n, 2.0, floor)
     y = np.arange(n) % t.K
-    us = {"top1": TopK(t, 1)}
+    us = {"top1": TopK(t, 1)} if family == "top-k" else {"top1@1": Top1AtDepth(t, 1)}
     _chunked(monkeypatch, 4)
+    away = P.copy()  # an entry 0 in row 5, not at its label: audited
+    away[5] /= 1 - away[5, (y[5] + 1) % t.K]
+    away[5, (y[5] + 1) % t.K] = 0.0
+    fast.audit(y, away, t, us, accelerator=engine)
     for row in (33, 14):  # the later one first: the first in the sample is named, not the first found
         P[row] /= 1 - P[row, y[row]]
         P[row, y[row]] = 0.0

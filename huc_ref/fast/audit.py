@@ -337,13 +337,14 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         S = pi = None
         if top1:  # the kernel writes its rows' entries in place (no memory of its own: fresh pages cost)
             unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
-            sums = np.empty(2)
+            sums = np.empty(3)
             ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.dfs_leaf_row, ft.run_start, ft.run_len,
                                  ft.parent_row, ft.depth_row, ft.leaf_row, path_rows, cut_rows, cut_label, cut_off,
                                  cut_depth, agree, agree_at, ks_all, ks_len, rel, SMALLEST_NORMAL, s, score, residual,
                                  error, u_rows, block, at_top1, unsure, sums) < 0
             if not ok:  # a bad row or an entry below the normal range: numpy's checks, in their order, name it
                 return chunk_numpy(s, X, Xd, ok=None)
+            positive[s] = sums[2] == 0.0  # (no entry 0: no label of probability 0, zero_label need not look)
             if unsure.any():  # choices float64 could not certify: taken exactly (numpy's general form)
                 S = ft.level_sums(Xd, dfs=True)
                 pi = on_paths(ft, y, H + 1, S)

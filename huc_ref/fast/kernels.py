@@ -323,14 +323,15 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
     vector of finite nonnegative numbers with a positive finite sum, or has an entry that is
     neither 0 nor at least ``smallest`` (a subnormal); ``sums`` receives the smallest and the
-    largest row sum (children added as the subtree sums add them).  App. F.4 and K.2 (see
+    largest row sum (children added as the subtree sums add them), and 1 where some entry is 0
+    (else 0).  App. F.4 and K.2 (see
     ``huc_ref.fast.audit.path_terms``, its numpy twin).
 
     >>> from huc_ref import LabelTree
     >>> from huc_ref.fast import FastTree
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
     >>> score, residual, error, terms = *(np.empty((1, 1)) for _ in range(3)), np.empty(1)
-    >>> unsure, sums = np.zeros((1, 1), dtype=np.int8), np.empty(2)
+    >>> unsure, sums = np.zeros((1, 1), dtype=np.int8), np.empty(3)
     >>> cut = ft.cut(1)[0]  # top-1 at depth 1: candidates a, y3
     >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.dfs_leaf_row, ft.run_start, ft.run_len,
     ...                 ft.parent_row, ft.depth_row, ft.leaf_row, ft.path_rows, cut, ft.cut(1)[1],
@@ -340,8 +341,8 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     -1
     >>> score.tolist(), residual.tolist(), terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
     ([[0.5]], [[0.5]], [0.5])
-    >>> error.tolist(), sums.tolist()  # 2 rel score; the row sums' range
-    ([[8.881784197001252e-16]], [1.0, 1.0])
+    >>> error.tolist(), sums.tolist()  # 2 rel score; the row sums' range; no entry 0
+    ([[8.881784197001252e-16]], [1.0, 1.0, 0.0])
     >>> unsure.tolist()  # a (1/2) and y3 (1/2) tie: float64 cannot tell an exact tie from a near one
     [[1]]
     """
@@ -364,6 +365,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     path = np.empty(H + 1, dtype=np.int64)
     lead = np.empty(H + 1, dtype=np.int64)
     lowest, highest = np.inf, -np.inf
+    zero = False  # an entry 0 (a label of probability 0 is one: the caller looks for those only then)
     for i0 in range(0, c, LANES):
         m = min(LANES, c - i0)
         if m == LANES:  # the block of rows, transposed (a fixed number of lanes: vectorised)
@@ -382,6 +384,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
         for t in range(i0 * K, (i0 + m) * K):
             x = flat[t]
             low |= (x < smallest) & (x != 0.0)
+            zero |= x == 0.0
         for a in range(R - 1, -1, -1):  # deeper levels have larger rows: children first
             if run_len[a] > 0:
                 _sum_run(buf, a, run_start[a], run_len[a])
@@ -437,7 +440,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
                 for t in range(ks_len[u]):
                     k = ks[u, t]
                     terms[at + t] = mu[k + 1, lane] - mu[k, lane]
-    sums[0], sums[1] = lowest, highest
+    sums[0], sums[1], sums[2] = lowest, highest, 1.0 if zero else 0.0
     return -1
 
 
