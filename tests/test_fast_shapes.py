@@ -608,9 +608,10 @@ def test_a_subgroup_whose_weights_change_after_its_first_rows_is_audited_as_its_
 def test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms(tree, seed):
     """F.4's scores, residuals, error bounds and path terms of top-1 at every depth, for rows in two
     whole blocks of ``kernels.LANES`` and a part: numba's sample pass (``top1_path_terms`` with its
-    vector intrinsics ``_sum_run``, ``_choose``, ``_path_masses``, ``_path_means``, ``_emit``), the same kernel run as
-    Python with the intrinsics' plain-Python twins (what an install without numba runs), and
-    numpy's sample pass give the same bits, unsure rows (decided exactly) included."""
+    vector intrinsics ``_sum_run``, ``_choose``, ``_meet``, ``_path_masses``, ``_path_means``,
+    ``_emit``), the same kernel run as Python with the intrinsics' plain-Python twins (what an
+    install without numba runs), and numpy's sample pass give the same bits, unsure rows (decided
+    exactly) included."""
     import importlib
 
     passes = importlib.import_module("huc_ref.fast.audit")
@@ -628,7 +629,7 @@ def test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms
         return [np.asarray(a, dtype=float).tobytes() for k in range(len(us))
                 for a in (t.score[k], t.residual[k], t.error[k], t.T[k])]
     want = terms("numpy")
-    twins = {"_sum_run": kernels._sum_run_python, "_choose": kernels._choose_python,
+    twins = {"_sum_run": kernels._sum_run_python, "_choose": kernels._choose_python, "_meet": kernels._meet_python,
              "_path_masses": kernels._path_masses_python, "_path_means": kernels._path_means_python,
              "_emit": kernels._emit_python}
     if kernels.COMPILED:

@@ -77,6 +77,10 @@ def _choose_python(buf, rows, lo, hi, rel, pick, close, largest):  # pragma: no 
     close[:] = 1 + (second >= top - rel * (top + second))
 
 
+def _meet_python(agree, at, width, labels, pick, meet):  # pragma: no cover - the plain-Python twin
+    meet[:] = agree[at + labels * width + pick].astype(np.int64) + 1
+
+
 def _path_masses_python(buf, prow, h, pis):  # pragma: no cover - the plain-Python twin
     for k in range(h + 1):
         p = buf[prow[k], np.arange(LANES)]
@@ -185,6 +189,33 @@ if COMPILED:
         return sig, codegen
 
     @intrinsic
+    def _meet(typingctx, agree, at, width, labels, pick, meet):  # pragma: no cover - compiled
+        """How many of the label's path nodes contain the chosen candidate, for ``LANES`` rows at
+        once: ``meet[lane] = agree[at + labels[lane] width + pick[lane]] + 1`` (a table of
+        :meth:`huc_ref.fast.FastTree.agreement`, K.2's top-1 terms), the indices and the result
+        vectors (one store the path means read back whole, not ``LANES`` of them)."""
+        sig = types.void(agree, types.intp, types.intp, labels, pick, meet)
+
+        def codegen(context, builder, signature, args):
+            agree_, at_, width_, labels_, pick_, meet_ = args
+            kinds = signature.args
+            table = _data(context, builder, kinds[0], agree_)
+            lab, chosen = (builder.load(builder.bitcast(_data(context, builder, kinds[k], v), _IVEC.as_pointer()),
+                                        align=8) for k, v in ((3, labels_), (4, pick_)))
+            where = builder.add(builder.add(builder.mul(lab, _splat(builder, width_, _IVEC)), chosen),
+                                _splat(builder, at_, _IVEC))
+            found = ir.Constant(_IVEC, ir.Undefined)
+            for lane in range(LANES):
+                c = ir.Constant(_I32, lane)
+                x = builder.load(builder.gep(table, [builder.extract_element(where, c)], inbounds=True))
+                found = builder.insert_element(found, builder.sext(x, _I64), c)
+            builder.store(builder.add(found, _splat(builder, ir.Constant(_I64, 1), _IVEC)),
+                          builder.bitcast(_data(context, builder, kinds[5], meet_), _IVEC.as_pointer()), align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    @intrinsic
     def _path_masses(typingctx, buf, prow, h, pis):  # pragma: no cover - compiled
         """The masses of the label's path nodes of ``LANES`` rows at once (K.2's top-1 path means
         divide by them): ``pis[k, lane] = buf[prow[k, lane], lane]``, or 1 where that is not above
@@ -275,8 +306,8 @@ if COMPILED:
 
         return sig, codegen
 else:  # pragma: no cover - the numba extra is not installed
-    _sum_run, _choose, _path_masses, _path_means, _emit = (_sum_run_python, _choose_python, _path_masses_python,
-                                                         _path_means_python, _emit_python)
+    _sum_run, _choose, _meet, _path_masses, _path_means, _emit = (_sum_run_python, _choose_python, _meet_python,
+                                                                 _path_masses_python, _path_means_python, _emit_python)
 
 
 @_jit
@@ -317,8 +348,8 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
     The subtree sums, the choice, the path means and a whole block's outputs are computed for
     ``LANES`` rows at once in vector instructions (:func:`_sum_run`, :func:`_choose`,
-    :func:`_path_masses`, :func:`_path_means`, :func:`_emit`: the IEEE operations of the scalar loops,
-    in their order).
+    :func:`_meet`, :func:`_path_masses`, :func:`_path_means`, :func:`_emit`: the IEEE operations of
+    the scalar loops, in their order).
 
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
     vector of finite nonnegative numbers with a positive finite sum, or has an entry that is
@@ -408,9 +439,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
             lo, hi = cut_off[u], cut_off[u + 1]
             _choose(buf, cut_rows, lo, hi, rel, pick, close, pia)
             if agreed:  # where the label's path parts from the chosen node's
-                at = agree_at[u] - lo
-                for lane in range(LANES):
-                    meet[lane] = agree[at + labels[lane] * (hi - lo) + pick[lane]] + 1
+                _meet(agree, agree_at[u] - lo, hi - lo, labels, pick, meet)
             for lane in range(0 if agreed else LANES):
                 won = pick[lane]
                 if table:
