@@ -2,8 +2,9 @@
 test: prints times and ratios measured in one run, the contenders alternating.
 
 After each utility's sort, the compiled scan (``rank_scan``) reads every atom in rank order: its
-residual, label, row of weights (two bytes: a row of the table of distinct rows) and terms (a
-row of ``D`` = 3..7 float64 on the depth-7 tree of ``bench/fast_audit.py``), at random positions
+residual, key (its label and its row of the table of distinct rows of weights in one integer,
+``kernels.lane_keys``) and terms (a row of ``D`` = 3..7 float64 on the depth-7 tree of
+``bench/fast_audit.py``), at random positions
 of arrays that beyond the caches wait on memory.  On the arrays of the K = 30 audit (each
 utility's as the audit passes them to the scan), for each ``n`` the best of ``--repeat`` runs of
 the five utilities' scans:
