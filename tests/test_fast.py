@@ -230,6 +230,36 @@ def test_fast_boost_and_replay_survive_probabilities_below_float64():
         assert np.all(np.isfinite(P)) and np.all(P >= TOLERANCES["floor"]), t_
 
 
+#: ``numbers.entries``' rules as its callers give them (subgroup values, sample weights, a sample's
+#: weights): each an interval of the reals, which its check by the smallest and largest entry needs
+ENTRY_RULES = [("a number in [-1, 1]", lambda v: np.abs(v) <= 1), ("a finite nonnegative number", lambda v: v >= 0),
+               ("a finite positive number", lambda v: v > 0)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1e-300, 1 + 2**-52, -1 - 2**-52, 2.0, np.inf,
+                                 -np.inf, np.nan]), min_size=1, max_size=12),
+       st.sampled_from(range(len(ENTRY_RULES))))
+@example([0.5, 2.0, 0.5], 0)  # the bad entry between good ends
+@example([1.0, -0.0, np.nan, 0.25], 1)  # a NaN inside: min and max both NaN
+def test_entries_accept_exactly_the_values_each_rule_allows(values, which):
+    """``numbers.entries`` checks the smallest and largest entry first and reads every entry only
+    when they fail: on arrays with the bad entry anywhere (NaN, infinities, a value one ulp out of
+    range, -0.0), it returns the values exactly when every entry is finite and allowed, and
+    otherwise names the first that is not, as the entry-by-entry check would."""
+    from huc_ref.errors import HUCError
+    from huc_ref.fast.numbers import entries
+    rule, ok = ENTRY_RULES[which]
+    v = np.array(values)
+    bad = [i for i, x in enumerate(values) if not (np.isfinite(x) and ok(np.array([x]))[0])]
+    if not bad:
+        assert entries(v, len(v), "w", rule, ok, "range").tolist() == v.tolist()
+        return
+    with pytest.raises(HUCError) as err:
+        entries(v, len(v), "w", rule, ok, "range")
+    assert str(err.value) == f"w[{bad[0]}]: {values[bad[0]]!r} is not {rule}"
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"y_prob": [[0.5, 0.5, 0.0]]}, "y_prob: expected 2 columns (one per label), got shape (1, 3)"),
     ({"y_prob": [["a", "b"]]}, "y_prob: expected numbers, got text"),
