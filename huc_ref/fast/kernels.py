@@ -126,6 +126,16 @@ if COMPILED:
     def _data(context, builder, kind, value):
         return context.make_array(kind)(context, builder, value).data
 
+    def _gather(builder, data, where, kind, widen=None):
+        """The vector of ``kind`` whose lane ``k`` is ``data[where[k]]`` (``where``: a vector of
+        ``LANES`` indices; each element passed through ``widen`` first, if given): ``LANES`` loads."""
+        out = ir.Constant(kind, ir.Undefined)
+        for lane in range(LANES):
+            c = ir.Constant(_I32, lane)
+            x = builder.load(builder.gep(data, [builder.extract_element(where, c)], inbounds=True))
+            out = builder.insert_element(out, x if widen is None else widen(x), c)
+        return out
+
     @intrinsic
     def _sum_run(typingctx, buf, a, s, count):  # pragma: no cover - compiled
         """``buf[a] = buf[s] + buf[s + 1] + ... + buf[s + count - 1]``, added left to right, lane by
@@ -204,11 +214,7 @@ if COMPILED:
                                         align=8) for k, v in ((3, labels_), (4, pick_)))
             where = builder.add(builder.add(builder.mul(lab, _splat(builder, width_, _IVEC)), chosen),
                                 _splat(builder, at_, _IVEC))
-            found = ir.Constant(_IVEC, ir.Undefined)
-            for lane in range(LANES):
-                c = ir.Constant(_I32, lane)
-                x = builder.load(builder.gep(table, [builder.extract_element(where, c)], inbounds=True))
-                found = builder.insert_element(found, builder.sext(x, _I64), c)
+            found = _gather(builder, table, where, _IVEC, lambda x: builder.sext(x, _I64))
             builder.store(builder.add(found, _splat(builder, ir.Constant(_I64, 1), _IVEC)),
                           builder.bitcast(_data(context, builder, kinds[5], meet_), _IVEC.as_pointer()), align=8)
             return context.get_dummy_value()
@@ -231,11 +237,7 @@ if COMPILED:
             with cgutils.for_range(builder, builder.add(h_, ir.Constant(h_.type, 1))) as loop:
                 flat = builder.add(builder.mul(builder.load(_lanes_at(builder, rows, loop.index, _IVEC), align=8),
                                                width), lanes)
-                pi = ir.Constant(_VEC, ir.Undefined)
-                for lane in range(LANES):
-                    c = ir.Constant(_I32, lane)
-                    pi = builder.insert_element(
-                        pi, builder.load(builder.gep(data, [builder.extract_element(flat, c)], inbounds=True)), c)
+                pi = _gather(builder, data, flat, _VEC)
                 builder.store(builder.select(builder.fcmp_ordered(">", pi, zero), pi, one),
                               _lanes_at(builder, out, loop.index, _VEC), align=8)
             return context.get_dummy_value()
