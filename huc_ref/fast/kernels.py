@@ -925,9 +925,10 @@ def _vector_features() -> str:
 
 #: Whether :func:`rank_scan` writes a column's state back where it read it (one copy) rather than
 #: to the other copy (:func:`_lane_update` says why two): where numba compiles for AVX-512, whose
-#: masked stores are ordinary instructions.  On the project's Intel Xeon (family 6, model 207) one
-#: place took 0.80-0.90x the time of two over the five utilities' scans of ``bench/fast_audit.py``'s
-#: K = 30 workload (n = 10^5 and 10^6, scratch timing); AVX2 machines keep the two copies.
+#: masked stores are ordinary instructions.  On the project's Intel Xeon (family 6, model 207),
+#: ``python bench/kernels_against.py`` on ``bench/fast_audit.py``'s K = 30 workload (n = 10^6, one
+#: thread): the five scans 0.79x those of 9440b3a (two copies, no :func:`lane_keys`) and 0.89x those
+#: of 1a40d54 (one place, no keys), so one place about 0.89x; AVX2 machines keep the two copies.
 IN_PLACE = "+avx512f" in _vector_features().split(",")
 
 
