@@ -31,10 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.fast_audit import depth_tree, sample, utilities  # noqa: E402
+from bench.kernels_against import record  # noqa: E402
 from bench.machine import describe  # noqa: E402
 from bench.workloads import best_of  # noqa: E402
-from huc_ref import fast  # noqa: E402
 
 kernels = importlib.import_module("huc_ref.fast.kernels")
 DISTANCES = (None, 16, 32, 64, 128, 256)
@@ -42,19 +41,7 @@ DISTANCES = (None, 16, 32, 64, 128, 256)
 
 def scan_inputs(n: int) -> list:
     """The arguments of every ``rank_scan`` call of one K = 30 audit of ``n`` atoms (numba)."""
-    tree = depth_tree(30, 7)
-    P, y, groups = sample(tree, n)
-    calls, scan = [], kernels.rank_scan
-
-    def record(*args):
-        calls.append(args)
-        return scan(*args)
-    kernels.rank_scan = record
-    try:
-        fast.audit(y, P, tree, utilities(tree), subgroups=groups, accelerator="numba")
-    finally:
-        kernels.rank_scan = scan
-    return calls
+    return record(n)["rank_scan"]
 
 
 def gathered(call) -> tuple:

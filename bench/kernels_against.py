@@ -58,8 +58,9 @@ def load_revision(rev: str, where: Path):
 
 
 def record(n: int) -> dict:
-    """The arguments of each kernel's calls in one numba audit of ``n`` atoms (the sample pass on
-    this thread alone, so its chunks are the audit's)."""
+    """The arguments of each kernel's calls in one numba audit of ``n`` atoms (also
+    ``bench/gather.py``'s scans); the sample pass's chunks as ``huc_ref.fast.audit.THREADS`` makes
+    them (:func:`main` sets one thread)."""
     tree = depth_tree(30, 7)
     P, y, groups = sample(tree, n)
     calls = {name: [] for name in NAMES}
