@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 
 import numpy as np
 
@@ -27,7 +25,6 @@ from ..validation import check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
 from .numbers import (
     SMALLEST_NORMAL,
-    THREADS,
     ExactRows,
     as_floats,
     entries,
@@ -41,6 +38,7 @@ from .numbers import (
 )
 from .tree import _SHORT_RUN, FastTree, RootFirst, on_paths
 from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, term_columns, utility_values
+from .workers import THREADS, run_all
 
 __all__ = ["CHUNK", "SERIAL_CELLS", "chunk_rows", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution",
            "numba_available", "sample_rows", "check_label_mass", "zero_label",
@@ -425,14 +423,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                             "by a power of two such as 2.0**600 and pass renormalize=True (each row then stands for "
                             "itself divided by its sum), or use the exact engine"), "float_range"
 
-    with ThreadPoolExecutor(THREADS) if n > step else nullcontext() as pool:  # one chunk: no threads
-        run = pool.map if pool else map
-        try:
-            bad = [b for b in run(chunk, range(0, n, step)) if b is not None]
-        except BaseException:  # Ctrl-C: the queued chunks are dropped, not run to the end
-            if pool:
-                pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    # one chunk: no threads; Ctrl-C: the queued chunks are dropped, not run to the end
+    bad = [b for b in run_all(chunk, range(0, n, step), THREADS) if b is not None]
     if bad:  # a bad row anywhere before a label of probability 0 (check_label_mass's rule)
         first = next((b for b in bad if b[2] != "nonpositive"), bad[0])
         raise HUCError(f"y_prob[{first[0]}]: {first[1]}", kind=first[2])
@@ -529,8 +521,7 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     order = sorted(range(len(names)), key=lambda k: t.term_row[k] - t.term_row[k + 1])
     last = len(order) % THREADS if engine == "numpy" else 0
     head, tail = order[:len(order) - last], order[len(order) - last:]
-    with ThreadPoolExecutor(min(THREADS, len(head))) if len(head) > 1 else nullcontext() as pool:
-        done = dict(zip(head, (pool.map if pool else map)(table, head)))
+    done = dict(zip(head, run_all(table, head, THREADS)))
     done.update((k, table(k, THREADS)) for k in tail)
     return {name: done[k] for k, name in enumerate(names)}
 

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction  # noqa: F401 (doctests)
 
 import numpy as np
 
 from ..errors import HUCError
 from .numbers import block_sums, gathered_equal, group_sums, label_cells, sum_levels
+from .workers import run_all
 
 __all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "group_scores", "GROUP_BUCKETS",
            "sort_packed", "MEASURED_SORT", "tie_blocks", "CACHE_BLOCK", "Rows"]
@@ -786,11 +786,7 @@ class Rows:
 
         G = W.shape[1]
         parts = [range(G)[j::self._threads] for j in range(min(self._threads, G))]  # (subgroups independent)
-        if len(parts) == 1:
-            subgroups(parts[0])
-        else:
-            with ThreadPoolExecutor(len(parts)) as pool:
-                list(pool.map(subgroups, parts))
+        run_all(subgroups, parts, len(parts))
         return best
 
     def _every_subgroup(self, best, WT, order, equal, ties, val, rank, block_first, units, piece, sizes, seg_col,

@@ -11,7 +11,6 @@ Numbers float64 cannot hold are refused with a :class:`HUCError`, never rounded 
 from __future__ import annotations
 
 import math
-import os
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
@@ -553,7 +552,3 @@ def entries(values, n: int, where: str, rule: str, ok, kind: str, rows: str = "y
         raise HUCError(f"{where}[{i}]: {v[i].item()!r} is not {rule}", kind=kind)
     return v
 
-
-#: Threads for the chunks of the sample pass and for the utilities after it (numpy and the
-#: kernels release the GIL; this machine has 2 cores).
-THREADS = min(4, os.cpu_count() or 1)

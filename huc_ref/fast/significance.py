@@ -9,7 +9,7 @@ what does not depend on the labels is computed once (:class:`NullAudit`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 
@@ -17,9 +17,10 @@ from ..errors import HUCError
 from ..significance import uniforms
 from ..utilities import Utility
 from .intervals import Rows, tie_blocks
-from .numbers import THREADS, ExactRows, ratio, rounding_bound
+from .numbers import ExactRows, ratio, rounding_bound
 from .tree import FastTree
 from .utilities import LabelFreeMeans, exact_scores, path_plan, score_error
+from .workers import THREADS, run_all
 
 __all__ = ["MAX_NULL_BYTES", "check_memory", "draw_labels", "NullAudit", "null_sups"]
 
@@ -144,15 +145,17 @@ class NullAudit:
         from .kernels import null_scan
         G = self.W.shape[1]
         cuts = np.linspace(0, len(Y), min(THREADS, len(Y)) + 1).astype(int)
+
+        def part(ranked, out, bounds):  # the draws lo .. hi of one utility
+            order, last, U, score, mu, (cols, up, down), W, n_cols = ranked
+            lo, hi = bounds
+            Yt = np.ascontiguousarray(Y[lo:hi].T)
+            null_scan(Yt, order, last, U, score, mu, cols, up, down, W, n_cols, out[lo:hi])
+
         parts = []
-        with ThreadPoolExecutor(len(cuts) - 1) as pool:
-            for order, last, U, score, mu, (cols, up, down), W, n_cols in self.ranked:
-                out = np.zeros((len(Y), G, n_cols))
-                jobs = [pool.submit(null_scan, np.ascontiguousarray(Y[lo:hi].T), order, last, U, score, mu, cols, up,
-                                    down, W, n_cols, out[lo:hi]) for lo, hi in zip(cuts[:-1], cuts[1:])]
-                for job in jobs:
-                    job.result()
-                parts.append(out)
+        for ranked in self.ranked:
+            parts.append(np.zeros((len(Y), G, ranked[-1])))
+            run_all(partial(part, ranked, parts[-1]), zip(cuts[:-1], cuts[1:]), len(cuts) - 1)
         # candidate order: subgroups, then utilities, then columns
         return np.concatenate([p[:, g, :] for g in range(G) for p in parts], axis=1)
 

@@ -1,0 +1,100 @@
+"""The fast path's kept worker threads (``huc_ref.fast.workers``): results in order, the first
+exception passed on with the calls not yet started cancelled (also on Ctrl-C while waiting), and
+a forked child that audits with threads of its own."""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from huc_ref import LabelTree, Top1AtDepth
+from huc_ref.fast import audit as fast_audit
+from huc_ref.fast.workers import run_all, workers
+
+
+def blocked_calls(first):
+    """A call per item: item 0 runs ``first()``; every other item waits until ``release`` is set.
+    Returns the function, the set of items started and the event."""
+    started, release = set(), threading.Event()
+
+    def call(x):
+        started.add(x)
+        if x == 0:
+            return first()
+        assert release.wait(30)
+        return x
+    return call, started, release
+
+
+def test_the_first_exception_passes_on_and_the_calls_not_started_are_cancelled():
+    """Item 0 raises while item 1 holds the other thread: the exception reaches the caller, and of
+    items 2..9 at most the one the freed thread took next was started (the rest were cancelled)."""
+    def first():
+        time.sleep(0.05)
+        raise ValueError("item 0")
+    call, started, release = blocked_calls(first)
+    try:
+        with pytest.raises(ValueError, match="item 0"):
+            run_all(call, range(10), 2)
+    finally:
+        release.set()
+    time.sleep(0.1)
+    assert {0, 1} <= started and len(started - {0, 1}) <= 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGALRM is POSIX")
+def test_ctrl_c_while_waiting_cancels_the_calls_not_started():
+    """A KeyboardInterrupt in the waiting thread (a signal handler's, as Ctrl-C gives it) passes on,
+    and the calls still queued never start."""
+    call, started, release = blocked_calls(lambda: release.wait(30))
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            run_all(call, range(10), 2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        release.set()
+    time.sleep(0.1)
+    assert started == {0, 1}
+
+
+def test_results_come_in_order_and_one_thread_runs_here():
+    """``run_all`` gives ``[fn(x) for x in items]`` in order on threads; with a count of 1 (or one
+    item) every call runs in the calling thread."""
+    assert run_all(lambda x: (time.sleep(0.01 * (5 - x)), x)[1], range(5), 2) == list(range(5))
+    here = threading.get_ident()
+    assert run_all(lambda x: threading.get_ident(), range(3), 1) == [here] * 3
+    assert run_all(lambda x: threading.get_ident(), [0], 4) == [here]
+
+
+def audit_in_child(n):
+    tree = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(20)],
+                                         "b": [f"b{k}" for k in range(10)]})
+    rng = np.random.default_rng(0)
+    P, y = rng.dirichlet(np.ones(tree.K), n), rng.integers(0, tree.K, n)
+    return fast_audit(y, P, tree, {"top1": Top1AtDepth(tree, 1)}).to_json()["candidates"]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork")
+def test_a_forked_child_makes_its_own_threads():
+    """After the parent used the kept threads, a forked child (multiprocessing's fork start) audits
+    with threads: its pool is its own (the parent's threads are not in the child, and a pool
+    holding them would never run a call); the child's audit is the parent's."""
+    n = 20000  # n K above SERIAL_CELLS: the sample pass and the tables on threads
+    here = audit_in_child(n)
+    assert workers(2) is workers(2)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        there = pool.apply_async(audit_in_child, (n,)).get(timeout=60)
+    assert there == here
