@@ -1702,6 +1702,7 @@ def test_numba_engine_reports_bad_rows_like_numpy(name):
 @given(st.integers(1, 40), st.integers(1, 30), st.integers(0, 2**32 - 1), st.sampled_from([0.0, 1e-15, 1e-9]))
 @example(1, 1, 0, 0.0)
 @example(30, 30, 7, 1e-15)  # a node with 30 children: 30 candidates
+@example(5, 300, 3, 1e-15)  # 300 candidates: more than a byte counts
 def test_first_max_rows_is_first_max_read_by_candidate(n, m, seed, rel):
     """The top-1 choice read candidate by candidate (rows of subtree sums, no transposed copy), or
     from one block of rows (a cut that is one level of the level sums), is np.argmax's first largest
@@ -1717,6 +1718,17 @@ def test_first_max_rows_is_first_max_read_by_candidate(n, m, seed, rel):
         j, unsure, top = first_max_rows(rows, rel)
         assert j.tolist() == want_j.tolist() == np.argmax(M, axis=1).tolist()
         assert unsure.tolist() == want_unsure.tolist() and top.tolist() == M.max(axis=1).tolist()
+
+
+@pytest.mark.parametrize("m", [255, 256, 257, 513])
+def test_first_max_rows_counts_past_a_byte(m):
+    """``m`` equal candidates (a node with hundreds of children, all of one mass) are ``m`` near
+    the largest, however many: unsure, the first one chosen (a count kept in a byte would wrap
+    to 0 at 256 and call the choice certain)."""
+    from huc_ref.fast.numbers import first_max_rows
+    for rows in (np.full((m, 3), 0.125), list(np.full((m, 3), 0.125))):
+        j, unsure, top = first_max_rows(rows, 1e-15)
+        assert j.tolist() == [0, 0, 0] and unsure.all() and top.tolist() == [0.125] * 3
 
 
 @settings(max_examples=150, deadline=None)

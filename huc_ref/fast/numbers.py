@@ -177,15 +177,16 @@ def first_max(values: np.ndarray, error: np.ndarray | None = None, rel: float = 
 def first_max_rows(rows, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`first_max` of nonnegative values given candidate by candidate (K.2's top-1 choice among
     the cut's subtree masses, the first of equal largest): ``rows[k][i]`` is
-    candidate ``k``'s value for atom ``i`` (rows of subtree sums, read in place: no transposed
+    candidate ``k``'s value for atom ``i`` (rows of subtree sums, or one block of rows of the
+    level sums, :meth:`huc_ref.fast.tree.FastTree.level_sums`, read in place: no transposed
     copy).  Returns per atom the first candidate of largest value, whether another is within the
     relative bound ``rel`` of it (then an exact decision is needed), and the largest value.
 
-    ``rows`` a 2-D array (the candidates one contiguous block of rows, as a cut whose nodes are
-    one level of :meth:`huc_ref.fast.tree.FastTree.level_sums`): whole-block reductions along
-    the candidates, and the candidate of an atom with one value within ``rel`` of its largest is
-    that value's; the few others take ``argmax`` of their own values.  Else one pass per
-    candidate.  Both give the same three arrays.
+    One pass per candidate, each over contiguous numbers: the largest value, then, from the last
+    candidate to the first, which values lie within ``rel`` of it (``x >= top - rel (top + x)``, as
+    :func:`first_max` compares): their count, and the first of them, which is the largest where it
+    is the only one; the few atoms with two or more take ``argmax`` of their own values (numpy's
+    ``argmax(axis=0)`` of a whole block would copy it first).
 
     >>> j, unsure, top = first_max_rows([np.array([0.3, 0.5]), np.array([0.1 + 0.2, 0.2])], rel=1e-15)
     >>> j.tolist(), unsure.tolist(), top.tolist()
@@ -193,25 +194,22 @@ def first_max_rows(rows, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray
     >>> [x.tolist() for x in first_max_rows(np.array([[0.3, 0.5, 0.25], [0.1 + 0.2, 0.2, 0.25]]), rel=1e-15)]
     [[1, 0, 0], [True, False, True], [0.30000000000000004, 0.5, 0.25]]
     """
-    if isinstance(rows, np.ndarray) and rows.ndim == 2 and len(rows):
-        top = rows.max(axis=0)
-        near = rows >= top * ((1.0 - rel) / (1.0 + rel))  # within rel of the largest, the largest among them
-        unsure = np.count_nonzero(near, axis=0) > 1
-        j = near.argmax(axis=0)  # where one value is near the largest, it is the largest
-        idx = np.flatnonzero(unsure)
-        if len(idx):  # the first of equal largest values (np.argmax's rule)
-            j[idx] = rows[:, idx].argmax(axis=0)
-        return j, unsure, top
     top = rows[0].copy()
+    for row in rows[1:]:
+        np.maximum(top, row, out=top)
+    low = top * ((1.0 - rel) / (1.0 + rel))  # x >= top - rel (top + x)  <=>  x >= top (1 - rel) / (1 + rel)
     j = np.zeros(len(top), dtype=np.intp)
-    for k in range(1, len(rows)):  # the first of equal largest values stays (np.argmax's rule)
-        np.copyto(j, k, where=rows[k] > top)
-        np.maximum(top, rows[k], out=top)
-    low = top * ((1.0 - rel) / (1.0 + rel))  # x >= top - rel (top + x), as first_max compares
-    close = np.zeros(len(top), dtype=np.intp)
-    for row in rows:
-        close += row >= low
-    return j, close > 1, top
+    close = np.zeros(len(top), dtype=np.uint8 if len(rows) < 255 else np.intp)
+    near = np.empty(len(top), dtype=bool)
+    for k in range(len(rows) - 1, -1, -1):  # the first candidate near the largest is written last
+        np.greater_equal(rows[k], low, out=near)
+        np.copyto(j, k, where=near)
+        close += near
+    unsure = close > 1  # (the largest is near itself)
+    idx = np.flatnonzero(unsure)
+    if len(idx):  # the first of equal largest values (np.argmax's rule)
+        j[idx] = np.array([row[idx] for row in rows]).argmax(axis=0)
+    return j, unsure, top
 
 
 def row_sums(X: np.ndarray) -> np.ndarray:
