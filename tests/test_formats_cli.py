@@ -918,3 +918,24 @@ def test_a_parquet_files_column_names_are_checked_like_a_header(tmp_path, capsys
     capsys.readouterr()
     assert main(args + [f"{d}/bad.parquet"]) == 2
     assert "(column 0 is 'y2', the tree's label 0 'y1')" in capsys.readouterr().err
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([None, "v0", "a b"]), st.floats(0, 1), st.sampled_from([None, (0.25, 0.5)]),
+                          st.one_of(st.floats(-1, 1), st.fractions())), max_size=6),
+       st.sampled_from([None, "all"]), st.sampled_from([None, "u"]))
+def test_rows_of_a_table_are_the_rows_the_constructor_makes(rows, subgroup, utility):
+    """``Candidate.of_table`` (the fast audit's rows, fields written at once) gives exactly the
+    frozen dataclass's own rows: equal, the same hash, repr and JSON, and frozen."""
+    import dataclasses
+
+    from huc_ref.results import Candidate
+    made = Candidate.of_table(subgroup, utility, *zip(*rows)) if rows else Candidate.of_table(subgroup, utility,
+                                                                                                [], [], [], [])
+    want = [Candidate(subgroup, utility, *row) for row in rows]
+    assert made == want and [type(c) for c in made] == [Candidate] * len(rows)
+    for a, b in zip(made, want):
+        assert hash(a) == hash(b) and repr(a) == repr(b) and a.to_json() == b.to_json()
+        assert dataclasses.astuple(a) == dataclasses.astuple(b)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            a.sup = 0.0

@@ -540,14 +540,20 @@ def numba_available() -> bool:
 
 def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sample: bool) -> AuditResult:
     """The :class:`AuditResult` of every utility's :class:`Rows`, in the exact engine's row order
-    (subgroups, utilities, the UC row, then the relevant nodes in pre-order), with float numbers."""
+    (subgroups, utilities, the UC row, then the relevant nodes in pre-order), with float numbers;
+    each utility's witnesses (App. F.3) read for all its subgroups at once."""
+    found = {}
+    for name, table in tables.items():
+        nodes = [None] + [tree.nodes[a] for a in table.nodes]
+        sup, r, b, moment = (np.stack(x) for x in zip(*table.best))  # (subgroups, columns) each
+        witness = table.intervals(r.ravel(), b.ravel())
+        cut = len(nodes)
+        found[name] = (nodes, sup.tolist(), [witness[k * cut:(k + 1) * cut] for k in range(len(subgroups))],
+                       moment.tolist())
     candidates = []
-    nodes = {name: [None] + [tree.nodes[a] for a in table.nodes] for name, table in tables.items()}
     for k, c_name in enumerate(subgroups):
-        for name, table in tables.items():
-            sup, r, b, moment = table.best[k]
-            candidates += [Candidate(c_name, name, *row) for row in
-                           zip(nodes[name], sup.tolist(), table.intervals(r, b), moment.tolist())]
+        for name, (nodes, sup, witness, moment) in found.items():
+            candidates += Candidate.of_table(c_name, name, nodes, sup[k], witness[k], moment[k])
     relevant = {name: tuple(tree.nodes[a] for a in table.nodes) for name, table in tables.items()}
     return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast")
 
