@@ -1708,16 +1708,20 @@ def test_first_max_rows_is_first_max_read_by_candidate(n, m, seed, rel):
     from one block of rows (a cut that is one level of the level sums), is np.argmax's first largest
     and :func:`first_max`'s uncertain rows, on values with exact ties, neighbours one ulp apart, zeros
     and entries near 1e-300."""
+    from huc_ref.fast import numbers
     from huc_ref.fast.numbers import first_max, first_max_rows
     rng = np.random.default_rng(seed)
     M = rng.choice([0.0, 1e-300, 0.25, 0.5, np.nextafter(0.5, 1), 0.75], size=(n, m))
     M *= rng.choice([1, 1, 1e-200], n)[:, None]
     M[:, rng.random(m) < 0.3] = rng.random((n, 1))
     want_j, want_unsure = first_max(M, rel=rel)
-    for rows in (list(M.T.copy()), M.T.copy()):  # candidate by candidate, and one block of rows
-        j, unsure, top = first_max_rows(rows, rel)
-        assert j.tolist() == want_j.tolist() == np.argmax(M, axis=1).tolist()
-        assert unsure.tolist() == want_unsure.tolist() and top.tolist() == M.max(axis=1).tolist()
+    for passes_from in (0, numbers._CANDIDATE_PASS_ROWS):  # a block read candidate by candidate, and whole
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(numbers, "_CANDIDATE_PASS_ROWS", passes_from)
+            for rows in (list(M.T.copy()), M.T.copy()):  # candidate by candidate, and one block of rows
+                j, unsure, top = first_max_rows(rows, rel)
+                assert j.tolist() == want_j.tolist() == np.argmax(M, axis=1).tolist()
+                assert unsure.tolist() == want_unsure.tolist() and top.tolist() == M.max(axis=1).tolist()
 
 
 @pytest.mark.parametrize("m", [255, 256, 257, 513])
@@ -1725,10 +1729,13 @@ def test_first_max_rows_counts_past_a_byte(m):
     """``m`` equal candidates (a node with hundreds of children, all of one mass) are ``m`` near
     the largest, however many: unsure, the first one chosen (a count kept in a byte would wrap
     to 0 at 256 and call the choice certain)."""
-    from huc_ref.fast.numbers import first_max_rows
-    for rows in (np.full((m, 3), 0.125), list(np.full((m, 3), 0.125))):
-        j, unsure, top = first_max_rows(rows, 1e-15)
-        assert j.tolist() == [0, 0, 0] and unsure.all() and top.tolist() == [0.125] * 3
+    from huc_ref.fast import numbers
+    for passes_from in (0, numbers._CANDIDATE_PASS_ROWS):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(numbers, "_CANDIDATE_PASS_ROWS", passes_from)
+            for rows in (np.full((m, 3), 0.125), list(np.full((m, 3), 0.125))):
+                j, unsure, top = numbers.first_max_rows(rows, 1e-15)
+                assert j.tolist() == [0, 0, 0] and unsure.all() and top.tolist() == [0.125] * 3
 
 
 @settings(max_examples=150, deadline=None)
