@@ -91,10 +91,14 @@ def audit_in_child(n):
 def test_a_forked_child_makes_its_own_threads():
     """After the parent used the kept threads, a forked child (multiprocessing's fork start) audits
     with threads: its pool is its own (the parent's threads are not in the child, and a pool
-    holding them would never run a call); the child's audit is the parent's."""
+    holding them would never run a call), and so is the lock that guards the pools (forked while
+    another thread held it, the child's copy would stay held); the child's audit is the parent's."""
+    from huc_ref.fast import workers as kept
     n = 20000  # n K above SERIAL_CELLS: the sample pass and the tables on threads
     here = audit_in_child(n)
     assert workers(2) is workers(2)
-    with multiprocessing.get_context("fork").Pool(1) as pool:
+    with kept._made:  # as if a thread were inside workers() at the fork
+        children = multiprocessing.get_context("fork").Pool(1)
+    with children as pool:
         there = pool.apply_async(audit_in_child, (n,)).get(timeout=60)
     assert there == here

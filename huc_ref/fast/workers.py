@@ -25,6 +25,18 @@ _pools: dict = {}
 _made = threading.Lock()
 
 
+def _forget_pools() -> None:
+    """In a forked child: none of the parent's threads exist there (a pool holding them would
+    never run a call), and the lock may have been held by one of them at the fork."""
+    global _made
+    _pools.clear()
+    _made = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # (POSIX; elsewhere a process cannot fork)
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 def workers(count: int) -> ThreadPoolExecutor:
     """The process's pool of ``count`` threads (App. F.4's independent chunks and utilities run on
     it), made at the first call; a forked child makes its own (its parent's threads are not in
@@ -35,11 +47,10 @@ def workers(count: int) -> ThreadPoolExecutor:
     >>> list(workers(2).map(abs, [-3, 4]))
     [3, 4]
     """
-    key = (os.getpid(), count)
     with _made:
-        pool = _pools.get(key)
+        pool = _pools.get(count)
         if pool is None:
-            pool = _pools[key] = ThreadPoolExecutor(count, thread_name_prefix="huc-ref")
+            pool = _pools[count] = ThreadPoolExecutor(count, thread_name_prefix="huc-ref")
     return pool
 
 
