@@ -102,3 +102,20 @@ def test_a_forked_child_makes_its_own_threads():
     with children as pool:
         there = pool.apply_async(audit_in_child, (n,)).get(timeout=60)
     assert there == here
+
+
+def test_a_call_on_the_pool_that_runs_more_calls_runs_them_in_place():
+    """Nested use cannot deadlock: every thread of a two-thread pool runs a call that itself asks
+    for calls on the same pool; those run in the worker's own thread (queued behind the outer
+    calls, they would never start)."""
+    inner_threads = []
+
+    def outer(x):
+        return run_all(lambda y: inner_threads.append(threading.current_thread().name) or y * x, range(3), 2)
+
+    found = []
+    caller = threading.Thread(target=lambda: found.append(run_all(outer, [1, 2, 3, 4], 2)), daemon=True)
+    caller.start()
+    caller.join(30)  # (a deadlock fails here rather than hanging the run)
+    assert found == [[[0, 1, 2], [0, 2, 4], [0, 3, 6], [0, 4, 8]]]
+    assert len(inner_threads) == 12 and all(name.startswith("huc-ref-worker") for name in inner_threads)

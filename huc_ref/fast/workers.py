@@ -23,6 +23,7 @@ THREADS = min(4, os.cpu_count() or 1)
 
 _pools: dict = {}
 _made = threading.Lock()
+_NAME = "huc-ref-worker"  # (the pools' threads' names begin with it)
 
 
 def _forget_pools() -> None:
@@ -50,21 +51,24 @@ def workers(count: int) -> ThreadPoolExecutor:
     with _made:
         pool = _pools.get(count)
         if pool is None:
-            pool = _pools[count] = ThreadPoolExecutor(count, thread_name_prefix="huc-ref")
+            pool = _pools[count] = ThreadPoolExecutor(count, thread_name_prefix=_NAME)
     return pool
 
 
 def run_all(fn, items, count: int) -> list:
     """``[fn(x) for x in items]`` on :func:`workers` ``(count)`` (in order; F.4's chunks or
-    utilities), or in this thread where ``count`` is 1 or there is one item.  Should one call
-    raise, or this thread be interrupted (Ctrl-C) while it waits, the calls not yet started are
-    cancelled, and the exception passes on.
+    utilities), or in this thread where ``count`` is 1, there is one item, or this thread is one of
+    the pools' own (a call waiting there for calls queued behind it could wait forever).  Should
+    one call raise, or this thread be interrupted (Ctrl-C) while it waits, the calls not yet
+    started are cancelled, and the exception passes on.
 
     >>> run_all(lambda x: x * x, range(5), 2)
     [0, 1, 4, 9, 16]
+    >>> run_all(lambda x: run_all(abs, [-x, x], 2), [1, 2, 3], 2)  # nested: the inner calls run in place
+    [[1, 1], [2, 2], [3, 3]]
     """
     items = list(items)
-    if count <= 1 or len(items) <= 1:
+    if count <= 1 or len(items) <= 1 or threading.current_thread().name.startswith(_NAME):
         return [fn(x) for x in items]
     pool = workers(count)
     jobs: list[Future] = [pool.submit(fn, x) for x in items]
