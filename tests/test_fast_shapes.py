@@ -556,16 +556,22 @@ def test_a_flat_trees_bad_row_gets_one_message_on_both_accelerators(row, message
 
 
 @pytest.mark.parametrize("shape, size, width", [("flat", 100, 0), ("wide_last", 2, 30), ("two_level", 10, 10)])
-def test_level_sums_add_every_nodes_children_left_to_right(shape, size, width):
+@pytest.mark.parametrize("rows, piece", [(64, None), (700, None), (50, 7)])
+def test_level_sums_add_every_nodes_children_left_to_right(monkeypatch, shape, size, width, rows, piece):
     """C.1's subtree masses of a node with more than eight children are its children added left to
     right, as for the shorter runs and as the compiled kernel adds them (``top1_path_terms``): the
     same bits, checked against Python's own left-to-right sums of each node's children, on 100
     classes near 1e-300, 30 children last at their depth and ten groups of ten.  (Before session
-    30 ``np.add.reduceat`` summed the longer runs in another order.)"""
+    30 ``np.add.reduceat`` summed the longer runs in another order.)  The predictions become the
+    leaves' rows ``_TRANSPOSE_ROWS`` rows at a time: one piece, several with a partial last one
+    (700 rows in pieces of 256), and many (50 rows in pieces of 7)."""
+    from huc_ref.fast import tree as fast_tree
     from huc_ref.fast.tree import FastTree
+    if piece is not None:
+        monkeypatch.setattr(fast_tree, "_TRANSPOSE_ROWS", piece)
     t = shape_tree(shape, size, width, 3)
     ft = FastTree(t)
-    P = softmax_rows(11, t.K, 64, 3.0, -300)
+    P = softmax_rows(11, t.K, rows, 3.0, -300)
     S = ft.level_sums(P)
     for a in range(len(t.nodes)):  # every node, from its children's own rows (leaves: the entries)
         kids = t.child_ids[a]
