@@ -203,27 +203,27 @@ def first_max_rows(rows, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray
     >>> [x.tolist() for x in first_max_rows(np.array([[0.3, 0.5, 0.25], [0.1 + 0.2, 0.2, 0.25]]), rel=1e-15)]
     [[1, 0, 0], [True, False, True], [0.30000000000000004, 0.5, 0.25]]
     """
-    if isinstance(rows, np.ndarray) and rows.ndim == 2 and len(rows) and rows.shape[1] < _CANDIDATE_PASS_ROWS:
-        top = rows.max(axis=0)  # a block of few atoms (a wide cut, K = 1,000: chunks of 2,097 rows): a pass per
-        near = rows >= top * ((1.0 - rel) / (1.0 + rel))  # candidate would be one numpy call per few numbers
+    whole = isinstance(rows, np.ndarray) and rows.ndim == 2 and len(rows) and rows.shape[1] < _CANDIDATE_PASS_ROWS
+    if whole:  # a block of few atoms (a wide cut, K = 1,000: chunks of 2,097 rows): a pass per candidate would
+        top = rows.max(axis=0)  # be one numpy call per few numbers
+    else:
+        top = rows[0].copy()
+        for row in rows[1:]:
+            np.maximum(top, row, out=top)
+    low = top * ((1.0 - rel) / (1.0 + rel))  # x >= top - rel (top + x)  <=>  x >= top (1 - rel) / (1 + rel)
+    if whole:
+        near = rows >= low
         unsure = np.count_nonzero(near, axis=0) > 1
         j = near.argmax(axis=0)  # where one value is near the largest, it is the largest
-        idx = np.flatnonzero(unsure)
-        if len(idx):  # the first of equal largest values (np.argmax's rule)
-            j[idx] = rows[:, idx].argmax(axis=0)
-        return j, unsure, top
-    top = rows[0].copy()
-    for row in rows[1:]:
-        np.maximum(top, row, out=top)
-    low = top * ((1.0 - rel) / (1.0 + rel))  # x >= top - rel (top + x)  <=>  x >= top (1 - rel) / (1 + rel)
-    j = np.zeros(len(top), dtype=np.intp)
-    close = np.zeros(len(top), dtype=np.uint8 if len(rows) < 255 else np.intp)
-    near = np.empty(len(top), dtype=bool)
-    for k in range(len(rows) - 1, -1, -1):  # the first candidate near the largest is written last
-        np.greater_equal(rows[k], low, out=near)
-        np.copyto(j, k, where=near)
-        close += near
-    unsure = close > 1  # (the largest is near itself)
+    else:
+        j = np.zeros(len(top), dtype=np.intp)
+        close = np.zeros(len(top), dtype=np.uint8 if len(rows) < 255 else np.intp)
+        near = np.empty(len(top), dtype=bool)
+        for k in range(len(rows) - 1, -1, -1):  # the first candidate near the largest is written last
+            np.greater_equal(rows[k], low, out=near)
+            np.copyto(j, k, where=near)
+            close += near
+        unsure = close > 1  # (the largest is near itself)
     idx = np.flatnonzero(unsure)
     if len(idx):  # the first of equal largest values (np.argmax's rule)
         j[idx] = np.array([row[idx] for row in rows]).argmax(axis=0)
