@@ -554,7 +554,7 @@ def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sampl
     for k, c_name in enumerate(subgroups):
         for name, (nodes, sup, witness, moment) in found.items():
             candidates += Candidate.of_table(c_name, name, nodes, sup[k], witness[k], moment[k])
-    relevant = {name: tuple(tree.nodes[a] for a in table.nodes) for name, table in tables.items()}
+    relevant = {name: tuple(nodes[1:]) for name, (nodes, *_) in found.items()}
     return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast")
 
 
