@@ -2,11 +2,10 @@
 and numpy's subgroups (App. F.4: each independent of the others) run side by side on a pool of
 threads that the process keeps, rather than one made and joined at every call.
 
-Starting two threads and joining them costs about 0.3 ms here, and an audit used two or three
-pools: with the pool kept, audits of ``bench/fast_audit.py``'s K = 30 workload (|U| = 5,
-|C| = 7) at n = 10^4 took 0.84x (numba) and 0.88-0.93x (numpy) the time of 89b0179's
-(``python bench/phases.py --against 89b0179 --n 10000 --audit-only``).  numpy and the compiled
-kernels release the GIL, so the threads run at once.
+An audit used to start and join two or three pools of threads: with the pool kept, audits of
+``bench/fast_audit.py``'s K = 30 workload (|U| = 5, |C| = 7) at n = 10^4 took 0.84x (numba) and
+0.88-0.93x (numpy) the time of 89b0179's (``python bench/phases.py --against 89b0179 --n 10000
+--audit-only``).  numpy and the compiled kernels release the GIL, so the threads run at once.
 """
 
 from __future__ import annotations
