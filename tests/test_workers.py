@@ -1,6 +1,7 @@
 """The fast path's kept worker threads (``huc_ref.fast.workers``): results in order, the first
 exception passed on with the calls not yet started cancelled (also on Ctrl-C while waiting), and
-a forked child that audits with threads of its own."""
+a forked child that audits with threads of its own; ``run_staged``'s two steps (the sorts in the
+calling thread, the scans on the workers as each sort is done and the last ones in the caller)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import pytest
 
 from huc_ref import LabelTree, Top1AtDepth
 from huc_ref.fast import audit as fast_audit
-from huc_ref.fast.workers import run_all, workers
+from huc_ref.fast.audit import numba_available
+from huc_ref.fast.workers import run_all, run_staged, workers
 
 
 def blocked_calls(first):
@@ -79,28 +81,32 @@ def test_results_come_in_order_and_one_thread_runs_here():
     assert run_all(lambda x: threading.get_ident(), [0], 4) == [here]
 
 
-def audit_in_child(n):
+def audit_in_child(n, accelerator="numpy"):
     tree = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(20)],
                                          "b": [f"b{k}" for k in range(10)]})
     rng = np.random.default_rng(0)
     P, y = rng.dirichlet(np.ones(tree.K), n), rng.integers(0, tree.K, n)
-    return fast_audit(y, P, tree, {"top1": Top1AtDepth(tree, 1)}).to_json()["candidates"]
+    return fast_audit(y, P, tree, {"top1": Top1AtDepth(tree, 1)}, accelerator=accelerator).to_json()["candidates"]
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork")
-def test_a_forked_child_makes_its_own_threads():
+@pytest.mark.parametrize("accelerator", ["numpy", "numba"])
+def test_a_forked_child_makes_its_own_threads(accelerator):
     """After the parent used the kept threads, a forked child (multiprocessing's fork start) audits
     with threads: its pool is its own (the parent's threads are not in the child, and a pool
     holding them would never run a call), and so is the lock that guards the pools (forked while
-    another thread held it, the child's copy would stay held); the child's audit is the parent's."""
+    another thread held it, the child's copy would stay held); the child's audit is the parent's.
+    numba's tables also use the one-thread pool of ``run_staged``."""
     from huc_ref.fast import workers as kept
+    if accelerator == "numba" and not numba_available():
+        pytest.skip("the numba extra is not installed")
     n = 20000  # n K above SERIAL_CELLS: the sample pass and the tables on threads
-    here = audit_in_child(n)
+    here = audit_in_child(n, accelerator)
     assert workers(2) is workers(2)
     with kept._made:  # as if a thread were inside workers() at the fork
         children = multiprocessing.get_context("fork").Pool(1)
     with children as pool:
-        there = pool.apply_async(audit_in_child, (n,)).get(timeout=60)
+        there = pool.apply_async(audit_in_child, (n, accelerator)).get(timeout=60)
     assert there == here
 
 
@@ -119,3 +125,99 @@ def test_a_call_on_the_pool_that_runs_more_calls_runs_them_in_place():
     caller.join(30)  # (a deadlock fails here rather than hanging the run)
     assert found == [[[0, 1, 2], [0, 2, 4], [0, 3, 6], [0, 4, 8]]]
     assert len(inner_threads) == 12 and all(name.startswith("huc-ref-worker") for name in inner_threads)
+
+
+def staged_calls(then_wait=0.0, first_fails=None, then_fails=None, hold=None):
+    """``first`` and ``then`` for :func:`run_staged` that record where and on what each ran:
+    ``then`` sleeps ``then_wait`` s; ``first_fails`` / ``then_fails``: the item whose call
+    raises; ``hold``: ``(item, event)``, ``first`` of that item waits for the event."""
+    firsts, thens = [], []
+
+    def first(x):
+        firsts.append((x, threading.current_thread().name))
+        if hold is not None and x == hold[0]:
+            assert hold[1].wait(30)
+        if x == first_fails:
+            raise ValueError(f"first {x}")
+        return 10 * x
+
+    def then(x, made):
+        thens.append((x, threading.current_thread().name))
+        time.sleep(then_wait)
+        if x == then_fails:
+            raise ValueError(f"then {x}")
+        return (x, made)
+    return first, then, firsts, thens
+
+
+def test_staged_calls_give_every_result_in_order_the_sorts_here_the_first_scan_on_a_worker():
+    """Every ``first`` runs in the calling thread, in order; the first item's ``then`` on a worker
+    while the caller goes on; with the firsts done the caller takes the last item's ``then`` (the
+    queue's tail), one at a time, so both threads scan; results in order."""
+    first, then, firsts, thens = staged_calls(then_wait=0.05)
+    here = threading.current_thread().name
+    assert run_staged(first, then, range(5), 2) == [(x, 10 * x) for x in range(5)]
+    assert firsts == [(x, here) for x in range(5)]
+    where = dict(thens)
+    assert sorted(where) == list(range(5))
+    assert where[0].startswith("huc-ref-worker") and where[4] == here
+    assert where[1].startswith("huc-ref-worker")  # (the caller takes one at a time: the worker goes on meanwhile)
+
+
+def test_staged_calls_run_here_with_one_thread_one_item_or_on_a_worker():
+    """A count of 1, one item, or a call from one of the pools' own threads: all in this thread,
+    ``then`` straight after its ``first`` (as ``run_all``, a worker waiting for calls queued
+    behind it could wait forever)."""
+    for count, items in ((1, range(3)), (4, [7])):
+        first, then, firsts, thens = staged_calls()
+        assert run_staged(first, then, items, count) == [(x, 10 * x) for x in items]
+        assert {name for _, name in firsts + thens} == {threading.current_thread().name}
+    inner = run_all(lambda x: run_staged(lambda y: y + x, lambda y, m: (threading.current_thread().name, m),
+                                         range(3), 2), [1, 2], 2)
+    assert [[m for _, m in row] for row in inner] == [[1, 2, 3], [2, 3, 4]]
+    assert all(name.startswith("huc-ref-worker") for row in inner for name, _ in row)
+
+
+def test_a_failing_first_passes_on_and_no_then_of_it_or_a_later_item_runs():
+    """``first`` of item 2 raises: the exception reaches the caller; items 2..4 never reach
+    ``then`` (the worker waiting for item 2's ``first`` returns at once, the rest are cancelled)."""
+    first, then, firsts, thens = staged_calls(first_fails=2)
+    with pytest.raises(ValueError, match="first 2"):
+        run_staged(first, then, range(5), 2)
+    time.sleep(0.1)
+    assert [x for x, _ in firsts] == [0, 1, 2]
+    assert {x for x, _ in thens} <= {0, 1}
+
+
+def test_a_failing_then_passes_on():
+    """A ``then`` that raises on a worker: its exception reaches the caller."""
+    first, then, firsts, thens = staged_calls(then_fails=0)
+    with pytest.raises(ValueError, match="then 0"):
+        run_staged(first, then, range(4), 2)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGALRM is POSIX")
+def test_ctrl_c_during_the_sorts_releases_the_waiting_worker_and_runs_no_more_scans():
+    """A KeyboardInterrupt while the caller runs item 1's ``first`` passes on; the worker waiting
+    for it returns without calling ``then``, and no later item reaches ``then``; the pool is free
+    for the next call."""
+    release = threading.Event()
+    first, then, firsts, thens = staged_calls(hold=(1, release))
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            run_staged(first, then, range(5), 2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        release.set()
+    time.sleep(0.1)
+    assert [x for x, _ in firsts] == [0, 1] and {x for x, _ in thens} <= {0}
+    first, then, _, _ = staged_calls()
+    assert workers(1).submit(lambda: 5).result(timeout=10) == 5
+    assert run_staged(first, then, range(3), 2) == [(x, 10 * x) for x in range(3)]

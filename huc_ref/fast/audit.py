@@ -38,7 +38,7 @@ from .numbers import (
 )
 from .tree import _SHORT_RUN, FastTree, RootFirst, on_paths
 from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score_error, term_columns, utility_values
-from .workers import THREADS, run_all
+from .workers import THREADS, run_all, run_staged
 
 __all__ = ["CHUNK", "SERIAL_CELLS", "chunk_rows", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution",
            "numba_available", "sample_rows", "check_label_mass", "zero_label",
@@ -481,7 +481,8 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
                   utilities: Mapping[str, Utility], rows=None, engine: str = "numpy",
                   exact: ExactRows | None = None) -> dict:
     """The :class:`Rows` of every utility from its :class:`SampleTerms` (one sort per utility,
-    Algorithm 2 on every column at once, App. F.3-F.4), the utilities on :data:`THREADS` threads.
+    Algorithm 2 on every column at once, App. F.3-F.4), the utilities on :data:`THREADS` threads
+    (under numba each utility's sort and its scan as two calls, :func:`huc_ref.fast.workers.run_staged`).
 
     >>> from huc_ref import LabelTree, Table
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
@@ -502,24 +503,36 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
         lanes = weight_lanes(W)  # and each atom's label and row of weights in one number (the kinds of term_columns)
         lanes += ((labels, lane_keys(labels, lanes[1])),)
 
-    def table(k: int, threads: int = 1) -> Rows:
+    def table(k: int, threads: int = 1, blocks=None) -> Rows:
         nodes, colmap, _ = t.plans[k]
         out = Rows(t.score[k], t.residual[k], t.T[k], *term_columns(ft, colmap, t.depths[k], labels),
                    W, len(nodes) + 1, engine, score_error=t.error[k],
                    exact_score=exact_scores(utilities[names[k]], exact, rows),
                    uc_copies=range(1, len(nodes) + 1) if t.flat else (), lanes=lanes, threads=threads,
-                   labels=(labels, ft.K))
+                   labels=(labels, ft.K), blocks=blocks)
         out.nodes = nodes
         return out
 
+    def blocks(k: int):
+        """Utility ``k``'s sort and tie blocks (what :class:`Rows` makes first), where it has node terms (without,
+        Rows takes its UC column straight from the sort)."""
+        if not len(t.T[k]):
+            return None
+        return tie_blocks(t.score[k], t.error[k], exact_scores(utilities[names[k]], exact, rows), engine=engine)
+
     if len(labels) * ft.K <= SERIAL_CELLS:  # few numbers: no threads
         return {name: table(k) for k, name in enumerate(names)}
-    # the utilities with the most term rows first, so that the last one to start is a short one; under numpy
-    # those left over when the others fill whole rounds of the threads come after them, each scanning its
-    # subgroups on all the threads (numpy's utilities cost about the same: with five on two threads the
-    # fifth alone would leave a thread idle for a third of the phase; one utility alone uses every thread)
+    # the utilities with the most term rows first, so that the last one to start is a short one; under numba
+    # the sorts in this thread, each utility's scan on the workers as soon as its sort is done, and the last
+    # scans in this thread once the sorts are done (run_staged: five scans of about equal cost as whole
+    # utilities put three on one of two threads); under numpy those left over when the others fill whole rounds
+    # of the threads come after them, each scanning its subgroups on all the threads (with five on two threads
+    # the fifth alone would leave a thread idle for a third of the phase; one utility alone uses every thread)
     order = sorted(range(len(names)), key=lambda k: t.term_row[k] - t.term_row[k + 1])
-    last = len(order) % THREADS if engine == "numpy" else 0
+    if engine == "numba":
+        done = dict(zip(order, run_staged(blocks, lambda k, made: table(k, blocks=made), order, THREADS)))
+        return {name: done[k] for k, name in enumerate(names)}
+    last = len(order) % THREADS
     head, tail = order[:len(order) - last], order[len(order) - last:]
     done = dict(zip(head, run_all(table, head, THREADS)))
     done.update((k, table(k, THREADS)) for k in tail)

@@ -1,6 +1,8 @@
 """The fast path's worker threads: the sample pass's row chunks, the utilities' tables after it
 and numpy's subgroups (App. F.4: each independent of the others) run side by side on a pool of
-threads that the process keeps, rather than one made and joined at every call.
+threads that the process keeps, rather than one made and joined at every call; a utility's sort
+and its scan (Algorithm 2's two steps) as two calls, so that the scans of five utilities spread
+over two threads as evenly as their sorts allow (:func:`run_staged`).
 
 An audit used to start and join two or three pools of threads: with the pool kept, audits of
 ``bench/fast_audit.py``'s K = 30 workload (|U| = 5, |C| = 7) at n = 10^4 took 0.84x (numba) and
@@ -14,7 +16,7 @@ import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
-__all__ = ["THREADS", "workers", "run_all"]
+__all__ = ["THREADS", "workers", "run_all", "run_staged"]
 
 #: Threads for the chunks of the sample pass and for the utilities after it (numpy and the
 #: kernels release the GIL; this machine has 2 cores).
@@ -76,4 +78,49 @@ def run_all(fn, items, count: int) -> list:
     except BaseException:
         for job in jobs:
             job.cancel()
+        raise
+
+
+def run_staged(first, then, items, count: int) -> list:
+    """``[then(x, first(x)) for x in items]`` with each ``first`` (a utility's sort, Algorithm 2's
+    first step) run in this thread, in order, and each ``then`` (its scan, App. F.3) queued on
+    :func:`workers` ``(count - 1)`` as soon as its ``first`` is done; with every ``first`` done,
+    this thread takes the ``then`` calls still queued, from the last.  Five scans of about equal
+    cost on two threads as whole calls (:func:`run_all`) put three on one thread; here the
+    scans fill the time the sorts leave.  Serial where :func:`run_all` would be; should a call
+    raise, or this thread be interrupted while it sorts or waits, the queued calls are
+    cancelled, a ``then`` waiting for its ``first`` returns at once, and the exception passes on.
+
+    >>> run_staged(lambda x: x * x, lambda x, sq: (x, sq), range(4), 2)
+    [(0, 0), (1, 1), (2, 4), (3, 9)]
+    """
+    items = list(items)
+    if count <= 1 or len(items) <= 1 or threading.current_thread().name.startswith(_NAME):
+        return [then(x, first(x)) for x in items]
+    made: list = [None] * len(items)
+    ready = [threading.Event() for _ in items]
+    dropped = threading.Event()  # (set: the caller gave up; a queued call that still starts returns at once)
+
+    def second(j: int):
+        ready[j].wait()
+        return None if dropped.is_set() else then(items[j], made[j])
+
+    jobs: list[Future] = [workers(count - 1).submit(second, j) for j in range(len(items))]
+    out: list = [None] * len(items)
+    try:
+        for j, x in enumerate(items):
+            made[j] = first(x)
+            ready[j].set()
+        for j in reversed(range(len(items))):  # one at a time: the pool's threads go on from the front meanwhile
+            if jobs[j].cancel():  # (not started: run here instead)
+                out[j] = then(items[j], made[j])
+        for j, job in enumerate(jobs):
+            if not job.cancelled():
+                out[j] = job.result()
+        return out
+    except BaseException:
+        dropped.set()
+        for job, event in zip(jobs, ready):
+            job.cancel()
+            event.set()
         raise
