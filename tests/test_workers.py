@@ -34,6 +34,25 @@ def blocked_calls(first):
     return call, started, release
 
 
+def interrupted(run, release):
+    """``run()`` with a KeyboardInterrupt raised in this thread after 0.2 s by a SIGALRM handler
+    (as Ctrl-C gives it), which must pass on; then ``release`` is set (the held calls go on) and
+    the threads get 0.1 s to do whatever they would."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            run()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        release.set()
+    time.sleep(0.1)
+
+
 def test_the_first_exception_passes_on_and_the_calls_not_started_are_cancelled():
     """Item 0 raises while item 1 holds the other thread: the exception reaches the caller, and of
     items 2..9 at most the one the freed thread took next was started (the rest were cancelled)."""
@@ -55,20 +74,7 @@ def test_ctrl_c_while_waiting_cancels_the_calls_not_started():
     """A KeyboardInterrupt in the waiting thread (a signal handler's, as Ctrl-C gives it) passes on,
     and the calls still queued never start."""
     call, started, release = blocked_calls(lambda: release.wait(30))
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGALRM, interrupt)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, 0.2)
-        with pytest.raises(KeyboardInterrupt):
-            run_all(call, range(10), 2)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        release.set()
-    time.sleep(0.1)
+    interrupted(lambda: run_all(call, range(10), 2), release)
     assert started == {0, 1}
 
 
@@ -203,20 +209,7 @@ def test_ctrl_c_during_the_sorts_releases_the_waiting_worker_and_runs_no_more_sc
     for the next call."""
     release = threading.Event()
     first, then, firsts, thens = staged_calls(hold=(1, release))
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGALRM, interrupt)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, 0.2)
-        with pytest.raises(KeyboardInterrupt):
-            run_staged(first, then, range(5), 2)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        release.set()
-    time.sleep(0.1)
+    interrupted(lambda: run_staged(first, then, range(5), 2), release)
     assert [x for x, _ in firsts] == [0, 1] and {x for x, _ in thens} <= {0}
     first, then, _, _ = staged_calls()
     assert workers(1).submit(lambda: 5).result(timeout=10) == 5
