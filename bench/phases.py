@@ -2,7 +2,7 @@
 
 The workload of ``bench/fast_audit.py`` (a depth-7 tree with K = 30 leaves, |U| = 5 top-1
 utilities at depths 3..7, |C| = 7 subgroups, n = 10^6 softmax rows; ``--K`` and ``--n`` change
-the leaves and the rows); per engine:
+the leaves and the rows, ``--U`` keeps the deepest of the utilities); per engine:
 
 * ``sample s``: the sample pass (``sample_terms``: the scores, residuals and path terms of
   every utility, F.4), and its ratio ``x read`` to numpy summing the ``n x K`` matrix once;
@@ -34,7 +34,8 @@ and each figure's ratio to the first value's; with ``--K 1000 --n 400000`` (any 
 depth-7 tree, utilities and subgroups) on many short columns.
 
 Run: ``python bench/phases.py`` (``--quick``: n = 10^5; ``--against 06c69c5``: before and after;
-``--retain``: the allocator's part; ``--engine numpy --K 1000 --n 400000 --cache-block
+``--retain``: the allocator's part; ``--engine numba --n 100000 --U 2``: numba's tables with two
+utilities; ``--engine numpy --K 1000 --n 400000 --cache-block
 65536,262144,1048576``: numpy's stretch length).
 """
 
@@ -58,7 +59,7 @@ RETAIN = "glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=107
 
 
 def measure(root: Path, n: int, repeat: int, only: str | None = None, K: int = 30,
-            cache_block: int | None = None, audit_only: bool = False) -> dict:
+            cache_block: int | None = None, audit_only: bool = False, U: int = 5) -> dict:
     """The figures (seconds, best of ``repeat``) of the code under ``root``, per engine, on the
     depth-7 tree with ``K`` leaves; ``cache_block``: numpy's scan reads that many positions at a
     time (``CACHE_BLOCK``) instead of its default; ``audit_only``: the phases are not timed apart."""
@@ -74,7 +75,7 @@ def measure(root: Path, n: int, repeat: int, only: str | None = None, K: int = 3
     if cache_block is not None:
         importlib.import_module("huc_ref.fast.intervals").CACHE_BLOCK = cache_block
     tree = depth_tree(K, 7)
-    us = utilities(tree)
+    us = dict(list(utilities(tree).items())[-U:])  # (the deepest U)
     P, y, groups = sample(tree, n)
     ft = passes.FastTree(tree)
     W = np.stack(list(groups.values())).T / n  # (one subgroup's weights contiguous, as fast.audit passes them)
@@ -138,6 +139,7 @@ def in_processes(contenders: list, args) -> dict:
     for _ in range(args.rounds):
         for label, root, env, *extra in contenders:
             child = [sys.executable, __file__, "--child", str(root), "--repeat", str(args.repeat), "--K", str(args.K),
+                     "--U", str(args.U),
                      "--n", str(args.n)] + list(extra)
             child += (["--quick"] if args.quick else []) + (["--engine", args.engine] if args.engine else [])
             child += ["--audit-only"] if args.audit_only else []
@@ -158,6 +160,7 @@ def main():
                     help="with --against, --retain or --cache-block: alternating processes each")
     ap.add_argument("--engine", choices=["numpy", "numba"], help="one engine only (default: both, alternating)")
     ap.add_argument("--K", type=int, default=30, help="leaves of the depth-7 tree (default 30)")
+    ap.add_argument("--U", type=int, default=5, choices=range(1, 6), help="the deepest U of the five utilities")
     ap.add_argument("--n", type=int, help="atoms (default 10^6, or 10^5 with --quick)")
     ap.add_argument("--audit-only", action="store_true",
                     help="whole audits only, the phases not timed apart (the allocator as a user's process leaves it)")
@@ -169,17 +172,18 @@ def main():
     n = args.n = args.n or (10**5 if args.quick else 10**6)
     if args.child:
         print(json.dumps(measure(Path(args.child), n, args.repeat, args.engine, args.K, args.child_cache_block,
-                                 args.audit_only)))
+                                 args.audit_only, args.U)))
         return
     sys.path.insert(0, str(HERE))
     from bench.machine import describe
     print(describe())
     head = (f"{'code':>9} {'engine':>6} {'sample s':>9} {'x read':>7} {'tables s':>9} {'audit s':>8} "
             f"{'x sorts':>8} {'cpu s':>7} {'sys s':>7} {'faults':>8}")
-    print(f"K = {args.K}, n = {n}, |U| = 5, |C| = 7")
+    print(f"K = {args.K}, n = {n}, |U| = {args.U}, |C| = 7")
     if not args.against and not args.retain and not args.cache_block:
         print(head)
-        for engine, b in measure(HERE, n, args.repeat, args.engine, args.K, audit_only=args.audit_only).items():
+        for engine, b in measure(HERE, n, args.repeat, args.engine, args.K, audit_only=args.audit_only,
+                                 U=args.U).items():
             print(row(engine, b))
         return
     env = dict(os.environ)

@@ -133,41 +133,59 @@ def test_a_call_on_the_pool_that_runs_more_calls_runs_them_in_place():
     assert len(inner_threads) == 12 and all(name.startswith("huc-ref-worker") for name in inner_threads)
 
 
-def staged_calls(then_wait=0.0, first_fails=None, then_fails=None, hold=None):
-    """``first`` and ``then`` for :func:`run_staged` that record where and on what each ran:
-    ``then`` sleeps ``then_wait`` s; ``first_fails`` / ``then_fails``: the item whose call
-    raises; ``hold``: ``(item, event)``, ``first`` of that item waits for the event."""
-    firsts, thens = [], []
+def staged_calls(then_wait=0.0, first_fails=None, then_fails=None, hold=None, first_wait=0.0, slow=None):
+    """``first`` and ``then`` for :func:`run_staged` that record, in the order the calls start,
+    which kind ran on what item in which thread (``calls``; also ``firsts`` and ``thens``):
+    ``first`` sleeps ``first_wait`` s (``slow = (item, s)``: that item's for ``s``), ``then``
+    ``then_wait`` (``then.fed``: each item and what its ``then`` was given); ``first_fails`` /
+    ``then_fails``: the item whose call raises; ``hold``: an
+    event that every ``first`` made in the thread that made these calls waits for."""
+    calls, firsts, thens = [], [], []
+    here = threading.current_thread()
 
     def first(x):
+        calls.append(("first", x, threading.current_thread().name))
         firsts.append((x, threading.current_thread().name))
-        if hold is not None and x == hold[0]:
-            assert hold[1].wait(30)
+        time.sleep(slow[1] if slow is not None and x == slow[0] else first_wait)
+        if hold is not None and threading.current_thread() is here:
+            assert hold.wait(30)
         if x == first_fails:
             raise ValueError(f"first {x}")
         return 10 * x
 
     def then(x, made):
+        calls.append(("then", x, threading.current_thread().name))
         thens.append((x, threading.current_thread().name))
+        then.fed.append((x, made))
         time.sleep(then_wait)
         if x == then_fails:
             raise ValueError(f"then {x}")
         return (x, made)
-    return first, then, firsts, thens
+    then.fed = []  # (item, what its then was given)
+    return first, then, calls, firsts, thens
 
 
-def test_staged_calls_give_every_result_in_order_the_sorts_here_the_first_scan_on_a_worker():
-    """Every ``first`` runs in the calling thread, in order; the first item's ``then`` on a worker
-    while the caller goes on; with the firsts done the caller takes the last item's ``then`` (the
-    queue's tail), one at a time, so both threads scan; results in order."""
-    first, then, firsts, thens = staged_calls(then_wait=0.05)
-    here = threading.current_thread().name
+def test_staged_calls_take_every_sort_before_any_scan_on_both_threads_results_in_order():
+    """Both threads (this one and a worker) take calls: every ``first`` starts before any
+    ``then``, each kind in the items' order, both threads make firsts and thens; results in order."""
+    first, then, calls, firsts, thens = staged_calls(first_wait=0.02, then_wait=0.05)
     assert run_staged(first, then, range(5), 2) == [(x, 10 * x) for x in range(5)]
-    assert firsts == [(x, here) for x in range(5)]
-    where = dict(thens)
-    assert sorted(where) == list(range(5))
-    assert where[0].startswith("huc-ref-worker") and where[4] == here
-    assert where[1].startswith("huc-ref-worker")  # (the caller takes one at a time: the worker goes on meanwhile)
+    kinds = [kind for kind, _, _ in calls]
+    assert kinds == ["first"] * 5 + ["then"] * 5
+    assert [x for _, x, _ in calls] == list(range(5)) * 2
+    here = threading.current_thread().name
+    for made in (firsts, thens):
+        names = {name for _, name in made}
+        assert here in names and any(name.startswith("huc-ref-worker") for name in names)
+
+
+def test_a_scan_whose_sort_runs_elsewhere_waits_for_it():
+    """Item 0's ``first`` is slow: the thread that takes item 0's ``then`` while the other still
+    makes it waits, and gets what that ``first`` made."""
+    first, then, calls, firsts, thens = staged_calls(slow=(0, 0.5))
+    assert run_staged(first, then, range(2), 2) == [(0, 0), (1, 10)]
+    assert dict(firsts)[0] != dict(thens)[0]  # (this thread made item 0's first; the worker took its then)
+    assert [kind for kind, _, _ in calls] == ["first", "first", "then", "then"]
 
 
 def test_staged_calls_run_here_with_one_thread_one_item_or_on_a_worker():
@@ -175,7 +193,7 @@ def test_staged_calls_run_here_with_one_thread_one_item_or_on_a_worker():
     ``then`` straight after its ``first`` (as ``run_all``, a worker waiting for calls queued
     behind it could wait forever)."""
     for count, items in ((1, range(3)), (4, [7])):
-        first, then, firsts, thens = staged_calls()
+        first, then, _, firsts, thens = staged_calls()
         assert run_staged(first, then, items, count) == [(x, 10 * x) for x in items]
         assert {name for _, name in firsts + thens} == {threading.current_thread().name}
     inner = run_all(lambda x: run_staged(lambda y: y + x, lambda y, m: (threading.current_thread().name, m),
@@ -184,33 +202,33 @@ def test_staged_calls_run_here_with_one_thread_one_item_or_on_a_worker():
     assert all(name.startswith("huc-ref-worker") for row in inner for name, _ in row)
 
 
-def test_a_failing_first_passes_on_and_no_then_of_it_or_a_later_item_runs():
-    """``first`` of item 2 raises: the exception reaches the caller; items 2..4 never reach
-    ``then`` (the worker waiting for item 2's ``first`` returns at once, the rest are cancelled)."""
-    first, then, firsts, thens = staged_calls(first_fails=2)
+def test_a_failing_first_passes_on_and_no_thread_takes_another_call():
+    """``first`` of item 2 raises while the other thread makes another (each takes 50 ms, item 2's
+    none): the exception reaches the caller; item 4's first and every ``then`` are never taken."""
+    first, then, _, firsts, thens = staged_calls(first_fails=2, first_wait=0.05, slow=(2, 0.0))
     with pytest.raises(ValueError, match="first 2"):
         run_staged(first, then, range(5), 2)
-    time.sleep(0.1)
-    assert [x for x, _ in firsts] == [0, 1, 2]
-    assert {x for x, _ in thens} <= {0, 1}
+    time.sleep(0.2)
+    assert {0, 1, 2} <= {x for x, _ in firsts} <= {0, 1, 2, 3} and thens == []
 
 
 def test_a_failing_then_passes_on():
     """A ``then`` that raises on a worker: its exception reaches the caller."""
-    first, then, firsts, thens = staged_calls(then_fails=0)
+    first, then, _, firsts, thens = staged_calls(then_fails=0)
     with pytest.raises(ValueError, match="then 0"):
         run_staged(first, then, range(4), 2)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGALRM is POSIX")
-def test_ctrl_c_during_the_sorts_releases_the_waiting_worker_and_runs_no_more_scans():
-    """A KeyboardInterrupt while the caller runs item 1's ``first`` passes on; the worker waiting
-    for it returns without calling ``then``, and no later item reaches ``then``; the pool is free
-    for the next call."""
+def test_ctrl_c_during_a_sort_releases_the_waiting_worker_and_runs_no_more_scans():
+    """A KeyboardInterrupt while the calling thread makes its first ``first`` (held) passes on; the
+    worker, which took the other firsts and then waits for that one's ``then``, returns without
+    calling it, and no later item reaches ``then``; the pool is free for the next call."""
     release = threading.Event()
-    first, then, firsts, thens = staged_calls(hold=(1, release))
+    first, then, _, firsts, thens = staged_calls(hold=release)
     interrupted(lambda: run_staged(first, then, range(5), 2), release)
-    assert [x for x, _ in firsts] == [0, 1] and {x for x, _ in thens} <= {0}
-    first, then, _, _ = staged_calls()
+    assert {x for x, _ in firsts} == set(range(5)) and {x for x, _ in thens} <= {0}
+    assert all(made == 10 * x for x, made in then.fed)  # (none was given a first that was never made)
+    first, then, *_ = staged_calls()
     assert workers(1).submit(lambda: 5).result(timeout=10) == 5
     assert run_staged(first, then, range(3), 2) == [(x, 10 * x) for x in range(3)]

@@ -1,8 +1,8 @@
 """The fast path's worker threads: the sample pass's row chunks, the utilities' tables after it
 and numpy's subgroups (App. F.4: each independent of the others) run side by side on a pool of
-threads that the process keeps, rather than one made and joined at every call; a utility's sort
-and its scan (Algorithm 2's two steps) as two calls, so that the scans of five utilities spread
-over two threads as evenly as their sorts allow (:func:`run_staged`).
+threads that the process keeps, rather than one made and joined at every call; under numba a
+utility's sort and its scan (Algorithm 2's two steps) are two calls, every sort taken before any
+scan, so that five utilities' scans do not leave three on one of two threads (:func:`run_staged`).
 
 An audit used to start and join two or three pools of threads: with the pool kept, audits of
 ``bench/fast_audit.py``'s K = 30 workload (|U| = 5, |C| = 7) at n = 10^4 took 0.84x (numba) and
@@ -82,14 +82,17 @@ def run_all(fn, items, count: int) -> list:
 
 
 def run_staged(first, then, items, count: int) -> list:
-    """``[then(x, first(x)) for x in items]`` with each ``first`` (a utility's sort, Algorithm 2's
-    first step) run in this thread, in order, and each ``then`` (its scan, App. F.3) queued on
-    :func:`workers` ``(count - 1)`` as soon as its ``first`` is done; with every ``first`` done,
-    this thread takes the ``then`` calls still queued, from the last.  Five scans of about equal
-    cost on two threads as whole calls (:func:`run_all`) put three on one thread; here the
-    scans fill the time the sorts leave.  Serial where :func:`run_all` would be; should a call
-    raise, or this thread be interrupted while it sorts or waits, the queued calls are
-    cancelled, a ``then`` waiting for its ``first`` returns at once, and the exception passes on.
+    """``[then(x, first(x)) for x in items]`` on this thread and ``count - 1`` of :func:`workers`
+    (each ``first`` a utility's sort, Algorithm 2's first step; each ``then`` its scan, App. F.3):
+    every thread takes the next call no thread has taken, every ``first`` before any ``then``,
+    each kind in the order of ``items``; a ``then`` whose ``first`` another thread is still
+    making waits for it.  Whole items as one call each (:func:`run_all`) put three of five on
+    one of two threads; here the two kinds of call spread over the threads separately: with
+    calls of equal cost never slower than whole items, and with an odd number of items on two
+    threads faster (five: ``3 s + 2 c`` against ``3 s + 3 c`` for sorts ``s`` and scans ``c``).
+    Serial where :func:`run_all` would be; should a call raise, or this thread be interrupted,
+    no thread takes another call, threads waiting for a ``first`` return at once, and the
+    exception passes on.
 
     >>> run_staged(lambda x: x * x, lambda x, sq: (x, sq), range(4), 2)
     [(0, 0), (1, 1), (2, 4), (3, 9)]
@@ -97,30 +100,51 @@ def run_staged(first, then, items, count: int) -> list:
     items = list(items)
     if count <= 1 or len(items) <= 1 or threading.current_thread().name.startswith(_NAME):
         return [then(x, first(x)) for x in items]
-    made: list = [None] * len(items)
+    n = len(items)
+    made: list = [None] * n
+    out: list = [None] * n
     ready = [threading.Event() for _ in items]
-    dropped = threading.Event()  # (set: the caller gave up; a queued call that still starts returns at once)
+    stop = threading.Event()  # (set: a call raised, or the caller was interrupted)
+    taken = [0]  # the calls handed out: 0 .. n - 1 the firsts, n .. 2n - 1 the thens
+    lock = threading.Lock()
 
-    def second(j: int):
-        ready[j].wait()
-        return None if dropped.is_set() else then(items[j], made[j])
-
-    jobs: list[Future] = [workers(count - 1).submit(second, j) for j in range(len(items))]
-    out: list = [None] * len(items)
-    try:
-        for j, x in enumerate(items):
-            made[j] = first(x)
-            ready[j].set()
-        for j in reversed(range(len(items))):  # one at a time: the pool's threads go on from the front meanwhile
-            if jobs[j].cancel():  # (not started: run here instead)
+    def take() -> None:
+        while not stop.is_set():
+            with lock:
+                c = taken[0]
+                if c == 2 * n:
+                    return
+                taken[0] = c + 1
+            j = c % n
+            if c < n:
+                made[j] = first(items[j])
+                ready[j].set()
+            else:
+                ready[j].wait()
+                if stop.is_set():
+                    return
                 out[j] = then(items[j], made[j])
-        for j, job in enumerate(jobs):
-            if not job.cancelled():
-                out[j] = job.result()
+
+    def guarded() -> None:
+        try:
+            take()
+        except BaseException:
+            stop.set()
+            for event in ready:
+                event.set()
+            raise
+
+    helpers: list[Future] = [workers(count - 1).submit(guarded) for _ in range(count - 1)]
+    try:
+        guarded()
+        for helper in helpers:  # (one that has not started has nothing left to take: dropped)
+            if not helper.cancel():
+                helper.result()
         return out
     except BaseException:
-        dropped.set()
-        for job, event in zip(jobs, ready):
-            job.cancel()
+        stop.set()
+        for helper in helpers:
+            helper.cancel()
+        for event in ready:
             event.set()
         raise
