@@ -515,12 +515,20 @@ def test_weighted_row_sums_are_the_row_sums_of_the_products_bit_for_bit():
         assert weighted_row_sums(P, U).tobytes() == row_sums(P * U).tobytes()
 
 
-def test_a_float_arrays_near_tie_is_one_block_and_its_rationals_settle_it():
+@pytest.mark.parametrize("threaded", [False, True])
+def test_a_float_arrays_near_tie_is_one_block_and_its_rationals_settle_it(monkeypatch, threaded):
     """Found by the shapes test: two rows (0.5, 0.5 and entries near 1e-30) whose exact scores
     differ by about 1e-30 round to one float score.  For the float array the fast path keeps
     them one tie block (its stated convention), so its sup differs from the exact engine's;
     audited from the rationals (``audit_distribution``) the fast path settles the block exactly
-    and agrees.  The shapes test skips such draws (``distinct_scores_float64_merges``)."""
+    and agrees.  The shapes test skips such draws (``distinct_scores_float64_merges``).
+    ``threaded``: the chunks and tables on two threads, where numba sorts apart from its scans
+    (``fast.workers.run_staged``): those sorts settle the block by the exact scores too."""
+    if threaded:
+        import importlib
+        passes = importlib.import_module("huc_ref.fast.audit")
+        monkeypatch.setattr(passes, "SERIAL_CELLS", 0)
+        monkeypatch.setattr(passes, "THREADS", 2)
     tree = shape_tree("two_level", 2, 2, 0)
     n, seed = 20, 3944107
     P = softmax_rows(seed, tree.K, n, 0.5, -30)
