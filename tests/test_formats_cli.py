@@ -930,8 +930,7 @@ def test_rows_of_a_table_are_the_rows_the_constructor_makes(rows, subgroup, util
     import dataclasses
 
     from huc_ref.results import Candidate
-    made = Candidate.of_table(subgroup, utility, *zip(*rows)) if rows else Candidate.of_table(subgroup, utility,
-                                                                                                [], [], [], [])
+    made = Candidate.of_table(subgroup, utility, *(zip(*rows) if rows else ([],) * 4))
     want = [Candidate(subgroup, utility, *row) for row in rows]
     assert made == want and [type(c) for c in made] == [Candidate] * len(rows)
     for a, b in zip(made, want):

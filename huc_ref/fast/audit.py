@@ -523,11 +523,10 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     if len(labels) * ft.K <= SERIAL_CELLS:  # few numbers: no threads
         return {name: table(k) for k, name in enumerate(names)}
     # the utilities with the most term rows first, so that the last one to start is a short one; under numba
-    # the sorts in this thread, each utility's scan on the workers as soon as its sort is done, and the last
-    # scans in this thread once the sorts are done (run_staged: five scans of about equal cost as whole
-    # utilities put three on one of two threads); under numpy those left over when the others fill whole rounds
-    # of the threads come after them, each scanning its subgroups on all the threads (with five on two threads
-    # the fifth alone would leave a thread idle for a third of the phase; one utility alone uses every thread)
+    # every sort before any scan, each taken by the next free thread (run_staged: five whole utilities on two
+    # threads would put three on one); under numpy those left over when the others fill whole rounds of the
+    # threads come after them, each scanning its subgroups on all the threads (with five on two threads the
+    # fifth alone would leave a thread idle for a third of the phase; one utility alone uses every thread)
     order = sorted(range(len(names)), key=lambda k: t.term_row[k] - t.term_row[k + 1])
     if engine == "numba":
         done = dict(zip(order, run_staged(blocks, lambda k, made: table(k, blocks=made), order, THREADS)))

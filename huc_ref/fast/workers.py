@@ -42,7 +42,8 @@ if hasattr(os, "register_at_fork"):  # (POSIX; elsewhere a process cannot fork)
 def workers(count: int) -> ThreadPoolExecutor:
     """The process's pool of ``count`` threads (App. F.4's independent chunks and utilities run on
     it), made at the first call; a forked child makes its own (its parent's threads are not in
-    it).  Tasks given to it must not wait for other tasks of the same pool.
+    it).  A task given to it must not wait for a task queued behind it in the same pool (one
+    already running, as in :func:`run_staged`, may be waited for).
 
     >>> workers(2) is workers(2), workers(2) is workers(1)
     (True, False)
@@ -125,13 +126,16 @@ def run_staged(first, then, items, count: int) -> list:
                     return
                 out[j] = then(items[j], made[j])
 
+    def give_up() -> None:
+        stop.set()
+        for event in ready:
+            event.set()
+
     def guarded() -> None:
         try:
             take()
         except BaseException:
-            stop.set()
-            for event in ready:
-                event.set()
+            give_up()
             raise
 
     helpers: list[Future] = [workers(count - 1).submit(guarded) for _ in range(count - 1)]
@@ -141,10 +145,8 @@ def run_staged(first, then, items, count: int) -> list:
             if not helper.cancel():
                 helper.result()
         return out
-    except BaseException:
-        stop.set()
+    except BaseException:  # (a helper's exception, or Ctrl-C while waiting for one)
+        give_up()
         for helper in helpers:
             helper.cancel()
-        for event in ready:
-            event.set()
         raise
