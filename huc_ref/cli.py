@@ -204,6 +204,38 @@ def _sums_to_one(P, what: str) -> None:
                        "--renormalize to take each row divided by its sum", kind="probability_sum")
 
 
+def _normal_entries(P, what: str, renormalize: bool) -> None:
+    """The fast engine refuses a subnormal entry (below 2.2e-308: float64 keeps few of its digits in
+    sums and ratios); on the command line the refusal names the option and the options that mend it
+    (the exact engine reads each float's exact value and takes the row as it is)."""
+    import numpy as np
+
+    from .fast.numbers import SMALLEST_NORMAL
+    tiny = (P != 0) & (abs(P) < SMALLEST_NORMAL)
+    if tiny.any():
+        i, j = (int(k) for k in np.argwhere(tiny)[0])
+        scale = "(--renormalize, as given, divides" if renormalize else "and give --renormalize (it divides"
+        raise HUCError(f"{what}[{i}]: entry {j} is {P[i, j].item()!r}, a subnormal float64 (below "
+                       f"{SMALLEST_NORMAL:.4g}) whose digits the fast engine loses in sums and ratios; give "
+                       f"--engine exact (it reads each float's exact value), or multiply the file's rows by a power "
+                       f"of two such as 2.0**600 {scale} each row by its sum)", kind="float_range")
+
+
+def _open_simplex(P, what: str, why: str, fast_mends: bool) -> None:
+    """The exact engine takes predictions in the open simplex (A.2: every entry positive; the fast
+    engine takes a zero off a row's label, reading its means on the label's path only).  On the
+    command line a zero is refused naming the option, the reason the exact engine runs (``why``)
+    and the options that mend it (before session 36 the message named ``atoms[i].p[j]``)."""
+    import numpy as np
+    zero = P == 0
+    if zero.any():
+        i, j = (int(k) for k in np.argwhere(zero)[0])
+        raise HUCError(f"{what}[{i}]: entry {j} is 0, and the exact engine{why} takes predictions in the open "
+                       "simplex (p_y > 0, A.2); give --smooth KAPPA (K.1's kappa_init, each row mixed with the "
+                       "uniform law: (1-k) p + k/K)" + (", or --engine fast (it reads a row's means only on its "
+                                                        "label's path)" if fast_mends else ""), kind="nonpositive")
+
+
 def _arrays(args, tree, prefix=""):
     """Predictions, labels and subgroups from the array files the options name (``prefix`` "val_":
     the validation files); a labels file of the wrong length or with a name that is not a label
@@ -239,6 +271,14 @@ def _null_draws(text):
     return int(text)
 
 
+def _enumerable(null, K: int, n: int) -> None:
+    """``--null exact`` on ``n`` rows of ``K`` labels: refused above the library's limit in the
+    command line's words (before session 36 the message named ``null_draws=B``)."""
+    if null == "exact":
+        from .significance import check_enumerable
+        check_enumerable(K, n, "--null exact", "give --null B (B resampled draws)")
+
+
 def _fast_options(args) -> dict:
     """``accelerator`` for the fast engine; ``--accelerator numba`` with the exact engine is an error."""
     if args.engine == "fast":
@@ -272,11 +312,16 @@ def _cmd_audit(args) -> int:
         from .fast.audit import check_label_mass, label_ids
         check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions")  # (either engine)
         null = _null_draws(args.null)
+        _enumerable(null, tree.K, len(P))
         dist = None
         if args.plot or not (args.engine == "fast" and null != "exact"):
             from .distribution import FiniteDistribution
+            why = (" (which --plot draws with)" if args.plot and args.engine == "fast" and null != "exact" else
+                   " (which --null exact needs)" if args.engine == "fast" else "")
+            _open_simplex(P, "--predictions", why, fast_mends=not (args.plot or null == "exact"))
             dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
         if args.engine == "fast" and null != "exact":
+            _normal_entries(P, "--predictions", args.renormalize)
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
                                 null_draws=null, seed=args.seed, accelerator=args.accelerator)
         else:
@@ -293,6 +338,7 @@ def _cmd_audit(args) -> int:
                        kind="option")
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
     null = dict(null_draws=_null_draws(args.null), seed=args.seed)
+    _enumerable(null["null_draws"], case.distribution.tree.K, case.distribution.n)
     if args.engine == "fast":
         result = case.audit(engine="fast", accelerator=args.accelerator, **null)
     else:

@@ -43,7 +43,8 @@ from .errors import HUCError, given, is_integer, one_of
 from .rational import decimal_text, fraction_text
 from .results import AuditResult
 
-__all__ = ["MAX_ASSIGNMENTS", "MAX_NULL_DRAWS", "Significance", "check_null", "resampling_p_values",
+__all__ = ["MAX_ASSIGNMENTS", "MAX_NULL_DRAWS", "Significance", "check_null", "check_enumerable",
+           "resampling_p_values",
            "exact_p_values", "uniforms", "draw_label", "tie_tolerance"]
 
 #: The most label assignments ``prod_i |supp p_i|`` exact enumeration takes (about a million,
@@ -228,6 +229,26 @@ def resampling_p_values(n: int, K: int, result: AuditResult, null_sups, draws: i
     return _significance(result, "resampling", draws, seed, row_p)
 
 
+def check_enumerable(K: int, n: int, option: str = "null_draws: 'exact'",
+                     remedy: str = "use resampling (null_draws=B)") -> None:
+    """Refuse exact enumeration of ``K**n`` label assignments above :data:`MAX_ASSIGNMENTS`, in one
+    message naming ``option`` and ``remedy`` (the command line names its own: ``--null exact``,
+    ``--null B``); docs/specification.md §6's extension.
+
+    >>> check_enumerable(3, 12)  # 531441 assignments
+    >>> check_enumerable(4, 120, "--null exact", "give --null B")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: --null exact enumerates 4**120 label assignments here, more than 1000000; give --null B
+    """
+    if n * math.log10(K) > math.log10(MAX_ASSIGNMENTS) + 1:  # before forming K**n
+        raise HUCError(f"{option} enumerates {K}**{n} label assignments here, more than {MAX_ASSIGNMENTS}; {remedy}",
+                       kind="too_large")
+    if K ** n > MAX_ASSIGNMENTS:
+        raise HUCError(f"{option} enumerates {K ** n} label assignments here, more than {MAX_ASSIGNMENTS}; {remedy}",
+                       kind="too_large")
+
+
 def assignments(dist: FiniteDistribution) -> int:
     """``K**n``: the number of label assignments exact enumeration visits (every ``p_y > 0``, A.2).
 
@@ -251,13 +272,8 @@ def exact_p_values(dist: FiniteDistribution, result: AuditResult, audit_labels) 
     >>> audit(d, {"u": Table(t, [0, 1])}, null_draws="exact").significance.uc  # UC = 1/2 iff both labels agree
     Fraction(1, 2)
     """
-    if dist.n * math.log10(dist.tree.K) > math.log10(MAX_ASSIGNMENTS) + 1:  # before forming K**n
-        raise HUCError(f"null_draws: 'exact' enumerates {dist.tree.K}**{dist.n} label assignments here, more "
-                       f"than {MAX_ASSIGNMENTS}; use resampling (null_draws=B)", kind="too_large")
+    check_enumerable(dist.tree.K, dist.n)
     total = assignments(dist)
-    if total > MAX_ASSIGNMENTS:
-        raise HUCError(f"null_draws: 'exact' enumerates {total} label assignments here, more than "
-                       f"{MAX_ASSIGNMENTS}; use resampling (null_draws=B)", kind="too_large")
     observed, is_uc = _statistics(result)
     exceeds = _exceeds(dist.n, dist.tree.K, result)
     tail = [Fraction(0)] * len(observed)

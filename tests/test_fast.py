@@ -472,6 +472,9 @@ def test_the_subnormal_message_gives_advice_that_works():
     with pytest.raises(HUCError, match=r"multiply the row by a power of two such as 2\.0\*\*600 and pass "
                                        r"renormalize=True"):
         fast_audit(y, P, t, us)
+    with pytest.raises(HUCError, match=r"multiply the row by a power of two such as 2\.0\*\*600 \(renormalize=True, "
+                                       r"as given, divides each row by its sum\), or use the exact engine$"):
+        fast_audit(y, P, t, us, renormalize=True)  # (not told to pass what it passed)
     got = fast_audit(y, P * 2.0**600, t, us, renormalize=True)
     exact = [[Fraction(x) for x in row] for row in P]
     dist = FiniteDistribution.from_sample(t, [int(v) for v in y], [[x / sum(row) for x in row] for row in exact])

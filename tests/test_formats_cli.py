@@ -432,6 +432,95 @@ def test_array_rows_are_checked_alike_by_both_engines(tmp_path, capsys, engine, 
         assert abs(a - b) <= Fraction(1, 10**12)  # (the row divided in float64, or exactly: a rounding apart)
 
 
+@pytest.mark.parametrize("renormalize", [False, True])
+def test_a_subnormal_entry_names_the_option_on_the_fast_engine_and_the_exact_engine_reads_it(tmp_path, capsys,
+                                                                                              renormalize):
+    """The fast engine refuses an entry below 2.2e-308 (session 36: on the command line its message
+    named ``y_prob`` and told a user who gave ``--renormalize`` to pass ``renormalize=True``); the
+    message names the option and the options that mend it, and each does: the exact engine takes
+    the row as it is, and the row scaled by 2**600 with ``--renormalize`` gives the fast engine the
+    audit the exact engine gives (a rounding apart)."""
+    import numpy as np
+    P, y = _array_files(tmp_path)
+    P = P[:120].copy()
+    other, tiny = [k for k in range(4) if k != y[4]][:2]
+    P[4] = 0.25
+    P[4, other], P[4, tiny] = 0.5, 1e-310  # (the label's own entry positive; no zero: the exact engine's A.2)
+    np.save(tmp_path / "tiny.npy", P)
+    d = str(tmp_path)
+    args = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/tiny.npy", "--labels", f"{d}/cal_y.npy",
+            "--json"]
+    extra = ["--renormalize"] if renormalize else []
+    assert main(args + ["--engine", "fast"] + extra) == 2
+    scale = ("(--renormalize, as given, divides each row by its sum)" if renormalize else
+             "and give --renormalize (it divides each row by its sum)")
+    assert capsys.readouterr().err == (
+        f"huc: error: --predictions[4]: entry {tiny} is 1e-310, a subnormal float64 (below 2.225e-308) whose digits "
+        "the fast engine loses in sums and ratios; give --engine exact (it reads each float's exact value), or "
+        f"multiply the file's rows by a power of two such as 2.0**600 {scale}\n")
+    assert main(args + ["--engine", "exact"] + extra) == 0
+    exact = Fraction(json.loads(capsys.readouterr().out)["huc"]["value"])
+    np.save(tmp_path / "scaled.npy", P * 2.0**600)
+    assert main(args[:4] + [f"{d}/scaled.npy"] + args[5:] + ["--engine", "fast", "--renormalize"]) == 0
+    scaled = Fraction(json.loads(capsys.readouterr().out)["huc"]["value"])
+    assert abs(scaled - exact) <= Fraction(1, 10**12)
+
+
+@pytest.mark.parametrize("options, why, fast_mends", [
+    (["--engine", "exact"], "", True),
+    (["--engine", "fast", "--plot", "PLOT"], " (which --plot draws with)", False),
+    (["--engine", "fast", "--null", "exact"], " (which --null exact needs)", False),
+])
+def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_path, capsys, options, why,
+                                                                         fast_mends):
+    """A decision tree's row with a zero that is not its label's: the fast engine audits it (its means
+    are read on the label's path only); where the exact engine runs, the zero is refused (A.2's open
+    simplex) naming the option and what mends it, and each remedy named does (session 36: the
+    message named ``atoms[4].p[j]``, a place in no file the user gave)."""
+    import numpy as np
+    P, y = _array_files(tmp_path)
+    P, y = P[:6].copy(), y[:6]  # (4**6 label assignments for --null exact)
+    zero = (y[4] + 1) % 4
+    P[4, y[4]] += P[4, zero]
+    P[4, zero] = 0.0
+    np.save(tmp_path / "dt.npy", P)
+    np.save(tmp_path / "dt_y.npy", y)
+    d = str(tmp_path)
+    options = [str(tmp_path / "audit.png") if o == "PLOT" else o for o in options]
+    args = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/dt.npy", "--labels", f"{d}/dt_y.npy"]
+    assert main(args + options) == 2
+    remedy = ", or --engine fast (it reads a row's means only on its label's path)" if fast_mends else ""
+    assert capsys.readouterr().err == (
+        f"huc: error: --predictions[4]: entry {zero} is 0, and the exact engine{why} takes predictions in the open "
+        "simplex (p_y > 0, A.2); give --smooth KAPPA (K.1's kappa_init, each row mixed with the uniform law: "
+        f"(1-k) p + k/K){remedy}\n")
+    assert main(args + options + ["--smooth", "1/1000", "--json"]) == 0
+    if fast_mends:
+        assert main(args + ["--engine", "fast", "--json"]) == 0
+
+
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+@pytest.mark.parametrize("source", ["arrays", "case"])
+def test_null_exact_beyond_the_limit_names_the_option(tmp_path, capsys, engine, source):
+    """``--null exact`` on 120 rows of 4 labels (4**120 assignments) is refused in the command
+    line's words, from array files and from a case (session 36: the message named
+    ``null_draws=B``, the Python argument)."""
+    P, y = _array_files(tmp_path)
+    d = str(tmp_path)
+    if source == "arrays":
+        args = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy"]
+    else:
+        spec = json.loads((tmp_path / "spec.json").read_text())
+        atoms = [{"p": ["1/4"] * 4, "label": spec["labels"][int(k)]} for k in y[:120]]
+        case = {"format": "huc-case/1", "id": "big", "tree": spec["tree"], "labels": spec["labels"],
+                "utilities": spec["utilities"], "subgroups": ["all"], "atoms": atoms}
+        (tmp_path / "big.json").write_text(json.dumps(case))
+        args = ["audit", f"{d}/big.json"]
+    assert main(args + ["--engine", engine, "--null", "exact"]) == 2
+    assert capsys.readouterr().err == ("huc: error: --null exact enumerates 4**120 label assignments here, more than "
+                                       "1000000; give --null B (B resampled draws)\n")
+
+
 @pytest.mark.parametrize("engine", ["fast", "exact"])
 def test_a_label_of_probability_0_names_the_option_and_smooth_mends_it(tmp_path, capsys, engine):
     """A decision tree's predictions: a row whose label has probability 0 is one error naming the

@@ -418,10 +418,11 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
             return (s + int(np.argmax(bad)), "entries must be finite and nonnegative, with a positive finite sum",
                     "float_range")
         i, j = np.argwhere(tiny)[0]
+        scale = ("and pass renormalize=True (each row then stands for itself divided by its sum)"
+                 if row_sum_tolerance is not None else "(renormalize=True, as given, divides each row by its sum)")
         return s + int(i), (f"entry {int(j)} is {X[i, j].item()!r}, a subnormal float64 (below "
                             f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; multiply the row "
-                            "by a power of two such as 2.0**600 and pass renormalize=True (each row then stands for "
-                            "itself divided by its sum), or use the exact engine"), "float_range"
+                            f"by a power of two such as 2.0**600 {scale}, or use the exact engine"), "float_range"
 
     # one chunk: no threads; Ctrl-C: the queued chunks are dropped, not run to the end
     bad = [b for b in run_all(chunk, range(0, n, step), THREADS) if b is not None]
