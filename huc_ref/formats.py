@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -598,8 +599,10 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
         head = [cell.strip() for cell in next(csv.reader([physical[first]]))]
         names, skip = (head, first + 1) if _is_header(head, labels, header_names) else (None, 0)
         try:
-            out = np.loadtxt(io.StringIO(text), delimiter=",", quotechar='"', skiprows=skip, ndmin=2, dtype=float,
-                             comments=None)
+            with warnings.catch_warnings():  # (a header and no rows: loadtxt warns; the reading below says so)
+                warnings.simplefilter("ignore", UserWarning)
+                out = np.loadtxt(io.StringIO(text), delimiter=",", quotechar='"', skiprows=skip, ndmin=2,
+                                 dtype=float, comments=None)
         except ValueError:  # not all numbers, or ragged: read cell by cell below
             out = None
         if out is not None and out.size and (not numbers or np.isfinite(out).all()) \
@@ -621,6 +624,10 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
     names, rows = names[index:] if names else names, [row[index:] for _, row in lines]
     if labels is not None:
         return _shaped(np.array(rows, dtype=str) if rows else np.array([], dtype=str)), names
+    if numbers and not rows:
+        header = (f" (line {header_line}, its only line, is read as a header: not every cell is a number)"
+                  if names is not None else "")
+        raise HUCError(f"{where} has no rows of numbers{header}", kind="length")
     try:
         out = np.array([[float(x) for x in row] for row in rows])
     except ValueError:

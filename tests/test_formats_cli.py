@@ -4,6 +4,7 @@ import copy
 import json
 import subprocess
 import sys
+import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -432,6 +433,30 @@ def test_array_rows_are_checked_alike_by_both_engines(tmp_path, capsys, engine, 
         assert abs(a - b) <= Fraction(1, 10**12)  # (the row divided in float64, or exactly: a rounding apart)
 
 
+@pytest.mark.parametrize("engine", ["fast", "exact"])
+@pytest.mark.parametrize("command", ["audit", "fit", "apply"])
+def test_complex_predictions_are_refused_naming_the_option(tmp_path, capsys, engine, command):
+    """Session 36: a .npy of complex numbers was cast to real by numpy (a ComplexWarning, the
+    imaginary parts dropped) on some paths and refused naming ``y_prob`` on others."""
+    import numpy as np
+    P, _ = _array_files(tmp_path)
+    np.save(tmp_path / "complex.npy", P[:120].astype(complex))
+    d = str(tmp_path)
+    if command == "apply":
+        assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
+                     "-o", f"{d}/m.json", "--engine", engine]) == 0
+        args = ["apply", f"{d}/m.json", f"{d}/complex.npy", "-o", f"{d}/out.npy"]
+    else:
+        args = [command, "--tree", f"{d}/spec.json", "--predictions", f"{d}/complex.npy", "--labels",
+                f"{d}/cal_y.npy", "--engine", engine] + (["-o", f"{d}/m.json"] if command == "fit" else [])
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(args) == 2
+    option = "predictions" if command == "apply" else "--predictions"
+    assert capsys.readouterr().err == f"huc: error: {option}: expected real numbers, got an array of dtype complex128\n"
+
+
 @pytest.mark.parametrize("renormalize", [False, True])
 def test_a_subnormal_entry_names_the_option_on_the_fast_engine_and_the_exact_engine_reads_it(tmp_path, capsys,
                                                                                               renormalize):
@@ -553,6 +578,12 @@ def test_a_label_of_probability_0_names_the_option_and_smooth_mends_it(tmp_path,
     # pandas' index column is dropped, but a cell is named by its column in the file (review of session 24:
     # the column after the index was called column 2)
     (",a,b,c\n0,0.2,0.3,0.5\n1,0.1,,0.9\n", "line 3, column 3: '' is not a number"),
+    # session 36: a header and no rows (or one row of booleans, read as a header) was numpy's warning
+    # 'loadtxt: input contained no data' and then 'expected an n x 3 array of probabilities, got shape (0,)'
+    ("a,b,c\n", "has no rows of numbers (line 1, its only line, is read as a header: not every cell is a number)"),
+    ("True,False,True\n\n", "has no rows of numbers (line 1, its only line, is read as a header: not every cell is "
+                            "a number)"),
+    ("\n\n", "has no rows of numbers"),
 ])
 def test_a_malformed_csv_of_predictions_is_one_error_naming_its_line(tmp_path, capsys, text, message):
     """Session 24: a spreadsheet's CSV with an empty cell or a trailing comma was refused as
@@ -564,8 +595,10 @@ def test_a_malformed_csv_of_predictions_is_one_error_naming_its_line(tmp_path, c
                                                     "utilities": {"u": {"kind": "top_k", "k": 1}}}))
     (tmp_path / "p.csv").write_text(text)
     (tmp_path / "y.csv").write_text("0\n1\n")
-    assert main(["audit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.csv"), "--labels",
-                 str(tmp_path / "y.csv"), "--engine", "fast"]) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (one line on stderr, no warning before it)
+        assert main(["audit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.csv"),
+                     "--labels", str(tmp_path / "y.csv"), "--engine", "fast"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"huc: error: --predictions: 'p.csv' {message}") and err.count("\n") == 1, err
 

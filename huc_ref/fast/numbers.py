@@ -506,6 +506,10 @@ def as_floats(values, where: str) -> np.ndarray:
     Traceback (most recent call last):
     ...
     huc_ref.errors.HUCError: w: expected numbers, got text
+    >>> as_floats([0.5 + 0j], "w")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: w: expected real numbers, got an array of dtype complex128
     """
     try:
         arr = np.asarray(values)
@@ -517,6 +521,8 @@ def as_floats(values, where: str) -> np.ndarray:
         kind = "O" if odd is None else "b" if isinstance(odd, (bool, np.bool_)) else "U"
     if kind in "USb":
         raise HUCError(f"{where}: expected numbers, got {'booleans' if kind == 'b' else 'text'}", kind="type")
+    if kind in "cmMV":  # (complex: numpy's cast drops the imaginary parts with a warning; times, records)
+        raise HUCError(f"{where}: expected real numbers, got an array of dtype {arr.dtype}", kind="type")
     try:
         return arr.astype(float, copy=False)
     except (TypeError, ValueError, OverflowError) as err:
