@@ -241,11 +241,10 @@ def check_enumerable(K: int, n: int, option: str = "null_draws: 'exact'",
     ...
     huc_ref.errors.HUCError: --null exact enumerates 4**120 label assignments here, more than 1000000; give --null B
     """
-    if n * math.log10(K) > math.log10(MAX_ASSIGNMENTS) + 1:  # before forming K**n
-        raise HUCError(f"{option} enumerates {K}**{n} label assignments here, more than {MAX_ASSIGNMENTS}; {remedy}",
-                       kind="too_large")
-    if K ** n > MAX_ASSIGNMENTS:
-        raise HUCError(f"{option} enumerates {K ** n} label assignments here, more than {MAX_ASSIGNMENTS}; {remedy}",
+    huge = n * math.log10(K) > math.log10(MAX_ASSIGNMENTS) + 1  # (then K**n is not formed)
+    if huge or K ** n > MAX_ASSIGNMENTS:
+        count = f"{K}**{n}" if huge else K ** n
+        raise HUCError(f"{option} enumerates {count} label assignments here, more than {MAX_ASSIGNMENTS}; {remedy}",
                        kind="too_large")
 
 
