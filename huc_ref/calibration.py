@@ -518,7 +518,7 @@ def _read_rules(rules, tree: LabelTree, utilities, names, method: str) -> list:
         if method == "uc" and node is not None:
             raise HUCError(f"{where}node: a UC-Boost rule moves the leaves (node null), got "
                            f"{printable(repr(node), 80)}", kind="structure")
-        if method == "huc" and node not in branching:
+        if method == "huc" and not (isinstance(node, str) and node in branching):  # (a list or object: no name)
             raise HUCError(f"{where}node: {printable(repr(node), 80)} is not a branching node of the tree "
                            "(HUC-Boost updates one, Algorithm 1)", kind="reference")
         interval = _field(r, "interval", where, (list,))

@@ -200,6 +200,9 @@ TAMPERED = [  # (change, kind, message start): a model file is input like any ot
     (_set(["rules", 0, "alpha"], KeyError), "missing_field", "rules[0].alpha: missing"),
     (_set(["rules", 0, "node"], "a"), "reference", "rules[0].node: 'a' is not a branching node of the tree"),
     (_set(["rules", 0, "node"], "zz"), "reference", "rules[0].node: 'zz' is not a branching node of the tree"),
+    # session 36: an object or a list as the node was Python's TypeError "unhashable type"
+    (_set(["rules", 0, "node"], {"r": 1}), "reference", "rules[0].node: {'r': 1} is not a branching node of the tree"),
+    (_set(["rules", 0, "node"], ["r"]), "reference", "rules[0].node: ['r'] is not a branching node of the tree"),
     (_set(["rules", 0, "interval"], [0.9, 0.1]), "structure", "rules[0].interval: lo = 0.9 is above hi = 0.1"),
     (_set(["rules", 0, "interval"], [0.1, 0.2, 0.3]), "length", "rules[0].interval: expected [lo, hi], got 3"),
     (_set(["rules", 0, "interval"], [0.1, 7]), "range", "rules[0].interval[1]: expected a score in [-1, 1], got 7"),
