@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .audit import atom_terms, interval_moment
 from .errors import HUCError, printable
-from .formats import as_path, load_json, read_case, read_document
+from .formats import as_path, load_json, read_case, read_document, result_schema
 from .intervals import Interval
 from .rational import MAX_DIGITS, fraction_text, shown
 from .rational import exact as read_exact
@@ -94,6 +94,27 @@ def _check_one(vector, answer) -> str | None:
         return str(wrong)
 
 
+def _known_fields(answer: dict) -> None:
+    """Refuse a field the published schema does not define (``additionalProperties: false``) or
+    requires and is absent, at the top, in ``uc``, ``huc`` and each candidate row, so that an
+    answer the checker passes fits the schema (a row with no ``node`` was read as the UC row, one
+    with no ``interval`` as a zero sup's); the fields' values are checked where they are read."""
+    schema = result_schema()
+    fields = schema["properties"]
+    places = [("", answer, schema)]
+    places += [(f"{f}.", answer[f], fields[f]) for f in ("uc", "huc") if isinstance(answer.get(f), dict)]
+    rows = answer.get("candidates")
+    places += [(f"candidates[{k}].", r, fields["candidates"]["items"])
+               for k, r in enumerate(rows if isinstance(rows, list) else []) if isinstance(r, dict)]
+    for where, doc, part in places:
+        extra = next((k for k in doc if k not in part["properties"]), None)
+        if extra is not None:
+            raise _Wrong(f"{where}{printable(repr(extra), 80)}: unknown field of a huc-result/1 document")
+        missing = next((k for k in part["required"] if k not in doc), None)
+        if missing is not None:
+            raise _Wrong(f"{where}{missing}: missing (a huc-result/1 document requires it)")
+
+
 def _check(vector, answer) -> None:
     if "error" in vector:
         if not isinstance(answer, dict) or answer.get("format") != "huc-error/1":
@@ -104,6 +125,7 @@ def _check(vector, answer) -> None:
     expected = vector["expected"]
     if not isinstance(answer, dict) or answer.get("format") != "huc-result/1":
         raise _Wrong("not a huc-result/1 document")
+    _known_fields(answer)
     if answer.get("case") != vector["case"]["id"]:
         raise _Wrong(f"case: {answer.get('case')!r}, expected {vector['case']['id']!r}")
     engine = answer.get("engine", "exact")

@@ -105,7 +105,10 @@ def _set(path, value):
         target = doc
         for key in path[:-1]:
             target = target[key]
-        target[path[-1]] = value
+        if value is KeyError:  # (the field removed)
+            del target[path[-1]]
+        else:
+            target[path[-1]] = value
     return change
 
 
@@ -172,6 +175,17 @@ def eval_fraction(text):
     ("edge-mcgrad-tie", _set(["candidates", 0, "sup"], "1/4"),
      "candidates[0] ('all', 'u', None): sup 1/4 differs from 0 by 0.25"),
     ("invalid-p-sums-to-999-1000", _set(["kind"], "range"), "error kind 'range', expected 'probability_sum'"),
+    # session 36: fields the published schema does not define, or requires, passed the checker (a row
+    # with no node was read as the UC row, one with no interval as a zero sup's)
+    ("gen-043", _set(["zz"], 1), "'zz': unknown field of a huc-result/1 document"),
+    ("gen-043", _set(["uc", "zz"], 1), "uc.'zz': unknown field of a huc-result/1 document"),
+    ("paper-d1-cancellation", _set(["candidates", 1, "extra"], "1/4"),
+     "candidates[1].'extra': unknown field of a huc-result/1 document"),
+    ("paper-d1-cancellation", _set(["candidates", 0, "node"], KeyError),
+     "candidates[0].node: missing (a huc-result/1 document requires it)"),
+    ("paper-d1-cancellation", _set(["candidates", 0, "interval"], KeyError),
+     "candidates[0].interval: missing (a huc-result/1 document requires it)"),
+    ("paper-d1-cancellation", _set(["engine"], KeyError), "engine: missing (a huc-result/1 document requires it)"),
     ("paper-d4-common-cell", None, "no answer file"),
 ])
 def test_checker_fails_altered_answers_with_the_reason(our_answers, tmp_path, vid, change, reason):
