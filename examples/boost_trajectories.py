@@ -73,6 +73,8 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     png = out / ("boost_trajectories_quick.png" if args.quick else "boost_trajectories.png")
     fig.savefig(png, dpi=110, bbox_inches="tight")
+    from matplotlib import pyplot
+    pyplot.close(fig)  # (saved: pyplot would keep it open in a process that runs this again)
     print(f"figure: {png}")
     return runs
 

@@ -39,6 +39,8 @@ def draw(moments, path: Path):
             ax.text(float(x), -0.42, f"u={U.b[k]}\np={P[k]}\neta={ETA[k]}", ha="center", va="top", fontsize=8)
     ax.set_ylim(-1.2, 2.5)
     fig.savefig(path, dpi=120, bbox_inches="tight")
+    from matplotlib import pyplot
+    pyplot.close(fig)  # (saved: pyplot would keep it open in a process that runs this again)
 
 
 def main(argv=None):

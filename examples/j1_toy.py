@@ -140,6 +140,7 @@ def main(argv=None):
     fig.tight_layout()
     png = out / ("j1_toy_quick.png" if args.quick else "j1_toy.png")
     fig.savefig(png, dpi=120, bbox_inches="tight")
+    plt.close(fig)  # (saved: pyplot would keep it open in a process that runs this again)
     print(f"figure: {png}")
     return results
 

@@ -67,6 +67,8 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     png = out / "where_error_lives.png"
     fig.savefig(png, dpi=110, bbox_inches="tight")
+    from matplotlib import pyplot
+    pyplot.close(fig)  # (saved: pyplot would keep it open in a process that runs this again)
     print(f"figure: {png}")
     return table
 

@@ -387,6 +387,8 @@ def _save(draw, path: str) -> None:
         fig.savefig(target, dpi=110, bbox_inches="tight")
     except OSError as err:
         raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}", kind="file") from None
+    finally:  # (pyplot keeps every figure it made open: main() called again and again in one process
+        plot._pyplot().close(fig)  # grew by a figure a call, warning from the 21st)
 
 
 def _cmd_fit(args) -> int:

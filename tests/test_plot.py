@@ -152,6 +152,24 @@ def test_cli_plot_writes_a_figure_and_refuses_other_suffixes(tmp_path, capsys):
     assert capsys.readouterr().err == "huc: error: --eta: sums to 2, not 1\n"
 
 
+def test_the_command_closes_each_figure_it_saves(tmp_path):
+    """Session 36: ``main`` called again and again in one process (a notebook, a test, a script)
+    kept every figure ``--plot`` made open: one more a call, and matplotlib's RuntimeWarning from the
+    21st.  Each is closed once saved (and when saving fails)."""
+    import warnings
+
+    from matplotlib import pyplot as plt
+    case = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "cases"
+               / "four_leaf_cancellation.json")
+    before = set(plt.get_fignums())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(22):
+            assert main(["audit", case, "--plot", str(tmp_path / "audit.png")]) == 0
+        assert main(["demo", "--plot", str(tmp_path / "demo.png")]) == 0
+    assert set(plt.get_fignums()) == before
+
+
 def test_bare_huc_prints_usage_and_version(capsys):
     assert main([]) == 0 and capsys.readouterr().out.startswith("usage: huc [-h] [--version] COMMAND ...")
     from huc_ref import __version__
