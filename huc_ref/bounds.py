@@ -90,12 +90,16 @@ def _probability(delta):
 
 
 def prop_3_3_bound(huc, n_relevant: int) -> Fraction:
-    """Prop. 3.3: ``UC(f; C, {u}) <= |V_T(u)| HUC(f; C, {u})``; returns the right side.
+    """Prop. 3.3: ``UC(f; C, {u}) <= |V_T(u)| HUC(f; C, {u})``; returns the right side.  A utility
+    with no relevant node has the bound 0 (App. F.2: "if the relevant-node set is empty, the utility
+    residual is identically zero", so its UC is 0; the proof's sum over ``V_T(u)`` is empty).
 
     >>> prop_3_3_bound(Fraction(1, 4), 2)
     Fraction(1, 2)
+    >>> prop_3_3_bound(0, 0)  # a utility constant on the leaves (before session 36: refused)
+    Fraction(0, 1)
     """
-    return _positive_int(n_relevant, "n_relevant") * exact(huc, "huc")
+    return _count(n_relevant, "n_relevant") * exact(huc, "huc")
 
 
 def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:

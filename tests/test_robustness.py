@@ -428,7 +428,7 @@ def _core_calls():
          "order, got list of length 3"),
         (lambda: subtree_sums(t, 5), "leaf_values: expected 4 values, one per label in the tree's label order, got "
          "int"),
-        (lambda: prop_3_3_bound(Fraction(1, 4), None), "n_relevant: must be a positive integer, got None"),
+        (lambda: prop_3_3_bound(Fraction(1, 4), None), "n_relevant: must be a non-negative integer, got None"),
         (lambda: h1_gap_bound(100, 2.5, 3, "1/20"), "T: must be a non-negative integer, got 2.5"),
         (lambda: h1_gap_bound(100, 2, 3.7, "1/20"), "n_cand: must be a non-negative integer, got 3.7"),
         (lambda: LabelTree("r", {"r": ["a", "b"]}).check_columns(7), "labels: expected the names of the columns of "
