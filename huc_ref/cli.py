@@ -695,7 +695,9 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc demo --p 1/2,1/6,1/6,1/6 --plot d1.png")
     d.add_argument("--p", metavar="P1,P2,P3,P4", help="the prediction (exact numbers; default 1/4 each)")
     d.add_argument("--eta", metavar="E1,E2,E3,E4", help="the true law (default 1/4, 0, 3/8, 3/8)")
-    d.add_argument("--utility", metavar="U1,U2,U3,U4", help="leaf utilities in [-1, 1] (default -1, 1, 1, 1)")
+    d.add_argument("--utility", metavar="U1,U2,U3,U4",
+                   help="leaf utilities in [-1, 1] (default -1, 1, 1, 1; a list that starts with a minus sign "
+                        "is written --utility=-1,1,1,1)")
     d.add_argument("--plot", metavar="FILE", help="also draw the tree coloured by D_t to FILE (.png, .pdf, .svg)")
     d.set_defaults(run=_cmd_demo)
     v = _command(sub, "verify", "check every identity, worked example and bound of the paper",

@@ -29,6 +29,13 @@ U = Table(TREE, [-1, 1, 1, 1])
 DIST = FiniteDistribution(TREE, [{"p": P, "eta": ETA}])
 
 
+def _right(star: TreeDecomposition, v: str) -> str:
+    """The true law's branch probability ``q*_(v,R)``, or why there is none: a node the true law
+    gives no mass has no branch probabilities (0/0; ``eta`` may vanish on a subtree, as D.1's
+    ``eta_y2 = 0`` vanishes on a leaf; ``p`` may not, A.2)."""
+    return str(star.q(v)[1]) if star.pi(v) > 0 else "none (eta gives the node no mass)"
+
+
 def walkthrough(p=None, eta=None, u=None, names=("p", "eta", "u")) -> tuple[str, dict]:
     """The exact quantities of App. D.1 (or of the four-leaf case a student chooses: a
     prediction ``p``, a true law ``eta`` and leaf utilities ``u``), as text, and the node
@@ -40,6 +47,8 @@ def walkthrough(p=None, eta=None, u=None, names=("p", "eta", "u")) -> tuple[str,
     >>> text, moments = walkthrough(eta=["1/20", "9/20", "1/5", "3/10"], u=[0, 0, 0, 1])  # App. D.3
     >>> [str(moments[v]) for v in ("v0", "vL", "vR")]
     ['0', '0', '1/20']
+    >>> print(walkthrough(eta=[1, 0, 0, 0])[0].splitlines()[3])  # no true mass on the right (session 36: 0/0)
+      true branch probabilities q*_(t,R):      root 0, left 0, right none (eta gives the node no mass)
     >>> walkthrough(p=["1/2", "1/2", 0, 0], names=("--p", "--eta", "--utility"))  # ``names``: in the messages
     Traceback (most recent call last):
     ...
@@ -69,8 +78,8 @@ def walkthrough(p=None, eta=None, u=None, names=("p", "eta", "u")) -> tuple[str,
         f"u = {', '.join(map(f, utility.b))}",
         f"  predicted branch probabilities q_(t,R):  root {f(dec.q('v0')[1])}, left {f(dec.q('vL')[1])}, "
         f"right {f(dec.q('vR')[1])}",
-        f"  true branch probabilities q*_(t,R):      root {f(star.q('v0')[1])}, left {f(star.q('vL')[1])}, "
-        f"right {f(star.q('vR')[1])}",
+        f"  true branch probabilities q*_(t,R):      root {_right(star, 'v0')}, left {_right(star, 'vL')}, "
+        f"right {_right(star, 'vR')}",
         f"  subtree mean utilities ubar:  left {f(dec.mu('vL'))}, right {f(dec.mu('vR'))}, root (score) {f(dec.mu())}",
         f"  D_top = {f(moments['v0'])},  D_L = {f(moments['vL'])},  D_R = {f(moments['vR'])};  "
         f"sum = {f(sum(moments.values()))} (eq. 5: the whole residual)",

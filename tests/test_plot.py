@@ -150,6 +150,10 @@ def test_cli_plot_writes_a_figure_and_refuses_other_suffixes(tmp_path, capsys):
     assert demo.exists() and "prediction p = 1/2, 1/6, 1/6, 1/6" in capsys.readouterr().out
     assert main(["demo", "--eta", "1/2,1/2,1/2,1/2"]) == 2
     assert capsys.readouterr().err == "huc: error: --eta: sums to 2, not 1\n"
+    # session 36: a true law with no mass on a subtree was a ZeroDivisionError traceback (q* = 0/0)
+    assert main(["demo", "--eta", "1,0,0,0"]) == 0
+    assert "right none (eta gives the node no mass)" in capsys.readouterr().out
+    assert main(["demo", "--utility=-1,-1,-1,-1"]) == 0 and "UC  = 0,  HUC = 0" in capsys.readouterr().out
 
 
 def test_the_command_closes_each_figure_it_saves(tmp_path):
