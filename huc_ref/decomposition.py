@@ -171,8 +171,18 @@ class TreeDecomposition:
         a = self.tree.id(node)
         if self._mu[a] is None:
             # (_N[a] / (D E)) / (_pi[a] / D) = _N[a] / (E _pi[a])
-            self._mu[a] = ratio(self._N[a], self._E * self._pi[a], self._rational)
+            self._mu[a] = ratio(self._N[a], self._E * self._massive(a, "mu"), self._rational)
         return self._mu[a]
+
+    def _massive(self, a: int, what: str):
+        """``_pi[a]``, or one HUCError where it is 0: the subtree's means and branch probabilities are
+        then 0/0 (A.3 divides by ``pi_a``; predictions lie in the open simplex, A.2, but a true law
+        ``eta`` given here may vanish on a subtree)."""
+        if self._pi[a] == 0:
+            name = self.tree.nodes[a]
+            raise HUCError(f"{what}({name!r}): the subtree of {name!r} has mass 0 here: its "
+                           f"{'mean is' if what == 'mu' else 'branch probabilities are'} 0/0 (A.3)", kind="nonpositive")
+        return self._pi[a]
 
     def known_mean(self, node, value) -> None:
         """Take ``mu_{u,a}(p) = value``, known by other means (boosting knows the means an update
@@ -192,9 +202,14 @@ class TreeDecomposition:
         ...                         [-1, 1, 0, 1])
         >>> dec.q("vL")
         (Fraction(1, 4), Fraction(3, 4))
+        >>> TreeDecomposition(_FOUR, [1, 0, 0, 0], [-1, 1, 0, 1]).q("vR")  # (a true law may vanish on a subtree)
+        Traceback (most recent call last):
+        ...
+        huc_ref.errors.HUCError: q('vR'): the subtree of 'vR' has mass 0 here: its branch probabilities are 0/0 (A.3)
         """
         a = self.tree.id(v)
-        return tuple(ratio(self._pi[k], self._pi[a], self._rational) for k in self.tree.child_ids[a])
+        mass = self._massive(a, "q")
+        return tuple(ratio(self._pi[k], mass, self._rational) for k in self.tree.child_ids[a])
 
     def Delta(self, v) -> tuple:
         """``Delta_{u,v}(p) = (mu_{u,v_j}(p) - mu_{u,v}(p))_j`` (Sec. 3.1).
