@@ -575,9 +575,46 @@ def load_vectors(directory: Path | None = None) -> list[dict]:
                                kind="type")
             if vid in seen:
                 raise HUCError(f"{f.name}: vectors[{k}].id: {vid!r} is used twice", kind="structure")
+            _vector_shape(v, f"{f.name}: vectors[{k}]")
             seen.add(vid)
             vectors.append(v)
     return vectors
+
+
+def _vector_shape(v: dict, where: str) -> None:
+    """The parts of a vector that ``export``, ``answer`` and ``check`` read, checked for their JSON
+    shape (a vector file of one's own is input like any other; before session 36 a missing or
+    mistyped part was a KeyError or TypeError in the checker): an invalid input's ``error.kind``
+    and ``input`` (or ``input_text``); a valid case's ``case``, ``tolerance.absolute`` and
+    ``expected`` (its ``uc`` and ``huc`` values, its rows' subgroup, utility, node and sup, its
+    relevant nodes).  The case and the numbers are read where they are used."""
+    def need(ok: bool, part: str, what: str) -> None:
+        if not ok:
+            raise HUCError(f"{where}.{part}: expected {what}", kind="type")
+    if ("error" in v) == ("expected" in v):
+        raise HUCError(f"{where}: give exactly one of expected (a valid case's result) or error (an invalid "
+                       "input's)", kind="structure")
+    if "error" in v:
+        need(isinstance(v["error"], dict) and isinstance(v["error"].get("kind"), str), "error",
+             "an object with a kind (a string)")
+        need("input" in v or isinstance(v.get("input_text"), str), "input", "the invalid input (or input_text)")
+        return
+    need(isinstance(v.get("case"), dict), "case", "a huc-case/1 object")
+    need(isinstance(v.get("tolerance"), dict) and isinstance(v["tolerance"].get("absolute"), str), "tolerance",
+         "an object with absolute (an exact number as a string)")
+    expected = v["expected"]
+    need(isinstance(expected, dict), "expected", "a huc-result/1 object")
+    for field in ("uc", "huc"):
+        need(isinstance(expected.get(field), dict) and isinstance(expected[field].get("value"), str),
+             f"expected.{field}", "an object with a value (an exact number as a string)")
+    need(isinstance(expected.get("relevant_nodes"), dict), "expected.relevant_nodes", "an object")
+    rows = expected.get("candidates")
+    need(isinstance(rows, list), "expected.candidates", "a list of rows")
+    for j, row in enumerate(rows):
+        need(isinstance(row, dict) and isinstance(row.get("subgroup"), str) and isinstance(row.get("utility"), str)
+             and "node" in row and (row["node"] is None or isinstance(row["node"], str))
+             and isinstance(row.get("sup"), str), f"expected.candidates[{j}]",
+             "a row with subgroup and utility (strings), node (a string or null) and sup (an exact number)")
 
 
 #: What a vector id may be: it names the files ``export`` and ``answer`` write and ``check``

@@ -420,3 +420,45 @@ def test_a_vector_of_your_own_with_an_eleven_thousand_digit_result_checks(tmp_pa
     report, failures = check_answers(tmp_path / "answers", tmp_path / "vectors")
     assert failures == 1 and report[0][1] == f"uc.moment: '77777777777777777777'... has more than " \
                                              f"{answer_digits(vector)} digits"
+
+
+def _own_vectors(tmp_path, change):
+    """A vector file of one's own (``--vectors DIR``): the paper's D.1 vector, changed."""
+    import copy
+    vector = copy.deepcopy(BY_ID["paper-d1-cancellation"])
+    change(vector)
+    doc = {"format": "huc-vectors/1", "vectors": [vector]}
+    (tmp_path / "vectors").mkdir(exist_ok=True)
+    (tmp_path / "vectors" / "mine.json").write_text(json.dumps(doc))
+    return str(tmp_path / "vectors")
+
+
+@pytest.mark.parametrize("change, message", [
+    # session 36: each was a KeyError or TypeError traceback from the checker or the answer writer
+    (_set(["expected", "candidates", 0], "x"), "mine.json: vectors[0].expected.candidates[0]: expected a row with "
+                                               "subgroup and utility (strings), node (a string or null)"),
+    (_set(["expected", "candidates", 0, "node"], KeyError), "mine.json: vectors[0].expected.candidates[0]: expected"),
+    (_set(["expected", "uc"], []), "mine.json: vectors[0].expected.uc: expected an object with a value"),
+    (_set(["expected", "candidates"], {}), "mine.json: vectors[0].expected.candidates: expected a list of rows"),
+    (_set(["case"], KeyError), "mine.json: vectors[0].case: expected a huc-case/1 object"),
+    (_set(["tolerance"], 0), "mine.json: vectors[0].tolerance: expected an object with absolute"),
+    (_set(["error"], {"kind": "json"}), "mine.json: vectors[0]: give exactly one of expected (a valid case's "
+                                        "result) or error (an invalid input's)"),
+])
+@pytest.mark.parametrize("command", ["check", "answer", "export"])
+def test_a_malformed_vector_file_of_ones_own_is_one_error(our_answers, tmp_path, capsys, change, message, command):
+    src = _own_vectors(tmp_path, change)
+    out = our_answers if command == "check" else str(tmp_path / "out")
+    assert main(["vectors", "--vectors", src, command, str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"huc: error: {message}") and err.count("\n") == 1, err
+
+
+def test_a_vector_of_ones_own_whose_case_has_no_id_checks(tmp_path, capsys):
+    """The case id is optional in huc-case/1 (an answer then names the case null)."""
+    def no_id(vector):
+        del vector["case"]["id"]
+    src = _own_vectors(tmp_path, no_id)
+    assert main(["vectors", "--vectors", src, "answer", str(tmp_path / "answers")]) == 0
+    assert main(["vectors", "--vectors", src, "check", str(tmp_path / "answers")]) == 0
+    assert "1 passed, 0 failed" in capsys.readouterr().out
