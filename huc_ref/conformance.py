@@ -18,11 +18,11 @@ from pathlib import Path
 
 from .audit import atom_terms, interval_moment
 from .errors import HUCError, printable
-from .formats import as_path, load_json, read_case, read_document, result_schema
+from .formats import as_path, load_json, read_document, result_schema
 from .intervals import Interval
 from .rational import MAX_DIGITS, fraction_text, shown
 from .rational import exact as read_exact
-from .vectors import load_vectors
+from .vectors import load_vectors, vector_case
 
 __all__ = ["SCORE_TOLERANCE", "answer_digits", "check_answers"]
 
@@ -86,10 +86,10 @@ def _number(x, exact: bool, where: str, digits: int = MAX_DIGITS) -> Fraction:
     return Fraction(x)
 
 
-def _check_one(vector, answer) -> str | None:
-    """None if the answer is right, else the reason."""
+def _check_one(vector, answer, case=None) -> str | None:
+    """None if the answer is right, else the reason (``case``: the vector's, read already)."""
     try:
-        return _check(vector, answer)
+        return _check(vector, answer, vector_case(vector) if case is None and "case" in vector else case)
     except _Wrong as wrong:
         return str(wrong)
 
@@ -109,13 +109,13 @@ def _known_fields(answer: dict) -> None:
     for where, doc, part in places:
         extra = next((k for k in doc if k not in part["properties"]), None)
         if extra is not None:
-            raise _Wrong(f"{where}{printable(repr(extra), 80)}: unknown field of a huc-result/1 document")
+            raise _Wrong(f"{where}{printable(extra, 80)}: unknown field of a huc-result/1 document")
         missing = next((k for k in part["required"] if k not in doc), None)
         if missing is not None:
             raise _Wrong(f"{where}{missing}: missing (a huc-result/1 document requires it)")
 
 
-def _check(vector, answer) -> None:
+def _check(vector, answer, case) -> None:
     if "error" in vector:
         if not isinstance(answer, dict) or answer.get("format") != "huc-error/1":
             raise _Wrong("an invalid input needs a huc-error/1 answer")
@@ -126,11 +126,9 @@ def _check(vector, answer) -> None:
     if not isinstance(answer, dict) or answer.get("format") != "huc-result/1":
         raise _Wrong("not a huc-result/1 document")
     _known_fields(answer)
-    case = read_case(vector["case"])  # (a case of one's own may have no id: read_case names it)
-    if answer.get("case") != case.id:
-        raise _Wrong(f"case: {answer.get('case')!r}, expected {case.id!r}")
-    engine = answer.get("engine", "exact")
-    exact = engine == "exact"
+    if answer["case"] != case.id:  # (a case of one's own may have no id: read_case names it "case")
+        raise _Wrong(f"case: {answer['case']!r}, expected {case.id!r}")
+    exact = answer["engine"] == "exact"  # (anything else: a float answer, compared within the tolerance)
     tol = Fraction(0) if exact else Fraction(vector["tolerance"]["absolute"])
     if answer.get("relevant_nodes") != expected["relevant_nodes"]:
         raise _Wrong(f"relevant_nodes {answer.get('relevant_nodes')} != {expected['relevant_nodes']}")
@@ -254,8 +252,9 @@ def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tu
         if path.is_symlink() or not path.is_file():
             report.append((v["id"], "the answer is not a regular file (a directory, link, device or pipe)"))
             continue
+        case = vector_case(v) if "case" in v else None  # (outside the answer's try: the vector's own)
         try:
-            reason = _check_one(v, load_json(read_document(path, "answer")))
+            reason = _check_one(v, load_json(read_document(path, "answer")), case)
         except HUCError as err:
             reason = f"unreadable answer: {err}"
         except OSError as err:

@@ -23,10 +23,10 @@ from .audit import atom_terms
 from .errors import ARGUMENT_KINDS, HUCError, printable
 from .errors import ERROR_KINDS as _ALL_ERROR_KINDS
 from .formats import as_path, dumps, load_json, read_case, read_document
-from .rational import fraction_text
+from .rational import exact, fraction_text
 
 __all__ = ["DELETE", "mutate", "FLAGS", "ERROR_KINDS", "GENERATOR", "build_vector_files", "write_vector_files",
-           "load_vectors", "export_cases", "answer_cases", "default_vector_dir", "schema"]
+           "load_vectors", "vector_case", "export_cases", "answer_cases", "default_vector_dir", "schema"]
 
 #: The generator that wrote the vector files: changes only when their content does, not with
 #: the package version (so the published files stay byte for byte what they were).
@@ -602,19 +602,42 @@ def _vector_shape(v: dict, where: str) -> None:
     need(isinstance(v.get("case"), dict), "case", "a huc-case/1 object")
     need(isinstance(v.get("tolerance"), dict) and isinstance(v["tolerance"].get("absolute"), str), "tolerance",
          "an object with absolute (an exact number as a string)")
+    exact(v["tolerance"]["absolute"], f"{where}.tolerance.absolute")
     expected = v["expected"]
     need(isinstance(expected, dict), "expected", "a huc-result/1 object")
     for field in ("uc", "huc"):
-        need(isinstance(expected.get(field), dict) and isinstance(expected[field].get("value"), str),
-             f"expected.{field}", "an object with a value (an exact number as a string)")
+        need(isinstance(expected.get(field), dict) and _RATIONAL.fullmatch(str(expected[field].get("value"))),
+             f"expected.{field}", "an object with a value (an integer or a/b, as a string)")
     need(isinstance(expected.get("relevant_nodes"), dict), "expected.relevant_nodes", "an object")
     rows = expected.get("candidates")
     need(isinstance(rows, list), "expected.candidates", "a list of rows")
     for j, row in enumerate(rows):
         need(isinstance(row, dict) and isinstance(row.get("subgroup"), str) and isinstance(row.get("utility"), str)
              and "node" in row and (row["node"] is None or isinstance(row["node"], str))
-             and isinstance(row.get("sup"), str), f"expected.candidates[{j}]",
-             "a row with subgroup and utility (strings), node (a string or null) and sup (an exact number)")
+             and isinstance(row.get("sup"), str) and _RATIONAL.fullmatch(row["sup"]), f"expected.candidates[{j}]",
+             "a row with subgroup and utility (strings), node (a string or null) and sup (an integer or a/b, as a "
+             "string)")
+
+
+def vector_case(vector: dict):
+    """The :class:`huc_ref.formats.Case` of a valid vector (its ``case``, a huc-case/1 document:
+    docs/specification.md §6); a fault in it is the vector's, one HUCError naming the vector (before
+    session 36 the checker reported it as an unreadable answer).
+
+    >>> vector_case({"id": "d1", "case": {"format": "huc-case/1", "tree": {"root": "r"}}})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: vector 'd1': case: labels: missing
+    """
+    try:
+        return read_case(vector["case"])
+    except HUCError as err:
+        raise HUCError(f"vector {vector['id']!r}: case: {err}", kind=err.kind) from None
+
+
+#: An expected number's text (the published schema's pattern), checked without reading the number:
+#: a vector's results may be longer than an input's digits (``conformance.answer_digits``).
+_RATIONAL = re.compile(r"-?[0-9]+(/[0-9]+)?", re.ASCII)
 
 
 #: What a vector id may be: it names the files ``export`` and ``answer`` write and ``check``
@@ -702,6 +725,6 @@ def answer_cases(out: Path, directory: Path | None = None) -> int:
             else:
                 answer = {"format": "huc-result/1", "case": v["id"], "accepted": True}
         else:
-            answer = read_case(v["case"]).result_json()
+            answer = vector_case(v).result_json()
         (out / f"{v['id']}.json").write_text(dumps(answer))
     return len(vectors)
