@@ -316,8 +316,9 @@ def _cmd_audit(args) -> int:
         dist = None
         if args.plot or not (args.engine == "fast" and null != "exact"):
             from .distribution import FiniteDistribution
-            why = (" (which --plot draws with)" if args.plot and args.engine == "fast" and null != "exact" else
-                   " (which --null exact needs)" if args.engine == "fast" else "")
+            # (here the fast engine runs only beside --plot or --null exact, which read the exact distribution)
+            why = "" if args.engine != "fast" else " (which --null exact needs)" if null == "exact" else \
+                " (which --plot draws with)"
             _open_simplex(P, "--predictions", why, fast_mends=not (args.plot or null == "exact"))
             dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
         if args.engine == "fast" and null != "exact":
@@ -388,7 +389,8 @@ def _save(draw, path: str) -> None:
     except OSError as err:
         raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}", kind="file") from None
     finally:  # (pyplot keeps every figure it made open: main() called again and again in one process
-        plot._pyplot().close(fig)  # grew by a figure a call, warning from the 21st)
+        from matplotlib import pyplot  # grew by a figure a call, warning from the 21st)
+        pyplot.close(fig)
 
 
 def _cmd_fit(args) -> int:

@@ -44,8 +44,7 @@ from .rational import decimal_text, fraction_text
 from .results import AuditResult
 
 __all__ = ["MAX_ASSIGNMENTS", "MAX_NULL_DRAWS", "Significance", "check_null", "check_enumerable",
-           "resampling_p_values",
-           "exact_p_values", "uniforms", "draw_label", "tie_tolerance"]
+           "resampling_p_values", "exact_p_values", "uniforms", "draw_label", "tie_tolerance"]
 
 #: The most label assignments ``prod_i |supp p_i|`` exact enumeration takes (about a million,
 #: each an exact audit).
