@@ -138,3 +138,22 @@ def test_generic_over_sympy_symbols():
     total = sum(dec.g(v, "y1") for v in t.internal_nodes)
     assert sympy.simplify(total - dec.residual("y1")) == 0
     assert sympy.simplify(dec.mu("a") - (p[0] * u[0] + p[1] * u[1]) / (p[0] + p[1])) == 0
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda d: d.mu("vR"), "mu('vR'): the subtree of 'vR' has mass 0 here: its mean is 0/0 (A.3)"),
+    (lambda d: d.Delta("vR"), "mu('vR'): the subtree of 'vR' has mass 0 here: its mean is 0/0 (A.3)"),
+    (lambda d: d.g("v0", "y3"), "mu('vR'): the subtree of 'vR' has mass 0 here: its mean is 0/0 (A.3)"),
+    (lambda d: d.q("vR"), "q('vR'): the subtree of 'vR' has mass 0 here: its branch probabilities are 0/0 (A.3)"),
+])
+def test_a_subtree_of_mass_0_is_one_error_naming_the_node(call, message):
+    """A true law may vanish on a subtree (App. D.1's vanishes on a leaf); its means and branch
+    probabilities are 0/0 there (A.3).  Session 36: ZeroDivisionError from Fraction; the rest of
+    the decomposition still answers (the root's mean, the leaf y1's residual)."""
+    from huc_ref.errors import HUCError
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    d = TreeDecomposition(t, [1, 0, 0, 0], [-1, 1, 1, 1])
+    with pytest.raises(HUCError) as err:
+        call(d)
+    assert str(err.value) == message and err.value.kind == "nonpositive"
+    assert d.mu() == -1 and d.residual("y1") == 0 and d.q("vL") == (1, 0)

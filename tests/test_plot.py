@@ -156,7 +156,7 @@ def test_cli_plot_writes_a_figure_and_refuses_other_suffixes(tmp_path, capsys):
     assert main(["demo", "--utility=-1,-1,-1,-1"]) == 0 and "UC  = 0,  HUC = 0" in capsys.readouterr().out
 
 
-def test_the_command_closes_each_figure_it_saves(tmp_path):
+def test_the_command_closes_each_figure_it_saves(tmp_path, monkeypatch, capsys):
     """Session 36: ``main`` called again and again in one process (a notebook, a test, a script)
     kept every figure ``--plot`` made open: one more a call, and matplotlib's RuntimeWarning from the
     21st.  Each is closed once saved (and when saving fails)."""
@@ -172,6 +172,14 @@ def test_the_command_closes_each_figure_it_saves(tmp_path):
             assert main(["audit", case, "--plot", str(tmp_path / "audit.png")]) == 0
         assert main(["demo", "--plot", str(tmp_path / "demo.png")]) == 0
     assert set(plt.get_fignums()) == before
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr("matplotlib.figure.Figure.savefig", full)
+    assert main(["audit", case, "--plot", str(tmp_path / "audit.png")]) == 2
+    assert capsys.readouterr().err.endswith("cannot write " + repr(str(tmp_path / "audit.png")) +
+                                            ": No space left on device\n")
+    assert set(plt.get_fignums()) == before  # (closed when saving failed too)
 
 
 def test_bare_huc_prints_usage_and_version(capsys):
