@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.workloads import random_tree  # noqa: E402
 from examples.j1_toy import ETA, TREE, UTILITIES  # noqa: E402
 from huc_ref import BinaryDecision, FiniteDistribution, Table, Top1AtDepth  # noqa: E402
 from huc_ref.boost import boost  # noqa: E402
 from huc_ref.fast import boost as fast_boost  # noqa: E402
+from tests.shapes import random_tree  # noqa: E402
 
 
 def j1_case():

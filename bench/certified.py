@@ -18,18 +18,18 @@ went to the certified engine; below it, what float64's bounds left undecided and
 interval; ``huc_ref.certified.REFINE_BITS``), and why the certified engine chose.
 
 Run: ``python bench/certified.py`` (``--quick``: 100 atoms, K = 10; ``--million``: instead, App.
-D.1's three atoms moved by ``3^-2100000``, ``bench.workloads.million_digits``, whose scores differ
+D.1's three atoms moved by ``3^-2100000``, ``tests.shapes.million_digits``, whose scores differ
 by about 10^-1000000: every comparison of two moved atoms is decided by
 :func:`huc_ref.boost._exp_sign`, e.g. ``--million --updates 8 --engine-updates 8``; ``--ties``:
-instead, ``bench.workloads.tied_sample``, 40 softmax rows on 100 classes of which a third repeat,
+instead, ``tests.shapes.tied_sample``, 40 softmax rows on 100 classes of which a third repeat,
 with top-3 correctness: the exact ties of scores and of entries a decision tree's predictions
 have, e.g. ``--ties --updates 27 --engine-updates 27``; ``--decision-tree``: a depth-6 decision
-tree's predictions on scikit-learn's digits, ``bench.workloads.decision_tree_sample``).
+tree's predictions on scikit-learn's digits, ``tests.shapes.decision_tree_sample``).
 
 ``--enclosures``: instead, Arb's ``e^z`` of 20,000 adaptive-run logits read as 2,300-bit ``fmpq``
 and as exact dyadics (``huc_ref.certified._exact_ball``): microseconds an ``exp`` and their ratio.
 
-``--samples N``: instead, ``N`` drawn decision-tree runs (``bench.workloads.smoothed_run``, seeds
+``--samples N``: instead, ``N`` drawn decision-tree runs (``tests.shapes.smoothed_run``, seeds
 ``--seed`` on: a smoothed sample on one of six trees, top-1 at random depths with a table, a rank
 and a binary decision drawn in, HUC-Boost or UC-Boost), 6 greedy updates each; before each, the
 choice is compared with the certified engine's on the same exact state: the choices, how many
@@ -37,7 +37,7 @@ differ (0 expected), and how many certified float64 left to that engine, by reas
 ``--samples 1000 --seed 50000``.
 
 ``--fit PASSES``: instead, the README's recalibration of a decision tree's predictions
-(``bench.workloads.decision_tree_fit``: 449 calibration rows, 17 distinct), ``HUCBoost`` with
+(``tests.shapes.decision_tree_fit``: 449 calibration rows, 17 distinct), ``HUCBoost`` with
 ``engine="fast"`` and ``engine="exact"`` (certified float64 with python-flint) at ``max_passes =
 PASSES`` (K.1's budget; 100 is K.1's own): each fit's seconds, its updates, the ratio, and the
 test HUC of both, e.g. ``--fit 2`` (seconds) or ``--fit 100`` (minutes).
@@ -55,19 +55,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.boost import population_case  # noqa: E402
 from bench.machine import describe  # noqa: E402
-from bench.workloads import (  # noqa: E402
-                             decision_tree_fit,
-                             decision_tree_sample,
-                             million_digits,
-                             smoothed_run,
-                             tied_sample,
-)
 from huc_ref import certified  # noqa: E402
 from huc_ref.boost import boost as engine_boost  # noqa: E402
 from huc_ref.driver import drive  # noqa: E402
 from huc_ref.fast.boost import boost as float_boost  # noqa: E402
 from huc_ref.results import BoostResult  # noqa: E402
 from huc_ref.validation import boost_options  # noqa: E402
+from tests.shapes import (  # noqa: E402
+    decision_tree_fit,
+    decision_tree_sample,
+    million_digits,
+    smoothed_run,
+    tied_sample,
+)
 
 
 def bounded(dist, us, method, updates):
@@ -87,11 +87,11 @@ def timed(f, *args, **kw):
 
 
 def fits(passes: int) -> None:
-    """``HUCBoost`` on ``bench.workloads.decision_tree_fit``, float64 and certified, one fit each."""
+    """``HUCBoost`` on ``tests.shapes.decision_tree_fit``, float64 and certified, one fit each."""
     from huc_ref import fast
     from huc_ref.calibration import HUCBoost
     tree, us, labels, P, y, P_test, y_test = decision_tree_fit()
-    print(f"a decision tree's predictions (bench.workloads.decision_tree_fit): n = {len(y)} "
+    print(f"a decision tree's predictions (tests.shapes.decision_tree_fit): n = {len(y)} "
           f"({len({tuple(r) for r in P.tolist()})} distinct rows), K = {tree.K}, |U| = {len(us)}, "
           f"max_passes = {passes}")
     print(f"{'engine':<8} {'fit s':>8} {'updates':>8} {'x fast':>8} {'test HUC':>20}")
@@ -104,7 +104,7 @@ def fits(passes: int) -> None:
 
 
 def samples(count: int, seed: int, updates: int = 6) -> None:
-    """``count`` runs of ``bench.workloads.smoothed_run`` from ``seed`` on: every choice of certified
+    """``count`` runs of ``tests.shapes.smoothed_run`` from ``seed`` on: every choice of certified
     float64 against the certified engine's on the same exact state (``BoundedBackend._fallback``),
     and the choices left to that engine (``fallbacks``), by reason."""
     from collections import Counter
@@ -187,10 +187,10 @@ def main(argv=None) -> None:
         print(f"App. D.1's atoms moved by 3^-2100000: n = {dist.n}, K = {dist.tree.K}, |U| = {len(us)}")
     elif args.ties:
         dist, us = tied_sample()
-        print(f"a tied sample (bench.workloads.tied_sample): n = {dist.n}, K = {dist.tree.K}, |U| = {len(us)}")
+        print(f"a tied sample (tests.shapes.tied_sample): n = {dist.n}, K = {dist.tree.K}, |U| = {len(us)}")
     elif args.decision_tree:
         dist, us = decision_tree_sample()
-        print(f"a decision tree's predictions (bench.workloads.decision_tree_sample): n = {dist.n}, K = {dist.tree.K}, "
+        print(f"a decision tree's predictions (tests.shapes.decision_tree_sample): n = {dist.n}, K = {dist.tree.K}, "
               f"|U| = {len(us)}")
     else:
         n, K = (100, 10) if args.quick else (1000, 30)

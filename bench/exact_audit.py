@@ -29,8 +29,9 @@ if "--no-gmpy2" in sys.argv:  # before huc_ref is imported: as if gmpy2 were not
 
 import importlib  # noqa: E402
 
-from bench.workloads import million_digits, timed, workload  # noqa: E402
+from bench.workloads import timed  # noqa: E402
 from huc_ref import audit  # noqa: E402
+from tests.shapes import million_digits, workload  # noqa: E402
 
 audit_module = importlib.import_module("huc_ref.audit")
 

@@ -5,7 +5,7 @@
   ``rational._decimal_digits`` (the decimal module's exact arithmetic, used without gmpy2) and
   with CPython's ``str`` (its 4,300-digit guard lifted; quadratic in CPython 3.11);
 * **reader**: the same text back to an integer with gmpy2, ``rational._digits_value`` and ``int``;
-* **huc audit --json** of ``bench.workloads.long_binary_case`` (520 atoms of 1,990-digit
+* **huc audit --json** of ``tests.shapes.long_binary_case`` (520 atoms of 1,990-digit
   predictions; its UC has about a million digits) as a whole command, with gmpy2, without it
   (blocked in the child process), and without it with the writer swapped for CPython's ``str``
   (the project before ``_decimal_digits``); the three outputs are checked byte-identical;
@@ -36,9 +36,10 @@ sys.path.insert(0, str(ROOT))
 
 import mpmath  # noqa: E402
 
-from bench.workloads import long_binary_case, timed  # noqa: E402
+from bench.workloads import timed  # noqa: E402
 from huc_ref import boost, read_case  # noqa: E402
 from huc_ref.rational import _decimal_digits, _digits_value  # noqa: E402
+from tests.shapes import long_binary_case  # noqa: E402
 
 #: The child process's prologue: ``gmpy2`` blocked (``import gmpy2`` raises ImportError), and, for
 #: the ``str`` row, the decimal writer replaced by CPython's ``str`` with its guard lifted.

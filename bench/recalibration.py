@@ -5,7 +5,7 @@ most 15,000 iterations), and against scikit-learn's ``LogisticRegression`` (lbfg
 1e-10``) on the same objective for Dirichlet scaling (the bias as a penalised constant feature,
 ``C = 1 / (n lambda)``).  Not a test: prints times, iterations and objectives measured in one run.
 
-The rows: ``bench.workloads.wide_softmax`` (softmax rows of normal logits, and the same with half
+The rows: ``tests.shapes.wide_softmax`` (softmax rows of normal logits, and the same with half
 of each row's entries near 1e-296; labels drawn from the rows; scikit-learn only where every
 class has a label, as it drops the others), ``lambda = 1e-4`` (K.1's default), uniform weights.  Per case: seconds and
 iterations of each optimiser, the objective each reaches less the smallest of them, the strong
@@ -27,8 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.machine import options  # noqa: E402
-from bench.workloads import wide_softmax  # noqa: E402
 from huc_ref.recalibration import KAPPA_INIT, _features, _objective, fit_scaling, log_loss  # noqa: E402
+from tests.shapes import wide_softmax  # noqa: E402
 
 L2 = 1e-4
 

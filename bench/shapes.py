@@ -6,7 +6,7 @@ Four workloads, each audited by ``huc_ref.fast.audit`` with numpy and, where ins
 * ``binary 7 groups``: 10^6 rows of a binary classifier (scores uniform in (0.001, 0.999),
   labels drawn from them), a class indicator, everyone and six random halves as subgroups;
 * ``flat 100``: 2 x 10^5 rows of a 100-class softmax whose first half of entries lie near
-  ``1e-296`` (``bench.workloads.wide_softmax``'s rows, labels drawn from them), top-1 and top-5
+  ``1e-296`` (``tests.shapes.wide_softmax``'s rows, labels drawn from them), top-1 and top-5
   correctness and a class indicator, everyone and four random halves;
 * ``10 x 10``: the same rows on ten groups of ten classes, with top-1 correctness at depth 1;
 * ``30 children``: 3 x 10^5 rows of 32 classes, 30 of them children of one node (the others its
@@ -42,8 +42,8 @@ def workload(shape: str, scale: float):
     """``(y, P, tree, utilities, subgroups)`` of one shape, ``scale`` times its rows."""
     import numpy as np
 
-    from bench.workloads import wide_softmax
     from huc_ref import BinaryDecision, Decision, LabelTree, Rank, Subtree, Top1AtDepth, TopK, class_indicator
+    from tests.shapes import wide_softmax
     rng = np.random.default_rng(0)
     if shape == "binary 7 groups":
         n = int(10**6 * scale)

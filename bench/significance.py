@@ -37,10 +37,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.workloads import best_of, random_tree  # noqa: E402
+from bench.workloads import best_of  # noqa: E402
 from huc_ref import BinaryDecision, Table, Top1AtDepth, fast  # noqa: E402
 from huc_ref.fast.significance import NullAudit  # noqa: E402
 from huc_ref.fast.tree import FastTree  # noqa: E402
+from tests.shapes import random_tree  # noqa: E402
 
 
 def arrays(n: int, K: int = 30, seed: int = 0):

@@ -275,12 +275,19 @@ class HUCBoost(_Estimator):
             raise HUCError("initial: expected None, TemperatureScaling(), VectorScaling() or DirichletScaling() "
                            f"(H.2's first stage), got {given(self.initial, 60)}", kind="option")
 
-    def _inputs(self, y_prob, where="y_prob"):
+    def _columns(self, y_prob, where="y_prob"):
+        """``(y_prob, order)``: a table's array, and where the tree's labels are among its columns
+        (named by ``labels=`` or a DataFrame's column names; None: in the tree's order)."""
         if not isinstance(self.tree, LabelTree):
             raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}", kind="tree")
         y_prob, labels = self.tree.frame_columns(y_prob, self.labels)  # (a DataFrame's column names)
-        self.tree.check_columns(labels)
-        return _probabilities(y_prob, self.tree.K, self.kappa, where)
+        return y_prob, self.tree.column_order(labels, what=where)
+
+    def _inputs(self, y_prob, where="y_prob"):
+        """The predictions in the tree's label order, with K.1's smoothing."""
+        y_prob, order = self._columns(y_prob, where)
+        P = _probabilities(y_prob, self.tree.K, self.kappa, where)
+        return P if order is None else P[:, order]
 
     def fit(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None):
         """Boost on calibration data (Algorithm 1, or UC-Boost, with K.1's settings);
@@ -353,8 +360,10 @@ class HUCBoost(_Estimator):
         names, C = _subgroup_values(subgroups, len(y), self.subgroups_)
         groups = {g: C[:, k] for k, g in enumerate(names)}
         options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed, sample_weight=sample_weight)
-        before = audit(y, self._inputs(y_prob), self.tree, self.utilities, **options)
-        after = audit(y, self.predict_proba(y_prob, subgroups=groups), self.tree, self.utilities, **options)
+        tree_order = self.tree.labels  # (both arrays below are in it)
+        before = audit(y, self._inputs(y_prob), self.tree, self.utilities, labels=tree_order, **options)
+        after = audit(y, self._recalibrated(self._inputs(y_prob), groups), self.tree, self.utilities,
+                      labels=tree_order, **options)
         return {"data": data, "before": before, "after": after}
 
     def predict_proba(self, y_prob, *, subgroups=None) -> np.ndarray:
@@ -370,12 +379,19 @@ class HUCBoost(_Estimator):
         >>> fast.audit(y, P, t, us).huc.sup, fast.audit(y, model.predict_proba(P), t, us).huc.sup <= 1 / 100
         (0.25, True)
         """
-        rules = self._fitted("rules_")
-        P = self._inputs(y_prob)
+        self._fitted("rules_")
+        _, order = self._columns(y_prob)
+        out = self._recalibrated(self._inputs(y_prob), subgroups)
+        if order is not None:  # (back in the columns' order)
+            out[:, order] = out.copy()
+        return out
+
+    def _recalibrated(self, P, subgroups) -> np.ndarray:
+        """The kept rules applied to ``P`` (smoothed, in the tree's label order)."""
         if self.initial is not None:
             P = self.initial_.predict_proba(P)
         _, C = _subgroup_values(subgroups, len(P), self.subgroups_)
-        *_, (_, out) = apply_rules(self.method, rules, self.tree, self.utilities, P, C)
+        *_, (_, out) = apply_rules(self.method, self.rules_, self.tree, self.utilities, P, C)
         return out
 
     # ------------------------------------------------------------------ huc-model/1

@@ -233,7 +233,8 @@ class FiniteDistribution:
         atoms weights 1/4 and 3/4); a weight of 0 is refused, naming the row (an atom of weight 0
         is not in the distribution's support: leave the row out; :func:`huc_ref.fast.audit`, which
         has no atoms, skips such rows).  ``labels``: the
-        columns' order of ``y_prob``, checked against the tree's (:meth:`LabelTree.check_columns`).
+        names of the columns of ``y_prob`` in order, which then puts them in the tree's label order
+        (:meth:`LabelTree.label_columns`); without it the rows are in the tree's label order.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_sample(t, ["a", 1], [["1/2", "1/2"], ["1/3", "2/3"]],
@@ -243,8 +244,8 @@ class FiniteDistribution:
         >>> FiniteDistribution.from_sample(t, ["a", "b"], [["1/2", "1/2"]] * 2, sample_weight=[1, 3]).atoms[1].weight
         Fraction(3, 4)
         """
-        y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame's column names)
-        tree.check_columns(labels)
+        if labels is not None or hasattr(y_prob, "columns"):  # (exact rows are written in the tree's order;
+            y_prob = tree.label_columns(y_prob, labels)      # named columns are put in it)
         n = len(sized(y_true, "y_true", "one label (a name or an id) per row of y_prob"))
         if getattr(y_true, "ndim", 1) != 1:
             raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got an array of shape "
@@ -298,7 +299,10 @@ class FiniteDistribution:
         readers otherwise refuse floats, as an exact decimal was probably meant).  Labels are
         names or integer ids (:meth:`from_sample`: a float or boolean label is an error, not an
         id); ``smooth`` (an exact ``kappa``, K.1's ``kappa_init``) mixes each renormalised row with
-        the uniform law, for predictions with exact zeros (A.2 assumes ``p_y > 0``).
+        the uniform law, for predictions with exact zeros (A.2 assumes ``p_y > 0``).  ``labels``:
+        the columns' names in order (a classifier's ``classes_``), as :func:`huc_ref.fast.audit`
+        takes them (:meth:`LabelTree.label_columns`: unnamed columns only in a declared or sorted
+        label order).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_floats(t, [0, 1], [[0.25, 0.75], [0.1, 0.9]])
@@ -307,7 +311,7 @@ class FiniteDistribution:
         >>> FiniteDistribution.from_floats(t, ["b"], [[0.0, 1.0]], smooth="1/10").atoms[0].p  # a zero, smoothed
         (Fraction(1, 20), Fraction(19, 20))
         """
-        y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame: its rows, its column names)
+        y_prob = tree.label_columns(y_prob, labels)  # (a bare array: only in a declared or classes_-sorted order)
 
         def finite(x, where) -> float:
             if type(x) is not float and (isinstance(x, bool) or not isinstance(x, Real)):  # (as the fast path)
@@ -342,8 +346,7 @@ class FiniteDistribution:
         weights = None if sample_weight is None else read(sample_weight, "sample_weight")
         # labels as given: from_sample takes names and integer ids and refuses the rest (a float label such as
         # 2.5 was read as id 2, and True as id 1)
-        return cls.from_sample(tree, y_true, rows, subgroups=groups, sample_weight=weights, labels=labels,
-                               smooth=smooth)
+        return cls.from_sample(tree, y_true, rows, subgroups=groups, sample_weight=weights, smooth=smooth)
 
     @property
     def n(self) -> int:

@@ -37,6 +37,7 @@ class LabelTree:
                  labels: Sequence[str] | None = None, *, where: str = "tree"):
         self._build(root, children, where)
         self._set_labels(labels, where)
+        self._declared = labels is not None  # (the columns' order was stated: see check_columns)
 
     # ------------------------------------------------------------------ building
     def _build(self, root, children, where):
@@ -108,10 +109,7 @@ class LabelTree:
 
     def _set_labels(self, labels, where):
         leaf_names = [self._names[nid] for nid in self._dfs_leaf_nodes]
-        if labels is None:
-            labels = leaf_names
-        if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
-            raise HUCError("labels: expected a list of leaf names", kind="labels")
+        labels = leaf_names if labels is None else label_names(labels)
         lab_where = "labels"
         seen: dict[str, int] = {}
         for i, lab in enumerate(labels):
@@ -225,10 +223,12 @@ class LabelTree:
         for i, lab in enumerate(paths):
             if lab in children:
                 raise HUCError(f"paths[{i}]: {lab!r} is a label and also the parent of other labels", kind="tree")
-        if labels is not None and (isinstance(labels, (str, bytes)) or sorted(map(str, labels)) != sorted(paths)):
+        if labels is not None and sorted(label_names(labels)) != sorted(paths):
             raise HUCError(f"labels: must list each of the {len(paths)} paths once (the columns' order), "
-                           f"got {list(labels) if not isinstance(labels, (str, bytes)) else labels!r}", kind="labels")
-        return cls(root, children, list(paths) if labels is None else [str(x) for x in labels])
+                           f"got {printable(repr(label_names(labels)), 100)}", kind="labels")
+        tree = cls(root, children, list(paths) if labels is None else label_names(labels))
+        tree._declared = labels is not None  # (paths in hierarchy order are not a classifier's column order)
+        return tree
 
     @classmethod
     def from_label_paths(cls, rows, *, sep: str = "/", root: str = "root",
@@ -411,39 +411,124 @@ class LabelTree:
             labels = names
         return y_prob.to_numpy(), labels
 
+    def with_labels(self, labels) -> LabelTree:
+        """The same tree with its label order (Sec. 2.1's coordinates of ``p``) declared as ``labels``:
+        any array-like of the leaf names, e.g. a classifier's ``classes_``, the order of its
+        ``predict_proba`` columns (integers are read as their decimal text).
+
+        >>> t = LabelTree.from_children("r", {"r": ["b", "a"]})
+        >>> t.labels, t.with_labels(["a", "b"]).labels, t.with_labels(t.labels).order_declared
+        (('b', 'a'), ('a', 'b'), True)
+        """
+        return LabelTree(self.root, self.to_json()["children"], label_names(labels))
+
+    @property
+    def order_declared(self) -> bool:
+        """Whether the label order (Sec. 2.1's coordinates of ``p``) was stated with ``labels=``
+        when the tree was built, rather than taken from the leaves' depth-first order (or, for
+        :meth:`from_paths`, the order the paths were listed in, a hierarchy's order).
+
+        >>> LabelTree.from_children("r", {"r": ["b", "a"]}).order_declared
+        False
+        >>> LabelTree.from_children("r", {"r": ["b", "a"]}, labels=["a", "b"]).order_declared
+        True
+        """
+        return self._declared
+
+    def label_columns(self, y_prob, labels=None, where: str = "labels", what: str = "y_prob"):
+        """A sample's predictions ``p(x_i)`` (Sec. 2.1) with their columns in this tree's label
+        order: the columns named by ``labels`` (any array-like, e.g. a classifier's ``classes_``) or
+        by a DataFrame's column names (:meth:`frame_columns`) are put in the tree's order
+        (:meth:`column_order`); unnamed columns are taken as they are where the tree's order was
+        declared or is ``classes_``' sorted order, and are otherwise an error.  A reordered array is
+        a copy (``y_prob[:, order]``).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> t.label_columns([[0.25, 0.75]], labels=["b", "a"]), t.label_columns([[0.25, 0.75]])
+        ([[0.75, 0.25]], [[0.25, 0.75]])
+        """
+        y_prob, labels = self.frame_columns(y_prob, labels)
+        order = self.column_order(labels, where, what)
+        if order is None:
+            return y_prob
+        if getattr(y_prob, "ndim", None) == 2:  # numpy's arrays (and those that index as they do)
+            return y_prob[:, order]
+        return [[row[j] for j in order] if hasattr(row, "__len__") and len(row) == len(order) else row
+                for row in y_prob]  # (a row of another length is left for the caller's message)
+
+    def column_order(self, labels, where: str = "labels", what: str = "y_prob") -> list[int] | None:
+        """Where each of this tree's labels (Sec. 2.1's coordinates of ``p``, in the tree's label
+        order) is among the columns of a prediction array whose columns are named ``labels`` (names,
+        or a classifier's integer ``classes_`` read as text): the indices that put the columns in the
+        tree's order, or None when they already are.  Names that are not exactly the tree's labels
+        are an error naming the first missing or extra one; ``where`` and ``what`` word it.
+
+        ``labels=None`` means the columns carry no names (a bare ``predict_proba`` array): they
+        are taken in the tree's label order only where that order was declared
+        (:attr:`order_declared`) or is the sorted order a scikit-learn classifier's ``classes_``
+        always has (numeric where every label is an integer's text); otherwise this is an error
+        saying how to declare it, since a hierarchy's leaf order is rarely the classifier's.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+        >>> t.column_order(["c", "a", "b"]), t.column_order(["a", "b", "c"]), t.column_order(None)
+        ([1, 2, 0], None, None)
+        >>> t.column_order(["a", "b", "x"])
+        Traceback (most recent call last):
+        ...
+        huc_ref.errors.HUCError: labels: names the columns of y_prob ['a', 'b', 'x'], but the tree's labels ...
+        >>> LabelTree.from_children("r", {"r": ["b", "a"]}).column_order(None)
+        Traceback (most recent call last):
+        ...
+        huc_ref.errors.HUCError: y_prob: its columns carry no names, and the tree's label order ['b', 'a'] ...
+        """
+        if labels is None:
+            if not (self._declared or _in_classes_order(self.labels)):
+                raise HUCError(f"{what}: its columns carry no names, and the tree's label order "
+                               f"{printable(repr(list(self.labels)), 100)} was never declared and is not the "
+                               "sorted order a classifier's classes_ has; pass labels=clf.classes_ (the columns' "
+                               "order), or build the tree with labels= in the columns' order "
+                               "(LabelTree.from_children(..., labels=clf.classes_))", kind="labels")
+            return None
+        names = label_names(labels, where)
+        if names == list(self.labels):
+            return None
+        index = {name: k for k, name in enumerate(names)}
+        if len(index) != len(names) or set(index) != set(self.labels):
+            extra = next((n for k, n in enumerate(names) if n not in self._label_index or index[n] != k), None)
+            missing = next((lab for lab in self.labels if lab not in index), None)
+            differ = (f"{printable(extra, 40)!r} is {'listed twice' if extra in self._label_index else 'not a label'}"
+                      if extra is not None else f"label {printable(missing, 40)!r} has no column"
+                      if missing is not None else f"{len(names)} names for {self.K} labels")
+            raise HUCError(f"{where}: names the columns of {what} {printable(repr(names), 100)}, but the tree's "
+                           f"labels are {printable(repr(list(self.labels)), 100)} ({differ}); name each column by "
+                           "its label, once", kind="labels")
+        return [index[lab] for lab in self.labels]
+
     def check_columns(self, labels, where: str = "labels", what: str = "y_prob",
                       fix: str = "build the tree with labels= in the columns' order "
                                  "(LabelTree.from_paths(..., labels=...)) or reorder the columns") -> None:
-        """Check that ``labels``, the order of a prediction array's columns (names, or
-        scikit-learn's integer ``classes_`` read as text), is this tree's label order (the
-        entries of Sec. 2.1's prediction vector ``p``, one per label in one fixed order); None
-        means the columns are in the tree's order.  A different order is an error naming
-        both (cut to 100 characters each) and the first column where they differ, never a
-        silent permutation; ``where``, ``what`` and ``fix`` word it for the caller (the CLI
-        checks a predictions file's header).
+        """Check that ``labels``, the names of a prediction array's columns, are this tree's labels
+        in its label order (Sec. 2.1), for a reader that cannot reorder; :meth:`column_order` also
+        for ``labels=None`` (unnamed columns).  A different order is an error naming both (cut to
+        100 characters each) and the first column where they differ, never a silent permutation;
+        ``where``, ``what`` and ``fix`` word it for the caller.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-        >>> t.check_columns(["a", "b"]), t.check_columns(None)
+        >>> t.check_columns(["a", "b"]), t.check_columns(None)  # named in order; unnamed, sorted
         (None, None)
         >>> t.check_columns(["b", "a"])
         Traceback (most recent call last):
         ...
         huc_ref.errors.HUCError: labels: the columns of y_prob are labelled ['b', 'a'], but the tree's label ...
         """
-        if labels is None:
+        if self.column_order(labels, where, what) is None:
             return
-        if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
-            raise HUCError(f"{where}: expected the names of the columns of {what} in order, got "
-                           f"{type(labels).__name__}", kind="type")
-        names = [str(x) for x in labels]
-        if names != list(self.labels):
-            k = next((k for k, (a, b) in enumerate(zip(names, self.labels)) if a != b), min(len(names), self.K))
-            differ = (f"column {k} is {printable(names[k], 40)!r}, the tree's label {k} "
-                      f"{printable(self.labels[k], 40)!r}" if k < min(len(names), self.K) else
-                      f"{len(names)} column{'' if len(names) == 1 else 's'} for {self.K} labels")
-            raise HUCError(f"{where}: the columns of {what} are labelled {printable(repr(names), 100)}, but the "
-                           f"tree's label order is {printable(repr(list(self.labels)), 100)} ({differ}); {fix}",
-                           kind="labels")
+        names = label_names(labels, where)
+        k = next((k for k, (a, b) in enumerate(zip(names, self.labels)) if a != b), min(len(names), self.K))
+        raise HUCError(f"{where}: the columns of {what} are labelled {printable(repr(names), 100)}, but the "
+                       f"tree's label order is {printable(repr(list(self.labels)), 100)} (column {k} is "
+                       f"{printable(names[k], 40)!r}, the tree's label {k} {printable(self.labels[k], 40)!r}); {fix}",
+                       kind="labels")
 
     def check_integer_labels(self, where: str = "y_true") -> None:
         """The labels ``y_i`` of a sample (Sec. 2.1) given as integers are label ids (positions in
@@ -681,3 +766,36 @@ class LabelTree:
         """
         nid = self._node_of_label[y]
         return self._lo[a] <= self._lo[nid] < self._hi[a]
+
+
+def label_names(labels, where: str = "labels") -> list[str]:
+    """The label names of ``labels``: any array-like of names or integer classes (a classifier's
+    ``classes_``), each integer read as its decimal text (the leaves are named by strings, A.2).
+
+    >>> import numpy as np
+    >>> label_names(np.array([0, 1, 10])), label_names(("b", "a"))
+    (['0', '1', '10'], ['b', 'a'])
+    """
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+        raise HUCError(f"{where}: expected a list of leaf names (e.g. a classifier's classes_), got "
+                       f"{type(labels).__name__}", kind="labels")
+    names = []
+    for i, lab in enumerate(labels.tolist() if hasattr(labels, "tolist") else labels):
+        if is_integer(lab):
+            lab = str(int(lab))
+        if not isinstance(lab, str):
+            raise HUCError(f"{where}[{i}]: expected a label name (a string) or an integer class, got "
+                           f"{type(lab).__name__}", kind="labels")
+        names.append(lab)
+    return names
+
+
+def _in_classes_order(labels) -> bool:
+    """Whether ``labels`` are in the order of scikit-learn's ``classes_`` (``np.unique``: sorted,
+    numerically where every label is an integer's decimal text).
+
+    >>> _in_classes_order(["a", "b"]), _in_classes_order(["2", "10"]), _in_classes_order(["b", "a"])
+    (True, True, False)
+    """
+    numeric = all(lab.lstrip("-").isdigit() and lab.isascii() and len(lab) <= 18 for lab in labels)
+    return list(labels) == sorted(labels, key=int if numeric else None)

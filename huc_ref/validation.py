@@ -55,7 +55,9 @@ def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
         if not isinstance(u, Utility):
             raise HUCError(f"utilities[{name!r}]: expected a Utility, got {type(u).__name__}", kind="type")
         if u.tree != tree:
-            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree", kind="reference")
+            raise HUCError(f"utilities[{name!r}]: is bound to a different label tree (its values follow that tree's "
+                           "nodes and label order); build it on the tree given here, e.g. after "
+                           "LabelTree.with_labels", kind="reference")
         rows = _per_atom_rows(u)
         if rows is not None and rows != n_atoms:
             raise HUCError(f"utilities[{name!r}].values: has {rows} rows, but there are {n_atoms} atoms",

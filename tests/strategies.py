@@ -261,7 +261,8 @@ def thirty_children(seed: int, n: int, ties: bool = False):
     the generator that drew them, for the caller's labels and subgroups: the shapes that broke
     what hundreds of random small cases had passed."""
     import numpy as np
-    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]},
+                                labels=[f"a{k}" for k in range(30)] + ["b0", "b1"])  # (the rows' column order)
     rng = np.random.default_rng(seed)
     logits = rng.normal(0, 3, (n, t.K))
     logits[rng.random((n, t.K)) < 0.2] = -690.0  # entries near 1e-300
@@ -298,7 +299,7 @@ def pinned_case(name: str):
     """
     from huc_ref.utilities import class_indicator
     if name == "a million digits":
-        from bench.workloads import million_digits
+        from tests.shapes import million_digits
         return million_digits()
     import numpy as np
     shape, size, width, sigma, floor, n = {"flat ten": ("flat", 10, 0, 3.0, 0, 9),

@@ -110,7 +110,7 @@ def _pinned(test):
     return test
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(audit_cases(shapes=True))
 @_pinned
 def test_engine_equals_brute_force_with_tie_rule(case):
@@ -121,7 +121,7 @@ def test_engine_equals_brute_force_with_tie_rule(case):
     assert got == brute_force_audit(d, us)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(audit_cases(shapes=True))
 @_pinned
 def test_witnesses_recompute_and_prop_3_3(case):
@@ -137,7 +137,7 @@ def test_witnesses_recompute_and_prop_3_3(case):
         assert uc <= len(u.relevant_nodes) * huc
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(audit_cases(shapes=True), st.data())
 def test_uc_moment_is_the_sum_of_node_moments(case, data):
     """M_{c,u,I} = sum_{v in V°} Gamma_{c,u,I,v} for every (c, u, I) (C.2, Prop. 3.3)."""
@@ -152,7 +152,7 @@ def test_uc_moment_is_the_sum_of_node_moments(case, data):
         assert interval_moment(d, u, c, interval) == total
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(audit_cases(shapes=True), st.randoms(use_true_random=False))
 @example(pinned_case("flat ten"), random.Random(1))
 @example(pinned_case("thirty children"), random.Random(2))
@@ -168,7 +168,7 @@ def test_audit_is_invariant_under_permuting_atoms(case, rng):
     assert audit(d, us).to_json() == audit(shuffled, us2).to_json()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.data())
 def test_canonical_calibration_gives_zero_uc_and_huc(data):
     """Prop. 3.3 / D.1: if eta(p) = p then every node moment vanishes, so HUC = 0."""
@@ -181,7 +181,7 @@ def test_canonical_calibration_gives_zero_uc_and_huc(data):
     assert res.uc.sup == 0 and res.huc.sup == 0
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.integers(2, 6), st.data())
 def test_flat_tree_huc_equals_uc(k, data):
     """App. F.2: with at most one relevant node (a flat tree), HUC = UC."""
@@ -192,7 +192,7 @@ def test_flat_tree_huc_equals_uc(k, data):
     assert res.huc.sup == (res.uc.sup if res.relevant_nodes["u"] else 0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.lists(st.tuples(st.integers(1, 5), st.sampled_from(["neg", "pos"])), min_size=1, max_size=8))
 def test_two_leaf_tree_recovers_binary_uc(rows):
     """App. F.2: on two leaves with u = 1{y = pos}, HUC = UC = sup_I |E[1{p in I}(Y - p)]|."""
@@ -231,7 +231,7 @@ def test_an_exact_result_of_a_million_digits():
     assert audit(d, us, rational="gmpy2") == res
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(audit_cases(shapes=True))
 @_pinned
 def test_gmpy2_accelerator_gives_the_reference_answer(case):

@@ -107,7 +107,7 @@ def test_log_loss_derivative_at_zero_is_minus_gamma(method):
     assert abs(derivative + gamma) < ctx.mpf(10) ** -40
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(st.data())
 def test_theorem_3_5_on_random_populations(data):
     """Adaptive HUC-Boost and UC-Boost: certified decrease each update, count within the bound,
@@ -427,6 +427,7 @@ def test_boosting_from_arrays_is_boosting_their_distribution(method):
     from huc_ref.fast.boost import boost as fast_boost
     from huc_ref.fast.boost import boost_sample
     t = LabelTree.from_children("r", {"r": ["a", "b", "c"], "a": ["y1", "y2"], "b": ["y3", "y4", "y5"]})
+    t = t.with_labels(t.labels)  # (the arrays' columns are in its order)
     rng = np.random.default_rng(7)
     n = 60
     P = (rng.multinomial(64 - t.K, np.ones(t.K) / t.K, n) + 1) / 64
@@ -456,6 +457,7 @@ def test_validation_and_test_arrays_are_their_distributions(method):
     from huc_ref.recalibration import fit_recalibrator
     from huc_ref.replay import prefix_predictions, select_prefix, trajectory
     t = LabelTree.from_children("r", {"r": ["a", "b", "c"], "a": ["y1", "y2"], "b": ["y3", "y4", "y5"]})
+    t = t.with_labels(t.labels)  # (the arrays' columns are in its order)
     rng = np.random.default_rng(11)
     us = {"top1": Top1AtDepth(t, 1), "u": Table(t, [1, "1/2", 0, -1, "-1/2", "1/4"])}
 
@@ -687,15 +689,15 @@ def test_kept_sample_terms_are_the_terms_of_the_current_rows():
 
 
 def test_long_exact_parts_are_summed_by_gmp_with_the_same_run(monkeypatch):
-    """Certified HUC-Boost on 10 atoms of 1,990-digit predictions (``bench.workloads.long_binary_case``):
+    """Certified HUC-Boost on 10 atoms of 1,990-digit predictions (``tests.shapes.long_binary_case``):
     the exact parts of Algorithm 2's prefix sums go past ``GMP_BITS`` and are added as gmpy2's
     ``mpq`` (``_gmp_exact_parts``); with that path turned off (mpmath on its own integers) the run
     is the same, update for update, number for number."""
     pytest.importorskip("gmpy2")
     import importlib
 
-    from bench.workloads import long_binary_case
     from huc_ref import read_case
+    from tests.shapes import long_binary_case
     engine = importlib.import_module("huc_ref.boost")
     if mpmath.libmp.BACKEND != "gmpy":
         pytest.skip("mpmath does not compute with gmpy2 here")
@@ -717,7 +719,7 @@ def test_long_exact_parts_are_summed_by_gmp_with_the_same_run(monkeypatch):
     assert with_gmp.updates and with_gmp.to_json() == without.to_json()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(data=st.data())
 def test_rational_gamma_is_the_literal_inner_product_with_r(data):
     """``driver.rational_gamma`` (the exact ``Gamma_t`` the certified backends round the adaptive

@@ -72,13 +72,20 @@ def test_a_saved_model_predicts_bit_for_bit(digits, tmp_path, initial):
     assert (doc["initial"] is None) == (initial is None)
 
 
-def test_a_misaligned_label_order_raises_naming_both_orders(digits):
+def test_a_declared_column_order_is_read_by_name(digits):
+    """``labels=`` names the columns (here d1 and d0 swapped): HUCBoost fits on the columns put in the
+    tree's order and predicts in the columns' order, so the swapped array gives the swapped
+    predictions of the unswapped array; names that are not the tree's labels are one error."""
     P, y, _ = digits["cal"]
     shuffled = [f"d{k}" for k in (1, 0, 2, 3, 4, 5, 6, 7, 8, 9)]
-    with pytest.raises(HUCError) as err:
-        HUCBoost(TREE, UTILITIES, labels=shuffled).fit(P, y)
-    assert str(err.value).startswith(f"labels: the columns of y_prob are labelled {shuffled}, but the tree's "
-                                     f"label order is {list(TREE.labels)}")
+    swap = [1, 0, 2, 3, 4, 5, 6, 7, 8, 9]
+    plain = HUCBoost(TREE, UTILITIES, max_passes=2).fit(P, y)
+    named = HUCBoost(TREE, UTILITIES, max_passes=2, labels=shuffled).fit(P[:, swap], y)
+    assert named.rules_ == plain.rules_
+    assert np.array_equal(named.predict_proba(P[:, swap]), plain.predict_proba(P)[:, swap])
+    wrong = r"^labels: names the columns of y_prob \['d1', 'd0', .*\('d10' is not a label\)"
+    with pytest.raises(HUCError, match=wrong):
+        HUCBoost(TREE, UTILITIES, labels=shuffled[:9] + ["d10"]).fit(P, y)
     with pytest.raises(HUCError, match="expected an n x 10 array of probabilities, got shape"):
         HUCBoost(TREE, UTILITIES).fit(P[:, :9], y)
 
@@ -120,8 +127,10 @@ def test_fast_audit_checks_the_columns_order_too(digits):
     P = (1 - 1e-10) * P + 1e-11  # GNB's subnormal entries smoothed (K.1's kappa_init)
     ok = fast.audit(y, P, TREE, UTILITIES, labels=[f"d{k}" for k in range(10)])
     assert ok == fast.audit(y, P, TREE, UTILITIES)
-    with pytest.raises(HUCError, match=r"^labels: the columns of y_prob are labelled \['0', '1',"):
+    with pytest.raises(HUCError, match=r"^labels: names the columns of y_prob \['0', '1', .*\('0' is not a label\)"):
         fast.audit(y, P, TREE, UTILITIES, labels=list(range(10)))  # scikit-learn's integer classes_, as text
+    swap = [1, 0, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert fast.audit(y, P[:, swap], TREE, UTILITIES, labels=[f"d{k}" for k in swap]) == ok
 
 
 def test_trees_from_label_path_arrays_and_from_paths_in_the_columns_order():
@@ -150,8 +159,10 @@ def test_the_exact_path_checks_the_columns_order_too():
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
     d = FiniteDistribution.from_floats(t, [0], [[0.25, 0.75]], labels=["a", "b"])
     assert d.atoms[0].p[1] == 0.75
-    with pytest.raises(HUCError, match=r"^labels: the columns of y_prob are labelled \['b', 'a'\]"):
-        FiniteDistribution.from_sample(t, ["a"], [["1/4", "3/4"]], labels=["b", "a"])
+    assert FiniteDistribution.from_sample(t, ["a"], [["1/4", "3/4"]], labels=["b", "a"]).atoms[0].p == \
+        (Fraction(3, 4), Fraction(1, 4))  # (the columns named b, a: put in the tree's order)
+    with pytest.raises(HUCError, match=r"^labels: names the columns of y_prob \['b', 'c'\]"):
+        FiniteDistribution.from_sample(t, ["a"], [["1/4", "3/4"]], labels=["b", "c"])
 
 
 def test_the_fit_report_audits_held_out_data_with_p_values(digits):
@@ -308,8 +319,8 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "step: float 0.05 is not exact; pass the string '0.05' for the decimal you meant"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities, engine="gpu").fit(P, y), "option",
      "engine: expected 'exact' or 'fast', got 'gpu'"),
-    (lambda m, P, y: HUCBoost(m.tree, m.utilities, labels=3).fit(P, y), "type",
-     "labels: expected the names of the columns of y_prob in order, got int"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, labels=3).fit(P, y), "labels",
+     "labels: expected a list of leaf names (e.g. a classifier's classes_), got int"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, subgroups=[np.ones(len(P))]), "type",
      "subgroups: expected a non-empty mapping from name to n values in [-1, 1]"),
     (lambda m, P, y: load_model(None), "type",
@@ -465,9 +476,10 @@ def _frames():
 @pytest.mark.parametrize("frame", _frames())
 def test_a_dataframes_column_names_are_checked_as_labels(digits, frame):
     """``pd.DataFrame(predict_proba, columns=classes_)`` in the tree's order audits, fits and predicts
-    as its array does; in another order (columns d1, d0, ...) it is the error naming both orders,
-    from ``fast.audit``, ``HUCBoost.fit`` / ``predict_proba`` and ``FiniteDistribution.from_floats``;
-    columns named otherwise (0 .. 9) are read as the array."""
+    as its array does; in another order (columns d1, d0, ...) each column is read as the label it
+    names, by ``fast.audit``, ``HUCBoost.fit`` / ``predict_proba`` (which answers in the frame's
+    column order) and ``FiniteDistribution.from_floats``; columns named otherwise (0 .. 9) are read
+    as the array."""
     from huc_ref import FiniteDistribution
     P, y, _ = digits["test"]
     P = (1 - 1e-10) * P + 1e-11
@@ -476,16 +488,13 @@ def test_a_dataframes_column_names_are_checked_as_labels(digits, frame):
     good, bad, plain = frame(P, names), frame(P, swapped), frame(P, range(10))
     assert fast.audit(y, good, TREE, UTILITIES) == fast.audit(y, P, TREE, UTILITIES) == \
         fast.audit(y, plain, TREE, UTILITIES)
-    message = (r"^labels: the columns of y_prob are labelled \['d1', 'd0', .*"
-               r"\(column 0 is 'd1', the tree's label 0 'd0'\)")
-    with pytest.raises(HUCError, match=message):
-        fast.audit(y, bad, TREE, UTILITIES)
+    by_name = P[:, [swapped.index(lab) for lab in TREE.labels]]  # the columns named d1, d0, ... in the tree's order
+    assert fast.audit(y, bad, TREE, UTILITIES) == fast.audit(y, by_name, TREE, UTILITIES)
     model = HUCBoost(TREE, UTILITIES, max_passes=1).fit(good, y)
     assert np.array_equal(model.predict_proba(good), HUCBoost(TREE, UTILITIES, max_passes=1).fit(P, y).predict_proba(P))
-    for call in (lambda: model.predict_proba(bad), lambda: HUCBoost(TREE, UTILITIES).fit(bad, y),
-                 lambda: FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], swapped))):
-        with pytest.raises(HUCError, match=message):
-            call()
+    assert np.array_equal(model.predict_proba(bad), model.predict_proba(by_name)[:, [1, 0, 2, 3, 4, 5, 6, 7, 8, 9]])
+    assert FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], swapped)).atoms == \
+        FiniteDistribution.from_floats(TREE, y[:3].tolist(), by_name[:3]).atoms
     assert FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], names)).atoms == \
         FiniteDistribution.from_floats(TREE, y[:3].tolist(), P[:3]).atoms
 
@@ -500,7 +509,8 @@ def test_integer_labels_are_refused_where_label_names_are_other_positions(tmp_pa
 
     from huc_ref import FiniteDistribution, TopK
     from huc_ref.cli import main
-    grouped = LabelTree.from_children("r", {"r": ["even", "odd"], "even": ["0", "2"], "odd": ["1", "3"]})
+    grouped = LabelTree.from_children("r", {"r": ["even", "odd"], "even": ["0", "2"], "odd": ["1", "3"]},
+                                      labels=["0", "2", "1", "3"])  # (the columns' order, declared)
     rng = np.random.default_rng(4)
     P, y = rng.dirichlet(np.ones(4), size=30), rng.integers(0, 4, size=30)
     us = {"top2": TopK(grouped, 2)}
@@ -634,3 +644,54 @@ def test_kappa_and_l2_are_any_real_numbers_and_the_model_still_saves():
         again = load_model(json.loads(json.dumps(model.to_json())))
         assert np.array_equal(again.predict_proba(P), model.predict_proba(P))
         assert TemperatureScaling(kappa=kappa, l2=np.float32(1e-3)).fit(P, y).predict_proba(P).shape == (20, 4)
+
+
+def test_a_bare_predict_proba_is_refused_where_the_trees_label_order_was_never_declared():
+    """A classifier's ``predict_proba`` has its columns in the sorted order of ``classes_``; a tree
+    built in the hierarchy's order (GIA's clarity grades: ``FL`` ... ``I1``, best to worst, eight
+    classes) lists its leaves otherwise.  A bare array with such a tree is one HUCError saying how
+    to declare the order, for the fast audit, the exact path's float reader and HUCBoost; with
+    the order declared (``labels=clf.classes_`` as a numpy array at the call, or the tree built
+    or re-declared with it) the audit is the one of the columns permuted into the tree's order,
+    not of the permuted columns (which differ); a tree whose leaves are already sorted needs
+    nothing."""
+    from sklearn.linear_model import LogisticRegression
+
+    from huc_ref import FiniteDistribution, TopK
+    grades = {"flawless": ["FL", "IF"], "very_very_slight": ["VVS1", "VVS2"], "very_slight": ["VS1", "VS2"],
+              "included": ["SI1", "I1"]}
+    tree = LabelTree.from_nested({"clarity": grades})  # hierarchy order: FL, IF, VVS1, ..., I1
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.array(tree.labels)[np.clip((X[:, 0] * 2 + 4 + rng.normal(size=400)).astype(int), 0, 7)]
+    clf = LogisticRegression(max_iter=500).fit(X, y)
+    P = clf.predict_proba(X)
+    assert list(clf.classes_) != list(tree.labels)  # sorted: FL, I1, IF, SI1, VS1, VS2, VVS1, VVS2
+    us = {"top2": TopK(tree, 2), "side": Top1AtDepth(tree, 1)}
+    message = (r"^y_prob: its columns carry no names, and the tree's label order \['FL', 'IF', 'VVS1', .* was never "
+               r"declared and is not the sorted order a classifier's classes_ has; pass labels=clf\.classes_")
+    for call in (lambda: fast.audit(y, P, tree, us), lambda: FiniteDistribution.from_floats(tree, y, P),
+                 lambda: HUCBoost(tree, us, max_passes=1).fit(P, y)):
+        with pytest.raises(HUCError, match=message):
+            call()
+    order = [list(clf.classes_).index(lab) for lab in tree.labels]  # the columns in the tree's order
+    want = fast.audit(y, P[:, order], tree, us, labels=tree.labels).to_json()
+    assert fast.audit(y, P, tree, us, labels=clf.classes_).to_json() == want  # (a numpy array of names)
+    declared = tree.with_labels(clf.classes_)
+    with pytest.raises(HUCError, match=r"^utilities\['top2'\]: is bound to a different label tree .* build it on"):
+        fast.audit(y, P, declared, us)  # (a utility's values follow its own tree's label order)
+    us_declared = {"top2": TopK(declared, 2), "side": Top1AtDepth(declared, 1)}
+    assert fast.audit(y, P, declared, us_declared).huc.sup == pytest.approx(want["huc"]["value"], rel=1e-12)
+    assert fast.audit(y, P, tree, us, labels=tree.labels).huc.sup != want["huc"]["value"]  # the silent misreading
+    model = HUCBoost(tree, us, max_passes=2, labels=clf.classes_).fit(P, y)
+    out = model.predict_proba(P)  # in the columns' order, as given
+    assert np.allclose(out.sum(axis=1), 1) and np.corrcoef(out.ravel(), P.ravel())[0, 1] > 0.9
+    again = HUCBoost(declared, us_declared, max_passes=2).fit(P, y).predict_proba(P)
+    assert np.allclose(out, again, atol=1e-12)
+    flat = LabelTree.from_children("r", {"r": sorted(tree.labels)})
+    assert fast.audit(y, P, flat, {"top2": TopK(flat, 2)}).n == len(y)  # sorted leaves: classes_' order
+    numbered = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["0", "2", "10"], "b": ["1"]})
+    with pytest.raises(HUCError, match="its columns carry no names"):  # 0, 2, 10, 1: not numeric order
+        fast.audit([0, 1], np.full((2, 4), 0.25), numbered, {"top1": TopK(numbered, 1)})
+    numeric = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["0", "1"], "b": ["2", "10"]})
+    assert fast.audit([0, 3], np.full((2, 4), 0.25), numeric, {"top1": TopK(numeric, 1)}).n == 2  # 0, 1, 2, 10

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.workloads import smoothed_sample as _smoothed_sample
 from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Rank, Table, Top1AtDepth, TopK, audit, certified
 from huc_ref import boost as engines_boost
 from huc_ref.boost import CertifiedBackend, _context, _Engine
@@ -19,6 +18,7 @@ from huc_ref.certified import BoundedBackend, Undecided, certified_witness, exp_
 from huc_ref.errors import HUCError
 from huc_ref.fast.audit import dense_rows
 from huc_ref.formats import read_case
+from tests.shapes import smoothed_sample as _smoothed_sample
 from tests.strategies import PINNED, finite_distributions, label_trees, pinned_case, utilities
 
 F = Fraction
@@ -66,7 +66,7 @@ def _same_run(a, b, alpha_tol=1e-9, loss_tol=1e-10):
 
 
 # ------------------------------------------------------------------ the same runs as the certified engine
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.data())
 def test_certified_float64_makes_the_certified_engines_run(data):
     """Adaptive HUC-Boost and UC-Boost on random populations and samples (every utility family
@@ -665,7 +665,7 @@ def _assert_choices_are_the_engines(backend, updates):
         backend.update(mine, None, None)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.integers(0, 10 ** 6), st.sampled_from(["four", "wide", "deep", "flat"]), st.sampled_from(["huc", "uc"]))
 def test_every_choice_on_a_decision_tree_sample_is_the_certified_engines(seed, shape, method):
     """Calibration samples as a decision tree gives them (``_smoothed_sample``: repeated smoothed
@@ -1170,7 +1170,7 @@ def test_the_first_decision_is_the_exact_audits_on_the_pinned_shapes(name):
     assert _assert_first_decisions_exact(d, us, name) == 4
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.data())
 def test_the_first_decision_is_the_exact_audits_near_ties(data):
     """The same on random cases with entries near 1e-300 and predictions 1e-300 apart
@@ -1182,7 +1182,7 @@ def test_the_first_decision_is_the_exact_audits_near_ties(data):
     _assert_first_decisions_exact(d, us)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.data())
 def test_certified_runs_near_ties_do_not_depend_on_the_working_precision(data):
     """After the first update predictions are irrational and no exact audit checks a decision; a

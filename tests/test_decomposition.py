@@ -3,7 +3,7 @@
 from fractions import Fraction
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from huc_ref.decomposition import Prediction, TreeDecomposition, subtree_sums
@@ -46,7 +46,7 @@ def _pins(test):
     return test
 
 
-@settings(deadline=None)
+
 @given(decompositions())
 @_pins
 def test_theorem_3_1_telescoping(case):
@@ -58,7 +58,7 @@ def test_theorem_3_1_telescoping(case):
         assert sum(dec.contributions(y).values(), ZERO) == dec.residual(y)
 
 
-@settings(deadline=None)
+
 @given(decompositions())
 @_pins
 def test_c1_local_algebra_and_piecewise_form(case):
@@ -76,7 +76,7 @@ def test_c1_local_algebra_and_piecewise_form(case):
             assert dec.g(v, y) == sum(d * rj for d, rj in zip(dec.Delta(v), r))
 
 
-@settings(deadline=None)
+
 @given(decompositions(), st.data())
 def test_c2_conditional_means_and_c3_orthogonality(case, data):
     t, p, u, dec = case

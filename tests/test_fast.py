@@ -38,14 +38,14 @@ def assert_matches_exact(d, us, fast, exact):
     assert abs(fast["huc"]["value"] - float(exact.huc.sup)) < TOL
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(audit_cases())
 def test_fast_equals_exact_and_its_witnesses_are_valid(case):
     d, us = case
     assert_matches_exact(d, us, audit_distribution(d, us).to_json(), audit(d, us))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.data())
 def test_fast_equals_exact_on_near_ties_and_the_checker_takes_its_witnesses(data):
     """Entries near 1e-300 and predictions 1e-300 apart (``finite_distributions(tiny=True)``):
@@ -81,8 +81,8 @@ def test_fast_equals_exact_on_near_ties_and_the_checker_takes_its_witnesses(data
 def test_sample_api_matches_the_exact_engine():
     from huc_ref import LabelTree, Table, TopK
     rng = np.random.default_rng(0)
-    t = LabelTree.from_paths(["inf/upper/viral", "inf/upper/bacterial", "inf/lower/viral", "noninf/mild",
-                              "noninf/severe"])
+    paths = ["inf/upper/viral", "inf/upper/bacterial", "inf/lower/viral", "noninf/mild", "noninf/severe"]
+    t = LabelTree.from_paths(paths, labels=paths)  # (the rows below are in the paths' order)
     n = 60
     raw = rng.integers(1, 9, size=(n, t.K))
     probs = [[Fraction(int(x), int(r.sum())) for x in r] for r in raw]
@@ -155,7 +155,7 @@ def _same_decisions(a, b) -> bool:
         for x, y in zip(a, b))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(audit_cases(max_leaves=6))
 @example(_slow_case())
 @example(_uc_at_epsilon())
@@ -236,7 +236,7 @@ ENTRY_RULES = [("a number in [-1, 1]", lambda v: np.abs(v) <= 1), ("a finite non
                ("a finite positive number", lambda v: v > 0)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.sampled_from([0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1e-300, 1 + 2**-52, -1 - 2**-52, 2.0, np.inf,
                                  -np.inf, np.nan]), min_size=1, max_size=12),
        st.sampled_from(range(len(ENTRY_RULES))))
@@ -332,7 +332,7 @@ def _as_population(d):
     return FiniteDistribution(d.tree, atoms, d.subgroups)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(audit_cases(max_leaves=12, kind="sample"))
 def test_path_form_equals_the_c2_form_and_the_exact_engine_on_samples(case):
     """F.4: on sample atoms only path nodes carry terms; the path form must equal the C.2 form."""
@@ -500,7 +500,7 @@ numba_only = pytest.mark.skipif(not numba_available(),
 
 
 @numba_only
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(audit_cases(max_leaves=12, kind="sample"))
 def test_numba_kernels_equal_the_numpy_engine(case):
     """The compiled kernels (huc_ref.fast.kernels) against pure numpy, the reference, on the same float
@@ -529,6 +529,7 @@ def test_numba_equals_numpy_for_a_utility_with_no_relevant_node(groups):
     (each atom's own row)."""
     from huc_ref import LabelTree, Table, Top1AtDepth
     t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    t = t.with_labels(t.labels)  # (the arrays' columns are in its order)
     rng = np.random.default_rng(3)
     n = 2000
     P = rng.dirichlet(np.full(t.K, 0.3), n)
@@ -562,7 +563,7 @@ def separated_witness(d, u, subgroup, node, tol=1e-9):
     return values[0][1]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(audit_cases())
 def test_witnesses_agree_with_the_exact_engine_where_the_maximum_is_separated(case):
     """Issue 5: wherever the maximum is separated from the runner-up by more than the
@@ -663,7 +664,7 @@ _ROW_WITHOUT_COLUMNS = (np.array([0.25, 0.5, 0.25, 0.75]), np.array([0.5, -0.25,
                         np.array([[1 / 16, 0.0], [1 / 8, 1 / 16], [-1 / 32, 1 / 8], [1 / 16, 1 / 16]]), 7)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(dyadic_columns())
 @example(_ROW_WITHOUT_COLUMNS)
 def test_fast_algorithm_2_equals_the_exact_one_with_its_tie_rule(case):
@@ -712,7 +713,7 @@ def test_column_ids_past_int16_give_the_same_sups(ties):
             assert not np.any(b[1:1 + shift])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.integers(2, 200), st.integers(0, 10**6), st.sampled_from([0.0, 1e-17, 1e-12]))
 @example(n=50, seed=1, spread=1e-17)
 def test_tie_blocks_shortcut_equals_the_full_certainty_check(n, seed, spread):
@@ -733,7 +734,7 @@ def test_tie_blocks_shortcut_equals_the_full_certainty_check(n, seed, spread):
     assert new.tolist() == [bool(c and s[i + 1] > s[i]) for i, c in enumerate(certain)]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.integers(2, 400), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 50]), st.booleans())
 @example(400, 0, 1, False)  # most scores in one cluster: the windows hold every rank (the running extremes)
 @example(2, 1, 50, True)
@@ -784,7 +785,7 @@ def blocked_values(draw):
     return x, np.concatenate([[0], np.sort(cuts)]).astype(np.intp)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(blocked_values())
 @example((np.array([0.1, 0.2, 0.3, 1.0, 2.0**-60, -1.0]), np.array([0, 3])))
 @example((np.full(10**5, 0.1), np.array([0, 1, 40_000])))
@@ -816,7 +817,7 @@ def test_block_sums_are_within_their_bound_of_the_exact_sums_in_any_order(case):
     assert block_sums(shuffled, starts).tobytes() == got.tobytes()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.floats(allow_nan=False, allow_infinity=False), st.integers(-999, 999))
 @example(3e-310, 1)
 @example(-2.0**-1074, -999)
@@ -851,7 +852,7 @@ def test_the_compiled_levels_are_sum_levels(size):
     assert M[:L].tobytes() == sum_levels(size).tobytes()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0, 1e-300, 5e-324, -0.25, -0.0, np.inf, np.nan, 0.5 + 1e-6]),
                 min_size=2, max_size=6), st.sampled_from([-1.0, 0.0, 1e-5]))
 @example([0.5, 0.5], 1e-5)
@@ -892,7 +893,7 @@ def score_arrays(draw):
     return np.concatenate([rng.random(n), 0.5 + rng.integers(0, 9, n) * 2.0**-53, np.round(rng.random(n), 2)])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(score_arrays())
 @example(np.array([1.0, np.nextafter(1.0, 0.0), 1.0 - 2**-40, 1.0, 0.5]))
 @example(np.concatenate([np.linspace(0, 1, 5000), 1 + np.arange(5000) * 2.0**-52]))
@@ -937,7 +938,7 @@ def distinct_scores(d: int, seed: int) -> np.ndarray:
 
 
 @pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.integers(1, 6000), st.integers(4096, 12000), st.integers(0, 2**32 - 1))
 @example(1, 4096, 0)  # one score for all
 @example(4096, 4096, 1)  # every score distinct, as many as the table takes
@@ -977,7 +978,7 @@ def python_keys(score) -> list:
     return [b ^ (2**64 - 1) if b >> 63 else b ^ 2**63 for b in bits]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(1, 3000), st.integers(1, 9000), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
 @example(1, 4096, 0, False, False)  # one score for all
 @example(999, 10**4, 3, True, False)  # three decimals (issue 17's tied scores)
@@ -1015,7 +1016,7 @@ def test_few_scores_are_grouped_without_a_sort(d, n, seed, rounded, nonnegative)
         assert python_keys(distinct) == sorted(set(keys))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0.1, -0.3, 1e-300, -5e-324, 2.0**-60, 1e300, -1e300,
                                                                  3.0, np.inf, -np.inf, np.nan, 0.0, -0.0])),
                 min_size=1, max_size=60),
@@ -1053,7 +1054,7 @@ def test_group_sums_are_block_sums_of_the_values_sorted_by_block(pairs, seed):
     assert np.signbit(counted[number]).tolist() == np.signbit(want[number]).tolist()
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(4096, 9000), st.integers(2, 100), st.integers(1, 60), st.sampled_from(["equal", "mixed", "unequal"]),
        st.booleans(), st.integers(0, 2**32 - 1))
 @example(5000, 2, 999, "equal", False, 0)  # binary UC on scores of three decimals: thousands of cells
@@ -1085,7 +1086,7 @@ def test_tie_blocks_summed_by_label_are_the_atoms_sums(n, K, distinct, weights, 
             assert np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.sampled_from([0.5, 0.25, 0.001, 0.999, 1e-300, -1.0, -0.0, 0.0, 3.0, 0.5 + 2**-40, 1e300]),
                 min_size=1, max_size=40),
        st.integers(1, 5), st.integers(1, 400), st.booleans(), st.integers(0, 2**32 - 1))
@@ -1137,6 +1138,7 @@ def test_a_100_class_softmax_with_entries_near_1e_300_is_summed_by_label(monkeyp
     rng = np.random.default_rng(21)
     n, K = 6000, 100
     tree = LabelTree.from_children("r", {"r": [f"c{i}" for i in range(K)]})
+    tree = tree.with_labels(tree.labels)  # (the arrays' columns are in its order)
     P = np.full((n, K), 2.0**-1000)
     big = np.stack([rng.permutation(K)[:3] for _ in range(n)])
     P[np.arange(n)[:, None], big] = [0.5, 0.25, 0.25]
@@ -1306,6 +1308,7 @@ def test_the_packed_sort_changes_no_audit_of_a_100_class_softmax_near_1e_300(mon
     from huc_ref import LabelTree, TopK, class_indicator
     intervals = sys.modules["huc_ref.fast.intervals"]
     t = LabelTree.from_children("r", {"r": [f"y{i}" for i in range(100)]})
+    t = t.with_labels(t.labels)  # (the arrays' columns are in its order)
     rng = np.random.default_rng(5)
     logits = rng.normal(size=(6000, 100))
     logits[:, 0] = rng.uniform(-690, 5, 6000)  # p_0 from about 1e-300 to 0.5: distinct scores, few ties
@@ -1337,7 +1340,7 @@ def exact_mean(tree, p, u, node):
     return sum(Fraction(p[y]) * Fraction(u[y]) for y in labels) / sum(Fraction(p[y]) for y in labels)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(wide_trees(max_leaves=60), st.integers(0, 2**32 - 1), st.sampled_from([0, -300]))
 def test_huc_direction_matches_its_exact_value(tree, seed, floor_exponent):
     """HUC-Boost's direction ``h_j = c (mu_{u,v_j} - mu_{u,v})`` (Algorithm 1, Sec. 3.2), from the
@@ -1362,7 +1365,7 @@ def test_huc_direction_matches_its_exact_value(tree, seed, floor_exponent):
                 assert q[i, j] == pytest.approx(float(Fraction(S[i, child]) / Fraction(S[i, a])), rel=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(wide_trees(max_leaves=40), st.integers(0, 2**32 - 1), st.sampled_from([0, -300]))
 def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, floor_exponent):
     """A HUC-Boost update on sample atoms takes its members' top-1 values ``u(p_i, .)`` (K.2) from
@@ -1492,7 +1495,7 @@ def plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols):
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(ranked_columns())
 @example((np.arange(3), np.array([0.25, -0.5, 0.25]), np.zeros(3, dtype=np.int64), np.zeros((0, 3)),
           np.zeros((0, 1), dtype=np.int64), np.ones((3, 9)) / 3, 1))  # nine subgroups: a vector and one more
@@ -1528,7 +1531,7 @@ def test_rank_scan_is_algorithm_2_written_out(case):
 
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(ranked_columns())
 @example((np.zeros(40, dtype=np.int64), np.full(40, 0.1), np.zeros(40, dtype=np.int64), np.full((1, 40), 1e-300),
           np.array([[1]]), np.full((40, 8), 1 / 40), 2))  # one tie block of 40, entries near 1e-300
@@ -1592,7 +1595,7 @@ def test_weight_lanes_hold_every_atoms_weights(name):
         assert np.all(np.diff(np.unique(w_row, return_index=True)[1]) > 0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(ranked_columns(exact=True), st.sampled_from([1, 2, 3, 5, 2**18]), st.sampled_from([1, 2, 3]))
 @example((np.array([0, 0, 1, 1, 2]), np.array([0.25, 0.5, -1.0, 0.5, 0.25]), np.array([0, 1, 0, 1, 0]),
           np.array([[0.5, -0.25, 0.25, 0.0, -0.5]]), np.array([[1, 2]]), np.full((5, 2), 2.0 ** -3), 3), 2, 2)
@@ -1645,6 +1648,7 @@ def test_threads_leave_every_bit_of_the_audit(n_utilities):
     from huc_ref import Table, Top1AtDepth
     passes = importlib.import_module("huc_ref.fast.audit")
     t = LabelTree.from_children("r", {"r": ["a", "b"], "a": [f"a{k}" for k in range(30)], "b": ["b0", "b1"]})
+    t = t.with_labels(t.labels)  # (the arrays' columns are in its order)
     rng = np.random.default_rng(4)
     n = 600
     P = rng.dirichlet(np.full(t.K, 0.3), n)
@@ -1701,7 +1705,7 @@ def test_numba_engine_reports_bad_rows_like_numpy(name):
         assert re.match(message, said[0]), said[0]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.integers(1, 40), st.integers(1, 30), st.integers(0, 2**32 - 1), st.sampled_from([0.0, 1e-15, 1e-9]))
 @example(1, 1, 0, 0.0)
 @example(30, 30, 7, 1e-15)  # a node with 30 children: 30 candidates
@@ -1741,7 +1745,7 @@ def test_first_max_rows_counts_past_a_byte(m):
                 assert j.tolist() == [0, 0, 0] and unsure.all() and top.tolist() == [0.125] * 3
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.sampled_from(["normal", "ties", "flat"]))
 @example(0, 1, "flat")
 def test_both_ways_of_reading_column_extremes_agree(seed, n_cols, kind):
@@ -1769,7 +1773,7 @@ def test_both_ways_of_reading_column_extremes_agree(seed, n_cols, kind):
         assert (by_column[2][c], by_column[3][c]) == (min(seg), seg.index(min(seg)) + 1)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.integers(1, 40), st.integers(1, 24), st.integers(0, 2**32 - 1))
 @example(3, 17, 0)  # past 16 columns: numpy's own reductions
 def test_row_extremes_and_sums_are_numpys_reductions(n, m, seed):
@@ -1786,7 +1790,7 @@ def test_row_extremes_and_sums_are_numpys_reductions(n, m, seed):
     assert np.allclose(logsumexp(Y).ravel(), want, rtol=1e-14, atol=0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(1, 5000), st.integers(0, 2**32 - 1), st.sampled_from(["random", "ties", "near", "one"]))
 @example(1, 0, "random")
 @example(4096, 1, "one")  # every digit shared: every pass skipped
@@ -1885,9 +1889,11 @@ def test_a_column_whose_first_entries_weigh_nothing_keeps_the_tie_rule(accelerat
     from huc_ref import Top1AtDepth, TopK
     if shape == "two sides":
         tree = LabelTree.from_nested({"r": {"A": ["a1", "a2"], "B": ["b1", "b2", "b3"]}})
+        tree = tree.with_labels(tree.labels)  # (the arrays' columns are in its order)
         us = {"u": TopK(tree, 2)}
     else:
         tree = LabelTree.from_children("r", {"r": ["b", "a"], "b": ["b0", "b1"], "a": [f"a{k}" for k in range(30)]})
+        tree = tree.with_labels(tree.labels)  # (the arrays' columns are in its order)
         us = {"u": TopK(tree, 2), "t": Top1AtDepth(tree, 1)}
     rng = np.random.default_rng(seed)
     n = int(rng.integers(10, 40))

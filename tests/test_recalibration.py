@@ -7,7 +7,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from bench.workloads import random_tree, wide_softmax
 from huc_ref import FiniteDistribution, Table, Top1AtDepth, audit
 from huc_ref.errors import HUCError
 from huc_ref.recalibration import (
@@ -25,6 +24,7 @@ from huc_ref.recalibration import (
     select_prefix,
     two_stage,
 )
+from tests.shapes import random_tree, wide_softmax
 from tests.strategies import digits_split
 
 TREE = random_tree(6, random.Random(3))

@@ -51,7 +51,7 @@ _VALUES = [None, True, 0, 1, -1, "1/2", "x", [], {}, ["1/2"], {"kind": "table"},
 PATHS = [p for p in _paths(_BASE) if p]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.tuples(st.sampled_from(PATHS), st.sampled_from(_VALUES + ["delete", "extra"])), max_size=3))
 def test_whatever_the_reader_accepts_the_schema_accepts(changes):
     doc = copy.deepcopy(_BASE)

@@ -60,7 +60,7 @@ def small_samples(draw):
 CHERRY = LabelTree.from_children("v0", {"v0": ["vL", "y3"], "vL": ["y1", "y2"]})
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(small_samples())
 @example((FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"},
                                       {"p": ["1/6", "1/6", "2/3"], "label": "y1"}]),
@@ -112,7 +112,7 @@ def test_resampling_is_reproducible_and_the_seed_matters():
     assert len(others) > 1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(2, 30), st.integers(0, 2**32 - 1))
 @example(3, 0)
 def test_both_engines_draw_the_same_label_from_the_same_uniform(K, seed):
@@ -249,7 +249,7 @@ def null_sups_both(null_kw, y):
     return numpy
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(null_cases())
 @example((FiniteDistribution(FLAT10, [{"p": ["1/10"] * 10, "label": FLAT10.labels[j % 10]} for j in range(6)]),
           {"top": TopK(FLAT10, 3)}, [0, 9, 3, 3, 5, 0]))
@@ -265,7 +265,7 @@ def test_a_null_draw_audits_what_the_exact_engine_audits_on_those_labels(case):
     assert np.allclose(got, want, rtol=1e-9, atol=1e-12), (got, want)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(wide_trees(), st.integers(0, 2**16), st.sampled_from([0, -300]))
 @example(FLAT10, 0, 0)
 @example(WIDE30, 1, -300)
@@ -311,7 +311,7 @@ def test_binary_uc_p_values_against_mcgrads_ecce_pvalue():
 
 
 @pytest.mark.skipif(not numba_available(), reason="the compiled kernels need the numba extra")
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(wide_trees(), st.integers(0, 2**16))
 @example(WIDE30, 3)
 def test_the_compiled_draws_are_numpys_draws(tree, seed):

@@ -155,7 +155,7 @@ TWINS = {
 @pytest.mark.parametrize("name", list(TWINS))
 def test_exact_and_fast_twins_agree(name):
     strategy, check = TWINS[name]
-    settings(max_examples=60 if name != "boost" else 25, deadline=None)(given(strategy)(check))()
+    settings(max_examples=60 if name != "boost" else 25)(given(strategy)(check))()
 
 
 def test_a_subclass_that_redefines_values_never_gets_its_parents_fast_form():

@@ -71,7 +71,7 @@ def test_top1_at_depth_uses_the_depth_cut():
     assert u.relevant_nodes == ("r", "a")
 
 
-@settings(deadline=None)
+
 @given(shaped_trees(), st.data())
 def test_nodes_outside_v_t_contribute_nothing(t, data):
     """Outside V_T(u), g_{u,v}(p, .) = 0 at every prediction (docs/specification.md §3)."""
@@ -84,7 +84,7 @@ def test_nodes_outside_v_t_contribute_nothing(t, data):
                 assert all(dec.g(v, y) == 0 for y in t.labels), (v, u)
 
 
-@settings(deadline=None)
+
 @given(shaped_trees(), st.data())
 def test_appendix_g_aggregated_utility_partial_sums(t, data):
     """u_S - mu_u = sum_{v in S} g_{u,v}; mu_{u_S} = mu_u (Lemma G.1)."""
@@ -123,7 +123,7 @@ def test_bad_utilities_get_one_clear_error(build, message):
     assert str(err.value).startswith(message)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.sampled_from([("flat", 10, 0), ("wide_last", 2, 30), ("two_level", 10, 10), ("flat", 1, 0)]),
        st.integers(0, 2**32 - 1), st.integers(1, 100), st.sampled_from([0, -300]))
 @example(("two_level", 10, 10), 0, 1, -300)  # top-1 of a 100-class softmax near 1e-300

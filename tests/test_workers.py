@@ -92,7 +92,8 @@ def audit_in_child(n, accelerator="numpy"):
                                          "b": [f"b{k}" for k in range(10)]})
     rng = np.random.default_rng(0)
     P, y = rng.dirichlet(np.ones(tree.K), n), rng.integers(0, tree.K, n)
-    return fast_audit(y, P, tree, {"top1": Top1AtDepth(tree, 1)}, accelerator=accelerator).to_json()["candidates"]
+    return fast_audit(y, P, tree, {"top1": Top1AtDepth(tree, 1)}, accelerator=accelerator,
+                      labels=tree.labels).to_json()["candidates"]
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork")

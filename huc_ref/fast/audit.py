@@ -713,8 +713,12 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
     path's ``renormalize`` does.  An entry may be 0 (a decision tree's), except at its row's own
     label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``): that is one HUCError
-    (smooth the predictions first).  ``labels``: the columns' order (e.g. a classifier's
-    ``classes_``), checked against the tree's label order (:meth:`huc_ref.tree.LabelTree.check_columns`).
+    (smooth the predictions first).  ``labels``: the columns' names in order (e.g. a classifier's
+    ``classes_``; a DataFrame's column names serve too): the columns are taken in the tree's label
+    order by them.  Without names the columns must be in the tree's order, which is then required
+    to have been declared or to be ``classes_``' sorted order
+    (:meth:`huc_ref.tree.LabelTree.column_order`): a bare ``predict_proba`` array with a tree built
+    in a hierarchy's leaf order is an error, never a silent misreading.
     ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
     ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``).
 
@@ -728,8 +732,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
                        f"got {type(tree).__name__}", kind="tree")
-    y_prob, labels = tree.frame_columns(y_prob, labels)
-    tree.check_columns(labels)
+    y_prob = tree.label_columns(y_prob, labels)  # (in the tree's label order, or one error saying how to declare it)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
     if P.dtype.kind not in "iuf":  # booleans are refused as the exact path refuses them
         raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}", kind="type")
