@@ -45,6 +45,12 @@ def _descend(tree, masses, depth: int) -> int:
     return a
 
 
+def _mass_at(pi, node):
+    """``pi[i, node[i]]`` per row, from an array or the fast path's column reader (``pi[:, nodes]``)."""
+    ids, where = np.unique(node, return_inverse=True)
+    return pi[:, ids][np.arange(len(node)), where.ravel()]
+
+
 def _descend_rows(tree, rows, depth: int):
     """:func:`_descend` for every row of ``rows.pi`` in float64: the node ids, and the rows where
     a choice could not be certified (then decided exactly by the utility's values)."""
@@ -57,7 +63,7 @@ def _descend_rows(tree, rows, depth: int):
                 continue
             at = np.flatnonzero(node == a)
             cols = np.array(kids[a])
-            j, u = rows.first_max(rows.pi[np.ix_(at, cols)], rel=rows.rel)
+            j, u = rows.first_max(rows.pi[:, cols][at], rel=rows.rel)  # (pi: an array or a column reader)
             node[at] = cols[j]
             unsure[at] |= u
     return node, unsure
@@ -158,8 +164,7 @@ class ScenarioIntent(Utility):
     def vectorised(self, rows):
         s, unsure_s = _descend_rows(self.tree, rows, 1)
         leaf, unsure_i = _descend_rows(self.tree, rows, 2)
-        n = np.arange(rows.n)
-        t, m = rows.pi[n, leaf], rows.pi[n, s]
+        t, m = _mass_at(rows.pi, leaf), _mass_at(rows.pi, s)
         tau_i, tau_s = float(self.tau_i), float(self.tau_s)
         near = ((np.abs(t - tau_i) <= rows.rel * (t + tau_i) + 1e-15)  # a threshold float64 cannot decide
                 | (np.abs(m - tau_s) <= rows.rel * (m + tau_s) + 1e-15))

@@ -26,7 +26,10 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
+
+import numpy as np
 
 from huc_ref.errors import HUCError
 
@@ -304,3 +307,105 @@ def chosen_settings(runs) -> str:
         lines.append(f"| {r['unit']['predictor']} | {r['unit']['split']} | {params} | {min(fit['losses']):.4f} | "
                      f"{fit.get('iterations', '-')} |")
     return "\n".join(lines)
+
+
+# --- the pieces every dataset shares -----------------------------------------------------------
+
+def metrics(result: dict) -> dict:
+    """A method's test metrics as stored in a run (floats; updates an integer).
+
+    >>> metrics({"acc": 0.5, "auc": 0.75, "uc": 0.125, "huc": 0.0625, "updates": 3, "P": None})
+    {'acc': 0.5, 'auc': 0.75, 'uc': 0.125, 'huc': 0.0625, 'updates': 3}
+    """
+    return {k: float(result[k]) for k in ("acc", "auc", "uc", "huc")} | {"updates": int(result["updates"])}
+
+
+def run_predictor(experiment, name, X, y, train, parts, groups):
+    """K.1's protocol for base predictor ``name`` on one split: the run's stored part (the fit's
+    report, every method's test metrics, the subgroups audited) and the raw (P, labels, results)."""
+    P, labels, results, report = experiment.fit_and_run(name, X, y, train, parts, groups)
+    run = {"fit": report, "methods": {m: metrics(r) for m, r in results.items()}, "subgroups": list(groups["test"])}
+    return run, (P, labels, results)
+
+
+def rows(runs, paper: dict, methods, predictor=None):
+    """Comparison rows (:func:`comparison`) of ``methods`` pooled over ``runs``, or over the runs
+    of one ``predictor`` (rows labelled ``"DT · HUC-B"``), for the rows the paper has."""
+    out = []
+    mine = [r for r in runs if predictor is None or r["unit"]["predictor"] == predictor]
+    for m in methods:
+        key = (m,) if predictor is None else (predictor, m)
+        if mine and key in paper:
+            label = m if predictor is None else f"{predictor} · {m}"
+            out.append((label, {k: [r["methods"][m][k] for r in mine] for k in LABELS}, paper[key]))
+    return out
+
+
+def pooled_table(runs, paper, methods, title, table_id, explanations, digits=4):
+    """A pooled table (Tables 1, 4, 7, 11-13): every method over every run."""
+    return comparison(title, rows(runs, paper, methods), list(LABELS), table_id, explanations, digits=digits)
+
+
+def predictor_table(runs, paper, methods, predictors, title, table_id, explanations):
+    """A by-predictor table (Tables 5-6, 8-9): each predictor's methods over its splits."""
+    found = [row for p in predictors for row in rows(runs, paper, methods, predictor=p)]
+    return comparison(title, found, list(LABELS), table_id, explanations, label="Predictor · method")
+
+
+def allocate(n: int, weights) -> list[int]:
+    """``n`` items in proportion to ``weights``, rounded by largest remainder (ties: the earlier
+    part); exact where the proportions are (K.2's 1505/669/503/667 of 3,344 images).
+
+    >>> allocate(3344, [1505, 669, 503, 667]), allocate(25192, [45, 20, 15, 20])
+    ([1505, 669, 503, 667], [11337, 5038, 3779, 5038])
+    """
+    total = sum(weights)
+    exact_parts = [Fraction(n * w, total) for w in weights]
+    sizes = [int(x) for x in exact_parts]
+    order = sorted(range(len(weights)), key=lambda i: (-(exact_parts[i] - sizes[i]), i))
+    for i in order[:n - sum(sizes)]:
+        sizes[i] += 1
+    return sizes
+
+
+def stratified_parts(y, ids, sizes: dict, seed: int):
+    """``ids`` cut into parts of the given sizes (in order; the last takes the rest), each
+    stratified by ``y`` (scikit-learn's ``train_test_split``, ``random_state=seed``); returns
+    ``{part: ids}``.
+
+    >>> y = np.array([0, 1] * 10)
+    >>> parts = stratified_parts(y, np.arange(20), {"train": 10, "cal": 4, "val": 2, "test": 4}, 0)
+    >>> {k: (len(v), int(y[v].sum())) for k, v in parts.items()}
+    {'train': (10, 5), 'cal': (4, 2), 'val': (2, 1), 'test': (4, 2)}
+    """
+    from sklearn.model_selection import train_test_split
+    out, rest = {}, np.asarray(ids)
+    names = list(sizes)
+    for name in names[:-1]:
+        out[name], rest = train_test_split(rest, train_size=sizes[name], stratify=y[rest], random_state=seed)
+    out[names[-1]] = rest
+    return out
+
+
+def standardise(X, train):
+    """Columns centred and scaled by the training rows' mean and sd (sd 0: left unscaled).
+
+    >>> standardise(np.array([[1.0], [3.0], [5.0]]), np.array([0, 1])).ravel().tolist()
+    [-1.0, 1.0, 3.0]
+    """
+    mean, sd = X[train].mean(axis=0), X[train].std(axis=0)
+    return (X - mean) / np.where(sd > 0, sd, 1.0)
+
+
+def median_split(values, train, name: str) -> dict:
+    """K.2/K.4-K.6's two groups of a variable: at most / greater than its training median (or,
+    with ``name`` ending in ``<``, below / at least).
+
+    >>> {k: v.tolist() for k, v in median_split(np.array([1, 2, 3, 4]), np.array([0, 1, 2]), "x").items()}
+    {'x<=median': [1, 1, 0, 0], 'x>median': [0, 0, 1, 1]}
+    """
+    m = np.median(values[train])
+    if name.endswith("<"):
+        name = name[:-1]
+        return {f"{name}<median": (values < m).astype(int), f"{name}>=median": (values >= m).astype(int)}
+    return {f"{name}<=median": (values <= m).astype(int), f"{name}>median": (values > m).astype(int)}

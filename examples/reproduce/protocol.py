@@ -143,7 +143,7 @@ def probabilities(model, X, K: int) -> np.ndarray:
     >>> probabilities(m, np.zeros((1, 1)), 3).round(6).tolist()
     [[0.5, 0.0, 0.5]]
     """
-    P = np.zeros((len(X), K))
+    P = np.zeros((X.shape[0], K))  # (X may be a sparse matrix: TF-IDF, K.4)
     P[:, np.asarray(model.classes_, dtype=int)] = model.predict_proba(X)
     return smooth(P)
 

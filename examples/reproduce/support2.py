@@ -391,10 +391,6 @@ def config(quick: bool) -> dict:
             "classes": CLASSES, "version": 1}
 
 
-def metrics(result: dict) -> dict:
-    return {k: float(result[k]) for k in ("acc", "auc", "uc", "huc")} | {"updates": int(result["updates"])}
-
-
 def run(loaded, unit: dict, quick: bool) -> dict:
     """Every method of Tables 7-10 for one split and one base predictor: K.3's features and
     subgroups for the split, the predictor chosen on its validation rows and fitted on its
@@ -405,47 +401,33 @@ def run(loaded, unit: dict, quick: bool) -> dict:
     (_, train, parts), = list(splits(y, unit["split"] + 1))[unit["split"]:]
     X = features(records, train)
     groups = {part: subgroups(records, ids, parts["cal"], parts["val"]) for part, ids in parts.items()}
-    P, labels, results, report = e.fit_and_run(unit["predictor"], X, y, train, parts, groups)
+    out, (P, labels, results) = kit.run_predictor(e, unit["predictor"], X, y, train, parts, groups)
     classes = {}
     for c in ("U(1)", "U(2)"):  # K.3.2: each correction fitted and evaluated on its own class
         sub = {k: UTILITIES[k] for k in CLASSES[c]}
-        classes[c] = {m: metrics(r) for m, r in e.run(P, labels, groups, methods=list(BOOSTED),
-                                                        utilities=sub).items()}
-    out = {"fit": report, "methods": {m: metrics(r) for m, r in results.items()}, "classes": classes,
-           "subgroups": list(groups["test"])}
+        classes[c] = {m: kit.metrics(r) for m, r in e.run(P, labels, groups, methods=list(BOOSTED),
+                                                            utilities=sub).items()}
+    out["classes"] = classes
     if unit["split"] == 0 and unit["predictor"] == "LR":
         out["reaudit"] = [abs(x) for x in e.reaudit(results["HUC-B"], labels["test"], groups["test"])]
     return out
 
 
-def _rows(runs, paper: dict, methods, predictor=None, digits=4):
-    rows = []
-    for m in methods:
-        key = (m,) if predictor is None else (predictor, m)
-        mine = [r for r in runs if predictor is None or r["unit"]["predictor"] == predictor]
-        if not mine or key not in paper:
-            continue
-        label = m if predictor is None else f"{predictor} · {m}"
-        rows.append((label, {k: [r["methods"][m][k] for r in mine] for k in kit.LABELS}, paper[key]))
-    return rows
-
-
 def table1(runs) -> tuple[str, list]:
     """Table 1's SUPPORT2 half (Table 7 without HUC-B (0.05), at Table 1's three decimals)."""
     methods = [m for m in METHODS if m != "HUC-B (0.05)"]
-    return kit.comparison("Table 1, SUPPORT2 half (U(3); pooled over predictors and splits)",
-                          _rows(runs, TABLE1, methods), list(kit.LABELS), "table1", EXPLANATIONS, digits=3)
+    return kit.pooled_table(runs, TABLE1, methods, "Table 1, SUPPORT2 half (U(3); pooled over predictors and splits)",
+                            "table1", EXPLANATIONS, digits=3)
 
 
 def table7(runs) -> tuple[str, list]:
     """Table 7: every method, pooled over the predictors and splits (U^(3))."""
-    return kit.comparison("Table 7 (U(3); pooled over predictors and splits)", _rows(runs, TABLE7, METHODS),
-                          list(kit.LABELS), "table7", EXPLANATIONS)
+    return kit.pooled_table(runs, TABLE7, METHODS, "Table 7 (U(3); pooled over predictors and splits)", "table7",
+                            EXPLANATIONS)
 
 
 def _by_predictor(runs, paper, table_id, title):
-    rows = [row for p in PREDICTOR_NAMES for row in _rows(runs, paper, METHODS, predictor=p)]
-    return kit.comparison(title, rows, list(kit.LABELS), table_id, EXPLANATIONS, label="Predictor · method")
+    return kit.predictor_table(runs, paper, METHODS, PREDICTOR_NAMES, title, table_id, EXPLANATIONS)
 
 
 def table8(runs) -> tuple[str, list]:
