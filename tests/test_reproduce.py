@@ -386,3 +386,27 @@ def test_download_only_datasets_name_what_they_need(tmp_path):
     with pytest.raises(HUCError, match=r"^inaturalist: 6 species have features, fewer than K.2's 30; list the ones "
                                        r"to use in species.txt$"):
         inaturalist.load(root)
+
+
+# --- the committed results ---------------------------------------------------------------------
+
+def test_the_docs_page_is_the_kits_rendering_of_the_committed_results():
+    """docs/reproductions.md holds no hand-copied number: it is what `python -m examples.reproduce
+    docs` renders from examples/reproduce/results."""
+    from examples.reproduce import page
+    assert page.PAGE.read_text() == page.render()
+
+
+@pytest.mark.parametrize("name", ["support2", "inaturalist", "massive", "nslkdd", "nbaiot"])
+def test_every_committed_row_beyond_two_paper_sds_is_explained(name):
+    """Each table row of the committed runs that lies beyond two of the paper's standard deviations
+    has its explanation (the kit's EXPLANATIONS), and the committed tables are the kit's rendering."""
+    module = importlib.import_module(f"examples.reproduce.{name}")
+    runs = kit.read_runs(module)
+    folder = kit.folder(kit.RESULTS, name, False)
+    for table, render in module.TABLES.items():
+        if not runs:
+            continue
+        text, beyond = render(runs)
+        assert [row for row, _, _, why in beyond if why == "not explained"] == []
+        assert text in (folder / f"{table}.md").read_text()

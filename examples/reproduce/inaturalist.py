@@ -148,6 +148,18 @@ MLP | Vec. -> HUC | .5241 ± .0156 | .9574 ± .0027 | .0400 ± .0094 | .0245 ± 
 MLP | Dir. -> HUC | .5079 ± .0140 | .9549 ± .0022 | .0695 ± .0267 | .0455 ± .0090 | 0.00 ± 0.00
 """)
 EXPLANATIONS: dict = {}
+NOTES = """\
+Not reproducible offline: the images, annotations and features are downloads.  Where the kit
+departs from K.2 or fills a gap it leaves:
+
+- the 30 species are drawn at random (seed 0) unless `species.txt` lists them: the paper's are in
+  its Figure 4, which the text extraction lost;
+- the ResNet-18 features are the user's (`features.npz`); the kit reads them and does not compute
+  them (no network, no torch);
+- brightness and contrast are the mean and standard deviation of the grey levels in [0, 1] (K.2
+  does not define them), from `features.npz` when it has them, else from the images;
+- the 512 features are standardised with the training rows' statistics; the base predictors are
+  K.1's, chosen on validation as for SUPPORT2."""
 
 
 def _json(path: Path):

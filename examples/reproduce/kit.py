@@ -210,6 +210,15 @@ def cached(path: Path, stamp: str):
     return run if run.get("fingerprint") == stamp else None
 
 
+def read_runs(module, results: Path = RESULTS, quick: bool = False) -> list:
+    """The runs cached for ``module`` under ``results`` with the configuration's fingerprint, in
+    the order of its units (those not computed yet are left out)."""
+    stamp = fingerprint(module.config(quick))
+    runs_dir = folder(results, module.NAME, quick) / "runs"
+    found = [cached(runs_dir / (module.unit_name(u) + ".json"), stamp) for u in module.units(quick)]
+    return [r for r in found if r is not None]
+
+
 _LOADED = {}
 
 
