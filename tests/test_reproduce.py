@@ -89,17 +89,29 @@ def pooled(per_predictor):
     return grand, math.sqrt(ss / 29)
 
 
-def test_transcribed_tables_7_8_9_agree_with_each_other():
-    """Table 7's pooled mean and sd follow from Tables 8-9's per-predictor means and sds (K.1:
-    "pooled results give equal weight to the six classifiers and five splits"): an independent
-    check of the three transcriptions, within the printed rounding."""
-    per = {**support2.TABLE8, **support2.TABLE9}
-    for (method,), cells in support2.TABLE7.items():
+@pytest.mark.parametrize("name, pooled_table, parts", [("support2", "TABLE7", ("TABLE8", "TABLE9")),
+                                                        ("inaturalist", "TABLE4", ("TABLE5", "TABLE6"))])
+def test_transcribed_pooled_tables_follow_from_the_per_predictor_ones(name, pooled_table, parts):
+    """Table 7's (Table 4's) pooled mean and sd follow from Tables 8-9's (5-6's) per-predictor
+    means and sds (K.1: "pooled results give equal weight to the six classifiers and five
+    splits"): an independent check of the three transcriptions, within the printed rounding."""
+    module = importlib.import_module(f"examples.reproduce.{name}")
+    per = {**getattr(module, parts[0]), **getattr(module, parts[1])}
+    for (method,), cells in getattr(module, pooled_table).items():
         for k, paper in enumerate(cells):
-            mean, sd = pooled([(per[(p, method)][k].mean, per[(p, method)][k].sd) for p in support2.PREDICTOR_NAMES])
+            mean, sd = pooled([(per[(p, method)][k].mean, per[(p, method)][k].sd) for p in module.PREDICTOR_NAMES])
             unit = 10.0 ** -paper.digits
             assert abs(mean - paper.mean) <= unit, (method, k)
             assert abs(sd - paper.sd) <= 3 * unit + 0.002 * paper.sd, (method, k)
+
+
+def test_transcribed_table_1_agrees_with_table_4():
+    """Table 1's iNaturalist half is Table 4 at three decimals (one for updates)."""
+    from examples.reproduce import inaturalist
+    for (method,), cells in inaturalist.TABLE1.items():
+        for a, b in zip(cells, inaturalist.TABLE4[(method,)]):
+            half = 0.5 * 10.0 ** -a.digits + 0.5 * 10.0 ** -b.digits + 1e-12
+            assert abs(a.mean - b.mean) <= half and abs(a.sd - b.sd) <= half, (method, a, b)
 
 
 def test_transcribed_table_1_and_10_agree_with_table_7():
@@ -410,3 +422,44 @@ def test_every_committed_row_beyond_two_paper_sds_is_explained(name):
         text, beyond = render(runs)
         assert [row for row, _, _, why in beyond if why == "not explained"] == []
         assert text in (folder / f"{table}.md").read_text()
+
+
+def test_malformed_files_are_named(tmp_path):
+    """Each loader's refusal names the file, the line or array, and what the published layout has."""
+    from examples.reproduce import inaturalist, massive, nbaiot, nslkdd
+    with pytest.raises(HUCError, match=r"^nslkdd: --data .*/nowhere does not exist \(expected `KDDTrain"):
+        nslkdd.load(tmp_path / "nowhere")
+    kdd = tmp_path / "KDDTrain+_20Percent.txt"
+    kdd.write_text(",".join(["0", "tcp", "http", "SF"] + ["0"] * 37 + ["teleport", "3"]) + "\n")
+    with pytest.raises(HUCError, match=r"^nslkdd: KDDTrain\+_20Percent.txt line 1: unknown attack name 'teleport'$"):
+        nslkdd.load(kdd)
+    with pytest.raises(HUCError, match=r"^massive: none of en-US.jsonl, data/en-US.jsonl, 1.0/data/en-US.jsonl in "):
+        massive.load(tmp_path)
+    (tmp_path / "en-US.jsonl").write_text('{"partition": "train"}\n')
+    with pytest.raises(HUCError, match=r"^massive: en-US.jsonl line 1 is not a MASSIVE record \(a JSON object with "
+                                       r"partition, scenario, intent and utt\): 'scenario'$"):
+        massive.load(tmp_path)
+    records = [{"partition": "train", "scenario": "a", "intent": "a_b", "utt": "x"}]
+    with pytest.raises(HUCError, match=r"^massive: no records of partition dev, test$"):
+        massive.parts_of(records, np.zeros(1, dtype=int), 0)
+    root = nbaiot_folder(tmp_path / "nbaiot")
+    (root / "Danmini_Doorbell" / "mirai_attacks" / "udpplain.csv").write_text(",".join(nbaiot_header()) + "\n1\n")
+    with pytest.raises(HUCError, match=r"^nbaiot: mirai.udpplain has 1 rows in all, fewer than the 90 to draw$"):
+        nbaiot.load(root)
+    with pytest.raises(HUCError, match=r"^inaturalist: no train2019.json in --data "):
+        inaturalist.load(tmp_path)
+    inat = inaturalist_folder(tmp_path / "inat")
+    (inat / "species.txt").write_text("100\n999\n")
+    with pytest.raises(HUCError, match=r"^inaturalist: species.txt lists categories without featured images: "
+                                       r"\[999\]$"):
+        inaturalist.load(inat)
+    np.savez(inat / "features.npz", image_id=np.array([1000]), features=np.zeros((1, 3)))
+    with pytest.raises(HUCError, match=r"^inaturalist: features.npz's features have shape \(1, 3\), expected "
+                                       r"\(1, 512\)$"):
+        inaturalist.load(inat)
+    (inat / "features.npz").unlink()
+    with pytest.raises(HUCError, match=r"^inaturalist: no features.npz in --data .* \(the ResNet-18 features: "
+                                       r"arrays image_id and features, n x 512\)$"):
+        inaturalist.load(inat)
+    with pytest.raises(HUCError, match=r"^--jobs: give at least 1, got 0$"):
+        cli.main(["table7", "--jobs", "0"])
