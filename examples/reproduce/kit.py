@@ -260,9 +260,9 @@ def execute(module, *, data=None, quick=False, units=None, jobs=1, results=RESUL
             todo.append(unit)
         else:
             done[module.unit_name(unit)] = run
-    print(f"{module.NAME}: {len(units)} runs, {len(done)} cached, {len(todo)} to compute", file=log, flush=True)
     if todo:
         _load(module, data)  # read (and check) the data once, before any job
+    print(f"{module.NAME}: {len(units)} runs, {len(done)} cached, {len(todo)} to compute", file=log, flush=True)
     started = time.monotonic()
     args = [(module.__name__, data, unit, quick) for unit in todo]
     if jobs > 1 and len(todo) > 1:
