@@ -129,6 +129,9 @@ def load(path):
                         X.append([float(v) for v in row[:FEATURES]])
                         y.append(k)
                         devices.append(device)
+        if y.count(k) != want:  # (a line count that is not the rows' count: blank lines)
+            raise HUCError(f"{NAME}: read {y.count(k)} of the {want} rows drawn for {leaf}; are there blank lines "
+                           "in its CSV files?", kind="option")
     return np.array(X), np.array(y), np.array(devices)
 
 
