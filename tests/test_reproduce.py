@@ -443,8 +443,16 @@ def test_malformed_files_are_named(tmp_path):
     with pytest.raises(HUCError, match=r"^massive: no records of partition dev, test$"):
         massive.parts_of(records, np.zeros(1, dtype=int), 0)
     root = nbaiot_folder(tmp_path / "nbaiot")
-    (root / "Danmini_Doorbell" / "mirai_attacks" / "udpplain.csv").write_text(",".join(nbaiot_header()) + "\n1\n")
+    udpplain = root / "Danmini_Doorbell" / "mirai_attacks" / "udpplain.csv"
+    kept = udpplain.read_text()
+    udpplain.write_text(",".join(nbaiot_header()) + "\n1\n")
     with pytest.raises(HUCError, match=r"^nbaiot: mirai.udpplain has 1 rows in all, fewer than the 90 to draw$"):
+        nbaiot.load(root)
+    udpplain.write_text(kept)
+    benign = root / "Ennio_Doorbell" / "benign_traffic.csv"
+    benign.write_text(benign.read_text() + "\n" * 500)
+    with pytest.raises(HUCError, match=r"^nbaiot: .*Ennio_Doorbell/benign_traffic.csv line \d+ has 0 fields, the "
+                                       r"header 115$"):
         nbaiot.load(root)
     with pytest.raises(HUCError, match=r"^inaturalist: no train2019.json in --data "):
         inaturalist.load(tmp_path)

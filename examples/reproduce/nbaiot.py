@@ -126,12 +126,12 @@ def load(path):
                     raise HUCError(f"{NAME}: {p} has {len(head)} columns, fewer than {FEATURES}", kind="option")
                 for i, row in enumerate(reader):
                     if i in mine:
+                        if len(row) != len(head):
+                            raise HUCError(f"{NAME}: {p} line {i + 2} has {len(row)} fields, the header {len(head)}",
+                                           kind="option")
                         X.append([float(v) for v in row[:FEATURES]])
                         y.append(k)
                         devices.append(device)
-        if y.count(k) != want:  # (a line count that is not the rows' count: blank lines)
-            raise HUCError(f"{NAME}: read {y.count(k)} of the {want} rows drawn for {leaf}; are there blank lines "
-                           "in its CSV files?", kind="option")
     return np.array(X), np.array(y), np.array(devices)
 
 
