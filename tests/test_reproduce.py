@@ -139,6 +139,17 @@ def test_comparison_scores_and_verdicts():
     assert "- **B** (max abs z inf, on Updates): why B differs" in text
 
 
+def test_a_single_run_within_three_sds_is_one_draw():
+    """A row of one run between two and three paper sds, with no explanation of its own, is put
+    down to chance (the largest of five draws); beyond three sds it stays unexplained."""
+    paper = [kit.Number.parse(".5000 ± .0100")]
+    rows = [("near", {"acc": [0.525]}, paper), ("far", {"acc": [0.535]}, paper),
+            ("two", {"acc": [0.525, 0.525]}, paper)]
+    _, beyond = kit.comparison("T", rows, ["acc"], "t", {})
+    assert [(name, why) for name, _, _, why in beyond] == [("near", kit.ONE_DRAW), ("far", "not explained"),
+                                                          ("two", "not explained")]
+
+
 def test_quick_support2_tables_cached_and_resumed(tmp_path, capsys):
     """`python -m examples.reproduce table7 --quick`: the runs (LR, GNB on split 0) are cached one
     by one and read back by the next command (no recomputation); every table of the dataset is
