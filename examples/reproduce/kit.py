@@ -158,7 +158,7 @@ def comparison(title: str, rows: list, metrics, table_id: str, explanations: dic
         out.append(f"| {name} | " + " | ".join(cells) + f" | {worst:.1f} | {verdict(worst)} |")
         if worst > 2:
             where = head[zs.index(worst)]
-            why = explain(explanations, table_id, name)
+            why = explain(explanations, table_id, name, where)
             if why == "not explained" and worst <= 3 and max(len(v) for v in ours.values()) == 1:
                 why = ONE_DRAW
             beyond.append((name, worst, where, why))
@@ -174,14 +174,18 @@ ONE_DRAW = ("one run: its value is one draw from the spread the paper's sd measu
             "five z's, so one such row in four or more lies beyond two sds by chance alone; this one lies within three")
 
 
-def explain(explanations: dict, table_id: str, row: str) -> str:
-    """The first explanation whose pattern matches ``table:row`` (``"not explained"`` if none).
+def explain(explanations: dict, table_id: str, row: str, metric: str = "") -> str:
+    """The first explanation whose pattern matches ``table:row:metric`` (the metric of the row's
+    largest ``|z|``) or ``table:row`` (``"not explained"`` if none).
 
-    >>> explain({"table8:DT · *": "the tree"}, "table8", "DT · HUC-B")
-    'the tree'
+    >>> why = {"table8:GNB · *:AUC": "ties", "table8:DT · *": "the tree"}
+    >>> explain(why, "table8", "DT · HUC-B", "HUC"), explain(why, "table8", "GNB · UC-B", "AUC")
+    ('the tree', 'ties')
+    >>> explain(why, "table8", "GNB · UC-B", "Acc.")
+    'not explained'
     """
-    key = f"{table_id}:{row}"
-    return next((text for pattern, text in explanations.items() if fnmatch.fnmatchcase(key, pattern)),
+    keys = [f"{table_id}:{row}:{metric}", f"{table_id}:{row}"]
+    return next((text for pattern, text in explanations.items() for key in keys if fnmatch.fnmatchcase(key, pattern)),
                 "not explained")
 
 
