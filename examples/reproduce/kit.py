@@ -140,7 +140,7 @@ def comparison(title: str, rows: list, metrics, table_id: str, explanations: dic
         cells = []
         for m in metrics:
             mu, sd = mean_sd(ours[m])
-            d = 2 if m == "updates" else digits
+            d = 2 if m.endswith("updates") else digits
             cells.append(f"{mu:.{d}f} ± {sd:.{d}f}")
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     out += ["", "Against the paper (ours / paper's mean (z = difference in paper sds)):", "",
@@ -152,7 +152,7 @@ def comparison(title: str, rows: list, metrics, table_id: str, explanations: dic
             mu = mean_sd(ours[m])[0]
             z = z_score(mu, p)
             zs.append(abs(z))
-            d = 2 if m == "updates" else digits
+            d = 2 if m.endswith("updates") else digits
             cells.append(f"{mu:.{d}f} / {p.text.split('±')[0].strip()} ({z:+.1f})")
         worst = max(zs)
         out.append(f"| {name} | " + " | ".join(cells) + f" | {worst:.1f} | {verdict(worst)} |")
