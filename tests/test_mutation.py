@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from proofs_check.mutation import EQUIVALENT, find, run_mutant
 
 # (module, the line as it reads, the change, which of the line's such changes)
@@ -46,6 +48,7 @@ def _verdicts():
         return list(pool.map(one, SAMPLE))
 
 
+@pytest.mark.slow
 def test_huc_verify_kills_the_fixed_sample_of_mutants(capsys):
     verdicts = _verdicts()
     killed = [v.startswith("KILLED") for v in verdicts]

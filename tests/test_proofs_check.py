@@ -11,6 +11,7 @@ from proofs_check import CHECKS, run_checks
 from proofs_check.core import tree_shapes
 
 
+@pytest.mark.slow
 def test_every_claim_passes_and_says_how(capsys):
     assert huc_main(["verify", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)

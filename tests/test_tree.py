@@ -64,6 +64,7 @@ def test_path_and_nested_errors():
         LabelTree.from_children("r", {"r": ["a", "b"]}).id("x")
 
 
+@pytest.mark.slow
 def test_deep_trees_have_no_recursion_limit():
     depth = 100_000
     path = LabelTree.from_children("n0", {f"n{i}": [f"n{i + 1}"] for i in range(depth)})
