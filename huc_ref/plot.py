@@ -248,24 +248,23 @@ def plot_audit(*data, result: AuditResult | None = None, subgroup: str | None = 
     'u: UC = 0, HUC = 0.25 (node v0)'
     """
     plt = _pyplot()
+    is_dist = bool(data) and isinstance(data[0], FiniteDistribution) and len(data) in (2, 3)
+    if is_dist and len(data) == 3:  # plot_audit(dist, utilities, result)
+        if result is not None:
+            raise HUCError("plot_audit: result given twice (third and as result=)", kind="option")
+        *data, result = data
     if result is not None and not isinstance(result, AuditResult):
         raise HUCError(f"plot_audit: result must be an AuditResult (audit(dist, utilities)), got "
                        f"{type(result).__name__}", kind="type")
     arrays = dict(labels=labels, subgroups=subgroups, sample_weight=sample_weight)
-    if data and isinstance(data[0], FiniteDistribution) and len(data) in (2, 3):
-        dist, utilities, *rest = data
-        if rest:
-            if result is not None:
-                raise HUCError("plot_audit: result given twice (third and as result=)", kind="option")
-            result = rest[0]
-            if not isinstance(result, AuditResult):
-                raise HUCError(f"plot_audit: result must be an AuditResult (audit(dist, utilities)), got "
-                               f"{type(result).__name__}", kind="type")
-        given_options = [k for k, v in arrays.items() if v is not None] + (["renormalize"] if renormalize else [])
-        if given_options:
-            raise HUCError(f"plot_audit: {given_options[0]}= applies to arrays (y_true, y_prob, tree, utilities); "
+    if is_dist:
+        dist, utilities = data
+        options = [k for k, v in arrays.items() if v is not None] + (["renormalize"] if renormalize else [])
+        if options:
+            raise HUCError(f"plot_audit: {options[0]}= applies to arrays (y_true, y_prob, tree, utilities); "
                            "a FiniteDistribution carries its own", kind="option")
         check_utilities(dist.tree, dist.n, utilities)
+        _check_subgroup(subgroup, result.subgroups if result is not None else dist.subgroups)
         result = audit(dist, utilities) if result is None else result
         tree, n = dist.tree, dist.n
         weights = np.array([float(a.weight) for a in dist.atoms])
@@ -275,10 +274,11 @@ def plot_audit(*data, result: AuditResult | None = None, subgroup: str | None = 
         from .fast.audit import audit as fast_audit
         from .fast.audit import sample_arrays
         y_true, y_prob, tree, utilities = data
+        P, _, weights, groups, _ = sample_arrays(y_true, y_prob, tree, utilities, **arrays)
+        _check_subgroup(subgroup, result.subgroups if result is not None else groups)
         if result is None:
             result = fast_audit(y_true, y_prob, tree, utilities, renormalize=renormalize, accelerator=accelerator,
                                 **arrays)
-        P, _, weights, _, _ = sample_arrays(y_true, y_prob, tree, utilities, **arrays)
         n = len(P)
         scores = sample_scores(tree, P, utilities)
     else:
@@ -286,9 +286,6 @@ def plot_audit(*data, result: AuditResult | None = None, subgroup: str | None = 
         raise HUCError(f"plot_audit: give (dist, utilities) or (y_true, y_prob, tree, utilities), with result= "
                        f"for an audit already made; got ({shapes})", kind="type")
     _check_result(result, utilities, n)
-    if subgroup is not None and not one_of(subgroup, result.subgroups):
-        raise HUCError(f"plot_audit: subgroup {given(subgroup)} is not one of {list(result.subgroups)}",
-                       kind="reference")
     names = list(utilities)
     width = panel_width(tree, 5.5, 0.5, 3)
     cols = max(1, min(len(names), int(FIGURE_WIDTH // width)))  # side by side up to FIGURE_WIDTH, then rows
@@ -318,7 +315,7 @@ def plot_audit(*data, result: AuditResult | None = None, subgroup: str | None = 
 
 
 #: The score panel's histogram has ``2 n^(1/3)`` bins (the Rice rule), at least :data:`MIN_BINS`
-#: and at most this many: one filled outline whatever ``n`` (a bar an atom was a black block at n = 10^4).
+#: and at most this many: one filled outline whatever ``n`` (a bar an atom fills the panel at n = 10^4).
 BINS = 60
 #: The fewest bins of the score panel's histogram.
 MIN_BINS = 10
@@ -409,6 +406,12 @@ def sample_scores(tree: LabelTree, P, utilities: Mapping) -> dict:
         for name, u in utilities.items():
             out[name][s:s + len(X)] = ratio(weighted_row_sums(X, utility_values(u, ft, X, rows)), total)
     return out
+
+
+def _check_subgroup(subgroup, known) -> None:
+    """``subgroup`` is None or one of ``known`` (checked before the audit runs), or one HUCError."""
+    if subgroup is not None and not one_of(subgroup, known):
+        raise HUCError(f"plot_audit: subgroup {given(subgroup)} is not one of {list(known)}", kind="reference")
 
 
 def _check_result(result: AuditResult, utilities: Mapping, n: int) -> None:

@@ -476,3 +476,22 @@ def test_cli_plot_of_arrays_draws_without_an_exact_distribution(tmp_path, capsys
                  "--labels", str(tmp_path / "y.npy"), "--engine", "fast", "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     capsys.readouterr()
+
+
+def test_an_unknown_subgroup_is_refused_before_the_audit_runs(monkeypatch):
+    """``subgroup=`` is checked against the data's subgroups first (it was checked after the whole
+    audit, whose cost grows with n); the message lists the subgroups there are."""
+    import sys
+
+    import numpy as np
+
+    def never(*args, **kwargs):
+        raise AssertionError("audited before the subgroup was checked")
+    monkeypatch.setattr(sys.modules["huc_ref.fast.audit"], "audit", never)
+    monkeypatch.setattr("huc_ref.plot.audit", never)
+    P, y = _sample(20)
+    us = {"top1": TopK(FOUR, 1)}
+    with pytest.raises(HUCError, match=r"^plot_audit: subgroup 'old' is not one of \['all', 'high'\]$"):
+        plot_audit(y, P, FOUR, us, subgroups={"all": np.ones(20), "high": P[:, 0] > 0.3}, subgroup="old")
+    with pytest.raises(HUCError, match=r"^plot_audit: subgroup 'old' is not one of \['all'\]$"):
+        plot_audit(FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "label": "y1"}]), us, subgroup="old")
