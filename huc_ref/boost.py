@@ -27,6 +27,9 @@ they are evaluated at a working precision (mpmath, ``digits`` significant digits
 
 ``arithmetic="float"`` runs the same engine on binary floats, uncertified, for large
 experiments (J.1's 4,800 runs); its results say so.
+
+mpmath is imported where a run first needs it (:func:`_context`, :func:`_interval_context`,
+:func:`_rational`): ``import huc_ref`` and the float64 path do not load it.
 """
 
 from __future__ import annotations
@@ -36,10 +39,6 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
-
-import mpmath
-from mpmath.ctx_iv import MPIntervalContext
-from mpmath.libmp import to_rational
 
 from .audit import AtomTerms, UtilityRows, terms_at
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
@@ -71,12 +70,14 @@ class _FloatContext:
 
 
 def _context(bits):
+    import mpmath
     ctx = mpmath.MPContext()
     ctx.prec = bits
     return ctx
 
 
 def _interval_context(bits):
+    from mpmath.ctx_iv import MPIntervalContext
     ctx = MPIntervalContext()
     ctx.prec = bits
     return ctx
@@ -101,6 +102,7 @@ def _to_fraction(x) -> Fraction:
 
 def _rational(raw) -> Fraction:
     """An mpmath raw number as a Fraction (mpmath may hand back gmpy2 integers)."""
+    from mpmath.libmp import to_rational
     num, den = to_rational(raw)
     return Fraction(int(num), int(den))
 
@@ -661,7 +663,8 @@ def _gmp_exact_parts(blocks) -> list:
     12.5 s with these (``bench/long_numbers.py``)."""
     if sum(x.exact.denominator.bit_length() for x in blocks if type(x) is _Split) <= GMP_BITS:
         return blocks
-    if mpmath.libmp.BACKEND != "gmpy":
+    from mpmath.libmp import BACKEND
+    if BACKEND != "gmpy":
         return blocks
     try:
         from gmpy2 import mpq

@@ -314,12 +314,11 @@ def _cmd_audit(args) -> int:
         null = _null_draws(args.null)
         _enumerable(null, tree.K, len(P))
         dist = None
-        if args.plot or not (args.engine == "fast" and null != "exact"):
+        if not (args.engine == "fast" and null != "exact"):
             from .distribution import FiniteDistribution
-            # (here the fast engine runs only beside --plot or --null exact, which read the exact distribution)
-            why = "" if args.engine != "fast" else " (which --null exact needs)" if null == "exact" else \
-                " (which --plot draws with)"
-            _open_simplex(P, "--predictions", why, fast_mends=not (args.plot or null == "exact"))
+            # (here the fast engine runs only beside --null exact, which reads the exact distribution)
+            why = "" if args.engine != "fast" else " (which --null exact needs)"
+            _open_simplex(P, "--predictions", why, fast_mends=null != "exact")
             dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
         if args.engine == "fast" and null != "exact":
             _normal_entries(P, "--predictions", args.renormalize)
@@ -329,7 +328,7 @@ def _cmd_audit(args) -> int:
             result = audit(dist, utilities, engine=args.engine, max_digits=max_digits, null_draws=null,
                            seed=args.seed, **_fast_options(args))
         if args.plot:  # (before session 26 the array path ignored --plot)
-            _save(lambda plot: plot.plot_audit(dist, utilities, result), args.plot)
+            _save(lambda plot: plot.plot_audit(y, P, tree, utilities, result=result, subgroups=groups), args.plot)
         name = Path(args.predictions).name
         sys.stdout.write(dumps(result.to_json(name)) if args.json else
                          _report(_ArrayCase(name, len(P), tree.K, utilities), result, args.top))

@@ -493,7 +493,6 @@ def test_a_subnormal_entry_names_the_option_on_the_fast_engine_and_the_exact_eng
 
 @pytest.mark.parametrize("options, why, fast_mends", [
     (["--engine", "exact"], "", True),
-    (["--engine", "fast", "--plot", "PLOT"], " (which --plot draws with)", False),
     (["--engine", "fast", "--null", "exact"], " (which --null exact needs)", False),
 ])
 def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_path, capsys, options, why,
@@ -511,7 +510,6 @@ def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_p
     np.save(tmp_path / "dt.npy", P)
     np.save(tmp_path / "dt_y.npy", y)
     d = str(tmp_path)
-    options = [str(tmp_path / "audit.png") if o == "PLOT" else o for o in options]
     args = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/dt.npy", "--labels", f"{d}/dt_y.npy"]
     assert main(args + options) == 2
     remedy = ", or --engine fast (it reads a row's means only on its label's path)" if fast_mends else ""

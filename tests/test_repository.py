@@ -1,6 +1,10 @@
 """The repository's habits: one version, a licence, a citation, and every cited section present."""
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from huc_ref import __version__
@@ -84,3 +88,31 @@ def test_every_public_function_names_its_place_in_the_paper_and_has_a_doctest():
             missing.append(f"{qualname}: no doctest")
     assert not missing, "\n".join(missing)
     assert sum(1 for _ in _public_api()) > 300  # (the walk reaches every module)
+
+
+#: What ``import huc_ref`` and the float64 audit of arrays leave unloaded: the symbolic bounds'
+#: sympy (3.0 s of a 4.85 s import on a cold disk), the certified engine's mpmath, python-flint
+#: and gmpy2, and the optional extras (figures, schemas, parquet, scaling, kernels).
+LAZY = ("sympy", "mpmath", "flint", "gmpy2", "matplotlib", "jsonschema", "pyarrow", "scipy", "numba", "sklearn")
+
+
+def _loaded_after(code: str) -> list:
+    """The modules of :data:`LAZY` in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return [m for m in LAZY if m in json.loads(out.stdout.splitlines()[-1])]
+
+
+def test_import_and_the_fast_audit_of_arrays_load_no_optional_package():
+    """Pins that neither ``import huc_ref`` nor the float64 audit of arrays loads sympy (which
+    huc_ref.bounds imported at its top), mpmath (huc_ref.boost's) or an optional extra; a bound
+    loads sympy and mpmath when it is asked for (checked last: the probe sees them)."""
+    assert _loaded_after("import huc_ref") == []
+    arrays = ("import numpy as np\nfrom huc_ref import LabelTree, TopK, fast\n"
+              "t = LabelTree.from_children('r', {'r': ['a', 'b', 'c']})\n"
+              "P = np.random.default_rng(0).dirichlet(np.ones(3), 40)\n"
+              "assert fast.audit(np.arange(40) % 3, P, t, {'u': TopK(t, 1)}).huc.sup > 0")
+    assert _loaded_after(arrays) == []
+    bound = "from huc_ref.bounds import theorem_3_4_deviation\nstr(theorem_3_4_deviation(100, 3, '1/20'))"
+    assert {"sympy", "mpmath"} <= set(_loaded_after(bound))

@@ -41,7 +41,7 @@ from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score
 from .workers import THREADS, run_all, run_staged
 
 __all__ = ["CHUNK", "SERIAL_CELLS", "chunk_rows", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution",
-           "numba_available", "sample_rows", "check_label_mass", "zero_label",
+           "numba_available", "sample_arrays", "sample_rows", "check_label_mass", "zero_label",
            "sample_terms", "sample_tables", "SampleTerms"]
 
 
@@ -693,6 +693,52 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     return ids
 
 
+def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
+                  sample_weight=None, labels=None) -> tuple:
+    """:func:`audit`'s arrays, checked (one HUCError naming the argument otherwise):
+    ``(P, ids, w, names, WT)``: the predictions in the tree's label order (a numpy array or
+    memory map as given, its rows read later), the label ids, the samples' weights ``w`` (summing
+    to 1), the subgroups' names and ``w_i c(x_i)`` per subgroup and sample (``|C| x n``: the
+    weights of Sec. 2.1's ``E[c(X) ...]`` over the sample).
+
+    >>> from huc_ref import Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> P, ids, w, names, WT = sample_arrays(["b", "a"], [[0.5, 0.5], [0.25, 0.75]], t, {"u": Table(t, [0, 1])},
+    ...                                      sample_weight=[1, 3], subgroups={"x": [1, -1]})
+    >>> P.tolist(), ids.tolist(), w.tolist(), names, WT.tolist()
+    ([[0.5, 0.5], [0.25, 0.75]], [1, 0], [0.25, 0.75], ['x'], [[0.25, -0.75]])
+    """
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                       f"got {type(tree).__name__}", kind="tree")
+    y_prob = tree.label_columns(y_prob, labels)  # (in the tree's label order, or one error saying how to declare it)
+    P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
+    if P.dtype.kind not in "iuf":  # booleans are refused as the exact path refuses them
+        raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}", kind="type")
+    if P.ndim != 2 or P.shape[1] != tree.K:
+        raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}", kind="length")
+    n = P.shape[0]
+    if n == 0:
+        raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
+    check_utilities(tree, n, utilities)
+    ids = label_ids(y_true, tree, n)
+    if sample_weight is None:
+        w = np.broadcast_to(1.0 / n, n)  # what the exactly rounded sum below gives for equal weights (one number)
+    else:
+        w = entries(sample_weight, n, "sample_weight", "a finite nonnegative number", lambda v: v >= 0, "float_range")
+        if not w.max() > 0:
+            raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
+        w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
+        w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
+    groups = {"all": None} if subgroups is None else subgroup_mapping(subgroups)  # (everyone: the weights alone)
+    WT = w[None, :] if subgroups is None else np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup
+    for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
+        check_name(name, "subgroups")
+        c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
+        np.multiply(w, c, out=WT[k])
+    return P, ids, w, list(groups), WT
+
+
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
           sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None,
           null_draws: int | None = None, seed: int = 0) -> AuditResult:
@@ -729,34 +775,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     (0.0, None)
     """
     check_accelerator(accelerator)
-    if not isinstance(tree, LabelTree):
-        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
-                       f"got {type(tree).__name__}", kind="tree")
-    y_prob = tree.label_columns(y_prob, labels)  # (in the tree's label order, or one error saying how to declare it)
-    P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
-    if P.dtype.kind not in "iuf":  # booleans are refused as the exact path refuses them
-        raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}", kind="type")
-    if P.ndim != 2 or P.shape[1] != tree.K:
-        raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}", kind="length")
-    n = P.shape[0]
-    if n == 0:
-        raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
-    check_utilities(tree, n, utilities)
-    ids = label_ids(y_true, tree, n)
-    if sample_weight is None:
-        w = np.broadcast_to(1.0 / n, n)  # what the exactly rounded sum below gives for equal weights (one number)
-    else:
-        w = entries(sample_weight, n, "sample_weight", "a finite nonnegative number", lambda v: v >= 0, "float_range")
-        if not w.max() > 0:
-            raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
-        w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
-        w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
-    groups = {"all": None} if subgroups is None else subgroup_mapping(subgroups)  # (everyone: the weights alone)
-    WT = w[None, :] if subgroups is None else np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup
-    for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
-        check_name(name, "subgroups")
-        c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
-        np.multiply(w, c, out=WT[k])
+    P, ids, _, names, WT = sample_arrays(y_true, y_prob, tree, utilities, subgroups=subgroups,
+                                         sample_weight=sample_weight, labels=labels)
+    n = len(ids)
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
         if null_draws == "exact":
@@ -765,7 +786,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     ft = FastTree(tree)
     tables = sample_rows(ft, P, ids, WT.T, utilities, engine=accelerator,
                          row_sum_tolerance=None if renormalize else ROW_SUM_TOLERANCE)
-    result = result_rows(tree, tables, list(groups), n, True)
+    result = result_rows(tree, tables, names, n, True)
     if null_draws is None:
         return result
     if renormalize:
