@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .distribution import FiniteDistribution
-from .engines import audit
 from .errors import HUCError, check_name, printable
 from .rational import MAX_DIGITS, NUMBER_SCHEMA, fraction_text
 from .results import AuditResult
@@ -181,6 +180,7 @@ class Case:
         >>> case.audit().uc.sup, case.result_json()["huc"]["value"], case.to_json()["atoms"][0]["eta"]
         (Fraction(1, 4), '1/4', ['1/4', '3/4'])
         """
+        from .engines import audit  # (reading and writing documents does not need the engines)
         return audit(self.distribution, self.utilities, **options)
 
     def result_json(self) -> dict:
