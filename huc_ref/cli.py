@@ -175,20 +175,68 @@ def _need_subgroups(names, groups, option: str) -> None:
                        f"in a {option} file (a .csv column of that name)", kind="missing_field")
 
 
-def _predictions(path, what: str, tree):
-    """A predictions file's array.  A header that names any of the tree's labels (a CSV's first row,
-    a Parquet file's columns: ``huc apply`` writes one, as pandas does) must name all of them in
-    the tree's order (:meth:`LabelTree.check_columns`): a header in another order, such as
-    scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels (pandas'
-    index column is dropped by :func:`huc_ref.formats.read_columns`)."""
+#: How a headerless predictions file's column order is stated (``huc audit`` and ``huc fit`` read a spec;
+#: ``huc apply`` reads a model, so only the option and a header serve there).
+_STATE_COLUMNS = ("state the file's column order with --columns NAME,NAME,... or \"columns\" in the spec (e.g. "
+                  "clf.classes_.tolist()), or give the file a header row naming its columns")
+_STATE_COLUMNS_APPLY = ("state the file's column order with --columns NAME,NAME,... (e.g. the classifier's classes_), "
+                        "or give the file a header row naming its columns")
+
+
+def _predictions(path, what: str, tree, columns=None, fix: str = _STATE_COLUMNS) -> tuple:
+    """A predictions file's array with its columns in the tree's label order (Sec. 2.1's
+    coordinates of ``p``), and the names of the file's columns in the file's order.
+
+    A header that names the tree's labels (a CSV's first row, a Parquet file's column names, as
+    pandas and ``huc apply`` write them; pandas' index column is dropped by
+    :func:`huc_ref.formats.read_columns`) is read by name (:meth:`LabelTree.column_order`).
+    Columns without names (a ``.npy`` file, a CSV whose first row is numbers) are the labels in the
+    order ``columns`` states (the spec's ``"columns"`` or ``--columns``, checked where they are
+    read); unstated, they are taken in the tree's order only where it is the sorted order of a
+    classifier's ``classes_`` (:attr:`LabelTree.in_classes_order`), and are otherwise one error
+    naming ``fix``, the ways to state it: the spec's ``labels`` is required in every spec, so it
+    cannot tell that the file's columns were meant in its order."""
     from .formats import read_columns
     from .recalibration import prediction_rows
     P, names = read_columns(Path(path), what, numbers=True, header_names=set(tree.labels))
-    if names is not None and set(names) & set(tree.labels):
-        tree.check_columns(names, where=what, what=repr(printable(Path(path).name, 100)),
-                           fix="reorder the file's columns, or list the spec's labels in the file's order")
-    prediction_rows(P, tree.K, what)  # K columns, entries finite and nonnegative: one message naming the option
-    return P
+    file = repr(printable(Path(path).name, 100))
+    if names is None or not set(names) & set(tree.labels):  # columns without names (or not the labels' names)
+        prediction_rows(P, tree.K, what)  # K columns, entries finite and nonnegative: one message naming the option
+        if columns is None and not tree.in_classes_order:
+            raise HUCError(f"{what}: {file} has no header naming its columns, and the labels "
+                           f"{printable(repr(list(tree.labels)), 100)} are not in the sorted order of a classifier's "
+                           f"classes_; {fix}", kind="labels")
+        names = list(tree.labels) if columns is None else columns
+    order = tree.column_order(names, where=what, what=file)
+    prediction_rows(P, tree.K, what)
+    if order is not None:  # (row-major, as the file in the tree's order reads: numpy sums a row in its layout's order)
+        import numpy as np
+        P = np.ascontiguousarray(P[:, order])
+    return P, names
+
+
+def _stated_columns(option, tree, spec=None):
+    """The columns of headerless predictions files, in order: ``--columns NAME,NAME,...`` (checked to
+    name each of the tree's labels once), else the spec's ``"columns"`` (``spec``, checked by
+    :func:`huc_ref.formats.read_spec`), else None.
+
+    >>> from huc_ref import LabelTree
+    >>> _stated_columns("b, a", LabelTree.from_children("r", {"r": ["a", "b"]}))
+    ['b', 'a']
+    """
+    if option is None:
+        return spec
+    names = [name.strip() for name in option.split(",")]
+    tree.column_order(names, where="--columns", what="the predictions files")  # each label once
+    return names
+
+
+def _spec(args) -> tuple:
+    """The tree, the utilities and the stated columns of headerless predictions files
+    (:func:`_stated_columns`) of ``--tree SPEC.json`` and ``--columns``."""
+    from .formats import read_spec
+    tree, utilities, columns = read_spec(Path(args.tree))
+    return tree, utilities, _stated_columns(args.columns, tree, columns)
 
 
 def _sums_to_one(P, what: str) -> None:
@@ -231,19 +279,20 @@ def _open_simplex(P, what: str, why: str, fast_mends: bool) -> None:
     if zero.any():
         i, j = (int(k) for k in np.argwhere(zero)[0])
         raise HUCError(f"{what}[{i}]: entry {j} is 0, and the exact engine{why} takes predictions in the open "
-                       "simplex (p_y > 0, A.2); give --smooth KAPPA (K.1's kappa_init, each row mixed with the "
-                       "uniform law: (1-k) p + k/K)" + (", or --engine fast (it reads a row's means only on its "
-                                                        "label's path)" if fast_mends else ""), kind="nonpositive")
+                       f"simplex (p_y > 0, A.2); {_SMOOTH}" + (", or --engine fast (it reads a row's means only on "
+                                                               "its label's path)" if fast_mends else ""),
+                       kind="nonpositive")
 
 
-def _arrays(args, tree, prefix=""):
-    """Predictions, labels and subgroups from the array files the options name (``prefix`` "val_":
-    the validation files); a labels file of the wrong length or with a name that is not a label
-    is an error naming the options."""
+def _arrays(args, tree, prefix="", columns=None):
+    """Predictions (their columns in the tree's label order: :func:`_predictions`, ``columns`` the
+    stated order of a headerless file), labels and subgroups from the array files the options name
+    (``prefix`` "val_": the validation files); a labels file of the wrong length or with a name that
+    is not a label is an error naming the options."""
     from .fast.audit import label_ids
     from .formats import class_indices, read_columns
     option = f"--{prefix.replace('_', '-')}"
-    P = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree)
+    P, _ = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree, columns)
     path = Path(getattr(args, f"{prefix}labels"))
     text = path.suffix.lower() == ".csv"
     y = read_columns(path, f"{option}labels", labels=set(tree.labels) if text else None)[0]
@@ -289,17 +338,21 @@ def _fast_options(args) -> dict:
 
 
 def _cmd_audit(args) -> int:
+    if args.engine is None:  # float64 predictions: the fast engine; a huc-case/1 document's exact numbers: the exact
+        args.engine = "fast" if args.predictions is not None else "exact"
     max_digits = _max_digits(args)  # (options and the figure's file checked before the work)
     _writable(args.plot, "--plot")
     if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
         from .engines import audit
         from .fast import audit as fast_audit
-        from .formats import read_model_spec
         if args.tree is None or args.labels is None:
             raise HUCError("--predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)",
                            kind="option")
-        tree, utilities = read_model_spec(Path(args.tree))
-        P, y, groups = _arrays(args, tree)
+        if args.case is not None:
+            raise HUCError(f"audit: give a case file ({printable(args.case, 100)!r}) or array files (--predictions), "
+                           "not both", kind="option")
+        tree, utilities, columns = _spec(args)
+        P, y, groups = _arrays(args, tree, columns=columns)
         if groups is not None and "all" not in groups:  # K.1: "including c = 1", as huc fit has it (K.3)
             import numpy as np
             groups = {"all": np.ones(len(P)), **groups}
@@ -310,7 +363,7 @@ def _cmd_audit(args) -> int:
             kappa = float(check_smoothing(args.smooth, "--smooth"))
             P = (1 - kappa) * P / P.sum(axis=1, keepdims=True) + kappa / P.shape[1]
         from .fast.audit import check_label_mass, label_ids
-        check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions")  # (either engine)
+        check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions", _SMOOTH)  # (either engine)
         null = _null_draws(args.null)
         _enumerable(null, tree.K, len(P))
         dist = None
@@ -336,7 +389,10 @@ def _cmd_audit(args) -> int:
     if args.case is None:
         raise HUCError("audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, --tree)",
                        kind="option")
-    case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
+    if args.columns is not None:
+        raise HUCError("--columns: applies to array files (--predictions); a huc-case/1 document names its labels",
+                       kind="option")
+    case = _read_case(args)
     null = dict(null_draws=_null_draws(args.null), seed=args.seed)
     _enumerable(null["null_draws"], case.distribution.tree.K, case.distribution.n)
     if args.engine == "fast":
@@ -347,6 +403,61 @@ def _cmd_audit(args) -> int:
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
+
+
+#: The remedies the library's messages name (Python arguments: :data:`huc_ref.distribution.RENORMALIZE_REMEDY`,
+#: :data:`~huc_ref.distribution.SMOOTH_REMEDY`) in the words of the options that are the command line's.
+_RENORMALIZE = "give --renormalize to divide it by its sum"
+_SMOOTH = "give --smooth KAPPA (K.1's kappa_init, each prediction mixed with the uniform law: (1-k) p + k/K)"
+
+
+#: The library's arguments each command's options stand for: an error that names one as its place
+#: names the option instead (``null_draws: ...`` is ``--null: ...`` on the command line).
+_PLACES = {"audit": {"null_draws": "--null", "seed": "--seed", "max_digits": "--max-digits"},
+           "fit": {"null_draws": "--null", "seed": "--seed", "epsilon": "--epsilon", "max_passes": "--max-passes"},
+           "boost": {"epsilon": "--epsilon", "max_updates": "--max-updates", "max_passes": "--max-passes",
+                     "digits": "--digits", "step": "--step"}}
+
+
+def _command_words(err: HUCError, command) -> HUCError:
+    """``err`` in the words of ``huc COMMAND``: a place that is one of the library's arguments
+    (:data:`_PLACES`) named as the option, and the remedies the library names as its arguments
+    (``renormalize=True``, ``smooth=kappa``: :func:`huc_ref.distribution.prepare_prediction`) as
+    ``huc audit``'s and ``huc boost``'s options, or left out where the command has none (a
+    vector's case is mended in its file).
+
+    >>> from huc_ref.distribution import prepare_prediction
+    >>> try:
+    ...     prepare_prediction(["1/2", "1/4"], "atoms[0].p")
+    ... except HUCError as err:
+    ...     print(_command_words(err, "audit"), "|", _command_words(err, "vectors"))
+    atoms[0].p: sums to 3/4, not 1; give --renormalize to divide it by its sum | atoms[0].p: sums to 3/4, not 1
+    >>> print(_command_words(HUCError("null_draws: expected a positive integer, got 0"), "fit"))
+    --null: expected a positive integer, got 0
+    """
+    from .distribution import RENORMALIZE_REMEDY, SMOOTH_REMEDY
+    words, path = str(err), err.path
+    option = _PLACES.get(command, {}).get(path)
+    if option is not None and words.startswith(f"{path}: "):
+        words, path = option + words[len(path):], option
+    mends = command in ("audit", "boost")  # (the commands with --renormalize and --smooth)
+    for remedy, option, mark in ((RENORMALIZE_REMEDY, _RENORMALIZE, "; "), (SMOOTH_REMEDY, _SMOOTH, ": ")):
+        words = words.replace(mark + remedy, mark + option if mends else "")
+    return err if words == str(err) else HUCError(words, kind=err.kind, path=path)
+
+
+def _read_case(args):
+    """The ``huc-case/1`` document of ``huc audit CASE`` and ``huc boost CASE`` (with ``--renormalize``
+    and ``--smooth``); an array file given in its place, and a prediction that ``--renormalize`` or
+    ``--smooth`` mends, are errors naming the options (:func:`_command_words`)."""
+    from .formats import ARRAY_SUFFIXES
+    path = Path(args.case)
+    if path.suffix.lower() in ARRAY_SUFFIXES:
+        fix = ("give it as --predictions, with --labels FILE and --tree SPEC.json (the tree, labels and utilities)"
+               if args.command == "audit" else "huc fit boosts on array files (--tree, --predictions, --labels)")
+        raise HUCError(f"{args.command}: {printable(path.name, 100)!r} is an array file, not a huc-case/1 document; "
+                       f"{fix}", kind="file")
+    return read_case(path, renormalize=args.renormalize, smooth=args.smooth)
 
 
 def _max_digits(args) -> int:
@@ -395,15 +506,14 @@ def _save(draw, path: str) -> None:
 def _cmd_fit(args) -> int:
     """Fit HUC-Boost (optionally after a scaling) on calibration arrays; write huc-model/1."""
     from .calibration import SCALINGS, HUCBoost
-    from .formats import read_model_spec
-    tree, utilities = read_model_spec(Path(args.tree))
+    tree, utilities, columns = _spec(args)
     _writable(args.output, "-o")
-    P, y, groups = _arrays(args, tree)
+    P, y, groups = _arrays(args, tree, columns=columns)
     validation = None
     if args.val_predictions is not None:
         if args.val_labels is None:
             raise HUCError("--val-predictions: also give --val-labels", kind="option")
-        Pv, yv, gv = _arrays(args, tree, "val_")
+        Pv, yv, gv = _arrays(args, tree, "val_", columns)
         _need_subgroups(groups or (), gv, "--val-subgroups")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
@@ -431,7 +541,8 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_apply(args) -> int:
-    """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv."""
+    """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv, the columns in the
+    input's order (a CSV with a header naming them)."""
     import numpy as np
 
     from .calibration import load_model
@@ -439,15 +550,16 @@ def _cmd_apply(args) -> int:
     read_document(Path(args.model), "model")
     model = load_model(Path(args.model))
     _writable(args.output, "-o")
-    P = _predictions(args.predictions, "predictions", model.tree)
+    columns = _stated_columns(args.columns, model.tree)
+    P, names = _predictions(args.predictions, "predictions", model.tree, columns, _STATE_COLUMNS_APPLY)
     groups = _subgroup_file(args.subgroups, len(P))
     _need_subgroups(model.subgroups_, groups, "--subgroups")
-    out = model.predict_proba(P, subgroups=groups)
+    out = model.predict_proba(P, subgroups=groups)[:, [model.tree.label_index(name) for name in names]]
     target = Path(args.output)
     if target.suffix.lower() == ".npy":
         np.save(target, out)
     elif target.suffix.lower() == ".csv":
-        np.savetxt(target, out, delimiter=",", fmt="%.17g", header=",".join(model.tree.labels), comments="")
+        np.savetxt(target, out, delimiter=",", fmt="%.17g", header=",".join(names), comments="")
     else:
         raise HUCError(f"-o: {printable(str(target), 200)!r}: write .npy or .csv", kind="file")
     print(f"huc apply: {len(out)} rows recalibrated by {model.n_updates_} rules; wrote {printable(str(target), 200)}",
@@ -457,7 +569,7 @@ def _cmd_apply(args) -> int:
 
 def _cmd_boost(args) -> int:
     from .engines import boost
-    case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
+    case = _read_case(args)
     step = args.step
     if step != "adaptive":
         if not step.startswith("fixed:"):
@@ -556,8 +668,16 @@ def _case_arguments(parser, json_help, optional: bool = False):
 def _array_arguments(parser, validation: bool = False):
     """A sample given as array files: predictions and labels (.npy, .csv or .parquet), the tree
     and utilities (JSON), subgroups (.csv with a header row of names)."""
-    parser.add_argument("--tree", metavar="SPEC.json", help="JSON with tree, labels (the columns' order) and utilities")
-    parser.add_argument("--predictions", metavar="FILE", help="n x K probabilities (.npy, .csv or .parquet)")
+    parser.add_argument("--tree", metavar="SPEC.json",
+                        help="JSON with tree, labels (the label order) and utilities, and optionally columns: the "
+                             "columns of headerless predictions files in order (huc_ref/data/schemas/"
+                             "huc-spec.schema.json)")
+    parser.add_argument("--predictions", metavar="FILE",
+                        help="n x K probabilities (.npy, .csv or .parquet). A header (or Parquet column names) naming "
+                             "the labels is read by name, in any order; a file without one (.npy, a CSV whose first "
+                             "row is numbers) needs its column order stated (--columns, or columns in the spec) "
+                             "unless the labels are in the sorted order of a classifier's classes_")
+    _columns_argument(parser)
     parser.add_argument("--labels", metavar="FILE", help="n labels: names or column indices (.npy, .csv, .parquet)")
     parser.add_argument("--subgroups", metavar="FILE.csv",
                         help="subgroup values, one named column each (the whole population, 'all', is added: K.1)")
@@ -565,6 +685,14 @@ def _array_arguments(parser, validation: bool = False):
         parser.add_argument("--val-predictions", metavar="FILE", help="validation predictions (K.1's prefix)")
         parser.add_argument("--val-labels", metavar="FILE", help="validation labels")
         parser.add_argument("--val-subgroups", metavar="FILE.csv", help="validation subgroup values")
+
+
+def _columns_argument(parser) -> None:
+    """``--columns``: the column order of headerless predictions files (:func:`_predictions`)."""
+    parser.add_argument("--columns", metavar="NAME,NAME,...",
+                        help="the columns of a predictions file without a header, in the file's order (a "
+                             "classifier's classes_, e.g. --columns 0,1,2 or --columns cat,dog); replaces the spec's "
+                             "columns; a file with a header is read by its header")
 
 
 def _examples(*lines: str) -> str:
@@ -593,27 +721,35 @@ def build_parser() -> argparse.ArgumentParser:
                                       "huc COMMAND --help             # the options of a command"))
     parser.add_argument("--version", action="version", version=f"huc-ref {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    p = _command(sub, "audit", "exact UC and HUC of a huc-case/1 file, with witnesses",
-                 "Audit a huc-case/1 document exactly (or in float64 with --engine fast): UC, HUC, "
-                                   "every candidate row with its witness interval.",
+    p = _command(sub, "audit", "UC and HUC with witnesses: of a huc-case/1 file (exactly) or array files (float64)",
+                 "Audit a huc-case/1 document exactly (or in float64 with --engine fast), or a sample from "
+                 "array files in float64 (or exactly with --engine exact): UC, HUC, every candidate row with its "
+                 "witness interval.",
                  "huc audit examples/cases/four_leaf_cancellation.json",
                                         "huc audit case.json --json > result.json",
                                         "huc audit case.json --engine fast --json",
                                         "huc audit case.json --plot audit.png",
-                                        "huc audit --tree spec.json --predictions p.npy --labels y.npy --engine fast")
+                                        "huc audit --tree spec.json --predictions p.npy --labels y.npy",
+                                        "huc audit --tree spec.json --predictions p.npy --labels y.npy --columns "
+                                        "0,1,2")
     _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)", optional=True)
     _array_arguments(p)
     p.add_argument("--top", type=_rows, default=10, metavar="N", help="violations listed in the report (default 10)")
-    p.add_argument("--engine", choices=["exact", "fast"], default="exact",
-                   help="exact: Fractions, the reference (default; array files: each float's exact value); "
-                        "fast: numpy float64")
+    p.add_argument("--engine", choices=["exact", "fast"], default=None,
+                   help="exact: Fractions, the reference (the default for a huc-case/1 document; on array files it "
+                        "reads each float's exact value, much slower); fast: numpy float64 (the default "
+                        "for array files; reports print decimals)")
     p.add_argument("--max-digits", type=int, default=None, metavar="N",
                    help=f"the exact engine's cost limit: the digits of all inputs together "
                         f"(default {MAX_EXACT_DIGITS})")
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
-                                                  "intervals over the scores) to FILE (.png, .pdf or .svg)")
+                                                  "intervals over the scores) to FILE (.png, .pdf or .svg); from "
+                                                  "array files the figure reads the predictions' exact values, so "
+                                                  "every entry must be positive (--smooth), whichever engine audits")
     p.add_argument("--null", metavar="B", help="p-values under the null of calibration (labels redrawn from the "
-                                               "predictions): B seeded redraws, or 'exact' (every label assignment)")
+                                               "predictions): B seeded redraws, or 'exact' (every label assignment, "
+                                               "on the predictions' exact values: every entry positive; the chosen "
+                                               "engine audits)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
     p.add_argument("--accelerator", choices=["numpy", "numba"], default="numpy",
                    help="the fast engine's kernels: numpy (default, the reference) or numba (the compiled "
@@ -672,8 +808,13 @@ def build_parser() -> argparse.ArgumentParser:
                  "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",
                  "huc apply model.json test.npy -o calibrated.npy")
     a.add_argument("model", help="a huc-model/1 file (huc fit -o)")
-    a.add_argument("predictions", help="n x K probabilities (.npy, .csv or .parquet)")
-    a.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write them (.npy or .csv)")
+    a.add_argument("predictions", help="n x K probabilities (.npy, .csv or .parquet): a header naming the labels is "
+                                       "read by name; without one, --columns states the order unless the labels are "
+                                       "in the sorted order of a classifier's classes_")
+    a.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="where to write them (.npy or .csv), the columns in the input's order (a CSV with a header "
+                        "naming them)")
+    _columns_argument(a)
     a.add_argument("--subgroups", metavar="FILE.csv", help="subgroup values, the names the model was fitted with")
     a.set_defaults(run=_cmd_apply)
     g = _command(sub, "vectors", "golden vectors: export cases, check another implementation's answers",
@@ -737,6 +878,7 @@ def main(argv=None) -> int:
     except SystemExit as done:  # --help and --version
         return int(done.code or 0)
     except HUCError as err:
+        err = _command_words(err, getattr(args, "command", None))  # (the library's arguments named as options)
         if getattr(args, "json", False) and getattr(args, "command", None) in ("audit", "boost"):
             sys.stdout.write(dumps(err.to_json()))  # huc-error/1: the kind and the place, for programs
         print(f"huc: error: {printable(str(err), 500)}", file=sys.stderr)  # one line, whatever the input

@@ -52,10 +52,11 @@ def walkthrough(p=None, eta=None, u=None, names=("p", "eta", "u")) -> tuple[str,
     >>> walkthrough(p=["1/2", "1/2", 0, 0], names=("--p", "--eta", "--utility"))  # ``names``: in the messages
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: --p[2]: is 0; the paper assumes p_y > 0 (A.2): smooth it explicitly (kappa_init, K.1)
+    huc_ref.errors.HUCError: --p[2]: is 0; the paper assumes p_y > 0 (A.2)
     """
     from .distribution import prepare_prediction, read_law
-    p = P if p is None else prepare_prediction(p, names[0], K=4)  # (an atom's rules, named as given)
+    # (an atom's rules, named as given; the demo offers no renormalize or smooth to name as remedies)
+    p = P if p is None else prepare_prediction(p, names[0], K=4, remedies=False)
     eta = ETA if eta is None else read_law(eta, names[1], 4)
     utility = U if u is None else Table(TREE, u, where=names[2])
     dist = FiniteDistribution(TREE, [{"p": p, "eta": eta}])  # checks that p and eta are laws

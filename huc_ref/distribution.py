@@ -26,6 +26,12 @@ __all__ = ["Atom", "FiniteDistribution", "check_smoothing", "prepare_prediction"
 
 _ONE = Fraction(1)
 
+#: The remedies :func:`prepare_prediction`'s messages name: its own arguments, which
+#: :class:`FiniteDistribution`, :func:`huc_ref.formats.read_case` and the ``from_*`` builders pass on
+#: (the command line says them as its options, ``--renormalize`` and ``--smooth``).
+RENORMALIZE_REMEDY = "pass renormalize=True to divide it by its sum"
+SMOOTH_REMEDY = "pass smooth=kappa to mix it with the uniform law, (1 - kappa) p + kappa / K (K.1's kappa_init)"
+
 
 @dataclass(frozen=True)
 class Atom:
@@ -97,8 +103,12 @@ def check_smoothing(kappa, where: str = "smooth") -> Fraction:
 
 
 def prepare_prediction(p, where: str = "p", *, K: int | None = None,
-                       renormalize: bool = False, smooth=None) -> tuple[Fraction, ...]:
+                       renormalize: bool = False, smooth=None, remedies: bool = True) -> tuple[Fraction, ...]:
     """Read a prediction exactly and check it lies in the open simplex (A.2).
+
+    A sum other than 1 and an entry 0 are errors naming the argument that mends them
+    (:data:`RENORMALIZE_REMEDY`, :data:`SMOOTH_REMEDY`); ``remedies=False`` leaves them out, for a
+    caller that does not offer those arguments.
 
     >>> prepare_prediction(["1/4", "1/4", "1/2"])
     (Fraction(1, 4), Fraction(1, 4), Fraction(1, 2))
@@ -109,7 +119,11 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
     >>> prepare_prediction(["0.5", "0.499"], "atoms[3].p")
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: atoms[3].p: sums to 999/1000, not 1
+    huc_ref.errors.HUCError: atoms[3].p: sums to 999/1000, not 1; pass renormalize=True to divide it by its sum
+    >>> prepare_prediction([1, 0], "p", remedies=False)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: p[1]: is 0; the paper assumes p_y > 0 (A.2)
     """
     p = exact_vector(p, where, K)
     if not p:
@@ -126,14 +140,15 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
         p = tuple(v / total for v in p)
         total = _ONE
     if total != 1:
-        raise HUCError(f"{where}: sums to {shown(total, around=1)}, not 1", kind="probability_sum")
+        raise HUCError(f"{where}: sums to {shown(total, around=1)}, not 1"
+                       + (f"; {RENORMALIZE_REMEDY}" if remedies else ""), kind="probability_sum")
     if smooth is not None:
         kappa = check_smoothing(smooth)
         p = tuple((1 - kappa) * v + kappa / len(p) for v in p)
     for j, v in enumerate(p):
         if v == 0:
-            raise HUCError(f"{where}[{j}]: is 0; the paper assumes p_y > 0 (A.2): smooth it "
-                           f"explicitly (kappa_init, K.1)", kind="nonpositive")
+            raise HUCError(f"{where}[{j}]: is 0; the paper assumes p_y > 0 (A.2)" + (f": {SMOOTH_REMEDY}" if remedies
+                                                                                     else ""), kind="nonpositive")
     return p
 
 

@@ -26,12 +26,12 @@ from .distribution import FiniteDistribution
 from .errors import HUCError, check_name, printable
 from .rational import MAX_DIGITS, NUMBER_SCHEMA, fraction_text
 from .results import AuditResult
-from .tree import LabelTree
+from .tree import LabelTree, label_names
 from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
            "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "class_indices",
-           "read_model_spec",
+           "read_model_spec", "read_spec", "spec_schema",
            "ARRAY_SUFFIXES", "as_path"]
 
 CASE_FORMAT = "huc-case/1"
@@ -267,7 +267,7 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
     >>> read_case(doc)
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: atoms[0].p: sums to 999/1000, not 1
+    huc_ref.errors.HUCError: atoms[0].p: sums to 999/1000, not 1; pass renormalize=True to divide it by its sum
     """
     # A str is JSON text when it is blank or opens an array or object; otherwise a path.
     if isinstance(source, Path) or (isinstance(source, str) and source.strip()
@@ -469,26 +469,26 @@ def schema_dir() -> Path:
     """Where the published schemas of docs/specification.md §6 live (package data): ``huc_ref/data/schemas``.
 
     >>> [p.name.split(".")[0] for p in sorted(schema_dir().glob("*.json"))]
-    ['huc-boost-1', 'huc-case-1', 'huc-model-1', 'huc-result-1-fast', 'huc-result-1']
+    ['huc-boost-1', 'huc-case-1', 'huc-model-1', 'huc-result-1-fast', 'huc-result-1', 'huc-spec']
     """
     return Path(__file__).resolve().parent / "data" / "schemas"
 
 
 def write_schemas(out: Path | None = None) -> list[Path]:
     """Write the schemas of the file formats (:func:`case_schema`, :func:`result_schema`,
-    :func:`boost_schema`) into ``out``
+    :func:`boost_schema`, :func:`model_schema`, :func:`spec_schema`) into ``out``
     (default: :func:`schema_dir`, the published copies, which a test holds to the builders).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
     ...     [json.loads(p.read_text())["$id"].split(".")[0] for p in write_schemas(Path(out))]
-    ['huc-case-1', 'huc-result-1', 'huc-result-1-fast', 'huc-boost-1', 'huc-model-1']
+    ['huc-case-1', 'huc-result-1', 'huc-result-1-fast', 'huc-boost-1', 'huc-model-1', 'huc-spec']
     """
     out = Path(out or schema_dir())
     out.mkdir(parents=True, exist_ok=True)
     docs = {"huc-case-1.schema.json": case_schema(), "huc-result-1.schema.json": result_schema(),
             "huc-result-1-fast.schema.json": result_schema("fast"), "huc-boost-1.schema.json": boost_schema(),
-            "huc-model-1.schema.json": model_schema()}
+            "huc-model-1.schema.json": model_schema(), "huc-spec.schema.json": spec_schema()}
     for name, doc in docs.items():
         (out / name).write_text(json.dumps(doc, indent=1) + "\n")
     return [out / name for name in docs]
@@ -710,9 +710,7 @@ def read_model_spec(source) -> tuple:
     >>> tree.labels, list(us)
     (('a', 'b'), ['u'])
     """
-    doc = source if isinstance(source, Mapping) else load_json(read_document(Path(source), "tree and utilities"))
-    if not isinstance(doc, Mapping):
-        raise HUCError("tree and utilities: expected a JSON object with tree, labels and utilities", kind="type")
+    doc = _spec_document(source)
     tree_doc = _require(doc, "tree", "", dict)
     labels = _require(doc, "labels", "", list)
     tree = LabelTree(_require(tree_doc, "root", "tree"), tree_doc.get("children", {}), labels)
@@ -721,3 +719,80 @@ def read_model_spec(source) -> tuple:
         raise HUCError("utilities: expected at least one utility", kind="structure")
     return tree, {check_name(name, "utilities"): utility_from_json(tree, spec, f"utilities.{name}")
                   for name, spec in specs.items()}
+
+
+def _spec_document(source) -> Mapping:
+    """The JSON object of a spec (:func:`read_model_spec`, :func:`read_spec`): a mapping, or a path to one."""
+    doc = source if isinstance(source, Mapping) else load_json(read_document(Path(source), "tree and utilities"))
+    if not isinstance(doc, Mapping):
+        raise HUCError("tree and utilities: expected a JSON object with tree, labels and utilities", kind="type")
+    return doc
+
+
+#: The fields of the spec ``huc audit`` and ``huc fit`` read (``--tree SPEC.json``), then those of a
+#: ``huc-case/1`` document, which is accepted as a spec too (its atoms unread).
+SPEC_FIELDS = ("tree", "labels", "utilities", "columns", "format", "id", "description", "subgroups", "atoms",
+               "comment")
+
+
+def read_spec(source) -> tuple:
+    """The spec of the commands that read predictions from array files (``huc audit --tree
+    SPEC.json``, ``huc fit``; docs/specification.md §6): ``(tree, utilities, columns)``.
+    ``labels`` are the tree's label order (Sec. 2.1's coordinates of ``p``); ``columns``, optional,
+    lists the columns of a predictions file without a header row, in the file's order (a
+    classifier's ``clf.classes_.tolist()``), and must name each label once; None when absent.  A
+    field the spec does not define is an error (a misspelt ``columns`` would otherwise be
+    ignored).
+
+    >>> tree, us, columns = read_spec({"tree": {"root": "r", "children": {"r": ["b", "a"]}}, "labels": ["b", "a"],
+    ...                                "utilities": {"u": {"kind": "top_k", "k": 1}}, "columns": ["a", "b"]})
+    >>> tree.labels, columns, tree.column_order(columns)
+    (('b', 'a'), ['a', 'b'], [1, 0])
+    >>> read_spec({"tree": {"root": "r", "children": {"r": ["a", "b"]}}, "labels": ["a", "b"],
+    ...            "utilities": {"u": {"kind": "top_k", "k": 1}}, "colums": ["b", "a"]})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: colums: unknown field of a spec (it has tree, labels, utilities and columns)
+    """
+    doc = _spec_document(source)
+    extra = sorted(set(doc) - set(SPEC_FIELDS))
+    if extra:
+        raise HUCError(f"{printable(extra[0], 60)}: unknown field of a spec (it has tree, labels, utilities and "
+                       "columns)", kind="unknown_field")
+    tree, utilities = read_model_spec(doc)
+    columns = doc.get("columns")
+    if columns is not None:
+        if not isinstance(columns, list):
+            raise HUCError("columns: expected a list of label names (the file's columns in order)", kind="type")
+        tree.column_order(columns, where="columns", what="a predictions file")  # each label once
+        columns = label_names(columns, "columns")  # (integer classes as their decimal text)
+    return tree, utilities, columns
+
+
+def spec_schema() -> dict:
+    """The JSON Schema of the spec :func:`read_spec` reads (``huc audit --tree SPEC.json``,
+    ``huc fit``; docs/specification.md §6): the tree, the labels and the utilities as in
+    ``huc-case/1``, and the optional ``columns``, the order of the columns of a predictions file
+    without a header row.
+
+    >>> schema = spec_schema()
+    >>> schema["required"], schema["properties"]["columns"]["description"][:50]
+    (['tree', 'labels', 'utilities'], 'The columns of a predictions file without a header')
+    """
+    case = case_schema()
+    columns = {"type": "array", "items": {"type": ["string", "integer"]},
+               "description": "The columns of a predictions file without a header row (.npy, or a CSV whose first "
+                              "row is numbers), in the file's order, each label once: a classifier's "
+                              "clf.classes_.tolist(). Without it such a file is read only where labels is in the "
+                              "sorted order classes_ has. A file whose header (or Parquet column names) names the "
+                              "labels is read by name."}
+    labels = {**_NAMES, "description": "The tree's label order: the coordinates of p (Sec. 2.1), the order of the "
+                                       "utilities' values and of huc apply's output"}
+    optional = {key: {} for key in SPEC_FIELDS[4:]}  # (a huc-case/1 document serves as a spec)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-spec.schema.json",
+            "title": "the spec of huc audit --tree and huc fit --tree: tree, labels, utilities and the columns of "
+                     "headerless predictions files", "type": "object", "additionalProperties": False,
+            "required": ["tree", "labels", "utilities"],
+            "properties": {"tree": case["properties"]["tree"], "labels": labels,
+                           "utilities": case["properties"]["utilities"], "columns": columns, **optional},
+            "$defs": case["$defs"]}

@@ -435,6 +435,20 @@ class LabelTree:
         """
         return self._declared
 
+    @property
+    def in_classes_order(self) -> bool:
+        """Whether the label order (Sec. 2.1's coordinates of ``p``) is the sorted order a
+        scikit-learn classifier's ``classes_`` always has (``np.unique``: sorted, numerically where
+        every label is an integer's decimal text), so that a bare ``predict_proba`` array's columns
+        are the labels in this order (:meth:`column_order`).
+
+        >>> LabelTree.from_children("r", {"r": ["2", "10"]}).in_classes_order
+        True
+        >>> LabelTree.from_children("r", {"r": ["b", "a"]}).in_classes_order
+        False
+        """
+        return _in_classes_order(self.labels)
+
     def label_columns(self, y_prob, labels=None, where: str = "labels", what: str = "y_prob"):
         """A sample's predictions ``p(x_i)`` (Sec. 2.1) with their columns in this tree's label
         order: the columns named by ``labels`` (any array-like, e.g. a classifier's ``classes_``) or
@@ -482,7 +496,7 @@ class LabelTree:
         huc_ref.errors.HUCError: y_prob: its columns carry no names, and the tree's label order ['b', 'a'] ...
         """
         if labels is None:
-            if not (self._declared or _in_classes_order(self.labels)):
+            if not (self._declared or self.in_classes_order):
                 raise HUCError(f"{what}: its columns carry no names, and the tree's label order "
                                f"{printable(repr(list(self.labels)), 100)} was never declared and is not the "
                                "sorted order a classifier's classes_ has; pass labels=clf.classes_ (the columns' "

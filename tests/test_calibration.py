@@ -526,7 +526,8 @@ def test_integer_labels_are_refused_where_label_names_are_other_positions(tmp_pa
     ordered = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["0", "1"], "b": ["2", "3"]})
     assert fast.audit(y, P, ordered, {"top2": TopK(ordered, 2)}) == \
         fast.audit(y.astype(str), P, ordered, {"top2": TopK(ordered, 2)})
-    spec = {"tree": grouped.to_json(), "labels": list(grouped.labels), "utilities": {"top2": {"kind": "top_k", "k": 2}}}
+    spec = {"tree": grouped.to_json(), "labels": list(grouped.labels), "utilities": {"top2": {"kind": "top_k", "k": 2}},
+            "columns": list(grouped.labels)}  # (p.npy's columns: in the tree's order, stated)
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     np.save(tmp_path / "p.npy", P)
     np.save(tmp_path / "y.npy", y)  # integers: positions or names?
@@ -576,7 +577,7 @@ def test_the_exact_path_reads_labels_as_the_fast_path_does(bad, message):
     (np.array([[0.25, 0.75], [0.5, 0.5]]), [[0.25, 0.75], [0.5, 0.5]],
      "y_true: expected one label (a name or an id) per row of y_prob, got an array of shape (2, 2)"),
     ([0, 1], [[0.0, 1.0], [0.5, 0.5]],
-     "atoms[0].p[0]: is 0; the paper assumes p_y > 0 (A.2): smooth it explicitly (kappa_init, K.1)"),
+     "atoms[0].p[0]: is 0; the paper assumes p_y > 0 (A.2): pass smooth=kappa to mix it with the uniform law"),
 ])
 def test_from_floats_refuses_what_is_not_a_float_table_in_one_message(y_true, y_prob, message):
     """Each was a TypeError or ValueError from deep inside (``'int' object is not iterable`` for the

@@ -203,7 +203,7 @@ def test_a_zero_entry_is_taken_except_at_the_label(engine, shape):
     us = {"u": Table(t, [-1, 1, 1, 1]), "top": TopK(t, 1)}
     P = np.array([[0.5, 0.5, 0.0, 0.0], [0.25] * 4, [0.0, 0.25, 0.25, 0.5], [0.5, 0.5, 0.0, 0.0]])
     with pytest.raises(HUCError, match=r"^y_prob\[3\]: the label 'y3' has probability 0, where the audit's means "
-                                       r"are 0/0 \(the paper assumes p_y > 0, A\.2\); smooth the predictions"):
+                                       r"are 0/0 \(the paper assumes p_y > 0, A\.2\); mix each row with"):
         fast.audit([0, 2, 3, 2], P, t, us, accelerator=engine)
     y = [1, 2, 3, 0]
     got = fast.audit(y, P, t, us, accelerator=engine)

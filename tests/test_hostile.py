@@ -105,7 +105,7 @@ def test_boost_options_and_closed_output(tmp_path):
     path = tmp_path / "case.json"
     path.write_text(json.dumps(D1))
     proc = huc("boost", path, "--step", "fixed:1e400", cwd=tmp_path)
-    assert proc.returncode == 2 and proc.stderr.startswith("huc: error: step: a fixed step magnitude must be at most")
+    assert proc.returncode == 2 and proc.stderr.startswith("huc: error: --step: a fixed step magnitude must be at most")
     assert proc.stderr.count("\n") == 1 and len(proc.stderr) < 400
     proc = subprocess.run(f"{sys.executable} -m huc_ref audit {path} > /dev/full", shell=True, capture_output=True,
                           text=True, cwd=tmp_path, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -352,8 +352,8 @@ def test_long_exact_numbers_in_messages_stay_short(tmp_path, capsys):
     # 1 - 3^-9000 = (3^9000 - 1) / 3^9000: both parts have floor(9000 log10 3) + 1 = 4,295 digits
     with pytest.raises(HUCError) as err:
         FiniteDistribution(t, [{"p": [Fraction(1, 2), Fraction(1, 2) - Fraction(1, 3**9000)], "label": "a"}])
-    assert re.fullmatch(r"atoms\[0\]\.p: sums to 1 - 8\.\d{1,5}e-4295 \(an exact number of 8591 characters\), not 1",
-                        str(err.value)), str(err.value)
+    assert re.fullmatch(r"atoms\[0\]\.p: sums to 1 - 8\.\d{1,5}e-4295 \(an exact number of 8591 characters\), not 1; "
+                        r"pass renormalize=True to divide it by its sum", str(err.value)), str(err.value)
     with pytest.raises(HUCError, match=r"^atoms\[0\]\.eta: sums to 1 \+ 8\.\d+e-4295 \(an exact number of 8591 "):
         FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": [Fraction(1, 2), Fraction(1, 2) + Fraction(1, 3**9000)]}])
     with pytest.raises(HUCError, match=r"^values\[1\]: utility value ~1 \(an exact number of 8591 characters\) is "):
@@ -367,7 +367,8 @@ def test_long_exact_numbers_in_messages_stay_short(tmp_path, capsys):
     assert main(["audit", str(path)]) == 2
     out, errors = capsys.readouterr()
     assert out == "" and re.fullmatch(r"huc: error: atoms\[0\]\.p: sums to 1 - \d(\.\d+)?e-19\d\d "
-                                      r"\(an exact number of \d+ characters\), not 1\n", errors), errors
+                                      r"\(an exact number of \d+ characters\), not 1; give --renormalize to "
+                                      r"divide it by its sum\n", errors), errors
 
 
 def _core_calls():

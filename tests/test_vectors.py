@@ -7,6 +7,7 @@ import pytest
 
 from huc_ref.cli import main
 from huc_ref.conformance import check_answers
+from huc_ref.distribution import RENORMALIZE_REMEDY, SMOOTH_REMEDY
 from huc_ref.errors import HUCError
 from huc_ref.formats import dumps, read_case
 from huc_ref.vectors import (
@@ -74,8 +75,18 @@ def test_the_text_report_of_every_valid_vector_checks_prop_3_3(tmp_path, capsys,
     assert not bad, bad
 
 
+def _in_option_words(message: str) -> str:
+    """The reader's message as ``huc audit`` prints it: the remedies it names as the reader's
+    arguments (``renormalize=True``, ``smooth=kappa``) named as the command's options."""
+    smooth = "give --smooth KAPPA (K.1's kappa_init, each prediction mixed with the uniform law: (1-k) p + k/K)"
+    renormalize = "give --renormalize to divide it by its sum"
+    return message.replace(RENORMALIZE_REMEDY, renormalize).replace(SMOOTH_REMEDY, smooth)
+
+
 @pytest.mark.parametrize("vid", [v["id"] for v in VECTORS if "error" in v])
 def test_invalid_vectors_raise_their_error_and_exit_2(vid, tmp_path, capsys):
+    """Each invalid vector is the reader's error, and ``huc audit``'s (one line; ``--json``: the
+    ``huc-error/1`` document), in the command's words where the message names a remedy."""
     v = BY_ID[vid]
     source = v["input_text"] if "input_text" in v else v["input"]
     with pytest.raises(HUCError) as err:
@@ -86,11 +97,12 @@ def test_invalid_vectors_raise_their_error_and_exit_2(vid, tmp_path, capsys):
     path.write_text(source if isinstance(source, str) else json.dumps(source))
     assert main(["audit", str(path)]) == 2
     out, errors = capsys.readouterr()
-    assert out == "" and errors == f"huc: error: {v['error']['message']}\n"
+    message = _in_option_words(v["error"]["message"])
+    assert out == "" and errors == f"huc: error: {message}\n"
     assert main(["audit", str(path), "--json"]) == 2  # programs get the kind and the place on stdout
     out, errors = capsys.readouterr()
-    assert json.loads(out) == {"format": "huc-error/1", **v["error"]}
-    assert errors == f"huc: error: {v['error']['message']}\n"
+    assert json.loads(out) == {"format": "huc-error/1", **v["error"], "message": message}
+    assert errors == f"huc: error: {message}\n"
 
 
 @pytest.fixture(scope="module")

@@ -432,12 +432,20 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     return SampleTerms(score, residual, error, T, plans, depths, term_row, flat, choice)
 
 
-def check_label_mass(tree: LabelTree, P, labels: np.ndarray, where: str = "y_prob") -> None:
+#: The remedy of a label of probability 0 (:func:`zero_label`) for :func:`audit`'s caller, who smooths the
+#: rows (``audit`` takes them as they are; ``huc audit --smooth`` and :class:`huc_ref.calibration.HUCBoost`
+#: smooth them themselves).
+SMOOTH_ROWS = ("mix each row with the uniform law before the audit, y_prob = (1 - kappa) * y_prob + kappa / K "
+               "(K.1's kappa_init, e.g. kappa = 1e-10)")
+
+
+def check_label_mass(tree: LabelTree, P, labels: np.ndarray, where: str = "y_prob", fix: str = SMOOTH_ROWS) -> None:
     """A zero entry is taken (a decision tree's ``predict_proba`` has them): the audit reads a
     row's means only on its label's path (F.4), and every node there holds the label.  At the
     label itself it is refused: the path's means are ``0 / 0`` there (the paper assumes ``p_y > 0``,
     A.2), and taking them as 0 broke Theorem 3.1's telescoping (the UC residual ``u(y) - mu`` and
-    the node terms' sum differed by ``u(y)``).  ``where`` names the predictions in the message.
+    the node terms' sum differed by ``u(y)``).  ``where`` names the predictions in the message, ``fix``
+    the remedy (:data:`SMOOTH_ROWS`; the command line's is its ``--smooth``).
 
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
@@ -447,14 +455,14 @@ def check_label_mass(tree: LabelTree, P, labels: np.ndarray, where: str = "y_pro
     ...
     huc_ref.errors.HUCError: y_prob[0]: the label 'c' has probability 0, where the audit's means are 0/0 ...
     """
-    zero = zero_label(tree, P, labels)
+    zero = zero_label(tree, P, labels, fix)
     if zero is not None:
         raise HUCError(f"{where}[{zero[0]}]: {zero[1]}", kind="nonpositive")
 
 
-def zero_label(tree: LabelTree, P, labels: np.ndarray) -> tuple[int, str] | None:
+def zero_label(tree: LabelTree, P, labels: np.ndarray, fix: str = SMOOTH_ROWS) -> tuple[int, str] | None:
     """The first row of ``P`` whose own label has probability 0 (A.2 assumes ``p_y > 0``; see
-    :func:`check_label_mass`) and the rule it breaks, or None.  Each row's entry at its label is
+    :func:`check_label_mass`) and the rule it breaks with its remedy ``fix``, or None.  Each row's entry at its label is
     read with one ``take`` from a C-contiguous array (numpy's indexing by two index arrays is
     slower).
 
@@ -474,8 +482,7 @@ def zero_label(tree: LabelTree, P, labels: np.ndarray) -> tuple[int, str] | None
         return None
     i = int(zero[0])
     return i, (f"the label {tree.labels[int(labels[i])]!r} has probability 0, where the audit's means are 0/0 (the "
-               "paper assumes p_y > 0, A.2); smooth the predictions, p <- (1 - kappa) p + kappa / K (K.1's "
-               "kappa_init; huc audit --smooth)")
+               f"paper assumes p_y > 0, A.2); {fix}")
 
 
 def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.ndarray,
