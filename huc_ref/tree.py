@@ -465,7 +465,9 @@ class LabelTree:
         order = self.column_order(labels, where, what)
         if order is None:
             return y_prob
-        if getattr(y_prob, "ndim", None) == 2:  # numpy's arrays (and those that index as they do)
+        if hasattr(y_prob, "flags"):  # numpy: take keeps the rows contiguous (y_prob[:, order] need not), so
+            return y_prob.take(order, axis=1)  # each row is summed in the same order as the array given in order
+        if getattr(y_prob, "ndim", None) == 2:  # (other arrays that index as numpy's do)
             return y_prob[:, order]
         return [[row[j] for j in order] if hasattr(row, "__len__") and len(row) == len(order) else row
                 for row in y_prob]  # (a row of another length is left for the caller's message)
