@@ -75,7 +75,8 @@ def depth_tree(K: int, depth: int, seed: int = 0) -> LabelTree:
         kids = [f"n{next(counter)}" for _ in parts]
         children[node] = kids
         stack.extend((k, p, level + 1) for k, p in zip(kids, parts))
-    return LabelTree.from_children(root, children)
+    tree = LabelTree.from_children(root, children)
+    return tree.with_labels(tree.labels)  # the predictions' columns: the leaves in depth-first order
 
 
 def sample(tree: LabelTree, n: int, seed: int = 1):
@@ -248,4 +249,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()
