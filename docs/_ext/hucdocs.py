@@ -111,12 +111,12 @@ def benchmarks_page() -> str:
         by_script.setdefault(record["script"], []).append(record)
     parts = []
     for script, records in sorted(by_script.items()):
-        parts += [f"## `{script}`", "", _purpose(ROOT / script), ""]
+        parts += [f"### `{script}`", "", _purpose(ROOT / script), ""]
         for r in sorted(records, key=lambda r: (r["quick"], r["command"])):
             mode = ("**quick mode** (small sizes: a smoke run, not the measurement the targets are judged by)"
                     if r["quick"] else "full run")
-            parts += [f"`{r['command']}`: {mode}; {r['date']}, commit `{r['commit']}`, "
-                      f"{r['seconds']:.0f} s.", "", "```text", r["output"].rstrip("\n"), "```", ""]
+            parts += [f"`{r['command']}`: {mode}; {r['date']}, commit `{r['commit']}`, {r['seconds']:.0f} s, "
+                      f"on {r['machine']}.", "", "```text", r["output"].rstrip("\n"), "```", ""]
     return "\n".join(parts)
 
 
