@@ -9,10 +9,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_version_is_written_once_and_agreed_on():
+    """The package, the citation and the changelog agree: a release is the changelog's latest
+    dated version; a development version (``0.3.0.dev0``) is ahead of every release in it.  The
+    ``Unreleased`` section, where there is one, comes first."""
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in pyproject and 'version = {attr = "huc_ref.__version__"}' in pyproject
     assert re.search(r"^version: (\S+)$", (ROOT / "CITATION.cff").read_text(), re.M).group(1) == __version__
-    assert f"({__version__})" in (ROOT / "CHANGELOG.md").read_text().split("\n## ")[1].splitlines()[0]
+    headings = re.findall(r"^## (.+)$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    releases = [m.group(1) for h in headings if (m := re.fullmatch(r"\[(\d+\.\d+\.\d+)\] - \d{4}-\d\d-\d\d", h))]
+    assert headings and all(h == "[Unreleased]" or re.fullmatch(r"\[[\d.]+\] - [\d-]+", h) for h in headings), headings
+    def key(v):
+        return [int(x) for x in v.split(".")]
+    assert releases and releases == sorted(releases, key=key, reverse=True), releases
+    assert "[Unreleased]" not in headings[1:], headings
+    if ".dev" in __version__:
+        assert key(__version__.split(".dev")[0]) > key(releases[0]), (__version__, releases[0])
+    else:
+        assert __version__ == releases[0], (__version__, releases[0])
 
 
 def test_licence_and_citation():
