@@ -1,4 +1,4 @@
-"""Benchmark of the fast path's audit (issue 5).  Not a test: prints ratios measured in one run.
+"""Benchmark of the fast path's audit.  Not a test: prints ratios measured in one run.
 
 Depth-7 trees with K = 30 and K = 1,000 leaves, |U| = 5 (top-1 correctness at depths 3..7),
 |C| = 7 subgroups (everyone and six random halves), n sample atoms.  For each size:

@@ -1,4 +1,4 @@
-"""How many mutants of the core modules ``huc verify`` kills (issue #19, item 5).  Not a test:
+"""How many mutants of the core modules ``huc verify`` kills.  Not a test:
 prints the score measured in one run, over a random sample (fixed seed) of every mutation site
 (:mod:`proofs_check.mutation` says what a mutant is).  Survivors are printed with their change,
 to be read: some are equivalent (the change cannot alter any result), the others are holes in

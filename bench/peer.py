@@ -1,4 +1,4 @@
-"""Binary UC against the public peer on its own metric: MCGrad's ``ecce`` (issue 17).  Not a
+"""Binary UC against the public peer on its own metric: MCGrad's ``ecce``.  Not a
 test: prints times and ratios measured in one run, the two alternating.
 
 Binary UC with ``c = 1`` (a two-leaf tree, the utility ``1{y = pos}``) is MCGrad's ECCE: the

@@ -1,4 +1,4 @@
-"""The fast audit on the shapes users have (issue 17).  Not a test: prints times and ratios
+"""The fast audit on the shapes users have.  Not a test: prints times and ratios
 measured in one run.
 
 Four workloads, each audited by ``huc_ref.fast.audit`` with numpy and, where installed, numba:

@@ -1,4 +1,4 @@
-"""Small audits and exact conversions (issue 17).  Not a test: prints
+"""Small audits and exact conversions.  Not a test: prints
 ratios measured in one run.
 
 * numpy's scan of every subgroup at once (``Rows._every_subgroup``, below

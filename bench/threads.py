@@ -1,4 +1,4 @@
-"""Which numpy calls of the column scan run on two threads at once (issue 17).  Not a test:
+"""Which numpy calls of the column scan run on two threads at once.  Not a test:
 prints ratios measured in one run.
 
 numpy releases the GIL inside most calls on large arrays, so the fast audit's tables phase runs

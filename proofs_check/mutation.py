@@ -1,5 +1,5 @@
 """How strong the checks are: mutants of ``huc_ref``'s core modules and whether the checks kill
-them (issue #19, item 5).  Used by ``bench/mutation.py`` (a random sample, the score printed) and
+them.  Used by ``bench/mutation.py`` (a random sample, the score printed) and
 ``tests/test_mutation.py`` (a fixed sample that must be killed).
 
 A mutant is one small change to one module: a comparison flipped (``<`` for ``<=``, ``==`` for
