@@ -68,7 +68,7 @@ rst_prolog = """
 # --- the API from the docstrings ---
 autosummary_generate = True
 autosummary_ignore_module_all = False  # a module's public names are its __all__
-autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_default_options = {"members": True, "undoc-members": True, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # the docstrings say the types in the paper's words
 numpydoc_show_class_members = False  # autodoc lists the members; numpydoc's tables would list them twice

@@ -38,6 +38,7 @@ TOLERANCE = {"absolute": "1e-9", "reason": "values are sums of at most n product
              "weights summing to 1 (n <= 24 here): a double-precision implementation's rounding error is below "
              "1e-13; 1e-9 leaves margin.  A witness interval is checked with score membership widened by 1e-9."}
 
+#: The edge-case flags a vector may carry (Wycheproof's ``flags``), each with what it means.
 FLAGS = {
     "paper": "a worked example or instance quoted from the paper",
     "generated": "produced by the seeded generator",
@@ -402,7 +403,8 @@ def _base_case():
                   {"weight": "1/2", "c": [1], "p": ["1/2", "1/4", "1/8", "1/8"], "label": "y3"}], ["all"])
 
 
-DELETE = object()  # a mutation value that deletes the key
+#: The value that makes :func:`mutate` delete the key instead of replacing its value.
+DELETE = object()
 
 
 def mutate(doc, path, value):

@@ -24,6 +24,7 @@ from pathlib import Path
 __all__ = ["CORE", "EQUIVALENT", "sites", "mutate", "find", "equivalent", "run_mutant"]
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The core modules of ``huc_ref`` whose mutants the checks must kill.
 CORE = ["decomposition.py", "intervals.py", "audit.py", "utilities.py", "tree.py", "bounds.py", "boost.py",
         "driver.py"]
 

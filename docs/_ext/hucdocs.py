@@ -207,7 +207,11 @@ def _note_module(app, what, name, obj, options, lines) -> None:
 def _skip_imported(app, what, name, obj, skip, options):
     """A module lists in ``__all__`` some names it imports (``huc_ref.formats.utility_from_json``):
     each is documented where it is defined, and only linked from the others."""
-    home = getattr(getattr(obj, "py_func", obj), "__module__", None)
+    import inspect
+    target = getattr(obj, "py_func", obj)
+    if not (inspect.isclass(target) or inspect.isfunction(target)):
+        return None  # data (a constant, an instance) belongs to the module that names it
+    home = getattr(target, "__module__", None)
     current = _documenting["module"]
     if what == "module" and current and home and home.split(".")[0] in ("huc_ref", "proofs_check") \
             and home != current:
