@@ -32,7 +32,7 @@ from numbers import Rational
 from .errors import HUCError
 from .rational import dataclass_repr, exact, reduced
 
-__all__ = ["IntervalMax", "max_interval_sum", "max_interval_sum_brute_force"]
+__all__ = ["Interval", "IntervalMax", "max_interval_sum", "max_interval_sum_brute_force"]
 
 _ZERO = Fraction(0)
 # Above this many bits in the common denominator, the certified search takes over.
