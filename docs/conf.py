@@ -45,7 +45,6 @@ exclude_patterns = [
     "reproductions.md",  # the reproduction kit's page: rendered through reproductions/index.md
     "generated/*.md",  # pieces included by the pages, not pages themselves
 ]
-templates_path = ["_templates"]
 
 # --- cross-references: every one must resolve ---
 # With nitpicky on, a reference to a name that exists nowhere is an error.  docs/_ext/hucdocs.py
@@ -66,8 +65,7 @@ rst_prolog = """
 """
 
 # --- the API from the docstrings ---
-autosummary_generate = True
-autosummary_ignore_module_all = False  # a module's public names are its __all__
+autosummary_generate = False  # the module pages are written by docs/_ext/hucdocs.py
 autodoc_default_options = {"members": True, "undoc-members": True, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # the docstrings say the types in the paper's words

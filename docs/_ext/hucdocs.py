@@ -6,6 +6,8 @@ that none of them can drift from what it describes:
   rebuild of unchanged code reuses it);
 * ``generated/benchmarks.md``: the latest results of the ``bench/`` scripts, from the files they
   write into ``docs/results`` (``bench/results.py``);
+* ``reference/api/*.rst`` and ``generated/api-modules.md``: a page for every module of the two
+  packages (found by walking them, so a new module appears by itself), and their list;
 * ``generated/schemas.md``: every JSON Schema of the file formats, from ``huc_ref/data/schemas``;
 * ``generated/notebooks/*.ipynb``: the classroom notebooks of ``examples/notebooks``, which
   myst-nb executes (they are committed without outputs);
@@ -122,6 +124,59 @@ def benchmarks_page() -> str:
     return "\n".join(parts)
 
 
+# --- the API pages ---------------------------------------------------------------------------
+
+#: The packages whose modules the API reference documents; a package's own page lists its
+#: public names (each documented in its defining module), a module's page documents them.
+PACKAGES = ("huc_ref", "proofs_check")
+
+
+def api_modules() -> list[str]:
+    """Every module of :data:`PACKAGES` that declares public names (``__all__``; the claims'
+    registrations, ``proofs_check.checks_*``, are the claims table instead), in order of name."""
+    import importlib
+    import pkgutil
+    names = []
+    for top in PACKAGES:
+        package = importlib.import_module(top)
+        names.append(top)
+        names += [m.name for m in pkgutil.walk_packages(package.__path__, f"{top}.")
+                  if not m.name.rpartition(".")[2].startswith("_")
+                  and hasattr(importlib.import_module(m.name), "__all__")]
+    return names
+
+
+def _summary(module) -> str:
+    """A module docstring's first sentence as Markdown (reST's roles and literals as code)."""
+    first = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
+    abbreviation = r"(?<!\bApp)(?<!\bDef)(?<!\bProp)(?<!\bSec)(?<!\bThm)(?<!\be\.g)(?<!\bi\.e)"
+    first = re.split(abbreviation + r"\.\s+(?=[A-Z])", first)[0].rstrip(".") + "." if first else ""
+    first = re.sub(r":[a-z:]+:`~?([^`]+)`", r"`\1`", first).replace("``", "`")
+    return first.replace("|", "\\|")
+
+
+def write_api_pages() -> None:
+    """One page per module under ``reference/api`` (stale ones removed) and the list of them."""
+    import importlib
+    folder = DOCS / "reference" / "api"
+    folder.mkdir(parents=True, exist_ok=True)
+    modules = api_modules()
+    wanted = {f"{name}.rst" for name in modules}
+    for stale in folder.glob("*.rst"):
+        if stale.name not in wanted:
+            stale.unlink()
+    rows = ["| module | what it holds |", "|---|---|"]
+    for name in modules:
+        module = importlib.import_module(name)
+        title = name
+        package = hasattr(module, "__path__")
+        body = (f".. automodule:: {name}\n   :no-members:\n\n.. rubric:: Public names (each documented in the "
+                f"module that defines it)\n\n.. public-names:: {name}\n" if package else f".. automodule:: {name}\n")
+        _write(folder / f"{name}.rst", f"{title}\n{'=' * len(title)}\n\n{body}")
+        rows.append(f"| {{mod}}`{name}` | {_summary(module)} |")
+    _write(GENERATED / "api-modules.md", "\n".join(rows) + "\n")
+
+
 # --- file formats ------------------------------------------------------------------------------
 
 def schemas_page() -> str:
@@ -188,6 +243,7 @@ def generate(app) -> None:
     if failed:
         logger.warning("huc verify: %d checks failed: %s", len(failed), ", ".join(failed))
     _write(GENERATED / "benchmarks.md", benchmarks_page())
+    write_api_pages()
     _write(GENERATED / "schemas.md", schemas_page())
     _write(GENERATED / "reproductions.md", reproductions_page())
     copy_notebooks()
