@@ -85,6 +85,9 @@ nb_execution_timeout = 300
 nb_execution_raise_on_error = True
 nb_merge_streams = True
 
+# Smart quotes, but "--" stays two hyphens: the pages are full of command-line options.
+smartquotes_action = "qe"
+
 # --- the page ---
 html_theme = "pydata_sphinx_theme"
 html_title = f"huc-ref {release}"
