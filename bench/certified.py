@@ -1,4 +1,4 @@
-"""Benchmark of certified boosting in float64 (issue 17, part 4).  Not a test: prints times
+"""Benchmark of certified boosting in float64.  Not a test: prints times
 measured in one run.
 
 The issue's workload: a 1,000-atom population with K = 30 and three utilities
@@ -138,7 +138,7 @@ def samples(count: int, seed: int, updates: int = 6) -> None:
 
 def enclosures(count: int = 20000, seed: int = 0) -> None:
     """Arb's ``e^z`` of ``count`` adaptive-run logits (integers times ``2^-SCALE_BITS``, below 1 in
-    size), the logit read as a 2,300-bit ``fmpq`` (before f9bf777) and as an exact dyadic
+    size), the logit read as a 2,300-bit ``fmpq`` and as an exact dyadic
     (``certified._exact_ball``), alternating, best of three: microseconds an ``exp`` and the ratio."""
     import random
 
@@ -219,4 +219,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

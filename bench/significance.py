@@ -48,6 +48,7 @@ def arrays(n: int, K: int = 30, seed: int = 0):
     """The workload as arrays: tree, utilities, predictions, labels drawn from them, subgroups."""
     rng = random.Random(seed)
     tree = random_tree(K, rng)
+    tree = tree.with_labels(tree.labels)  # the predictions' columns: the leaves in depth-first order
     labels = tree.labels
     us = {"table": Table(tree, [Fraction(rng.randint(-4, 4), 4) for _ in labels]),
           "top1": Top1AtDepth(tree, 1),
@@ -87,4 +88,6 @@ def main(argv=None) -> None:
                   f"{(null - setup) / one / B:>9.3f} {floor / one:>14.1f}", flush=True)
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

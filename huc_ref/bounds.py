@@ -103,7 +103,7 @@ def prop_3_3_bound(huc, n_relevant: int) -> Fraction:
 
     >>> prop_3_3_bound(Fraction(1, 4), 2)
     Fraction(1, 2)
-    >>> prop_3_3_bound(0, 0)  # a utility constant on the leaves (before session 36: refused)
+    >>> prop_3_3_bound(0, 0)  # a utility constant on the leaves: V_T(u) is empty
     Fraction(0, 1)
     """
     return _count(n_relevant, "n_relevant") * exact(huc, "huc")

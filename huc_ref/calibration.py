@@ -319,7 +319,7 @@ class HUCBoost(_Estimator):
         options = dict(method=self.method, epsilon=self.epsilon, step=self.step, max_updates=cap,
                        select=self.select if self.method == "huc" else "greedy", max_passes=self.max_passes)
         w = _weights(sample_weight, len(P))  # one check, one message, whichever engine
-        held_out = None  # K.1's validation atoms, checked before the boosting (before session 26: after it)
+        held_out = None  # K.1's validation atoms, checked before the boosting, so a bad split costs no fit
         if validation is not None:
             Pv = self._inputs(validation[0], "validation[0]")
             if self.initial is not None:
@@ -328,7 +328,7 @@ class HUCBoost(_Estimator):
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
                                      "validation[0]")
             held_out = Sample(self.tree, Pv, yv, names, Cv)
-        if self.engine == "fast":  # from the arrays themselves: no exact number is built (issue 17)
+        if self.engine == "fast":  # from the arrays themselves: no exact number is built
             run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, **options)
         elif importlib.util.find_spec("flint") is not None:  # certified float64: the certified engine's
             # decisions and Theorem 3.5's certificates, at float64's speed where its bounds decide (the certified extra)

@@ -273,7 +273,7 @@ def _open_simplex(P, what: str, why: str, fast_mends: bool) -> None:
     """The exact engine takes predictions in the open simplex (A.2: every entry positive; the fast
     engine takes a zero off a row's label, reading its means on the label's path only).  On the
     command line a zero is refused naming the option, the reason the exact engine runs (``why``)
-    and the options that mend it (before session 36 the message named ``atoms[i].p[j]``)."""
+    and the options that mend it, in the command line's words (``--predictions[i]``, not ``atoms[i].p[j]``)."""
     import numpy as np
     zero = P == 0
     if zero.any():
@@ -322,7 +322,7 @@ def _null_draws(text):
 
 def _enumerable(null, K: int, n: int) -> None:
     """``--null exact`` on ``n`` rows of ``K`` labels: refused above the library's limit in the
-    command line's words (before session 36 the message named ``null_draws=B``)."""
+    command line's words (``--null B``, not ``null_draws=B``)."""
     if null == "exact":
         from .significance import check_enumerable
         check_enumerable(K, n, "--null exact", "give --null B (B resampled draws)")
@@ -380,7 +380,7 @@ def _cmd_audit(args) -> int:
         else:
             result = audit(dist, utilities, engine=args.engine, max_digits=max_digits, null_draws=null,
                            seed=args.seed, **_fast_options(args))
-        if args.plot:  # (before session 26 the array path ignored --plot)
+        if args.plot:  # (array files are drawn too: --plot is never ignored)
             _save(lambda plot: plot.plot_audit(y, P, tree, utilities, result=result, subgroups=groups), args.plot)
         name = Path(args.predictions).name
         sys.stdout.write(dumps(result.to_json(name)) if args.json else
@@ -399,7 +399,7 @@ def _cmd_audit(args) -> int:
         result = case.audit(engine="fast", accelerator=args.accelerator, **null)
     else:
         result = case.audit(max_digits=max_digits, **null, **_fast_options(args))
-    if args.plot:  # (before session 26 --engine fast ignored it)
+    if args.plot:  # (on either engine)
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0

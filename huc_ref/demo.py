@@ -47,7 +47,7 @@ def walkthrough(p=None, eta=None, u=None, names=("p", "eta", "u")) -> tuple[str,
     >>> text, moments = walkthrough(eta=["1/20", "9/20", "1/5", "3/10"], u=[0, 0, 0, 1])  # App. D.3
     >>> [str(moments[v]) for v in ("v0", "vL", "vR")]
     ['0', '0', '1/20']
-    >>> print(walkthrough(eta=[1, 0, 0, 0])[0].splitlines()[3])  # no true mass on the right (session 36: 0/0)
+    >>> print(walkthrough(eta=[1, 0, 0, 0])[0].splitlines()[3])  # no true mass on the right: q* is 0/0 there
       true branch probabilities q*_(t,R):      root 0, left 0, right none (eta gives the node no mass)
     >>> walkthrough(p=["1/2", "1/2", 0, 0], names=("--p", "--eta", "--utility"))  # ``names``: in the messages
     Traceback (most recent call last):

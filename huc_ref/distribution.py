@@ -282,7 +282,7 @@ class FiniteDistribution:
             total = sum(sample_weight)
             if not total > 0:
                 raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
-            if 0 in sample_weight:  # (before session 26 this reached the atoms' rule: atoms[i].weight)
+            if 0 in sample_weight:  # (named as the argument, not as the atoms' rule: atoms[i].weight)
                 raise HUCError(f"sample_weight[{sample_weight.index(0)}]: is 0; an atom of weight 0 is not in the "
                                "distribution's support: leave the row out", kind="nonpositive")
             sample_weight = [w / total for w in sample_weight]

@@ -18,11 +18,12 @@ from math import lcm
 
 from .errors import HUCError, given, one_of
 
-__all__ = ["exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value", "decimal_text",
-           "shown", "ratio", "rational_type", "scaled_integers", "reduced", "to_fraction", "dataclass_repr"]
+__all__ = ["MAX_DIGITS", "exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value",
+           "decimal_text", "shown", "ratio", "rational_type", "scaled_integers", "reduced", "to_fraction",
+           "dataclass_repr"]
 
-# Exponents and digit counts are bounded so that a hostile string such as "1e999999999"
-# cannot make Fraction() build a gigantic integer.
+#: The most digits one exact number's text may have (numerator, denominator or exponent): a
+#: hostile string such as "1e999999999" cannot make Fraction() build a gigantic integer.
 MAX_DIGITS = 4000
 MAX_EXPONENT = 400
 

@@ -515,9 +515,9 @@ def test_a_replay_finds_each_rules_subgroup_by_name():
 ])
 def test_the_first_minimum_of_the_validation_errors_allows_for_rounding(monkeypatch, errors, keep):
     """K.1's prefix: the first minimum of the validation errors, which a float64 replay computes;
-    errors within :func:`huc_ref.significance.tie_tolerance` of the minimum count as equal (before
-    session 26, a step 1e-16 apart on two engines kept prefix 4 on one and 5 on the other, with
-    the same validation HUC to six digits)."""
+    errors within :func:`huc_ref.significance.tie_tolerance` of the minimum count as equal (else a
+    step 1e-16 apart on two engines keeps prefix 4 on one and 5 on the other, with the same
+    validation HUC to six digits)."""
     from huc_ref import replay
     from huc_ref.fast.sample import Sample
     from huc_ref.results import BoostResult
@@ -760,7 +760,7 @@ def test_rational_gamma_is_the_literal_inner_product_with_r(data):
 
 def test_float64_takes_the_first_of_candidates_equal_in_exact_arithmetic():
     """App. F.3's tie rule on the float64 backend (found by an independent mpmath re-implementation of
-    Algorithm 1, session 27): the subgroup g holds atom 0 with c = 1 as "all" does, and atom 1 with
+    Algorithm 1): the subgroup g holds atom 0 with c = 1 as "all" does, and atom 1 with
     c = 1/2, so the two subgroups' sups at n1 are both exactly 1/6 (the exact audit's rows), but
     float64 summed them to 0.16666666666666663 and 0.16666666666666666 and took g.  A later
     candidate now has to pass the first by more than the rounding of a sum of n terms

@@ -211,7 +211,7 @@ TAMPERED = [  # (change, kind, message start): a model file is input like any ot
     (_set(["rules", 0, "alpha"], KeyError), "missing_field", "rules[0].alpha: missing"),
     (_set(["rules", 0, "node"], "a"), "reference", "rules[0].node: 'a' is not a branching node of the tree"),
     (_set(["rules", 0, "node"], "zz"), "reference", "rules[0].node: 'zz' is not a branching node of the tree"),
-    # session 36: an object or a list as the node was Python's TypeError "unhashable type"
+    # an object or a list as the node: the rule's error, not Python's TypeError "unhashable type"
     (_set(["rules", 0, "node"], {"r": 1}), "reference", "rules[0].node: {'r': 1} is not a branching node of the tree"),
     (_set(["rules", 0, "node"], ["r"]), "reference", "rules[0].node: ['r'] is not a branching node of the tree"),
     (_set(["rules", 0, "interval"], [0.9, 0.1]), "structure", "rules[0].interval: lo = 0.9 is above hi = 0.1"),
@@ -281,8 +281,8 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
     (lambda m, P, y: TemperatureScaling().fit(P, y, validation=P), "type",
      "validation: expected (y_prob, y_true), got ndarray"),
     (lambda m, P, y: TemperatureScaling().fit([["x", "y", "z"]], [0]), "type", "y_prob: expected numbers, got text"),
-    # found by calling every parameter with wrong values (session 21): NaN predictions, a silent uniform law
-    # for a row of zeros, and TypeErrors, AttributeErrors and ValueErrors from inside numpy and scipy
+    # found by calling every parameter with wrong values: never NaN predictions, a silent uniform law
+    # for a row of zeros, or TypeErrors, AttributeErrors and ValueErrors from inside numpy and scipy
     (lambda m, P, y: TemperatureScaling().fit(P, y).predict_proba([[0.5, -0.1, 0.6]]), "float_range",
      "y_prob[0]: entries must be finite and nonnegative, with a positive sum"),
     (lambda m, P, y: VectorScaling().fit(P, y).predict_proba([[0.0, 0.0, 0.0]]), "float_range",
@@ -293,7 +293,7 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "shape ()"),
     (lambda m, P, y: TemperatureScaling(l2=None).fit(P, y), "option",
      "l2: expected a finite number >= 0 (H.6's lambda), got None"),
-    # session 26: kappa / K underflowed to 0, and the error blamed the predictions' zeros
+    # kappa / K below float64's normal range: named as kappa's fault, not the predictions' zeros
     (lambda m, P, y: HUCBoost(m.tree, m.utilities, kappa=5e-324).fit(P, y), "option",
      "kappa: 5e-324 / K is below float64's normal range (2.225e-308), so the smoothed entries are not all "
      "positive normal numbers; use kappa >= 6.682e-308"),
@@ -325,8 +325,8 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "subgroups: expected a non-empty mapping from name to n values in [-1, 1]"),
     (lambda m, P, y: load_model(None), "type",
      "model: expected a huc-model/1 document (a dict) or a path to one, got NoneType"),
-    # a bad validation split was reported as the calibration data's (session 24: "y_true: has 199 labels,
-    # y_prob has 200 rows" for validation[1]); each part of it is named as the part it is
+    # a bad validation split is named as the part it is ("validation[1]"), not as the calibration
+    # data's ("y_true: has 199 labels, y_prob has 200 rows")
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y[:-1])), "length",
      "validation[1]: has 199 labels, validation[0] has 200 rows"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y * 0 + 3)), "reference",
@@ -373,13 +373,13 @@ def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
     two = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=2 * w)
     plain = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y)
     assert one.rules_ == two.rules_ and one.rules_ != plain.rules_
-    # the first stage of a two-stage fit (H.2) weighs the rows as the boosting does (session 26: it did not)
+    # the first stage of a two-stage fit (H.2) weighs the rows as the boosting does
     two_stage = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5, initial=TemperatureScaling())
     first = two_stage.fit(P, y, sample_weight=w).initial_.predict_proba(P)
     weighted = TemperatureScaling().fit(two_stage._inputs(P), y, sample_weight=w).predict_proba(P)
     unweighted = TemperatureScaling().fit(two_stage._inputs(P), y).predict_proba(P)
     assert np.array_equal(first, weighted) and not np.allclose(weighted, unweighted)
-    # the report audits the calibration data as the fit weighed it (session 26: it ignored the weights)
+    # the report audits the calibration data as the fit weighed it
     P_in = one._inputs(P)
     for when, preds in (("before", P_in), ("after", one.predict_proba(P))):
         want = fast.audit(y, preds, t, us, subgroups={"all": np.ones(len(y))}, sample_weight=w)
@@ -424,8 +424,7 @@ def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
 @pytest.mark.parametrize("engine", ["fast", "exact"])
 def test_the_null_draws_are_checked_before_the_boosting(monkeypatch, engine):
     """A bad ``seed`` or ``null_draws``, or bad validation atoms, are refused before any update
-    (before session 26 the whole fit ran first, and the report, or K.1's prefix selection,
-    refused them after it)."""
+    (not after the whole fit has run, by the report or K.1's prefix selection)."""
     import huc_ref.calibration as calibration
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
 

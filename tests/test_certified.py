@@ -116,7 +116,7 @@ def test_exact_ties_an_update_makes_run_alike_on_both_engines(case):
 
 
 def test_two_atoms_moved_by_opposite_steps_tie_exactly_on_both_engines():
-    """Found by hypothesis in CI (session 24): two sample atoms below v2, labelled v4 and v5, each
+    """Found by hypothesis in CI: two sample atoms below v2, labelled v4 and v5, each
     updated once at v2 by steps of 2 and -2 from branch probabilities 1/2, so that one's ``1 - q``
     is exactly the other's ``q`` and their node terms cancel: Algorithm 2's prefix sum over both is
     exactly 0, the sum before them, and the witness is the first atom alone (App. F.3's tie
@@ -143,7 +143,7 @@ def test_two_atoms_moved_by_opposite_steps_tie_exactly_on_both_engines():
 
 @pytest.mark.parametrize("run", [engine_boost, certified.boost], ids=["certified engine", "certified float64"])
 def test_steps_of_equal_exact_value_are_equal_steps(run):
-    """Found by an independent mpmath re-implementation of Algorithm 1 (session 27): docs/specification.md §4,
+    """Found by an independent mpmath re-implementation of Algorithm 1: docs/specification.md §4,
     "Rational inputs stay exact until the first exp".  A flat binary tree, four atoms at
     p = (1/2, 1/2); the first update (subgroup g, c = -1, -1, -1/2 on atoms 0, 2, 3) has
     Gamma / Lambda = (-1/16) / (5/32) = -2/5, the second (everyone, atom 1 alone, untouched) has
@@ -899,8 +899,8 @@ def test_a_binary_decisions_margin_float64_cannot_sign_is_signed_in_arb(monkeypa
 def test_a_boosted_rows_rank_is_decided_by_its_factors(monkeypatch):
     """Rank and top-k utilities (A.1's ``r_p``) on boosted rows: two leaves under one factor
     compare exactly by ``p0``, as the certified engine compares them, and the tie y1 = y2 goes to
-    y1; before session 26 every such decision went to the certified engine ("a decision on a
-    boosted row"), which audits the whole state again.  Two leaves under different factors are
+    y1, without the certified engine ("a decision on a boosted row"), which would audit the whole
+    state again.  Two leaves under different factors are
     ordered by float64 only beyond its error bound, within it by Arb's enclosures of the exact
     state, and by the certified engine where those cannot tell either."""
     atoms = ([{"p": ["1/8", "1/8", "1/4", "1/2"], "label": y} for y in ("y1", "y1", "y2", "y3", "y1")]
@@ -930,8 +930,8 @@ def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
     term at vR is exactly 0, whatever its row (Sec. 3.1), and the prefix sums around it repeat
     exactly, which float64 cannot tell from a near tie.  ``_flat_below`` marks such atoms, so the
     witness is certified without the certified engine (a decision tree's predictions, few
-    distinct rows, are full of them: 17 of 21 choices on scikit-learn's digits fell back before
-    session 26, 5 now); without it the witness is certified in Arb, the prefix sums enclosed at 128
+    distinct rows, are full of them: 5 of 21 choices on scikit-learn's digits fall back with it,
+    17 without); without it the witness is certified in Arb, the prefix sums enclosed at 128
     bits from the exact state with those entries 0 exactly (twice in this run), and without that
     too this run falls back twice.  Each run is the certified engine's."""
     rows = {"a": ["1/8", "1/4", "1/8", "1/2"], "b": ["1/8", "1/8", "1/4", "1/2"], "c": ["1/2", "1/4", "1/8", "1/8"],
@@ -961,9 +961,8 @@ def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits(monkeypatch):
     """Top-1 correctness at depth 1 on UC-Boost's boosted rows (each leaf its own logit): two
     children's masses differ by ``sum_z e^z d_z / N``; where the rational ``d_z`` share a sign the
     decision is exact, otherwise float64's beyond 10^-9, else Arb's at 128 bits and more, and the
-    certified engine's where those overlap too.  Before session 26 only HUC-Boost had this
-    surrogate, and every such decision under UC-Boost went to the certified engine (9 of this
-    run's)."""
+    certified engine's where those overlap too.  Without this surrogate every such decision under
+    UC-Boost would go to the certified engine (9 of this run's)."""
     t = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["a1", "a2"], "B": ["b1", "b2"]})
     e = F(1, 10**30)
     atoms = ([{"p": [F(1, 4) + e, F(1, 4), F(1, 4) - e, F(1, 4)], "label": y} for y in ("a1", "b2", "a2")]

@@ -566,7 +566,7 @@ def separated_witness(d, u, subgroup, node, tol=1e-9):
 @settings(max_examples=80)
 @given(audit_cases())
 def test_witnesses_agree_with_the_exact_engine_where_the_maximum_is_separated(case):
-    """Issue 5: wherever the maximum is separated from the runner-up by more than the
+    """Wherever the maximum is separated from the runner-up by more than the
     tolerance, the fast witness is the exact one (numpy, and the kernels for samples)."""
     d, us = case
     documents = [audit_distribution(d, us).to_json()]
@@ -944,7 +944,7 @@ def distinct_scores(d: int, seed: int) -> np.ndarray:
 @example(4096, 4096, 1)  # every score distinct, as many as the table takes
 @example(4097, 9000, 2)  # one more: group_sort gives up, the radix sort sorts
 @example(4097, 4096, 0)  # more values than scores: 4,096 of them, every score distinct (found by hypothesis)
-@example(999, 10**5, 3)  # three decimals (issue 17's tied scores)
+@example(999, 10**5, 3)  # three decimals (scores with many ties)
 def test_few_scores_are_grouped_into_the_packed_sorts_order(d, n, seed):
     """``group_sort`` (numba, App. F.3's sort by grouping) orders the keys ascending and equal keys
     by index, as the packed keys sort them (``np.lexsort`` here), with the scores' bits in that
@@ -981,7 +981,7 @@ def python_keys(score) -> list:
 @settings(max_examples=60)
 @given(st.integers(1, 3000), st.integers(1, 9000), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
 @example(1, 4096, 0, False, False)  # one score for all
-@example(999, 10**4, 3, True, False)  # three decimals (issue 17's tied scores)
+@example(999, 10**4, 3, True, False)  # three decimals (scores with many ties)
 @example(2, 100, 0, False, False)  # -0.0 and 0.0: two distinct keys, two buckets
 @example(3000, 3000, 5, False, False)  # every score distinct, near neighbours among them
 @example(40, 500, 1, False, True)  # no sign bit: 0.0, subnormals, 1e-300 and normals, their bits as keys
@@ -1882,10 +1882,10 @@ def test_a_column_whose_first_entries_weigh_nothing_keeps_the_tie_rule(accelerat
     mask), its prefix sums there are exactly that 5e-18, which beat ``C_0 = 0`` as the first
     maximum, and the witness started one block late: in the first case (subgroup m, node B) at
     0.4706 where the exact engine's, by App. F.3's tie rule (the smallest ``r`` of equal prefix
-    sums), starts at 0.4375 (found comparing numpy with numba on random softmax rows, session 27).
-    Every row's witness is now the exact engine's, on rationals read from the floats (its ties
-    settled exactly); each case here failed on numpy before (on the tree with 30 children last at
-    their depth, 5 of its first 7 seeds did, none of 60 now)."""
+    sums), starts at 0.4375 (found comparing numpy with numba on random softmax rows).
+    Every row's witness must be the exact engine's, on rationals read from the floats (its ties
+    settled exactly); each case here fails a scan whose prefix sums carry that rounding (on the
+    tree with 30 children last at their depth, 5 of its first 7 seeds do)."""
     from huc_ref import Top1AtDepth, TopK
     if shape == "two sides":
         tree = LabelTree.from_nested({"r": {"A": ["a1", "a2"], "B": ["b1", "b2", "b3"]}})

@@ -194,8 +194,8 @@ def test_a_zero_entry_is_taken_except_at_the_label(engine, shape):
     """A decision tree's zeros: where no label lies, every mean the audit reads is defined (F.4: only
     the label's path), and the answer is the exact engine's on predictions smoothed by kappa =
     10^-40, within 10^-9 (an independent computation, and the limit a smoothing takes); at a label
-    the path's means are 0/0 (A.2 assumes p_y > 0).  Before session 26 they were taken as 0 there,
-    and the UC residual and the sum of the node terms differed by u(y)."""
+    the path's means are 0/0 (A.2 assumes p_y > 0), and taking them as 0 would make the UC residual
+    and the sum of the node terms differ by u(y)."""
     if shape == "flat":
         t = LabelTree.from_children("r", {"r": ["y1", "y2", "y3", "y4"]})
     else:
@@ -225,8 +225,8 @@ def test_prop_3_3_holds_on_decision_tree_predictions(tree, seed, engine):
     """Prop. 3.3, ``UC <= |V_T(u)| HUC`` for each utility, on every fast audit of predictions with
     exact zeros (a decision tree's leaf frequencies: counts over 7, most entries 0): Theorem 3.1's
     telescoping, which the bound rests on, holds on the float path too.  A label drawn at a zero
-    entry is refused (its path's means are 0/0); before session 26 it was audited with those
-    means taken as 0, and the bound failed (UC 0.05 against 2 x 0.023 for a class indicator).
+    entry is refused (its path's means are 0/0): audited with those means taken as 0, the bound
+    fails (UC 0.05 against 2 x 0.023 for a class indicator).
     Such labels are then moved to the row's most probable label."""
     rng = np.random.default_rng(seed)
     n, K = 40, tree.K
@@ -571,8 +571,8 @@ def test_level_sums_add_every_nodes_children_left_to_right(monkeypatch, shape, s
     """C.1's subtree masses of a node with more than eight children are its children added left to
     right, as for the shorter runs and as the compiled kernel adds them (``top1_path_terms``): the
     same bits, checked against Python's own left-to-right sums of each node's children, on 100
-    classes near 1e-300, 30 children last at their depth and ten groups of ten.  (Before session
-    30 ``np.add.reduceat`` summed the longer runs in another order.)  The predictions become the
+    classes near 1e-300, 30 children last at their depth and ten groups of ten (``np.add.reduceat``
+    would sum the longer runs in another order).  The predictions become the
     leaves' rows ``_TRANSPOSE_ROWS`` rows at a time: one piece, several with a partial last one
     (700 rows in pieces of 256), and many (50 rows in pieces of 7)."""
     from huc_ref.fast import tree as fast_tree

@@ -64,7 +64,7 @@ def test_a_case_too_long_to_read_back_is_not_written():
                               "(docs/specification.md §6), so read_case could not read this document back")
     assert err.value.kind == "too_large"
     with pytest.raises(HUCError, match=r"^atoms\[1\]\.p\[0\]: .* has more than 4000 digits$"):
-        read_case(dumps(case._document()))  # what used to be written
+        read_case(dumps(case._document()))  # the document written whole
     doc["atoms"][1]["p"] = [f"1/{2**6640}", f"1/{3**4000}"]  # 1,999 and 1,909 digits
     case = read_case(doc, renormalize=True)
     assert max(len(x.replace("/", "")) for x in case.to_json()["atoms"][1]["p"]) <= MAX_DIGITS
@@ -338,7 +338,7 @@ def test_fit_apply_and_audit_from_array_files(tmp_path, capsys):
     high = (P[:120, 0] > 0.3).astype(int)
     ref = fast.audit(y[:120], P[:120], tree, us, subgroups={"all": np.ones(120), "high": high})
     assert doc["huc"]["value"] == ref.huc.sup and doc["engine"] == "fast"
-    # the whole population is added, as huc fit adds it (K.1: "including c = 1"); before session 26 it was not
+    # the whole population is added, as huc fit adds it (K.1: "including c = 1")
     assert {row["subgroup"] for row in doc["candidates"]} == {"all", "high"}
     assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels",
                  f"{d}/cal_y.npy"]) == 0  # the exact engine on the floats' exact values: a readable report
@@ -356,8 +356,8 @@ def test_fit_apply_and_audit_from_array_files(tmp_path, capsys):
                 "--tree)"),
     (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.txt"],
      "huc: error: cannot read model '{d}/model.json': No such file or directory"),
-    # K.1's kappa_0 in (0, 1): before session 26 the array path took any number, and --smooth 2 was reported as
-    # an unsmoothed zero entry, --smooth -1 as a negative prediction
+    # K.1's kappa_0 in (0, 1) on the array path too: --smooth 2 is named, not reported as an unsmoothed
+    # zero entry, nor --smooth -1 as a negative prediction
     (["audit", "--tree", "{d}/spec.json", "--predictions", "{d}/cal.npy", "--labels", "{d}/cal_y.npy",
       "--smooth", "2"], "huc: error: --smooth: kappa must be in (0, 1) (K.1's kappa_0), got 2"),
     (["audit", "--tree", "{d}/spec.json", "--predictions", "{d}/cal.npy", "--labels", "{d}/cal_y.npy",
@@ -374,7 +374,7 @@ def test_array_file_errors(tmp_path, capsys, args, message):
 
 
 @pytest.mark.parametrize("args, message", [
-    # session 26: each of these options was ignored, silently, in this combination
+    # each of these options has no effect in this combination: refused, not ignored silently
     (["audit", "{case}", "--engine", "fast", "--max-digits", "10"],
      "--max-digits: applies to the exact engine (--engine exact); the fast engine reads float64"),
     (["boost", "{case}", "--max-passes", "5"],
@@ -388,10 +388,10 @@ def test_an_option_that_does_not_apply_is_refused(capsys, args, message):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--p", "1/2,1/2,0,0"], "--p[2]: is 0; the paper assumes p_y > 0 (A.2)"),  # (atoms[0].p[2] before session 26)
+    (["--p", "1/2,1/2,0,0"], "--p[2]: is 0; the paper assumes p_y > 0 (A.2)"),  # (the option, not atoms[0].p[2])
     (["--p", "1/2,1/2,1/2,0"], "--p: sums to 3/2, not 1"),
-    (["--utility", "2,0,0,0"], "--utility[0]: utility value 2 is outside [-1, 1]"),  # (u[0] before)
-    (["--eta", "1/2,1/2,0,1/2"], "--eta: sums to 3/2, not 1"),  # (atoms[0].eta before session 27)
+    (["--utility", "2,0,0,0"], "--utility[0]: utility value 2 is outside [-1, 1]"),  # (not u[0])
+    (["--eta", "1/2,1/2,0,1/2"], "--eta: sums to 3/2, not 1"),  # (not atoms[0].eta)
     (["--eta", "1/2,1/2,-1/2,1/2"], "--eta[2]: is negative (-1/2)"),
 ])
 def test_the_demo_names_its_options(capsys, args, message):
@@ -401,8 +401,8 @@ def test_the_demo_names_its_options(capsys, args, message):
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])
 @pytest.mark.parametrize("change, extra, message", [
-    # session 26: the exact engine divided a row summing to 1.01 by its sum (FiniteDistribution.from_floats)
-    # where the fast engine refused it; a NaN in row 5 was reported in row 0; the messages named y_prob
+    # both engines refuse a row summing to 1.01 (the exact engine is not to divide it by its sum), name a
+    # NaN's own row, and name the option, not y_prob
     (lambda P: P.__setitem__(7, P[7] * 1.01), [], "--predictions[7]: sums to "),
     (lambda P: P.__setitem__((5, 1), float("nan")), [], "--predictions[5]: entries must be finite and nonnegative"),
     (lambda P: P.__setitem__((5, 1), float("nan")), ["--renormalize"],
@@ -437,8 +437,8 @@ def test_array_rows_are_checked_alike_by_both_engines(tmp_path, capsys, engine, 
 @pytest.mark.parametrize("engine", ["fast", "exact"])
 @pytest.mark.parametrize("command", ["audit", "fit", "apply"])
 def test_complex_predictions_are_refused_naming_the_option(tmp_path, capsys, engine, command):
-    """Session 36: a .npy of complex numbers was cast to real by numpy (a ComplexWarning, the
-    imaginary parts dropped) on some paths and refused naming ``y_prob`` on others."""
+    """A .npy of complex numbers is refused naming the option on every path: never cast to real by
+    numpy (a ComplexWarning, the imaginary parts dropped), nor refused naming ``y_prob``."""
     import numpy as np
     P, _ = _array_files(tmp_path)
     np.save(tmp_path / "complex.npy", P[:120].astype(complex))
@@ -461,11 +461,11 @@ def test_complex_predictions_are_refused_naming_the_option(tmp_path, capsys, eng
 @pytest.mark.parametrize("renormalize", [False, True])
 def test_a_subnormal_entry_names_the_option_on_the_fast_engine_and_the_exact_engine_reads_it(tmp_path, capsys,
                                                                                               renormalize):
-    """The fast engine refuses an entry below 2.2e-308 (session 36: on the command line its message
-    named ``y_prob`` and told a user who gave ``--renormalize`` to pass ``renormalize=True``); the
-    message names the option and the options that mend it, and each does: the exact engine takes
-    the row as it is, and the row scaled by 2**600 with ``--renormalize`` gives the fast engine the
-    audit the exact engine gives (a rounding apart)."""
+    """The fast engine refuses an entry below 2.2e-308 (not naming ``y_prob``, nor telling a user who
+    gave ``--renormalize`` to pass ``renormalize=True``); the message names the option and the
+    options that mend it, and each does: the exact engine takes the row as it is, and the row
+    scaled by 2**600 with ``--renormalize`` gives the fast engine the audit the exact engine gives
+    (a rounding apart)."""
     import numpy as np
     P, y = _array_files(tmp_path)
     P = P[:120].copy()
@@ -500,8 +500,8 @@ def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_p
                                                                          fast_mends):
     """A decision tree's row with a zero that is not its label's: the fast engine audits it (its means
     are read on the label's path only); where the exact engine runs, the zero is refused (A.2's open
-    simplex) naming the option and what mends it, and each remedy named does (session 36: the
-    message named ``atoms[4].p[j]``, a place in no file the user gave)."""
+    simplex) naming the option and what mends it, and each remedy named does (not ``atoms[4].p[j]``,
+    a place in no file the user gave)."""
     import numpy as np
     P, y = _array_files(tmp_path)
     P, y = P[:6].copy(), y[:6]  # (4**6 label assignments for --null exact)
@@ -527,8 +527,7 @@ def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_p
 @pytest.mark.parametrize("source", ["arrays", "case"])
 def test_null_exact_beyond_the_limit_names_the_option(tmp_path, capsys, engine, source):
     """``--null exact`` on 120 rows of 4 labels (4**120 assignments) is refused in the command
-    line's words, from array files and from a case (session 36: the message named
-    ``null_draws=B``, the Python argument)."""
+    line's words, from array files and from a case (not ``null_draws=B``, the Python argument)."""
     P, y = _array_files(tmp_path)
     d = str(tmp_path)
     if source == "arrays":
@@ -574,10 +573,10 @@ def test_a_label_of_probability_0_names_the_option_and_smooth_mends_it(tmp_path,
     ("0.2;0.3;0.5\n0.1;0.1;0.8\n", "line 2, column 1: '0.1;0.1;0.8' is not a number; cells are separated by commas"),
     ("0,2;0,3;0,5\n", "line 1, column 2: '2;0' is not a number; cells are separated by commas"),
     ("a,b\n0.2,0.3,0.5\n", "line 2 has 3 cells, line 1 (the header) has 2"),
-    # pandas' index column is dropped, but a cell is named by its column in the file (review of session 24:
-    # the column after the index was called column 2)
+    # pandas' index column is dropped, but a cell is named by its column in the file (the column after
+    # the index is column 3, not 2)
     (",a,b,c\n0,0.2,0.3,0.5\n1,0.1,,0.9\n", "line 3, column 3: '' is not a number"),
-    # session 36: a header and no rows (or one row of booleans, read as a header) was numpy's warning
+    # a header and no rows (or one row of booleans, read as a header): one line, not numpy's warning
     # 'loadtxt: input contained no data' and then 'expected an n x 3 array of probabilities, got shape (0,)'
     ("a,b,c\n", "has no rows of numbers (line 1, its only line, is read as a header: not every cell is a number)"),
     ("True,False,True\n\n", "has no rows of numbers (line 1, its only line, is read as a header: not every cell is "
@@ -585,10 +584,10 @@ def test_a_label_of_probability_0_names_the_option_and_smooth_mends_it(tmp_path,
     ("\n\n", "has no rows of numbers"),
 ])
 def test_a_malformed_csv_of_predictions_is_one_error_naming_its_line(tmp_path, capsys, text, message):
-    """Session 24: a spreadsheet's CSV with an empty cell or a trailing comma was refused as
-    'y_prob: expected numbers, got an array of dtype <U4', a ragged one with numpy's 'inhomogeneous
-    shape' message, and semicolons or decimal commas as a row count that did not match the
-    labels; each now names the line and column and the rule."""
+    """A spreadsheet's CSV with an empty cell or a trailing comma, a ragged one, and one with
+    semicolons or decimal commas: each is refused naming the line and column and the rule (not
+    'y_prob: expected numbers, got an array of dtype <U4', numpy's 'inhomogeneous shape', or a row
+    count that does not match the labels)."""
     (tmp_path / "spec.json").write_text(json.dumps({"tree": {"root": "r", "children": {"r": ["a", "b", "c"]}},
                                                     "labels": ["a", "b", "c"],
                                                     "utilities": {"u": {"kind": "top_k", "k": 1}}}))
@@ -611,8 +610,8 @@ def test_a_malformed_csv_of_predictions_is_one_error_naming_its_line(tmp_path, c
                       "False)"),
 ])
 def test_a_bad_cell_of_a_subgroups_file_is_named_by_the_option(tmp_path, capsys, text, message):
-    """Session 24: these were reported with the library's name (`subgroups['g'][1]: ...`) or as
-    `subgroups['g']: expected numbers, got text`, with no row."""
+    """Each is named by the option and its row, not by the library's name (`subgroups['g'][1]: ...`)
+    nor as `subgroups['g']: expected numbers, got text`, with no row."""
     (tmp_path / "spec.json").write_text(json.dumps({"tree": {"root": "r", "children": {"r": ["a", "b"]}},
                                                     "labels": ["a", "b"],
                                                     "utilities": {"u": {"kind": "top_k", "k": 1}}}))
@@ -631,10 +630,10 @@ def test_a_bad_cell_of_a_subgroups_file_is_named_by_the_option(tmp_path, capsys,
 
 @pytest.mark.parametrize("labels_file", ["002\n002\n003\n", "label\n002\n002\n003\n", '"002"\n"002"\n"003"\n'])
 def test_label_names_with_leading_zeros_are_names_in_a_csv(tmp_path, capsys, labels_file):
-    """Session 24: a labels CSV naming labels "002", "002", "003" (codes with leading zeros) was
-    read as the numbers 2, 2, 3 and audited as the label ids 2, 2 and 3 (the labels "003", "003"
-    and "004"): a silently wrong audit whenever the numbers were in range.
-    Cells that are label names are now names; only a file of whole numbers that are not all names
+    """A labels CSV naming labels "002", "002", "003" (codes with leading zeros) is read as those
+    names, not as the numbers 2, 2, 3 audited as the label ids 2, 2 and 3 (the labels "003", "003"
+    and "004"): a silently wrong audit whenever the numbers are in range.
+    Cells that are label names are names; only a file of whole numbers that are not all names
     is read as ids."""
     import numpy as np
 
@@ -657,7 +656,7 @@ def test_the_csv_huc_apply_writes_is_read_back_where_labels_are_digits(tmp_path,
     """``huc apply -o out.csv`` writes a header of the tree's labels; where those are "0", "1", "2"
     (a classifier's integer classes) the header was read back as a row of probabilities and the
     file refused ('--labels: has 40 labels, --predictions has 41 rows'), or, with the labels in
-    another order in the header, not recognised as one (session 24).  A first row listing exactly
+    another order in the header, not recognised as one.  A first row listing exactly
     the labels is a header, so a header in another order is read by name too."""
     import numpy as np
 
@@ -690,7 +689,7 @@ def test_the_csv_huc_apply_writes_is_read_back_where_labels_are_digits(tmp_path,
 
 
 def test_a_csv_of_100_classes_near_1e_300_audits_as_its_npy(tmp_path, capsys):
-    """The shape the fast path was hardest on, through the CSV reader (review of session 24): 100
+    """The shape the fast path was hardest on, through the CSV reader: 100
     softmax classes a third of them near 1e-300 (normal doubles), written with %.17g (round trip)
     and a header of the labels, audit to the same document as the .npy they were written from."""
     import numpy as np
@@ -718,8 +717,8 @@ def test_a_csv_of_100_classes_near_1e_300_audits_as_its_npy(tmp_path, capsys):
 
 def test_quoted_cells_are_read_as_a_spreadsheet_writes_them(tmp_path):
     """A CSV whose cells are quoted (as spreadsheets and csv.writer with QUOTE_ALL write them) is
-    read as the numbers and names inside the quotes (session 24: the quoted first row was taken
-    for a header and the row count went wrong)."""
+    read as the numbers and names inside the quotes (the quoted first row is no header, and the
+    row count stays right)."""
     from huc_ref.formats import read_columns
     (tmp_path / "p.csv").write_text('"a","b"\n"0.25","0.75"\n0.5,0.5\n')
     array, names = read_columns(tmp_path / "p.csv", "predictions", numbers=True)
@@ -787,9 +786,9 @@ def test_the_fast_csv_reader_reads_what_python_reads(case):
 def test_bad_label_and_subgroup_files_are_named_by_their_options(tmp_path, capsys):
     """A labels file of the wrong length or with a number that is no label, and a validation or new
     predictions' subgroups file that lacks a subgroup the model is fitted with, are named by the
-    option that gave them (session 24: the library's names were printed, 'y_true: has 119 labels,
-    y_prob has 120 rows' for --labels and the same for --val-labels, 'subgroups' for
-    --val-subgroups, and a Python hint 'subgroups={...}' from huc apply)."""
+    option that gave them, not by the library's names ('y_true: has 119 labels, y_prob has 120
+    rows' for --labels or --val-labels, 'subgroups' for --val-subgroups, or a Python hint
+    'subgroups={...}' from huc apply)."""
     import numpy as np
     _, y = _array_files(tmp_path)
     d = str(tmp_path)

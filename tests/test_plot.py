@@ -117,7 +117,7 @@ def test_many_leaves_share_a_bounded_width_and_save(shape, size, width, tmp_path
      "got 2"),
 ])
 def test_figures_refuse_arguments_of_the_wrong_type_with_one_error(call, message):
-    """Each was a TypeError, AttributeError or ValueError from inside before (session 21)."""
+    """Each is one HUCError naming the argument, not a TypeError, AttributeError or ValueError from inside."""
     d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "label": "y1"}])
     with pytest.raises(HUCError) as err:
         call(d, {"top1": TopK(FOUR, 1)})
@@ -150,16 +150,16 @@ def test_cli_plot_writes_a_figure_and_refuses_other_suffixes(tmp_path, capsys):
     assert demo.exists() and "prediction p = 1/2, 1/6, 1/6, 1/6" in capsys.readouterr().out
     assert main(["demo", "--eta", "1/2,1/2,1/2,1/2"]) == 2
     assert capsys.readouterr().err == "huc: error: --eta: sums to 2, not 1\n"
-    # session 36: a true law with no mass on a subtree was a ZeroDivisionError traceback (q* = 0/0)
+    # a true law with no mass on a subtree: the line says so (q* = 0/0), no ZeroDivisionError traceback
     assert main(["demo", "--eta", "1,0,0,0"]) == 0
     assert "right none (eta gives the node no mass)" in capsys.readouterr().out
     assert main(["demo", "--utility=-1,-1,-1,-1"]) == 0 and "UC  = 0,  HUC = 0" in capsys.readouterr().out
 
 
 def test_the_command_closes_each_figure_it_saves(tmp_path, monkeypatch, capsys):
-    """Session 36: ``main`` called again and again in one process (a notebook, a test, a script)
-    kept every figure ``--plot`` made open: one more a call, and matplotlib's RuntimeWarning from the
-    21st.  Each is closed once saved (and when saving fails)."""
+    """``main`` called again and again in one process (a notebook, a test, a script) keeps no figure
+    ``--plot`` made open (open ones pile up, one a call, and matplotlib warns from the 21st): each
+    is closed once saved (and when saving fails)."""
     import warnings
 
     from matplotlib import pyplot as plt
@@ -212,8 +212,8 @@ def test_every_paper_and_edge_vector_can_be_drawn(tmp_path):
 
 def test_plot_on_every_audit_path_and_the_output_checked_first(tmp_path, capsys, monkeypatch):
     """``--plot`` draws the fast engine's audit of a case and the audit of array files on either
-    engine (before session 26 both ignored it, silently); ``-o`` and ``--plot`` into a folder that
-    does not exist are refused before the work (a fit ran to the end, then failed to write)."""
+    engine (never ignored silently); ``-o`` and ``--plot`` into a folder that does not exist are
+    refused before the work (not after a fit has run to the end)."""
     import json
 
     import numpy as np

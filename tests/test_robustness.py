@@ -372,9 +372,9 @@ def test_long_exact_numbers_in_messages_stay_short(tmp_path, capsys):
 
 
 def _core_calls():
-    """(call, message) for arguments of the wrong type, shape or size given to the core API: each was a
-    TypeError, AttributeError, IndexError or ValueError from inside (an array asked for its truth, an
-    integer past Python's 4,300-digit limit on integer text) before session 21's argument checks."""
+    """(call, message) for arguments of the wrong type, shape or size given to the core API: each is one
+    HUCError, not a TypeError, AttributeError, IndexError or ValueError from inside (an array asked for
+    its truth, an integer past Python's 4,300-digit limit on integer text)."""
     from fractions import Fraction
 
     from huc_ref import (

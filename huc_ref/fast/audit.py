@@ -161,7 +161,7 @@ def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: 
 #: on several threads, an even share of the rows (:func:`chunk_rows`); memory is
 #: O(chunk + n (|U| + sum_u D_u)).  numpy's pass is a few dozen calls per chunk, whose fixed cost
 #: counts below a few thousand rows; ``python bench/chunks.py`` times the audit at 2**18 .. 2**22
-#: (docs/performance.md gives its output: 2**18 took 1.18x and 2.70x this chunk's time with numpy).
+#: (2**18 took 1.18x and 2.70x this chunk's time with numpy).
 CHUNK = 2**21
 
 #: Below this many numbers (rows x K) the sample pass and the sorts run on the calling thread:

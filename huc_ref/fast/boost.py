@@ -302,7 +302,7 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
     """
     options = dict(method=method, select=select, epsilon=epsilon, max_updates=max_updates, step=step,
                    max_passes=max_passes)
-    if isinstance(dist, Sample):  # float64 arrays: no exact number built (issue 17)
+    if isinstance(dist, Sample):  # float64 arrays: no exact number built
         eps, fixed = boost_settings(dist.tree, dist.n, utilities, **options)
         backend = FloatBackend(dist.tree, list(dist.subgroups), dist.P, dist.label_laws(), dist.w, dist.C, utilities,
                                method, float(eps))

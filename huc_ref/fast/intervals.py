@@ -23,7 +23,7 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str 
     used up (it becomes the packed keys: no copy).
 
     numpy's value sort is faster than its argsort (at 10^6 floats about a quarter of its time on
-    the project's Zen 4 machine, a third on the Zen 3 one: docs/performance.md): so each key keeps its
+    an AMD Zen 4, a third on a Zen 3: ``python bench/fast_audit.py``): so each key keeps its
     leading bits above its index, and one value sort of these gives the order
     (:func:`sort_packed`; under numba perhaps a compiled radix sort of the leading bits, the
     same order).  Distinct keys whose leading
@@ -92,8 +92,8 @@ def sort_packed(packed: np.ndarray, low_bits: int, engine: str = "numpy") -> Non
     ``sort``, or under numba whichever of it and the compiled radix sort
     (:func:`huc_ref.fast.kernels.radix_sort_high`) measured faster on this machine.  The two give
     the same array (the keys are distinct: the indices below their bits rise), but their speeds
-    do not travel: the radix sort takes a quarter of numpy's time at 10^6 keys on the project's
-    Zen 4 machine and twice it on the Zen 3 one, where it wins only in the caches (docs/performance.md).  So
+    do not travel: the radix sort takes a quarter of numpy's time at 10^6 keys on an AMD Zen 4
+    and twice it on a Zen 3, where it wins only in the caches.  So
     the first sort of at least :data:`MEASURED_SORT` keys of each size class (``n.bit_length()``)
     is made both ways, the two results compared, and the faster way kept for the class.
 
@@ -459,7 +459,7 @@ _LONG_COLUMN = 4096
 #: Positions (prefix sums) numpy's column scan takes at a time, per subgroup: its products, prefix
 #: sums and extremes then stay in the caches (2**18 numbers, 2 MiB a buffer) instead of making five
 #: passes over memory.  Fewer positions mean more calls per position: ``python bench/phases.py
-#: --engine numpy --cache-block 65536,262144,1048576`` (docs/performance.md) measured the tables phase at
+#: --engine numpy --cache-block 65536,262144,1048576`` measured the tables phase at
 #: K = 30, n = 10^6 in 1.35, 1.14 and 1.15 s, and with ``--K 1000 --n 400000`` in 0.76, 0.73 and 0.71 s.
 CACHE_BLOCK = 2**18
 
