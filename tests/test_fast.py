@@ -1909,3 +1909,25 @@ def test_a_column_whose_first_entries_weigh_nothing_keeps_the_tie_rule(accelerat
     if shape == "two sides":
         row = next(c for c in fast.candidates if (c.subgroup, c.node) == ("m", "B"))
         assert row.interval[0] == 0.4375
+
+
+@pytest.mark.parametrize("accelerator", ["numpy"] + (["numba"] if numba_available() else []))
+def test_a_per_atom_utility_is_read_chunk_by_chunk_at_its_own_rows(monkeypatch, accelerator):
+    """The sample pass reads a sample above SERIAL_CELLS numbers in chunks; a per-atom utility's
+    table must be read at each chunk's own atoms (it was given whole to every chunk: a numpy
+    broadcasting ValueError).  With the threshold lowered so that 300 rows run in chunks of 50,
+    the audit is the exact engine's on the same floats (A.1's ``u(p_i, .)`` given per atom)."""
+    from huc_ref import FiniteDistribution, LabelTree, PerAtom, audit
+    passes = importlib.import_module("huc_ref.fast.audit")  # (the module: huc_ref.fast.audit is also a function)
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["a0", "a1"], "b": ["b0", "b1", "b2"]})
+    rng = np.random.default_rng(3)
+    n = 300
+    P, y = rng.dirichlet(np.ones(t.K), n), rng.integers(0, t.K, n)
+    values = [[Fraction(int(v), 2) for v in row] for row in rng.integers(-2, 3, (n, t.K))]
+    monkeypatch.setattr(passes, "SERIAL_CELLS", 10)
+    monkeypatch.setattr(passes, "CHUNK", 50 * t.K)
+    assert passes.chunk_rows(n, t.K) < n  # (the chunked route is taken)
+    got = fast_audit(y, P, t, {"u": PerAtom(t, values)}, accelerator=accelerator)
+    want = audit(FiniteDistribution.from_floats(t, y.tolist(), P), {"u": PerAtom(t, values)})
+    assert got.uc.sup == pytest.approx(float(want.uc.sup), abs=1e-12)
+    assert got.huc.sup == pytest.approx(float(want.huc.sup), abs=1e-12)

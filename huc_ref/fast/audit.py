@@ -248,6 +248,12 @@ class SampleTerms:
                 del self.choice[k]
 
 
+def _atoms(rows, part: slice) -> np.ndarray:
+    """The atom indices of one chunk ``part`` of the sample: ``rows[part]``, or the chunk's own positions
+    where the sample is every atom (a per-atom utility's table is read at these rows, not whole)."""
+    return np.arange(part.start, part.stop) if rows is None else rows[part]
+
+
 def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Utility], rows=None,
                  engine: str = "numpy", exact: ExactRows | None = None,
                  row_sum_tolerance: float | None = None) -> SampleTerms:
@@ -363,7 +369,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                                                    SMALLEST_NORMAL):
             for k in rest:  # rows checked in one read; each utility's terms in one more
                 u = utilities[names[k]]
-                U = utility_values(u, ft, X, None if rows is None else rows[part],
+                U = utility_values(u, ft, X, _atoms(rows, part),
                                    lambda: ft.node_table(ft.level_sums(Xd, dfs=True)), ex)
                 flat_terms(X, U, y, rel, float(u.nesting), score[k, part], residual[k, part], error[k, part])
             return None
@@ -389,7 +395,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                 if pi is None and need_pi:
                     pi = on_paths(ft, y, H + 1, S)
                 for k in rest:
-                    some = None if rows is None else rows[part]
+                    some = _atoms(rows, part)
                     chosen = path_terms(ft, X, Xd, y, utilities[names[k]], S, pi, some, ex, depths[k], T[k][:, part],
                                         (score[k, part], residual[k, part], error[k, part]))
                     if k in choice:
