@@ -377,6 +377,25 @@ def _report_undocumented(app, exception) -> None:
                     "(undocumented-references.txt)", len(_undocumented))
 
 
+def cli_parser():
+    """The command line's parser as the CLI reference renders it: ``huc_ref.cli.build_parser``
+    with each help text's reStructuredText-active characters escaped (``classes_``, a name the
+    terminal prints as it is, is a hyperlink reference to docutils)."""
+    import argparse
+
+    from huc_ref.cli import build_parser
+
+    def escape(parser):
+        for action in parser._actions:
+            if action.help and action.help is not argparse.SUPPRESS:
+                action.help = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", action.help)
+            for sub in getattr(action, "choices", None) or {}:
+                if isinstance(action.choices, dict) and isinstance(action.choices[sub], argparse.ArgumentParser):
+                    escape(action.choices[sub])
+        return parser
+    return escape(build_parser())
+
+
 class PublicNames(SphinxDirective):
     """``.. public-names:: package``: a summary table of the package's ``__all__``, each name
     linked to the module that defines and documents it."""
