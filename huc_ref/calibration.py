@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .distribution import FiniteDistribution, subgroup_mapping
+from .distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from .engines import boost, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
 from .fast.audit import label_ids
@@ -103,7 +103,8 @@ def _validation(validation, size: int = 3):
 def _subgroup_values(subgroups, n: int, names=None, where: str = "subgroups",
                      rows: str = "y_prob") -> tuple[list, np.ndarray]:
     """Subgroup names and an ``n x |C|`` array of values in [-1, 1]; the whole population
-    ("all") is always included (K.3: "The whole-population indicator is always included");
+    ("all") is always included (K.3: "The whole-population indicator is always included"), and a
+    subgroup given under its name must be it (:func:`huc_ref.distribution.check_whole_population`);
     ``where`` and ``rows`` name the subgroups and the predictions in a message."""
     groups = {} if subgroups is None else dict(subgroup_mapping(subgroups, where))
     if "all" not in groups:
@@ -119,6 +120,7 @@ def _subgroup_values(subgroups, n: int, names=None, where: str = "subgroups",
     C = np.empty((n, len(groups)))
     for k, (name, values) in enumerate(groups.items()):
         C[:, k] = subgroup_column(values, n, f"{where}[{name!r}]", rows)
+        check_whole_population(name, C[:, k], f"{where}['all'][{{i}}]")  # (the user's "all" is everyone)
     return list(groups), C
 
 

@@ -131,7 +131,11 @@ def _subgroup_file(path, n: int, option: str = "--subgroups"):
         raise HUCError(f"{option}: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
     check_names(names, option)
     values = values.reshape(len(values), -1)
-    return {name: _subgroup_cells(values[:, k], f"{option}[{printable(name, 80)!r}]") for k, name in enumerate(names)}
+    groups = {name: _subgroup_cells(values[:, k], f"{option}[{printable(name, 80)!r}]") for k, name in enumerate(names)}
+    if "all" in groups:  # (the whole population's name: its column must be it)
+        from .distribution import check_whole_population
+        check_whole_population("all", groups["all"], f"{option}['all'][{{i}}]")
+    return groups
 
 
 def _subgroup_cells(cells, where: str):

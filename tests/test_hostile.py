@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from huc_ref.cli import main
+
 ROOT = Path(__file__).resolve().parents[1]
 D1 = json.loads((ROOT / "examples" / "cases" / "four_leaf_cancellation.json").read_text())
 MEMORY = 2 * 2**30  # bytes of address space a hostile run may take
@@ -57,6 +59,8 @@ ATTACKS = {  # name: (document or raw text, the start of the one error line)
                                              "huc: error: utilities: 'u\\x1b[2J' is not a name"),
     "a label law that is an object": (case(atoms__0__eta={"y1": 1}), "huc: error: atoms[0].eta: expected a list of "
                                                                      "numbers, got dict"),
+    "a subgroup 'all' that is not everyone": (case(atoms__0__c=["1/2"]), "huc: error: atoms[0].c[0]: is 1/2, but "
+                                                                         "'all' names the whole population"),
 }
 
 
@@ -110,3 +114,89 @@ def test_boost_options_and_closed_output(tmp_path):
     proc = subprocess.run(f"{sys.executable} -m huc_ref audit {path} > /dev/full", shell=True, capture_output=True,
                           text=True, cwd=tmp_path, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 2 and proc.stderr == "huc: error: cannot write the output: No space left on device\n"
+
+
+# ---------------------------------------------------------------- the practitioner's surfaces, in process
+
+SPEC = {"tree": {"root": "v0", "children": {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}},
+        "labels": ["y1", "y2", "y3", "y4"], "utilities": {"t": {"kind": "table", "values": [-1, 1, 1, 1]},
+                                                        "top1": {"kind": "top1_at_depth", "depth": 1}}}
+
+
+def _sample(tmp_path, n: int = 120, seed: int = 0):
+    """A miscalibrated sample of ``n`` rows on App. D.1's tree as array files (p.npy, y.npy,
+    spec.json) and a subgroups file whose column ``all`` is a mask (about half the rows)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, 4))
+    P = np.exp(2 * logits) / np.exp(2 * logits).sum(axis=1, keepdims=True)  # overconfident
+    truth = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(4, p=row) for row in truth])
+    np.save(tmp_path / "p.npy", P)
+    np.save(tmp_path / "y.npy", y)
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC))
+    mask = P[:, 0] > 0.3
+    (tmp_path / "all.csv").write_text("all\n" + "\n".join(str(int(v)) for v in mask) + "\n")
+    return P, y, mask
+
+
+def _run(capsys, *args):
+    """``huc`` in this process: its exit status, stdout and stderr (stderr of a refusal is one line)."""
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    if status == 2:
+        assert err.startswith("huc: error: ") and err.count("\n") == 1, err
+    return status, out, err
+
+
+def test_a_subgroup_named_all_is_the_whole_population_or_refused(tmp_path, capsys):
+    """A column named ``all`` in a subgroups file replaced the whole population: the report said
+    ``all`` for the audit of a subgroup (HUC of the masked rows shown as the population's).  The
+    name is the whole population's (K.1's ``c = 1``): a column of that name that is not 1 on every
+    row is refused, naming its first other row, on the command line and in every library entry
+    point; a column of ones is the whole population, given explicitly, and audits as without it."""
+    import numpy as np
+
+    from huc_ref import FiniteDistribution, HUCError, fast
+    from huc_ref.calibration import HUCBoost
+    from huc_ref.fast.sample import Sample
+    from huc_ref.formats import read_model_spec
+    P, y, mask = _sample(tmp_path)
+    first = int(np.argmin(mask))  # the first row outside the mask
+    arrays = ["--tree", tmp_path / "spec.json", "--predictions", tmp_path / "p.npy", "--labels", tmp_path / "y.npy"]
+    rule = ("is 0.0, but 'all' names the whole population (c = 1 on every row, K.1's c = 1; audits and fits "
+            "report it under this name); give this subgroup another name")
+    for engine in ("fast", "exact"):
+        status, out, err = _run(capsys, "audit", *arrays, "--engine", engine, "--subgroups", tmp_path / "all.csv")
+        assert status == 2 and out == "" and err == f"huc: error: --subgroups['all'][{first}]: {rule}\n"
+    status, _, err = _run(capsys, "fit", *arrays, "--subgroups", tmp_path / "all.csv", "-o", tmp_path / "m.json")
+    assert status == 2 and err == f"huc: error: --subgroups['all'][{first}]: {rule}\n"
+    assert not (tmp_path / "m.json").exists()
+    (tmp_path / "ones.csv").write_text("all\n" + "1\n" * len(P))
+    status, out, _ = _run(capsys, "audit", *arrays, "--engine", "fast", "--json", "--subgroups", tmp_path / "ones.csv")
+    assert status == 0 and _run(capsys, "audit", *arrays, "--engine", "fast", "--json")[1] == out
+    tree, us = read_model_spec(tmp_path / "spec.json")
+    calls = {
+        "fast.audit": (lambda: fast.audit(y, P, tree, us, subgroups={"all": mask}), f"subgroups['all'][{first}]"),
+        "from_floats": (lambda: FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups={"all": mask}),
+                        f"atoms[{first}].c[0]"),
+        "fit": (lambda: HUCBoost(tree, us).fit(P, y, subgroups={"all": mask}), f"subgroups['all'][{first}]"),
+        "Sample": (lambda: Sample(tree, P, y, ["g", "all"], np.column_stack([mask, mask]).astype(float)),
+                   f"C[{first}, 1]"),
+    }
+    for name, (call, place) in calls.items():
+        with pytest.raises(HUCError) as e:
+            call()
+        assert str(e.value).startswith(f"{place}: is 0") and "give this subgroup another name" in str(e.value), name
+    model = HUCBoost(tree, us, max_passes=2).fit(P, y, subgroups={"g": mask})
+    with pytest.raises(HUCError, match=rf"^subgroups\['all'\]\[{first}\]: is 0\.0, but 'all' names"):
+        model.predict_proba(P, subgroups={"g": mask, "all": mask})
+    ones = fast.audit(y, P, tree, us, subgroups={"all": np.ones(len(P)), "g": mask})
+    assert [(r.utility, r.node, r.sup) for r in ones.candidates if r.subgroup == "all"] == \
+        [(r.utility, r.node, r.sup) for r in fast.audit(y, P, tree, us).candidates]
+    assert _run(capsys, "fit", *arrays, "--max-passes", "2", "-o", tmp_path / "m.json")[0] == 0
+    status, _, err = _run(capsys, "apply", tmp_path / "m.json", tmp_path / "p.npy", "--subgroups",
+                          tmp_path / "all.csv", "-o", tmp_path / "q.npy")
+    assert status == 2 and err == f"huc: error: --subgroups['all'][{first}]: {rule}\n"
+    assert not (tmp_path / "q.npy").exists()

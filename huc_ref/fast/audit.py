@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..distribution import FiniteDistribution, subgroup_mapping
+from ..distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from ..errors import HUCError, check_name, given, one_of, printable
 from ..results import AuditResult, Candidate
 from ..significance import check_null, resampling_p_values
@@ -634,7 +634,7 @@ def subgroup_weights(dist: FiniteDistribution) -> np.ndarray:
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> atoms = [{"p": ["1/4", "3/4"], "label": "a", "weight": "1/4", "c": ["-1/2"]},
     ...          {"p": ["1/4", "3/4"], "label": "b", "weight": "3/4", "c": [1]}]
-    >>> subgroup_weights(FiniteDistribution(t, atoms)).tolist()
+    >>> subgroup_weights(FiniteDistribution(t, atoms, ["signed"])).tolist()
     [[-0.125], [0.75]]
     """
     return floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
@@ -704,7 +704,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
     ``subgroups``: a mapping name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
     :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
-    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do);
+    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do; the
+    name ``"all"`` is the whole population's, so a subgroup of that name must be 1 on every row);
     ``sample_weight``: nonnegative weights (normalised to sum 1); ``accelerator``: ``"numpy"``
     (the default and the reference) or ``"numba"`` (the compiled kernels of
     :mod:`huc_ref.fast.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
@@ -756,6 +757,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
         check_name(name, "subgroups")
         c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
+        check_whole_population(name, c, "subgroups['all'][{i}]")  # ("all" is the whole population, or refused)
         np.multiply(w, c, out=WT[k])
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
