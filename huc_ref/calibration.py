@@ -230,7 +230,8 @@ class HUCBoost(_Estimator):
     is refused at ``fit`` with the string to write instead, since boosting compares them exactly.
     :attr:`report_` audits the predictions before and after (on the validation data when given),
     with p-values under the null of calibration when ``null_draws`` is set (``seed`` seeds the
-    redraws).
+    redraws; their cost is checked before the boosting against ``max_null_work``,
+    :func:`huc_ref.significance.check_null_work`).
     ``engine``: ``"fast"`` (float64, the default) or ``"exact"`` (every decision certified:
     float64 with rigorous error bounds where python-flint is installed, the ``certified``
     extra, and the certified engine for what they cannot decide; else the certified engine).
@@ -256,11 +257,11 @@ class HUCBoost(_Estimator):
     def __init__(self, tree: LabelTree, utilities: dict, *, method: str = "huc", epsilon="0.001",
                  select: str = "passes", step="adaptive", max_updates: int | None = None, max_passes: int = 100,
                  engine: str = "fast", initial=None, kappa: float = KAPPA_INIT, labels=None,
-                 null_draws: int | None = None, seed: int = 0):
+                 null_draws: int | None = None, seed: int = 0, max_null_work: int | None = None):
         self.tree, self.utilities, self.method, self.epsilon = tree, utilities, method, epsilon
         self.select, self.step, self.max_updates, self.max_passes = select, step, max_updates, max_passes
         self.engine, self.initial, self.kappa, self.labels = engine, initial, kappa, labels
-        self.null_draws, self.seed = null_draws, seed
+        self.null_draws, self.seed, self.max_null_work = null_draws, seed, max_null_work
 
     def _check_params(self) -> None:
         """The constructor's arguments that ``fit`` reads before the boosting options are checked
@@ -330,6 +331,13 @@ class HUCBoost(_Estimator):
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
                                      "validation[0]")
             held_out = Sample(self.tree, Pv, yv, names, Cv)
+        if self.null_draws is not None:  # (the report's two audits, each checked before the boosting)
+            from .significance import candidate_rows, check_null_work
+            from .validation import check_utilities
+            check_utilities(self.tree, len(P), self.utilities)
+            check_null_work(self.null_draws, len(P) if held_out is None else held_out.n, self.tree.K,
+                            len(self.utilities), candidate_rows(self.utilities, len(names)), engine="fast",
+                            max_work=self.max_null_work)
         if self.engine == "fast":  # from the arrays themselves: no exact number is built (issue 17)
             run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, **options)
         elif importlib.util.find_spec("flint") is not None:  # certified float64: the certified engine's
@@ -361,7 +369,8 @@ class HUCBoost(_Estimator):
             subgroups, sample_weight = (validation[2] if len(validation) > 2 else None), None
         names, C = _subgroup_values(subgroups, len(y), self.subgroups_)
         groups = {g: C[:, k] for k, g in enumerate(names)}
-        options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed, sample_weight=sample_weight)
+        options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed, sample_weight=sample_weight,
+                       max_null_work=self.max_null_work)
         tree_order = self.tree.labels  # (both arrays below are in it)
         before = audit(y, self._inputs(y_prob), self.tree, self.utilities, labels=tree_order, **options)
         after = audit(y, self._recalibrated(self._inputs(y_prob), groups), self.tree, self.utilities,

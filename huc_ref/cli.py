@@ -258,29 +258,69 @@ def _arrays(args, tree, prefix=""):
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups")
 
 
+#: The most digits an integer option is read with: more than any count, seed (numpy's 128-bit
+#: entropy has 39) or budget is meant, and ``int`` of a longer text can pass CPython's limit of
+#: 4,300 digits on integer text (a ValueError, not an answer).
+MAX_OPTION_DIGITS = 64
+
+
+def _integer(text: str) -> int:
+    """An integer option (argparse's type): ASCII digits, a minus sign allowed (the library then
+    names the range: ``seed: expected a non-negative integer, got -1``), at most
+    :data:`MAX_OPTION_DIGITS` digits.
+
+    >>> _integer("12"), _integer("-1")
+    (12, -1)
+    >>> _integer("9" * 5000)
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer of at most 64 digits, got one of 5000 digits
+    """
+    digits = text[1:] if text.startswith("-") else text
+    if not digits.isascii() or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {printable(text, 40)!r}")
+    if len(digits) > MAX_OPTION_DIGITS:
+        raise argparse.ArgumentTypeError(f"expected an integer of at most {MAX_OPTION_DIGITS} digits, got one of "
+                                         f"{len(digits)} digits")
+    return int(text)
+
+
 def _rows(text: str) -> int:
     """``--top N``: how many rows a report lists, 0 or more (argparse's type; -1 listed all but the last)."""
     if not text.isascii() or not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a number of rows, 0 or more, got {printable(text)!r}")
-    return int(text)
+        raise argparse.ArgumentTypeError(f"expected a number of rows, 0 or more, got {printable(text, 40)!r}")
+    return _integer(text)
 
 
 def _null_draws(text):
-    """``--null B`` as a number of draws (or ``"exact"``), checked by the library."""
+    """``--null B`` as a number of draws (or ``"exact"``), checked by the library; a number of more
+    digits than :data:`~huc_ref.significance.MAX_NULL_DRAWS` is refused as the library refuses it,
+    before ``int`` reads it."""
+    from .significance import MAX_NULL_DRAWS
     if text is None or text == "exact":
         return text
     if not text.isascii() or not text.isdigit():
-        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text)!r}",
+        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text, 40)!r}",
                        kind="option")
-    return int(text)
+    digits = text.lstrip("0") or "0"  # (int() counts leading zeros against CPython's digit limit)
+    if len(digits) > len(str(MAX_NULL_DRAWS)):
+        raise HUCError(f"--null: expected at most {MAX_NULL_DRAWS} draws, got a number of {len(digits)} digits",
+                       kind="option")
+    return int(digits)
 
 
-def _enumerable(null, K: int, n: int) -> None:
-    """``--null exact`` on ``n`` rows of ``K`` labels: refused above the library's limit in the
-    command line's words (before session 36 the message named ``null_draws=B``)."""
-    if null == "exact":
-        from .significance import check_enumerable
-        check_enumerable(K, n, "--null exact", "give --null B (B resampled draws)")
+def _null_work(args, null, n: int, K: int, utilities, n_subgroups: int, engine: str) -> None:
+    """The cost of ``--null`` (draws, or ``exact``: every label assignment) on ``n`` rows,
+    estimated and refused beyond ``--max-null-work`` before any audit, in the command line's
+    words (:func:`huc_ref.significance.check_null_work`); ``--max-null-work`` without ``--null``
+    is refused rather than ignored."""
+    from .significance import candidate_rows, check_null_work
+    if null is None:
+        if args.max_null_work is not None:
+            raise HUCError("--max-null-work: applies to --null (the budget of its draws)", kind="option")
+        return
+    check_null_work(null, n, K, len(utilities), candidate_rows(utilities, n_subgroups), engine=engine,
+                    max_work=args.max_null_work, cli=True)
 
 
 def _fast_options(args) -> dict:
@@ -316,7 +356,7 @@ def _cmd_audit(args) -> int:
         from .fast.audit import check_label_mass, label_ids
         check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions")  # (either engine)
         null = _null_draws(args.null)
-        _enumerable(null, tree.K, len(P))
+        _null_work(args, null, len(P), tree.K, utilities, len(groups or (1,)), args.engine)
         dist = None
         if args.plot or not (args.engine == "fast" and null != "exact"):
             from .distribution import FiniteDistribution
@@ -328,10 +368,11 @@ def _cmd_audit(args) -> int:
         if args.engine == "fast" and null != "exact":
             _normal_entries(P, "--predictions", args.renormalize)
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
-                                null_draws=null, seed=args.seed, accelerator=args.accelerator)
+                                null_draws=null, seed=args.seed, accelerator=args.accelerator,
+                                max_null_work=args.max_null_work)
         else:
             result = audit(dist, utilities, engine=args.engine, max_digits=max_digits, null_draws=null,
-                           seed=args.seed, **_fast_options(args))
+                           seed=args.seed, max_null_work=args.max_null_work, **_fast_options(args))
         if args.plot:  # (before session 26 the array path ignored --plot)
             _save(lambda plot: plot.plot_audit(dist, utilities, result), args.plot)
         name = Path(args.predictions).name
@@ -342,8 +383,9 @@ def _cmd_audit(args) -> int:
         raise HUCError("audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, --tree)",
                        kind="option")
     case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
-    null = dict(null_draws=_null_draws(args.null), seed=args.seed)
-    _enumerable(null["null_draws"], case.distribution.tree.K, case.distribution.n)
+    null = dict(null_draws=_null_draws(args.null), seed=args.seed, max_null_work=args.max_null_work)
+    dist = case.distribution
+    _null_work(args, null["null_draws"], dist.n, dist.tree.K, case.utilities, len(dist.subgroups), args.engine)
     if args.engine == "fast":
         result = case.audit(engine="fast", accelerator=args.accelerator, **null)
     else:
@@ -401,8 +443,12 @@ def _cmd_fit(args) -> int:
     """Fit HUC-Boost (optionally after a scaling) on calibration arrays; write huc-model/1."""
     from .calibration import SCALINGS, HUCBoost
     from .formats import read_model_spec
+    from .validation import boost_settings
     tree, utilities = read_model_spec(Path(args.tree))
     _writable(args.output, "-o")
+    null = _null_draws(args.null)
+    if null == "exact":
+        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     P, y, groups = _arrays(args, tree)
     validation = None
     if args.val_predictions is not None:
@@ -412,11 +458,15 @@ def _cmd_fit(args) -> int:
         _need_subgroups(groups or (), gv, "--val-subgroups")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
-    null = _null_draws(args.null)
-    if null == "exact":
-        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
-                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed)
+                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed,
+                     max_null_work=args.max_null_work)
+    # the options the fit checks, checked before its banner (one line on stderr for a bad one)
+    model._check_params()
+    boost_settings(tree, len(P), utilities, method=args.method, select=args.select, epsilon=args.epsilon,
+                   max_updates=0, step="adaptive", max_passes=args.max_passes)
+    audited = len(P) if validation is None else len(validation[0])  # (the report's rows)
+    _null_work(args, null, audited, tree.K, utilities, len(groups or ()) + ("all" not in (groups or ())), "fast")
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
     model.fit(P, y, subgroups=groups, validation=validation)
     model.save(Path(args.output))
@@ -547,7 +597,7 @@ def _cmd_verify(args) -> int:
     from proofs_check.runner import main as verify
 
     return verify((["--json"] if args.json else []) + (["--only", args.only] if args.only else []) +
-                  (["--jobs", args.jobs] if args.jobs is not None else []))
+                  (["--jobs", str(args.jobs)] if args.jobs is not None else []))
 
 
 def _case_arguments(parser, json_help, optional: bool = False):
@@ -570,6 +620,20 @@ def _array_arguments(parser, validation: bool = False):
         parser.add_argument("--val-predictions", metavar="FILE", help="validation predictions (K.1's prefix)")
         parser.add_argument("--val-labels", metavar="FILE", help="validation labels")
         parser.add_argument("--val-subgroups", metavar="FILE.csv", help="validation subgroup values")
+
+
+def _max_null_work_help() -> str:
+    from .significance import AUDIT_ATOMS, MAX_NULL_WORK
+    return (f"the budget of --null's audits: draws x (n + N) (K |U| + rows), N = {AUDIT_ATOMS['exact']} on the "
+            f"exact engine, {AUDIT_ATOMS['fast']} on the fast one (default {MAX_NULL_WORK['exact']:.0e} and "
+            f"{MAX_NULL_WORK['fast']:.0e}: about a minute)")
+
+
+def _positive(text: str) -> int:
+    """``--jobs N``: a whole number at least 1 (argparse's type)."""
+    if not text.isascii() or not text.isdigit() or not text.strip("0"):
+        raise argparse.ArgumentTypeError(f"expected a whole number, at least 1, got {printable(text, 40)!r}")
+    return _integer(text)
 
 
 def _examples(*lines: str) -> str:
@@ -612,14 +676,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=["exact", "fast"], default="exact",
                    help="exact: Fractions, the reference (default; array files: each float's exact value); "
                         "fast: numpy float64")
-    p.add_argument("--max-digits", type=int, default=None, metavar="N",
+    p.add_argument("--max-digits", type=_integer, default=None, metavar="N",
                    help=f"the exact engine's cost limit: the digits of all inputs together "
                         f"(default {MAX_EXACT_DIGITS})")
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
                                                   "intervals over the scores) to FILE (.png, .pdf or .svg)")
     p.add_argument("--null", metavar="B", help="p-values under the null of calibration (labels redrawn from the "
                                                "predictions): B seeded redraws, or 'exact' (every label assignment)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    p.add_argument("--seed", type=_integer, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    p.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
     p.add_argument("--accelerator", choices=["numpy", "numba"], default="numpy",
                    help="the fast engine's kernels: numpy (default, the reference) or numba (the compiled "
                         "kernels of the numba extra; much faster null draws)")
@@ -634,16 +699,16 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--method", choices=["huc", "uc"], default="huc",
                    help="huc: one internal node per update (default); uc: all leaf logits at once")
     b.add_argument("--epsilon", default="1/100", help="stopping tolerance (exact number, default 1/100)")
-    b.add_argument("--max-updates", type=int, default=1000, metavar="N", help="update cap (default 1000)")
+    b.add_argument("--max-updates", type=_integer, default=1000, metavar="N", help="update cap (default 1000)")
     b.add_argument("--step", default="adaptive",
                    help="'adaptive' (alpha = Gamma / Lambda, default) or 'fixed:A' (alpha = sign(Gamma) A)")
     b.add_argument("--select", choices=["greedy", "passes", "drain"], default="greedy",
                    help="greedy: the largest violation (default); passes: K.1's passes over the branching nodes, "
                         "each audited once and updated at most once per pass; drain: update a node until it is "
                         "clean, then the next")
-    b.add_argument("--max-passes", type=int, default=None, metavar="N",
+    b.add_argument("--max-passes", type=_integer, default=None, metavar="N",
                    help="with --select passes: the budget, N passes of node audits (default 100, as in K.1)")
-    b.add_argument("--digits", type=int, default=None, metavar="D",
+    b.add_argument("--digits", type=_integer, default=None, metavar="D",
                    help="working precision of certified arithmetic in significant digits (default 30)")
     b.add_argument("--arithmetic", choices=["certified", "float"], default=None,
                    help="certified: every decision certified (the default of --engine exact); float: uncertified "
@@ -665,13 +730,14 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--epsilon", default="0.001", help="violations above this are corrected (default 0.001, K.1)")
     f.add_argument("--select", choices=["passes", "greedy", "drain"], default="passes",
                    help="passes: K.1's passes over the branching nodes (default)")
-    f.add_argument("--max-passes", type=int, default=100, metavar="N", help="K.1's budget (default 100 passes)")
+    f.add_argument("--max-passes", type=_integer, default=100, metavar="N", help="K.1's budget (default 100 passes)")
     f.add_argument("--initial", choices=["none", "temperature", "vector", "dirichlet"], default="none",
                    help="a scaling fitted first (the two-stage methods, H.2)")
     f.add_argument("--engine", choices=["fast", "exact"], default="fast", help="fast (default) or certified")
     f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
                                                "the labels under the null of calibration")
-    f.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    f.add_argument("--seed", type=_integer, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    f.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
     f.set_defaults(run=_cmd_fit)
     a = _command(sub, "apply", "apply a saved model to new predictions",
                  "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",
@@ -713,7 +779,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc verify --json > claims.json", "huc verify --jobs 1")
     v.add_argument("--json", action="store_true", help="print a JSON list of results (at the end)")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
-    v.add_argument("--jobs", metavar="N", help="run the checks on N processes (default: the usable CPUs, at most 6)")
+    v.add_argument("--jobs", type=_positive, metavar="N",
+                   help="run the checks on N processes (default: the usable CPUs, at most 6)")
     v.set_defaults(run=_cmd_verify)
     return parser
 

@@ -528,8 +528,8 @@ def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_p
 @pytest.mark.parametrize("source", ["arrays", "case"])
 def test_null_exact_beyond_the_limit_names_the_option(tmp_path, capsys, engine, source):
     """``--null exact`` on 120 rows of 4 labels (4**120 assignments) is refused in the command
-    line's words, from array files and from a case (session 36: the message named
-    ``null_draws=B``, the Python argument)."""
+    line's words, from array files and from a case, with the work of one audit on the engine
+    (:func:`huc_ref.significance.null_work`: (120 + 64) x (4 x 2 + 5) exact, (120 + 8192) x 13 fast)."""
     P, y = _array_files(tmp_path)
     d = str(tmp_path)
     if source == "arrays":
@@ -542,8 +542,11 @@ def test_null_exact_beyond_the_limit_names_the_option(tmp_path, capsys, engine, 
         (tmp_path / "big.json").write_text(json.dumps(case))
         args = ["audit", f"{d}/big.json"]
     assert main(args + ["--engine", engine, "--null", "exact"]) == 2
-    assert capsys.readouterr().err == ("huc: error: --null exact enumerates 4**120 label assignments here, more than "
-                                       "1000000; give --null B (B resampled draws)\n")
+    atoms, per_audit, budget = {"exact": (64, 2392, 5000000), "fast": (8192, 108056, 4000000000)}[engine]
+    assert capsys.readouterr().err == (f"huc: error: --null exact: enumerates 4**120 label assignments, each an audit: "
+                                       f"4**120 x {per_audit} units of work (draws x (n + {atoms}) (K |U| + rows), "
+                                       f"n = 120, K = 4, |U| = 2, rows = 5), more than the {engine} engine's budget of "
+                                       f"{budget}; give --null B (B resampled draws)\n")
 
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])

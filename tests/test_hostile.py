@@ -7,6 +7,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,80 @@ def test_a_subgroup_named_all_is_the_whole_population_or_refused(tmp_path, capsy
                           tmp_path / "all.csv", "-o", tmp_path / "q.npy")
     assert status == 2 and err == f"huc: error: --subgroups['all'][{first}]: {rule}\n"
     assert not (tmp_path / "q.npy").exists()
+
+
+def _binary(tmp_path, n: int):
+    """``n`` rows of two labels as array files (b.npy, by.npy, binary.json)."""
+    import numpy as np
+    tmp_path.mkdir(exist_ok=True)
+    rng = np.random.default_rng(n)
+    p = rng.uniform(0.1, 0.9, n)
+    np.save(tmp_path / "b.npy", np.column_stack([1 - p, p]))
+    np.save(tmp_path / "by.npy", (rng.uniform(size=n) < p).astype(int))
+    spec = {"tree": {"root": "r", "children": {"r": ["no", "yes"]}}, "labels": ["no", "yes"],
+            "utilities": {"u": {"kind": "table", "values": [0, 1]}}}
+    (tmp_path / "binary.json").write_text(json.dumps(spec))
+    return ["--tree", tmp_path / "binary.json", "--predictions", tmp_path / "b.npy", "--labels", tmp_path / "by.npy"]
+
+
+def test_the_cost_of_null_is_bounded_by_work_and_max_null_work_lifts_it(tmp_path, capsys):
+    """``--null exact`` on 19 binary rows is 2**19 assignments, under the old cap of 10**6, yet
+    about 9 minutes of exact audits: it is refused at once as work (2**19 x (19 + 64) x (2 + 2):
+    a flat tree's V_T(u) = {r}), naming --max-null-work with the value that runs it.  On 6 rows
+    that value runs it and one less refuses it; --max-null-work without --null is refused."""
+    arrays = _binary(tmp_path, 6)
+    work = 2**6 * (6 + 64) * (2 * 1 + 2)
+    status, _, err = _run(capsys, "audit", *arrays, "--null", "exact", "--max-null-work", work - 1)
+    assert status == 2 and f"give --max-null-work {work} to run it anyway" in err
+    status, out, _ = _run(capsys, "audit", *arrays, "--null", "exact", "--max-null-work", work, "--json")
+    assert status == 0 and json.loads(out)["significance"]["draws"] == 2**6
+    status, _, err = _run(capsys, "audit", *arrays, "--max-null-work", work)
+    assert status == 2 and err == "huc: error: --max-null-work: applies to --null (the budget of its draws)\n"
+    # (timed after a first run: the commands import their modules when first run)
+    big = _binary(tmp_path / "big", 19)
+    started = time.monotonic()
+    status, out, err = _run(capsys, "audit", *big, "--null", "exact")
+    assert time.monotonic() - started < 1.0 and status == 2 and out == ""
+    work = 2**19 * (19 + 64) * (2 * 1 + 2)
+    assert err == (f"huc: error: --null exact: enumerates 2**19 = 524288 label assignments, each an audit: about "
+                   f"{work:.2g} units of work (draws x (n + 64) (K |U| + rows), n = 19, K = 2, |U| = 1, rows = 2), "
+                   f"more than the exact engine's budget of 5000000; give --max-null-work {work} to run it anyway, "
+                   "or --null B (B resampled draws)\n")
+    for command in (["audit", *arrays], ["fit", *arrays, "-o", tmp_path / "m.json"]):
+        status, _, err = _run(capsys, *command, "--null", "1000000", "--engine", "fast")
+        assert status == 2 and "more than the fast engine's budget of 4000000000; give --max-null-work" in err
+        assert "huc fit: boosting" not in err
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--null", "9" * 5000, "--null: expected at most 1000000 draws, got a number of 5000 digits"),
+    ("--null", "0" * 5000, "null_draws: expected a positive integer (at most 1000000) or 'exact', got 0"),
+    ("--seed", "9" * 5000, "argument --seed: expected an integer of at most 64 digits, got one of 5000 digits"),
+    ("--top", "9" * 5000, "argument --top: expected an integer of at most 64 digits, got one of 5000 digits"),
+    ("--max-digits", "9" * 4301, "argument --max-digits: expected an integer of at most 64 digits, got one of 4301 "
+                                 "digits"),
+    ("--max-null-work", "9" * 5000, "argument --max-null-work: expected an integer of at most 64 digits, got one of "
+                                    "5000 digits"),
+    ("--seed", "1e3", "argument --seed: expected an integer, got '1e3'"),
+    ("--seed", "-1", "seed: expected a non-negative integer, got -1"),
+])
+def test_integer_options_past_cpythons_digit_limit_are_one_error(tmp_path, capsys, option, value, message):
+    """``int`` of more than 4,300 digits raises ValueError (CPython's limit on integer text):
+    ``--null`` with such a number was a traceback, the other integer options a message quoting
+    the whole number; each is now one line saying what is accepted (the library still names a
+    negative seed)."""
+    arrays = _binary(tmp_path, 6)
+    extra = ["--null", "9"] if option in ("--seed", "--max-null-work") else []
+    status, out, err = _run(capsys, "audit", *arrays, *extra, option, value)
+    assert status == 2 and err == f"huc: error: {message}\n" and len(err) < 200
+
+
+def test_verify_jobs_is_read_as_huc_reads_integers(capsys):
+    """``huc verify --jobs`` was handed to the checker's own parser as text: a bad value printed its
+    usage and an error (two lines), a 5,000-digit one passed CPython's digit limit."""
+    for value, message in (("x", "argument --jobs: expected a whole number, at least 1, got 'x'"),
+                           ("0", "argument --jobs: expected a whole number, at least 1, got '0'"),
+                           ("9" * 5000, "argument --jobs: expected an integer of at most 64 digits, got one of "
+                                        "5000 digits")):
+        status, _, err = _run(capsys, "verify", "--jobs", value)
+        assert status == 2 and err == f"huc: error: {message}\n"

@@ -18,7 +18,7 @@ import numpy as np
 from ..distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from ..errors import HUCError, check_name, given, one_of, printable
 from ..results import AuditResult, Candidate
-from ..significance import check_null, resampling_p_values
+from ..significance import candidate_rows, check_null, check_null_work, resampling_p_values
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_utilities
@@ -695,7 +695,7 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
 
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
           sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None,
-          null_draws: int | None = None, seed: int = 0) -> AuditResult:
+          null_draws: int | None = None, seed: int = 0, max_null_work: int | None = None) -> AuditResult:
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
     exact engine's :class:`AuditResult` with float numbers (``engine="fast"``).
 
@@ -721,7 +721,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     (:meth:`huc_ref.tree.LabelTree.column_order`): a bare ``predict_proba`` array with a tree built
     in a hierarchy's leaf order is an error, never a silent misreading.
     ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
-    ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``).
+    ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``),
+    refused before any audit beyond ``max_null_work`` (:func:`huc_ref.significance.check_null_work`).
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
@@ -764,6 +765,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
         if null_draws == "exact":
             raise HUCError("null_draws: 'exact' enumerates label assignments of a FiniteDistribution "
                            "(huc_ref.audit); for arrays give a number of draws", kind="option")
+        check_null_work(null_draws, n, tree.K, len(utilities), candidate_rows(utilities, len(groups)), engine="fast",
+                        max_work=max_null_work)
     ft = FastTree(tree)
     tables = sample_rows(ft, P, ids, WT.T, utilities, engine=accelerator,
                          row_sum_tolerance=None if renormalize else ROW_SUM_TOLERANCE)
