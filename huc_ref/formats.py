@@ -550,32 +550,115 @@ def read_columns(path, what: str, numbers: bool = False, labels=None, header_nam
     ...
     huc_ref.errors.HUCError: predictions: 'p.csv' line 3 has 1 cell, line 1 (the header) has 2 (cells are ...)
     """
-    import numpy as np
     path = as_path(path, what)
     suffix = path.suffix.lower()
     if suffix not in ARRAY_SUFFIXES:
         raise HUCError(f"{what}: {printable(str(path), 200)!r} is not a .npy, .csv or .parquet file; save it with "
                        f"numpy.save('{path.stem}.npy', array), as comma-separated values, or as Parquet", kind="file")
     data = read_document(path, what)  # a regular file of bounded size
+    where = f"{what}: {printable(path.name, 100)!r}"
     try:
         if suffix == ".npy":
-            return np.load(path, allow_pickle=False), None
+            return _npy_array(data, where), None
         if suffix == ".parquet":
-            try:
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
-                               kind="dependency") from None
-            table = pq.read_table(path)
-            return np.column_stack([c.to_numpy() for c in table.columns]).squeeze(), list(table.column_names)
+            return _parquet_columns(data, where)
         text = data.decode("utf-8-sig")  # a byte-order mark is not part of the first cell
-        return _csv_columns(text, f"{what}: {printable(path.name, 100)!r}", numbers, labels=labels,
-                            header_names=header_names)
+        return _csv_columns(text, where, numbers, labels=labels, header_names=header_names)
     except HUCError:
         raise
     except (ValueError, OSError, UnicodeDecodeError, csv.Error) as err:
-        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} ({err})",
-                       kind="file") from None
+        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} "
+                       f"({printable(str(err), 200)})", kind="file") from None
+    except MemoryError:
+        raise HUCError(f"{what}: {printable(str(path), 200)!r}: not enough memory to read it", kind="too_large") \
+            from None
+
+
+def _npy_array(data: bytes, where: str):
+    """The array of a ``.npy`` file's bytes, its header checked before anything is allocated: the
+    format version (1.0 or 2.0: what ``numpy.save`` writes for arrays of numbers and text), the
+    dtype (no Python objects, which would be unpickled), and the data the shape and dtype declare
+    against the bytes the file holds, so a small file claiming a huge shape is one error, not an
+    allocation of its claim.  An array of shape ``()`` is read as one entry.
+
+    >>> import numpy as np
+    >>> f = io.BytesIO(); np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False,
+    ...                                                               "shape": (10**9, 400)})
+    >>> _npy_array(f.getvalue(), "predictions")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: predictions: its header declares an array of shape (1000000000, 400) of float64, ...
+    """
+    import numpy as np
+    import numpy.lib.format as npf
+    f = io.BytesIO(data)
+    version = npf.read_magic(f)
+    readers = {(1, 0): npf.read_array_header_1_0, (2, 0): npf.read_array_header_2_0}
+    if version not in readers:
+        raise HUCError(f"{where}: a .npy file of format version {version[0]}.{version[1]}; save a plain array of "
+                       "numbers or text with numpy.save (versions 1.0 and 2.0)", kind="file")
+    try:
+        shape, fortran_order, dtype = readers[version](f)
+    except Exception as err:  # noqa: BLE001 (numpy parses the header as a Python literal: any error of tokenize or ast)
+        raise HUCError(f"{where}: its header is not a .npy header ({printable(str(err), 120)}); save the array with "
+                       "numpy.save", kind="file") from None
+    if dtype.hasobject:
+        raise HUCError(f"{where}: holds Python objects (dtype {printable(str(dtype), 80)}), which are not read; save "
+                       "numbers, or labels as text (numpy.save('y.npy', np.asarray(y, dtype=str)))", kind="type")
+    declared = math.prod(shape) * dtype.itemsize
+    if declared != len(data) - f.tell():
+        raise HUCError(f"{where}: its header declares an array of shape {shape} of {printable(str(dtype), 80)}, "
+                       f"{declared} bytes, but the file holds {len(data) - f.tell()} bytes after the header; the file "
+                       "is truncated or not written by numpy.save", kind="file")
+    return np.atleast_1d(np.load(io.BytesIO(data), allow_pickle=False))
+
+
+def _parquet_columns(data: bytes, where: str) -> tuple:
+    """A Parquet file's array and column names (:func:`read_columns`): every column of numbers
+    (integers, floats) or of text (strings, and a dictionary-encoded, pandas "category", column of
+    them), none with a missing value; a decimal, timestamp or other column is one error naming it
+    and the conversion.  One column is read as a vector, any number of rows (one too).
+
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> f = io.BytesIO(); pq.write_table(pa.table({"a": [0.25], "b": [0.75]}), f)
+    >>> array, names = _parquet_columns(f.getvalue(), "predictions")
+    >>> array.tolist(), names
+    ([[0.25, 0.75]], ['a', 'b'])
+    """
+    import numpy as np
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise HUCError(f"{where}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
+                       kind="dependency") from None
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, ValueError, OSError, TypeError) as err:
+        raise HUCError(f"{where}: could not be read as .parquet ({printable(str(err), 200)})", kind="file") from None
+    names = [str(name) for name in table.column_names]
+    if not names:
+        raise HUCError(f"{where}: has no columns", kind="length")
+    columns, kinds = [], {}
+    for name, column in zip(names, table.columns):
+        kind = column.type
+        if pa.types.is_dictionary(kind):  # (pandas' category: its values)
+            column, kind = column.cast(kind.value_type), kind.value_type
+        text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        if not (text or pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise HUCError(f"{where}: column {printable(name, 80)!r} is of type {printable(str(kind), 80)}, not "
+                           "numbers or text; write it as float64 (predictions), or as integers or strings (labels)",
+                           kind="type")
+        if column.null_count:
+            row = int(pc.index(pc.is_null(column), True).as_py())
+            raise HUCError(f"{where}: column {printable(name, 80)!r} has a missing value at row {row}", kind="type")
+        kinds.setdefault("text" if text else "numbers", name)
+        columns.append(np.array(column.to_pylist(), dtype=str) if text else column.to_numpy())
+    if len(kinds) > 1:
+        raise HUCError(f"{where}: column {printable(kinds['text'], 80)!r} holds text and column "
+                       f"{printable(kinds['numbers'], 80)!r} numbers; a file holds one or the other", kind="type")
+    return (columns[0] if len(columns) == 1 else np.column_stack(columns)), names
 
 
 def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels=None, header_names=None) -> tuple:

@@ -278,3 +278,96 @@ def test_verify_jobs_is_read_as_huc_reads_integers(capsys):
                                         "5000 digits")):
         status, _, err = _run(capsys, "verify", "--jobs", value)
         assert status == 2 and err == f"huc: error: {message}\n"
+
+
+def test_an_npy_header_claiming_terabytes_is_one_error(tmp_path):
+    """A 128-byte ``.npy`` whose header declares a (10**9, 400) float64 array (2.9 TiB): numpy
+    allocated its claim (a MemoryError traceback, or the allocation itself without a memory
+    limit); the header is now checked against the bytes the file holds before anything is
+    allocated, and a truncated file is refused the same way, in a process with 2 GiB of memory."""
+    import numpy as np
+    with open(tmp_path / "huge.npy", "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": (10**9, 400)})
+    np.save(tmp_path / "y.npy", np.zeros(3, dtype=int))
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC))
+    proc = huc("audit", "--tree", "spec.json", "--predictions", "huge.npy", "--labels", "y.npy", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr == (
+        "huc: error: --predictions: 'huge.npy': its header declares an array of shape (1000000000, 400) of float64, "
+        "3200000000000 bytes, but the file holds 0 bytes after the header; the file is truncated or not written by "
+        "numpy.save\n")
+    np.save(tmp_path / "p.npy", np.full((3, 4), 0.25))
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "p.npy").read_bytes()[:-8])
+    proc = huc("audit", "--tree", "spec.json", "--predictions", "cut.npy", "--labels", "y.npy", cwd=tmp_path)
+    assert proc.returncode == 2 and "declares an array of shape (3, 4) of float64, 96 bytes, but the file holds 88 " \
+                                   "bytes after the header" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_parquet_columns_of_other_types_are_one_error_naming_the_column(tmp_path, capsys):
+    """Parquet columns of decimals (a TypeError from the audit's arithmetic), timestamps beside
+    numbers (numpy's DTypePromotionError), text beside numbers, lists or missing values are each
+    one error naming the column and what to write instead."""
+    import datetime
+    import decimal
+
+    import numpy as np
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    _sample(tmp_path, n=3)
+    quarter = [0.25] * 3
+    files = {
+        "decimal": ({"y1": pa.array([decimal.Decimal("0.25")] * 3, pa.decimal128(5, 2)), "y2": quarter, "y3": quarter,
+                     "y4": quarter}, "column 'y1' is of type decimal128(5, 2), not numbers or text; write it as "
+                                     "float64 (predictions), or as integers or strings (labels)"),
+        "timestamp": ({"y1": quarter, "y2": quarter, "y3": quarter, "y4": [datetime.datetime(2020, 1, 1)] * 3},
+                      "column 'y4' is of type timestamp[us], not numbers or text"),
+        "text": ({"y1": quarter, "y2": ["a"] * 3, "y3": quarter, "y4": quarter},
+                 "column 'y2' holds text and column 'y1' numbers; a file holds one or the other"),
+        "missing": ({"y1": [0.25, None, 0.25], "y2": quarter, "y3": quarter, "y4": quarter},
+                    "column 'y1' has a missing value at row 1"),
+        "lists": ({"y1": [[0.25]] * 3, "y2": quarter, "y3": quarter, "y4": quarter},
+                  "column 'y1' is of type list<element: double>, not numbers or text"),
+    }
+    for name, (columns, message) in files.items():
+        pq.write_table(pa.table(columns), tmp_path / f"{name}.parquet")
+        status, _, err = _run(capsys, "audit", "--tree", tmp_path / "spec.json", "--predictions",
+                              tmp_path / f"{name}.parquet", "--labels", tmp_path / "y.npy")
+        assert status == 2 and err.startswith(f"huc: error: --predictions: '{name}.parquet': {message}"), name
+    pq.write_table(pa.table({"y": pa.array(["y1", "y3", "y1"]).dictionary_encode()}), tmp_path / "category.parquet")
+    status, out, _ = _run(capsys, "audit", "--tree", tmp_path / "spec.json", "--predictions", tmp_path / "p.npy",
+                          "--labels", tmp_path / "category.parquet", "--engine", "fast", "--json")
+    np.save(tmp_path / "names.npy", np.array(["y1", "y3", "y1"]))
+    assert status == 0 and out == _run(capsys, "audit", "--tree", tmp_path / "spec.json", "--predictions",
+                                       tmp_path / "p.npy", "--labels", tmp_path / "names.npy", "--engine", "fast",
+                                       "--json")[1]
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".csv", ".parquet"])
+def test_one_row_inputs_audit_fit_and_apply_in_every_format(tmp_path, capsys, suffix):
+    """One row of predictions and one label, in each array format: a one-row Parquet file was
+    squeezed to a vector (predictions: "expected an n x 4 array, got shape (4,)"; labels: an
+    array of shape ()); each now audits as its .npy does, and huc fit and apply take it."""
+    import numpy as np
+    if suffix == ".parquet":
+        pa = pytest.importorskip("pyarrow")
+        import pyarrow.parquet as pq
+    P, y, _ = _sample(tmp_path, n=1)
+    if suffix == ".csv":
+        (tmp_path / "p1.csv").write_text("y1,y2,y3,y4\n" + ",".join(repr(float(x)) for x in P[0]) + "\n")
+        (tmp_path / "y1.csv").write_text(f"y{y[0] + 1}\n")
+    elif suffix == ".parquet":
+        pq.write_table(pa.table({f"y{k + 1}": P[:, k] for k in range(4)}), tmp_path / "p1.parquet")
+        pq.write_table(pa.table({"label": [f"y{y[0] + 1}"]}), tmp_path / "y1.parquet")
+    else:
+        np.save(tmp_path / "p1.npy", P)
+        np.save(tmp_path / "y1.npy", y)
+    arrays = ["--tree", tmp_path / "spec.json", "--predictions", tmp_path / f"p1{suffix}", "--labels",
+              tmp_path / f"y1{suffix}"]
+    reference = ["--tree", tmp_path / "spec.json", "--predictions", tmp_path / "p.npy", "--labels", tmp_path / "y.npy"]
+    for engine in ("fast", "exact"):
+        status, out, err = _run(capsys, "audit", *arrays, "--engine", engine, "--json")
+        assert status == 0, err
+        assert json.loads(out)["huc"] == json.loads(_run(capsys, "audit", *reference, "--engine", engine,
+                                                          "--json")[1])["huc"]
+    assert _run(capsys, "fit", *arrays, "--max-passes", "1", "-o", tmp_path / "m.json")[0] == 0
+    assert _run(capsys, "apply", tmp_path / "m.json", tmp_path / f"p1{suffix}", "-o", tmp_path / "q.npy")[0] == 0
+    assert np.load(tmp_path / "q.npy").shape == (1, 4)
