@@ -332,9 +332,13 @@ def _fast_options(args) -> dict:
     return {}
 
 
+#: The figures ``--plot`` writes.
+_FIGURES = (".png", ".pdf", ".svg")
+
+
 def _cmd_audit(args) -> int:
     max_digits = _max_digits(args)  # (options and the figure's file checked before the work)
-    _writable(args.plot, "--plot")
+    _writable(args.plot, "--plot", _FIGURES)
     if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
         from .engines import audit
         from .fast import audit as fast_audit
@@ -405,9 +409,11 @@ def _max_digits(args) -> int:
     return MAX_EXACT_DIGITS if args.max_digits is None else args.max_digits
 
 
-def _writable(path, option: str) -> None:
-    """A file the command will write, checked before the work: its folder must exist (a fit of
-    minutes then failed on ``-o missing/model.json``); None: nothing to write.
+def _writable(path, option: str, suffixes: tuple = ()) -> None:
+    """A file the command will write, checked before the work (a fit of minutes then failed on
+    ``-o missing/model.json``): its suffix one of ``suffixes`` (when given), its folder an existing
+    folder, the path not a folder, and a file there (or a new one) open for writing; None:
+    nothing to write.
 
     >>> _writable("model.json", "-o")
     >>> _writable("no/such/folder/model.json", "-o")
@@ -415,14 +421,28 @@ def _writable(path, option: str) -> None:
     ...
     huc_ref.errors.HUCError: -o: cannot write 'no/such/folder/model.json': the folder 'no/such/folder' does not exist
     """
+    import os
     if path is None:
         return
-    folder = Path(path).parent
+    target, shown = Path(path), printable(str(path), 200)
+    if suffixes and target.suffix.lower() not in suffixes:
+        raise HUCError(f"{option}: {shown!r} must end in {', '.join(suffixes[:-1])} or {suffixes[-1]}", kind="file")
+    folder = target.parent
     if not folder.is_dir():
-        raise HUCError(f"{option}: cannot write {printable(str(path), 200)!r}: the folder "
-                       f"{printable(str(folder), 200)!r} does not exist", kind="file")
-    if option == "--plot" and Path(path).suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise HUCError(f"--plot: {path!r} must end in .png, .pdf or .svg", kind="file")
+        raise HUCError(f"{option}: cannot write {shown!r}: the folder {printable(str(folder), 200)!r} does not exist",
+                       kind="file")
+    if target.is_dir():
+        raise HUCError(f"{option}: cannot write {shown!r}: it is a folder; give the path of a file in it", kind="file")
+    if target.exists() and not target.is_file():  # (a device or a pipe: written as it is, at the end)
+        return
+    existed = target.exists()
+    try:  # opened for appending, which changes nothing in a file there, to learn that it can be written
+        with open(target, "ab"):
+            pass
+    except OSError as err:
+        raise HUCError(f"{option}: cannot write {shown!r}: {err.strerror}", kind="file") from None
+    if not existed:
+        os.unlink(target)  # (nothing is left behind if the work fails)
 
 
 def _save(draw, path: str) -> None:
@@ -433,7 +453,7 @@ def _save(draw, path: str) -> None:
     try:
         fig.savefig(target, dpi=110, bbox_inches="tight")
     except OSError as err:
-        raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}", kind="file") from None
+        raise HUCError(f"--plot: cannot write {printable(path, 200)!r}: {err.strerror}", kind="file") from None
     finally:  # (pyplot keeps every figure it made open: main() called again and again in one process
         from matplotlib import pyplot  # grew by a figure a call, warning from the 21st)
         pyplot.close(fig)
@@ -487,27 +507,42 @@ def _cmd_fit(args) -> int:
 
 def _cmd_apply(args) -> int:
     """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv."""
-    import numpy as np
-
     from .calibration import load_model
     from .formats import read_document
+    _writable(args.output, "-o", (".npy", ".csv"))
     read_document(Path(args.model), "model")
     model = load_model(Path(args.model))
-    _writable(args.output, "-o")
     P = _predictions(args.predictions, "predictions", model.tree)
     groups = _subgroup_file(args.subgroups, len(P))
     _need_subgroups(model.subgroups_, groups, "--subgroups")
     out = model.predict_proba(P, subgroups=groups)
     target = Path(args.output)
-    if target.suffix.lower() == ".npy":
-        np.save(target, out)
-    elif target.suffix.lower() == ".csv":
-        np.savetxt(target, out, delimiter=",", fmt="%.17g", header=",".join(model.tree.labels), comments="")
-    else:
-        raise HUCError(f"-o: {printable(str(target), 200)!r}: write .npy or .csv", kind="file")
+    _write_rows(target, out, model.tree.labels)
     print(f"huc apply: {len(out)} rows recalibrated by {model.n_updates_} rules; wrote {printable(str(target), 200)}",
           file=sys.stderr)
     return 0
+
+
+def _write_rows(target: Path, rows, labels) -> None:
+    """Recalibrated predictions written exactly to ``target`` (``numpy.save`` given a path adds
+    ``.npy`` to one ending in ``.NPY``): a ``.npy`` file, or a ``.csv`` file written by the csv
+    module with a header row of the labels (:func:`huc_ref.formats.csv_cell`: a label a
+    spreadsheet would run as a formula is written after an apostrophe, and read back as the label)
+    and each float as its shortest exact text, so :func:`huc_ref.formats.read_columns` reads back
+    the same labels and the same floats."""
+    import csv
+
+    import numpy as np
+
+    from .formats import csv_cell
+    if target.suffix.lower() == ".npy":
+        with open(target, "wb") as f:
+            np.save(f, rows)
+        return
+    with open(target, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow([csv_cell(label) for label in labels])
+        writer.writerows(rows.tolist())  # (a float's str is the shortest text that reads back as it)
 
 
 def _cmd_boost(args) -> int:
@@ -565,13 +600,13 @@ def _cmd_vectors(args) -> int:
     source = Path(args.vectors) if args.vectors else None
     if args.action == "generate":
         for path in vectors.write_vector_files(Path(args.dir)):
-            print(path)
+            print(printable(str(path), 200))
         return 0
     if args.action == "export":
-        print(f"wrote {vectors.export_cases(Path(args.dir), source)} case files to {args.dir}")
+        print(f"wrote {vectors.export_cases(Path(args.dir), source)} case files to {printable(args.dir, 200)}")
         return 0
     if args.action == "answer":
-        print(f"wrote {vectors.answer_cases(Path(args.dir), source)} answers to {args.dir}")
+        print(f"wrote {vectors.answer_cases(Path(args.dir), source)} answers to {printable(args.dir, 200)}")
         return 0
     report, failures = conformance.check_answers(Path(args.dir), source)
     for vid, reason in report:
@@ -582,14 +617,14 @@ def _cmd_vectors(args) -> int:
 
 def _cmd_demo(args) -> int:
     from .demo import TREE, walkthrough
-    _writable(args.plot, "--plot")
+    _writable(args.plot, "--plot", _FIGURES)
     vectors = [None if v is None else [x.strip() for x in v.split(",")] for v in (args.p, args.eta, args.utility)]
     text, moments = walkthrough(*vectors, names=("--p", "--eta", "--utility"))
     print(text)
     if args.plot:
         _save(lambda plot: plot.plot_tree(TREE, moments, title="eq. (5): D_top, D_L, D_R on the four-leaf tree",
                                           value_label="contribution D_t (exact)"), args.plot)
-        print(f"figure: {args.plot}")
+        print(f"figure: {printable(args.plot, 200)}")
     return 0
 
 

@@ -32,8 +32,7 @@ from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
            "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "class_indices",
-           "read_model_spec",
-           "ARRAY_SUFFIXES", "as_path"]
+           "read_model_spec", "csv_cell", "header_name", "ARRAY_SUFFIXES", "as_path"]
 
 CASE_FORMAT = "huc-case/1"
 RESULT_FORMAT = "huc-result/1"
@@ -679,8 +678,8 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
     physical = text.split("\n")  # lines as loadtxt counts them (skiprows)
     first = next((k for k, line in enumerate(physical) if line.strip()), None)
     if first is not None and fast and labels is None:
-        head = [cell.strip() for cell in next(csv.reader([physical[first]]))]
-        names, skip = (head, first + 1) if _is_header(head, labels, header_names) else (None, 0)
+        names = _header(next(csv.reader([physical[first]])), labels, header_names)
+        skip = 0 if names is None else first + 1
         try:
             with warnings.catch_warnings():  # (a header and no rows: loadtxt warns; the reading below says so)
                 warnings.simplefilter("ignore", UserWarning)
@@ -692,11 +691,11 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
                 and (names is None or len(names) == out.shape[1]):
             index = _pandas_index(names)
             return _shaped(out[:, index:]), names[index:] if names else names
-    lines = [(number, [cell.strip() for cell in row]) for number, row in enumerate(csv.reader(text.splitlines()), 1)
-             if any(cell.strip() for cell in row)]  # (blank lines skipped)
-    names, header_line = None, 0
-    if lines and _is_header(lines[0][1], labels, header_names):
-        (header_line, names), lines = lines[0], lines[1:]
+    rows = [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), 1)
+            if any(cell.strip() for cell in row)]  # (blank lines skipped)
+    names = _header(rows[0][1], labels, header_names) if rows else None
+    header_line = rows[0][0] if names is not None else 0
+    lines = [(number, [cell.strip() for cell in row]) for number, row in rows[names is not None:]]
     first = (header_line, names) if names is not None else (lines[0] if lines else (0, []))
     for number, row in lines:  # every row as wide as the header (or the first row)
         if len(row) != len(first[1]):
@@ -728,18 +727,56 @@ def _pandas_index(names) -> int:
     return int(bool(names) and len(names) > 1 and names[0] in _PANDAS_INDEX)
 
 
-def _is_header(row, labels, header_names) -> bool:
-    """Whether a CSV's first row is a header: its first cell is not a number (nor, in a labels
-    file, a label name), or it lists exactly ``header_names``."""
-    if header_names is not None and len(row) == len(header_names) and set(row) == set(header_names):
-        return True
-    if labels is not None and row[0] in labels:
-        return False
+def _header(cells, labels, header_names):
+    """The names of a CSV's first row (its ``cells`` as the csv module reads them) if it is a
+    header, else None: it is one where its names (:func:`header_name` of each cell, without the
+    spaces around it, or as written) are exactly ``header_names``, or where its first cell is
+    not a number (nor, in a labels file, a label name).
+
+    >>> _header(["'=a", " b "], None, {"=a", " b "}), _header(["0.5", "x"], None, None)
+    (['=a', ' b '], None)
+    """
+    stripped = [header_name(cell.strip()) for cell in cells]
+    if header_names is not None and len(cells) == len(header_names):
+        for names in (stripped, [header_name(cell) for cell in cells]):
+            if set(names) == set(header_names):
+                return names
+    if labels is not None and cells[0].strip() in labels:
+        return None
     try:
-        float(row[0])
+        float(cells[0])
     except ValueError:
-        return True
-    return False
+        return stripped
+    return None
+
+
+#: What a cell may begin with that a spreadsheet reads as a formula (or a formula's sign), and the
+#: apostrophe that marks a cell as text: :func:`csv_cell` writes such a cell after an apostrophe.
+_FORMULA_LEADS = ("=", "+", "-", "@", "'")
+
+
+def csv_cell(text: str) -> str:
+    """A name as the cell ``huc apply`` writes in a CSV header: an apostrophe before a name that
+    begins with ``=``, ``+``, ``-`` or ``@`` (a spreadsheet would run it as a formula: CSV
+    injection) or with an apostrophe (so that each cell is read back as exactly one name,
+    :func:`header_name`); any other name as it is.  The csv module then quotes a cell with a
+    comma or a quote (docs/specification.md §6: a file ``huc`` writes, it reads back).
+
+    >>> [csv_cell(x) for x in ("=HYPERLINK(1)", "-1", "'x", "cat")], header_name(csv_cell("'x"))
+    (["'=HYPERLINK(1)", "'-1", "''x", 'cat'], "'x")
+    """
+    return "'" + text if text.startswith(_FORMULA_LEADS) else text
+
+
+def header_name(cell: str) -> str:
+    """The name a CSV header cell holds: the inverse of :func:`csv_cell` (an apostrophe before one
+    of ``= + - @ '`` is dropped, as a spreadsheet drops the apostrophe that marks a cell as text);
+    any other cell as it is (docs/specification.md §6).
+
+    >>> header_name("'=x"), header_name("'x"), header_name("x")
+    ('=x', "'x", 'x')
+    """
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_LEADS) else cell
 
 
 def _shaped(out):

@@ -353,8 +353,11 @@ def test_fit_apply_and_audit_from_array_files(tmp_path, capsys):
      "huc: error: --predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)"),
     (["audit"], "huc: error: audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, "
                 "--tree)"),
-    (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.txt"],
+    (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.npy"],
      "huc: error: cannot read model '{d}/model.json': No such file or directory"),
+    # the output is checked before anything is read (it was refused after the model had been applied)
+    (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.txt"],
+     "huc: error: -o: '{d}/out.txt' must end in .npy or .csv"),
     # K.1's kappa_0 in (0, 1): before session 26 the array path took any number, and --smooth 2 was reported as
     # an unsmoothed zero entry, --smooth -1 as a negative prediction
     (["audit", "--tree", "{d}/spec.json", "--predictions", "{d}/cal.npy", "--labels", "{d}/cal_y.npy",

@@ -280,6 +280,78 @@ def test_verify_jobs_is_read_as_huc_reads_integers(capsys):
         assert status == 2 and err == f"huc: error: {message}\n"
 
 
+HOSTILE_LABELS = ["=cmd|' /C calc'!A0", "a,b", 'say "hi"', " padded ", "-1", "+1", "@SUM(A1)", "'quoted",
+                  "'=already", "Maine Coon", "ü"]
+
+
+def test_huc_apply_writes_a_csv_it_reads_back_with_hostile_labels(tmp_path, capsys):
+    """``huc apply -o X.csv`` wrote its header unquoted (``",".join(labels)``): a label with a
+    comma or a quote made a file ``huc apply`` could not read back, and a label beginning with
+    ``=``, ``+``, ``-`` or ``@`` a live spreadsheet formula.  The csv module writes it now, each
+    such label after an apostrophe (no header cell opens a formula), and the file reads back as
+    the same labels and the same floats, bit for bit; ``-o X.NPY`` writes X.NPY (numpy.save added
+    ``.npy`` to it while the report named X.NPY)."""
+    import csv
+
+    import numpy as np
+    K = len(HOSTILE_LABELS)
+    spec = {"tree": {"root": "r", "children": {"r": HOSTILE_LABELS}}, "labels": HOSTILE_LABELS,
+            "utilities": {"u": {"kind": "top_k", "k": 1}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    rng = np.random.default_rng(1)
+    P = rng.dirichlet(np.ones(K), 60)
+    np.save(tmp_path / "p.npy", P)
+    np.save(tmp_path / "y.npy", np.array([rng.choice(K, p=p) for p in P]))
+    assert _run(capsys, "fit", "--tree", tmp_path / "spec.json", "--predictions", tmp_path / "p.npy", "--labels",
+                tmp_path / "y.npy", "--max-passes", "2", "-o", tmp_path / "m.json")[0] == 0
+    status, _, err = _run(capsys, "apply", tmp_path / "m.json", tmp_path / "p.npy", "-o", tmp_path / "X.NPY")
+    assert status == 0 and err.endswith(f"wrote {tmp_path / 'X.NPY'}\n")
+    assert sorted(p.name for p in tmp_path.glob("X*")) == ["X.NPY"]
+    Q = np.load(tmp_path / "X.NPY")
+    assert _run(capsys, "apply", tmp_path / "m.json", tmp_path / "p.npy", "-o", tmp_path / "q.csv")[0] == 0
+    with open(tmp_path / "q.csv", newline="", encoding="utf-8") as f:
+        header, *rows = list(csv.reader(f))
+    assert not any(cell.startswith(("=", "+", "-", "@")) for cell in header)
+    assert header[0] == "'=cmd|' /C calc'!A0" and header[4] == "'-1" and header[3] == " padded "
+    assert np.array_equal(np.array(rows, dtype=float), Q)  # every float's text reads back as it
+    from huc_ref.formats import read_columns
+    again, names = read_columns(tmp_path / "q.csv", "predictions", numbers=True, header_names=set(HOSTILE_LABELS))
+    assert names == HOSTILE_LABELS and np.array_equal(again, Q)
+    status, _, _ = _run(capsys, "apply", tmp_path / "m.json", tmp_path / "q.csv", "-o", tmp_path / "r.csv")
+    assert status == 0  # huc apply reads what it writes
+
+
+def test_outputs_are_checked_before_the_work_and_paths_printed_escaped(tmp_path, capsys, monkeypatch):
+    """``huc fit`` printed its banner, then refused a bad option (two lines on stderr), and found
+    an output it could not write (a folder, a path under /proc) only after the whole fit; ``huc
+    demo --plot`` and ``huc vectors export`` printed the path they were given raw (an escape
+    sequence in it reached the terminal)."""
+    import huc_ref.calibration as calibration
+    _sample(tmp_path)
+    arrays = ["--tree", tmp_path / "spec.json", "--predictions", tmp_path / "p.npy", "--labels", tmp_path / "y.npy"]
+    for options, message in ((["--epsilon", "2"], "epsilon: must be in (0, 1], got 2"),
+                             (["--max-passes", "0"], "max_passes: must be a positive integer, got 0"),
+                             (["--null", "9", "--seed", "-1"], "seed: expected a non-negative integer, got -1")):
+        status, _, err = _run(capsys, "fit", *arrays, *options, "-o", tmp_path / "m.json")
+        assert status == 2 and err == f"huc: error: {message}\n"
+
+    def never(*args, **kwargs):
+        raise AssertionError("fitted before the output was checked")
+    monkeypatch.setattr(calibration.HUCBoost, "fit", never)
+    (tmp_path / "folder").mkdir()
+    for target, reason in ((tmp_path / "folder", "it is a folder; give the path of a file in it"),
+                           (Path("/proc/model.json"), "No such file or directory")):
+        status, _, err = _run(capsys, "fit", *arrays, "-o", target)
+        assert status == 2 and err == f"huc: error: -o: cannot write {str(target)!r}: {reason}\n"
+    assert not Path("/proc/model.json").exists() and list((tmp_path / "folder").iterdir()) == []
+    monkeypatch.undo()
+    hostile = tmp_path / "d1\x1b[2J.png"
+    status, out, _ = _run(capsys, "demo", "--plot", hostile)
+    assert status == 0 and hostile.exists() and "\x1b" not in out and "figure: " in out and "d1\\x1b[2J.png" in out
+    status, out, _ = _run(capsys, "vectors", "export", tmp_path / "cases\x1b[2J")
+    assert status == 0 and "\x1b" not in out and "cases\\x1b[2J" in out
+
+
 def test_an_npy_header_claiming_terabytes_is_one_error(tmp_path):
     """A 128-byte ``.npy`` whose header declares a (10**9, 400) float64 array (2.9 TiB): numpy
     allocated its claim (a MemoryError traceback, or the allocation itself without a memory
