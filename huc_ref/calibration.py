@@ -513,9 +513,9 @@ def _read_initial(spec, K: int):
         arr = np.array(value, dtype=object)
         if arr.shape != shape or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in arr.ravel()):
             raise HUCError(f"initial.{key}: expected {' x '.join(map(str, shape))} numbers", kind="length")
-        arrays[key] = arr.astype(float)
-        if not np.all(np.abs(arrays[key]) <= MAX_ALPHA):
+        if not all(abs(x) <= MAX_ALPHA for x in arr.ravel()):  # (before float(): JSON's 10**400 overflows it)
             raise HUCError(f"initial.{key}: entries must be at most {MAX_ALPHA:g} in magnitude", kind="range")
+        arrays[key] = arr.astype(float)
     initial = SCALINGS[kind](kappa=kappa)
     initial.recalibrator_ = Recalibrator(kind, arrays["W"], arrays["b"], kappa)
     return initial

@@ -443,3 +443,19 @@ def test_one_row_inputs_audit_fit_and_apply_in_every_format(tmp_path, capsys, su
     assert _run(capsys, "fit", *arrays, "--max-passes", "1", "-o", tmp_path / "m.json")[0] == 0
     assert _run(capsys, "apply", tmp_path / "m.json", tmp_path / f"p1{suffix}", "-o", tmp_path / "q.npy")[0] == 0
     assert np.load(tmp_path / "q.npy").shape == (1, 4)
+
+
+def test_a_model_file_with_an_integer_past_float64_is_one_error(tmp_path, capsys):
+    """A huc-model/1 file whose initial scaling holds the JSON integer 10**400 (found by
+    tests/test_fuzz.py): converting it to float64 raised OverflowError out of ``huc apply``; it is
+    now refused with the scaling's own bound, as 1e300 is."""
+    _sample(tmp_path)
+    arrays = ["--tree", tmp_path / "spec.json", "--predictions", tmp_path / "p.npy", "--labels", tmp_path / "y.npy"]
+    assert _run(capsys, "fit", *arrays, "--initial", "temperature", "--max-passes", "1", "-o",
+                tmp_path / "m.json")[0] == 0
+    doc = json.loads((tmp_path / "m.json").read_text())
+    doc["initial"]["W"][0][0] = 10**400
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    status, _, err = _run(capsys, "apply", tmp_path / "m.json", tmp_path / "p.npy", "-o", tmp_path / "q.npy")
+    assert status == 2 and err == "huc: error: initial.W: entries must be at most 1e+300 in magnitude\n"
+    assert not (tmp_path / "q.npy").exists()
