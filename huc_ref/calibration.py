@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .distribution import FiniteDistribution, subgroup_mapping
+from .distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from .engines import boost, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
 from .fast.audit import label_ids
@@ -103,7 +103,8 @@ def _validation(validation, size: int = 3):
 def _subgroup_values(subgroups, n: int, names=None, where: str = "subgroups",
                      rows: str = "y_prob") -> tuple[list, np.ndarray]:
     """Subgroup names and an ``n x |C|`` array of values in [-1, 1]; the whole population
-    ("all") is always included (K.3: "The whole-population indicator is always included");
+    ("all") is always included (K.3: "The whole-population indicator is always included"), and a
+    subgroup given under its name must be it (:func:`huc_ref.distribution.check_whole_population`);
     ``where`` and ``rows`` name the subgroups and the predictions in a message."""
     groups = {} if subgroups is None else dict(subgroup_mapping(subgroups, where))
     if "all" not in groups:
@@ -119,6 +120,7 @@ def _subgroup_values(subgroups, n: int, names=None, where: str = "subgroups",
     C = np.empty((n, len(groups)))
     for k, (name, values) in enumerate(groups.items()):
         C[:, k] = subgroup_column(values, n, f"{where}[{name!r}]", rows)
+        check_whole_population(name, C[:, k], f"{where}['all'][{{i}}]")  # (the user's "all" is everyone)
     return list(groups), C
 
 
@@ -228,7 +230,8 @@ class HUCBoost(_Estimator):
     is refused at ``fit`` with the string to write instead, since boosting compares them exactly.
     :attr:`report_` audits the predictions before and after (on the validation data when given),
     with p-values under the null of calibration when ``null_draws`` is set (``seed`` seeds the
-    redraws).
+    redraws; their cost is checked before the boosting against ``max_null_work``,
+    :func:`huc_ref.significance.check_null_work`).
     ``engine``: ``"fast"`` (float64, the default) or ``"exact"`` (every decision certified:
     float64 with rigorous error bounds where python-flint is installed, the ``certified``
     extra, and the certified engine for what they cannot decide; else the certified engine).
@@ -254,11 +257,11 @@ class HUCBoost(_Estimator):
     def __init__(self, tree: LabelTree, utilities: dict, *, method: str = "huc", epsilon="0.001",
                  select: str = "passes", step="adaptive", max_updates: int | None = None, max_passes: int = 100,
                  engine: str = "fast", initial=None, kappa: float = KAPPA_INIT, labels=None,
-                 null_draws: int | None = None, seed: int = 0):
+                 null_draws: int | None = None, seed: int = 0, max_null_work: int | None = None):
         self.tree, self.utilities, self.method, self.epsilon = tree, utilities, method, epsilon
         self.select, self.step, self.max_updates, self.max_passes = select, step, max_updates, max_passes
         self.engine, self.initial, self.kappa, self.labels = engine, initial, kappa, labels
-        self.null_draws, self.seed = null_draws, seed
+        self.null_draws, self.seed, self.max_null_work = null_draws, seed, max_null_work
 
     def _check_params(self) -> None:
         """The constructor's arguments that ``fit`` reads before the boosting options are checked
@@ -328,6 +331,13 @@ class HUCBoost(_Estimator):
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
                                      "validation[0]")
             held_out = Sample(self.tree, Pv, yv, names, Cv)
+        if self.null_draws is not None:  # (the report's two audits, each checked before the boosting)
+            from .significance import candidate_rows, check_null_work
+            from .validation import check_utilities
+            check_utilities(self.tree, len(P), self.utilities)
+            check_null_work(self.null_draws, len(P) if held_out is None else held_out.n, self.tree.K,
+                            len(self.utilities), candidate_rows(self.utilities, len(names)), engine="fast",
+                            max_work=self.max_null_work)
         if self.engine == "fast":  # from the arrays themselves: no exact number is built
             run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, **options)
         elif importlib.util.find_spec("flint") is not None:  # certified float64: the certified engine's
@@ -359,7 +369,8 @@ class HUCBoost(_Estimator):
             subgroups, sample_weight = (validation[2] if len(validation) > 2 else None), None
         names, C = _subgroup_values(subgroups, len(y), self.subgroups_)
         groups = {g: C[:, k] for k, g in enumerate(names)}
-        options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed, sample_weight=sample_weight)
+        options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed, sample_weight=sample_weight,
+                       max_null_work=self.max_null_work)
         tree_order = self.tree.labels  # (both arrays below are in it)
         before = audit(y, self._inputs(y_prob), self.tree, self.utilities, labels=tree_order, **options)
         after = audit(y, self._recalibrated(self._inputs(y_prob), groups), self.tree, self.utilities,
@@ -502,9 +513,9 @@ def _read_initial(spec, K: int):
         arr = np.array(value, dtype=object)
         if arr.shape != shape or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in arr.ravel()):
             raise HUCError(f"initial.{key}: expected {' x '.join(map(str, shape))} numbers", kind="length")
-        arrays[key] = arr.astype(float)
-        if not np.all(np.abs(arrays[key]) <= MAX_ALPHA):
+        if not all(abs(x) <= MAX_ALPHA for x in arr.ravel()):  # (before float(): JSON's 10**400 overflows it)
             raise HUCError(f"initial.{key}: entries must be at most {MAX_ALPHA:g} in magnitude", kind="range")
+        arrays[key] = arr.astype(float)
     initial = SCALINGS[kind](kappa=kappa)
     initial.recalibrator_ = Recalibrator(kind, arrays["W"], arrays["b"], kappa)
     return initial

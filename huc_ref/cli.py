@@ -131,7 +131,11 @@ def _subgroup_file(path, n: int, option: str = "--subgroups"):
         raise HUCError(f"{option}: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
     check_names(names, option)
     values = values.reshape(len(values), -1)
-    return {name: _subgroup_cells(values[:, k], f"{option}[{printable(name, 80)!r}]") for k, name in enumerate(names)}
+    groups = {name: _subgroup_cells(values[:, k], f"{option}[{printable(name, 80)!r}]") for k, name in enumerate(names)}
+    if "all" in groups:  # (the whole population's name: its column must be it)
+        from .distribution import check_whole_population
+        check_whole_population("all", groups["all"], f"{option}['all'][{{i}}]")
+    return groups
 
 
 def _subgroup_cells(cells, where: str):
@@ -303,29 +307,69 @@ def _arrays(args, tree, prefix="", columns=None):
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups")
 
 
+#: The most digits an integer option is read with: more than any count, seed (numpy's 128-bit
+#: entropy has 39) or budget is meant, and ``int`` of a longer text can pass CPython's limit of
+#: 4,300 digits on integer text (a ValueError, not an answer).
+MAX_OPTION_DIGITS = 64
+
+
+def _integer(text: str) -> int:
+    """An integer option (argparse's type): ASCII digits, a minus sign allowed (the library then
+    names the range: ``seed: expected a non-negative integer, got -1``), at most
+    :data:`MAX_OPTION_DIGITS` digits.
+
+    >>> _integer("12"), _integer("-1")
+    (12, -1)
+    >>> _integer("9" * 5000)
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer of at most 64 digits, got one of 5000 digits
+    """
+    digits = text[1:] if text.startswith("-") else text
+    if not digits.isascii() or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {printable(text, 40)!r}")
+    if len(digits) > MAX_OPTION_DIGITS:
+        raise argparse.ArgumentTypeError(f"expected an integer of at most {MAX_OPTION_DIGITS} digits, got one of "
+                                         f"{len(digits)} digits")
+    return int(text)
+
+
 def _rows(text: str) -> int:
     """``--top N``: how many rows a report lists, 0 or more (argparse's type; -1 listed all but the last)."""
     if not text.isascii() or not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a number of rows, 0 or more, got {printable(text)!r}")
-    return int(text)
+        raise argparse.ArgumentTypeError(f"expected a number of rows, 0 or more, got {printable(text, 40)!r}")
+    return _integer(text)
 
 
 def _null_draws(text):
-    """``--null B`` as a number of draws (or ``"exact"``), checked by the library."""
+    """``--null B`` as a number of draws (or ``"exact"``), checked by the library; a number of more
+    digits than :data:`~huc_ref.significance.MAX_NULL_DRAWS` is refused as the library refuses it,
+    before ``int`` reads it."""
+    from .significance import MAX_NULL_DRAWS
     if text is None or text == "exact":
         return text
     if not text.isascii() or not text.isdigit():
-        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text)!r}",
+        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text, 40)!r}",
                        kind="option")
-    return int(text)
+    digits = text.lstrip("0") or "0"  # (int() counts leading zeros against CPython's digit limit)
+    if len(digits) > len(str(MAX_NULL_DRAWS)):
+        raise HUCError(f"--null: expected at most {MAX_NULL_DRAWS} draws, got a number of {len(digits)} digits",
+                       kind="option")
+    return int(digits)
 
 
-def _enumerable(null, K: int, n: int) -> None:
-    """``--null exact`` on ``n`` rows of ``K`` labels: refused above the library's limit in the
-    command line's words (``--null B``, not ``null_draws=B``)."""
-    if null == "exact":
-        from .significance import check_enumerable
-        check_enumerable(K, n, "--null exact", "give --null B (B resampled draws)")
+def _null_work(args, null, n: int, K: int, utilities, n_subgroups: int, engine: str) -> None:
+    """The cost of ``--null`` (draws, or ``exact``: every label assignment) on ``n`` rows,
+    estimated and refused beyond ``--max-null-work`` before any audit, in the command line's
+    words (:func:`huc_ref.significance.check_null_work`); ``--max-null-work`` without ``--null``
+    is refused rather than ignored."""
+    from .significance import candidate_rows, check_null_work
+    if null is None:
+        if args.max_null_work is not None:
+            raise HUCError("--max-null-work: applies to --null (the budget of its draws)", kind="option")
+        return
+    check_null_work(null, n, K, len(utilities), candidate_rows(utilities, n_subgroups), engine=engine,
+                    max_work=args.max_null_work, cli=True)
 
 
 def _fast_options(args) -> dict:
@@ -337,11 +381,15 @@ def _fast_options(args) -> dict:
     return {}
 
 
+#: The figures ``--plot`` writes.
+_FIGURES = (".png", ".pdf", ".svg")
+
+
 def _cmd_audit(args) -> int:
     if args.engine is None:  # float64 predictions: the fast engine; a huc-case/1 document's exact numbers: the exact
         args.engine = "fast" if args.predictions is not None else "exact"
     max_digits = _max_digits(args)  # (options and the figure's file checked before the work)
-    _writable(args.plot, "--plot")
+    _writable(args.plot, "--plot", _FIGURES)
     if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
         from .engines import audit
         from .fast import audit as fast_audit
@@ -365,7 +413,7 @@ def _cmd_audit(args) -> int:
         from .fast.audit import check_label_mass, label_ids
         check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions", _SMOOTH)  # (either engine)
         null = _null_draws(args.null)
-        _enumerable(null, tree.K, len(P))
+        _null_work(args, null, len(P), tree.K, utilities, len(groups or (1,)), args.engine)
         dist = None
         if not (args.engine == "fast" and null != "exact"):
             from .distribution import FiniteDistribution
@@ -376,10 +424,11 @@ def _cmd_audit(args) -> int:
         if args.engine == "fast" and null != "exact":
             _normal_entries(P, "--predictions", args.renormalize)
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
-                                null_draws=null, seed=args.seed, accelerator=args.accelerator)
+                                null_draws=null, seed=args.seed, accelerator=args.accelerator,
+                                max_null_work=args.max_null_work)
         else:
             result = audit(dist, utilities, engine=args.engine, max_digits=max_digits, null_draws=null,
-                           seed=args.seed, **_fast_options(args))
+                           seed=args.seed, max_null_work=args.max_null_work, **_fast_options(args))
         if args.plot:  # (array files are drawn too: --plot is never ignored)
             _save(lambda plot: plot.plot_audit(y, P, tree, utilities, result=result, subgroups=groups), args.plot)
         name = Path(args.predictions).name
@@ -393,8 +442,9 @@ def _cmd_audit(args) -> int:
         raise HUCError("--columns: applies to array files (--predictions); a huc-case/1 document names its labels",
                        kind="option")
     case = _read_case(args)
-    null = dict(null_draws=_null_draws(args.null), seed=args.seed)
-    _enumerable(null["null_draws"], case.distribution.tree.K, case.distribution.n)
+    null = dict(null_draws=_null_draws(args.null), seed=args.seed, max_null_work=args.max_null_work)
+    dist = case.distribution
+    _null_work(args, null["null_draws"], dist.n, dist.tree.K, case.utilities, len(dist.subgroups), args.engine)
     if args.engine == "fast":
         result = case.audit(engine="fast", accelerator=args.accelerator, **null)
     else:
@@ -469,9 +519,11 @@ def _max_digits(args) -> int:
     return MAX_EXACT_DIGITS if args.max_digits is None else args.max_digits
 
 
-def _writable(path, option: str) -> None:
-    """A file the command will write, checked before the work: its folder must exist (a fit of
-    minutes then failed on ``-o missing/model.json``); None: nothing to write.
+def _writable(path, option: str, suffixes: tuple = ()) -> None:
+    """A file the command will write, checked before the work (a fit of minutes then failed on
+    ``-o missing/model.json``): its suffix one of ``suffixes`` (when given), its folder an existing
+    folder, the path not a folder, and a file there (or a new one) open for writing; None:
+    nothing to write.
 
     >>> _writable("model.json", "-o")
     >>> _writable("no/such/folder/model.json", "-o")
@@ -479,14 +531,28 @@ def _writable(path, option: str) -> None:
     ...
     huc_ref.errors.HUCError: -o: cannot write 'no/such/folder/model.json': the folder 'no/such/folder' does not exist
     """
+    import os
     if path is None:
         return
-    folder = Path(path).parent
+    target, shown = Path(path), printable(str(path), 200)
+    if suffixes and target.suffix.lower() not in suffixes:
+        raise HUCError(f"{option}: {shown!r} must end in {', '.join(suffixes[:-1])} or {suffixes[-1]}", kind="file")
+    folder = target.parent
     if not folder.is_dir():
-        raise HUCError(f"{option}: cannot write {printable(str(path), 200)!r}: the folder "
-                       f"{printable(str(folder), 200)!r} does not exist", kind="file")
-    if option == "--plot" and Path(path).suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise HUCError(f"--plot: {path!r} must end in .png, .pdf or .svg", kind="file")
+        raise HUCError(f"{option}: cannot write {shown!r}: the folder {printable(str(folder), 200)!r} does not exist",
+                       kind="file")
+    if target.is_dir():
+        raise HUCError(f"{option}: cannot write {shown!r}: it is a folder; give the path of a file in it", kind="file")
+    if target.exists() and not target.is_file():  # (a device or a pipe: written as it is, at the end)
+        return
+    existed = target.exists()
+    try:  # opened for appending, which changes nothing in a file there, to learn that it can be written
+        with open(target, "ab"):
+            pass
+    except OSError as err:
+        raise HUCError(f"{option}: cannot write {shown!r}: {err.strerror}", kind="file") from None
+    if not existed:
+        os.unlink(target)  # (nothing is left behind if the work fails)
 
 
 def _save(draw, path: str) -> None:
@@ -497,7 +563,7 @@ def _save(draw, path: str) -> None:
     try:
         fig.savefig(target, dpi=110, bbox_inches="tight")
     except OSError as err:
-        raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}", kind="file") from None
+        raise HUCError(f"--plot: cannot write {printable(path, 200)!r}: {err.strerror}", kind="file") from None
     finally:  # (pyplot keeps every figure it made open: main() called again and again in one process
         from matplotlib import pyplot  # grew by a figure a call, warning from the 21st)
         pyplot.close(fig)
@@ -506,8 +572,12 @@ def _save(draw, path: str) -> None:
 def _cmd_fit(args) -> int:
     """Fit HUC-Boost (optionally after a scaling) on calibration arrays; write huc-model/1."""
     from .calibration import SCALINGS, HUCBoost
+    from .validation import boost_settings
     tree, utilities, columns = _spec(args)
     _writable(args.output, "-o")
+    null = _null_draws(args.null)
+    if null == "exact":
+        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     P, y, groups = _arrays(args, tree, columns=columns)
     validation = None
     if args.val_predictions is not None:
@@ -517,11 +587,15 @@ def _cmd_fit(args) -> int:
         _need_subgroups(groups or (), gv, "--val-subgroups")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
-    null = _null_draws(args.null)
-    if null == "exact":
-        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
-                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed)
+                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed,
+                     max_null_work=args.max_null_work)
+    # the options the fit checks, checked before its banner (one line on stderr for a bad one)
+    model._check_params()
+    boost_settings(tree, len(P), utilities, method=args.method, select=args.select, epsilon=args.epsilon,
+                   max_updates=0, step="adaptive", max_passes=args.max_passes)
+    audited = len(P) if validation is None else len(validation[0])  # (the report's rows)
+    _null_work(args, null, audited, tree.K, utilities, len(groups or ()) + ("all" not in (groups or ())), "fast")
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
     model.fit(P, y, subgroups=groups, validation=validation)
     model.save(Path(args.output))
@@ -543,28 +617,43 @@ def _cmd_fit(args) -> int:
 def _cmd_apply(args) -> int:
     """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv, the columns in the
     input's order (a CSV with a header naming them)."""
-    import numpy as np
-
     from .calibration import load_model
     from .formats import read_document
+    _writable(args.output, "-o", (".npy", ".csv"))
     read_document(Path(args.model), "model")
     model = load_model(Path(args.model))
-    _writable(args.output, "-o")
     columns = _stated_columns(args.columns, model.tree)
     P, names = _predictions(args.predictions, "predictions", model.tree, columns, _STATE_COLUMNS_APPLY)
     groups = _subgroup_file(args.subgroups, len(P))
     _need_subgroups(model.subgroups_, groups, "--subgroups")
     out = model.predict_proba(P, subgroups=groups)[:, [model.tree.label_index(name) for name in names]]
     target = Path(args.output)
-    if target.suffix.lower() == ".npy":
-        np.save(target, out)
-    elif target.suffix.lower() == ".csv":
-        np.savetxt(target, out, delimiter=",", fmt="%.17g", header=",".join(names), comments="")
-    else:
-        raise HUCError(f"-o: {printable(str(target), 200)!r}: write .npy or .csv", kind="file")
+    _write_rows(target, out, names)
     print(f"huc apply: {len(out)} rows recalibrated by {model.n_updates_} rules; wrote {printable(str(target), 200)}",
           file=sys.stderr)
     return 0
+
+
+def _write_rows(target: Path, rows, labels) -> None:
+    """Recalibrated predictions written exactly to ``target`` (``numpy.save`` given a path adds
+    ``.npy`` to one ending in ``.NPY``): a ``.npy`` file, or a ``.csv`` file written by the csv
+    module with a header row of the labels (:func:`huc_ref.formats.csv_cell`: a label a
+    spreadsheet would run as a formula is written after an apostrophe, and read back as the label)
+    and each float as its shortest exact text, so :func:`huc_ref.formats.read_columns` reads back
+    the same labels and the same floats."""
+    import csv
+
+    import numpy as np
+
+    from .formats import csv_cell
+    if target.suffix.lower() == ".npy":
+        with open(target, "wb") as f:
+            np.save(f, rows)
+        return
+    with open(target, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow([csv_cell(label) for label in labels])
+        writer.writerows(rows.tolist())  # (a float's str is the shortest text that reads back as it)
 
 
 def _cmd_boost(args) -> int:
@@ -622,13 +711,13 @@ def _cmd_vectors(args) -> int:
     source = Path(args.vectors) if args.vectors else None
     if args.action == "generate":
         for path in vectors.write_vector_files(Path(args.dir)):
-            print(path)
+            print(printable(str(path), 200))
         return 0
     if args.action == "export":
-        print(f"wrote {vectors.export_cases(Path(args.dir), source)} case files to {args.dir}")
+        print(f"wrote {vectors.export_cases(Path(args.dir), source)} case files to {printable(args.dir, 200)}")
         return 0
     if args.action == "answer":
-        print(f"wrote {vectors.answer_cases(Path(args.dir), source)} answers to {args.dir}")
+        print(f"wrote {vectors.answer_cases(Path(args.dir), source)} answers to {printable(args.dir, 200)}")
         return 0
     report, failures = conformance.check_answers(Path(args.dir), source)
     for vid, reason in report:
@@ -639,14 +728,14 @@ def _cmd_vectors(args) -> int:
 
 def _cmd_demo(args) -> int:
     from .demo import TREE, walkthrough
-    _writable(args.plot, "--plot")
+    _writable(args.plot, "--plot", _FIGURES)
     vectors = [None if v is None else [x.strip() for x in v.split(",")] for v in (args.p, args.eta, args.utility)]
     text, moments = walkthrough(*vectors, names=("--p", "--eta", "--utility"))
     print(text)
     if args.plot:
         _save(lambda plot: plot.plot_tree(TREE, moments, title="eq. (5): D_top, D_L, D_R on the four-leaf tree",
                                           value_label="contribution D_t (exact)"), args.plot)
-        print(f"figure: {args.plot}")
+        print(f"figure: {printable(args.plot, 200)}")
     return 0
 
 
@@ -654,7 +743,7 @@ def _cmd_verify(args) -> int:
     from proofs_check.runner import main as verify
 
     return verify((["--json"] if args.json else []) + (["--only", args.only] if args.only else []) +
-                  (["--jobs", args.jobs] if args.jobs is not None else []))
+                  (["--jobs", str(args.jobs)] if args.jobs is not None else []))
 
 
 def _case_arguments(parser, json_help, optional: bool = False):
@@ -693,6 +782,20 @@ def _columns_argument(parser) -> None:
                         help="the columns of a predictions file without a header, in the file's order (a "
                              "classifier's classes_, e.g. --columns 0,1,2 or --columns cat,dog); replaces the spec's "
                              "columns; a file with a header is read by its header")
+
+
+def _max_null_work_help() -> str:
+    from .significance import AUDIT_ATOMS, MAX_NULL_WORK
+    return (f"the budget of --null's audits: draws x (n + N) (K |U| + rows), N = {AUDIT_ATOMS['exact']} on the "
+            f"exact engine, {AUDIT_ATOMS['fast']} on the fast one (default {MAX_NULL_WORK['exact']:.0e} and "
+            f"{MAX_NULL_WORK['fast']:.0e}: about a minute)")
+
+
+def _positive(text: str) -> int:
+    """``--jobs N``: a whole number at least 1 (argparse's type)."""
+    if not text.isascii() or not text.isdigit() or not text.strip("0"):
+        raise argparse.ArgumentTypeError(f"expected a whole number, at least 1, got {printable(text, 40)!r}")
+    return _integer(text)
 
 
 def _examples(*lines: str) -> str:
@@ -739,18 +842,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exact: Fractions, the reference (the default for a huc-case/1 document; on array files it "
                         "reads each float's exact value, much slower); fast: numpy float64 (the default "
                         "for array files; reports print decimals)")
-    p.add_argument("--max-digits", type=int, default=None, metavar="N",
+    p.add_argument("--max-digits", type=_integer, default=None, metavar="N",
                    help=f"the exact engine's cost limit: the digits of all inputs together "
                         f"(default {MAX_EXACT_DIGITS})")
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
-                                                  "intervals over the scores) to FILE (.png, .pdf or .svg); from "
-                                                  "array files the figure reads the predictions' exact values, so "
-                                                  "every entry must be positive (--smooth), whichever engine audits")
+                                                  "intervals over the scores) to FILE (.png, .pdf or .svg)")
     p.add_argument("--null", metavar="B", help="p-values under the null of calibration (labels redrawn from the "
                                                "predictions): B seeded redraws, or 'exact' (every label assignment, "
                                                "on the predictions' exact values: every entry positive; the chosen "
                                                "engine audits)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    p.add_argument("--seed", type=_integer, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    p.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
     p.add_argument("--accelerator", choices=["numpy", "numba"], default="numpy",
                    help="the fast engine's kernels: numpy (default, the reference) or numba (the compiled "
                         "kernels of the numba extra; much faster null draws)")
@@ -765,16 +867,16 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--method", choices=["huc", "uc"], default="huc",
                    help="huc: one internal node per update (default); uc: all leaf logits at once")
     b.add_argument("--epsilon", default="1/100", help="stopping tolerance (exact number, default 1/100)")
-    b.add_argument("--max-updates", type=int, default=1000, metavar="N", help="update cap (default 1000)")
+    b.add_argument("--max-updates", type=_integer, default=1000, metavar="N", help="update cap (default 1000)")
     b.add_argument("--step", default="adaptive",
                    help="'adaptive' (alpha = Gamma / Lambda, default) or 'fixed:A' (alpha = sign(Gamma) A)")
     b.add_argument("--select", choices=["greedy", "passes", "drain"], default="greedy",
                    help="greedy: the largest violation (default); passes: K.1's passes over the branching nodes, "
                         "each audited once and updated at most once per pass; drain: update a node until it is "
                         "clean, then the next")
-    b.add_argument("--max-passes", type=int, default=None, metavar="N",
+    b.add_argument("--max-passes", type=_integer, default=None, metavar="N",
                    help="with --select passes: the budget, N passes of node audits (default 100, as in K.1)")
-    b.add_argument("--digits", type=int, default=None, metavar="D",
+    b.add_argument("--digits", type=_integer, default=None, metavar="D",
                    help="working precision of certified arithmetic in significant digits (default 30)")
     b.add_argument("--arithmetic", choices=["certified", "float"], default=None,
                    help="certified: every decision certified (the default of --engine exact); float: uncertified "
@@ -796,13 +898,14 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--epsilon", default="0.001", help="violations above this are corrected (default 0.001, K.1)")
     f.add_argument("--select", choices=["passes", "greedy", "drain"], default="passes",
                    help="passes: K.1's passes over the branching nodes (default)")
-    f.add_argument("--max-passes", type=int, default=100, metavar="N", help="K.1's budget (default 100 passes)")
+    f.add_argument("--max-passes", type=_integer, default=100, metavar="N", help="K.1's budget (default 100 passes)")
     f.add_argument("--initial", choices=["none", "temperature", "vector", "dirichlet"], default="none",
                    help="a scaling fitted first (the two-stage methods, H.2)")
     f.add_argument("--engine", choices=["fast", "exact"], default="fast", help="fast (default) or certified")
     f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
                                                "the labels under the null of calibration")
-    f.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    f.add_argument("--seed", type=_integer, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    f.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
     f.set_defaults(run=_cmd_fit)
     a = _command(sub, "apply", "apply a saved model to new predictions",
                  "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",
@@ -849,7 +952,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc verify --json > claims.json", "huc verify --jobs 1")
     v.add_argument("--json", action="store_true", help="print a JSON list of results (at the end)")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
-    v.add_argument("--jobs", metavar="N", help="run the checks on N processes (default: the usable CPUs, at most 6)")
+    v.add_argument("--jobs", type=_positive, metavar="N",
+                   help="run the checks on N processes (default: the usable CPUs, at most 6)")
     v.set_defaults(run=_cmd_verify)
     return parser
 

@@ -22,7 +22,8 @@ from .errors import HUCError, check_name, given, sized
 from .rational import dataclass_repr, exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
-__all__ = ["Atom", "FiniteDistribution", "check_smoothing", "prepare_prediction", "read_law", "subgroup_mapping"]
+__all__ = ["Atom", "FiniteDistribution", "WHOLE_POPULATION", "check_smoothing", "check_whole_population",
+           "prepare_prediction", "read_law", "subgroup_mapping"]
 
 _ONE = Fraction(1)
 
@@ -31,6 +32,37 @@ _ONE = Fraction(1)
 #: (the command line says them as its options, ``--renormalize`` and ``--smooth``).
 RENORMALIZE_REMEDY = "pass renormalize=True to divide it by its sum"
 SMOOTH_REMEDY = "pass smooth=kappa to mix it with the uniform law, (1 - kappa) p + kappa / K (K.1's kappa_init)"
+
+#: The name of the whole population's subgroup, ``c(x) = 1`` (K.1: the families include ``c = 1``;
+#: K.3: "The whole-population indicator is always included"), which ``HUCBoost`` and ``huc audit``
+#: add under this name.  A subgroup given under this name must be that indicator
+#: (:func:`check_whole_population`), so no report labels another column as the whole population.
+WHOLE_POPULATION = "all"
+
+
+def check_whole_population(name, values, place: str) -> None:
+    """Refuse a subgroup named :data:`WHOLE_POPULATION` (``"all"``) whose values ``c(x_i)`` are not
+    all 1 (K.1's ``c = 1``): ``place`` names a value, with ``{i}`` for its row.  Any other name, or
+    ``"all"`` with every value 1 (the whole population given explicitly), passes.
+
+    >>> check_whole_population("all", [1, 1.0, True], "subgroups['all'][{i}]")
+    >>> check_whole_population("all", [1, 0], "subgroups['all'][{i}]")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: subgroups['all'][1]: is 0, but 'all' names the whole population (c = 1 on every ...
+    """
+    if name != WHOLE_POPULATION:
+        return
+    if hasattr(values, "dtype"):  # (numpy's arrays: compared at once)
+        bad = (values != 1).nonzero()[0]
+        i = int(bad[0]) if len(bad) else None
+    else:
+        i = next((i for i, v in enumerate(values) if v != 1), None)
+    if i is not None:
+        value = values[i]
+        raise HUCError(f"{place.format(i=i)}: is {shown(value) if isinstance(value, Fraction) else given(value)}, but "
+                       f"{WHOLE_POPULATION!r} names the whole population (c = 1 on every row, K.1's c = 1; audits "
+                       "and fits report it under this name); give this subgroup another name", kind="structure")
 
 
 @dataclass(frozen=True)
@@ -194,6 +226,9 @@ class FiniteDistribution:
         total = exact_sum([a.weight for a in self.atoms])
         if total != 1:
             raise HUCError(f"atoms: weights sum to {shown(total, around=1)}, not 1", kind="probability_sum")
+        if WHOLE_POPULATION in self.subgroups:
+            k = self.subgroups.index(WHOLE_POPULATION)
+            check_whole_population(WHOLE_POPULATION, [a.c[k] for a in self.atoms], f"atoms[{{i}}].c[{k}]")
 
     @staticmethod
     def _has_weight(a) -> bool:

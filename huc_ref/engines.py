@@ -29,9 +29,18 @@ from .fast.sample import Sample
 from .fast.significance import NullAudit, null_sups
 from .fast.tree import FastTree
 from .results import AuditResult, BoostResult
-from .significance import check_null, check_sample, draw_label, exact_p_values, resampling_p_values, uniforms
+from .significance import (
+    candidate_rows,
+    check_null,
+    check_null_work,
+    check_sample,
+    draw_label,
+    exact_p_values,
+    resampling_p_values,
+    uniforms,
+)
 from .utilities import Utility
-from .validation import check_distribution
+from .validation import check_distribution, check_utilities
 
 __all__ = ["ENGINES", "audit", "boost", "check_engine"]
 
@@ -56,7 +65,7 @@ def check_engine(engine) -> str:
 
 def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine: str = "exact",
           accelerator: str = "numpy", rational: str = "fraction", max_digits: int = MAX_EXACT_DIGITS,
-          null_draws: int | str | None = None, seed: int = 0) -> AuditResult:
+          null_draws: int | str | None = None, seed: int = 0, max_null_work: int | None = None) -> AuditResult:
     """UC and HUC of a finite distribution with every sup and its witness (Sec. 2.1, Def. 3.2,
     App. F.3-F.4), on the backend ``engine``.
 
@@ -68,7 +77,9 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     ``null_draws=B`` adds p-values under the null of calibration, ``Y_i ~ P_i``, from ``B``
     redraws of every label seeded by ``seed`` (``"exact"``: every label assignment, exact
     rationals), to UC, HUC and each row (``result.significance``, :mod:`huc_ref.significance`);
-    the distribution must be a labelled sample.
+    the distribution must be a labelled sample.  Their cost is estimated before any audit
+    (:func:`huc_ref.significance.null_work`) and refused beyond ``max_null_work`` (default
+    :data:`huc_ref.significance.MAX_NULL_WORK` of the engine), naming the value that runs it.
 
     Appendix D.1 (cancellation): ``UC = 0`` while ``HUC = 1/4``, on either backend.
 
@@ -82,17 +93,20 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, engine:
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
         check_sample(check_distribution(dist))
+        check_utilities(dist.tree, dist.n, utilities)
+        check_null_work(null_draws, dist.n, dist.tree.K, len(utilities), candidate_rows(utilities, len(dist.subgroups)),
+                        engine=check_engine(engine), max_work=max_null_work)
     if check_engine(engine) == "fast":
         result = fast_audit(check_distribution(dist), utilities, accelerator=accelerator)
     else:
         result = exact_audit(dist, utilities, rational=rational, max_digits=max_digits)
     if null_draws is None:
         return result
-    return _with_p_values(dist, utilities, result, null_draws, seed, accelerator, rational, max_digits)
+    return _with_p_values(dist, utilities, result, null_draws, seed, accelerator, rational, max_digits, max_null_work)
 
 
 def _with_p_values(dist, utilities, result: AuditResult, null_draws, seed, accelerator, rational,
-                   max_digits) -> AuditResult:
+                   max_digits, max_null_work) -> AuditResult:
     """``result`` with its p-values under the null (:mod:`huc_ref.significance`), each draw
     audited by the backend that audited ``result``: the fast one reuses the label-free part
     (:class:`huc_ref.fast.significance.NullAudit`), the exact one audits the relabelled atoms."""
@@ -101,7 +115,7 @@ def _with_p_values(dist, utilities, result: AuditResult, null_draws, seed, accel
         ft, rows = FastTree(dist.tree), np.arange(dist.n)
         if null_draws == "exact":
             null = NullAudit(ft, P, weights, utilities, rows=rows, exact=exact)
-            return exact_p_values(dist, result, lambda labels: null.sups(np.array(labels)))
+            return exact_p_values(dist, result, lambda labels: null.sups(np.array(labels)), max_null_work)
         draws = null_sups(ft, P, weights, utilities, null_draws, rows=rows, accelerator=accelerator, exact=exact)
         return resampling_p_values(dist.n, dist.tree.K, result, draws, null_draws, seed)
 
@@ -110,7 +124,7 @@ def _with_p_values(dist, utilities, result: AuditResult, null_draws, seed, accel
         relabelled = FiniteDistribution(dist.tree, atoms, dist.subgroups)
         return [c.sup for c in exact_audit(relabelled, utilities, rational=rational, max_digits=max_digits).candidates]
     if null_draws == "exact":
-        return exact_p_values(dist, result, sups)
+        return exact_p_values(dist, result, sups, max_null_work)
 
     def draws(rng):
         for _ in range(null_draws):

@@ -31,7 +31,7 @@ from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
            "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "class_indices",
-           "read_model_spec", "read_spec", "spec_schema",
+           "read_model_spec", "read_spec", "spec_schema", "csv_cell", "header_name",
            "ARRAY_SUFFIXES", "as_path"]
 
 CASE_FORMAT = "huc-case/1"
@@ -550,32 +550,115 @@ def read_columns(path, what: str, numbers: bool = False, labels=None, header_nam
     ...
     huc_ref.errors.HUCError: predictions: 'p.csv' line 3 has 1 cell, line 1 (the header) has 2 (cells are ...)
     """
-    import numpy as np
     path = as_path(path, what)
     suffix = path.suffix.lower()
     if suffix not in ARRAY_SUFFIXES:
         raise HUCError(f"{what}: {printable(str(path), 200)!r} is not a .npy, .csv or .parquet file; save it with "
                        f"numpy.save('{path.stem}.npy', array), as comma-separated values, or as Parquet", kind="file")
     data = read_document(path, what)  # a regular file of bounded size
+    where = f"{what}: {printable(path.name, 100)!r}"
     try:
         if suffix == ".npy":
-            return np.load(path, allow_pickle=False), None
+            return _npy_array(data, where), None
         if suffix == ".parquet":
-            try:
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
-                               kind="dependency") from None
-            table = pq.read_table(path)
-            return np.column_stack([c.to_numpy() for c in table.columns]).squeeze(), list(table.column_names)
+            return _parquet_columns(data, where)
         text = data.decode("utf-8-sig")  # a byte-order mark is not part of the first cell
-        return _csv_columns(text, f"{what}: {printable(path.name, 100)!r}", numbers, labels=labels,
-                            header_names=header_names)
+        return _csv_columns(text, where, numbers, labels=labels, header_names=header_names)
     except HUCError:
         raise
     except (ValueError, OSError, UnicodeDecodeError, csv.Error) as err:
-        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} ({err})",
-                       kind="file") from None
+        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} "
+                       f"({printable(str(err), 200)})", kind="file") from None
+    except MemoryError:
+        raise HUCError(f"{what}: {printable(str(path), 200)!r}: not enough memory to read it", kind="too_large") \
+            from None
+
+
+def _npy_array(data: bytes, where: str):
+    """The array of a ``.npy`` file's bytes, its header checked before anything is allocated: the
+    format version (1.0 or 2.0: what ``numpy.save`` writes for arrays of numbers and text), the
+    dtype (no Python objects, which would be unpickled), and the data the shape and dtype declare
+    against the bytes the file holds, so a small file claiming a huge shape is one error, not an
+    allocation of its claim.  An array of shape ``()`` is read as one entry.
+
+    >>> import numpy as np
+    >>> f = io.BytesIO(); np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False,
+    ...                                                               "shape": (10**9, 400)})
+    >>> _npy_array(f.getvalue(), "predictions")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: predictions: its header declares an array of shape (1000000000, 400) of float64, ...
+    """
+    import numpy as np
+    import numpy.lib.format as npf
+    f = io.BytesIO(data)
+    version = npf.read_magic(f)
+    readers = {(1, 0): npf.read_array_header_1_0, (2, 0): npf.read_array_header_2_0}
+    if version not in readers:
+        raise HUCError(f"{where}: a .npy file of format version {version[0]}.{version[1]}; save a plain array of "
+                       "numbers or text with numpy.save (versions 1.0 and 2.0)", kind="file")
+    try:
+        shape, fortran_order, dtype = readers[version](f)
+    except Exception as err:  # noqa: BLE001 (numpy parses the header as a Python literal: any error of tokenize or ast)
+        raise HUCError(f"{where}: its header is not a .npy header ({printable(str(err), 120)}); save the array with "
+                       "numpy.save", kind="file") from None
+    if dtype.hasobject:
+        raise HUCError(f"{where}: holds Python objects (dtype {printable(str(dtype), 80)}), which are not read; save "
+                       "numbers, or labels as text (numpy.save('y.npy', np.asarray(y, dtype=str)))", kind="type")
+    declared = math.prod(shape) * dtype.itemsize
+    if declared != len(data) - f.tell():
+        raise HUCError(f"{where}: its header declares an array of shape {shape} of {printable(str(dtype), 80)}, "
+                       f"{declared} bytes, but the file holds {len(data) - f.tell()} bytes after the header; the file "
+                       "is truncated or not written by numpy.save", kind="file")
+    return np.atleast_1d(np.load(io.BytesIO(data), allow_pickle=False))
+
+
+def _parquet_columns(data: bytes, where: str) -> tuple:
+    """A Parquet file's array and column names (:func:`read_columns`): every column of numbers
+    (integers, floats) or of text (strings, and a dictionary-encoded, pandas "category", column of
+    them), none with a missing value; a decimal, timestamp or other column is one error naming it
+    and the conversion.  One column is read as a vector, any number of rows (one too).
+
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> f = io.BytesIO(); pq.write_table(pa.table({"a": [0.25], "b": [0.75]}), f)
+    >>> array, names = _parquet_columns(f.getvalue(), "predictions")
+    >>> array.tolist(), names
+    ([[0.25, 0.75]], ['a', 'b'])
+    """
+    import numpy as np
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise HUCError(f"{where}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
+                       kind="dependency") from None
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, ValueError, OSError, TypeError) as err:
+        raise HUCError(f"{where}: could not be read as .parquet ({printable(str(err), 200)})", kind="file") from None
+    names = [str(name) for name in table.column_names]
+    if not names:
+        raise HUCError(f"{where}: has no columns", kind="length")
+    columns, kinds = [], {}
+    for name, column in zip(names, table.columns):
+        kind = column.type
+        if pa.types.is_dictionary(kind):  # (pandas' category: its values)
+            column, kind = column.cast(kind.value_type), kind.value_type
+        text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        if not (text or pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise HUCError(f"{where}: column {printable(name, 80)!r} is of type {printable(str(kind), 80)}, not "
+                           "numbers or text; write it as float64 (predictions), or as integers or strings (labels)",
+                           kind="type")
+        if column.null_count:
+            row = int(pc.index(pc.is_null(column), True).as_py())
+            raise HUCError(f"{where}: column {printable(name, 80)!r} has a missing value at row {row}", kind="type")
+        kinds.setdefault("text" if text else "numbers", name)
+        columns.append(np.array(column.to_pylist(), dtype=str) if text else column.to_numpy())
+    if len(kinds) > 1:
+        raise HUCError(f"{where}: column {printable(kinds['text'], 80)!r} holds text and column "
+                       f"{printable(kinds['numbers'], 80)!r} numbers; a file holds one or the other", kind="type")
+    return (columns[0] if len(columns) == 1 else np.column_stack(columns)), names
 
 
 def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels=None, header_names=None) -> tuple:
@@ -596,8 +679,8 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
     physical = text.split("\n")  # lines as loadtxt counts them (skiprows)
     first = next((k for k, line in enumerate(physical) if line.strip()), None)
     if first is not None and fast and labels is None:
-        head = [cell.strip() for cell in next(csv.reader([physical[first]]))]
-        names, skip = (head, first + 1) if _is_header(head, labels, header_names) else (None, 0)
+        names = _header(next(csv.reader([physical[first]])), labels, header_names)
+        skip = 0 if names is None else first + 1
         try:
             with warnings.catch_warnings():  # (a header and no rows: loadtxt warns; the reading below says so)
                 warnings.simplefilter("ignore", UserWarning)
@@ -609,11 +692,11 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
                 and (names is None or len(names) == out.shape[1]):
             index = _pandas_index(names)
             return _shaped(out[:, index:]), names[index:] if names else names
-    lines = [(number, [cell.strip() for cell in row]) for number, row in enumerate(csv.reader(text.splitlines()), 1)
-             if any(cell.strip() for cell in row)]  # (blank lines skipped)
-    names, header_line = None, 0
-    if lines and _is_header(lines[0][1], labels, header_names):
-        (header_line, names), lines = lines[0], lines[1:]
+    rows = [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), 1)
+            if any(cell.strip() for cell in row)]  # (blank lines skipped)
+    names = _header(rows[0][1], labels, header_names) if rows else None
+    header_line = rows[0][0] if names is not None else 0
+    lines = [(number, [cell.strip() for cell in row]) for number, row in rows[names is not None:]]
     first = (header_line, names) if names is not None else (lines[0] if lines else (0, []))
     for number, row in lines:  # every row as wide as the header (or the first row)
         if len(row) != len(first[1]):
@@ -645,18 +728,56 @@ def _pandas_index(names) -> int:
     return int(bool(names) and len(names) > 1 and names[0] in _PANDAS_INDEX)
 
 
-def _is_header(row, labels, header_names) -> bool:
-    """Whether a CSV's first row is a header: its first cell is not a number (nor, in a labels
-    file, a label name), or it lists exactly ``header_names``."""
-    if header_names is not None and len(row) == len(header_names) and set(row) == set(header_names):
-        return True
-    if labels is not None and row[0] in labels:
-        return False
+def _header(cells, labels, header_names):
+    """The names of a CSV's first row (its ``cells`` as the csv module reads them) if it is a
+    header, else None: it is one where its names (:func:`header_name` of each cell, without the
+    spaces around it, or as written) are exactly ``header_names``, or where its first cell is
+    not a number (nor, in a labels file, a label name).
+
+    >>> _header(["'=a", " b "], None, {"=a", " b "}), _header(["0.5", "x"], None, None)
+    (['=a', ' b '], None)
+    """
+    stripped = [header_name(cell.strip()) for cell in cells]
+    if header_names is not None and len(cells) == len(header_names):
+        for names in (stripped, [header_name(cell) for cell in cells]):
+            if set(names) == set(header_names):
+                return names
+    if labels is not None and cells[0].strip() in labels:
+        return None
     try:
-        float(row[0])
+        float(cells[0])
     except ValueError:
-        return True
-    return False
+        return stripped
+    return None
+
+
+#: What a cell may begin with that a spreadsheet reads as a formula (or a formula's sign), and the
+#: apostrophe that marks a cell as text: :func:`csv_cell` writes such a cell after an apostrophe.
+_FORMULA_LEADS = ("=", "+", "-", "@", "'")
+
+
+def csv_cell(text: str) -> str:
+    """A name as the cell ``huc apply`` writes in a CSV header: an apostrophe before a name that
+    begins with ``=``, ``+``, ``-`` or ``@`` (a spreadsheet would run it as a formula: CSV
+    injection) or with an apostrophe (so that each cell is read back as exactly one name,
+    :func:`header_name`); any other name as it is.  The csv module then quotes a cell with a
+    comma or a quote (docs/specification.md §6: a file ``huc`` writes, it reads back).
+
+    >>> [csv_cell(x) for x in ("=HYPERLINK(1)", "-1", "'x", "cat")], header_name(csv_cell("'x"))
+    (["'=HYPERLINK(1)", "'-1", "''x", 'cat'], "'x")
+    """
+    return "'" + text if text.startswith(_FORMULA_LEADS) else text
+
+
+def header_name(cell: str) -> str:
+    """The name a CSV header cell holds: the inverse of :func:`csv_cell` (an apostrophe before one
+    of ``= + - @ '`` is dropped, as a spreadsheet drops the apostrophe that marks a cell as text);
+    any other cell as it is (docs/specification.md §6).
+
+    >>> header_name("'=x"), header_name("'x"), header_name("x")
+    ('=x', "'x", 'x')
+    """
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_LEADS) else cell
 
 
 def _shaped(out):

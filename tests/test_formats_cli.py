@@ -354,8 +354,11 @@ def test_fit_apply_and_audit_from_array_files(tmp_path, capsys):
      "huc: error: --predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)"),
     (["audit"], "huc: error: audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, "
                 "--tree)"),
-    (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.txt"],
+    (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.npy"],
      "huc: error: cannot read model '{d}/model.json': No such file or directory"),
+    # the output is checked before anything is read (it was refused after the model had been applied)
+    (["apply", "{d}/model.json", "{d}/test.npy", "-o", "{d}/out.txt"],
+     "huc: error: -o: '{d}/out.txt' must end in .npy or .csv"),
     # K.1's kappa_0 in (0, 1) on the array path too: --smooth 2 is named, not reported as an unsmoothed
     # zero entry, nor --smooth -1 as a negative prediction
     (["audit", "--tree", "{d}/spec.json", "--predictions", "{d}/cal.npy", "--labels", "{d}/cal_y.npy",
@@ -527,7 +530,8 @@ def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_p
 @pytest.mark.parametrize("source", ["arrays", "case"])
 def test_null_exact_beyond_the_limit_names_the_option(tmp_path, capsys, engine, source):
     """``--null exact`` on 120 rows of 4 labels (4**120 assignments) is refused in the command
-    line's words, from array files and from a case (not ``null_draws=B``, the Python argument)."""
+    line's words, from array files and from a case, with the work of one audit on the engine
+    (:func:`huc_ref.significance.null_work`: (120 + 64) x (4 x 2 + 5) exact, (120 + 8192) x 13 fast)."""
     P, y = _array_files(tmp_path)
     d = str(tmp_path)
     if source == "arrays":
@@ -540,8 +544,11 @@ def test_null_exact_beyond_the_limit_names_the_option(tmp_path, capsys, engine, 
         (tmp_path / "big.json").write_text(json.dumps(case))
         args = ["audit", f"{d}/big.json"]
     assert main(args + ["--engine", engine, "--null", "exact"]) == 2
-    assert capsys.readouterr().err == ("huc: error: --null exact enumerates 4**120 label assignments here, more than "
-                                       "1000000; give --null B (B resampled draws)\n")
+    atoms, per_audit, budget = {"exact": (64, 2392, 5000000), "fast": (8192, 108056, 4000000000)}[engine]
+    assert capsys.readouterr().err == (f"huc: error: --null exact: enumerates 4**120 label assignments, each an audit: "
+                                       f"4**120 x {per_audit} units of work (draws x (n + {atoms}) (K |U| + rows), "
+                                       f"n = 120, K = 4, |U| = 2, rows = 5), more than the {engine} engine's budget of "
+                                       f"{budget}; give --null B (B resampled draws)\n")
 
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])

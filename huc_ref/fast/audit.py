@@ -15,10 +15,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..distribution import FiniteDistribution, subgroup_mapping
+from ..distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from ..errors import HUCError, check_name, given, one_of, printable
 from ..results import AuditResult, Candidate
-from ..significance import check_null, resampling_p_values
+from ..significance import candidate_rows, check_null, check_null_work, resampling_p_values
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_utilities
@@ -647,7 +647,7 @@ def subgroup_weights(dist: FiniteDistribution) -> np.ndarray:
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> atoms = [{"p": ["1/4", "3/4"], "label": "a", "weight": "1/4", "c": ["-1/2"]},
     ...          {"p": ["1/4", "3/4"], "label": "b", "weight": "3/4", "c": [1]}]
-    >>> subgroup_weights(FiniteDistribution(t, atoms)).tolist()
+    >>> subgroup_weights(FiniteDistribution(t, atoms, ["signed"])).tolist()
     [[-0.125], [0.75]]
     """
     return floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
@@ -748,13 +748,14 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
     for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
         check_name(name, "subgroups")
         c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
+        check_whole_population(name, c, "subgroups['all'][{i}]")  # ("all" is the whole population, or refused)
         np.multiply(w, c, out=WT[k])
     return P, ids, w, list(groups), WT
 
 
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
           sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None,
-          null_draws: int | None = None, seed: int = 0) -> AuditResult:
+          null_draws: int | None = None, seed: int = 0, max_null_work: int | None = None) -> AuditResult:
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
     exact engine's :class:`AuditResult` with float numbers (``engine="fast"``).
 
@@ -763,7 +764,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
     ``subgroups``: a mapping name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
     :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
-    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do);
+    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do; the
+    name ``"all"`` is the whole population's, so a subgroup of that name must be 1 on every row);
     ``sample_weight``: nonnegative weights (normalised to sum 1); ``accelerator``: ``"numpy"``
     (the default and the reference) or ``"numba"`` (the compiled kernels of
     :mod:`huc_ref.fast.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
@@ -779,7 +781,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     (:meth:`huc_ref.tree.LabelTree.column_order`): a bare ``predict_proba`` array with a tree built
     in a hierarchy's leaf order is an error, never a silent misreading.
     ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
-    ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``).
+    ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``),
+    refused before any audit beyond ``max_null_work`` (:func:`huc_ref.significance.check_null_work`).
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
@@ -796,6 +799,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
         if null_draws == "exact":
             raise HUCError("null_draws: 'exact' enumerates label assignments of a FiniteDistribution "
                            "(huc_ref.audit); for arrays give a number of draws", kind="option")
+        check_null_work(null_draws, n, tree.K, len(utilities), candidate_rows(utilities, len(names)), engine="fast",
+                        max_work=max_null_work)
     ft = FastTree(tree)
     tables = sample_rows(ft, P, ids, WT.T, utilities, engine=accelerator,
                          row_sum_tolerance=None if renormalize else ROW_SUM_TOLERANCE)
