@@ -412,11 +412,13 @@ def _cmd_fit(args) -> int:
     if null == "exact":
         raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
-                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed)
+                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed,
+                     validation_fraction=args.validation_fraction, verbose=sys.stderr.isatty())  # (bars: a terminal's)
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
     model.fit(P, y, subgroups=groups, validation=validation)
     model.save(Path(args.output))
-    print(f"huc fit: {len(model.run_.steps)} updates run ({model.stopped_}), {model.n_updates_} kept; "
+    chosen = "" if model.held_out_ is None else f" on {len(model.held_out_)} held-out rows"
+    print(f"huc fit: {model.n_updates_run_} updates run ({model.stopped_}), {model.n_updates_} kept{chosen}; "
           f"wrote {printable(args.output, 200)}", file=sys.stderr)
     report = model.report_
     for when in ("before", "after"):
@@ -477,7 +479,9 @@ def _cmd_boost(args) -> int:
     import time
     started, last = time.monotonic(), [time.monotonic()]
 
-    def progress(t, record):  # on stderr, every 2 seconds once a run has taken 2 seconds; never on stdout
+    def progress(t, record):  # on a terminal's stderr, every 2 seconds once a run has taken 2 seconds
+        if not sys.stderr.isatty():
+            return
         now = time.monotonic()
         if now - started >= 2 and now - last[0] >= 2:
             last[0] = now
@@ -651,8 +655,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(run=_cmd_boost)
     f = _command(sub, "fit", "fit HUC-Boost on calibration arrays and save the model (huc-model/1)",
                  "Fit HUC-Boost (K.1's passes, epsilon 0.001) on a classifier's calibration predictions, "
-                 "optionally after temperature, vector or Dirichlet scaling; validation arrays choose the "
-                 "update prefix (K.1).",
+                 "optionally after temperature, vector or Dirichlet scaling; validation arrays (or, without "
+                 "them, a held-out part of the calibration rows) choose the update prefix (K.1).",
                  "huc fit --tree spec.json --predictions cal.npy --labels cal_y.npy "
                  "--val-predictions val.npy --val-labels val_y.npy --initial temperature -o model.json")
     _array_arguments(f, validation=True)
@@ -667,7 +671,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--engine", choices=["fast", "exact"], default="fast", help="fast (default) or certified")
     f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
                                                "the labels under the null of calibration")
-    f.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    f.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="the seed of the held-out split and of --null's redraws (default 0)")
+    f.add_argument("--validation-fraction", type=float, default=0.3, metavar="F",
+                   help="without --val-predictions, the share of the rows held out (stratified) to choose the update "
+                        "prefix (K.1; default 0.3)")
     f.set_defaults(run=_cmd_fit)
     a = _command(sub, "apply", "apply a saved model to new predictions",
                  "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",
