@@ -45,7 +45,7 @@ from .engines import boost, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules, boost_sample
-from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, entries, subgroup_column
+from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, as_floats, entries, subgroup_column
 from .fast.sample import Sample
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .rational import exact
@@ -387,9 +387,10 @@ class _Scaling(_Estimator):
         order of :attr:`classes_` (``y_prob``: rows of the fitted ``K`` probabilities, each
         divided by its sum first)."""
         recalibrator = self._fitted("recalibrator_")
-        if np.ndim(y_prob) != 2:  # (n x K: one row is [row]; the map divides each row by its sum itself)
-            prediction_rows(y_prob, self.n_features_in_)
-        return recalibrator(y_prob)
+        rows = as_floats(y_prob, "y_prob")
+        if rows.ndim != 2:  # (n x K: one row is [row]; the map divides each row by its sum itself)
+            prediction_rows(rows, self.n_features_in_)
+        return recalibrator(rows)
 
 
 class TemperatureScaling(_Scaling):
@@ -793,8 +794,9 @@ class HUCBoost(_Estimator):
         return out
 
     def score(self, y_prob, y_true, sample_weight=None, *, subgroups=None) -> float:
-        """Accuracy (scikit-learn's ``score``): the weighted fraction of rows whose label (a name or a
-        label id, as :meth:`fit` reads ``y_true``) is the class :meth:`predict` gives.
+        """Accuracy (scikit-learn's ``score``; K.1: "We evaluate UC and HUC, as well as accuracy"): the
+        weighted fraction of rows whose label (a name or a label id, as :meth:`fit` reads ``y_true``)
+        is the class :meth:`predict` gives.
 
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
