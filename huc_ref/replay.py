@@ -22,7 +22,8 @@ from .fast.sample import Sample, audit_sample
 from .results import BoostResult
 from .significance import tie_tolerance
 
-__all__ = ["replay", "trajectory", "select_prefix", "prefix_predictions", "held_out_rows"]
+__all__ = ["replay", "trajectory", "select_prefix", "prefix_predictions", "held_out_rows",
+           "first_minimum"]
 
 
 def _atoms(dist: FiniteDistribution | Sample):
@@ -130,12 +131,23 @@ def select_prefix(result: BoostResult, validation: FiniteDistribution | Sample, 
             admissible.append(mean + guard * math.sqrt(sample + null) <= 0)
         if progress is not None:
             progress(t + 1, total)
-    # the first minimum: the replay and its audits are float64, so two prefixes whose errors are equal in
-    # exact arithmetic (an update that moves no validation witness) may round either way; within the rounding
-    # of a sum of n terms (significance.tie_tolerance) they are taken as equal and the shorter prefix is kept
-    floor = min(e for e, ok in zip(errors, admissible) if ok) + tie_tolerance(dist.n, dist.tree.K)
-    best = next(t for t, (e, ok) in enumerate(zip(errors, admissible)) if ok and e <= floor)
-    return best, errors
+    return first_minimum(errors, admissible, tie_tolerance(dist.n, dist.tree.K)), errors
+
+
+def first_minimum(errors, admissible, tolerance: float) -> int:
+    """The first prefix of smallest error among the admissible ones (K.1's selection,
+    :func:`select_prefix`), errors within ``tolerance`` of the smallest counted as equal: the
+    replay and its audits are float64, so two prefixes whose errors are equal in exact arithmetic
+    (an update that moves no validation witness) may round either way, and within the rounding of
+    a sum of n terms (:func:`huc_ref.significance.tie_tolerance`) the shorter prefix is kept.
+
+    >>> first_minimum([0.3, 0.2, 0.2 - 2.0**-55, 0.25], [True] * 4, 1e-12)  # a rounding: the first
+    1
+    >>> first_minimum([0.3, 0.2, 0.1, 0.25], [True, False, False, True], 1e-12)  # the admissible only
+    3
+    """
+    floor = min(e for e, ok in zip(errors, admissible) if ok) + tolerance
+    return next(t for t, (e, ok) in enumerate(zip(errors, admissible)) if ok and e <= floor)
 
 
 def held_out_rows(y, fraction: float, seed: int = 0) -> np.ndarray:
