@@ -571,8 +571,11 @@ def _save(draw, path: str) -> None:
 
 def _cmd_fit(args) -> int:
     """Fit HUC-Boost (optionally after a scaling) on calibration arrays; write huc-model/1."""
-    from .calibration import SCALINGS, HUCBoost
-    from .validation import boost_settings
+    import warnings
+
+    import numpy as np
+
+    from .calibration import SCALINGS, HUCBoost, NoValidationWarning
     tree, utilities, columns = _spec(args)
     _writable(args.output, "-o")
     null = _null_draws(args.null)
@@ -583,23 +586,40 @@ def _cmd_fit(args) -> int:
     if args.val_predictions is not None:
         if args.val_labels is None:
             raise HUCError("--val-predictions: also give --val-labels", kind="option")
+        if args.no_validation:
+            raise HUCError("--no-validation: the validation rows given (--val-predictions) choose the prefix; give "
+                           "one or the other", kind="option")
         Pv, yv, gv = _arrays(args, tree, "val_", columns)
         _need_subgroups(groups or (), gv, "--val-subgroups")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
+    elif args.no_validation:
+        validation = False
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
                      max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed,
-                     max_null_work=args.max_null_work)
+                     max_null_work=args.max_null_work, validation_fraction=args.validation_fraction,
+                     verbose=sys.stderr.isatty())  # (bars: a terminal's)
     # the options the fit checks, checked before its banner (one line on stderr for a bad one)
-    model._check_params()
-    boost_settings(tree, len(P), utilities, method=args.method, select=args.select, epsilon=args.epsilon,
-                   max_updates=0, step="adaptive", max_passes=args.max_passes)
-    audited = len(P) if validation is None else len(validation[0])  # (the report's rows)
+    model._check_params(len(P))
+    audited = len(P) if not validation else len(validation[0])  # (at most the report's rows)
     _null_work(args, null, audited, tree.K, utilities, len(groups or ()) + ("all" not in (groups or ())), "fast")
+    if validation is None:  # the held-out part (K.1's validation rows), possible before the banner
+        from .fast.audit import label_ids
+        from .replay import held_out_rows
+        held_out_rows(np.asarray(tree.labels)[label_ids(y, tree, len(P), "--labels", "--predictions")],
+                      args.validation_fraction, args.seed)
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
-    model.fit(P, y, subgroups=groups, validation=validation)
+    with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
+        warnings.simplefilter("always", NoValidationWarning)
+        model.fit(P, y, subgroups=groups, validation=validation)
+    for note in caught:
+        if issubclass(note.category, NoValidationWarning):
+            print(f"huc fit: warning: {note.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     model.save(Path(args.output))
-    print(f"huc fit: {len(model.run_.steps)} updates run ({model.stopped_}), {model.n_updates_} kept; "
+    chosen = "" if model.held_out_ is None else f" on {len(model.held_out_)} held-out rows"
+    print(f"huc fit: {model.n_updates_run_} updates run ({model.stopped_}), {model.n_updates_} kept{chosen}; "
           f"wrote {printable(args.output, 200)}", file=sys.stderr)
     report = model.report_
     for when in ("before", "after"):
@@ -677,7 +697,9 @@ def _cmd_boost(args) -> int:
     import time
     started, last = time.monotonic(), [time.monotonic()]
 
-    def progress(t, record):  # on stderr, every 2 seconds once a run has taken 2 seconds; never on stdout
+    def progress(t, record):  # on a terminal's stderr, every 2 seconds once a run has taken 2 seconds
+        if not sys.stderr.isatty():
+            return
         now = time.monotonic()
         if now - started >= 2 and now - last[0] >= 2:
             last[0] = now
@@ -888,8 +910,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(run=_cmd_boost)
     f = _command(sub, "fit", "fit HUC-Boost on calibration arrays and save the model (huc-model/1)",
                  "Fit HUC-Boost (K.1's passes, epsilon 0.001) on a classifier's calibration predictions, "
-                 "optionally after temperature, vector or Dirichlet scaling; validation arrays choose the "
-                 "update prefix (K.1).",
+                 "optionally after temperature, vector or Dirichlet scaling; validation arrays (or, without "
+                 "them, a held-out part of the calibration rows) choose the update prefix (K.1).",
                  "huc fit --tree spec.json --predictions cal.npy --labels cal_y.npy "
                  "--val-predictions val.npy --val-labels val_y.npy --initial temperature -o model.json")
     _array_arguments(f, validation=True)
@@ -904,8 +926,14 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--engine", choices=["fast", "exact"], default="fast", help="fast (default) or certified")
     f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
                                                "the labels under the null of calibration")
-    f.add_argument("--seed", type=_integer, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    f.add_argument("--seed", type=_integer, default=0, metavar="S",
+                   help="the seed of the held-out split and of --null's redraws (default 0)")
     f.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
+    f.add_argument("--validation-fraction", type=float, default=0.3, metavar="F",
+                   help="without --val-predictions, the share of the rows held out (stratified) to choose the update "
+                        "prefix (K.1; default 0.3)")
+    f.add_argument("--no-validation", action="store_true",
+                   help="hold nothing out: every update run is kept (with a warning; small samples overfit)")
     f.set_defaults(run=_cmd_fit)
     a = _command(sub, "apply", "apply a saved model to new predictions",
                  "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",

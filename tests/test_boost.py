@@ -513,19 +513,16 @@ def test_a_replay_finds_each_rules_subgroup_by_name():
     ([0.3, 0.2, 0.2 - 1e-9, 0.25], 2),  # a real decrease: the longer one
     ([0.3, 0.3, 0.3], 0),
 ])
-def test_the_first_minimum_of_the_validation_errors_allows_for_rounding(monkeypatch, errors, keep):
+def test_the_first_minimum_of_the_validation_errors_allows_for_rounding(errors, keep):
     """K.1's prefix: the first minimum of the validation errors, which a float64 replay computes;
     errors within :func:`huc_ref.significance.tie_tolerance` of the minimum count as equal (else a
     step 1e-16 apart on two engines keeps prefix 4 on one and 5 on the other, with the same
     validation HUC to six digits)."""
-    from huc_ref import replay
-    from huc_ref.fast.sample import Sample
-    from huc_ref.results import BoostResult
+    from huc_ref.replay import first_minimum
     from huc_ref.significance import tie_tolerance
-    sample = Sample(FOUR, np.full((8, 4), 0.25), [0, 1, 2, 3] * 2)
-    assert 2.0**-55 < tie_tolerance(sample.n, FOUR.K) < 1e-9
-    monkeypatch.setattr(replay, "trajectory", lambda result, dist, us: [{"huc": e, "uc": e} for e in errors])
-    assert replay.select_prefix(BoostResult("huc", Fraction(1, 100), None, "float"), sample, U) == (keep, errors)
+    tolerance = tie_tolerance(8, FOUR.K)  # (select_prefix's, for 8 validation rows of FOUR)
+    assert 2.0**-55 < tolerance < 1e-9
+    assert first_minimum(errors, [True] * len(errors), tolerance) == keep
 
 
 def test_a_sample_boosts_in_float64_only():

@@ -392,7 +392,7 @@ def test_a_fitted_huc_boost_draws_its_trajectory():
     us = {"u": Table(FOUR, [-1, 1, 1, 1])}
     P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
     yv = [0, 1, 2, 2, 2, 3, 3, 3]  # (one y1 read as y2: K.1 keeps the first update of 13)
-    model = HUCBoost(FOUR, us, epsilon="1/100").fit(P, y, validation=(P, yv))
+    model = HUCBoost(FOUR, us, epsilon="1/100", prefix_guard=None).fit(P, y, validation=(P, yv))  # (K.1's rule)
     run = model.run_
     assert (model.n_updates_, len(run.updates)) == (1, 13)
     fig = plot_trajectories(model)
@@ -411,7 +411,9 @@ def test_a_fitted_huc_boost_draws_its_trajectory():
         [pytest.approx(0.01 ** 2 / 2)]
     (kept,) = [line for line in huc.get_lines() if "kept prefix" in line.get_label()]
     assert kept.get_label() == "HUC-Boost: kept prefix, 1 update (K.1)" and kept.get_xdata()[0] == 1
-    alone = HUCBoost(FOUR, us, epsilon="1/100").fit(P, y)
+    from huc_ref.calibration import NoValidationWarning
+    with pytest.warns(NoValidationWarning):  # (no validation data: the calibration data's report)
+        alone = HUCBoost(FOUR, us, epsilon="1/100").fit(P, y, validation=False)
     fig = plot_trajectories({"mine": alone, "replayed": [{"uc": 0.1, "huc": 0.2, "log_loss": 1.0}]}, epsilon="1/10")
     line = [x for x in fig.axes[1].get_lines() if x.get_label() == "mine (calibration data)"][0]
     values = line.get_ydata()

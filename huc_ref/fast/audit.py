@@ -682,6 +682,8 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     ...
     huc_ref.errors.HUCError: validation[1]: has 1 labels, validation[0] has 2 rows
     """
+    if hasattr(y_true, "__array__") and not hasattr(y_true, "__iter__"):  # (an array-like that only converts)
+        y_true = np.asarray(y_true)
     if isinstance(y_true, (str, bytes)) or not hasattr(y_true, "__iter__"):
         raise HUCError(f"{where}: expected one label (a name or an id) per row of {rows}, "
                        f"got {type(y_true).__name__}", kind="length")

@@ -21,19 +21,17 @@ from .numbers import (
     TOLERANCES,
     ExactRows,
     floats,
-    logsumexp,
     ratio,
     rounding_bound,
     row_extremes,
     row_sums,
-    softmax_rows,
 )
 from .sample import Sample
 from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
 __all__ = ["FloatBackend", "boost", "boost_sample", "replay", "check_replay", "apply_rules", "direction",
-           "branch_masses", "move", "label_columns"]
+           "branch_masses", "move", "tilt", "label_columns"]
 
 
 class FloatBackend(Backend):
@@ -486,6 +484,38 @@ def label_columns(tree: LabelTree, a: int):
     return slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] == len(ids) - 1 else list(ids)
 
 
+def tilt(q: np.ndarray, h: np.ndarray, alpha: float) -> np.ndarray:
+    """Each row of ``q`` tilted by ``e^(alpha h)`` and normalised: ``q'_j = q_j e^(alpha h_j) /
+    sum_k q_k e^(alpha h_k)`` (App. E.1's update of the branch probabilities; UC-Boost's softmax of
+    ``log p + alpha h``), a probability row for every finite ``alpha``.
+
+    Log-sum-exp with the largest term subtracted, in two stages so that ``alpha h`` never
+    absorbs ``log q``.  Write ``d_j = log q_j + alpha (h_j - h_top)`` with ``h_top`` the row's
+    largest ``h`` (its smallest when ``alpha < 0``): ``alpha (h_j - h_top) <= 0`` exactly (a
+    product keeps its factors' signs), so ``d_j <= log q_j <= 0``, and at the child ``r``
+    attaining ``h_top`` the step term is exactly 0, so ``max_j d_j >= log q_r >= log(tiny)``
+    (every entry is floored at the smallest normal).  The terms ``e_j = e^(d_j - max d)`` lie
+    in [0, 1] with one exactly 1, their sum ``S`` in [1, d], and ``q'_j = e_j / S`` sums to 1
+    within ``(d + 1) u`` whatever the rounding of each ``e_j``: the normalisation is exact
+    arithmetic's up to one division a term.  Written as ``log q + alpha h`` minus the row's
+    maximum (one stage), a step of ``1e300`` rounds ``log q + alpha h`` to ``alpha h``, and a
+    step of ``1e10`` leaves only ``1e-6`` of ``log q``'s digits: the rows then sum to what
+    ``q`` lost.  ``alpha (h_j - h_top)`` may only overflow to ``-inf`` (``e^-inf = 0``, the
+    limit), never to a NaN, since ``alpha`` is finite and ``h_top - h_top = 0``.
+
+    >>> tilt(np.array([[0.25, 0.75]]), np.array([[1.0, 0.0]]), np.log(3.0)).round(12).tolist()  # 3 : 3
+    [[0.5, 0.5]]
+    >>> tilt(np.array([[0.25, 0.75]]), np.array([[1.0, 0.0]]), 1e300).tolist()  # the limit: all on child 0
+    [[1.0, 0.0]]
+    """
+    hi, lo = row_extremes(h)
+    top = hi if alpha >= 0 else lo
+    with np.errstate(divide="ignore", over="ignore"):  # (log 0 = -inf and an overflow to -inf: weights of 0)
+        d = np.log(q) + alpha * (h - top[:, None])
+    e = np.exp(d - row_extremes(d)[0][:, None])
+    return e / row_sums(e)[:, None]
+
+
 def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np.ndarray, alpha: float,
          q: np.ndarray | None = None, a: int | None = None, rows: np.ndarray | None = None) -> np.ndarray:
     """One update of Algorithm 1, as App. E.1 writes it: "q_{t+1,v,j}(x) = q_{t,v,j}(x) e^{alpha_t
@@ -493,10 +523,16 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
     q_{t,v,j}(x)" (HUC-Boost at node ``a``: ``q'_j`` proportional to ``q_j e^(alpha h_j)`` over its
     children, with ``q`` the members' current conditional masses; each label below child ``j``
     scaled by ``q'_j / q_j``) or of UC-Boost (``p' = softmax(log p + alpha h)``), on the rows
-    ``members`` of ``P`` in place, in the log domain, floored at the smallest normal; returns
-    the rows moved.  A row whose ``h`` is the same everywhere is not moved (``q' = q``
-    exactly; the float factor ``1 / sum q`` would perturb it by an ulp and could flip a tie).
+    ``members`` of ``P`` in place, the tilt computed by :func:`tilt` (a probability row for any
+    finite step), floored at the smallest normal; returns the rows moved.  A row whose ``h`` is
+    the same everywhere is not moved (``q' = q`` exactly; the float factor ``1 / sum q`` would
+    perturb it by an ulp and could flip a tie).
     ``rows``: ``P[members]`` already gathered (a run's buffer, used up), or None.
+
+    Each label below child ``j`` is scaled by ``q'_j / q_j <= 1 / tiny`` (finite: ``q_j >= tiny``
+    since every entry is floored), and node ``a``'s labels then sum to ``pi_a sum_j q'_j`` within
+    ``(2 d_a + 8) u`` relatively (``q_j``, the factor, the product and the children's sums each
+    round): a row's sum moves by at most ``(2K + 8) u`` a rule (:func:`huc_ref.calibration.row_sum_tolerance`).
 
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -512,11 +548,11 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
         rows = None
         members, h, q = members[moving], h[moving], None if q is None else q[moving]
     if method == "huc":
-        factor = np.exp(alpha * h - logsumexp(np.log(q) + alpha * h))  # q'_j / q_j, in the log domain
+        factor = tilt(q, h, alpha) / q  # q'_j / q_j
         rows = P[members] if rows is None else rows  # (gathered once, written back once)
         for j, child in enumerate(tree.child_ids[a]):
             rows[:, label_columns(tree, child)] *= factor[:, j:j + 1]
     else:
-        rows = softmax_rows(np.log(P[members]) + alpha * h)
+        rows = tilt(P[members], h, alpha)
     P[members] = np.maximum(rows, TOLERANCES["floor"], out=rows)
     return members
