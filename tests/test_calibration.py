@@ -746,3 +746,22 @@ def test_a_bare_predict_proba_is_refused_where_the_trees_label_order_was_never_d
         fast.audit([0, 1], np.full((2, 4), 0.25), numbered, {"top1": TopK(numbered, 1)})
     numeric = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["0", "1"], "b": ["2", "10"]})
     assert fast.audit([0, 3], np.full((2, 4), 0.25), numeric, {"top1": TopK(numeric, 1)}).n == 2  # 0, 1, 2, 10
+
+
+def test_a_fit_on_labels_named_by_digits_out_of_position_reads_its_own_ids():
+    """A tree whose labels are named "1" and "0", in that order: labels given as names are read once;
+    HUCBoost's own ids, passed on to its held-out rows, its run and its report, were asked again
+    whether they meant names (the integer-labels error, though the user gave names).  The fit's
+    report is the fast audit of the same names."""
+    from huc_ref import TopK
+    t = LabelTree.from_children("r", {"r": ["1", "0"]}, labels=["1", "0"])
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet([1, 1], 60)
+    y = np.array(["1", "0"])[rng.integers(0, 2, 60)]
+    us = {"u": TopK(t, 1)}
+    model = HUCBoost(t, us, max_passes=2, validation_fraction=0.5).fit(P, y)
+    held = model.held_out_
+    # (the report's predictions carry K.1's kappa_init smoothing: equal to 1e-9)
+    assert model.report_["before"].huc.sup == pytest.approx(fast.audit(y[held], P[held], t, us).huc.sup, rel=1e-9)
+    with pytest.raises(HUCError, match="integer labels are ambiguous for this tree"):
+        HUCBoost(t, us, max_passes=2).fit(P, (y == "0").astype(int))  # (the user's integers still are)

@@ -337,8 +337,8 @@ def test_audit_fit_and_apply_on_fuzzed_array_files(fitted, tmp_path, capsys, blo
         command = rng.choice(["audit", "audit", "fit", "apply"])
         if command == "apply":
             spec = json.loads((fitted / "spec.json").read_text())
-        else:  # (HUCBoost.fit passes its own label ids on, which a tree naming labels "1", "0" refuses:
-            spec = _tree_spec(rng, digits=command != "fit")  # left out of huc fit's cases)
+        else:
+            spec = _tree_spec(rng)
         (folder / "spec.json").write_text(json.dumps(spec))
         names, K, n = spec["labels"], len(spec["labels"]), rng.randint(1, 6)
         P = _predictions(rng, n, K)

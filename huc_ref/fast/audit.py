@@ -670,6 +670,23 @@ def check_accelerator(accelerator: str) -> str:
     return accelerator
 
 
+class LabelIds(np.ndarray):
+    """Label ids (positions in a tree's label order) that :func:`label_ids` has read: passed on to
+    another call (a fit's held-out rows, its report's audits), they are taken as ids as they are,
+    never again asked whether an integer meant a label named by digits.  Indexing keeps the type;
+    arithmetic and comparisons give plain arrays.
+
+    >>> t = LabelTree.from_children("r", {"r": ["1", "0"]}, labels=["1", "0"])
+    >>> ids = label_ids(["0", "1"], t, 2)
+    >>> label_ids(ids[::-1], t, 2).tolist(), type(ids == 0).__name__
+    ([0, 1], 'ndarray')
+    """
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        out = array.view(np.ndarray)
+        return out[()] if return_scalar else out
+
+
 def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str = "y_prob") -> np.ndarray:
     """Labels given as names or label ids, as label ids (vectorised for integer and string arrays);
     ``where`` and ``rows`` name the labels and the predictions in a message.
@@ -682,6 +699,8 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     ...
     huc_ref.errors.HUCError: validation[1]: has 1 labels, validation[0] has 2 rows
     """
+    if isinstance(y_true, LabelIds) and y_true.ndim == 1 and len(y_true) == n:
+        return y_true
     if hasattr(y_true, "__array__") and not hasattr(y_true, "__iter__"):  # (an array-like that only converts)
         y_true = np.asarray(y_true)
     if isinstance(y_true, (str, bytes)) or not hasattr(y_true, "__iter__"):
@@ -705,7 +724,7 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     if len(ids) and (ids.min() < 0 or ids.max() >= tree.K):
         i = int(np.argmax((ids < 0) | (ids >= tree.K)))
         raise HUCError(f"{where}[{i}]: {given(y[i])} is not a label name or id", kind="reference")
-    return ids
+    return np.asarray(ids, dtype=np.intp).view(LabelIds)
 
 
 def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
