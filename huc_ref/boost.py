@@ -50,7 +50,7 @@ from .rational import GMP_BITS, fraction_text
 from .results import BoostResult
 from .validation import MAX_FIXED_STEP, SELECTIONS, boost_options  # noqa: F401 (re-exported)
 
-__all__ = ["BoostResult", "CertifiedBackend", "boost", "boost_options", "check_digits"]
+__all__ = ["BoostResult", "CertifiedBackend", "Judge", "Judgement", "boost", "boost_options", "check_digits"]
 
 _GUARD_BITS = 32
 _MAX_PRECISION = 1 << 14
@@ -1159,6 +1159,61 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     backend = CertifiedBackend(dist, utilities, method, eps, arithmetic, digits)
     return drive(backend, BoostResult(method, eps, digits, arithmetic), method=method, epsilon=eps, fixed=fixed,
                  select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The certified engine's choice on a given exact state (Sec. 3.2's largest candidate, App.
+    F.3's witness): the sup, subgroup index, utility, node id (None: UC), signed moment, whether
+    the sup exceeds epsilon, the atoms the witness interval holds, the interval's ends and every
+    atom's utility values as the engine decided them (floats; the decisions are certified)."""
+
+    sup: float
+    subgroup: int
+    utility: str
+    node: int | None
+    moment: float
+    exceeds: bool
+    members: tuple
+    interval: tuple
+    values: list
+
+
+class Judge:
+    """The certified engine as the judge of certified float64 (docs/specification.md §4): the
+    choice of a boosting run on an exact state given by its logits, its decisions certified at
+    two precisions (:class:`CertifiedBackend`'s engine, ``digits`` of working precision).  The
+    fast backend's certified context (:class:`huc_ref.fast.context.Certified`) asks it where its
+    bounds and Arb cannot decide.
+
+    App. D.1 after no update: the root's sup 1/4, first of the two equal ones (vL's is 1/4 too).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> c = Judge(d, {"u": Table(t, [-1, 1, 1, 1])}, "huc", Fraction(1, 10)).choose({})
+    >>> c.sup, t.nodes[c.node], c.moment, c.exceeds, c.members, c.interval
+    (0.25, 'v0', 0.25, True, (0,), (0.5, 0.5))
+    """
+
+    def __init__(self, dist: FiniteDistribution, utilities: dict, method: str, epsilon: Fraction, digits: int = 30):
+        self._engine = _Engine(dist, utilities, method, epsilon, "certified", check_digits(digits))
+
+    def choose(self, logits: dict, node: int | None = None) -> Judgement | None:
+        """The largest candidate (at node id ``node``, or anywhere) on the state whose moved atoms'
+        exact logits are ``logits`` (atom index -> HUC-Boost: per branching node id, its children's;
+        UC-Boost: the leaves'; an atom not given keeps the logits it was last given, at first 0).
+        None where there is no candidate."""
+        engine = self._engine
+        for i, z in logits.items():
+            engine.z[i] = z
+        choice, _, tables, _ = engine.certified_choice(node)
+        if choice is None:
+            return None
+        interval = tuple(float(x) for x in _table_interval(tables, choice)) if choice.members else ()
+        values = [[float(x) for x in row] for row in tables[choice.utility][1]]
+        return Judgement(float(choice.sup), choice.subgroup, choice.utility, choice.node, float(choice.moment),
+                         choice.exceeds, tuple(choice.members), interval, values)
 
 
 def check_digits(digits) -> int:
