@@ -46,7 +46,7 @@ from .distribution import FiniteDistribution
 from .driver import Backend, Schedule, Update, drive, rational_gamma  # noqa: F401 (Schedule: documented here too)
 from .errors import HUCError, given, is_integer, one_of
 from .intervals import IntervalMax, max_interval_sum_approx
-from .rational import GMP_BITS, fraction_text
+from .rational import GMP_BITS, fraction_text, shared_sign
 from .results import BoostResult
 from .validation import MAX_FIXED_STEP, SELECTIONS, boost_options  # noqa: F401 (re-exported)
 
@@ -213,7 +213,7 @@ class _Form:
                 # every product of factors e^z / N is positive: coefficients of one sign (a rational, or one
                 # key: two atoms moved alike whose p0 differ) give the form's sign exactly
                 coef = _collapse(diff.coef)
-                shared = _shared_sign(coef.values())
+                shared = shared_sign(coef.values())
                 if shared is not None:
                     return shared
                 if not isinstance(value, float):
@@ -276,18 +276,6 @@ def _decided(compute, bits: int):
                    "irrational quantities?); refusing to guess", kind="undecided")
 
 
-def _shared_sign(coefficients):
-    """The sign of ``sum_k c_k F_k`` for every choice of positive ``F_k``, or None: 0 where every
-    ``c_k`` is 0, else the sign of the nonzero ones where they share it (:meth:`_Form.sign`,
-    :func:`_exp_sign`: every product of factors ``e^z / N``, and every ``e^w``, is positive).
-
-    >>> _shared_sign([Fraction(0), Fraction(1, 10**301)]), _shared_sign([]), _shared_sign([1, -1])
-    (1, 0, None)
-    """
-    signs = {(c > 0) - (c < 0) for c in coefficients} - {0}
-    return None if len(signs) > 1 else signs.pop() if signs else 0
-
-
 #: The most terms :func:`_exp_sign` expands a form into (then the engine raises its precision).
 _EXP_TERMS = 4096
 
@@ -338,7 +326,7 @@ def _exp_sign(coef: dict, limit: int = _EXP_TERMS):
                     return None
         for w, x in term.items():
             poly[w] = poly.get(w, 0) + x
-    shared = _shared_sign(poly.values())
+    shared = shared_sign(poly.values())
     if shared is not None:
         return shared
     poly = {w: x for w, x in poly.items() if x}
@@ -1200,10 +1188,23 @@ class Judge:
         self._engine = _Engine(dist, utilities, method, epsilon, "certified", check_digits(digits))
 
     def choose(self, logits: dict, node: int | None = None) -> Judgement | None:
-        """The largest candidate (at node id ``node``, or anywhere) on the state whose moved atoms'
-        exact logits are ``logits`` (atom index -> HUC-Boost: per branching node id, its children's;
-        UC-Boost: the leaves'; an atom not given keeps the logits it was last given, at first 0).
-        None where there is no candidate."""
+        """The largest candidate (Sec. 3.2; at node id ``node``, or anywhere) on the state whose moved
+        atoms' exact logits are ``logits`` (atom index -> HUC-Boost: per branching node id, its
+        children's; UC-Boost: the leaves'; an atom not given keeps the logits it was last given, at
+        first 0), certified at two precisions (docs/specification.md §4).  None where there is no
+        candidate.
+
+        App. D.1 after its first update (logits -1 and 1 at the root): vL's violation is left, its
+        term ``sum_j pi*_j mu_j - pi*_vL mu_vL = -1/4`` unmoved by the root's split (A.3).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+        >>> judge = Judge(d, {"u": Table(t, [-1, 1, 1, 1])}, "huc", Fraction(1, 10))
+        >>> c = judge.choose({0: {0: [Fraction(-1), Fraction(1)], 1: [0, 0]}})
+        >>> t.nodes[c.node], c.exceeds, c.sup, c.moment
+        ('vL', True, 0.25, -0.25)
+        """
         engine = self._engine
         for i, z in logits.items():
             engine.z[i] = z

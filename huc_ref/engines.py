@@ -17,14 +17,14 @@ import numpy as np
 
 from .audit import MAX_EXACT_DIGITS
 from .audit import audit as exact_audit
+from .boost import Judge, check_digits
 from .boost import boost as certified_boost
-from .boost import check_digits
-from .certified import boost as bounded_boost
 from .distribution import FiniteDistribution
 from .errors import HUCError, given, one_of
 from .fast.audit import audit_distribution as fast_audit
 from .fast.audit import distribution_arrays
 from .fast.boost import boost as float_boost
+from .fast.context import Certified
 from .fast.sample import Sample
 from .fast.significance import NullAudit, null_sups
 from .fast.tree import FastTree
@@ -128,9 +128,11 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
     ``engine="exact"``: the certified engine (:func:`huc_ref.boost.boost`; ``digits`` of
     working precision, default 30; ``arithmetic="float"`` runs it uncertified).
     ``engine="fast"``: float64 (:func:`huc_ref.fast.boost.boost`, uncertified); with
-    ``arithmetic="certified"``, float64 with rigorous error bounds and the certified engine
-    where they cannot decide (:func:`huc_ref.certified.boost`: the same certificates, decisions
-    and Theorem 3.5's inequalities; ``digits``: that engine's working precision).  ``epsilon``
+    ``arithmetic="certified"``, the same backend with the certified context
+    (:class:`huc_ref.fast.context.Certified`: float64 with rigorous error bounds, Arb, and the
+    certified engine, :class:`huc_ref.boost.Judge`, where they cannot decide; the same
+    certificates, decisions and Theorem 3.5's inequalities; ``digits``: the judge's working
+    precision).  ``epsilon``
     and a fixed ``step`` are exact numbers on both (``"1/100"``, ``"0.05"``, ``Fraction``), as
     the command line takes them.
 
@@ -150,8 +152,9 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
                        "engines need a FiniteDistribution (FiniteDistribution.from_floats reads the floats exactly)",
                        kind="type")
     if check_engine(engine) == "fast":
-        if arithmetic == "certified":
-            return bounded_boost(dist, utilities, digits=30 if digits is None else check_digits(digits), **options)
+        if arithmetic == "certified":  # the judge: the certified engine, where the context cannot decide
+            numbers = Certified(Judge, 30 if digits is None else check_digits(digits))
+            return float_boost(dist, utilities, numbers=numbers, **options)
         if digits is not None:
             raise HUCError("digits: applies to certified arithmetic only (engine='fast' is float64 unless "
                            "arithmetic='certified')", kind="option")

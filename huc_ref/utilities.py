@@ -233,20 +233,38 @@ class RationalRow:
         self.tree, self.p, self.atom = tree, tuple(p), atom
 
     def rationals(self) -> tuple[Fraction, ...]:
-        """``p`` itself."""
+        """``p`` itself (A.2: a point of the simplex).
+
+        >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).rationals()
+        (Fraction(1, 3), Fraction(2, 3))
+        """
         return self.p
 
     def sign(self, d: Sequence) -> int:
-        """-1, 0 or 1: the sign of ``sum_y p_y d_y`` (a decision's margin), exactly."""
+        """-1, 0 or 1: the sign of ``sum_y p_y d_y`` (J.1's margin of a binary decision), exactly.
+
+        >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).sign([2, -1])
+        0
+        """
         margin = sum((x * v for x, v in zip(self.p, d)), Fraction(0))
         return (margin > 0) - (margin < 0)
 
     def ranked(self) -> tuple[Fraction, ...]:
-        """A rational row whose entries are ordered as ``p``'s (ties kept): ``p`` itself."""
+        """A rational row whose entries are ordered as ``p``'s, ties kept (A.1's ``r_p`` reads the
+        order alone): ``p`` itself.
+
+        >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).ranked()
+        (Fraction(1, 3), Fraction(2, 3))
+        """
         return self.p
 
     def first_largest(self, nodes: Sequence[int]) -> int:
-        """The first node id of ``nodes`` (pre-order) of largest mass ``pi_a(p)`` (C.1)."""
+        """The first node id of ``nodes`` (pre-order) of largest mass ``pi_a(p)`` (C.1; K.2's ``v_l``).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> RationalRow(t, [Fraction(1, 2), Fraction(1, 2)]).first_largest([1, 2])  # a tie: the first
+        1
+        """
         masses = subtree_sums(self.tree, self.p)
         return max(nodes, key=lambda a: (masses[a], -a))
 
@@ -298,7 +316,7 @@ class Table(Utility):
 
     def unmoved_by(self, a):
         """Fixed values constant on the labels below ``a``: a row's values, and its score (the mean of
-        ``a``'s labels is ``b`` there), do not move with ``a``'s split.
+        ``a``'s labels is ``b`` there, A.3), do not move with ``a``'s split (Algorithm 1).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Table(t, [1, 1, 0]).unmoved_by(1), Table(t, [1, 0, 0]).unmoved_by(1)

@@ -108,17 +108,35 @@ class FloatBackend(Backend):
 
     @property
     def P(self) -> np.ndarray:
-        """The current predictions in float64 (``n x K``, label order)."""
+        """The current predictions ``f_t(x_i)`` in float64 (Algorithm 1's state; ``n x K``, label order).
+
+        >>> from huc_ref import demo
+        >>> FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01).P.tolist()  # App. D.1
+        [[0.25, 0.25, 0.25, 0.25]]
+        """
         return self.state.P
 
     @property
     def moved(self) -> np.ndarray:
-        """The rows some update has moved."""
+        """The rows some update of Algorithm 1 has moved (the others keep ``p0`` exactly).
+
+        >>> from huc_ref import demo
+        >>> b = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01)  # App. D.1
+        >>> _ = b.update(b.choose(None), None, None)
+        >>> b.moved.tolist()
+        [True]
+        """
         return self.state.moved
 
     @property
     def loss(self):
-        """The current log loss (float64; certified: exact rational bounds)."""
+        """The current log loss ``L_log(f_t)`` (E.1): a float in float64; certified, exact rational
+        bounds of it.
+
+        >>> from huc_ref import demo
+        >>> round(FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01).loss, 12)  # log 4
+        1.38629436112
+        """
         return self.state.loss
 
 

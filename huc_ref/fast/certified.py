@@ -49,7 +49,7 @@ from .context import UNDECIDED
 from .enclosures import MARGIN, SCALE_BITS, exp_bounds, gamma, grid, log_ball, log_bounds
 from .numbers import UNIT_ROUNDOFF, ExactRows
 
-__all__ = ["CertifiedState"]
+__all__: list = []  # (the certified context's state: reached through huc_ref.fast.context.Certified)
 
 
 class CertifiedState:

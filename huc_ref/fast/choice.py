@@ -21,7 +21,7 @@ from .boosted import AuditRows
 from .context import Undecided, flint
 from .enclosures import ball_witness, certified_witness, prefix_error
 
-__all__ = ["CertifiedChoice"]
+__all__: list = []  # (the certified state's internals: reached through huc_ref.fast.context.Certified)
 
 
 @dataclass
@@ -118,10 +118,10 @@ class CertifiedChoice:
         _, _, k, name, col, a = cands[j]
         table, perr = tables[name]
         values = (table.residual if col == 0 else table.terms[:, col - 1]) * self.state.W[:, k]
-        zero = self._zero(name, k, col, a, table, flat=False)
+        zero = self.zero_entries(name, k, col, a, table, flat=False)
         found = certified_witness(values, zero, table, float(perr[k, col]))
         if found is None and col:  # prefix sums that may repeat exactly: the atoms whose term is 0 exactly
-            found = certified_witness(values, self._zero(name, k, col, a, table), table, float(perr[k, col]))
+            found = certified_witness(values, self.zero_entries(name, k, col, a, table), table, float(perr[k, col]))
         if found is not None:
             return found
         exact = self.exact_entry(table, name, k, col, a)
@@ -133,7 +133,7 @@ class CertifiedChoice:
         self.numbers.tally("the witness interval")
         return found[:2] + (float(found[2].mid()), float(found[3].mid()))
 
-    def _zero(self, name: str, k: int, col: int, a, table, flat: bool = True) -> np.ndarray:
+    def zero_entries(self, name: str, k: int, col: int, a, table, flat: bool = True) -> np.ndarray:
         """The atoms whose entry of column ``col`` (node ``a``) in subgroup ``k`` of ``table`` is 0
         exactly: weight 0, no label mass below ``a``, or (``flat``) a utility constant below ``a``
         (:meth:`flat_below`)."""
@@ -154,7 +154,7 @@ class CertifiedChoice:
         bits = bits or self.numbers.refine_bits[0]
         _, _, k, name, col, a = cands[j]
         table = tables[name][0]
-        zero = self._zero(name, k, col, a, table)
+        zero = self.zero_entries(name, k, col, a, table)
         entries = self.column_balls(table, name, k, col, a, zero, bits)
         with arb.ctx.workprec(bits):
             run, top, bottom = arb.arb(0), arb.arb(0), arb.arb(0)

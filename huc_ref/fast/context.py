@@ -86,7 +86,8 @@ UNDECIDED = _Marker()
 
 
 def flint():
-    """python-flint (Arb), or one HUCError saying how to install it.
+    """python-flint (Arb, the ball arithmetic of certified float64, docs/specification.md §4), or
+    one HUCError saying how to install it.
 
     >>> flint().arb(1) > 0
     True
@@ -94,8 +95,8 @@ def flint():
     try:
         import flint as module
     except ImportError:
-        raise HUCError("arithmetic: 'certified' needs python-flint (pip install 'huc-ref[certified]')",
-                       kind="dependency") from None
+        raise HUCError("arithmetic: 'certified' on the fast engine needs python-flint (pip install "
+                       "'huc-ref[certified]')", kind="dependency") from None
     return module
 
 
@@ -150,7 +151,7 @@ def _sign(x) -> int:
 
 class Float64:
     """Plain float64 (``arithmetic="float64"``): every decision by rounding, never undecided,
-    uncertified (the fast path's runs; their results say ``theorem_3_5["certified"] = False``).
+    uncertified (the fast path's runs, App. F.4; their results say ``theorem_3_5["certified"] = False``).
 
     >>> FLOAT64.sign(1e-300), FLOAT64.compare(0.3, 0.0, 0.1 + 0.2, 0.0)  # 0.1 + 0.2 rounds above 0.3
     (1, -1)
@@ -166,16 +167,29 @@ class Float64:
     arithmetic = "float (fast path)"
 
     def sign(self, value, error=0.0, refine=None, why=None) -> int:
-        """The sign of ``value`` as float64 rounded it (``error``, ``refine`` and ``why`` are not used)."""
+        """The sign of ``value`` as float64 rounded it (``error``, ``refine`` and ``why`` are not used):
+        App. H.1's ``sign(Gamma)``, Sec. 3.2's ``sup > epsilon``.
+
+        >>> FLOAT64.sign(-1e-300, 1.0)
+        -1
+        """
         return _sign(value)
 
     def compare(self, a, ea, b, eb, refine=None, why=None) -> int:
-        """The sign of ``a - b`` as float64 rounded them."""
+        """The sign of ``a - b`` as float64 rounded them (App. F.3's orders of scores).
+
+        >>> FLOAT64.compare(0.25, 1.0, 0.5, 1.0)
+        -1
+        """
         return _sign(a - b)
 
     def argmax(self, values, errors, refine=None, same=None, why=None) -> int:
         """The first maximiser up to ``errors``: a later value replaces the best so far only where it
-        passes it by more than its error (App. F.3's tie rule for sums equal in exact arithmetic)."""
+        passes it by more than its error (App. F.3's tie rule for sums equal in exact arithmetic).
+
+        >>> FLOAT64.argmax([0.5, 0.5 + 1e-16, 0.25], [1e-15] * 3)  # within the error: the first
+        0
+        """
         best = 0
         for j in range(1, len(values)):
             if values[j] > values[best] + errors[j]:
@@ -183,11 +197,23 @@ class Float64:
         return best
 
     def refine(self, attempt):
-        """Nothing is refined in float64: :data:`UNDECIDED`."""
+        """Nothing is refined in float64 (docs/specification.md §4 asks it of certified arithmetic
+        only): :data:`UNDECIDED`.
+
+        >>> FLOAT64.refine(lambda bits: 1)
+        UNDECIDED
+        """
         return UNDECIDED
 
     def state(self, backend):
-        """The float64 state of ``backend``: the predictions themselves (:class:`huc_ref.fast.boost.FloatState`)."""
+        """The float64 state of ``backend``: the predictions themselves, moved as Algorithm 1 states
+        it (:class:`huc_ref.fast.boost.FloatState`).
+
+        >>> from huc_ref import demo
+        >>> from huc_ref.fast.boost import FloatBackend
+        >>> type(FLOAT64.state(FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01))).__name__
+        'FloatState'
+        """
         from .boost import FloatState
         return FloatState(backend)
 
@@ -230,7 +256,8 @@ class Certified:
     def refine(self, attempt):
         """``attempt(bits)`` (an answer, or None where its enclosures at ``bits`` cannot tell) at each
         precision of :attr:`refine_bits` in turn, the first answer; :data:`UNDECIDED` past the last
-        (mpmath's ``autoprec``: precision raised to a maximum, then a documented failure).
+        (mpmath's ``autoprec``: precision raised to a maximum, then a documented failure;
+        docs/specification.md §4).
 
         >>> Certified(refine_bits=(64, 128)).refine(lambda bits: bits if bits > 100 else None)
         128
@@ -249,7 +276,8 @@ class Certified:
         """The sign of a number within ``error`` of ``value`` (floats or exact rationals): decided
         where the bound excludes 0 (or both are exactly 0); else from ``refine(bits)``, Arb's
         enclosure of the number at ``bits``, where one excludes 0 (or is exactly 0); else
-        :data:`UNDECIDED`.  A decision past the bound is tallied under ``why``.
+        :data:`UNDECIDED` (docs/specification.md §4).  A decision past the bound is tallied under
+        ``why``.
 
         >>> from fractions import Fraction
         >>> Certified().sign(Fraction(0), Fraction(0)), Certified().sign(-2.0, 1.0)
@@ -274,7 +302,7 @@ class Certified:
 
     def compare(self, a, ea, b, eb, refine=None, why=None):
         """The sign of ``a - b`` (errors ``ea``, ``eb``; ``refine(bits)``: Arb's ``a - b``), or
-        :data:`UNDECIDED`.
+        :data:`UNDECIDED` (App. F.3's orders of scores, A.1's ranks; docs/specification.md §4).
 
         >>> Certified().compare(0.5, 1e-17, 0.25, 1e-17)
         1
@@ -319,13 +347,20 @@ class Certified:
         return firsts[0]
 
     def tally(self, why) -> None:
-        """Count a decision the bounds left to refinement, under ``why`` (None: not counted)."""
+        """Count a decision the bounds left to refinement, under ``why`` (None: not counted): what
+        certified float64 decided past its bounds (docs/specification.md §4).
+
+        >>> c = Certified()
+        >>> c.tally("the witness interval"); c.tally(None); dict(c.refined)
+        {'the witness interval': 1}
+        """
         if why is not None:
             self.refined[why] += 1
 
     @staticmethod
     def decided(answer, why: str):
-        """``answer``, or :class:`Undecided` with ``why`` where it is :data:`UNDECIDED`.
+        """``answer``, or :class:`Undecided` with ``why`` where it is :data:`UNDECIDED` (then the
+        judge decides, docs/specification.md §4).
 
         >>> Certified.decided(1, "x")
         1
@@ -339,6 +374,13 @@ class Certified:
 
     def state(self, backend):
         """The certified state of ``backend``: exact logits evaluated in float64 with error bounds
-        (:class:`huc_ref.fast.certified.CertifiedState`)."""
+        (:class:`huc_ref.fast.certified.CertifiedState`, docs/specification.md §4).
+
+        >>> from huc_ref import demo
+        >>> from huc_ref.fast.boost import FloatBackend
+        >>> b = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01, numbers=Certified())
+        >>> type(b.state).__name__, b.state.rho == 2.0 ** -53  # p0 rounded once
+        ('CertifiedState', True)
+        """
         from .certified import CertifiedState
         return CertifiedState(backend)

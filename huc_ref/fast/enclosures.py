@@ -17,8 +17,8 @@ from .context import certain_extreme
 from .context import flint as _arb
 from .numbers import DROPPED, SMALLEST_NORMAL, UNIT_ROUNDOFF, rounding_bound, sum_levels
 
-__all__ = ["MARGIN", "GRID_BITS", "SCALE_BITS", "gamma", "point", "exact_ball", "exp_bounds", "log_bounds",
-           "log_ball", "prefix_error", "moving_ends", "certified_witness", "ball_witness", "on_grid", "grid"]
+__all__ = ["MARGIN", "GRID_BITS", "SCALE_BITS", "gamma", "exp_bounds", "log_bounds", "prefix_error", "moving_ends",
+           "certified_witness", "ball_witness", "on_grid"]
 
 #: Relative bounds are doubled, and products of small errors covered by this factor (every
 #: first-order bound here is below 1e-8; the certified state refuses to go on past that).
