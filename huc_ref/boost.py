@@ -1145,7 +1145,8 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
     backend = CertifiedBackend(dist, utilities, method, eps, arithmetic, digits)
-    return drive(backend, BoostResult(method, eps, digits, arithmetic), method=method, epsilon=eps, fixed=fixed,
+    label = "exact" if arithmetic == "certified" else "float"  # (the result's arithmetic: huc_ref.engines.ARITHMETICS)
+    return drive(backend, BoostResult(method, eps, digits, label), method=method, epsilon=eps, fixed=fixed,
                  select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
 
 

@@ -23,12 +23,13 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .distribution import FiniteDistribution, subgroup_mapping
-from .engines import boost, check_engine
+from .engines import boost, boost_arithmetic, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules, boost_sample
@@ -229,9 +230,11 @@ class HUCBoost(_Estimator):
     :attr:`report_` audits the predictions before and after (on the validation data when given),
     with p-values under the null of calibration when ``null_draws`` is set (``seed`` seeds the
     redraws).
-    ``engine``: ``"fast"`` (float64, the default) or ``"exact"`` (every decision certified:
-    float64 with rigorous error bounds where python-flint is installed, the ``certified``
-    extra, and the certified engine for what they cannot decide; else the certified engine).
+    ``arithmetic`` (:func:`huc_ref.engines.boost_arithmetic`): ``"float64"`` (the default),
+    ``"certified"`` (every decision certified: float64 with rigorous error bounds, python-flint's
+    Arb, and the certified engine for what they cannot decide; the ``certified`` extra) or
+    ``"exact"`` (the certified engine alone, slower).  ``engine`` is its deprecated spelling:
+    ``"fast"`` is float64, ``"exact"`` certified where python-flint is installed, else exact.
 
     App. D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3): boosting removes HUC.
 
@@ -253,19 +256,39 @@ class HUCBoost(_Estimator):
 
     def __init__(self, tree: LabelTree, utilities: dict, *, method: str = "huc", epsilon="0.001",
                  select: str = "passes", step="adaptive", max_updates: int | None = None, max_passes: int = 100,
-                 engine: str = "fast", initial=None, kappa: float = KAPPA_INIT, labels=None,
-                 null_draws: int | None = None, seed: int = 0):
+                 arithmetic: str | None = None, initial=None, kappa: float = KAPPA_INIT, labels=None,
+                 null_draws: int | None = None, seed: int = 0, engine: str | None = None):
+        # (scikit-learn's estimator: every hyper-parameter a keyword of the constructor, hence more than 12)
         self.tree, self.utilities, self.method, self.epsilon = tree, utilities, method, epsilon
         self.select, self.step, self.max_updates, self.max_passes = select, step, max_updates, max_passes
-        self.engine, self.initial, self.kappa, self.labels = engine, initial, kappa, labels
+        self.arithmetic, self.engine, self.initial, self.kappa, self.labels = arithmetic, engine, initial, kappa, labels
         self.null_draws, self.seed = null_draws, seed
+
+    def _arithmetic(self) -> str:
+        """The numbers of the fit (:func:`huc_ref.engines.boost_arithmetic`; default ``"float64"``),
+        the deprecated ``engine`` read as it was: ``"fast"`` float64, ``"exact"`` certified float64
+        where python-flint is installed, else the certified engine (docs/specification.md §4).
+
+        >>> HUCBoost(LabelTree.from_children("r", {"r": ["a", "b"]}), {}, arithmetic="certified")._arithmetic()
+        'certified'
+        """
+        if self.engine is None:
+            return boost_arithmetic("float64" if self.arithmetic is None else self.arithmetic)
+        check_engine(self.engine)
+        if self.arithmetic is not None:
+            raise HUCError(f"engine: not taken with arithmetic={given(self.arithmetic)} (engine= is deprecated); "
+                           "give arithmetic alone", kind="option")
+        new = "float64" if self.engine == "fast" else "certified" if importlib.util.find_spec("flint") else "exact"
+        warnings.warn(f"engine={self.engine!r} is deprecated; use arithmetic={new!r}", DeprecationWarning,
+                      stacklevel=4)
+        return new
 
     def _check_params(self) -> None:
         """The constructor's arguments that ``fit`` reads before the boosting options are checked
         (scikit-learn's convention: ``__init__`` stores, ``fit`` checks)."""
         if not one_of(self.method, METHODS):
             raise HUCError(f"method: expected 'huc' or 'uc', got {given(self.method)}", kind="option")
-        check_engine(self.engine)
+        self.arithmetic_ = self._arithmetic()
         if not is_integer(self.max_passes) or self.max_passes < 1:
             raise HUCError(f"max_passes: must be a positive integer, got {given(self.max_passes)}", kind="option")
         if self.null_draws is not None:  # (before the boosting: the report draws them after it)
@@ -328,14 +351,10 @@ class HUCBoost(_Estimator):
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
                                      "validation[0]")
             held_out = Sample(self.tree, Pv, yv, names, Cv)
-        if self.engine == "fast":  # from the arrays themselves: no exact number is built
+        if self.arithmetic_ == "float64":  # from the arrays themselves: no exact number is built
             run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, **options)
-        elif importlib.util.find_spec("flint") is not None:  # certified float64: the certified engine's
-            # decisions and Theorem 3.5's certificates, at float64's speed where its bounds decide (the certified extra)
-            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="fast", arithmetic="certified",
-                        **options)
-        else:  # the certified engine alone: the same decisions, slower
-            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="exact", **options)
+        else:  # certified float64, or the certified engine alone: the same decisions and certificates
+            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, arithmetic=self.arithmetic_, **options)
         keep, errors = len(run.steps), None
         if held_out is not None:
             keep, errors = select_prefix(run, held_out, self.utilities)  # (arrays)
@@ -420,7 +439,7 @@ class HUCBoost(_Estimator):
                 "subgroups": list(self.subgroups_), "method": self.method, "kappa": check_kappa(self.kappa),
                 "options": {"epsilon": str(self.epsilon), "select": self.select, "step": str(self.step),
                             "max_updates": None if self.max_updates is None else int(self.max_updates),
-                            "max_passes": int(self.max_passes), "engine": self.engine},
+                            "max_passes": int(self.max_passes), "arithmetic": self.arithmetic_},
                 "initial": initial,
                 "rules": [{"subgroup": self.subgroups_[k], "utility": u,
                            "node": None if a is None else self.tree.nodes[a], "interval": [lo, hi], "alpha": alpha}
@@ -591,7 +610,7 @@ def load_model(source) -> HUCBoost:
     options = doc["options"]
     if not isinstance(options, dict):
         raise HUCError("options: expected an object", kind="type")
-    _only(options, ("epsilon", "select", "step", "max_updates", "max_passes", "engine"), "options.")
+    _only(options, ("epsilon", "select", "step", "max_updates", "max_passes", "arithmetic", "engine"), "options.")
     initial = None if doc["initial"] is None else _read_initial(doc["initial"], tree.K)
     if not isinstance(doc["rules"], list):
         raise HUCError("rules: expected a list", kind="type")

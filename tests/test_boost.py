@@ -333,8 +333,7 @@ def _engines():
     from huc_ref import fast
     yield "reference", lambda d, us, **kw: boost(d, us, arithmetic="float", **kw).audits
     yield "fast", lambda d, us, **kw: [tuple(a) for a in fast.boost(d, us, **kw).to_json()["audits"]]
-    yield "certified float64", lambda d, us, **kw: engines_boost(d, us, engine="fast", arithmetic="certified",
-                                                                 **kw).audits
+    yield "certified float64", lambda d, us, **kw: engines_boost(d, us, arithmetic="certified", **kw).audits
 
 
 @pytest.mark.parametrize("engine", ["reference", "fast", "certified float64"])
@@ -537,12 +536,13 @@ def test_a_sample_boosts_in_float64_only():
     from huc_ref.fast.sample import Sample
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
     s = Sample(t, [[0.25, 0.75]], ["a"])
-    for options in ({"engine": "exact"}, {"engine": "fast", "arithmetic": "certified"}):
+    for options in ({"arithmetic": "exact"}, {"arithmetic": "certified"}, {}):
         with pytest.raises(HUCError, match=r"^dist: a Sample \(float64 arrays\) boosts in float64 only "
-                                           r"\(engine='fast'\); the certified engines need a FiniteDistribution "
-                                           r"\(FiniteDistribution.from_floats reads the floats exactly\)$"):
+                                           r"\(arithmetic='float64'\); the certified arithmetics need a "
+                                           r"FiniteDistribution \(FiniteDistribution.from_floats reads the floats "
+                                           r"exactly\)$"):
             any_boost(s, {"u": Table(t, [0, 1])}, **options)
-    assert any_boost(s, {"u": Table(t, [0, 1])}, engine="fast", epsilon="1/10").stopped == "tolerance"
+    assert any_boost(s, {"u": Table(t, [0, 1])}, arithmetic="float64", epsilon="1/10").stopped == "tolerance"
 
 
 @pytest.mark.parametrize("method", ["huc", "uc"])

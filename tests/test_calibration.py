@@ -696,3 +696,24 @@ def test_a_bare_predict_proba_is_refused_where_the_trees_label_order_was_never_d
         fast.audit([0, 1], np.full((2, 4), 0.25), numbered, {"top1": TopK(numbered, 1)})
     numeric = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["0", "1"], "b": ["2", "10"]})
     assert fast.audit([0, 3], np.full((2, 4), 0.25), numeric, {"top1": TopK(numeric, 1)}).n == 2  # 0, 1, 2, 10
+
+
+@pytest.mark.parametrize("engine, new", [("fast", "float64"), ("exact", "certified")])
+def test_hucboosts_engine_is_read_as_its_arithmetic_with_a_deprecation_warning(engine, new):
+    """``HUCBoost(engine=...)``, the spelling before ``arithmetic=``, fits for one release as the
+    arithmetic the DeprecationWarning names (``"exact"``: certified float64, python-flint being
+    installed here), the same rules; the model file records the arithmetic.  ``engine`` with
+    ``arithmetic`` is one HUCError, and its remedy (``arithmetic`` alone) fits."""
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    us = {"side": Top1AtDepth(t, 1)}
+    P = np.tile([[0.5, 0.1, 0.3, 0.1], [0.1, 0.2, 0.3, 0.4], [0.2, 0.25, 0.05, 0.5]], (5, 1))
+    y = [0, 3, 3, 2, 0, 1, 2, 3, 3, 0, 1, 1, 2, 3, 3]
+    with pytest.warns(DeprecationWarning, match=f"^engine='{engine}' is deprecated; use arithmetic='{new}'$"):
+        old = HUCBoost(t, us, epsilon="1/100", engine=engine, select="greedy", max_updates=4).fit(P, y)
+    model = HUCBoost(t, us, epsilon="1/100", arithmetic=new, select="greedy", max_updates=4).fit(P, y)
+    assert old.rules_ == model.rules_ and len(model.rules_) == 2  # (then within epsilon)
+    assert model.to_json()["options"]["arithmetic"] == new and model.run_.arithmetic == new
+    with pytest.raises(HUCError, match=r"^engine: not taken with arithmetic='float64' \(engine= is deprecated\); "
+                                       r"give arithmetic alone$"):
+        HUCBoost(t, us, engine=engine, arithmetic="float64").fit(P, y)
+    assert HUCBoost(t, us, arithmetic="float64", max_updates=2).fit(P, y).arithmetic_ == "float64"

@@ -37,7 +37,7 @@ def _certified_backend(d, us, method, eps, digits=30):
 
 def certified_boost(d, us, **options):
     """A certified float64 run through the entry point."""
-    return engines_boost(d, us, engine="fast", arithmetic="certified", **options)
+    return engines_boost(d, us, arithmetic="certified", **options)
 
 
 FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -1035,22 +1035,44 @@ def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits(monkeypatch):
 
 # ------------------------------------------------------------------ options and the command line
 def test_the_engines_entry_point_and_its_messages():
-    r = engines_boost(D1, U1, engine="fast", arithmetic="certified", epsilon="1/10")
-    assert r.arithmetic == Certified.arithmetic and r.theorem_3_5["certified"] and r.theorem_3_5["holds"]
-    assert engines_boost(D1, U1, engine="fast", epsilon="1/10").arithmetic == "float (fast path)"
-    with pytest.raises(HUCError, match=r"^digits: applies to certified arithmetic only \(engine='fast' is float64 "
-                                       r"unless arithmetic='certified'\)$"):
-        engines_boost(D1, U1, engine="fast", digits=40)
-    with pytest.raises(HUCError, match="^arithmetic: expected 'certified' or 'float', got 'interval'$"):
-        engines_boost(D1, U1, engine="fast", arithmetic="interval")
+    """``arithmetic=`` chooses the numbers of a run (one choice: exact, certified or float64); each
+    wrong value is one HUCError naming the option and the values it takes."""
+    r = engines_boost(D1, U1, arithmetic="certified", epsilon="1/10")
+    assert r.arithmetic == Certified.arithmetic == "certified" and r.theorem_3_5["certified"] and r.theorem_3_5["holds"]
+    assert engines_boost(D1, U1, arithmetic="float64", epsilon="1/10").arithmetic == "float64"
+    assert engines_boost(D1, U1, epsilon="1/10").arithmetic == "exact"  # the default: the certified engine
+    with pytest.raises(HUCError, match=r"^digits: applies to arithmetic='exact' or 'certified' \(float64 has no "
+                                       r"working precision\)$"):
+        engines_boost(D1, U1, arithmetic="float64", digits=40)
+    assert engines_boost(D1, U1, arithmetic="certified", digits=40, epsilon="1/10").updates == r.updates  # (remedy)
+    with pytest.raises(HUCError, match="^arithmetic: expected 'exact', 'certified' or 'float64', got 'interval'$"):
+        engines_boost(D1, U1, arithmetic="interval")
     with pytest.raises(HUCError, match="^digits: must be an integer from 15 to 2000, got 5$"):
-        engines_boost(D1, U1, engine="fast", arithmetic="certified", digits=5)
+        engines_boost(D1, U1, arithmetic="certified", digits=5)
+
+
+@pytest.mark.parametrize("old, new", [({"engine": "exact"}, "exact"), ({"engine": "exact", "arithmetic": "certified"},
+                                                                       "exact"),
+                                      ({"engine": "fast"}, "float64"), ({"engine": "fast", "arithmetic": "float"},
+                                                                        "float64"),
+                                      ({"engine": "fast", "arithmetic": "certified"}, "certified"),
+                                      ({"arithmetic": "float"}, "float64"), ({"engine": "exact", "arithmetic": "float"},
+                                                                             "float64")])
+def test_the_spellings_before_arithmetic_are_read_with_a_deprecation_warning(old, new):
+    """``engine=`` with ``arithmetic="certified"`` or ``"float"`` (the three axes before one choice)
+    run what the warning names, for one release: the same run as the new spelling."""
+    with pytest.warns(DeprecationWarning, match=f"is deprecated; use arithmetic='{new}'$"):
+        r = engines_boost(D1, U1, epsilon="1/10", **old)
+    assert r.arithmetic == new and r.to_json() == engines_boost(D1, U1, epsilon="1/10", arithmetic=new).to_json()
+    with pytest.raises(HUCError, match=r"^engine: not taken with arithmetic='float64' \(engine= is deprecated\); give "
+                                       r"arithmetic='exact', 'certified' or 'float64' alone$"):
+        engines_boost(D1, U1, engine="fast", arithmetic="float64")
 
 
 def test_cli_boost_certified_float64(capsys):
-    """`huc boost --engine fast --arithmetic certified`: a huc-boost/1 document valid against its
-    schema, certified, with the certified engine's updates here; `--digits` without certified
-    arithmetic on the fast engine is an error."""
+    """`huc boost --arithmetic certified`: a huc-boost/1 document valid against its schema,
+    certified, with the certified engine's updates here; `--digits` with float64 is an error; the
+    old spelling `--engine fast --arithmetic certified` runs the same, with a note on stderr."""
     import json
     from pathlib import Path
 
@@ -1059,17 +1081,22 @@ def test_cli_boost_certified_float64(capsys):
     from huc_ref.cli import main
     from huc_ref.formats import boost_schema
     case = str(Path(__file__).resolve().parents[1] / "examples" / "cases" / "four_leaf_cancellation.json")
-    assert main(["boost", case, "--engine", "fast", "--arithmetic", "certified", "--epsilon", "1/10", "--json"]) == 0
+    assert main(["boost", case, "--arithmetic", "certified", "--epsilon", "1/10", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert not list(jsonschema.Draft202012Validator(boost_schema()).iter_errors(out))
     assert out["arithmetic"] == Certified.arithmetic and out["theorem_3_5"]["certified"] is True
     assert main(["boost", case, "--epsilon", "1/10", "--json"]) == 0
     assert [u["node"] for u in out["updates"]] == [u["node"] for u in json.loads(capsys.readouterr().out)["updates"]]
-    assert main(["boost", case, "--engine", "fast", "--arithmetic", "certified", "--epsilon", "1/10"]) == 0
+    assert main(["boost", case, "--arithmetic", "certified", "--epsilon", "1/10"]) == 0
     assert "certified" in capsys.readouterr().out
-    assert main(["boost", case, "--engine", "fast", "--digits", "40"]) == 2
-    assert capsys.readouterr().err.strip() == ("huc: error: --digits: applies to certified arithmetic "
-                                               "(--engine exact, or --engine fast --arithmetic certified)")
+    assert main(["boost", case, "--arithmetic", "float64", "--digits", "40"]) == 2
+    assert capsys.readouterr().err.strip() == ("huc: error: --digits: applies to --arithmetic exact or certified "
+                                               "(float64 has no working precision)")
+    assert main(["boost", case, "--engine", "fast", "--arithmetic", "certified", "--epsilon", "1/10", "--json"]) == 0
+    seen = capsys.readouterr()
+    assert json.loads(seen.out) == out
+    assert seen.err.strip() == ("huc boost: --engine fast, --arithmetic certified is deprecated; use --arithmetic "
+                                "certified")
 
 
 def test_without_python_flint_one_clear_error(monkeypatch):
@@ -1077,7 +1104,7 @@ def test_without_python_flint_one_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "flint", None)  # an import of it now fails
     with pytest.raises(HUCError, match=r"^arithmetic: 'certified' on the fast engine needs python-flint \(pip install "
                                        r"'huc-ref\[certified\]'\)$"):
-        engines_boost(D1, U1, engine="fast", arithmetic="certified")
+        engines_boost(D1, U1, arithmetic="certified")
 
 
 def _score_at(backend, name, i, bits=300):

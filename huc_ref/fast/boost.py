@@ -363,8 +363,8 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
     same driver (:func:`huc_ref.driver.drive`: selection, stopping, caps, records, Theorem 3.5's
     checks) and the same options and messages (:func:`huc_ref.validation.boost_options`), on
     :class:`FloatBackend` with the context ``numbers`` (:mod:`huc_ref.fast.context`): plain
-    float64 (the result says ``arithmetic="float (fast path)"``) or certified (``"certified
-    (float64 with error bounds)"``, ``theorem_3_5["certified"] = True``).  ``dist``: a
+    float64 (the result says ``arithmetic="float64"``) or certified (``"certified"``,
+    ``theorem_3_5["certified"] = True``).  ``dist``: a
     :class:`FiniteDistribution`, or, in float64, a :class:`huc_ref.fast.sample.Sample` of float64
     arrays (then no exact number is built: :func:`boost_sample`).
 

@@ -164,7 +164,7 @@ class Float64:
     name = "float64"
     certified = False
     #: the ``arithmetic`` its results say (``huc-boost/1``)
-    arithmetic = "float (fast path)"
+    arithmetic = "float64"
 
     def sign(self, value, error=0.0, refine=None, why=None) -> int:
         """The sign of ``value`` as float64 rounded it (``error``, ``refine`` and ``why`` are not used):
@@ -246,7 +246,7 @@ class Certified:
     name = "certified"
     certified = True
     #: the ``arithmetic`` its results say (``huc-boost/1``)
-    arithmetic = "certified (float64 with error bounds)"
+    arithmetic = "certified"
 
     def __init__(self, judge=None, digits: int = 30, refine_bits: tuple = REFINE_BITS):
         self.judge, self.digits, self.refine_bits = judge, digits, tuple(refine_bits)
