@@ -20,9 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..decomposition import subtree_sums
 from ..rational import shared_sign
-from ..utilities import Utility
+from ..utilities import Utility, subtree_sums_by
 from .context import UNDECIDED, Undecided, flint
 from .enclosures import exact_ball
 from .numbers import ExactRows, rounding_bound
@@ -50,7 +49,7 @@ class BoostedRows:
     def pi0(self, i: int) -> list:
         """Atom ``i``'s exact initial masses ``pi0_a`` of every node (A.3), computed once."""
         if i not in self._pi0_exact:
-            self._pi0_exact[i] = subtree_sums(self.tree, self.p0[i])
+            self._pi0_exact[i] = subtree_sums_by(self.tree, self.p0[i], sum)  # (C.1, exactly)
         return self._pi0_exact[i]
 
     def path_to(self, a: int) -> list:
