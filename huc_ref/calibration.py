@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .distribution import FiniteDistribution, check_whole_population, subgroup_mapping
-from .engines import boost, check_engine
+from .engines import boost, boost_arithmetic, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
 from .fast.audit import label_ids
 from .fast.boost import apply_rules, boost_sample
@@ -491,10 +491,11 @@ class HUCBoost(_Estimator):
         over the branching nodes (UC-Boost: 100 updates), capped at :data:`MAX_RULES`.
     max_passes : int
         K.1's budget of passes (100).
-    engine : {"fast", "exact"}
-        ``"fast"``: float64; ``"exact"``: every decision certified (float64 with rigorous error
-        bounds where python-flint is installed, the ``certified`` extra, and the certified engine
-        for what they cannot decide; else the certified engine).
+    arithmetic : {"float64", "certified", "exact"} or None
+        The numbers of the boosting (:func:`huc_ref.engines.boost_arithmetic`): ``"float64"``
+        (None, the default), ``"certified"`` (every decision certified: float64 with rigorous
+        error bounds, python-flint's Arb, and the certified engine for what they cannot decide; the
+        ``certified`` extra) or ``"exact"`` (the certified engine alone, slower).
     initial : TemperatureScaling, VectorScaling, DirichletScaling or None
         A scaling fitted first on the same calibration rows (the two-stage methods of H.2).
     kappa : float
@@ -522,6 +523,9 @@ class HUCBoost(_Estimator):
     max_null_work : int or None
         The budget of ``null_draws``' audits (None: the default budget of
         :func:`huc_ref.significance.check_null_work`).
+    engine : {"fast", "exact"} or None
+        The deprecated spelling of ``arithmetic`` (a DeprecationWarning): ``"fast"`` is float64,
+        ``"exact"`` certified where python-flint is installed, else exact.
 
     Attributes
     ----------
@@ -574,14 +578,34 @@ class HUCBoost(_Estimator):
 
     def __init__(self, tree: LabelTree, utilities: dict, *, method: str = "huc", epsilon="0.001",
                  select: str = "passes", step="adaptive", max_updates: int | None = None, max_passes: int = 100,
-                 engine: str = "fast", initial=None, kappa: float = KAPPA_INIT, labels=None,
+                 arithmetic: str | None = None, initial=None, kappa: float = KAPPA_INIT, labels=None,
                  validation_fraction: float = 0.3, prefix_guard: float | None = 2.0, null_draws: int | None = None,
-                 seed: int = 0, verbose: int = 0, max_null_work: int | None = None):
+                 seed: int = 0, verbose: int = 0, max_null_work: int | None = None, engine: str | None = None):
+        # (scikit-learn's estimator: every hyper-parameter a keyword of the constructor, hence more than 12)
         self.tree, self.utilities, self.method, self.epsilon = tree, utilities, method, epsilon
         self.select, self.step, self.max_updates, self.max_passes = select, step, max_updates, max_passes
-        self.engine, self.initial, self.kappa, self.labels = engine, initial, kappa, labels
+        self.arithmetic, self.engine, self.initial, self.kappa, self.labels = arithmetic, engine, initial, kappa, labels
         self.validation_fraction, self.prefix_guard = validation_fraction, prefix_guard
         self.null_draws, self.seed, self.verbose, self.max_null_work = null_draws, seed, verbose, max_null_work
+
+    def _arithmetic(self) -> str:
+        """The numbers of the fit (:func:`huc_ref.engines.boost_arithmetic`; default ``"float64"``),
+        the deprecated ``engine`` read as it was: ``"fast"`` float64, ``"exact"`` certified float64
+        where python-flint is installed, else the certified engine (docs/specification.md §4).
+
+        >>> HUCBoost(LabelTree.from_children("r", {"r": ["a", "b"]}), {}, arithmetic="certified")._arithmetic()
+        'certified'
+        """
+        if self.engine is None:
+            return boost_arithmetic("float64" if self.arithmetic is None else self.arithmetic)
+        check_engine(self.engine)
+        if self.arithmetic is not None:
+            raise HUCError(f"engine: not taken with arithmetic={given(self.arithmetic)} (engine= is deprecated); "
+                           "give arithmetic alone", kind="option")
+        new = "float64" if self.engine == "fast" else "certified" if importlib.util.find_spec("flint") else "exact"
+        warnings.warn(f"engine={self.engine!r} is deprecated; use arithmetic={new!r}", DeprecationWarning,
+                      stacklevel=4)
+        return new
 
     def _check_params(self, n: int = 1, where: str = "") -> dict:
         """The constructor's arguments, checked (scikit-learn's convention: ``__init__`` stores,
@@ -593,7 +617,7 @@ class HUCBoost(_Estimator):
         with _within(where):
             if not one_of(self.method, METHODS):
                 raise HUCError(f"method: expected 'huc' or 'uc', got {given(self.method)}", kind="option")
-            check_engine(self.engine)
+            self.arithmetic_ = self._arithmetic()
             if not is_integer(self.max_passes) or self.max_passes < 1:
                 raise HUCError(f"max_passes: must be a positive integer, got {given(self.max_passes)}", kind="option")
             if self.max_updates is not None and not (is_integer(self.max_updates)
@@ -724,16 +748,12 @@ class HUCBoost(_Estimator):
         with _progress(self.verbose, f"{name}: updates", options["max_updates"]) as bar:
             def progress(t, record):
                 bar(t, _loss_note(record))
-            if self.engine == "fast":  # from the arrays themselves: no exact number is built
+            if self.arithmetic_ == "float64":  # from the arrays themselves: no exact number is built
                 run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, progress=progress,
                                    **options)
-            elif importlib.util.find_spec("flint") is not None:  # certified float64: the certified engine's
-                # decisions and Theorem 3.5's certificates, at float64's speed where its bounds decide
-                run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="fast",
-                            arithmetic="certified", progress=progress, **options)
-            else:  # the certified engine alone: the same decisions, slower
-                run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="exact", progress=progress,
-                            **options)
+            else:  # certified float64, or the certified engine alone: the same decisions and certificates
+                run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, arithmetic=self.arithmetic_,
+                            progress=progress, **options)
         keep, errors = len(run.steps), None
         if validation is not False:
             Qv = Pv if self.initial is None else self.initial_.predict_proba(Pv)
@@ -874,7 +894,7 @@ class HUCBoost(_Estimator):
                 "subgroups": list(self.subgroups_), "method": self.method, "kappa": check_kappa(self.kappa),
                 "options": {"epsilon": str(self.epsilon), "select": self.select, "step": str(self.step),
                             "max_updates": None if self.max_updates is None else int(self.max_updates),
-                            "max_passes": int(self.max_passes), "engine": self.engine,
+                            "max_passes": int(self.max_passes), "arithmetic": self.arithmetic_,
                             "validation_fraction": float(self.validation_fraction), "prefix_guard": guard,
                             "seed": int(self.seed)},
                 "initial": initial,
@@ -940,8 +960,8 @@ _SCORE_BOUND = 1.0 + 2.0**-20
 _MODEL_FIELDS = ("format", "tree", "labels", "utilities", "subgroups", "method", "kappa", "options", "initial",
                  "rules", "provenance")
 _RULE_FIELDS = ("subgroup", "utility", "node", "interval", "alpha")
-_OPTION_FIELDS = ("epsilon", "select", "step", "max_updates", "max_passes", "engine", "validation_fraction",
-                  "prefix_guard", "seed")
+_OPTION_FIELDS = ("epsilon", "select", "step", "max_updates", "max_passes", "arithmetic", "engine",
+                  "validation_fraction", "prefix_guard", "seed")  # (engine: the deprecated spelling, still read)
 _STOPS = ("tolerance", "budget", "cap")  # (huc_ref.driver.drive's)
 _VALIDATIONS = ("held-out", "given", "none")
 

@@ -596,11 +596,11 @@ def _cmd_fit(args) -> int:
         validation = False
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
-                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed,
-                     max_null_work=args.max_null_work, validation_fraction=args.validation_fraction,
-                     verbose=sys.stderr.isatty())  # (bars: a terminal's)
+                     max_passes=args.max_passes, arithmetic=args.arithmetic, engine=args.engine, initial=initial,
+                     null_draws=null, seed=args.seed, max_null_work=args.max_null_work,
+                     validation_fraction=args.validation_fraction, verbose=sys.stderr.isatty())  # (bars: a terminal's)
     # the options the fit checks, checked before its banner (one line on stderr for a bad one)
-    model._check_params(len(P))
+    _noting_deprecations("fit", lambda: model._check_params(len(P)))
     audited = len(P) if not validation else len(validation[0])  # (at most the report's rows)
     _null_work(args, null, audited, tree.K, utilities, len(groups or ()) + ("all" not in (groups or ())), "fast")
     if validation is None:  # the held-out part (K.1's validation rows), possible before the banner
@@ -608,14 +608,14 @@ def _cmd_fit(args) -> int:
         from .replay import held_out_rows
         held_out_rows(np.asarray(tree.labels)[label_ids(y, tree, len(P), "--labels", "--predictions")],
                       args.validation_fraction, args.seed)
-    print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
+    print(f"huc fit: boosting on {len(P)} rows ({args.method}, {model.arithmetic_})...", file=sys.stderr, flush=True)
     with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
         warnings.simplefilter("always", NoValidationWarning)
         model.fit(P, y, subgroups=groups, validation=validation)
     for note in caught:
         if issubclass(note.category, NoValidationWarning):
             print(f"huc fit: warning: {note.message}", file=sys.stderr)
-        else:
+        elif not issubclass(note.category, DeprecationWarning):  # (said once above, in the options' words)
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     model.save(Path(args.output))
     chosen = "" if model.held_out_ is None else f" on {len(model.held_out_)} held-out rows"
@@ -676,21 +676,40 @@ def _write_rows(target: Path, rows, labels) -> None:
         writer.writerows(rows.tolist())  # (a float's str is the shortest text that reads back as it)
 
 
+#: Notes on deprecated options, said on stderr once the command has run (a refused command says
+#: its one error line alone).
+_NOTES: list = []
+
+
+def _noting_deprecations(command: str, resolve):
+    """``resolve()`` (the numbers of a run, :func:`huc_ref.engines.boost_arithmetic`), each deprecated
+    spelling it was given noted, in the command line's words (``--engine fast`` for
+    ``engine='fast'``), for :func:`main` to say once the command has run."""
+    import re
+    import warnings
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", DeprecationWarning)
+        found = resolve()
+    for w in seen:
+        if issubclass(w.category, DeprecationWarning):
+            note = f"huc {command}: " + re.sub(r"(engine|arithmetic)='([^']*)'", r"--\1 \2", str(w.message))
+            if note not in _NOTES:
+                _NOTES.append(note)
+    return found
+
+
 def _cmd_boost(args) -> int:
-    from .engines import boost
+    from .engines import boost, boost_arithmetic
     case = _read_case(args)
     step = args.step
     if step != "adaptive":
         if not step.startswith("fixed:"):
             raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}", kind="option")
         step = step[len("fixed:"):]
-    arithmetic = args.arithmetic or ("float" if args.engine == "fast" else "certified")
-    if arithmetic == "float" and args.digits is not None:  # (the exact engine's float arithmetic ignored it)
-        raise HUCError("--digits: applies to certified arithmetic (--engine exact, or --engine fast "
-                       "--arithmetic certified)", kind="option")
-    precision = {"arithmetic": arithmetic}
-    if arithmetic == "certified":
-        precision["digits"] = 30 if args.digits is None else args.digits
+    arithmetic = _noting_deprecations("boost", lambda: boost_arithmetic(args.arithmetic, args.engine))
+    if arithmetic == "float64" and args.digits is not None:
+        raise HUCError("--digits: applies to --arithmetic exact or certified (float64 has no working precision)",
+                       kind="option")
     if args.max_passes is not None and args.select != "passes":
         raise HUCError("--max-passes: applies to --select passes (K.1's budget of passes); greedy and drain stop at "
                        "--max-updates", kind="option")
@@ -704,10 +723,10 @@ def _cmd_boost(args) -> int:
         if now - started >= 2 and now - last[0] >= 2:
             last[0] = now
             print(f"huc boost: {t} updates, log loss {record['log_loss_after']}", file=sys.stderr, flush=True)
-    result = boost(case.distribution, case.utilities, engine=args.engine, method=args.method, epsilon=args.epsilon,
-                   max_updates=args.max_updates, step=step, select=args.select,
-                   max_passes=100 if args.max_passes is None else args.max_passes,
-                   progress=progress, **precision)
+    result = boost(case.distribution, case.utilities, arithmetic=arithmetic, method=args.method,
+                   epsilon=args.epsilon, max_updates=args.max_updates, step=step, select=args.select,
+                   max_passes=100 if args.max_passes is None else args.max_passes, digits=args.digits,
+                   progress=progress)
     if args.json:
         sys.stdout.write(dumps(result.to_json()))
         return 0
@@ -879,7 +898,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the fast engine's kernels: numpy (default, the reference) or numba (the compiled "
                         "kernels of the numba extra; much faster null draws)")
     p.set_defaults(run=_cmd_audit)
-    b = _command(sub, "boost", "HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)",
+    b = _command(sub, "boost", "HUC-Boost or UC-Boost, certified by default (huc-boost/1)",
                  "Run HUC-Boost (Algorithm 1/3) or UC-Boost on a huc-case/1 document; Theorem 3.5 "
                                    "is checked on the run.",
                  "huc boost examples/cases/four_leaf_cancellation.json",
@@ -899,13 +918,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--max-passes", type=_integer, default=None, metavar="N",
                    help="with --select passes: the budget, N passes of node audits (default 100, as in K.1)")
     b.add_argument("--digits", type=_integer, default=None, metavar="D",
-                   help="working precision of certified arithmetic in significant digits (default 30)")
-    b.add_argument("--arithmetic", choices=["certified", "float"], default=None,
-                   help="certified: every decision certified (the default of --engine exact); float: uncertified "
-                        "(the default of --engine fast)")
-    b.add_argument("--engine", choices=["exact", "fast"], default="exact",
-                   help="exact: the certified engine (default); fast: the float64 backend (same driver and output "
-                        "format), certified by error bounds with --arithmetic certified")
+                   help="working precision of --arithmetic exact (and of certified's last resort) in significant "
+                        "digits (default 30)")
+    b.add_argument("--arithmetic", choices=["exact", "certified", "float64", "float"], default=None,
+                   help="exact: the certified engine (default); certified: float64 with error bounds, the same "
+                        "decisions and certificates, faster (python-flint); float64: uncertified; float: the "
+                        "deprecated name of float64")
+    b.add_argument("--engine", choices=["exact", "fast"], default=None,
+                   help="deprecated: --arithmetic exact, or float64 (fast), or certified (fast with "
+                        "--arithmetic certified)")
     b.add_argument("--top", type=_rows, default=20, metavar="N", help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
     f = _command(sub, "fit", "fit HUC-Boost on calibration arrays and save the model (huc-model/1)",
@@ -923,7 +944,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--max-passes", type=_integer, default=100, metavar="N", help="K.1's budget (default 100 passes)")
     f.add_argument("--initial", choices=["none", "temperature", "vector", "dirichlet"], default="none",
                    help="a scaling fitted first (the two-stage methods, H.2)")
-    f.add_argument("--engine", choices=["fast", "exact"], default="fast", help="fast (default) or certified")
+    f.add_argument("--arithmetic", choices=["float64", "certified", "exact"], default=None,
+                   help="float64 (default), certified (every decision certified; python-flint) or exact (the "
+                        "certified engine)")
+    f.add_argument("--engine", choices=["fast", "exact"], default=None,
+                   help="deprecated: --arithmetic float64 (fast), or certified (exact)")
     f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
                                                "the labels under the null of calibration")
     f.add_argument("--seed", type=_integer, default=0, metavar="S",
@@ -1004,8 +1029,11 @@ def main(argv=None) -> int:
         if args.command is None:  # a bare `huc`: what it can do
             parser.print_help()
             return 0
+        _NOTES.clear()
         status = args.run(args)
         sys.stdout.flush()  # a full disk shows here, not at exit
+        for note in _NOTES:
+            print(note, file=sys.stderr)
         return status
     except SystemExit as done:  # --help and --version
         return int(done.code or 0)

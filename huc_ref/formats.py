@@ -396,6 +396,14 @@ def result_schema(engine: str = "exact") -> dict:
                            "candidates": {"type": "array", "items": row}, "significance": significance}}
 
 
+#: The ``arithmetic`` of a ``huc-boost/1`` document: ``"exact"`` (the certified engine),
+#: ``"certified"`` (certified float64), ``"float64"``, or ``"float"`` (the certified engine on binary
+#: floats, uncertified); documents written before these names say ``"certified"`` for the certified
+#: engine, ``"float (fast path)"`` and ``"certified (float64 with error bounds)"``, read alike.
+BOOST_ARITHMETICS = ("exact", "certified", "float64", "float", "float (fast path)",
+                     "certified (float64 with error bounds)")
+
+
 def boost_schema() -> dict:
     """The JSON Schema of ``huc-boost/1``, the document :meth:`huc_ref.results.BoostResult.to_json`
     writes (``huc boost --json``): the updates with Gamma, Lambda and alpha, the stopping reason,
@@ -420,7 +428,8 @@ def boost_schema() -> dict:
                          "initial", "final", "theorem_3_5", "predictions", "audits"],
             "properties": {"format": {"const": BOOST_FORMAT}, "method": {"enum": ["huc", "uc"]},
                            "epsilon": {"type": "string"}, "digits": {"type": ["integer", "null"]},
-                           "arithmetic": {"type": "string"}, "updates": {"type": "array", "items": update},
+                           "arithmetic": {"enum": list(BOOST_ARITHMETICS)},
+                           "updates": {"type": "array", "items": update},
                            "bound_updates": {"type": "integer"},
                            "stopped": {"enum": ["tolerance", "cap", "budget"]},
                            "initial": {"type": "object", "required": ["log_loss"]},

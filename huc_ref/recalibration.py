@@ -24,8 +24,8 @@ from numbers import Real
 
 import numpy as np
 
-from .boost import boost
 from .distribution import FiniteDistribution
+from .engines import boost
 from .errors import HUCError, given, one_of
 from .fast.numbers import SMALLEST_NORMAL, as_floats
 from .fast.sample import Sample

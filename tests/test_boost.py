@@ -329,10 +329,11 @@ def _passes_case():
 
 
 def _engines():
-    from huc_ref import certified, fast
+    from huc_ref import boost as engines_boost
+    from huc_ref import fast
     yield "reference", lambda d, us, **kw: boost(d, us, arithmetic="float", **kw).audits
     yield "fast", lambda d, us, **kw: [tuple(a) for a in fast.boost(d, us, **kw).to_json()["audits"]]
-    yield "certified float64", lambda d, us, **kw: certified.boost(d, us, **kw).audits
+    yield "certified float64", lambda d, us, **kw: engines_boost(d, us, arithmetic="certified", **kw).audits
 
 
 @pytest.mark.parametrize("engine", ["reference", "fast", "certified float64"])
@@ -532,12 +533,13 @@ def test_a_sample_boosts_in_float64_only():
     from huc_ref.fast.sample import Sample
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
     s = Sample(t, [[0.25, 0.75]], ["a"])
-    for options in ({"engine": "exact"}, {"engine": "fast", "arithmetic": "certified"}):
+    for options in ({"arithmetic": "exact"}, {"arithmetic": "certified"}, {}):
         with pytest.raises(HUCError, match=r"^dist: a Sample \(float64 arrays\) boosts in float64 only "
-                                           r"\(engine='fast'\); the certified engines need a FiniteDistribution "
-                                           r"\(FiniteDistribution.from_floats reads the floats exactly\)$"):
+                                           r"\(arithmetic='float64'\); the certified arithmetics need a "
+                                           r"FiniteDistribution \(FiniteDistribution.from_floats reads the floats "
+                                           r"exactly\)$"):
             any_boost(s, {"u": Table(t, [0, 1])}, **options)
-    assert any_boost(s, {"u": Table(t, [0, 1])}, engine="fast", epsilon="1/10").stopped == "tolerance"
+    assert any_boost(s, {"u": Table(t, [0, 1])}, arithmetic="float64", epsilon="1/10").stopped == "tolerance"
 
 
 @pytest.mark.parametrize("method", ["huc", "uc"])
@@ -562,7 +564,7 @@ def test_a_runs_predictions_are_its_rules_replayed_bit_for_bit(method):
     assert len(run.updates) >= 5
     *_, (_, replayed) = apply_rules(method, run.steps, t, us, P, np.ones((n, 1)))
     assert replayed.tobytes() == b.P.tobytes()
-    assert b._total(b._row_loss()) == b.loss
+    assert b.state._total(b.state._row_loss()) == b.loss
 
 
 def test_a_samples_subgroups_are_names():
@@ -669,14 +671,16 @@ def test_kept_sample_terms_are_the_terms_of_the_current_rows():
         choose = b.choose
 
         def checked(node):
-            if b._terms is not None:
-                b._sample_terms(ExactRows(b.P, settle_scores=False))
-                again = sample_terms(b.ft, b.P, b.labels, us, np.arange(n), exact=ExactRows(b.P, settle_scores=False))
+            state = b.state
+            if state._terms is not None:
+                rows = ExactRows(b.P, settle_scores=False)
+                state._sample_terms(rows)
+                again = sample_terms(b.ft, b.P, state.labels, us, np.arange(n), exact=rows)
                 for name in ("score", "residual", "error"):
-                    assert getattr(b._terms, name).tobytes() == getattr(again, name).tobytes()
-                assert [x.tobytes() for x in b._terms.T] == [x.tobytes() for x in again.T]
+                    assert getattr(state._terms, name).tobytes() == getattr(again, name).tobytes()
+                assert [x.tobytes() for x in state._terms.T] == [x.tobytes() for x in again.T]
             if fresh:
-                b._terms = None
+                state._terms = None
             return choose(node)
         b.choose = checked
         return drive(b, BoostResult("huc", Fraction(1, 1000), None, "float"), method="huc",

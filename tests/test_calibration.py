@@ -448,9 +448,10 @@ def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
     K.1's kappa_init, and Theorem 3.5 is certified."""
     import importlib.util
 
-    from huc_ref import TopK, certified
+    from huc_ref import TopK
     from huc_ref.boost import boost as engine_boost
     from huc_ref.calibration import _probabilities, _sample, _subgroup_values
+    from huc_ref.fast.context import Certified
     if not flint:
         real = importlib.util.find_spec
         monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "flint" else real(name, *a))
@@ -460,7 +461,7 @@ def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
     y = [0, 3, 3, 2, 0, 1, 2, 3, 3, 0, 1, 1, 2, 3, 3]
     model = HUCBoost(t, us, epsilon="1/100", engine="exact", select="greedy", max_updates=12).fit(P, y,
                                                                                                  validation=False)
-    assert (model.run_.arithmetic == certified.ARITHMETIC) == flint  # (the certified engine's: "certified")
+    assert (model.run_.arithmetic == Certified.arithmetic) == flint  # (the certified engine's: "certified")
     names, C = _subgroup_values(None, len(P))
     dist = _sample(t, _probabilities(P, t.K, model.kappa), np.array(y), names, C, None)
     ref = engine_boost(dist, us, epsilon="1/100", max_updates=12)
@@ -765,3 +766,26 @@ def test_a_fit_on_labels_named_by_digits_out_of_position_reads_its_own_ids():
     assert model.report_["before"].huc.sup == pytest.approx(fast.audit(y[held], P[held], t, us).huc.sup, rel=1e-9)
     with pytest.raises(HUCError, match="integer labels are ambiguous for this tree"):
         HUCBoost(t, us, max_passes=2).fit(P, (y == "0").astype(int))  # (the user's integers still are)
+
+
+@pytest.mark.parametrize("engine, new", [("fast", "float64"), ("exact", "certified")])
+def test_hucboosts_engine_is_read_as_its_arithmetic_with_a_deprecation_warning(engine, new):
+    """``HUCBoost(engine=...)``, the spelling before ``arithmetic=``, fits for one release as the
+    arithmetic the DeprecationWarning names (``"exact"``: certified float64, python-flint being
+    installed here), the same rules; the model file records the arithmetic.  ``engine`` with
+    ``arithmetic`` is one HUCError, and its remedy (``arithmetic`` alone) fits."""
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    us = {"side": Top1AtDepth(t, 1)}
+    P = np.tile([[0.5, 0.1, 0.3, 0.1], [0.1, 0.2, 0.3, 0.4], [0.2, 0.25, 0.05, 0.5]], (5, 1))
+    y = [0, 3, 3, 2, 0, 1, 2, 3, 3, 0, 1, 1, 2, 3, 3]
+    with pytest.warns(DeprecationWarning, match=f"^engine='{engine}' is deprecated; use arithmetic='{new}'$"):
+        old = HUCBoost(t, us, epsilon="1/100", engine=engine, select="greedy", max_updates=4,
+                       prefix_guard=None).fit(P, y, validation=(P, y))
+    model = HUCBoost(t, us, epsilon="1/100", arithmetic=new, select="greedy", max_updates=4,
+                     prefix_guard=None).fit(P, y, validation=(P, y))
+    assert old.rules_ == model.rules_ and len(model.rules_) == 2  # (then within epsilon)
+    assert model.to_json()["options"]["arithmetic"] == new and model.run_.arithmetic == new
+    with pytest.raises(HUCError, match=r"^engine: not taken with arithmetic='float64' \(engine= is deprecated\); "
+                                       r"give arithmetic alone$"):
+        HUCBoost(t, us, engine=engine, arithmetic="float64").fit(P, y)
+    assert HUCBoost(t, us, arithmetic="float64", max_updates=2).fit(P, y).arithmetic_ == "float64"

@@ -310,7 +310,8 @@ def test_the_estimators_are_scikit_learn_estimators():
     assert isinstance(model, base.BaseEstimator) and base.is_classifier(model)
     assert get_tags(model).input_tags.positive_only and model.get_params()["initial__l2"] == 0.5
     assert base.clone(model).set_params(initial__l2=0.25).initial.l2 == 0.25
-    with pytest.raises(HUCError, match=r"^set_params: HUCBoost has no parameter 'epsilonn' \(it has engine, epsilon"):
+    with pytest.raises(HUCError,
+                       match=r"^set_params: HUCBoost has no parameter 'epsilonn' \(it has arithmetic, engine, epsilon"):
         model.set_params(epsilonn=0.01)
     for estimator in (model, TemperatureScaling()):
         with pytest.raises(HUCError, match=r"not fitted yet; call fit\(y_prob, y_true\) first") as err:

@@ -1373,7 +1373,7 @@ def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, fl
     itself decides there (float64 where it certifies, exactly where not: the rows repeat, and
     one has its two largest entries equal), at every update of a run."""
     from huc_ref import Top1AtDepth
-    from huc_ref.fast.boost import FloatBackend, boost_sample
+    from huc_ref.fast.boost import FloatState, boost_sample
     from tests.strategies import softmax_rows
     if tree.K < 2:
         return
@@ -1384,7 +1384,7 @@ def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, fl
     ft = FastTree(tree)
     for u in us.values():  # the sample pass's positions in the cut are the utility's candidates'
         assert ft.level_nodes[ft.cut(min(u.depth, ft.H))[0]].tolist() == list(u.candidate_ids)
-    seen, chosen = [], FloatBackend._chosen_values
+    seen, chosen = [], FloatState._chosen_values
 
     def checked(self, name, rows):
         U = chosen(self, name, rows)
@@ -1393,7 +1393,7 @@ def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, fl
             seen.append(len(rows))
         return U
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(FloatBackend, "_chosen_values", checked)
+        m.setattr(FloatState, "_chosen_values", checked)
         run = boost_sample(tree, P, y, us, epsilon="0.0001", max_updates=6)
     assert len(seen) == len(run.updates)  # every update read the choices
 
@@ -1404,14 +1404,14 @@ def test_update_values_of_rows_whose_top1_choice_float64_cannot_take():
     ``pi_A = 1/2 + 3 2^-55 < pi_y3``: top-1 at depth 1 is y3 (K.2).  An update's members take
     the exact choice the sample pass made, not float64's."""
     from huc_ref import LabelTree, Top1AtDepth
-    from huc_ref.fast.boost import FloatBackend, boost_sample
+    from huc_ref.fast.boost import FloatState, boost_sample
     tree = LabelTree.from_children("r", {"r": ["A", "y3"], "A": ["y1", "y2"]})
     rng = np.random.default_rng(0)
     tricky = np.array([0.5, 3 * 2.0**-55, 0.5 + 2.0**-53])
     P = np.vstack([np.tile(tricky, (30, 1)), rng.dirichlet([1, 1, 1], 30)])
     y = np.concatenate([np.zeros(30, dtype=int), rng.integers(0, 3, 30)])  # y1: not below y3
     us = {"top1": Top1AtDepth(tree, 1)}
-    seen, chosen = [], FloatBackend._chosen_values
+    seen, chosen = [], FloatState._chosen_values
 
     def checked(self, name, rows):
         U = chosen(self, name, rows)
@@ -1420,7 +1420,7 @@ def test_update_values_of_rows_whose_top1_choice_float64_cannot_take():
             seen.extend(U[rows < 30].tolist())
         return U
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(FloatBackend, "_chosen_values", checked)
+        m.setattr(FloatState, "_chosen_values", checked)
         boost_sample(tree, P, y, us, epsilon="0.0001", max_updates=3)
     assert seen and all(row == [0.0, 0.0, 1.0] for row in seen)  # y3's labels: the exact choice
 

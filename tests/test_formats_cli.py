@@ -290,7 +290,7 @@ def test_boost_engine_fast_runs_the_same_driver(capsys):
         docs[engine] = json.loads(capsys.readouterr().out)
         assert not list(jsonschema.Draft202012Validator(boost_schema()).iter_errors(docs[engine]))
     assert [u["node"] for u in docs["exact"]["updates"]] == [u["node"] for u in docs["fast"]["updates"]]
-    assert docs["fast"]["arithmetic"] == "float (fast path)" and docs["fast"]["digits"] is None
+    assert docs["fast"]["arithmetic"] == "float64" and docs["fast"]["digits"] is None
 
 
 def _array_files(tmp_path):
@@ -382,8 +382,8 @@ def test_array_file_errors(tmp_path, capsys, args, message):
      "--max-digits: applies to the exact engine (--engine exact); the fast engine reads float64"),
     (["boost", "{case}", "--max-passes", "5"],
      "--max-passes: applies to --select passes (K.1's budget of passes); greedy and drain stop at --max-updates"),
-    (["boost", "{case}", "--arithmetic", "float", "--digits", "40"],
-     "--digits: applies to certified arithmetic (--engine exact, or --engine fast --arithmetic certified)"),
+    (["boost", "{case}", "--arithmetic", "float64", "--digits", "40"],
+     "--digits: applies to --arithmetic exact or certified (float64 has no working precision)"),
 ])
 def test_an_option_that_does_not_apply_is_refused(capsys, args, message):
     assert main([a.replace("{case}", str(D1)) for a in args]) == 2
@@ -435,6 +435,24 @@ def test_array_rows_are_checked_alike_by_both_engines(tmp_path, capsys, engine, 
         fixed, renormalised = capsys.readouterr().out.split("\n}\n")[:2]
         a, b = (Fraction(json.loads(doc + "}")["huc"]["value"]) for doc in (fixed, renormalised))
         assert abs(a - b) <= Fraction(1, 10**12)  # (the row divided in float64, or exactly: a rounding apart)
+
+
+def test_huc_fit_takes_the_arithmetic_and_reads_engine_with_a_note(tmp_path, capsys):
+    """``huc fit --arithmetic certified`` fits in certified float64 and the model says so;
+    ``--engine fast`` (the option before it) fits as ``--arithmetic float64`` and says so on stderr."""
+    _array_files(tmp_path)
+    d = str(tmp_path)
+    common = ["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
+              "--max-passes", "2"]
+    assert main(common + ["--arithmetic", "certified", "-o", f"{d}/certified.json"]) == 0
+    assert "(huc, certified)" in capsys.readouterr().err
+    assert json.loads((tmp_path / "certified.json").read_text())["options"]["arithmetic"] == "certified"
+    assert main(common + ["--engine", "fast", "-o", f"{d}/fast.json"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("huc fit: --engine fast is deprecated; use --arithmetic float64\n")
+    assert main(common + ["--arithmetic", "float64", "-o", f"{d}/float64.json"]) == 0
+    fast, plain = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("fast", "float64"))
+    assert fast["rules"] == plain["rules"] and plain["options"]["arithmetic"] == "float64"
 
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])

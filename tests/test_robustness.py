@@ -503,7 +503,7 @@ def test_numpy_integers_are_integers_everywhere_an_integer_is_asked():
     ..., got np.int64(2)" by every integer argument; now it is taken as the integer it is, and what is
     written is JSON (a numpy integer is not). The certified float64 engine's ``digits`` follows the
     certified engine's rule (15 to 2000; 5 was taken)."""
-    from huc_ref import FiniteDistribution, Subtree, Top1AtDepth, TopK, audit, boost, certified, fast
+    from huc_ref import FiniteDistribution, Subtree, Top1AtDepth, TopK, audit, boost, fast
     from huc_ref.calibration import HUCBoost
     from huc_ref.formats import dumps
     t = _four_leaf()
@@ -520,9 +520,9 @@ def test_numpy_integers_are_integers_everywhere_an_integer_is_asked():
     same(lambda **kw: audit(d, us, **kw), null_draws=5, seed=1)
     same(lambda **kw: fast.audit(y, P, t, us, **kw), null_draws=5, seed=2)
     for run in (lambda **kw: boost(d, us, select="passes", **kw), lambda **kw: fast.boost(d, us, **kw),
-                lambda **kw: certified.boost(d, us, **kw)):
+                lambda **kw: boost(d, us, arithmetic="certified", **kw)):
         same(run, max_updates=2, max_passes=3)
     same(lambda **kw: boost(d, us, max_updates=2, **kw), digits=30)
     same(lambda **kw: HUCBoost(t, us, **kw).fit(P, y), max_updates=3, max_passes=2, null_draws=5, seed=1)
     with pytest.raises(HUCError, match=r"^digits: must be an integer from 15 to 2000, got 5$"):
-        certified.boost(d, us, digits=5)
+        boost(d, us, arithmetic="certified", digits=5)

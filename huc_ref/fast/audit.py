@@ -153,7 +153,7 @@ def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: 
     table = Rows(score, residual, terms.T, np.arange(1, len(nodes) + 1)[:, None], np.zeros(len(score), dtype=int),
                   W, len(nodes) + 1, score_error=error, exact_score=exact_scores(u, exact, rows))
     table.nodes, table.U = nodes, U
-    table.residual, table.terms = residual, terms  # (read by huc_ref.certified's error bounds)
+    table.residual, table.terms = residual, terms  # (read by certified float64's error bounds)
     return table
 
 

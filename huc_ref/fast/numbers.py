@@ -100,10 +100,22 @@ class ExactRows:
             return tuple(Fraction(float(x)) for x in self.P[i])
         return tuple(self.fractions[self.offset + i])
 
+    def values(self, u, i: int, atom: int | None = None) -> tuple:
+        """``u(p_i, .)`` decided exactly on row ``i`` (A.1): the family's values on the rationals
+        behind it (a boosting state's rows, :class:`huc_ref.fast.boosted.AuditRows`, answer by the
+        family's :meth:`~huc_ref.utilities.Utility.decide` on their exact state).
+
+        >>> from huc_ref import LabelTree, TopK
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> ExactRows(None, [(Fraction(1, 2), Fraction(1, 2))]).values(TopK(t, 1), 0)  # the tie: label order
+        (Fraction(1, 1), Fraction(0, 1))
+        """
+        return u.values(self.row(i), atom)
+
     def score(self, u, i: int, atom: int):
         """``mu_u`` of row ``i`` exactly (Sec. 2.1), for the tie blocks float64 cannot settle; an
         object that compares as the exact score does (a boosting state's rows,
-        :mod:`huc_ref.certified`, answer with keys of their exact state).
+        :class:`huc_ref.fast.boosted.AuditRows`, answer with keys of their exact state).
 
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})

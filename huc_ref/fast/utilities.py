@@ -99,7 +99,7 @@ def _values(u: Utility, rows: FloatRows) -> np.ndarray:
         return U
     U = np.array(U)  # a writable copy (a table's values are one broadcast row)
     for i in np.flatnonzero(unsure):  # decided exactly, by the utility itself
-        U[i] = [float(x) for x in u.values(rows.exact.row(int(i)), rows.atom(int(i)))]
+        U[i] = [float(x) for x in rows.exact.values(u, int(i), rows.atom(int(i)))]
     return U
 
 
