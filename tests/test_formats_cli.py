@@ -439,7 +439,8 @@ def test_array_rows_are_checked_alike_by_both_engines(tmp_path, capsys, engine, 
 
 def test_huc_fit_takes_the_arithmetic_and_reads_engine_with_a_note(tmp_path, capsys):
     """``huc fit --arithmetic certified`` fits in certified float64 and the model says so;
-    ``--engine fast`` (the option before it) fits as ``--arithmetic float64`` and says so on stderr."""
+    ``--engine fast`` (the option before it) fits as ``--arithmetic float64`` and says so on stderr,
+    last (a refused command says its one error line alone)."""
     _array_files(tmp_path)
     d = str(tmp_path)
     common = ["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
@@ -449,7 +450,7 @@ def test_huc_fit_takes_the_arithmetic_and_reads_engine_with_a_note(tmp_path, cap
     assert json.loads((tmp_path / "certified.json").read_text())["options"]["arithmetic"] == "certified"
     assert main(common + ["--engine", "fast", "-o", f"{d}/fast.json"]) == 0
     err = capsys.readouterr().err
-    assert err.startswith("huc fit: --engine fast is deprecated; use --arithmetic float64\n")
+    assert err.endswith("\nhuc fit: --engine fast is deprecated; use --arithmetic float64\n")
     assert main(common + ["--arithmetic", "float64", "-o", f"{d}/float64.json"]) == 0
     fast, plain = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("fast", "float64"))
     assert fast["rules"] == plain["rules"] and plain["options"]["arithmetic"] == "float64"
