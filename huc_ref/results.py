@@ -100,7 +100,8 @@ class NearTies:
     {'decided': {'groups': 2, 'rows': 12}, 'undecided': {'groups': 1, 'rows': 3, 'uc_bound': 0.25, 'huc_bound': 0.5}}
     >>> print(t.text())
     near-equal scores float64 cannot order: 2 groups (12 rows) decided exactly; 1 group (3 rows) left whole: \
-UC may be up to 0.25 and HUC up to 0.5 above the values shown (huc_ref.fast.numbers.ORDER_BUDGET)
+UC may be up to 0.25 and HUC up to 0.5 above the values shown (their exact order costs more than \
+huc_ref.fast.numbers.ORDER_BUDGET: raise it, or audit with the exact engine)
     >>> (t + NearTies(1, 2)).to_json()["decided"], NearTies(1, 2).text()
     ({'groups': 3, 'rows': 14}, 'near-equal scores float64 cannot order: 1 group (2 rows) decided exactly')
     """
@@ -136,8 +137,9 @@ UC may be up to 0.25 and HUC up to 0.5 above the values shown (huc_ref.fast.numb
             parts.append(f"{groups(self.decided_groups, self.decided_rows)} decided exactly")
         if self.undecided_groups:
             parts.append(f"{groups(self.undecided_groups, self.undecided_rows)} left whole: UC may be up to "
-                         f"{self.uc_bound:.3g} and HUC up to {self.huc_bound:.3g} above the values shown "
-                         "(huc_ref.fast.numbers.ORDER_BUDGET)")
+                         f"{self.uc_bound:.3g} and HUC up to {self.huc_bound:.3g} above the values shown (their "
+                         "exact order costs more than huc_ref.fast.numbers.ORDER_BUDGET: raise it, or audit with "
+                         "the exact engine)")
         return "near-equal scores float64 cannot order: " + "; ".join(parts)
 
 

@@ -182,7 +182,7 @@ def test_groups_beyond_the_budget_stay_whole_and_say_so(monkeypatch, capsys, tmp
             assert abs(float(got) - row.moment) < TOL
     FAST.validate(fast.to_json())
     assert "1 group (12 rows) left whole: UC may be up to" in ties.text()
-    assert "huc_ref.fast.numbers.ORDER_BUDGET" in ties.text()
+    assert "costs more than huc_ref.fast.numbers.ORDER_BUDGET: raise it, or audit with the exact engine" in ties.text()
     path = tmp_path / "twelve.json"
     path.write_text(json.dumps({
         "format": "huc-case/1", "id": "twelve", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
