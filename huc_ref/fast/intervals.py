@@ -453,23 +453,26 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
 def _settle_run(order, new, plural, first, last, exact_score) -> list:
     """Put ranks ``first .. last`` of :func:`tie_blocks` in order of their exact scores, in place,
     and mark where a new block starts among them (``new``); each stretch of neighbours joined by a
-    gap that is not ``plural`` (the same rows) takes one exact score, and rows seen before take
-    theirs again.  Returns each block's exact score, ascending."""
+    gap that is not ``plural`` (the same rows) takes one exact score, as do all stretches of one
+    key (``exact_score.keys``; ``exact_score.scores`` computes many at once).  Returns each
+    block's exact score, ascending."""
     members = order[first:last + 1].copy()
     starts = np.concatenate([[0], np.flatnonzero(plural[first:last]) + 1])  # stretches of the same rows
-    seen = {}
-    key_of = getattr(exact_score, "key", None)  # (equal keys, equal scores: ExactScores)
-    values = []
-    for a in starts.tolist():
-        i = int(members[a])
-        key = None if key_of is None else key_of(i)
-        if key is None or key not in seen:
-            value = exact_score(i)
-            if key is not None:
-                seen[key] = value
-        else:
-            value = seen[key]
-        values.append(value)
+    heads = members[starts]
+    keys = exact_score.keys(heads) if hasattr(exact_score, "keys") else None  # (equal keys, equal scores)
+    if keys is None:
+        keys = list(range(len(heads)))
+    index = {}
+    for key in keys:
+        index.setdefault(key, len(index))
+    which = [index[key] for key in keys]
+    one = np.empty(len(index), dtype=np.intp)
+    one[np.array(which)] = np.arange(len(heads))  # one stretch of each key (whichever write lands)
+    firsts = heads[one]
+    found = exact_score.scores(firsts) if hasattr(exact_score, "scores") else [exact_score(int(i)) for i in firsts]
+    if all(isinstance(v, Fraction) for v in found):  # compared by 2^-256 floors first: integers, not Fractions
+        found = [((v.numerator << 256) // v.denominator, v) for v in found]
+    values = [found[k] for k in which]
     by_value = sorted(range(len(starts)), key=values.__getitem__)
     sizes = np.diff(np.append(starts, len(members)))
     pieces = [members[starts[k]:starts[k] + sizes[k]] for k in by_value]
@@ -481,7 +484,7 @@ def _settle_run(order, new, plural, first, last, exact_score) -> list:
     split[ends] = [a != b for a, b in zip(ranked, ranked[1:])]
     new[first:last] = split
     distinct = [ranked[0]] + [b for a, b in zip(ranked, ranked[1:]) if a != b]
-    return distinct
+    return [v[1] for v in distinct] if isinstance(distinct[0], tuple) else distinct
 
 
 #: :func:`_unsure_gaps` reads the windows of the close gaps while they hold at most this many
@@ -1144,27 +1147,24 @@ class Rows:
             high = self._score.take(self.order.take(self.block_last.take(b[some] - 1)))
         low, high = low.tolist(), high.tolist()
         if self._runs and self._outward:  # ends in groups float64 could not order: from their exact scores
-            ends = self._run_ends()
-            for j in np.flatnonzero(np.isin(r[some], list(ends))).tolist():
-                low[j] = _low_end(*ends[int(r[some[j]])], low[j])
-            for j in np.flatnonzero(np.isin(b[some] - 1, list(ends))).tolist():
-                high[j] = _high_end(*ends[int(b[some[j]]) - 1], high[j])
+            low, high = self._run_ends(r[some], low, _low_end), self._run_ends(b[some] - 1, high, _high_end)
         for col, lo, hi in zip(some.tolist(), low, high):
             out[col] = (lo, hi)
         return out
 
-    def _run_ends(self) -> dict:
-        """Each block of a :class:`Run` (its index among all blocks) -> ``(run, k)``, the run and the
-        block's place in it (made once)."""
-        if "_ends" not in self.__dict__:
+    def _run_ends(self, blocks: np.ndarray, given: list, end) -> list:
+        """``given`` (witness ends, floats) with those at ``blocks`` that lie in a :class:`Run` made
+        by ``end`` (:func:`_low_end` or :func:`_high_end`) from the run and the block's place in it."""
+        if "_run_blocks" not in self.__dict__:  # each run's first block (its index among all) and its blocks
             every = "_every" in self.__dict__ and "starts" not in self.__dict__
-            ends = {}
-            for run in self._runs:
-                first = run.first if every else int(np.searchsorted(self.starts, run.first, "right")) - 1
-                for k in range(1 if run.values is None else len(run.values)):
-                    ends[first + k] = (run, k)
-            self._ends = ends
-        return self._ends
+            first = np.array([run.first for run in self._runs])
+            self._run_blocks = (first if every else np.searchsorted(self.starts, first, "right") - 1,
+                                np.array([1 if run.values is None else len(run.values) for run in self._runs]))
+        first, count = self._run_blocks
+        j = np.maximum(np.searchsorted(first, blocks, "right") - 1, 0)
+        for k in np.flatnonzero((blocks >= first[j]) & (blocks < first[j] + count[j])).tolist():
+            given[k] = end(self._runs[j[k]], int(blocks[k] - first[j[k]]), given[k])
+        return given
 
     def _tally(self, residual, terms, W, flat: bool):
         """What became of the groups float64 could not order (:attr:`_runs`): the
