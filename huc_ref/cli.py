@@ -67,6 +67,8 @@ def _report(case, result, top: int) -> str:
         approx = "" if shown.startswith("~") or isinstance(row.sup, float) else f"  (~{decimal_text(row.sup)})"
         lines.append(f"{label} = {shown}{approx}  at {where or '-'} "
                      f"on {_interval_text(row.interval)}, moment {_show(row.moment)}")
+    if result.near_ties is not None:  # (the fast engine: scores float64 could not order, and what became of them)
+        lines.append(result.near_ties.text())
     sig = result.significance
     if sig is not None:
         how = (f"{sig.draws} redraws of every label from its prediction, seed {sig.seed}" if sig.method == "resampling"

@@ -358,7 +358,10 @@ def case_schema() -> dict:
 
 def result_schema(engine: str = "exact") -> dict:
     """The JSON Schema of ``huc-result/1`` (docs/specification.md §6): exact answers write numbers as strings
-    in lowest terms; the fast engine's (``engine="fast"``) as JSON numbers.
+    in lowest terms; the fast engine's (``engine="fast"``) as JSON numbers, except a witness end that
+    is an exact score (scores closer than float64 resolves), and with an optional ``near_ties``
+    (:meth:`huc_ref.results.NearTies.to_json`: the scores float64 could not order and what became
+    of them).
 
     >>> result_schema()["properties"]["engine"], result_schema("fast")["properties"]["engine"]
     ({'const': 'exact'}, {'const': 'fast'})
@@ -375,7 +378,20 @@ def result_schema(engine: str = "exact") -> dict:
                                    "theorem_3_4": {"type": "object", "additionalProperties": False,
                                                    "required": ["delta", "deviation"],
                                                    "properties": {"delta": rational, "deviation": {"type": "string"}}}}}
-    witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": number, "minItems": 2, "maxItems": 2}]}
+    # a fast witness's end is the float of an exact score, or that score itself (a string) where no float lies
+    # between it and a neighbouring one (scores closer than float64 resolves, put in order exactly)
+    end = number if engine == "exact" else {"oneOf": [number, rational]}
+    witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": end, "minItems": 2, "maxItems": 2}]}
+    count = {"type": "integer", "minimum": 0}
+    bound = {"type": "number", "minimum": 0}
+    near_ties = {"type": "object", "additionalProperties": False, "required": ["decided", "undecided"],
+                 "properties": {"decided": {"type": "object", "additionalProperties": False,
+                                            "required": ["groups", "rows"],
+                                            "properties": {"groups": count, "rows": count}},
+                                "undecided": {"type": "object", "additionalProperties": False,
+                                              "required": ["groups", "rows", "uc_bound", "huc_bound"],
+                                              "properties": {"groups": count, "rows": count, "uc_bound": bound,
+                                                             "huc_bound": bound}}}}
     name = {"type": ["string", "null"]}
     row = {"type": "object", "required": ["subgroup", "utility", "node", "sup", "interval", "moment"],
            "additionalProperties": False,
@@ -393,7 +409,8 @@ def result_schema(engine: str = "exact") -> dict:
             "properties": {"format": {"const": RESULT_FORMAT}, "case": {"type": ["string", "null"]},
                            "engine": {"const": engine}, "uc": best, "huc": best,
                            "relevant_nodes": {"type": "object", "additionalProperties": _NAMES},
-                           "candidates": {"type": "array", "items": row}, "significance": significance}}
+                           "candidates": {"type": "array", "items": row}, "significance": significance,
+                           **({} if engine == "exact" else {"near_ties": near_ties})}}
 
 
 #: The ``arithmetic`` of a ``huc-boost/1`` document: ``"exact"`` (the certified engine),

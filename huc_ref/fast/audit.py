@@ -206,6 +206,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
     [0.75, 0.75]
     """
     exact = ExactRows(P) if exact is None else exact
+    labels = np.asarray(labels)  # (one plain array throughout: the tables know it again by identity)
     terms = sample_terms(ft, P, labels, utilities, rows, engine, exact, row_sum_tolerance)
     return sample_tables(ft, terms, labels, W, utilities, rows, engine, exact)
 
@@ -567,7 +568,8 @@ def numba_available() -> bool:
 def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sample: bool) -> AuditResult:
     """The :class:`AuditResult` of every utility's :class:`Rows`, in the exact engine's row order
     (subgroups, utilities, the UC row, then the relevant nodes in pre-order), with float numbers;
-    each utility's witnesses (App. F.3) read for all its subgroups at once."""
+    each utility's witnesses (App. F.3) read for all its subgroups at once, and the groups of
+    scores float64 could not order, where there were any (:class:`huc_ref.results.NearTies`)."""
     found = {}
     for name, table in tables.items():
         nodes = [None] + [tree.nodes[a] for a in table.nodes]
@@ -581,7 +583,9 @@ def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sampl
         for name, (nodes, sup, witness, moment) in found.items():
             candidates += Candidate.of_table(c_name, name, nodes, sup[k], witness[k], moment[k])
     relevant = {name: tuple(nodes[1:]) for name, (nodes, *_) in found.items()}
-    return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast")
+    near = [table.near_ties for table in tables.values() if getattr(table, "near_ties", None) is not None]
+    return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast",
+                       near_ties=sum(near[1:], near[0]) if near else None)
 
 
 def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility], *,
