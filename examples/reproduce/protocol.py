@@ -253,7 +253,7 @@ class Experiment:
         apply it to test; returns (test predictions, kept, run)."""
         utilities = utilities or self.utilities
         caps = self.uc_cap if method == "uc" else self.passes * len(self.tree.branching_nodes)
-        run = boost(D["cal"], utilities, engine="fast", method=method, epsilon=TOLERANCE, step=step,
+        run = boost(D["cal"], utilities, arithmetic="float64", method=method, epsilon=TOLERANCE, step=step,
                     select="passes" if method == "huc" else "greedy", max_updates=caps, max_passes=self.passes)
         keep, _ = select_prefix(run, D["val"], utilities)
         return prefix_predictions(run, D["test"], utilities, keep), keep, run
