@@ -30,16 +30,16 @@ class Choice:
 
     Parameters
     ----------
-    sup : float or Fraction
-        The candidate's sup.
+    sup : number
+        The candidate's sup (a float, or the certified engine's working-precision number).
     subgroup : int
         Its subgroup's index.
     utility : str
         Its utility's name.
     node : int or None
         Its node id, or None for the UC row.
-    moment : float or Fraction
-        The signed moment ``Gamma`` of its witness.
+    moment : number
+        The signed moment ``Gamma`` of its witness, in the same numbers.
     exceeds : bool
         Whether ``sup`` exceeds epsilon.
 
@@ -191,8 +191,8 @@ class Backend:
 
         Returns
         -------
-        recorded : float or Fraction
-            The log loss as the run's record shows it.
+        recorded : float or str
+            The log loss as the run's record shows it (the certified engine's as decimal text).
         upper : Fraction
             A rational upper bound of it, for the theorem's update budget
             ``2 L_log(f_0) / eps^2``.
@@ -265,7 +265,8 @@ class Backend:
         Returns
         -------
         dict
-            ``{"uc", "huc", "log_loss", ...}`` of the current state.
+            ``{"uc", "huc", "log_loss"}`` of the current state (floats, or the certified engine's
+            decimal text).
 
         Examples
         --------
