@@ -613,11 +613,15 @@ class LabelTree:
         y_prob : array-like of shape (n, K)
             ``y_prob``, or a table's array.
         labels : list of str or None
-            ``labels``; for a table, where ``labels`` is None and any column name is one of this
-            tree's labels, its column names.  That is the order :meth:`check_columns` then checks,
-            so a ``pd.DataFrame(clf.predict_proba(X), columns=clf.classes_)`` in another order than
-            the tree's (A.2) is an error, not a silent permutation.  Anything but a table is
-            returned unchanged.
+            ``labels``; for a table where any column name is one of this tree's labels, its column
+            names, by which :meth:`label_columns` reads the columns in the tree's label order
+            (A.2).  Anything but a table is returned unchanged.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``labels``, where a table's column names name the labels and ``labels`` says
+            otherwise: one of them is never silently preferred.
 
         Examples
         --------
@@ -630,7 +634,11 @@ class LabelTree:
         if not (hasattr(y_prob, "columns") and hasattr(y_prob, "to_numpy")):
             return y_prob, labels
         names = [str(c) for c in y_prob.columns]
-        if labels is None and set(names) & set(self.labels):
+        if set(names) & set(self.labels):
+            if labels is not None and label_names(labels) != names:
+                raise HUCError(f"labels: {printable(repr(label_names(labels)), 100)} differ from the column names of "
+                               f"y_prob {printable(repr(names), 100)}, which name the labels; give one of them "
+                               "(the DataFrame's names are read by name)", kind="labels")
             labels = names
         return y_prob.to_numpy(), labels
 
@@ -853,18 +861,23 @@ class LabelTree:
                        f"{printable(names[k], 40)!r}, the tree's label {k} {printable(self.labels[k], 40)!r}); {fix}",
                        kind="labels")
 
-    def check_integer_labels(self, where: str = "y_true") -> None:
+    def check_integer_labels(self, where: str = "y_true", columns=None) -> None:
         """Check that a sample's labels ``y_i`` (Sec. 2.1) given as integers mean one thing on this tree.
 
-        Integer labels are label ids (positions in :attr:`labels`).  Where a label's name is the
-        decimal text of another position (labels named "0", "1", ... listed in another order, as a
-        hierarchy grouping digits lists them) an integer could mean either, so it is an error,
-        never a silent choice.  Names given as strings are never ambiguous.
+        Integer labels are positions: in :attr:`labels`, or among ``columns`` where the prediction
+        array's columns were named.  Where a name is the decimal text of another position (labels
+        named "0", "1", ... listed in another order, as a hierarchy grouping digits lists them) an
+        integer could mean either, so it is an error, never a silent choice.  Names given as
+        strings are never ambiguous.
 
         Parameters
         ----------
         where : str, default "y_true"
             How the message names the labels.
+        columns : list of str, optional
+            The names of the prediction array's columns, in their order (a classifier's
+            ``classes_``); integer labels are then positions among them.  None: positions in
+            :attr:`labels`.
 
         Raises
         ------
@@ -880,13 +893,15 @@ class LabelTree:
         ...
         huc_ref.errors.HUCError: y_true: integer labels are ambiguous for this tree: they are read as label ids ...
         """
-        clash = next(((k, name) for k, name in enumerate(self.labels)  # names that are a position's text
+        order = self.labels if columns is None else columns
+        clash = next(((k, name) for k, name in enumerate(order)  # names that are a position's text
                       if len(name) <= 18 and name.isascii() and name.isdigit() and str(int(name)) == name
                       and int(name) < self.K and int(name) != k), None)
         if clash is not None:
             k, name = clash
+            among = "the tree's label order" if columns is None else "the columns' order"
             raise HUCError(f"{where}: integer labels are ambiguous for this tree: they are read as label ids "
-                           f"(positions in the tree's label order), but the label named {printable(name, 40)!r} "
+                           f"(positions in {among}), but the label named {printable(name, 40)!r} "
                            f"is at position {k}; give the labels as their names (strings, e.g. y.astype(str)) "
                            "or list the tree's labels in numeric order", kind="reference")
 
