@@ -111,8 +111,7 @@ def test_every_public_function_names_its_place_in_the_paper_and_has_a_doctest():
 #: to :func:`_numpydoc_gaps`.
 NUMPYDOC_PENDING = {
     "huc_ref.fast.enclosures",
-    "huc_ref.fast.intervals", "huc_ref.fast.kernels", "huc_ref.fast.numbers", "huc_ref.fast.tree",
-    "huc_ref.fast.utilities",
+    "huc_ref.fast.intervals", "huc_ref.fast.kernels", "huc_ref.fast.numbers", "huc_ref.fast.utilities",
 }
 
 
