@@ -107,11 +107,9 @@ def test_every_public_function_names_its_place_in_the_paper_and_has_a_doctest():
 
 
 #: The modules whose docstrings are still written as prose and are being given their numpydoc
-#: sections (the fast backend's numbers, scans, utilities and kernels); each leaves this set when
-#: it has them.  Every other module of huc_ref is held to :func:`_numpydoc_gaps`.
-NUMPYDOC_PENDING = {
-    "huc_ref.fast.kernels", "huc_ref.fast.numbers", "huc_ref.fast.utilities",
-}
+#: sections (the compiled kernels); each leaves this set when it has them.  Every other module
+#: of huc_ref is held to :func:`_numpydoc_gaps`.
+NUMPYDOC_PENDING = {"huc_ref.fast.kernels"}
 
 
 def _sections(doc: str) -> tuple[dict, list]:
