@@ -9,6 +9,8 @@ that none of them can drift from what it describes:
 * ``reference/api/*.rst`` and ``generated/api-modules.md``: a page for every module of the two
   packages (found by walking them, so a new module appears by itself), and their list;
 * ``generated/schemas.md``: every JSON Schema of the file formats, from ``huc_ref/data/schemas``;
+* ``generated/errors.md``: the kinds of ``HUCError`` (``huc_ref.errors``) and the catalogue of
+  malformed documents with the error each gets, from the golden vectors' ``invalid.json``;
 * ``generated/notebooks/*.ipynb``: the classroom notebooks of ``examples/notebooks``, which
   myst-nb executes (they are committed without outputs);
 * ``generated/reproductions.md``: the reproduction kit's page ``docs/reproductions.md``, or a
@@ -191,6 +193,27 @@ def schemas_page() -> str:
     return "\n".join(parts)
 
 
+# --- bad input ---------------------------------------------------------------------------------
+
+def errors_page() -> str:
+    """The error kinds (:data:`huc_ref.errors.ERROR_KINDS`, ``ARGUMENT_KINDS``) and every invalid
+    golden vector with the kind, place and message this implementation gives it."""
+    from huc_ref.errors import ARGUMENT_KINDS, ERROR_KINDS
+    lines = ["### Error kinds", "", "| kind | what it means | where |", "|---|---|---|"]
+    lines += [f"| `{kind}` | {_cell(text)} | a document or the API |" for kind, text in ERROR_KINDS.items()]
+    lines += [f"| `{kind}` | {_cell(text)} | the API or the command line only |" for kind, text in ARGUMENT_KINDS.items()]
+    invalid = json.loads((ROOT / "huc_ref" / "data" / "vectors" / "invalid.json").read_text(encoding="utf-8"))
+    lines += ["", "### The catalogue of malformed documents", "",
+              f"The {len(invalid['vectors'])} invalid golden vectors (`huc_ref/data/vectors/invalid.json`), "
+              "each with the error `huc audit` and {func}`huc_ref.read_case` give it.  Another implementation "
+              "must give the same `kind`; the place and message are this implementation's.", "",
+              "| vector | kind | message |", "|---|---|---|"]
+    for vector in invalid["vectors"]:
+        error = vector["error"]
+        lines.append(f"| `{vector['id'].removeprefix('invalid-')}` | `{error['kind']}` | {_cell(error['message'])} |")
+    return "\n".join(lines) + "\n"
+
+
 # --- notebooks and the reproduction kit --------------------------------------------------------
 
 def copy_notebooks() -> None:
@@ -245,6 +268,7 @@ def generate(app) -> None:
     _write(GENERATED / "benchmarks.md", benchmarks_page())
     write_api_pages()
     _write(GENERATED / "schemas.md", schemas_page())
+    _write(GENERATED / "errors.md", errors_page())
     _write(GENERATED / "reproductions.md", reproductions_page())
     copy_notebooks()
 
