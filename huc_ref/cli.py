@@ -837,7 +837,8 @@ def _max_null_work_help() -> str:
 def _positive(text: str) -> int:
     """``--jobs N``: a whole number at least 1 (argparse's type)."""
     if not text.isascii() or not text.isdigit() or not text.strip("0"):
-        raise argparse.ArgumentTypeError(f"expected a whole number, at least 1, got {printable(text, 40)!r}")
+        raise argparse.ArgumentTypeError("expected a whole number of processes, at least 1; "
+                                         f"got {printable(text, 40)!r}")
     return _integer(text)
 
 

@@ -123,13 +123,21 @@ huc_ref.fast.numbers.ORDER_BUDGET: raise it, or audit with the exact engine)
                         max(self.uc_bound, other.uc_bound), max(self.huc_bound, other.huc_bound))
 
     def to_json(self) -> dict:
-        """The ``near_ties`` member of a fast ``huc-result/1`` document (docs/specification.md §6)."""
+        """The ``near_ties`` member of a fast ``huc-result/1`` document (docs/specification.md §6).
+
+        >>> NearTies(1, 2).to_json()["decided"]
+        {'groups': 1, 'rows': 2}
+        """
         return {"decided": {"groups": self.decided_groups, "rows": self.decided_rows},
                 "undecided": {"groups": self.undecided_groups, "rows": self.undecided_rows,
                               "uc_bound": self.uc_bound, "huc_bound": self.huc_bound}}
 
     def text(self) -> str:
-        """One line for a person (``huc audit``'s report)."""
+        """One line for a person (``huc audit``'s report) on Algorithm 2's sort (App. F.3).
+
+        >>> NearTies(0, 0, 1, 2, 0.5, 0.25).text().split(":")[1]
+        ' 1 group (2 rows) left whole'
+        """
         def groups(k, rows):
             return f"{k} group{'s' if k != 1 else ''} ({rows} row{'s' if rows != 1 else ''})"
         parts = []

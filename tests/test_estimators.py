@@ -291,6 +291,8 @@ def test_scikit_learns_check_estimator(estimator, failing):
         by_name.setdefault(r["check_name"], []).append(r)
     for name, (_, pattern) in failing.items():
         assert name in by_name, f"{name} no longer runs"
+        if all(r["status"] == "skipped" for r in by_name[name]):
+            continue  # (a check whose optional package is absent: pandas for the Series checks)
         assert any(r["status"] == "xfail" for r in by_name[name]), f"{name} passes: remove it from the list"
         for r in by_name[name]:
             if r["status"] == "xfail":

@@ -353,11 +353,12 @@ class TieBlocks(tuple):
 
 
 class Run(NamedTuple):
-    """A group of near-equal scores (:func:`tie_blocks`): ranks ``first .. last`` of the sort,
-    ``values`` (the exact score of each of its tie blocks, ascending; None where it stays one
-    block: no exact scores, or :data:`huc_ref.fast.numbers.ORDER_BUDGET` spent), and ``low``,
-    ``high``: floats below and above every exact score in it and none outside it (its scores
-    less and plus their errors, which certify the gaps on either side).
+    """A group of near-equal scores in Algorithm 2's sort (App. F.3; :func:`tie_blocks`): ranks
+    ``first .. last`` of the sort, ``values`` (the exact score of each of its tie blocks,
+    ascending; None where it stays one block: no exact scores, or
+    :data:`huc_ref.fast.numbers.ORDER_BUDGET` spent), and ``low``, ``high``: floats below and
+    above every exact score in it and none outside it (its scores less and plus their errors,
+    which certify the gaps on either side).
 
     >>> Run(3, 5, None, 0.25, 0.5).values is None
     True

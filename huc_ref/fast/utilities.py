@@ -303,9 +303,16 @@ class ExactScores:
         return np.concatenate([np.sort(X[:, c], axis=1) if len(c) > 1 else X[:, c] for c in self._columns], axis=1)
 
     def same(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
-        """Whether atoms ``a[k]`` and ``b[k]`` certainly have equal exact scores (their rows hold the
-        same numbers, for a table utility in any order among labels of one value), or None where
-        rows say nothing (a per-atom utility, a boosting state's keys)."""
+        """Whether atoms ``a[k]`` and ``b[k]`` certainly have equal exact scores ``mu_u`` (Sec. 2.1):
+        their rows hold the same numbers, for a table utility in any order among labels of one
+        value; None where rows say nothing (a per-atom utility, a boosting state's keys).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> P = np.array([[0.25, 0.75], [0.75, 0.25], [0.25, 0.75]])
+        >>> ExactScores(Table(t, [1, 1]), ExactRows(P), None).same(np.array([0, 0]), np.array([1, 2])).tolist()
+        [True, True]
+        """
         if not self.by_row:
             return None
         if self._columns is None:
@@ -319,8 +326,16 @@ class ExactScores:
         return out
 
     def keys(self, idx: np.ndarray) -> list | None:
-        """Hashable keys of atoms ``idx`` such that equal keys give equal scores (their rows'
-        numbers, as :meth:`same` compares them), or None where rows say nothing."""
+        """Hashable keys of atoms ``idx`` such that equal keys give equal scores ``mu_u`` (Sec. 2.1):
+        their rows' numbers, as :meth:`same` compares them; None where rows say nothing.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> P = np.array([[0.25, 0.75], [0.75, 0.25], [0.25, 0.75]])
+        >>> k = ExactScores(Table(t, [1, 0]), ExactRows(P), None).keys(np.array([0, 1, 2]))
+        >>> k[0] == k[2], k[0] == k[1]
+        (True, False)
+        """
         if not self.by_row:
             return None
         if self.exact.fractions is not None:
@@ -329,7 +344,7 @@ class ExactScores:
         return [row.tobytes() for row in np.ascontiguousarray(self._canonical(X) if self._columns is not None else X)]
 
     def scores(self, idx: np.ndarray) -> list:
-        """The exact scores of atoms ``idx`` (each as :meth:`__call__` gives it).  A table utility's
+        """The exact scores ``mu_u`` (Sec. 2.1) of atoms ``idx``, each as :meth:`__call__` gives it.  A table utility's
         float rows all at once: each entry ``m 2^e`` (numpy's ``frexp``, ``m`` a 53-bit integer) as
         the integer ``m 2^(e - e_min)`` of its row, then :func:`huc_ref.fast.numbers.linear_score`'s
         two sums in Python integers (object arrays), some ten times faster than row by row.
