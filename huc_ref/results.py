@@ -321,7 +321,7 @@ class BoostResult:
     audits: list = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
-        """The ``huc-boost/1`` document (docs/specification.md §4; README, "HUC-Boost and UC-Boost").
+        """The ``huc-boost/1`` document (docs/specification.md §4; docs/boosting.md).
 
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, boost
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
