@@ -289,6 +289,10 @@ def _skip_imported(app, what, name, obj, skip, options):
     each is documented where it is defined, and only linked from the others."""
     import inspect
     target = getattr(obj, "py_func", obj)
+    outside = (getattr(target, "__module__", None) or "").split(".")[0] not in ("", "builtins", "huc_ref",
+                                                                               "proofs_check")
+    if what == "class" and callable(target) and outside:
+        return True  # a method another package adds to a class (scikit-learn's set_fit_request ...)
     if not (inspect.isclass(target) or inspect.isfunction(target)):
         return None  # data (a constant, an instance) belongs to the module that names it
     home = getattr(target, "__module__", None)
@@ -404,7 +408,7 @@ def _report_undocumented(app, exception) -> None:
 def cli_parser():
     """The command line's parser as the CLI reference renders it: ``huc_ref.cli.build_parser``
     with each help text's reStructuredText-active characters escaped (``classes_``, a name the
-    terminal prints as it is, is a hyperlink reference to docutils)."""
+    terminal prints as it is, is a hyperlink reference to docutils, and ``|U|`` a substitution)."""
     import argparse
 
     from huc_ref.cli import build_parser
@@ -412,7 +416,7 @@ def cli_parser():
     def escape(parser):
         for action in parser._actions:
             if action.help and action.help is not argparse.SUPPRESS:
-                action.help = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", action.help)
+                action.help = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", action.help).replace("|", "\\|")
             for sub in getattr(action, "choices", None) or {}:
                 if isinstance(action.choices, dict) and isinstance(action.choices[sub], argparse.ArgumentParser):
                     escape(action.choices[sub])

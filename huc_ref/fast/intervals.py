@@ -337,7 +337,7 @@ def argsort_scores(score: np.ndarray) -> np.ndarray:
 
 
 class TieBlocks(tuple):
-    """:func:`tie_blocks`' ``(order, new)``, with its :attr:`runs`: the groups of near-equal scores
+    """:func:`tie_blocks`' ``(order, new)``, with its ``runs``: the groups of near-equal scores
     float64 could not order (App. F.3), each a :class:`Run`; :attr:`exact`: whether exact scores
     stood behind the floats (else every run stays one block, and its witness ends are its floats).
 
