@@ -209,7 +209,8 @@ def test_the_history_rules_leave_ordinary_prose_alone(text):
 def test_the_readme_is_short_and_its_quick_start_is_what_ci_runs():
     """README.md is for users: at most 200 lines, no measurement named by its machine, and its
     Quick start's second command is the line .ci/run runs under "README Quick start, second
-    command", so the command a newcomer copies is the one CI proves."""
+    command", so the command a newcomer copies is the one CI proves; its links to its own
+    sections land."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 200, len(readme.splitlines())
     assert not re.search(r"\b(?:Zen \d|Xeon|EPYC|Ryzen|Intel|AMD)\b", readme)
@@ -218,6 +219,11 @@ def test_the_readme_is_short_and_its_quick_start_is_what_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     marker = next(i for i, line in enumerate(ci) if "README Quick start, second command" in line)
     assert quick[1] == ci[marker + 1], (quick[1], ci[marker + 1])
+    # the "Find it fast" links land on headings (GitHub's anchors: lower case, punctuation dropped)
+    anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+               for h in re.findall(r"^#+ (.+)$", readme, re.M)}
+    links = re.findall(r"\]\(#([^)]+)\)", readme)
+    assert len(links) >= 4 and set(links) <= anchors, set(links) - anchors
 
 
 def test_the_spec_example_of_the_docs_is_read_and_fits_its_schema():
