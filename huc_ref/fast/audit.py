@@ -396,7 +396,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     term_row = np.cumsum([0] + [len(ks) for ks in depths])
     # one block for all of it: fewer, larger allocations fault in fewer fresh pages (numpy asks for 2 MiB
     # pages from 4 MiB on), and glibc, given back a block of up to 32 MiB, raises its mmap threshold to that
-    # size and keeps the memory for the next audit (README, "What fresh memory costs")
+    # size and keeps the memory for the next audit (docs/engines.md, "Memory")
     m = len(names)
     block = np.empty((3 * m + term_row[-1]) * n)
     score, residual, error = (block[a * m * n:(a + 1) * m * n].reshape(m, n) for a in range(3))
