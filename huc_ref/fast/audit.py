@@ -10,6 +10,7 @@ kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Mapping
 
@@ -693,6 +694,15 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     return ids
 
 
+def _lazy(*values) -> bool:
+    """Whether any argument (or a subgroup's values) is a Dask collection (:mod:`huc_ref.fast.scale`
+    audits those); dask is not imported here: a collection exists only where it was imported."""
+    if "dask" not in sys.modules:
+        return False
+    from .scale import is_lazy
+    return is_lazy(*values)
+
+
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
           sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None,
           null_draws: int | None = None, seed: int = 0) -> AuditResult:
@@ -732,6 +742,11 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
                        f"got {type(tree).__name__}", kind="tree")
+    if _lazy(y_true, y_prob, subgroups, sample_weight):  # Dask collections: the same audit, partition by partition
+        from .scale import audit as audit_partitions
+        return audit_partitions(y_true, y_prob, tree, utilities, subgroups=subgroups, sample_weight=sample_weight,
+                                accelerator=accelerator, renormalize=renormalize, labels=labels,
+                                null_draws=null_draws, seed=seed)
     y_prob = tree.label_columns(y_prob, labels)  # (in the tree's label order, or one error saying how to declare it)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
     if P.dtype.kind not in "iuf":  # booleans are refused as the exact path refuses them

@@ -1,0 +1,888 @@
+"""UC and HUC of samples held as Dask collections: App. F.3-F.4's audit partition by partition.
+
+The in-memory fast path (:mod:`huc_ref.fast.audit`) computes every row's score and path terms,
+sorts each utility's scores once and runs Algorithm 2 on the prefix sums of every column.  Here
+the same steps run on the Dask scheduler in effect (local threads, or a ``dask.distributed``
+cluster when a ``Client`` is active), a partition of rows at a time, with no array of ``n``
+numbers anywhere:
+
+1. *map*: each partition's rows are checked (the in-memory rules and messages, rows numbered in
+   the whole sample) and their scores, UC residuals and path terms computed by
+   :func:`huc_ref.fast.audit.sample_terms`; for each utility the rows are sorted by score
+   (:func:`huc_ref.fast.intervals.sort_scores`) and a sketch of the sorted scores kept;
+2. *the sort*: score ranges of about a partition's rows each, whose boundaries are scores, so
+   that every row of one float score falls in one range and a tie block of equal floats is
+   never split; each range gathers its slice of every partition's sorted rows and merges them;
+3. *Algorithm 2 by ranges*: each range's tie blocks (:func:`huc_ref.fast.intervals.tie_blocks`)
+   and, per subgroup and column, its total, its largest and smallest prefix sum and the first
+   block attaining each (:func:`range_extremes`);
+4. *the fold*: App. F.3's supremum over intervals of a column's prefix sums is an associative
+   reduction: a range's prefix sums are the ranges' totals before it plus its own, so the
+   largest and smallest of all are the ranges' own shifted by those totals, the first attaining
+   each kept (strictly larger replaces), and the witness is read from the two extreme blocks
+   (:func:`fold`).  A boundary float64 cannot certify (two scores within their error bounds on
+   either side of it, :func:`huc_ref.fast.intervals.tie_blocks`' rule) joins its two ranges,
+   which are gathered and scanned again as one.
+
+The answer is the in-memory path's: the same tie blocks, the same block sums
+(:func:`huc_ref.fast.numbers.block_sums`, order-free), the same candidate rows and witnesses;
+only the order of the float additions of the prefix sums differs (each range's own sums, then
+the totals before it), so sups agree to rounding (``n`` times the unit roundoff of the sup at
+most, ``sqrt(n)`` typically) and a witness can differ only where two prefix sums are that close.
+
+Rows travel between the map and the ranges either in memory (``shuffle="tasks"``: slices are
+Dask tasks, which a cluster's workers hold and spill) or through files in a spill folder
+(``shuffle="disk"``: each map writes its sorted rows once, each range reads its slices), the
+default without a distributed ``Client``, so that one machine audits more rows than its memory
+holds: a task holds one partition's rows (or one range's), whatever ``n``.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from fractions import Fraction
+
+import numpy as np
+
+from ..distribution import subgroup_mapping
+from ..errors import HUCError, check_name, one_of, printable
+from ..results import AuditResult
+from ..significance import check_null
+from ..tree import LabelTree
+from ..utilities import Utility
+from ..validation import _per_atom_rows, check_utilities
+from .audit import CHUNK, ROW_SUM_TOLERANCE, label_ids, result_rows, sample_terms
+from .intervals import sort_scores, tie_blocks
+from .numbers import as_floats, block_sums, entries, subgroup_column
+from .tree import FastTree
+from .utilities import path_plan, term_columns
+
+__all__ = ["SHUFFLES", "is_lazy", "audit", "exact_float_sum", "range_extremes", "fold", "boundaries",
+           "lazy_predictions"]
+
+#: How sorted rows travel from the partitions to the score ranges: through files in a spill
+#: folder (one machine, or a folder every worker shares) or as Dask tasks (a cluster's workers
+#: hold them, spilling to their own disks).
+SHUFFLES = ("disk", "tasks")
+
+#: Sketch points per partition and utility (:func:`boundaries`): with ``P`` partitions the rank
+#: of a boundary is known within ``n / SKETCH`` rows; 4 ``P`` of them, within this range.
+SKETCH = (256, 8192)
+
+
+def is_lazy(*values) -> bool:
+    """Whether any of ``values`` (or of a mapping's values) is a Dask collection.  Dask is never
+    imported for this: a collection exists only where dask is imported already.
+
+    >>> is_lazy(np.zeros(3), {"g": [1, 0]}, None)
+    False
+    """
+    dask = sys.modules.get("dask")
+    if dask is None:
+        return False
+    for value in values:
+        for v in (value.values() if isinstance(value, Mapping) else (value,)):
+            if dask.is_dask_collection(v):
+                return True
+    return False
+
+
+def _frame(x) -> bool:
+    """A Dask DataFrame (named columns), as opposed to a Series or an Array."""
+    return type(x).__module__.startswith("dask.dataframe") and hasattr(x, "columns")
+
+
+def _series(x) -> bool:
+    return type(x).__module__.startswith("dask.dataframe") and not hasattr(x, "columns")
+
+
+def _shuffle(shuffle) -> str:
+    """``shuffle`` checked; None: ``"tasks"`` under a distributed Client, else ``"disk"`` (Dask's
+    own defaults for its shuffles)."""
+    if shuffle is None:
+        try:
+            from distributed import default_client
+            default_client()
+            return "tasks"
+        except (ImportError, ValueError):
+            return "disk"
+    if not one_of(shuffle, SHUFFLES):
+        raise HUCError(f"shuffle: expected 'disk' or 'tasks', got {printable(repr(shuffle), 60)}", kind="option")
+    return shuffle
+
+
+# ------------------------------------------------------------------ exact sums of float weights
+def exact_float_sum(x: np.ndarray) -> Fraction:
+    """The exact sum of finite float64 values, as a rational: each value ``m 2^e`` split into two
+    integers of 27 and 26 bits, summed per exponent in float64 (exactly: fewer than ``2^26`` values
+    per call) and added as integers.  Partitions' sums add exactly, so ``float(sum of them)`` is
+    ``math.fsum`` of all the values, correctly rounded, whatever the partitions (the weights'
+    normalisation of :func:`huc_ref.fast.audit.audit`, Sec. 2.1's ``sum_i w_i = 1``).
+
+    >>> x = np.array([0.1, 0.2, 0.3, 1e-20, 3.0])
+    >>> float(exact_float_sum(x[:2]) + exact_float_sum(x[2:])) == math.fsum(x.tolist())
+    True
+    """
+    x = np.asarray(x, dtype=np.float64)
+    total = Fraction(0)
+    for lo in range(0, len(x), 1 << 25):
+        part = x[lo:lo + (1 << 25)]
+        mant, exp = np.frexp(part)  # part = mant 2^exp, 1/2 <= |mant| < 1
+        whole = (mant * 2.0**53).astype(np.int64)  # exact: 53-bit integers
+        high = whole >> 26
+        low = whole - (high << 26)
+        keys, where = np.unique(exp, return_inverse=True)
+        highs = np.bincount(where, weights=high.astype(np.float64), minlength=len(keys))
+        lows = np.bincount(where, weights=low.astype(np.float64), minlength=len(keys))
+        for e, h, lw in zip(keys.tolist(), highs.tolist(), lows.tolist()):
+            value = (int(h) << 26) + int(lw)
+            total += Fraction(value * 2 ** max(e - 53, 0), 2 ** max(53 - e, 0))
+    return total
+
+
+# ------------------------------------------------------------------ the map: one partition's rows
+class _Spec:
+    """What every task of one audit shares: the tree as arrays, the utilities, the accelerator, the
+    row-sum rule, the subgroups' names and whether weights are given (one Dask key, not one copy a
+    task)."""
+
+    def __init__(self, ft: FastTree, utilities: Mapping[str, Utility], engine: str, tolerance, groups: list,
+                 weighted: bool, spill: str | None, sketch: int):
+        self.ft, self.utilities, self.engine, self.tolerance = ft, dict(utilities), engine, tolerance
+        self.groups, self.weighted, self.spill, self.sketch = groups, weighted, spill, sketch
+        self.plans = [path_plan(ft, u) for u in self.utilities.values()]
+        self.flat = ft.H == 1
+        # (a flat tree stores no terms: the root's term is the UC residual, copied to its column, as sample_terms has it)
+        self.depths = [np.zeros(0, dtype=int) if self.flat else ks for _, _, ks in self.plans]
+
+
+class _Sorted:
+    """One partition's rows for one utility, sorted by score: the scores, then per row its score's
+    error bound, UC residual, node terms (one per stored depth), raw weight (if weights are given)
+    and subgroup values, and its label id; in memory or in three files of the spill folder."""
+
+    def __init__(self, score, rows, labels, paths=None):
+        self.n = len(score) if paths is None else paths[3]
+        self.ncol = rows.shape[1] if paths is None else paths[4]
+        self.score, self.rows, self.labels, self.paths = score, rows, labels, paths
+
+    @classmethod
+    def store(cls, score, rows, labels, spill: str | None, name: str) -> _Sorted:
+        """In memory, or written to ``spill`` (the arrays then dropped)."""
+        if spill is None:
+            return cls(score, rows, labels)
+        base = f"{spill}/{name}"
+        score.tofile(base + ".score")
+        rows.tofile(base + ".rows")
+        labels.tofile(base + ".labels")
+        return cls(None, None, None, (base + ".score", base + ".rows", base + ".labels", len(score), rows.shape[1]))
+
+    def piece(self, lo: float, hi: float):
+        """The rows with ``lo <= score < hi`` (every row of one score on one side): ``(score, rows,
+        labels)``, read from the files where they are there (only the slice; the scores by binary
+        search on a memory map)."""
+        if self.paths is None:
+            a, b = np.searchsorted(self.score, [lo, hi], "left")
+            return self.score[a:b], self.rows[a:b], self.labels[a:b]
+        s_path, r_path, l_path, n, ncol = self.paths
+        if n == 0:
+            return np.zeros(0), np.zeros((0, ncol)), np.zeros(0, dtype=np.int64)
+        scores = np.memmap(s_path, dtype=np.float64, mode="r", shape=(n,))
+        a, b = (int(v) for v in np.searchsorted(scores, [lo, hi], "left"))
+        del scores
+        score = np.fromfile(s_path, dtype=np.float64, count=b - a, offset=8 * a)
+        rows = np.fromfile(r_path, dtype=np.float64, count=(b - a) * ncol, offset=8 * a * ncol).reshape(b - a, ncol)
+        labels = np.fromfile(l_path, dtype=np.int64, count=b - a, offset=8 * a)
+        return score, rows, labels
+
+
+#: The order in which the in-memory audit checks its arguments (the first error it meets is the
+#: one it raises): labels, weights, each subgroup in turn, null draws, then the rows of y_prob
+#: (a row breaking a rule before one whose label has probability 0, sample_terms' rule).
+_LABELS, _WEIGHTS, _SUBGROUP, _NULL, _ROWS, _ZERO = 0, 1, 2, 10**6, 10**6 + 1, 10**6 + 2
+
+
+def _at_row(err: HUCError, where: str):
+    """``(row, rest)`` of a message ``where[row]: rest`` (a row of one partition), or None."""
+    text = str(err)
+    head = where + "["
+    if text.startswith(head):
+        digits, sep, rest = text[len(head):].partition("]")
+        if sep and digits.isdigit():
+            return int(digits), rest
+    return None
+
+
+class _Problem:
+    """The first bad input a partition found: its place in the in-memory audit's order of checks,
+    its row in the partition (None: not a row's), and the error, whose row is renumbered in the
+    whole sample once the partitions' offsets are known."""
+
+    def __init__(self, rank: int, where: str | None, err: HUCError):
+        found = _at_row(err, where) if where is not None else None
+        self.rank, self.where, self.err = rank, where, err
+        self.row = None if found is None else found[0]
+        self.rest = None if found is None else found[1]
+
+    def error(self, offset: int) -> HUCError:
+        if self.row is None:
+            return self.err
+        return HUCError(f"{self.where}[{offset + self.row}]{self.rest}", kind=self.err.kind)
+
+
+def _numbers(x):
+    """A partition's block as a numpy array (a pandas object's own array)."""
+    if x is None:
+        return None
+    if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
+        return x.to_numpy()
+    return np.asarray(x)
+
+
+class _Part:
+    """What the map of one partition returns: its row count, its first bad input (or None), its
+    largest raw weight, and per utility its sorted rows (:class:`_Sorted`), a sketch of its sorted
+    scores (values and the rows each stands for) and its largest score error bound; and its raw
+    weights (for their exact sum)."""
+
+    def __init__(self, m, problem=None, wmax=0.0, sorted_=(), sketches=(), largest=(), weights=None):
+        self.m, self.problem, self.wmax = m, problem, wmax
+        self.sorted, self.sketches, self.largest, self.weights = list(sorted_), list(sketches), list(largest), weights
+
+
+def _prepare(spec: _Spec, index: int, offset, P, y, w, *C) -> _Part:
+    """The map of partition ``index`` (rows ``offset ..``, where known): its rows checked as
+    :func:`huc_ref.fast.audit.audit` checks them (the first bad input returned, not raised, so that
+    the whole sample's first is reported), their scores and path terms (F.4), and per utility the
+    rows sorted by score with a sketch of the scores."""
+    P, y, w, C = _numbers(P), _numbers(y), _numbers(w), [_numbers(c) for c in C]
+    m = len(P)
+    if len(y) != m or (w is not None and len(w) != m) or any(len(c) != m for c in C):
+        sizes = [len(y)] + ([len(w)] if w is not None else []) + [len(c) for c in C]
+        return _Part(m, _Problem(-1, None, HUCError(
+            f"y_prob: partition {index} has {m} rows, but its labels, weights or subgroups have {sizes}: the "
+            "collections' partitions do not line up; pass columns of one Dask DataFrame, or Dask arrays with the "
+            "same chunks", kind="length")))
+    try:
+        ids = label_ids(y, spec.ft.tree, m)
+    except HUCError as err:
+        return _Part(m, _Problem(_LABELS, "y_true", err))
+    wmax = 0.0
+    if w is not None:
+        try:
+            w = entries(w, m, "sample_weight", "a finite nonnegative number", lambda v: v >= 0, "float_range")
+        except HUCError as err:
+            return _Part(m, _Problem(_WEIGHTS, "sample_weight", err))
+        wmax = float(w.max()) if m else 0.0
+    cols = []
+    for g, (name, c) in enumerate(zip(spec.groups, C)):
+        where = f"subgroups[{printable(name, 80)!r}]"
+        try:
+            cols.append(subgroup_column(c, m, where))
+        except HUCError as err:
+            return _Part(m, _Problem(_SUBGROUP + g, where, err))
+    if not m:
+        return _Part(0, None, wmax, [_Sorted.store(np.zeros(0), np.zeros((0, 2 + len(d) + spec.weighted + len(C))),
+                                                   np.zeros(0, dtype=np.int64), spec.spill, f"p{index}-u{k}")
+                                     for k, d in enumerate(spec.depths)],
+                     [(np.zeros(0), np.zeros(0, dtype=np.int64))] * len(spec.depths), [0.0] * len(spec.depths),
+                     np.zeros(0) if w is not None else None)
+    X = P if isinstance(P, np.ndarray) and P.dtype == np.float64 else as_floats(P, "y_prob")
+    rows = None if offset is None else np.arange(offset, offset + m)
+    try:
+        t = sample_terms(spec.ft, X, ids, spec.utilities, rows, spec.engine, row_sum_tolerance=spec.tolerance)
+    except HUCError as err:
+        return _Part(m, _Problem(_ZERO if err.kind == "nonpositive" else _ROWS, "y_prob", err))
+    del X, P
+    extra = ([w] if w is not None else []) + cols
+    step = max(1, -(-m // spec.sketch))
+    sorted_, sketches, largest = [], [], []
+    for k in range(len(spec.depths)):
+        order, ranked = sort_scores(t.score[k], spec.engine)
+        T = t.T[k]
+        table = np.empty((m, 2 + len(spec.depths[k]) + len(extra)))
+        np.take(t.error[k], order, out=table[:, 0])
+        np.take(t.residual[k], order, out=table[:, 1])
+        for j in range(len(spec.depths[k])):
+            np.take(T[j], order, out=table[:, 2 + j])
+        for j, x in enumerate(extra):
+            np.take(x, order, out=table[:, 2 + len(spec.depths[k]) + j])
+        points = np.arange(0, m, step)
+        sketches.append((ranked[points], np.diff(np.append(points, m))))
+        largest.append(float(t.error[k].max()))
+        sorted_.append(_Sorted.store(ranked, table, ids.take(order).astype(np.int64), spec.spill, f"p{index}-u{k}"))
+        del table, order
+    if w is not None and spec.spill is not None:  # (the raw weights' exact sum is taken once w_max is known)
+        w.tofile(f"{spec.spill}/p{index}.weights")
+        w = f"{spec.spill}/p{index}.weights"
+    return _Part(m, None, wmax, sorted_, sketches, largest, w)
+
+
+def _summary(part: _Part):
+    """The small part of a map's result, fetched by the driver (not its rows)."""
+    return _Part(part.m, part.problem, part.wmax, (), part.sketches, part.largest)
+
+
+def _weight_sum(part: _Part, wmax: float) -> Fraction:
+    """The exact sum of a partition's ``w_i / w_max`` (:func:`exact_float_sum`)."""
+    if not part.m:
+        return Fraction(0)
+    w = np.fromfile(part.weights, dtype=np.float64) if isinstance(part.weights, str) else part.weights
+    return exact_float_sum(w / wmax)
+
+
+# ------------------------------------------------------------------ the sort: score ranges
+def boundaries(sketches: list, n: int, ranges: int) -> np.ndarray:
+    """At most ``ranges - 1`` scores splitting the sample into ranges of about ``n / ranges`` rows,
+    from the partitions' sketches ``(values, rows each stands for)`` of their sorted scores: the
+    range ``[b_r, b_(r+1))`` holds every row of a score ``b_r <= s < b_(r+1)``, so all rows of one
+    float score, a tie block of equal floats (Algorithm 2, App. F.3), lie in one range.
+
+    >>> boundaries([(np.array([0.1, 0.3, 0.5]), np.array([2, 2, 2])), (np.array([0.2, 0.4]), np.array([3, 3]))],
+    ...            12, 3).tolist()
+    [0.3, 0.4]
+    """
+    if ranges <= 1 or not sketches:
+        return np.zeros(0)
+    values = np.concatenate([v for v, _ in sketches])
+    counts = np.concatenate([c for _, c in sketches])
+    order = np.argsort(values, kind="stable")
+    values, cum = values[order], np.cumsum(counts[order])
+    targets = np.arange(1, ranges) * (n / ranges)
+    cut = np.unique(values[np.minimum(np.searchsorted(cum, targets, "left") + 1, len(values) - 1)])
+    return cut[cut > values[0]]
+
+
+def _piece(part: _Part, k: int, lo: float, hi: float):
+    """Partition ``part``'s rows of utility ``k`` with scores in ``[lo, hi)``."""
+    return part.sorted[k].piece(lo, hi)
+
+
+def _gather(pieces):
+    """The pieces of one range, merged into score order (each piece is sorted)."""
+    pieces = [p for p in pieces if len(p[0])]
+    if not pieces:
+        return np.zeros(0), None, None
+    if len(pieces) == 1:
+        return pieces[0]
+    score = np.concatenate([p[0] for p in pieces])
+    order = np.argsort(score, kind="stable")  # (sorted runs: a merge)
+    return score[order], np.concatenate([p[1] for p in pieces])[order], np.concatenate([p[2] for p in pieces])[order]
+
+
+def _range_task(spec: _Spec, k: int, scale, lo: float, hi: float, *pieces):
+    """One score range of utility ``k``: its pieces (``shuffle="tasks"``) or, given the partitions'
+    file handles, its slices read from the spill folder, merged and scanned (:func:`range_extremes`)."""
+    if pieces and isinstance(pieces[0], _Sorted):
+        pieces = [s.piece(lo, hi) for s in pieces]
+    score, rows, labels = _gather(pieces)
+    return range_extremes(spec, k, scale, score, rows, labels)
+
+
+# ------------------------------------------------------------------ Algorithm 2 on one range
+class Extremes:
+    """Algorithm 2 on one score range of one utility (App. F.3), per subgroup and column (``G x
+    columns`` arrays): whether the column has an entry in the range (``has``), the sum of its
+    entries (``total``), its largest and smallest prefix sum from the range's start (``mx``,
+    ``mn``) with the score of the block that first attains each (``mx_hi``, ``mn_hi``: the block's
+    largest score) and of the block after it (``mx_next``, ``mn_next``: its smallest score; NaN
+    where the block is the range's last); and the range's rows: ``m``, its smallest and largest
+    score, the largest ``s + e`` and smallest ``s - e`` (scores and their error bounds: a boundary
+    is certain where every score below it, raised by its error, is below every score above it,
+    lowered by its error, :func:`huc_ref.fast.intervals.tie_blocks`), and its largest error."""
+
+    FIELDS = ("total", "mx", "mx_blk", "mx_hi", "mx_next", "mn", "mn_blk", "mn_hi", "mn_next")
+
+    def __init__(self, G: int, n_cols: int, m: int = 0):
+        self.has = np.zeros((G, n_cols), dtype=bool)
+        for name in self.FIELDS:
+            setattr(self, name, np.zeros((G, n_cols), dtype=np.int64 if name.endswith("blk") else float))
+        self.m, self.lo, self.hi, self.up, self.down, self.largest = m, np.inf, -np.inf, -np.inf, np.inf, 0.0
+
+
+def _weights(spec: _Spec, scale, rows: np.ndarray, D: int) -> list:
+    """Each subgroup's weights ``w_i c(x_i)`` of the rows (one number where they are all equal), as
+    :func:`huc_ref.fast.audit.audit` makes them: ``w / w_max / sum`` (or ``1 / n``) times ``c``."""
+    at = 2 + D
+    if spec.weighted:
+        wmax, total = scale
+        w = rows[:, at] / wmax
+        w /= total
+        at += 1
+    else:
+        w = scale  # 1 / n
+    if not spec.groups:
+        return [w]
+    return [w * rows[:, at + g] for g in range(len(spec.groups))]
+
+
+def range_extremes(spec: _Spec, k: int, scale, score: np.ndarray, rows, labels) -> Extremes:
+    """:class:`Extremes` of the rows of one score range of utility ``k`` (in score order; ``rows``
+    as :class:`_Sorted` holds them): the tie blocks of :func:`huc_ref.fast.intervals.tie_blocks`
+    (no exact scores behind float arrays: rows float64 cannot order are one block), the entries of
+    every column (the UC residuals, column 0, and each path term in its node's column, F.4; zeros
+    dropped, as :class:`huc_ref.fast.intervals.Rows` drops them), each (column, block)'s sum of
+    weighted entries by :func:`huc_ref.fast.numbers.block_sums` (the same bits in any order of the
+    block's rows), and per column the prefix sums' total, extremes and first blocks attaining them."""
+    nodes, colmap, _ = spec.plans[k]
+    D, n_cols = len(spec.depths[k]), len(nodes) + 1
+    G = max(1, len(spec.groups))
+    out = Extremes(G, n_cols, len(score))
+    m = len(score)
+    if not m:
+        return out
+    error = np.ascontiguousarray(rows[:, 0])
+    _, new = tie_blocks(score, error, None, order=np.arange(m), ranked=score)
+    start = np.flatnonzero(np.concatenate([[True], new]))
+    last = np.append(start[1:] - 1, m - 1)
+    block_of = np.concatenate([[0], np.cumsum(new)])
+    with np.errstate(over="ignore", invalid="ignore"):
+        out.lo, out.hi = float(score[0]), float(score[-1])
+        out.up, out.down, out.largest = float((score + error).max()), float((score - error).min()), float(error.max())
+    residual = rows[:, 1]
+    first = np.flatnonzero(residual)
+    col, rank, val = [np.zeros(len(first), dtype=np.int64)], [first], [residual[first]]
+    if D:
+        table, kind = term_columns(spec.ft, colmap, spec.depths[k], labels)
+        for j in range(D):
+            c = np.take(table[j], kind)
+            v = rows[:, 2 + j]
+            nz = np.flatnonzero((c > 0) & (v != 0))
+            col.append(c[nz].astype(np.int64))
+            rank.append(nz)
+            val.append(v[nz])
+    col, rank, val = np.concatenate(col), np.concatenate(rank), np.concatenate(val)
+    if not len(col):
+        return out
+    by_col = np.argsort(col, kind="stable")  # each column's entries, ranks rising (a column lies on one row of terms)
+    col, rank, val = col[by_col], rank[by_col], val[by_col]
+    blk = block_of[rank]
+    run = np.flatnonzero(np.concatenate([[True], (col[1:] != col[:-1]) | (blk[1:] != blk[:-1])]))  # (column, block)
+    run_col, run_blk = col[run], blk[run]
+    col_first = np.flatnonzero(np.concatenate([[True], run_col[1:] != run_col[:-1]]))
+    col_end = np.append(col_first[1:], len(run))
+    columns = run_col[col_first]
+    nb = len(start)
+    for g, weight in enumerate(_weights(spec, scale, rows, D)):
+        x = val * (weight if np.ndim(weight) == 0 else np.take(weight, rank))
+        sums = block_sums(x, run)
+        for c, a, b in zip(columns.tolist(), col_first.tolist(), col_end.tolist()):
+            C = np.cumsum(sums[a:b])
+            i, j = int(np.argmax(C)), int(np.argmin(C))  # (the first of equal extremes: App. F.3's tie rule)
+            out.has[g, c] = True
+            out.total[g, c] = C[-1]
+            for name, at in (("mx", i), ("mn", j)):
+                b_ = int(run_blk[a + at])
+                getattr(out, name)[g, c] = C[at]
+                getattr(out, name + "_blk")[g, c] = b_
+                getattr(out, name + "_hi")[g, c] = score[last[b_]]
+                getattr(out, name + "_next")[g, c] = score[start[b_ + 1]] if b_ + 1 < nb else np.nan
+    if spec.flat:  # (the root's term is the UC residual: its column copies the UC column, as Rows' uc_copies)
+        for name in ("has",) + Extremes.FIELDS:
+            arr = getattr(out, name)
+            arr[:, 1:] = arr[:, :1]
+    return out
+
+
+# ------------------------------------------------------------------ the fold
+def _unsure(found: list[Extremes]) -> list[tuple[int, int]]:
+    """The boundaries between consecutive non-empty ranges that float64 cannot certify, as pairs of
+    indices into ``found`` (the non-empty ranges on either side, empty ones perhaps between): the two scores around it closer than twice the
+    largest error bound, and some score below it raised by its error not below some score above
+    it lowered by its error (:func:`huc_ref.fast.intervals.tie_blocks`' gaps)."""
+    live = [k for k, e in enumerate(found) if e.m]
+    if len(live) < 2:
+        return []
+    largest = max(found[k].largest for k in live)
+    up = np.maximum.accumulate([found[k].up for k in live])
+    down = np.minimum.accumulate([found[k].down for k in live][::-1])[::-1]
+    bad = []
+    for j in range(1, len(live)):
+        a, b = found[live[j - 1]], found[live[j]]
+        if b.lo - a.hi <= 2.0 * largest and not up[j - 1] < down[j]:
+            bad.append((live[j - 1], live[j]))
+    return bad
+
+
+def fold(found: list[Extremes]):
+    """Algorithm 2's result (App. F.3) from the ranges' :class:`Extremes`, in score order: ``(sup,
+    moment, intervals)``, ``G x columns`` arrays and a list of witnesses (``(low, high)`` or None,
+    row-major), the in-memory :class:`huc_ref.fast.intervals.Rows`' answer.
+
+    A column's prefix sum at a block of range ``r`` is the totals of the ranges before ``r`` plus
+    the range's own prefix sum there, so its largest prefix sum over the sample is the largest of
+    ``carry_r + mx_r``, the first attaining it kept (a later range replaces it only where strictly
+    larger: App. F.3's first maximiser), and likewise the smallest.  With the empty prefix
+    ``C_0 = 0``: ``sup = max(C_max, 0) - min(C_min, 0)``; the witness runs from the block after the
+    earlier of the two extreme blocks (the sample's first block where that is the empty prefix)
+    to the later one, and the moment's sign is that of ``C_b - C_r``.
+
+    >>> e = Extremes(1, 1, 2); e.lo = 0.25
+    >>> e.has[:], e.total[:], e.mx[:], e.mx_hi[:], e.mn[:], e.mn_blk[:], e.mn_hi[:] = True, 0.5, 0.5, 0.25, 0.0, 1, .5
+    >>> e.mx_next[:], e.mn_next[:] = 0.5, np.nan
+    >>> sup, moment, intervals = fold([e])
+    >>> sup.tolist(), moment.tolist(), intervals  # the first block alone: C_1 = 1/2
+    ([[0.5]], [[0.5]], [(0.25, 0.25)])
+    """
+    live = [e for e in found if e.m]
+    G, n_cols = found[0].has.shape
+    first_low = live[0].lo if live else np.nan
+    carry = np.zeros((G, n_cols))
+    best = {}
+    for side, better in (("mx", np.greater), ("mn", np.less)):
+        value = np.full((G, n_cols), -np.inf if side == "mx" else np.inf)
+        where = np.full((G, n_cols), -1, dtype=np.int64)  # the range (in live order) of the extreme, -1: none
+        blk = np.zeros((G, n_cols), dtype=np.int64)
+        hi, nxt = np.full((G, n_cols), np.nan), np.full((G, n_cols), np.nan)
+        best[side] = (value, where, blk, hi, nxt)
+    next_low = [live[j + 1].lo if j + 1 < len(live) else np.nan for j in range(len(live))]
+    for j, e in enumerate(live):
+        for side, better in (("mx", np.greater), ("mn", np.less)):
+            value, where, blk, hi, nxt = best[side]
+            cand = carry + getattr(e, side)
+            upd = e.has & better(cand, value)
+            value[upd], where[upd], blk[upd] = cand[upd], j, getattr(e, side + "_blk")[upd]
+            hi[upd] = getattr(e, side + "_hi")[upd]
+            following = getattr(e, side + "_next")
+            nxt[upd] = np.where(np.isnan(following), next_low[j], following)[upd]
+        carry = np.where(e.has, carry + e.total, carry)
+    mx, mx_at, mx_blk, mx_hi, mx_next = best["mx"]
+    mn, mn_at, mn_blk, mn_hi, mn_next = best["mn"]
+    has_mx, has_mn = mx > 0, mn < 0  # (beyond the empty prefix C_0 = 0)
+    sup = np.maximum(mx, 0.0) - np.minimum(mn, 0.0)
+    # positions in the sample's block order: (range, block), the empty prefix before every block
+    p_mx = np.where(has_mx, mx_at, -1), np.where(has_mx, mx_blk, -1)
+    p_mn = np.where(has_mn, mn_at, -1), np.where(has_mn, mn_blk, -1)
+    mx_later = (p_mx[0] > p_mn[0]) | ((p_mx[0] == p_mn[0]) & (p_mx[1] > p_mn[1]))
+    moment = np.where(mx_later, sup, -sup)
+    live_cell = sup > 0
+    low = np.where(mx_later, np.where(has_mn, mn_next, first_low), np.where(has_mx, mx_next, first_low))
+    high = np.where(mx_later, mx_hi, mn_hi)
+    intervals = [(float(a), float(b)) if ok else None for a, b, ok in zip(low.ravel().tolist(), high.ravel().tolist(),
+                                                                        live_cell.ravel().tolist())]
+    return np.where(live_cell, sup, 0.0), np.where(live_cell, moment, 0.0), intervals
+
+
+class _Found:
+    """One utility's answer in the shape :func:`huc_ref.fast.audit.result_rows` reads a
+    :class:`huc_ref.fast.intervals.Rows` in: ``best`` per subgroup ``(sup, r, b, moment)``, ``nodes``,
+    and ``intervals(r, b)`` (here ``r`` indexes the witnesses, ``b = r + 1`` where there is one)."""
+
+    def __init__(self, nodes, sup, moment, intervals):
+        G, n_cols = sup.shape
+        index = np.arange(G * n_cols).reshape(G, n_cols)
+        live = np.array([w is not None for w in intervals]).reshape(G, n_cols)
+        r, b = np.where(live, index, 0), np.where(live, index + 1, 0)
+        self.best = [(sup[g], r[g], b[g], moment[g]) for g in range(G)]
+        self.nodes, self._intervals = nodes, intervals
+
+    def intervals(self, r, b) -> list:
+        return [self._intervals[i] if j != i else None for i, j in zip(r.tolist(), b.tolist())]
+
+
+# ------------------------------------------------------------------ the inputs as partitions
+def _label_order(tree: LabelTree, y_prob, labels):
+    """``y_prob`` (a Dask DataFrame or Array) with its columns in the tree's label order, by the
+    rules of :meth:`huc_ref.tree.LabelTree.label_columns`: named columns (``labels=``, or a
+    DataFrame's column names where any is a label) are reordered by name; unnamed ones are taken
+    as they are only where the tree's order was declared or is ``classes_``' sorted order."""
+    if _frame(y_prob):
+        names = [str(c) for c in y_prob.columns]
+        if labels is None and set(names) & set(tree.labels):
+            labels = names
+        order = tree.column_order(labels)
+        return y_prob if order is None else y_prob[[y_prob.columns[j] for j in order]]
+    order = tree.column_order(labels)
+    if order is None:
+        return y_prob
+    if getattr(y_prob, "ndim", None) == 2:
+        return y_prob[:, order]
+    return y_prob  # (the shape check names it)
+
+
+def _check_rows(tree: LabelTree, y_prob):
+    """The in-memory audit's checks of ``y_prob``'s type and shape (numbers, ``K`` columns)."""
+    if _frame(y_prob):
+        kinds = [d if isinstance(d, np.dtype) else np.dtype(object) for d in y_prob.dtypes]
+        dtype = np.result_type(*kinds) if kinds else np.dtype(float)
+        shape = (None, len(y_prob.columns))
+    else:
+        dtype, shape = np.dtype(y_prob.dtype), tuple(y_prob.shape)
+    if dtype.kind not in "iuf":
+        raise HUCError(f"y_prob: expected numbers, got an array of dtype {dtype}", kind="type")
+    if len(shape) != 2 or shape[1] != tree.K:
+        shown = tuple(int(s) if s is not None and not (isinstance(s, float) and math.isnan(s)) else "?"
+                      for s in shape)
+        raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {shown}", kind="length")
+
+
+def _partitions(tree, y_true, y_prob, subgroups, weights, per_atom: bool):
+    """The sample as partitions of rows: ``(blocks, sizes, problems)``: per partition the Dask
+    objects of its predictions, labels, weights (or None) and subgroup values; the partitions' row
+    counts where known; and the problems found in arguments that are not Dask collections (checked
+    here, whole, as the in-memory audit checks them).  Columns of one DataFrame are taken
+    partition by partition; otherwise every argument is made a Dask array with ``y_prob``'s row
+    chunks (a DataFrame's row counts are computed for that)."""
+    import dask.array as da
+    names = list(subgroups) if subgroups is not None else []
+    values = [subgroups[g] for g in names]
+    others = [y_true, weights] + values
+    lazy = [x for x in others if x is not None and is_lazy(x)]
+    if _frame(y_prob) and not per_atom and all((_frame(x) or _series(x)) and x.npartitions == y_prob.npartitions
+                                               for x in lazy) and len(lazy) == len([x for x in others
+                                                                                     if x is not None]):
+        parts = [x.to_delayed() if x is not None else None for x in [y_prob] + others]
+        blocks = [tuple(p[i] if p is not None else None for p in parts) for i in range(y_prob.npartitions)]
+        return blocks, None, []
+    if _frame(y_prob):
+        P = y_prob.to_dask_array(lengths=True)
+    elif is_lazy(y_prob):
+        P = y_prob
+    else:
+        rows = next((x for x in lazy if hasattr(x, "chunks")), None)
+        X = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
+        chunks = rows.chunks[0] if rows is not None and not any(map(math.isnan, rows.chunks[0])) else \
+            max(1, CHUNK // max(1, tree.K))
+        P = da.from_array(X, chunks=(chunks, -1))
+    if any(math.isnan(c) for c in P.chunks[0]):
+        P = P.compute_chunk_sizes()
+    P = P.rechunk({1: -1})
+    sizes = tuple(int(c) for c in P.chunks[0])
+    n = sum(sizes)
+    problems = []
+
+    def aligned(x, rank, check, where):
+        """``x`` as a Dask array in ``P``'s row chunks; an argument given whole is checked whole."""
+        if x is None:
+            return None
+        if is_lazy(x):
+            if _series(x) or _frame(x):
+                x = x.to_dask_array(lengths=True)
+            if any(math.isnan(c) for c in x.chunks[0]):
+                x = x.compute_chunk_sizes()
+            if x.ndim != 1 or x.shape[0] != n:  # (the in-memory message, from an array of that shape)
+                try:
+                    check(np.zeros(x.shape, dtype=x.dtype if x.dtype.kind in "iuf" else float))
+                except HUCError as err:
+                    problems.append(_Problem(rank, None, err))
+                return None
+            return x.rechunk((sizes,))
+        try:
+            x = check(x)
+        except HUCError as err:
+            problems.append(_Problem(rank, None, err))
+            return None
+        return da.from_array(np.asarray(x), chunks=(sizes,))
+
+    y = aligned(y_true, _LABELS, lambda v: label_ids(v, tree, n), "y_true")
+    w = aligned(weights, _WEIGHTS, lambda v: entries(v, n, "sample_weight", "a finite nonnegative number",
+                                                     lambda a: a >= 0, "float_range"), "sample_weight")
+    C = []
+    for g, (name, v) in enumerate(zip(names, values)):
+        where = f"subgroups[{printable(name, 80)!r}]"
+        C.append(aligned(v, _SUBGROUP + g, lambda v, where=where: subgroup_column(v, n, where), where))
+    if problems:
+        return None, sizes, problems
+    arrays = [P.to_delayed().ravel()] + [x.to_delayed().ravel() if x is not None else None for x in [y, w] + C]
+    blocks = [tuple(a[i] if a is not None else None for a in arrays) for i in range(len(sizes))]
+    return blocks, sizes, problems
+
+
+# ------------------------------------------------------------------ progress on a terminal
+class _Progress:
+    """Tasks done of a phase, on ``report`` (e.g. stderr) every 2 seconds once a phase has run 2
+    seconds (the local schedulers; under a distributed Client each phase is reported as it starts)."""
+
+    def __init__(self, report):
+        self.report = report
+
+    def __call__(self, phase: str):
+        from contextlib import nullcontext
+        if self.report is None:
+            return nullcontext()
+        try:
+            from distributed import default_client
+            default_client()
+            self.report(f"{phase}...")
+            return nullcontext()
+        except (ImportError, ValueError):
+            pass
+        from dask.callbacks import Callback
+        report = self.report
+
+        class Ticks(Callback):
+            def _start_state(self, dsk, state):
+                self.total, self.done, self.t0, self.last = len(state["ready"]) + len(state["waiting"]), 0, \
+                    time.monotonic(), time.monotonic()
+
+            def _posttask(self, key, result, dsk, state, worker_id):
+                self.done += 1
+                now = time.monotonic()
+                if now - self.t0 >= 2 and now - self.last >= 2:
+                    self.last = now
+                    report(f"{phase}: {self.done} of {self.total} tasks, {now - self.t0:.0f} s")
+        return Ticks()
+
+
+# ------------------------------------------------------------------ the audit
+def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None, sample_weight=None,
+          accelerator: str = "numpy", renormalize: bool = False, labels=None, null_draws=None, seed: int = 0,
+          shuffle: str | None = None, range_rows: int | None = None, progress=None) -> AuditResult:
+    """:func:`huc_ref.fast.audit.audit` of a sample held as Dask collections (its checks of
+    ``accelerator`` and ``tree`` made first; it calls this when any of ``y_true``, ``y_prob``,
+    ``subgroups``' values or ``sample_weight`` is one): the same arguments, rules, messages and
+    :class:`~huc_ref.results.AuditResult` (UC, HUC, every candidate row and its witness, Def. 2.1,
+    3.2 by Algorithm 2, App. F.3-F.4), computed partition by partition on the Dask scheduler in
+    effect (see the module).  ``shuffle``: ``"disk"`` (a spill folder, the default without a
+    distributed Client) or ``"tasks"`` (the default with one); ``range_rows``: rows per score range
+    (default: the largest partition's); ``progress``: a callable given a line of progress now and
+    then (``huc audit`` prints them on stderr).
+
+    >>> import dask.array as da
+    >>> from huc_ref import LabelTree, class_indicator
+    >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    >>> P = da.from_array(np.array([[0.75, 0.25], [0.5, 0.5], [0.5, 0.5], [0.25, 0.75]]), chunks=2)
+    >>> r = audit(da.from_array(np.array([0, 1, 0, 1]), chunks=2), P, t, {"u": class_indicator(t, "pos")})
+    >>> r.uc.sup, r.uc.interval  # the first row alone: |0 - 1/4| / 4
+    (0.0625, (0.25, 0.25))
+    """
+    import dask
+    groups = None if subgroups is None else subgroup_mapping(subgroups)
+    if is_lazy(y_prob):
+        y_prob = _label_order(tree, y_prob, labels)
+        _check_rows(tree, y_prob)
+    else:
+        y_prob = tree.label_columns(y_prob, labels)
+        P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
+        _check_rows(tree, P)
+        y_prob = P
+    per_atom = any(_per_atom_rows(u) is not None for u in utilities.values()) if isinstance(utilities, Mapping) \
+        else False
+    names = list(groups) if groups is not None else []
+    for name in names:  # (names are checked before any value, as the in-memory audit checks them first)
+        check_name(name, "subgroups")
+    blocks, sizes, problems = _partitions(tree, y_true, y_prob, groups, sample_weight, per_atom)
+    if sizes is not None and sum(sizes) == 0:
+        raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
+    check_utilities(tree, sum(sizes) if sizes is not None else 0, utilities)
+    if null_draws is not None:
+        null_draws, seed = check_null(null_draws, seed)
+        if null_draws == "exact":
+            problems.append(_Problem(_NULL, None, HUCError(
+                "null_draws: 'exact' enumerates label assignments of a FiniteDistribution (huc_ref.audit); for "
+                "arrays give a number of draws", kind="option")))
+    if problems:
+        raise min(problems, key=lambda p: p.rank).error(0)
+    shuffle = _shuffle(shuffle)
+    ft = FastTree(tree)
+    spill = tempfile.mkdtemp(prefix="huc-scale-") if shuffle == "disk" else None
+    sketch = int(np.clip(4 * len(blocks), *SKETCH))
+    spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names,
+                 sample_weight is not None, spill, sketch)
+    phase = _Progress(progress)
+    try:
+        spec_key = dask.delayed(spec, pure=True)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist() if sizes is not None else [None] * len(blocks)
+        parts = [dask.delayed(_prepare, pure=True)(spec_key, i, offsets[i], *b)
+                 for i, b in enumerate(blocks)]
+        with phase(f"huc audit: scores and terms of {len(parts)} partitions"):
+            if shuffle == "tasks":
+                parts = list(dask.persist(*parts))
+                found = dask.compute(*[dask.delayed(_summary)(p) for p in parts])
+            else:
+                found = dask.compute(*parts)
+                parts = found
+        counts = [f.m for f in found]
+        offsets = np.concatenate([[0], np.cumsum(counts)]).tolist()
+        problems = [f.problem for f in found if f.problem is not None]
+        if problems:
+            first = min(range(len(found)), key=lambda i: (found[i].problem.rank, i) if found[i].problem is not None
+                        else (math.inf, i))
+            raise found[first].problem.error(int(offsets[first]))
+        n = int(offsets[-1])
+        if n == 0:
+            raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
+        if sizes is None:
+            check_utilities(tree, n, utilities)
+        scale = 1.0 / n
+        if sample_weight is not None:
+            wmax = max(f.wmax for f in found)
+            if not wmax > 0:
+                raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
+            sums = dask.compute(*[dask.delayed(_weight_sum)(p, wmax) for p in parts])
+            scale = (wmax, float(sum(sums, Fraction(0))))
+        n_ranges = max(1, -(-n // (range_rows or max(counts))))
+        tables = {}
+        jobs = {}
+        for k, name in enumerate(utilities):
+            cuts = boundaries([f.sketches[k] for f in found if f.m], n, n_ranges).tolist()
+            edges = [-np.inf] + cuts + [np.inf]
+            jobs[k] = [(edges[r], edges[r + 1]) for r in range(len(edges) - 1)]
+        results = _run_ranges(spec_key, parts, jobs, scale, shuffle, phase)
+        for k, name in enumerate(utilities):
+            ranges, found_k = _certified(spec_key, parts, k, jobs[k], results[k], scale, shuffle, phase)
+            tables[name] = _Found(spec.plans[k][0], *fold(found_k))
+        result = result_rows(tree, tables, names or ["all"], n, True)
+    finally:
+        if spill is not None:
+            shutil.rmtree(spill, ignore_errors=True)
+    if null_draws is None:
+        return result
+    raise HUCError("null_draws: not yet on Dask collections", kind="option")
+
+
+def _certified(spec_key, parts, k: int, ranges: list, found: list, scale, shuffle: str, phase):
+    """The ranges of one utility and their :class:`Extremes`, where every boundary between two
+    non-empty ranges is one float64 certifies (:func:`_unsure`): the ranges on either side of one
+    it cannot are joined and scanned again as one range (its tie blocks then found as the
+    in-memory sort finds them), until none is left."""
+    while True:
+        bad = _unsure(found)
+        if not bad:
+            return ranges, found
+        joined = np.zeros(len(ranges), dtype=bool)  # joined[j]: range j is scanned with the one before it
+        for i, j in bad:
+            joined[i + 1:j + 1] = True
+        groups, start = [], 0
+        for j in range(1, len(ranges) + 1):
+            if j == len(ranges) or not joined[j]:
+                groups.append((start, j))
+                start = j
+        again = [(ranges[a][0], ranges[b - 1][1]) for a, b in groups if b - a > 1]
+        done = iter(_run_ranges(spec_key, parts, {k: again}, scale, shuffle, phase)[k])
+        ranges = [(ranges[a][0], ranges[b - 1][1]) for a, b in groups]
+        found = [next(done) if b - a > 1 else found[a] for a, b in groups]
+
+
+def _run_ranges(spec_key, parts, jobs: dict, scale, shuffle: str, phase) -> dict:
+    """:class:`Extremes` of every range of ``jobs`` (utility index -> ``[(lo, hi), ...]``), in one
+    Dask computation: with ``shuffle="tasks"`` a slice task per partition and range, else each range
+    reads its slices from the partitions' files."""
+    import dask
+    tasks, where = [], []
+    for k, ranges in jobs.items():
+        for lo, hi in ranges:
+            if shuffle == "tasks":
+                pieces = [dask.delayed(_piece)(p, k, lo, hi) for p in parts]
+            else:
+                pieces = [p.sorted[k] for p in parts]
+            tasks.append(dask.delayed(_range_task)(spec_key, k, scale, lo, hi, *pieces))
+            where.append(k)
+    with phase(f"huc audit: Algorithm 2 on {len(tasks)} score ranges"):
+        done = dask.compute(*tasks)
+    out = {k: [] for k in jobs}
+    for k, e in zip(where, done):
+        out[k].append(e)
+    return out
+
+
+def lazy_predictions(model, y_prob, subgroups=None):
+    """``model.predict_proba`` row block by row block of a Dask Array or DataFrame (a recalibration
+    is a map of each row on its own, Sec. 3.2's branch tilts): a Dask collection of the same kind,
+    rows and columns."""
+    raise HUCError("predict_proba: not yet on Dask collections", kind="option")

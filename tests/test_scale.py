@@ -1,0 +1,323 @@
+"""The fast audit of samples held as Dask collections (huc_ref.fast.scale) against the in-memory
+fast path: the same candidate rows, sups to 1e-12 relative (or at the rounding of the sums),
+the same witnesses (or, where two
+prefix sums lie within rounding of each other, a witness whose moment is the sup too), the same
+errors naming the same rows; on local threads and on a LocalCluster of worker processes,
+one of which is killed mid-audit."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import threading
+import time
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from huc_ref import HUCError, LabelTree, Rank, Subtree, Table, Top1AtDepth, TopK, class_indicator, fast
+from tests.strategies import shape_tree, softmax_rows, wide_trees
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+
+from huc_ref.fast import scale  # noqa: E402 (after the importorskip: it is imported only where dask is)
+from huc_ref.fast.audit import sample_terms  # noqa: E402
+from huc_ref.fast.tree import FastTree  # noqa: E402
+from huc_ref.fast.utilities import path_plan, term_columns  # noqa: E402
+
+#: Sups agree to this, relatively: each prefix sum is the same block sums added in another order,
+#: off by at most n unit roundoffs of the sup (n <= 120 here) ...
+REL = 1e-12
+
+#: ... or absolutely, where a sup is at the rounding of the sample's sums (2^-52 of the total weight
+#: of its entries, each at most 2): the in-memory scan carries every column's prefix sums on from
+#: the columns before it, so a column of entries near 1e-300 reads 0 there (its sup is below the
+#: rounding of the others' totals) and about 1e-301 here.
+ABS = 2.0**-52 * 2 * 8
+
+
+def close(a: float, b: float) -> bool:
+    """Two sums of the same block sums in different orders (:data:`REL`, :data:`ABS`)."""
+    return abs(a - b) <= REL * max(abs(a), abs(b)) + ABS
+
+
+def _moment(tree, y, P, us, name, groups, w, g, node, interval, renormalize):
+    """An interval's moment (Def. 2.1's M, Def. 3.2's Gamma) from the in-memory path's per-row terms,
+    summed exactly (math.fsum): the independent check of a witness the two paths chose differently."""
+    ft = FastTree(tree)
+    t = sample_terms(ft, P, y, us, row_sum_tolerance=None if renormalize else 1e-5)
+    k = list(us).index(name)
+    nodes, colmap, ks = path_plan(ft, us[name])
+    n = len(y)
+    weight = np.full(n, 1.0 / n) if w is None else (w / w.max()) / math.fsum((w / w.max()).tolist())
+    if groups is not None:
+        weight = weight * np.asarray(list(groups.values())[g], dtype=float)
+    lo, hi = interval
+    inside = (t.score[k] >= lo) & (t.score[k] <= hi)
+    if node is None:
+        entry = t.residual[k]
+    elif ft.H == 1:  # (a flat tree: the root's term is the UC residual)
+        entry = t.residual[k]
+    else:
+        column = 1 + [tree.nodes[a] for a in nodes].index(node)
+        table, kind = term_columns(ft, colmap, ks, y)
+        entry = np.zeros(n)
+        for j in range(len(ks)):
+            hit = np.take(table[j], kind) == column
+            entry[hit] = t.T[k][j][hit]
+    return math.fsum((weight * entry)[inside].tolist())
+
+
+def assert_agrees(ref, got, tree, y, P, us, groups=None, w=None, renormalize=False):
+    """``got`` is the in-memory ``ref``: the same rows; sups to :data:`REL`; the same witnesses, or a
+    witness whose moment (summed independently) is the sup within the tolerance."""
+    assert [(c.subgroup, c.utility, c.node) for c in got.candidates] == \
+        [(c.subgroup, c.utility, c.node) for c in ref.candidates]
+    assert got.n == ref.n and got.engine == "fast" and got.subgroups == ref.subgroups
+    names = list(groups) if groups is not None else ["all"]
+    for a, b in zip(ref.candidates, got.candidates):
+        assert close(a.sup, b.sup), (a, b)
+        if max(a.sup, b.sup) <= ABS:  # (both at the rounding of the sums: no witness to compare)
+            continue
+        if a.interval != b.interval:
+            assert a.interval is not None and b.interval is not None, (a, b)
+            moment = _moment(tree, y, P, us, b.utility, groups, w, names.index(b.subgroup), b.node, b.interval,
+                             renormalize)
+            assert abs(abs(moment) - b.sup) <= 1e-9 * b.sup + ABS, (a, b, moment)
+        else:
+            assert close(a.moment, b.moment), (a, b)
+    assert close(ref.uc.sup, got.uc.sup) and close(ref.huc.sup, got.huc.sup)
+
+
+def lazy(x, chunks):
+    """``x`` as a Dask array of these row chunks."""
+    x = np.asarray(x)
+    return da.from_array(x, chunks=(tuple(chunks),) + tuple((s,) for s in x.shape[1:]))
+
+
+def run(y, P, tree, us, chunks, groups=None, w=None, **options):
+    """The Dask audit of the arrays, split into row chunks ``chunks``."""
+    return scale.audit(lazy(y, chunks), lazy(P, chunks), tree, us,
+                       subgroups=None if groups is None else {k: lazy(v, chunks) for k, v in groups.items()},
+                       sample_weight=None if w is None else lazy(w, chunks), **options)
+
+
+def _chunks(draw, n):
+    """Row chunks summing to ``n``: cuts drawn anywhere, so empty chunks (a repeated cut) and
+    one-row ones among them; or every row its own chunk."""
+    if draw(st.integers(0, 7)) == 7:
+        return [1] * n
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=8)))
+    return np.diff([0] + cuts + [n]).tolist()
+
+
+def _utilities(tree, seed):
+    rng = np.random.default_rng(seed)
+    us = {"top3": TopK(tree, min(3, tree.K)), "first": class_indicator(tree, tree.labels[0]),
+          "rank": Rank(tree, [Fraction(int(v), 2) for v in rng.integers(-2, 3, tree.K)])}
+    if len(tree.internal_nodes) > 1:
+        us["top1"] = Top1AtDepth(tree, 1)
+        us["wide"] = Subtree(tree, tree.internal_nodes[-1])
+    return us
+
+
+@st.composite
+def samples(draw):
+    """A tree of the shapes users have (flat up to 60 classes, two-level up to 100, a node of 30
+    children first or last at its depth, deep chains), softmax rows with ties and entries near
+    1e-300 (or a few distinct rows: heavy ties), labels, perhaps subgroups and weights, and the
+    Dask partitions and ranges: ``(tree, y, P, us, groups, w, chunks, options)``."""
+    tree = draw(wide_trees(max_leaves=100))
+    n = draw(st.integers(1, 120))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    P = softmax_rows(seed, tree.K, n, draw(st.sampled_from([1.0, 3.0, 15.0])),
+                     draw(st.sampled_from([0, -300])))
+    if draw(st.booleans()):  # a few distinct rows only: heavy ties, all-equal scores at worst
+        P = P[rng.integers(0, draw(st.integers(1, 3)), n)]
+    y = rng.integers(0, tree.K, n)
+    groups = None
+    if draw(st.booleans()):
+        groups = {"all": np.ones(n), "half": rng.random(n) < 0.5, "signed": rng.integers(-2, 3, n) / 2}
+    w = rng.random(n) * draw(st.sampled_from([1.0, 1e-200])) if draw(st.booleans()) else None
+    options = {"shuffle": draw(st.sampled_from(["disk", "tasks"])),
+               "range_rows": draw(st.sampled_from([None, 3, 11, n]))}
+    return tree, y, P, _utilities(tree, seed), groups, w, _chunks(draw, n), options
+
+
+def _pinned(name: str):
+    """The fast-path tests' pinned shapes as samples: a flat ten, thirty children last at their
+    depth, a hundred classes near 1e-300 (weights and subgroups), all rows one prediction."""
+    shape, size, width, sigma, floor, n = {"flat ten": ("flat", 10, 0, 3.0, 0, 40),
+                                           "thirty children": ("wide_last", 0, 30, 3.0, 0, 60),
+                                           "hundred": ("two_level", 10, 10, 15.0, -300, 90),
+                                           "all equal": ("two_level", 3, 4, 3.0, 0, 30)}[name]
+    tree = shape_tree(shape, size, width, 1)
+    rng = np.random.default_rng(len(name))
+    P = softmax_rows(len(name), tree.K, n, sigma, floor)
+    if name == "all equal":
+        P = np.repeat(P[:1], n, axis=0)
+    y = rng.integers(0, tree.K, n)
+    groups = {"all": np.ones(n), "half": rng.random(n) < 0.5} if name != "flat ten" else None
+    w = rng.random(n) if name == "hundred" else None
+    chunks = {"flat ten": [1] * 40, "thirty children": [0, 17, 0, 43], "hundred": [30, 0, 30, 30],
+              "all equal": [7, 23]}[name]
+    return tree, y, P, _utilities(tree, len(name)), groups, w, chunks, {"shuffle": "disk", "range_rows": 3}
+
+
+@settings(max_examples=25)
+@given(samples())
+@example(_pinned("flat ten"))
+@example(_pinned("thirty children"))
+@example(_pinned("hundred"))
+@example(_pinned("all equal"))
+def test_the_dask_audit_is_the_in_memory_audit(case):
+    """Every candidate row, sup and witness of the partitioned audit equals the in-memory one, for
+    partitions drawn by hypothesis (empty ones, one-row ones) and score ranges down to one row each
+    (every close gap a boundary, so boundaries float64 cannot certify are joined)."""
+    tree, y, P, us, groups, w, chunks, options = case
+    ref = fast.audit(y, P, tree, us, subgroups=groups, sample_weight=w, labels=tree.labels)
+    got = run(y, P, tree, us, chunks, groups, w, labels=tree.labels, **options)
+    assert_agrees(ref, got, tree, y, P, us, groups, w)
+
+
+def test_scores_float64_cannot_order_are_one_block_across_ranges(monkeypatch):
+    """Rows whose scores differ by a few ulps (one prediction scaled, renormalize=True) lie on both
+    sides of score boundaries when every range holds one row: the boundaries are not certain, their
+    ranges are joined and scanned again, and the answer is the in-memory one (which makes such rows
+    one tie block); a boundary between ranges left as it was would split the block."""
+    rng = np.random.default_rng(2)
+    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    us = {"u": class_indicator(tree, "pos"), "t": Table(tree, [-1, "1/2"])}
+    n = 60
+    P = np.array([0.7, 0.3])[None, :] * rng.uniform(0.5, 3, n)[:, None]
+    P[::3] = rng.dirichlet([1, 1], len(P[::3]))
+    y = rng.integers(0, 2, n)
+    scores = sample_terms(FastTree(tree), P, y, us, row_sum_tolerance=None).score[0]
+    near = np.diff(np.sort(scores))
+    assert np.any((near > 0) & (near < 1e-15))  # (the case has distinct floats closer than their error bounds)
+    joined = []
+    certified = scale._certified
+
+    def spy(*args):
+        out = certified(*args)
+        joined.append(len(args[3]) - len(out[0]))
+        return out
+    monkeypatch.setattr(scale, "_certified", spy)
+    ref = fast.audit(y, P, tree, us, renormalize=True)
+    got = run(y, P, tree, us, [7] * 8 + [4], renormalize=True, range_rows=1, shuffle="tasks")
+    assert sum(joined) > 0
+    assert_agrees(ref, got, tree, y, P, us, renormalize=True)
+
+
+def test_dataframes_take_their_columns_by_name():
+    """A Dask DataFrame of predictions whose columns are the labels in another order (as
+    ``pd.DataFrame(clf.predict_proba(X), columns=clf.classes_)``), with the labels, weights and a
+    subgroup as columns of one frame: the in-memory audit of the reordered array."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    tree = shape_tree("two_level", 3, 4, 2)
+    n = 200
+    rng = np.random.default_rng(5)
+    P = softmax_rows(5, tree.K, n, 3.0)
+    y = rng.integers(0, tree.K, n)
+    shuffled = list(rng.permutation(tree.K))
+    frame = pd.DataFrame(P[:, shuffled], columns=[tree.labels[j] for j in shuffled])
+    frame["label"] = [tree.labels[k] for k in y]
+    frame["w"] = rng.random(n)
+    frame["g"] = rng.random(n) < 0.3
+    ddf = dd.from_pandas(frame, npartitions=4)
+    us = _utilities(tree, 5)
+    ref = fast.audit(y, P, tree, us, subgroups={"g": frame["g"].to_numpy()}, sample_weight=frame["w"].to_numpy(),
+                     labels=tree.labels)
+    got = fast.audit(ddf["label"], ddf[[tree.labels[j] for j in shuffled]], tree, us, subgroups={"g": ddf["g"]},
+                     sample_weight=ddf["w"])
+    assert_agrees(ref, got, tree, y, P, us, {"g": frame["g"].to_numpy()}, frame["w"].to_numpy())
+
+
+def _bad_sample():
+    tree = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    rng = np.random.default_rng(0)
+    n = 50
+    return tree, rng.integers(0, 3, n), rng.dirichlet([1, 1, 1], n), {"u": TopK(tree, 1)}
+
+
+@pytest.mark.parametrize("spoil, message", [
+    (lambda y, P, g, w: P.__setitem__((37, 1), -0.5), "y_prob[37]: entries must be finite and nonnegative"),
+    (lambda y, P, g, w: P.__setitem__(41, [0.5, 0.5, 1e-310]), "y_prob[41]: entry 2 is 1e-310, a subnormal float64"),
+    (lambda y, P, g, w: P.__setitem__(33, P[33] * 2), "y_prob[33]: sums to 1.9999999999999998"),
+    (lambda y, P, g, w: y.__setitem__(44, 7), "y_true[44]: 7 is not a label name or id"),
+    (lambda y, P, g, w: w.__setitem__(45, -1.0), "sample_weight[45]: -1.0 is not a finite nonnegative number"),
+    (lambda y, P, g, w: g.__setitem__(46, 3.0), "subgroups['g'][46]: 3.0 is not a number in [-1, 1]"),
+    # the in-memory order of checks: labels before weights before subgroups before rows, whichever partition
+    (lambda y, P, g, w: (P.__setitem__((3, 1), -0.5), y.__setitem__(44, 7)), "y_true[44]: 7 is not a label"),
+    (lambda y, P, g, w: (g.__setitem__(2, 3.0), w.__setitem__(48, np.nan)), "sample_weight[48]: nan is not"),
+])
+@pytest.mark.parametrize("shuffle", ["disk", "tasks"])
+def test_a_bad_input_is_named_by_its_row_in_the_sample(spoil, message, shuffle):
+    """A bad row in a later partition is named by its row in the whole sample, with the in-memory
+    message; where several arguments are bad, the one the in-memory audit checks first is named."""
+    tree, y, P, us = _bad_sample()
+    g, w = np.ones(len(y)), np.ones(len(y))
+    spoil(y, P, g, w)
+    with pytest.raises(HUCError) as ref:
+        fast.audit(y, P, tree, us, subgroups={"g": g}, sample_weight=w)
+    with pytest.raises(HUCError) as got:
+        run(y, P, tree, us, [10, 15, 0, 25], {"g": g}, w, shuffle=shuffle)
+    assert str(got.value).startswith(message) and str(got.value) == str(ref.value)
+    assert got.value.kind == ref.value.kind
+
+
+def test_the_argument_rules_are_the_in_memory_rules():
+    """A bare Dask array of predictions needs a declared label order, as a bare numpy array does;
+    its remedy, ``labels=``, works; lengths that differ are the in-memory messages; no rows is
+    refused; a numpy argument beside Dask ones is read as the in-memory audit reads it."""
+    tree = LabelTree.from_children("r", {"r": ["b", "a"]})
+    us = {"u": class_indicator(tree, "a")}
+    P = np.array([[0.25, 0.75], [0.5, 0.5], [0.75, 0.25]])
+    y = np.array([0, 1, 1])
+    with pytest.raises(HUCError) as ref:
+        fast.audit(y, P, tree, us)
+    with pytest.raises(HUCError) as got:
+        fast.audit(lazy(y, [2, 1]), lazy(P, [2, 1]), tree, us)
+    assert str(got.value) == str(ref.value) and "pass labels=clf.classes_" in str(got.value)
+    assert fast.audit(lazy(y, [2, 1]), lazy(P, [2, 1]), tree, us, labels=["b", "a"]).candidates == \
+        fast.audit(y, P, tree, us, labels=["b", "a"]).candidates
+    with pytest.raises(HUCError, match=r"^y_true: has 2 labels, y_prob has 3 rows$"):
+        fast.audit(lazy(y[:2], [2]), lazy(P, [2, 1]), tree, us, labels=["b", "a"])
+    with pytest.raises(HUCError, match=r"^y_prob: no rows \(an audit needs at least one atom\)$"):
+        fast.audit(lazy(y[:0], [0]), lazy(P[:0], [0]), tree, us, labels=["b", "a"])
+    mixed = fast.audit(["b", "a", "a"], lazy(P, [1, 2]), tree, us, labels=["b", "a"], subgroups={"g": [1, 0, 1]})
+    assert mixed.candidates == fast.audit(["b", "a", "a"], P, tree, us, labels=["b", "a"],
+                                          subgroups={"g": [1, 0, 1]}).candidates
+
+
+def test_weights_are_normalised_to_the_same_bits():
+    """The weights' sum is taken exactly across partitions (math.fsum's correctly rounded sum of
+    ``w / w_max``), so every weight, and a sample of one partition, is the in-memory audit's to the bit."""
+    rng = np.random.default_rng(3)
+    x = rng.random(1000) * 10.0 ** rng.integers(-30, 30, 1000)
+    cuts = [0, 1, 250, 251, 1000]
+    parts = sum((scale.exact_float_sum(x[a:b]) for a, b in zip(cuts, cuts[1:])), Fraction(0))
+    assert float(parts) == math.fsum(x.tolist())
+    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    us = {"u": class_indicator(tree, "pos")}
+    P, y = rng.dirichlet([1, 1], 1000), rng.integers(0, 2, 1000)
+    ref = fast.audit(y, P, tree, us, sample_weight=x)
+    got = run(y, P, tree, us, [1000], w=x)
+    assert [c.sup for c in got.candidates] == [c.sup for c in ref.candidates]
+
+
+def test_the_in_memory_path_does_not_import_dask():
+    """The in-memory audit, and huc_ref itself, never import dask (the optional scale extra)."""
+    code = ("import sys, numpy as np; from huc_ref import LabelTree, class_indicator, fast; "
+            "t = LabelTree.from_children('r', {'r': ['a', 'b']}); "
+            "fast.audit([0, 1], np.array([[.5, .5], [.25, .75]]), t, {'u': class_indicator(t, 'b')}); "
+            "print('dask' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
