@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-import threading
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -321,3 +319,28 @@ def test_the_in_memory_path_does_not_import_dask():
             "print('dask' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("shuffle", ["disk", "tasks"])
+@pytest.mark.parametrize("shape", ["two_level", "flat", "wide_last"])
+def test_the_null_draws_are_the_in_memory_draws(shuffle, shape):
+    """``null_draws=B`` on Dask collections draws the in-memory labels (the seeded generator's
+    numbers, reached partition by partition) and audits each draw by ranges: every p-value, of each
+    row, UC and HUC, is the in-memory one (labels drawn from the predictions: calibrated, so the
+    p-values spread), with weights, subgroups and renormalised rows."""
+    tree = shape_tree(shape, 4, 5, 1)
+    rng = np.random.default_rng(11)
+    n = 160
+    P = softmax_rows(11, tree.K, n, 2.0) * rng.uniform(0.5, 2.0, (n, 1))
+    Q = P / P.sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(tree.K, p=p) for p in Q])
+    groups, w = {"all": np.ones(n), "half": rng.random(n) < 0.5}, rng.random(n)
+    us = _utilities(tree, 11)
+    options = dict(labels=tree.labels, null_draws=39, seed=5, renormalize=True)
+    ref = fast.audit(y, P, tree, us, subgroups=groups, sample_weight=w, **options)
+    got = run(y, P, tree, us, [50, 0, 37, 73], groups, w, shuffle=shuffle, range_rows=40, **options)
+    assert got.significance.rows == ref.significance.rows
+    assert (got.significance.uc, got.significance.huc) == (ref.significance.uc, ref.significance.huc)
+    assert len(set(got.significance.rows)) > 3  # (p-values that differ: the comparison can fail)
+    with pytest.raises(HUCError, match="^null_draws: 'exact' enumerates label assignments"):
+        run(y, P, tree, us, [80, 80], labels=tree.labels, null_draws="exact")

@@ -40,6 +40,7 @@ holds: a task holds one partition's rows (or one range's), whatever ``n``.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -52,7 +53,7 @@ import numpy as np
 from ..distribution import subgroup_mapping
 from ..errors import HUCError, check_name, one_of, printable
 from ..results import AuditResult
-from ..significance import check_null
+from ..significance import check_null, resampling_p_values
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import _per_atom_rows, check_utilities
@@ -157,48 +158,66 @@ class _Spec:
         self.groups, self.weighted, self.spill, self.sketch = groups, weighted, spill, sketch
         self.plans = [path_plan(ft, u) for u in self.utilities.values()]
         self.flat = ft.H == 1
-        # (a flat tree stores no terms: the root's term is the UC residual, copied to its column, as sample_terms has it)
+        # (a flat tree stores no terms: the root's term is the UC residual, copied to its column, as sample_terms
+        # has it)
         self.depths = [np.zeros(0, dtype=int) if self.flat else ks for _, _, ks in self.plans]
+        self.scalar_weight = not weighted and not groups  # (every row's weight 1 / n: one number)
+        self.null = None  # (the null draws' shared tables, :func:`_null_plan`)
+
+
+class _Stored:
+    """An array of rows (1-D, or 2-D by rows), held in memory or written to a file of the spill
+    folder; :meth:`rows` reads rows ``a .. b`` (from a file: only those)."""
+
+    def __init__(self, x: np.ndarray, spill: str | None, name: str):
+        self.shape, self.dtype = x.shape, x.dtype
+        self.path = None if spill is None else f"{spill}/{name}"
+        if self.path is None:
+            self.x = x
+        else:
+            np.ascontiguousarray(x).tofile(self.path)
+            self.x = None
+
+    def rows(self, a: int, b: int) -> np.ndarray:
+        if self.path is None:
+            return self.x[a:b]
+        width = int(np.prod(self.shape[1:], dtype=np.int64))
+        out = np.fromfile(self.path, dtype=self.dtype, count=(b - a) * width, offset=a * width * self.dtype.itemsize)
+        return out.reshape((b - a,) + self.shape[1:])
+
+    def search(self, values) -> list:
+        """Where ``values`` go among the rows of a sorted 1-D array (``searchsorted``, left; from a
+        file by binary search on a memory map)."""
+        if self.path is None or not self.shape[0]:
+            return [int(v) for v in np.searchsorted(self.x if self.path is None else np.zeros(0), values, "left")]
+        mapped = np.memmap(self.path, dtype=self.dtype, mode="r", shape=self.shape)
+        out = [int(v) for v in np.searchsorted(mapped, values, "left")]
+        del mapped
+        return out
 
 
 class _Sorted:
-    """One partition's rows for one utility, sorted by score: the scores, then per row its score's
-    error bound, UC residual, node terms (one per stored depth), raw weight (if weights are given)
-    and subgroup values, and its label id; in memory or in three files of the spill folder."""
+    """One partition's rows for one utility, sorted by score: the scores; per row a table of
+    numbers (for the audit its score's error bound, UC residual, node terms, one per stored depth,
+    raw weight if weights are given, and subgroup values); and per row an integer (the audit: its
+    label id; the null: its row in the partition), each :class:`_Stored`."""
 
-    def __init__(self, score, rows, labels, paths=None):
-        self.n = len(score) if paths is None else paths[3]
-        self.ncol = rows.shape[1] if paths is None else paths[4]
-        self.score, self.rows, self.labels, self.paths = score, rows, labels, paths
+    def __init__(self, score, rows, ints, spill: str | None, name: str):
+        self.score = _Stored(score, spill, name + ".score")
+        self.rows = _Stored(rows, spill, name + ".rows")
+        self.ints = _Stored(ints.astype(np.int64), spill, name + ".ints")
 
-    @classmethod
-    def store(cls, score, rows, labels, spill: str | None, name: str) -> _Sorted:
-        """In memory, or written to ``spill`` (the arrays then dropped)."""
-        if spill is None:
-            return cls(score, rows, labels)
-        base = f"{spill}/{name}"
-        score.tofile(base + ".score")
-        rows.tofile(base + ".rows")
-        labels.tofile(base + ".labels")
-        return cls(None, None, None, (base + ".score", base + ".rows", base + ".labels", len(score), rows.shape[1]))
+    def span(self, lo: float, hi: float) -> tuple[int, int]:
+        """The rows with ``lo <= score < hi`` (every row of one score on one side): ``(a, b)``."""
+        a, b = self.score.search([lo, hi])
+        return a, b
 
-    def piece(self, lo: float, hi: float):
-        """The rows with ``lo <= score < hi`` (every row of one score on one side): ``(score, rows,
-        labels)``, read from the files where they are there (only the slice; the scores by binary
-        search on a memory map)."""
-        if self.paths is None:
-            a, b = np.searchsorted(self.score, [lo, hi], "left")
-            return self.score[a:b], self.rows[a:b], self.labels[a:b]
-        s_path, r_path, l_path, n, ncol = self.paths
-        if n == 0:
-            return np.zeros(0), np.zeros((0, ncol)), np.zeros(0, dtype=np.int64)
-        scores = np.memmap(s_path, dtype=np.float64, mode="r", shape=(n,))
-        a, b = (int(v) for v in np.searchsorted(scores, [lo, hi], "left"))
-        del scores
-        score = np.fromfile(s_path, dtype=np.float64, count=b - a, offset=8 * a)
-        rows = np.fromfile(r_path, dtype=np.float64, count=(b - a) * ncol, offset=8 * a * ncol).reshape(b - a, ncol)
-        labels = np.fromfile(l_path, dtype=np.int64, count=b - a, offset=8 * a)
-        return score, rows, labels
+    def piece(self, lo: float, hi: float, drawn: _Stored | None = None):
+        """``(score, rows, ints)`` of the rows with ``lo <= score < hi``, and of ``drawn`` (labels
+        drawn for them in that order) the same rows."""
+        a, b = self.span(lo, hi)
+        out = (self.score.rows(a, b), self.rows.rows(a, b), self.ints.rows(a, b))
+        return out if drawn is None else out + (drawn.rows(a, b),)
 
 
 #: The order in which the in-memory audit checks its arguments (the first error it meets is the
@@ -287,8 +306,8 @@ def _prepare(spec: _Spec, index: int, offset, P, y, w, *C) -> _Part:
         except HUCError as err:
             return _Part(m, _Problem(_SUBGROUP + g, where, err))
     if not m:
-        return _Part(0, None, wmax, [_Sorted.store(np.zeros(0), np.zeros((0, 2 + len(d) + spec.weighted + len(C))),
-                                                   np.zeros(0, dtype=np.int64), spec.spill, f"p{index}-u{k}")
+        return _Part(0, None, wmax, [_Sorted(np.zeros(0), np.zeros((0, 2 + len(d) + spec.weighted + len(C))),
+                                             np.zeros(0, dtype=np.int64), spec.spill, f"p{index}-u{k}")
                                      for k, d in enumerate(spec.depths)],
                      [(np.zeros(0), np.zeros(0, dtype=np.int64))] * len(spec.depths), [0.0] * len(spec.depths),
                      np.zeros(0) if w is not None else None)
@@ -315,7 +334,7 @@ def _prepare(spec: _Spec, index: int, offset, P, y, w, *C) -> _Part:
         points = np.arange(0, m, step)
         sketches.append((ranked[points], np.diff(np.append(points, m))))
         largest.append(float(t.error[k].max()))
-        sorted_.append(_Sorted.store(ranked, table, ids.take(order).astype(np.int64), spec.spill, f"p{index}-u{k}"))
+        sorted_.append(_Sorted(ranked, table, ids.take(order), spec.spill, f"p{index}-u{k}"))
         del table, order
     if w is not None and spec.spill is not None:  # (the raw weights' exact sum is taken once w_max is known)
         w.tofile(f"{spec.spill}/p{index}.weights")
@@ -344,8 +363,8 @@ def boundaries(sketches: list, n: int, ranges: int) -> np.ndarray:
     float score, a tie block of equal floats (Algorithm 2, App. F.3), lie in one range.
 
     >>> boundaries([(np.array([0.1, 0.3, 0.5]), np.array([2, 2, 2])), (np.array([0.2, 0.4]), np.array([3, 3]))],
-    ...            12, 3).tolist()
-    [0.3, 0.4]
+    ...            12, 3).tolist()  # about 5 rows below 0.3 and 10 below 0.5, for targets 4 and 8
+    [0.3, 0.5]
     """
     if ranges <= 1 or not sketches:
         return np.zeros(0)
@@ -358,30 +377,33 @@ def boundaries(sketches: list, n: int, ranges: int) -> np.ndarray:
     return cut[cut > values[0]]
 
 
-def _piece(part: _Part, k: int, lo: float, hi: float):
-    """Partition ``part``'s rows of utility ``k`` with scores in ``[lo, hi)``."""
-    return part.sorted[k].piece(lo, hi)
+def _piece(part: _Part, k: int, lo: float, hi: float, drawn=None):
+    """Partition ``part``'s rows of utility ``k`` with scores in ``[lo, hi)`` (and of ``drawn``, the
+    labels a batch of null draws gave them, per utility)."""
+    return part.sorted[k].piece(lo, hi, None if drawn is None else drawn[k])
 
 
-def _gather(pieces):
-    """The pieces of one range, merged into score order (each piece is sorted)."""
+def _gather(pieces, lo: float, hi: float):
+    """The pieces of one range (``(score, rows, ints[, drawn])`` each, or the handles ``(sorted,
+    drawn)`` to read them from), merged into score order (each piece is sorted): the same tuple."""
+    pieces = [p[0].piece(lo, hi, p[1]) if isinstance(p[0], _Sorted) else p for p in pieces]
     pieces = [p for p in pieces if len(p[0])]
     if not pieces:
-        return np.zeros(0), None, None
+        return None
     if len(pieces) == 1:
         return pieces[0]
     score = np.concatenate([p[0] for p in pieces])
     order = np.argsort(score, kind="stable")  # (sorted runs: a merge)
-    return score[order], np.concatenate([p[1] for p in pieces])[order], np.concatenate([p[2] for p in pieces])[order]
+    return tuple(np.concatenate([p[j] for p in pieces])[order] for j in range(len(pieces[0])))
 
 
 def _range_task(spec: _Spec, k: int, scale, lo: float, hi: float, *pieces):
-    """One score range of utility ``k``: its pieces (``shuffle="tasks"``) or, given the partitions'
-    file handles, its slices read from the spill folder, merged and scanned (:func:`range_extremes`)."""
-    if pieces and isinstance(pieces[0], _Sorted):
-        pieces = [s.piece(lo, hi) for s in pieces]
-    score, rows, labels = _gather(pieces)
-    return range_extremes(spec, k, scale, score, rows, labels)
+    """One score range of utility ``k``: its pieces (``shuffle="tasks"``) or the handles to read them
+    from the spill folder, merged and scanned (:func:`range_extremes`)."""
+    found = _gather(pieces, lo, hi)
+    if found is None:
+        return range_extremes(spec, k, scale, np.zeros(0), None, None)
+    return range_extremes(spec, k, scale, *found)
 
 
 # ------------------------------------------------------------------ Algorithm 2 on one range
@@ -404,71 +426,85 @@ class Extremes:
             setattr(self, name, np.zeros((G, n_cols), dtype=np.int64 if name.endswith("blk") else float))
         self.m, self.lo, self.hi, self.up, self.down, self.largest = m, np.inf, -np.inf, -np.inf, np.inf, 0.0
 
+    @classmethod
+    def of_rows(cls, blocks: _Blocks | None) -> Extremes:
+        """A range's statistics alone (no columns): what certifies its boundaries (:func:`_unsure`)."""
+        out = cls(0, 0)
+        if blocks is not None:
+            out.m, out.lo, out.hi, out.up, out.down, out.largest = blocks.stats
+        return out
 
-def _weights(spec: _Spec, scale, rows: np.ndarray, D: int) -> list:
-    """Each subgroup's weights ``w_i c(x_i)`` of the rows (one number where they are all equal), as
-    :func:`huc_ref.fast.audit.audit` makes them: ``w / w_max / sum`` (or ``1 / n``) times ``c``."""
-    at = 2 + D
+
+def _weights(spec: _Spec, scale, w, C) -> list:
+    """Each subgroup's weights ``w_i c(x_i)`` of some rows (one number where they are all equal),
+    as :func:`huc_ref.fast.audit.audit` makes them: ``w / w_max / sum`` (``scale = (w_max, sum)``),
+    or ``1 / n`` (``scale``) without weights, times ``c``; ``w`` and ``C`` the rows' raw weights and
+    subgroup values (columns of some array)."""
     if spec.weighted:
         wmax, total = scale
-        w = rows[:, at] / wmax
+        w = w / wmax
         w /= total
-        at += 1
     else:
         w = scale  # 1 / n
     if not spec.groups:
         return [w]
-    return [w * rows[:, at + g] for g in range(len(spec.groups))]
+    return [w * c for c in C]
 
 
-def range_extremes(spec: _Spec, k: int, scale, score: np.ndarray, rows, labels) -> Extremes:
-    """:class:`Extremes` of the rows of one score range of utility ``k`` (in score order; ``rows``
-    as :class:`_Sorted` holds them): the tie blocks of :func:`huc_ref.fast.intervals.tie_blocks`
-    (no exact scores behind float arrays: rows float64 cannot order are one block), the entries of
-    every column (the UC residuals, column 0, and each path term in its node's column, F.4; zeros
-    dropped, as :class:`huc_ref.fast.intervals.Rows` drops them), each (column, block)'s sum of
-    weighted entries by :func:`huc_ref.fast.numbers.block_sums` (the same bits in any order of the
-    block's rows), and per column the prefix sums' total, extremes and first blocks attaining them."""
-    nodes, colmap, _ = spec.plans[k]
-    D, n_cols = len(spec.depths[k]), len(nodes) + 1
-    G = max(1, len(spec.groups))
-    out = Extremes(G, n_cols, len(score))
-    m = len(score)
-    if not m:
-        return out
-    error = np.ascontiguousarray(rows[:, 0])
-    _, new = tie_blocks(score, error, None, order=np.arange(m), ranked=score)
-    start = np.flatnonzero(np.concatenate([[True], new]))
-    last = np.append(start[1:] - 1, m - 1)
-    block_of = np.concatenate([[0], np.cumsum(new)])
-    with np.errstate(over="ignore", invalid="ignore"):
-        out.lo, out.hi = float(score[0]), float(score[-1])
-        out.up, out.down, out.largest = float((score + error).max()), float((score - error).min()), float(error.max())
-    residual = rows[:, 1]
+def _rows_weights(spec: _Spec, scale, rows: np.ndarray, at: int) -> list:
+    """:func:`_weights` of rows holding the raw weight (if given) and the subgroup values from column ``at`` on."""
+    w = rows[:, at] if spec.weighted else None
+    at += spec.weighted
+    return _weights(spec, scale, w, [rows[:, at + g] for g in range(len(spec.groups))])
+
+
+class _Blocks:
+    """The tie blocks of rows in score order (:func:`huc_ref.fast.intervals.tie_blocks`, no exact
+    scores behind float arrays: rows float64 cannot order are one block): each block's first and
+    last row and each row's block, and the rows' :class:`Extremes` statistics."""
+
+    def __init__(self, score: np.ndarray, error: np.ndarray):
+        m = len(score)
+        _, new = tie_blocks(score, error, None, order=np.arange(m), ranked=score)
+        self.score = score
+        self.start = np.flatnonzero(np.concatenate([[True], new]))
+        self.last = np.append(self.start[1:] - 1, m - 1)
+        self.of = np.concatenate([[0], np.cumsum(new)])
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.stats = (m, float(score[0]), float(score[-1]), float((score + error).max()),
+                          float((score - error).min()), float(error.max()))
+
+
+def _scan(out: Extremes, blocks: _Blocks, residual, T, col_table, kind, weights) -> Extremes:
+    """Algorithm 2 on one score range (App. F.3): the entries of every column (the UC residuals,
+    column 0, and each term ``T[j]`` in column ``col_table[j, kind]``, F.4; zeros dropped, as
+    :class:`huc_ref.fast.intervals.Rows` drops them), each (column, block)'s sum of weighted
+    entries by :func:`huc_ref.fast.numbers.block_sums` (the same bits in any order of the block's
+    rows), and per subgroup (``weights``) and column the prefix sums' total and extremes with the
+    first blocks attaining them, into ``out``."""
+    m, score, last, start = len(residual), blocks.score, blocks.last, blocks.start
+    out.m, out.lo, out.hi, out.up, out.down, out.largest = blocks.stats
     first = np.flatnonzero(residual)
     col, rank, val = [np.zeros(len(first), dtype=np.int64)], [first], [residual[first]]
-    if D:
-        table, kind = term_columns(spec.ft, colmap, spec.depths[k], labels)
-        for j in range(D):
-            c = np.take(table[j], kind)
-            v = rows[:, 2 + j]
-            nz = np.flatnonzero((c > 0) & (v != 0))
-            col.append(c[nz].astype(np.int64))
-            rank.append(nz)
-            val.append(v[nz])
+    for j in range(len(T)):
+        c = np.take(col_table[j], kind)
+        v = T[j]
+        nz = np.flatnonzero((c > 0) & (v != 0))
+        col.append(c[nz].astype(np.int64))
+        rank.append(nz)
+        val.append(v[nz])
     col, rank, val = np.concatenate(col), np.concatenate(rank), np.concatenate(val)
     if not len(col):
         return out
     by_col = np.argsort(col, kind="stable")  # each column's entries, ranks rising (a column lies on one row of terms)
     col, rank, val = col[by_col], rank[by_col], val[by_col]
-    blk = block_of[rank]
+    blk = blocks.of[rank]
     run = np.flatnonzero(np.concatenate([[True], (col[1:] != col[:-1]) | (blk[1:] != blk[:-1])]))  # (column, block)
     run_col, run_blk = col[run], blk[run]
     col_first = np.flatnonzero(np.concatenate([[True], run_col[1:] != run_col[:-1]]))
     col_end = np.append(col_first[1:], len(run))
-    columns = run_col[col_first]
-    nb = len(start)
-    for g, weight in enumerate(_weights(spec, scale, rows, D)):
+    columns, nb = run_col[col_first], len(start)
+    for g, weight in enumerate(weights):
         x = val * (weight if np.ndim(weight) == 0 else np.take(weight, rank))
         sums = block_sums(x, run)
         for c, a, b in zip(columns.tolist(), col_first.tolist(), col_end.tolist()):
@@ -482,6 +518,22 @@ def range_extremes(spec: _Spec, k: int, scale, score: np.ndarray, rows, labels) 
                 getattr(out, name + "_blk")[g, c] = b_
                 getattr(out, name + "_hi")[g, c] = score[last[b_]]
                 getattr(out, name + "_next")[g, c] = score[start[b_ + 1]] if b_ + 1 < nb else np.nan
+    del m
+    return out
+
+
+def range_extremes(spec: _Spec, k: int, scale, score: np.ndarray, rows, labels) -> Extremes:
+    """:class:`Extremes` of the rows of one score range of utility ``k`` (in score order; ``rows``
+    as :class:`_Sorted` holds them): :class:`_Blocks` and :func:`_scan` of the UC residuals and
+    path terms (F.4's columns: :func:`huc_ref.fast.utilities.term_columns` of the labels)."""
+    nodes, colmap, _ = spec.plans[k]
+    D = len(spec.depths[k])
+    out = Extremes(max(1, len(spec.groups)), len(nodes) + 1)
+    if not len(score):
+        return out
+    blocks = _Blocks(score, np.ascontiguousarray(rows[:, 0]))
+    table, kind = term_columns(spec.ft, colmap, spec.depths[k], labels) if D else (np.zeros((0, 1)), labels)
+    _scan(out, blocks, rows[:, 1], rows[:, 2:2 + D].T, table, kind, _rows_weights(spec, scale, rows, 2 + D))
     if spec.flat:  # (the root's term is the UC residual: its column copies the UC column, as Rows' uc_copies)
         for name in ("has",) + Extremes.FIELDS:
             arr = getattr(out, name)
@@ -492,9 +544,10 @@ def range_extremes(spec: _Spec, k: int, scale, score: np.ndarray, rows, labels) 
 # ------------------------------------------------------------------ the fold
 def _unsure(found: list[Extremes]) -> list[tuple[int, int]]:
     """The boundaries between consecutive non-empty ranges that float64 cannot certify, as pairs of
-    indices into ``found`` (the non-empty ranges on either side, empty ones perhaps between): the two scores around it closer than twice the
-    largest error bound, and some score below it raised by its error not below some score above
-    it lowered by its error (:func:`huc_ref.fast.intervals.tie_blocks`' gaps)."""
+    indices into ``found`` (the non-empty ranges on either side, empty ones perhaps between): the
+    two scores around it closer than twice the largest error bound, and some score below it raised
+    by its error not below some score above it lowered by its error
+    (:func:`huc_ref.fast.intervals.tie_blocks`' gaps)."""
     live = [k for k, e in enumerate(found) if e.m]
     if len(live) < 2:
         return []
@@ -534,7 +587,7 @@ def fold(found: list[Extremes]):
     first_low = live[0].lo if live else np.nan
     carry = np.zeros((G, n_cols))
     best = {}
-    for side, better in (("mx", np.greater), ("mn", np.less)):
+    for side in ("mx", "mn"):
         value = np.full((G, n_cols), -np.inf if side == "mx" else np.inf)
         where = np.full((G, n_cols), -1, dtype=np.int64)  # the range (in live order) of the extreme, -1: none
         blk = np.zeros((G, n_cols), dtype=np.int64)
@@ -784,26 +837,18 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     sketch = int(np.clip(4 * len(blocks), *SKETCH))
     spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names,
                  sample_weight is not None, spill, sketch)
+    if null_draws is not None:
+        spec.null = _null_plan(ft, utilities)
     phase = _Progress(progress)
     try:
         spec_key = dask.delayed(spec, pure=True)
         offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist() if sizes is not None else [None] * len(blocks)
-        parts = [dask.delayed(_prepare, pure=True)(spec_key, i, offsets[i], *b)
-                 for i, b in enumerate(blocks)]
-        with phase(f"huc audit: scores and terms of {len(parts)} partitions"):
-            if shuffle == "tasks":
-                parts = list(dask.persist(*parts))
-                found = dask.compute(*[dask.delayed(_summary)(p) for p in parts])
-            else:
-                found = dask.compute(*parts)
-                parts = found
+        parts, found = _map(spec_key, _prepare, blocks, offsets, shuffle, phase, "scores and terms")
         counts = [f.m for f in found]
-        offsets = np.concatenate([[0], np.cumsum(counts)]).tolist()
-        problems = [f.problem for f in found if f.problem is not None]
-        if problems:
-            first = min(range(len(found)), key=lambda i: (found[i].problem.rank, i) if found[i].problem is not None
-                        else (math.inf, i))
-            raise found[first].problem.error(int(offsets[first]))
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(int).tolist()
+        problem = _first_problem(found, offsets)
+        if problem is not None:
+            raise problem
         n = int(offsets[-1])
         if n == 0:
             raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
@@ -816,31 +861,39 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
                 raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
             sums = dask.compute(*[dask.delayed(_weight_sum)(p, wmax) for p in parts])
             scale = (wmax, float(sum(sums, Fraction(0))))
-        n_ranges = max(1, -(-n // (range_rows or max(counts))))
-        tables = {}
-        jobs = {}
-        for k, name in enumerate(utilities):
-            cuts = boundaries([f.sketches[k] for f in found if f.m], n, n_ranges).tolist()
-            edges = [-np.inf] + cuts + [np.inf]
-            jobs[k] = [(edges[r], edges[r + 1]) for r in range(len(edges) - 1)]
-        results = _run_ranges(spec_key, parts, jobs, scale, shuffle, phase)
-        for k, name in enumerate(utilities):
-            ranges, found_k = _certified(spec_key, parts, k, jobs[k], results[k], scale, shuffle, phase)
-            tables[name] = _Found(spec.plans[k][0], *fold(found_k))
+        jobs = _jobs(found, n, len(utilities), range_rows)
+
+        def run(more):
+            return _run_ranges(spec_key, parts, more, _range_task, scale, shuffle, phase)
+        results = run(jobs)
+        tables = {name: _Found(spec.plans[k][0], *fold(_certified(run, k, jobs[k], results[k])[1]))
+                  for k, name in enumerate(utilities)}
         result = result_rows(tree, tables, names or ["all"], n, True)
+        if null_draws is not None:
+            draws = _null_draws(spec, spec_key, blocks, offsets, scale, n, null_draws, seed, shuffle, range_rows,
+                                phase)
+            result = resampling_p_values(n, tree.K, result, draws, null_draws, seed)
     finally:
         if spill is not None:
             shutil.rmtree(spill, ignore_errors=True)
-    if null_draws is None:
-        return result
-    raise HUCError("null_draws: not yet on Dask collections", kind="option")
+    return result
 
 
-def _certified(spec_key, parts, k: int, ranges: list, found: list, scale, shuffle: str, phase):
-    """The ranges of one utility and their :class:`Extremes`, where every boundary between two
+def _null_plan(ft: FastTree, utilities) -> list:
+    """Per utility what every partition's null tables share: its columns, its path table, its
+    utility values where they are one row for every prediction (a table's), and the needed nodes'
+    count (:func:`huc_ref.fast.significance.label_free_tables` of one uniform row)."""
+    from .significance import label_free_tables
+    one = np.full((1, ft.K), 1.0 / ft.K)
+    return [(n_cols, paths, means.U[0] if means.U.strides[0] == 0 else None, mu.shape[0])
+            for n_cols, paths, means, mu, _ in label_free_tables(ft, one, utilities)]
+
+
+def _certified(run, k: int, ranges: list, found: list):
+    """The ranges of utility ``k`` and their :class:`Extremes`, where every boundary between two
     non-empty ranges is one float64 certifies (:func:`_unsure`): the ranges on either side of one
     it cannot are joined and scanned again as one range (its tie blocks then found as the
-    in-memory sort finds them), until none is left."""
+    in-memory sort finds them), until none is left; ``run(jobs)`` scans ranges (:func:`_run_ranges`)."""
     while True:
         bad = _unsure(found)
         if not bad:
@@ -854,24 +907,26 @@ def _certified(spec_key, parts, k: int, ranges: list, found: list, scale, shuffl
                 groups.append((start, j))
                 start = j
         again = [(ranges[a][0], ranges[b - 1][1]) for a, b in groups if b - a > 1]
-        done = iter(_run_ranges(spec_key, parts, {k: again}, scale, shuffle, phase)[k])
+        done = iter(run({k: again})[k])
         ranges = [(ranges[a][0], ranges[b - 1][1]) for a, b in groups]
         found = [next(done) if b - a > 1 else found[a] for a, b in groups]
 
 
-def _run_ranges(spec_key, parts, jobs: dict, scale, shuffle: str, phase) -> dict:
-    """:class:`Extremes` of every range of ``jobs`` (utility index -> ``[(lo, hi), ...]``), in one
-    Dask computation: with ``shuffle="tasks"`` a slice task per partition and range, else each range
-    reads its slices from the partitions' files."""
+def _run_ranges(spec_key, parts, jobs: dict, task, arg, shuffle: str, phase, drawn=None) -> dict:
+    """``task(spec, k, arg, lo, hi, *pieces)`` of every range of ``jobs`` (utility index -> ``[(lo,
+    hi), ...]``), in one Dask computation: with ``shuffle="tasks"`` a slice task per partition and
+    range, else each range reads its slices from the partitions' files; ``drawn``: per partition the
+    labels a batch of null draws gave its rows (per utility, in its sorted order)."""
     import dask
+    drawn = drawn if drawn is not None else [None] * len(parts)
     tasks, where = [], []
     for k, ranges in jobs.items():
         for lo, hi in ranges:
             if shuffle == "tasks":
-                pieces = [dask.delayed(_piece)(p, k, lo, hi) for p in parts]
+                pieces = [dask.delayed(_piece)(p, k, lo, hi, d) for p, d in zip(parts, drawn)]
             else:
-                pieces = [p.sorted[k] for p in parts]
-            tasks.append(dask.delayed(_range_task)(spec_key, k, scale, lo, hi, *pieces))
+                pieces = [(p.sorted[k], None if d is None else d[k]) for p, d in zip(parts, drawn)]
+            tasks.append(dask.delayed(task)(spec_key, k, arg, lo, hi, *pieces))
             where.append(k)
     with phase(f"huc audit: Algorithm 2 on {len(tasks)} score ranges"):
         done = dask.compute(*tasks)
@@ -879,6 +934,171 @@ def _run_ranges(spec_key, parts, jobs: dict, scale, shuffle: str, phase) -> dict
     for k, e in zip(where, done):
         out[k].append(e)
     return out
+
+
+def _map(spec_key, function, blocks, offsets, shuffle: str, phase, what: str, *args):
+    """``function(spec, i, offset, *args, *block)`` of every partition: persisted (``"tasks"``: the
+    workers keep the sorted rows) and their summaries fetched, or computed (``"disk"``: the rows are
+    in the spill folder).  Returns ``(parts, summaries)``."""
+    import dask
+    parts = [dask.delayed(function, pure=True)(spec_key, i, offsets[i], *args, *b) for i, b in enumerate(blocks)]
+    with phase(f"huc audit: {what} of {len(parts)} partitions"):
+        if shuffle == "tasks":
+            parts = list(dask.persist(*parts))
+            return parts, dask.compute(*[dask.delayed(_summary)(p) for p in parts])
+        found = dask.compute(*parts)
+        return found, found
+
+
+def _first_problem(found: list, offsets: list):
+    """The bad input the in-memory audit would name first, among the partitions' (or None)."""
+    ranked = [(f.problem.rank, i) for i, f in enumerate(found) if f.problem is not None]
+    if not ranked:
+        return None
+    i = min(ranked)[1]
+    return found[i].problem.error(int(offsets[i]))
+
+
+def _jobs(found: list, n: int, count: int, range_rows) -> dict:
+    """Per utility, its score ranges ``[(lo, hi), ...]`` from the partitions' sketches (:func:`boundaries`)."""
+    n_ranges = max(1, -(-n // (range_rows or max(f.m for f in found))))
+    jobs = {}
+    for k in range(count):
+        cuts = boundaries([f.sketches[k] for f in found if f.m], n, n_ranges).tolist()
+        edges = [-np.inf] + cuts + [np.inf]
+        jobs[k] = [(edges[r], edges[r + 1]) for r in range(len(edges) - 1)]
+    return jobs
+
+
+# ------------------------------------------------------------------ the null of calibration by partitions
+def _null_prepare(spec: _Spec, index: int, offset: int, scale, P, y, w, *C) -> _Part:
+    """The map of the null draws (Sec. 2.1's null ``Y_i ~ p_i``; :mod:`huc_ref.fast.significance`)
+    for partition ``index``: the label-free tables of its rows
+    (:func:`huc_ref.fast.significance.label_free_tables`), per utility sorted by score with each
+    row's error bound, utility values (where they differ by row), means of the needed nodes and
+    subgroup weights, and the rows' cumulative predictions (for drawing labels)."""
+    from .numbers import ExactRows
+    from .significance import label_free_tables
+    X, w, C = as_floats(_numbers(P), "y_prob"), _numbers(w), [subgroup_column(_numbers(c), len(P), "subgroups")
+                                                              for c in C]
+    m = len(X)
+    if spec.tolerance is None:  # renormalize=True: each row divided by its sum, as the in-memory null takes it
+        X = X / X.sum(axis=1, keepdims=True)
+    weights = [] if spec.scalar_weight else _weights(spec, scale, w, C)
+    rows = np.arange(offset, offset + m)
+    sorted_, sketches, largest = [], [], []
+    if not m:  # (no rows: empty tables of the widths the ranges read)
+        for k, (_, _, shared, needed) in enumerate(spec.null):
+            width = 1 + (0 if shared is not None else spec.ft.K) + needed + len(weights)
+            sorted_.append(_Sorted(np.zeros(0), np.zeros((0, width)), np.zeros(0), spec.spill, f"null-p{index}-u{k}"))
+        part = _Part(0, None, 0.0, sorted_, [(np.zeros(0), np.zeros(0, dtype=np.int64))] * len(spec.null),
+                     [0.0] * len(spec.null))
+        part.cdf, part.index = _Stored(np.zeros((0, spec.ft.K)), spec.spill, f"null-p{index}.cdf"), index
+        return part
+    step = max(1, -(-m // spec.sketch))
+    for k, (_, _, means, mu, error) in enumerate(label_free_tables(spec.ft, X, spec.utilities, rows, ExactRows(X))):
+        order, ranked = sort_scores(means.score, spec.engine)
+        shared = spec.null[k][2] is not None  # (one row of values for every prediction: kept once, not per row)
+        parts = [error[:, None]] + ([] if shared else [means.U]) + [mu.T] + [x[:, None] for x in weights]
+        table = np.concatenate(parts, axis=1).take(order, axis=0)
+        points = np.arange(0, m, step)
+        sketches.append((ranked[points], np.diff(np.append(points, m))))
+        largest.append(float(error.max()) if m else 0.0)
+        sorted_.append(_Sorted(ranked, table, order, spec.spill, f"null-p{index}-u{k}"))
+    cdf = np.cumsum(X, axis=1)
+    cdf /= cdf[:, -1:]
+    part = _Part(m, None, 0.0, sorted_, sketches, largest)
+    part.cdf, part.index = _Stored(cdf, spec.spill, f"null-p{index}.cdf"), index
+    return part
+
+
+def _draw(spec: _Spec, part: _Part, first: int, last: int, offset: int, n: int, seed: int) -> list:
+    """The labels of null draws ``first .. last - 1`` for one partition's rows (rows ``offset ..``
+    of ``n``), per utility in its sorted order (``m x draws``): the in-memory draws themselves
+    (:func:`huc_ref.fast.significance.null_sups`: draw ``b``'s uniforms are numbers ``b n .. b n +
+    n - 1`` of the seeded generator, one 64-bit number each, so a partition's are reached by
+    advancing it; :func:`huc_ref.fast.significance.draw_labels`)."""
+    from .significance import draw_labels
+    m = part.m
+    cdf = part.cdf.rows(0, m)
+    Y = np.empty((last - first, m), dtype=np.int16 if spec.ft.K < 2**15 else np.int64)
+    for b in range(first, last):
+        bits = np.random.PCG64(seed)
+        bits.advance(b * n + offset)
+        k = np.random.Generator(bits).integers(1, 2**53, size=m, endpoint=True, dtype=np.int64)  # (uniforms())
+        Y[b - first] = draw_labels(cdf, k)
+    out = []
+    for j, s in enumerate(part.sorted):
+        order = s.ints.rows(0, m)
+        out.append(_Stored(np.ascontiguousarray(Y[:, order].T), spec.spill, f"drawn{first}-p{part.index}-u{j}"))
+    return out
+
+
+def _null_stats(spec: _Spec, k: int, arg, lo: float, hi: float, *pieces) -> Extremes:
+    """A null range's rows' statistics (their boundaries' certificates, :func:`_unsure`)."""
+    found = _gather(pieces, lo, hi)
+    return Extremes.of_rows(None if found is None else _Blocks(found[0], np.ascontiguousarray(found[1][:, 0])))
+
+
+def _null_range(spec: _Spec, k: int, scale, lo: float, hi: float, *pieces) -> list:
+    """One score range of utility ``k`` under each draw of a batch: :class:`Extremes` per draw
+    (:meth:`huc_ref.fast.significance.NullAudit.sups`' terms: ``u(p_i, y_i) - mu_u(p_i)`` and the
+    means one depth apart on each drawn label's path)."""
+    n_cols, (cols, up, down), shared_U, needed = spec.null[k]
+    G = max(1, len(spec.groups))
+    found = _gather(pieces, lo, hi)
+    if found is None:
+        width = pieces[0][1].rows(0, 0).shape[1] if isinstance(pieces[0][0], _Sorted) else pieces[0][3].shape[1]
+        return [Extremes(G, n_cols) for _ in range(width)]
+    score, rows, _, drawn = found
+    blocks = _Blocks(score, np.ascontiguousarray(rows[:, 0]))
+    at = 1 if shared_U is not None else 1 + spec.ft.K
+    U = shared_U if shared_U is not None else rows[:, 1:at]
+    mu = rows[:, at:at + needed]
+    weights = [scale] if spec.scalar_weight else [rows[:, at + needed + g] for g in range(G)]
+    i = np.arange(len(score))
+    out = []
+    for j in range(drawn.shape[1]):
+        y = drawn[:, j].astype(np.intp)
+        at_label = U.take(y) if shared_U is not None else U[i, y]
+        T = mu[i[None, :], down[:, y]] - mu[i[None, :], up[:, y]]
+        out.append(_scan(Extremes(G, n_cols), blocks, at_label - score, T, cols, y, weights))
+    return out
+
+
+def _null_draws(spec: _Spec, spec_key, blocks, offsets: list, scale, n: int, draws: int, seed: int, shuffle: str,
+                range_rows, phase):
+    """``rng -> iterator`` of the ``draws`` null draws' row sups, for
+    :func:`huc_ref.significance.resampling_p_values`: the draws of the in-memory audit (the seeded
+    generator's numbers, :func:`_draw`; ``rng`` is that generator, whose numbers are taken where
+    they fall), each audited by ranges and the fold as the sample is (:func:`fold`)."""
+    import dask
+    parts, found = _map(spec_key, _null_prepare, blocks, offsets, shuffle, phase, "the null's label-free tables",
+                        scale)
+    count = len(spec.utilities)
+    jobs = _jobs(found, n, count, range_rows)
+    stats = _run_ranges(spec_key, parts, jobs, _null_stats, None, shuffle, phase)
+    for k in range(count):  # (the boundaries' certificates need no labels: settled once for every draw)
+        jobs[k] = _certified(lambda more: _run_ranges(spec_key, parts, more, _null_stats, None, shuffle, phase), k,
+                             jobs[k], stats[k])[0]
+    batch = max(1, min(draws, 2**22 // max(1, max(f.m for f in found))))
+    G = max(1, len(spec.groups))
+
+    def sups(rng):
+        for first in range(0, draws, batch):
+            last = min(draws, first + batch)
+            drawn = [dask.delayed(_draw)(spec_key, p, first, last, offsets[i], n, seed) for i, p in enumerate(parts)]
+            if shuffle == "disk":
+                drawn = dask.compute(*drawn)
+            found = _run_ranges(spec_key, parts, jobs, _null_range, scale, shuffle, phase, drawn)
+            for j in range(last - first):
+                folded = [fold([e[j] for e in found[k]])[0] for k in range(count)]
+                yield np.concatenate([folded[k][g] for g in range(G) for k in range(count)])
+            if shuffle == "disk":
+                for handles in drawn:
+                    for h in handles:
+                        os.remove(h.path)
+    return sups
 
 
 def lazy_predictions(model, y_prob, subgroups=None):
