@@ -30,7 +30,7 @@ import numpy as np
 from .distribution import FiniteDistribution, subgroup_mapping
 from .engines import boost, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
-from .fast.audit import label_ids
+from .fast.audit import _lazy, label_ids
 from .fast.boost import apply_rules, boost_sample
 from .fast.numbers import entries, subgroup_column
 from .fast.sample import Sample
@@ -171,7 +171,11 @@ class _Scaling(_Estimator):
 
     def predict_proba(self, y_prob) -> np.ndarray:
         """The recalibrated predictions, every entry positive, rows summing to 1 (``y_prob``: rows
-        of the fitted ``K`` probabilities, each divided by its sum first)."""
+        of the fitted ``K`` probabilities, each divided by its sum first; a Dask Array or DataFrame
+        gives a Dask collection, row block by row block: :func:`huc_ref.fast.scale.lazy_predictions`)."""
+        if _lazy(y_prob):
+            from .fast.scale import lazy_predictions
+            return lazy_predictions(self, y_prob)
         return self._fitted("recalibrator_")(y_prob)
 
 
@@ -369,6 +373,8 @@ class HUCBoost(_Estimator):
     def predict_proba(self, y_prob, *, subgroups=None) -> np.ndarray:
         """The recalibrated predictions of new data (labels not needed): the kept rules, Algorithm
         1's updates (Sec. 3.2's branch tilts), applied in order (:func:`huc_ref.fast.boost.apply_rules`).
+        Predictions (or subgroups) held as a Dask Array or DataFrame give a Dask collection of the
+        same kind, computed row block by row block (:func:`huc_ref.fast.scale.lazy_predictions`).
 
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -380,6 +386,9 @@ class HUCBoost(_Estimator):
         (0.25, True)
         """
         self._fitted("rules_")
+        if _lazy(y_prob, subgroups):  # Dask collections: the same rules, row block by row block
+            from .fast.scale import lazy_predictions
+            return lazy_predictions(self, y_prob, subgroups)
         _, order = self._columns(y_prob)
         out = self._recalibrated(self._inputs(y_prob), subgroups)
         if order is not None:  # (back in the columns' order)

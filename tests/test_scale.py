@@ -344,3 +344,42 @@ def test_the_null_draws_are_the_in_memory_draws(shuffle, shape):
     assert len(set(got.significance.rows)) > 3  # (p-values that differ: the comparison can fail)
     with pytest.raises(HUCError, match="^null_draws: 'exact' enumerates label assignments"):
         run(y, P, tree, us, [80, 80], labels=tree.labels, null_draws="exact")
+
+
+def _fitted(tree, n=300, seed=4):
+    from huc_ref.calibration import HUCBoost
+    rng = np.random.default_rng(seed)
+    P = softmax_rows(seed, tree.K, n, 2.0)
+    y = rng.integers(0, tree.K, n)
+    groups = {"half": rng.random(n) < 0.5}
+    return HUCBoost(tree, _utilities(tree, seed), epsilon="0.01").fit(P, y, subgroups=groups), P, groups
+
+
+def test_predict_proba_maps_row_blocks_of_dask_collections():
+    """HUCBoost's and a scaling's predict_proba of a Dask Array (and subgroups) are Dask Arrays whose
+    blocks are the in-memory recalibration's rows, bit for bit; a DataFrame with its columns in
+    another order gives a DataFrame with those columns; a bad row is named by its row in the whole;
+    a subgroup the model was fitted with is asked for at once."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from huc_ref.calibration import TemperatureScaling
+    tree = shape_tree("two_level", 3, 3, 0)
+    model, P, groups = _fitted(tree)
+    assert model.n_updates_ > 0
+    lazy_P = lazy(P, [100, 0, 150, 50])
+    got = model.predict_proba(lazy_P, subgroups={"half": lazy(groups["half"], [100, 0, 150, 50])})
+    assert isinstance(got, da.Array)
+    assert np.array_equal(got.compute(), model.predict_proba(P, subgroups=groups))
+    scaling = TemperatureScaling().fit(P, np.random.default_rng(0).integers(0, tree.K, len(P)))
+    assert np.array_equal(scaling.predict_proba(lazy_P).compute(), scaling.predict_proba(P))
+    order = list(np.random.default_rng(1).permutation(tree.K))
+    table = pd.DataFrame(P[:, order], columns=[tree.labels[j] for j in order])
+    out = model.predict_proba(dd.from_pandas(table, npartitions=3), subgroups={"half": groups["half"]})
+    assert list(out.columns) == [tree.labels[j] for j in order]
+    assert np.array_equal(out.compute().to_numpy(), model.predict_proba(table, subgroups=groups))
+    bad = P.copy()
+    bad[260, 1] = -1.0
+    with pytest.raises(HUCError, match=r"^y_prob\[260\]: entries must be finite and nonnegative"):
+        model.predict_proba(lazy(bad, [100, 150, 50]), subgroups={"half": groups["half"]}).compute()
+    with pytest.raises(HUCError, match="the model was fitted with subgroup 'half'"):
+        model.predict_proba(lazy_P)

@@ -1101,8 +1101,86 @@ def _null_draws(spec: _Spec, spec_key, blocks, offsets: list, scale, n: int, dra
     return sups
 
 
+class _Named:
+    """A block of predictions with its columns' names, as an estimator reads a DataFrame's
+    (:meth:`huc_ref.tree.LabelTree.frame_columns`: ``columns`` and ``to_numpy``)."""
+
+    def __init__(self, x: np.ndarray, columns):
+        self.x, self.columns = x, columns
+
+    def to_numpy(self) -> np.ndarray:
+        return self.x
+
+
+def _predict_block(model, names, groups, x, *C, block_info=None):
+    """``model.predict_proba`` of one block of rows (rows ``offset ..`` of the whole, from
+    ``block_info``), a bad row named by its row in the whole (an empty block: no rows)."""
+    if not len(x):
+        return np.zeros(x.shape)
+    offset = block_info[None]["array-location"][0][0] if block_info else 0
+    try:
+        return model.predict_proba(x if names is None else _Named(x, names),
+                                   **({} if groups is None else {"subgroups": {g: c[:, 0] for g, c in zip(groups, C)}}))
+    except HUCError as err:
+        for where in ["y_prob"] + [f"subgroups[{g!r}]" for g in groups or ()]:
+            found = _at_row(err, where)
+            if found is not None:
+                raise HUCError(f"{where}[{offset + found[0]}]{found[1]}", kind=err.kind) from None
+        raise
+
+
 def lazy_predictions(model, y_prob, subgroups=None):
-    """``model.predict_proba`` row block by row block of a Dask Array or DataFrame (a recalibration
-    is a map of each row on its own, Sec. 3.2's branch tilts): a Dask collection of the same kind,
-    rows and columns."""
-    raise HUCError("predict_proba: not yet on Dask collections", kind="option")
+    """``model.predict_proba`` (an estimator of :mod:`huc_ref.calibration`) of a Dask Array or
+    DataFrame, row block by row block: a recalibration maps each row on its own (Table 3's scalings,
+    Sec. 3.2's branch tilts), so the result is a Dask collection of the same kind, rows and columns,
+    computed when the caller computes (or writes) it.  The columns are read as the estimator reads
+    them (a DataFrame's names, or ``labels=``); subgroups given by name, each a Dask or numpy array
+    (or Series) of the rows.  The model's structure (fitted, the columns' names, the subgroups it was
+    fitted with) is checked at once; a bad row, when its block is computed, is named by its row in
+    the whole.  A DataFrame's partitions are counted first (one pass), for those row numbers.
+
+    >>> import dask.array as da
+    >>> from huc_ref import LabelTree, Table
+    >>> from huc_ref.calibration import HUCBoost
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]
+    >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y)
+    >>> lazy = model.predict_proba(da.from_array(P, chunks=(3, 4)))
+    >>> bool((lazy.compute() == model.predict_proba(P)).all())
+    True
+    """
+    import dask.array as da
+    names, index = None, None
+    if _frame(y_prob):
+        names, index = [str(c) for c in y_prob.columns], y_prob.index
+        P = y_prob.to_dask_array(lengths=True)
+    elif is_lazy(y_prob):
+        P = y_prob
+    else:
+        P = da.from_array(np.asarray(y_prob), chunks=(max(1, CHUNK // max(1, np.shape(y_prob)[-1])), -1))
+    if any(math.isnan(c) for c in P.chunks[0]):
+        P = P.compute_chunk_sizes()
+    if P.ndim != 2:
+        raise HUCError(f"y_prob: expected an n x K array of probabilities, got shape {P.shape}", kind="length")
+    P = P.rechunk({1: -1})
+    groups = None if subgroups is None else list(subgroup_mapping(subgroups))
+    C = []
+    for g in groups or ():
+        c = subgroups[g]
+        if _series(c) or _frame(c):
+            c = c.to_dask_array(lengths=True)
+        elif not is_lazy(c):
+            c = np.asarray(c)
+            if c.shape != (P.shape[0],):  # (the estimator's own message, from a block of the whole's length)
+                model.predict_proba(np.full((1, P.shape[1]), 1.0 / P.shape[1]), subgroups={g: c})
+            c = da.from_array(c, chunks=(P.chunks[0],))
+        C.append(c.rechunk((P.chunks[0],))[:, None])  # (a column: blocks line up with P's rows, not its columns)
+    one = np.full((1, P.shape[1]), 1.0 / P.shape[1])  # the structure checked now, on one row
+    model.predict_proba(one if names is None else _Named(one, names),
+                        **({} if groups is None else {"subgroups": {g: np.zeros(1) for g in groups}}))
+    out = da.map_blocks(_predict_block, model, names, groups, P, *C, dtype=float, chunks=P.chunks,
+                        meta=np.zeros((0, 0)))
+    if names is None:
+        return out
+    import dask.dataframe as dd
+    return dd.from_dask_array(out, columns=list(y_prob.columns), index=index)
