@@ -383,3 +383,125 @@ def test_predict_proba_maps_row_blocks_of_dask_collections():
         model.predict_proba(lazy(bad, [100, 150, 50]), subgroups={"half": groups["half"]}).compute()
     with pytest.raises(HUCError, match="the model was fitted with subgroup 'half'"):
         model.predict_proba(lazy_P)
+
+
+# ------------------------------------------------------------------ the command line on Parquet datasets
+def _dataset(tmp_path, n=700, seed=8, spoil=None):
+    """A Parquet dataset of two files (row groups of 250 rows, and one of one row): one column per
+    label (in another order than the tree's), the labels as text, weights and two subgroup columns;
+    the spec file; and the same sample as arrays in the tree's order."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import json
+    tree = shape_tree("two_level", 3, 3, 0)
+    rng = np.random.default_rng(seed)
+    P = softmax_rows(seed, tree.K, n, 2.0)
+    if spoil is not None:
+        spoil(P)
+    y = rng.integers(0, tree.K, n)
+    w, female, region = rng.random(n), rng.random(n) < 0.5, rng.integers(-2, 3, n) / 2
+    order = list(rng.permutation(tree.K))
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    for name, (a, b), size in (("a.parquet", (0, 500), 250), ("b.parquet", (500, n - 1), 250),
+                               ("c.parquet", (n - 1, n), 1)):
+        columns = {tree.labels[j]: P[a:b, j] for j in order}
+        columns |= {"label": [tree.labels[k] for k in y[a:b]], "w": w[a:b], "female": female[a:b],
+                    "region": region[a:b]}
+        pq.write_table(pa.table(columns), folder / name, row_group_size=size)
+    us = _utilities(tree, seed)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"tree": tree.to_json(), "labels": list(tree.labels),
+                                "utilities": {k: u.to_json() for k, u in us.items()}}))
+    groups = {"all": np.ones(n), "female": female, "region": region}
+    return tree, us, folder, spec, (y, P, groups, w)
+
+
+def test_huc_audit_of_a_parquet_dataset_is_the_in_memory_audit(tmp_path, capsys):
+    """``huc audit --predictions DIR --engine fast`` reads the columns by name (the labels', the
+    label column, the weight column; the rest subgroups, with the whole population added) and
+    prints the in-memory audit of the same rows; a glob of the files is the same dataset."""
+    import json
+
+    from huc_ref.cli import main
+    tree, us, folder, spec, (y, P, groups, w) = _dataset(tmp_path)
+    ref = fast.audit(y, P, tree, us, subgroups=groups, sample_weight=w, labels=tree.labels)
+    for where in (str(folder), str(folder / "*.parquet")):
+        assert main(["audit", "--tree", str(spec), "--predictions", where, "--engine", "fast",
+                     "--weight-column", "w", "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert [(r["subgroup"], r["utility"], r["node"]) for r in doc["candidates"]] == \
+            [(c.subgroup, c.utility, c.node) for c in ref.candidates]
+        for row, c in zip(doc["candidates"], ref.candidates):
+            assert close(row["sup"], c.sup)
+            assert (tuple(row["interval"]) if row["interval"] else None) == c.interval
+    assert main(["audit", "--tree", str(spec), "--predictions", str(folder), "--engine", "fast"]) == 0
+    assert "Parquet dataset, n=700, K=9, 4 row groups" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message, remedy", [
+    ([], "--predictions: a Parquet dataset (a folder or a glob) is audited by the fast engine, partition by "
+         "partition, out of core; give --engine fast", ["--engine", "fast"]),
+    (["--engine", "fast", "--label-column", "y"], "--label-column: the dataset has no column 'y' (its columns: ",
+     ["--engine", "fast", "--label-column", "label"]),
+    (["--engine", "fast", "--labels", "y.npy"], "--labels: a Parquet dataset holds its labels in a column; name it "
+                                                "with --label-column (default 'label')", ["--engine", "fast"]),
+    (["--engine", "fast", "--null", "exact"], "--null exact: enumerates the label assignments of a sample held in "
+                                              "memory; give --null B (B resampled draws)",
+     ["--engine", "fast", "--null", "9"]),
+])
+def test_huc_audit_of_a_dataset_names_the_option_that_mends_it(tmp_path, capsys, argv, message, remedy):
+    """Each refusal of a dataset audit is one line naming the option; the remedy it names works."""
+    from huc_ref.cli import main
+    _, _, folder, spec, _ = _dataset(tmp_path, n=60)
+    base = ["audit", "--tree", str(spec), "--predictions", str(folder)]
+    assert main(base + argv) == 2
+    assert capsys.readouterr().err.startswith(f"huc: error: {message}")
+    assert main(base + remedy) == 0
+
+
+def test_a_bad_row_of_a_dataset_is_named_by_its_row_and_option(tmp_path, capsys):
+    """A row of a dataset that does not sum to 1 is named by its row in the dataset and the
+    option that mends it (--renormalize), which then audits it as the in-memory audit of the rows
+    divided by their sums."""
+    from huc_ref.cli import main
+
+    def spoil(P):
+        P[612] *= 1.5
+    tree, us, folder, spec, (y, P, groups, w) = _dataset(tmp_path, spoil=spoil)
+    base = ["audit", "--tree", str(spec), "--predictions", str(folder), "--engine", "fast"]
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("huc: error: --predictions[612]: sums to 1.5") and "give --renormalize" in err
+    assert main(base + ["--renormalize", "--top", "1"]) == 0
+    ref = fast.audit(y, P, tree, us, subgroups=groups, labels=tree.labels, renormalize=True)
+    assert f"{ref.uc.sup:.6g}" in capsys.readouterr().out
+
+
+def test_huc_fit_samples_a_dataset_and_huc_apply_maps_it(tmp_path, capsys, monkeypatch):
+    """``huc fit`` on a dataset larger than it reads whole asks for --sample; with it, it boosts on
+    that many rows drawn by --seed; ``huc apply`` writes each row group recalibrated (the model's
+    predict_proba of the rows, bit for bit), every other column kept, to a new folder."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    from huc_ref import cli
+    from huc_ref.calibration import load_model
+    tree, us, folder, spec, (y, P, groups, w) = _dataset(tmp_path)
+    monkeypatch.setattr(cli, "FIT_ROWS", 500)
+    fit = ["fit", "--tree", str(spec), "--predictions", str(folder), "-o", str(tmp_path / "model.json"),
+           "--epsilon", "0.01", "--weight-column", "w"]
+    assert cli.main(fit) == 2
+    assert "the dataset has 700 rows; huc fit boosts on a calibration sample held in memory (each boosting " \
+           "update is a full audit of it): give --sample N, e.g. --sample 500" in capsys.readouterr().err
+    assert cli.main(fit + ["--sample", "400", "--seed", "3"]) == 0
+    assert "a sample of 400 of the dataset's 700 rows" in capsys.readouterr().err
+    model = load_model(tmp_path / "model.json")
+    assert model.subgroups_ == ["all", "female", "region"]
+    out = tmp_path / "calibrated"
+    assert cli.main(["apply", str(tmp_path / "model.json"), str(folder), "-o", str(out)]) == 0
+    table = pq.read_table(sorted(out.glob("*.parquet")))
+    got = np.column_stack([table.column(name).to_numpy() for name in tree.labels])
+    assert np.array_equal(got, model.predict_proba(P, subgroups={"female": groups["female"],
+                                                                 "region": groups["region"]}))
+    assert table.column("label").to_pylist() == [tree.labels[k] for k in y]
+    assert cli.main(["apply", str(tmp_path / "model.json"), str(folder), "-o", str(out)]) == 2
+    assert "exists; a dataset's recalibrated rows go to a new (or empty) folder" in capsys.readouterr().err

@@ -63,8 +63,8 @@ from .numbers import as_floats, block_sums, entries, subgroup_column
 from .tree import FastTree
 from .utilities import path_plan, term_columns
 
-__all__ = ["SHUFFLES", "is_lazy", "audit", "exact_float_sum", "range_extremes", "fold", "boundaries",
-           "lazy_predictions"]
+__all__ = ["SHUFFLES", "is_lazy", "audit", "audit_partitions", "exact_float_sum", "range_extremes", "fold",
+           "boundaries", "lazy_predictions"]
 
 #: How sorted rows travel from the partitions to the score ranges: through files in a spill
 #: folder (one machine, or a folder every worker shares) or as Dask tasks (a cluster's workers
@@ -804,7 +804,6 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     >>> r.uc.sup, r.uc.interval  # the first row alone: |0 - 1/4| / 4
     (0.0625, (0.25, 0.25))
     """
-    import dask
     groups = None if subgroups is None else subgroup_mapping(subgroups)
     if is_lazy(y_prob):
         y_prob = _label_order(tree, y_prob, labels)
@@ -831,12 +830,30 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
                 "arrays give a number of draws", kind="option")))
     if problems:
         raise min(problems, key=lambda p: p.rank).error(0)
+    return audit_partitions(tree, utilities, blocks, sizes, names, sample_weight is not None, accelerator=accelerator,
+                            renormalize=renormalize, null_draws=null_draws, seed=seed, shuffle=shuffle,
+                            range_rows=range_rows, progress=progress)
+
+
+def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: list, sizes, groups: list,
+                     weighted: bool, *, accelerator: str = "numpy", renormalize: bool = False, null_draws=None,
+                     seed: int = 0, shuffle: str | None = None, range_rows: int | None = None, progress=None,
+                     spill: str | None = None) -> AuditResult:
+    """The audit of a sample given as partitions (UC, HUC and witnesses, Def. 2.1, 3.2 by Algorithm 2,
+    App. F.3-F.4; the module's steps): ``blocks``, per partition Dask objects (or plain values) of
+    its predictions (in the tree's label order), labels, raw weights (None without) and the values
+    of the subgroups ``groups`` (none: everyone); ``sizes`` its row counts where known (else None);
+    ``spill``: the folder in which ``shuffle="disk"`` makes its own (default: the system's
+    temporary folder).  Arguments checked as :func:`audit` checks them (null draws, accelerator)."""
+    import dask
+    names = list(groups)
+    if null_draws is not None:
+        null_draws, seed = check_null(null_draws, seed)
     shuffle = _shuffle(shuffle)
     ft = FastTree(tree)
-    spill = tempfile.mkdtemp(prefix="huc-scale-") if shuffle == "disk" else None
+    spill = tempfile.mkdtemp(prefix="huc-scale-", dir=spill) if shuffle == "disk" else None
     sketch = int(np.clip(4 * len(blocks), *SKETCH))
-    spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names,
-                 sample_weight is not None, spill, sketch)
+    spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names, weighted, spill, sketch)
     if null_draws is not None:
         spec.null = _null_plan(ft, utilities)
     phase = _Progress(progress)
@@ -855,7 +872,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
         if sizes is None:
             check_utilities(tree, n, utilities)
         scale = 1.0 / n
-        if sample_weight is not None:
+        if weighted:
             wmax = max(f.wmax for f in found)
             if not wmax > 0:
                 raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
@@ -1184,3 +1201,70 @@ def lazy_predictions(model, y_prob, subgroups=None):
         return out
     import dask.dataframe as dd
     return dd.from_dask_array(out, columns=list(y_prob.columns), index=index)
+
+
+# ------------------------------------------------------------------ Parquet datasets (huc audit, fit, apply)
+def dataset_columns(dataset, tree: LabelTree, label_column: str | None, weight_column: str | None,
+                    what: str = "--predictions") -> list:
+    """The roles of a Parquet dataset's columns (Sec. 2.1's sample as a table): one column per
+    tree label, named by the label (the names declare the label order), the label column
+    (``label_column``; None: no labels, as for ``huc apply``), the weight column (if named) and
+    every other column a subgroup, in the files' order; returns the subgroups' columns.
+
+    >>> from huc_ref.formats import ParquetDataset
+    >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    >>> dataset_columns(ParquetDataset((), ("pos", "label", "neg", "female")), t, "label", None)
+    ['female']
+    >>> dataset_columns(ParquetDataset((), ("pos", "label")), t, "label", None)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: --predictions: the dataset has no column 'neg': one column per label of the tree, ...
+    """
+    columns = list(dataset.columns)
+    for name in tree.labels:
+        if name not in columns:
+            raise HUCError(f"{what}: the dataset has no column {printable(name, 80)!r}: one column per label of the "
+                           f"tree, named by the label, holds its predictions (the dataset's columns: "
+                           f"{printable(repr(columns), 200)})", kind="labels")
+    for option, name in (("--label-column", label_column), ("--weight-column", weight_column)):
+        if name is not None and name not in columns:
+            raise HUCError(f"{option}: the dataset has no column {printable(name, 80)!r} (its columns: "
+                           f"{printable(repr(columns), 200)})", kind="missing_field")
+    taken = set(tree.labels) | {label_column, weight_column}
+    return [c for c in columns if c not in taken]
+
+
+def _read_group(file: str, group: int, labels: tuple, label_column, weight_column, subgroups: list, kappa,
+                everyone: bool):
+    """One row group of a dataset: ``(P, y, w, *C)``, the predictions in the tree's label order (mixed
+    with the uniform law by K.1's ``kappa``, as ``--smooth`` asks), the labels (None without a label
+    column), the raw weights (or None) and the subgroups' values (``everyone``: the whole population
+    first, K.1's ``c = 1``)."""
+    import pyarrow.parquet as pq
+    names = list(labels) + [c for c in (label_column, weight_column) if c is not None] + list(subgroups)
+    table = pq.ParquetFile(file).read_row_group(group, columns=names)
+    m = table.num_rows
+    P = np.empty((m, len(labels)))
+    for j, name in enumerate(labels):
+        P[:, j] = table.column(name).to_numpy()
+    if kappa is not None:
+        P = (1 - kappa) * P / P.sum(axis=1, keepdims=True) + kappa / P.shape[1]
+    y = None
+    if label_column is not None:
+        column = table.column(label_column)
+        y = column.to_numpy()
+        if y.dtype.kind == "O":  # text: numpy's strings (label_ids reads them by their distinct values)
+            y = y.astype(str)
+    w = table.column(weight_column).to_numpy() if weight_column is not None else None
+    C = ([np.ones(m)] if everyone else []) + [table.column(name).to_numpy(zero_copy_only=False) for name in subgroups]
+    return (P, y, w, *C)
+
+
+def dataset_blocks(dataset, tree: LabelTree, label_column, weight_column, subgroups: list, kappa=None) -> list:
+    """Per row group of ``dataset``, the Dask objects of its ``(P, y, w, *C)`` (:func:`_read_group`;
+    the subgroups after the whole population, when there are any), for :func:`audit_partitions`."""
+    import dask
+    read = dask.delayed(_read_group, pure=True, nout=3 + bool(subgroups) + len(subgroups))
+    return [tuple(read(file, group, tuple(tree.labels), label_column, weight_column, list(subgroups), kappa,
+                       bool(subgroups)))
+            for file, group, _ in dataset.groups]
