@@ -736,14 +736,20 @@ def is_dataset(path) -> bool:
 
 @dataclass(frozen=True)
 class ParquetDataset:
-    """A Parquet dataset's row groups, in order (files sorted by name, each file's groups in turn):
-    ``groups`` of ``(file, group, rows)``, and ``columns``, the names every file has in one order."""
+    """A Parquet dataset's row groups (Sec. 2.1's sample, in files), in order (files sorted by name,
+    each file's groups in turn): ``groups`` of ``(file, group, rows)``, and ``columns``, the names
+    every file has in one order."""
 
     groups: tuple
     columns: tuple
 
     @property
     def rows(self) -> int:
+        """The sample's size ``n`` (Sec. 2.1): the rows of every group.
+
+        >>> ParquetDataset((("a.parquet", 0, 5), ("a.parquet", 1, 2)), ("neg", "pos")).rows
+        7
+        """
         return sum(g[2] for g in self.groups)
 
 

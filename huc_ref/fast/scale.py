@@ -63,8 +63,8 @@ from .numbers import as_floats, block_sums, entries, subgroup_column
 from .tree import FastTree
 from .utilities import path_plan, term_columns
 
-__all__ = ["SHUFFLES", "is_lazy", "audit", "audit_partitions", "exact_float_sum", "range_extremes", "fold",
-           "boundaries", "lazy_predictions"]
+__all__ = ["SHUFFLES", "is_lazy", "audit", "audit_partitions", "exact_float_sum", "fold", "boundaries",
+           "lazy_predictions", "dataset_columns", "dataset_blocks"]
 
 #: How sorted rows travel from the partitions to the score ranges: through files in a spill
 #: folder (one machine, or a folder every worker shares) or as Dask tasks (a cluster's workers
@@ -77,8 +77,9 @@ SKETCH = (256, 8192)
 
 
 def is_lazy(*values) -> bool:
-    """Whether any of ``values`` (or of a mapping's values) is a Dask collection.  Dask is never
-    imported for this: a collection exists only where dask is imported already.
+    """Whether any of ``values`` (a sample's arrays, Sec. 2.1, or a mapping's values) is a Dask
+    collection.  Dask is never imported for this: a collection exists only where dask is imported
+    already.
 
     >>> is_lazy(np.zeros(3), {"g": [1, 0]}, None)
     False
@@ -844,7 +845,16 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
     its predictions (in the tree's label order), labels, raw weights (None without) and the values
     of the subgroups ``groups`` (none: everyone); ``sizes`` its row counts where known (else None);
     ``spill``: the folder in which ``shuffle="disk"`` makes its own (default: the system's
-    temporary folder).  Arguments checked as :func:`audit` checks them (null draws, accelerator)."""
+    temporary folder).  Arguments checked as :func:`audit` checks them (null draws, accelerator).
+
+    >>> from huc_ref import LabelTree, class_indicator
+    >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    >>> blocks = [(np.array([[0.75, 0.25], [0.5, 0.5]]), np.array([0, 1]), None),
+    ...           (np.array([[0.5, 0.5], [0.25, 0.75]]), np.array([0, 1]), None)]
+    >>> r = audit_partitions(t, {"u": class_indicator(t, "pos")}, blocks, [2, 2], [], False)
+    >>> r.uc.sup, r.uc.interval  # fast.audit's answer on the four rows
+    (0.0625, (0.25, 0.25))
+    """
     import dask
     names = list(groups)
     if null_draws is not None:
@@ -1262,7 +1272,19 @@ def _read_group(file: str, group: int, labels: tuple, label_column, weight_colum
 
 def dataset_blocks(dataset, tree: LabelTree, label_column, weight_column, subgroups: list, kappa=None) -> list:
     """Per row group of ``dataset``, the Dask objects of its ``(P, y, w, *C)`` (:func:`_read_group`;
-    the subgroups after the whole population, when there are any), for :func:`audit_partitions`."""
+    the subgroups after the whole population, K.1's ``c = 1``, when there are any), for
+    :func:`audit_partitions`.
+
+    >>> import dask, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from huc_ref.formats import parquet_dataset
+    >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    >>> folder = tempfile.mkdtemp()
+    >>> rows = pa.table({"pos": [0.25, 0.5], "neg": [0.75, 0.5], "label": ["neg", "pos"]})
+    >>> pq.write_table(rows, folder + "/a.parquet")
+    >>> (P, y, w), = dask.compute(*dataset_blocks(parquet_dataset(folder, "--predictions"), t, "label", None, []))
+    >>> P.tolist(), y.tolist(), w  # the columns in the tree's label order, by name
+    ([[0.75, 0.25], [0.5, 0.5]], ['neg', 'pos'], None)
+    """
     import dask
     read = dask.delayed(_read_group, pure=True, nout=3 + bool(subgroups) + len(subgroups))
     return [tuple(read(file, group, tuple(tree.labels), label_column, weight_column, list(subgroups), kappa,
