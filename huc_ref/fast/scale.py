@@ -322,21 +322,21 @@ def _prepare(spec: _Spec, index: int, offset, P, y, w, *C) -> _Part:
     extra = ([w] if w is not None else []) + cols
     step = max(1, -(-m // spec.sketch))
     sorted_, sketches, largest = [], [], []
+    table = np.empty((m, 2 + max(len(d) for d in spec.depths) + len(extra)))  # (one buffer, utility after utility)
     for k in range(len(spec.depths)):
         order, ranked = sort_scores(t.score[k], spec.engine)
-        T = t.T[k]
-        table = np.empty((m, 2 + len(spec.depths[k]) + len(extra)))
-        np.take(t.error[k], order, out=table[:, 0])
-        np.take(t.residual[k], order, out=table[:, 1])
-        for j in range(len(spec.depths[k])):
-            np.take(T[j], order, out=table[:, 2 + j])
+        D = len(spec.depths[k])
+        rows = table[:, :2 + D + len(extra)]
+        rows[:, 0], rows[:, 1] = t.error[k], t.residual[k]  # the rows in their own order, then gathered whole
+        for j in range(D):
+            rows[:, 2 + j] = t.T[k][j]
         for j, x in enumerate(extra):
-            np.take(x, order, out=table[:, 2 + len(spec.depths[k]) + j])
+            rows[:, 2 + D + j] = x
         points = np.arange(0, m, step)
         sketches.append((ranked[points], np.diff(np.append(points, m))))
         largest.append(float(t.error[k].max()))
-        sorted_.append(_Sorted(ranked, table, ids.take(order), spec.spill, f"p{index}-u{k}"))
-        del table, order
+        sorted_.append(_Sorted(ranked, rows.take(order, axis=0), ids.take(order), spec.spill, f"p{index}-u{k}"))
+        del order
     if w is not None and spec.spill is not None:  # (the raw weights' exact sum is taken once w_max is known)
         w.tofile(f"{spec.spill}/p{index}.weights")
         w = f"{spec.spill}/p{index}.weights"
