@@ -582,3 +582,18 @@ def test_a_worker_killed_mid_audit_leaves_the_answer_unchanged(client):
     assert done and not worker.is_alive()
     assert_agrees(ref, done[0], tree, y, P, us)
     client.wait_for_workers(2, timeout=60)
+
+
+def test_the_rows_stay_in_memory_on_local_threads_where_they_fit(monkeypatch):
+    """Without a Client the sorted rows are Dask tasks where they take a quarter of the memory left
+    at most, else spill files; under a cap on the address space (ulimit -v) the cap counts."""
+    import resource
+    assert scale._shuffle(None, 1e6) == "tasks"
+    assert scale._shuffle(None, 1e18) == "disk"
+    assert scale._shuffle(None) == "disk"  # (rows of unknown number: a spill folder)
+    assert scale._shuffle("tasks", 1e18) == "tasks"
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (2**30, 2**30))
+    assert scale._memory() <= 2**29
+    assert scale._shuffle(None, 2**28) == "disk"
+    with pytest.raises(HUCError, match="^shuffle: expected 'disk' or 'tasks', got 'p2p'$"):
+        scale._shuffle("p2p")

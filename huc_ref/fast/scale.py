@@ -31,9 +31,10 @@ the totals before it), so sups agree to rounding (``n`` times the unit roundoff 
 most, ``sqrt(n)`` typically) and a witness can differ only where two prefix sums are that close.
 
 Rows travel between the map and the ranges either in memory (``shuffle="tasks"``: slices are
-Dask tasks, which a cluster's workers hold and spill) or through files in a spill folder
-(``shuffle="disk"``: each map writes its sorted rows once, each range reads its slices), the
-default without a distributed ``Client``, so that one machine audits more rows than its memory
+Dask tasks, which a cluster's workers hold and spill; the default under a distributed ``Client``,
+and on local threads where the sorted rows take a quarter of the memory left at most) or through
+files in a spill folder (``shuffle="disk"``: each map writes its sorted rows once, each range
+reads its slices; the default otherwise), so that one machine audits more rows than its memory
 holds: a task holds one partition's rows (or one range's), whatever ``n``.
 """
 
@@ -103,16 +104,45 @@ def _series(x) -> bool:
     return type(x).__module__.startswith("dask.dataframe") and not hasattr(x, "columns")
 
 
-def _shuffle(shuffle) -> str:
-    """``shuffle`` checked; None: ``"tasks"`` under a distributed Client, else ``"disk"`` (Dask's
-    own defaults for its shuffles)."""
+def _client() -> bool:
+    """Whether a ``dask.distributed`` Client is in effect (none can be where distributed was never
+    imported: it is not imported for this)."""
+    if "distributed" not in sys.modules:
+        return False
+    try:
+        sys.modules["distributed"].default_client()
+        return True
+    except ValueError:
+        return False
+
+
+def _memory() -> float:
+    """The memory this process may still take: the machine's available memory, or less where the
+    address space is capped (``ulimit -v``)."""
+    import resource
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        free = math.inf
+    cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return free if cap == resource.RLIM_INFINITY else min(free, cap / 2)
+
+
+#: ``shuffle=None`` keeps the sorted rows in memory (``"tasks"``) on local threads where they take
+#: at most this share of :func:`_memory`, else writes them to spill files (``"disk"``).
+IN_MEMORY_SHARE = 0.25
+
+
+def _shuffle(shuffle, rows_bytes: float | None = None) -> str:
+    """``shuffle`` checked; None: ``"tasks"`` under a distributed Client (Dask's own default for its
+    shuffles there: the workers hold the rows and spill them), and on local threads ``"tasks"``
+    where the sorted rows (``rows_bytes``, where known) take at most :data:`IN_MEMORY_SHARE` of
+    the memory left, else ``"disk"`` (Dask's default without a Client: a spill folder, so that the
+    rows may exceed memory)."""
     if shuffle is None:
-        try:
-            from distributed import default_client
-            default_client()
+        if _client():
             return "tasks"
-        except (ImportError, ValueError):
-            return "disk"
+        return "tasks" if rows_bytes is not None and rows_bytes <= IN_MEMORY_SHARE * _memory() else "disk"
     if not one_of(shuffle, SHUFFLES):
         raise HUCError(f"shuffle: expected 'disk' or 'tasks', got {printable(repr(shuffle), 60)}", kind="option")
     return shuffle
@@ -164,6 +194,11 @@ class _Spec:
         self.depths = [np.zeros(0, dtype=int) if self.flat else ks for _, _, ks in self.plans]
         self.scalar_weight = not weighted and not groups  # (every row's weight 1 / n: one number)
         self.null = None  # (the null draws' shared tables, :func:`_null_plan`)
+
+    def row_bytes(self) -> int:
+        """Bytes of one sample row's sorted rows (:class:`_Sorted`), over every utility: its score,
+        error bound, UC residual, node terms, raw weight, subgroup values and label."""
+        return sum(8 * (4 + len(d) + self.weighted + len(self.groups)) for d in self.depths)
 
 
 class _Stored:
@@ -759,13 +794,9 @@ class _Progress:
         from contextlib import nullcontext
         if self.report is None:
             return nullcontext()
-        try:
-            from distributed import default_client
-            default_client()
+        if _client():
             self.report(f"{phase}...")
             return nullcontext()
-        except (ImportError, ValueError):
-            pass
         from dask.callbacks import Callback
         report = self.report
 
@@ -792,8 +823,8 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     ``subgroups``' values or ``sample_weight`` is one): the same arguments, rules, messages and
     :class:`~huc_ref.results.AuditResult` (UC, HUC, every candidate row and its witness, Def. 2.1,
     3.2 by Algorithm 2, App. F.3-F.4), computed partition by partition on the Dask scheduler in
-    effect (see the module).  ``shuffle``: ``"disk"`` (a spill folder, the default without a
-    distributed Client) or ``"tasks"`` (the default with one); ``range_rows``: rows per score range
+    effect (see the module).  ``shuffle``: ``"disk"`` (a spill folder) or ``"tasks"`` (rows held
+    as Dask tasks); default: see the module; ``range_rows``: rows per score range
     (default: the largest partition's); ``progress``: a callable given a line of progress now and
     then (``huc audit`` prints them on stderr).
 
@@ -859,11 +890,11 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
     names = list(groups)
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
-    shuffle = _shuffle(shuffle)
     ft = FastTree(tree)
-    spill = tempfile.mkdtemp(prefix="huc-scale-", dir=spill) if shuffle == "disk" else None
     sketch = int(np.clip(4 * len(blocks), *SKETCH))
-    spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names, weighted, spill, sketch)
+    spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names, weighted, None, sketch)
+    shuffle = _shuffle(shuffle, None if sizes is None else sum(sizes) * spec.row_bytes())
+    spill = spec.spill = tempfile.mkdtemp(prefix="huc-scale-", dir=spill) if shuffle == "disk" else None
     if null_draws is not None:
         spec.null = _null_plan(ft, utilities)
     phase = _Progress(progress)
