@@ -139,7 +139,7 @@ def samples(draw):
     P = softmax_rows(seed, tree.K, n, draw(st.sampled_from([1.0, 3.0, 15.0])),
                      draw(st.sampled_from([0, -300])))
     if draw(st.booleans()):  # a few distinct rows only: heavy ties, all-equal scores at worst
-        P = P[rng.integers(0, draw(st.integers(1, 3)), n)]
+        P = P[rng.integers(0, min(n, draw(st.integers(1, 3))), n)]
     y = rng.integers(0, tree.K, n)
     groups = None
     if draw(st.booleans()):
