@@ -72,9 +72,9 @@ __all__ = ["SHUFFLES", "is_lazy", "audit", "audit_partitions", "exact_float_sum"
 #: hold them, spilling to their own disks).
 SHUFFLES = ("disk", "tasks")
 
-#: Sketch points per partition and utility (:func:`boundaries`): with ``P`` partitions the rank
-#: of a boundary is known within ``n / SKETCH`` rows; 4 ``P`` of them, within this range.
-SKETCH = (256, 8192)
+#: Sketch points per partition and utility (:func:`boundaries`): with ``s`` of them the rank of a
+#: boundary is known within ``n / s`` rows; 4 per score range, within this range.
+SKETCH = (64, 4096)
 
 
 def is_lazy(*values) -> bool:
@@ -891,8 +891,10 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
     ft = FastTree(tree)
-    sketch = int(np.clip(4 * len(blocks), *SKETCH))
-    spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names, weighted, None, sketch)
+    spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names, weighted, None, 0)
+    ranges = len(blocks) if sizes is None or not sum(sizes) else \
+        -(-sum(sizes) // (range_rows or _range_rows(spec, max(sizes))))
+    spec.sketch = int(np.clip(4 * ranges, *SKETCH))  # (4 points a range: a boundary's rank within a quarter range)
     shuffle = _shuffle(shuffle, None if sizes is None else sum(sizes) * spec.row_bytes())
     spill = spec.spill = tempfile.mkdtemp(prefix="huc-scale-", dir=spill) if shuffle == "disk" else None
     if null_draws is not None:
@@ -919,7 +921,7 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
                 raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
             sums = dask.compute(*[dask.delayed(_weight_sum)(p, wmax) for p in parts])
             scale = (wmax, float(sum(sums, Fraction(0))))
-        jobs = _jobs(found, n, len(utilities), range_rows)
+        jobs = _jobs(spec, found, n, range_rows)
 
         def run(more):
             return _run_ranges(spec_key, parts, more, _range_task, scale, shuffle, phase)
@@ -1017,9 +1019,21 @@ def _first_problem(found: list, offsets: list):
     return found[i].problem.error(int(offsets[i]))
 
 
-def _jobs(found: list, n: int, count: int, range_rows) -> dict:
-    """Per utility, its score ranges ``[(lo, hi), ...]`` from the partitions' sketches (:func:`boundaries`)."""
-    n_ranges = max(1, -(-n // (range_rows or max(f.m for f in found))))
+def _range_rows(spec: _Spec, partition: int) -> int:
+    """Rows of a score range by default: as many as take the memory of a partition's input (its
+    predictions, label, weight and subgroup values) in one utility's sorted rows, so that a range
+    task holds about what a map task holds (a sorted row is much smaller than a prediction of many
+    classes: then fewer, larger ranges, and fewer slices to gather)."""
+    given = 8 * (spec.ft.K + 1 + spec.weighted + len(spec.groups))
+    sorted_ = max(8 * (4 + len(d) + spec.weighted + len(spec.groups)) for d in spec.depths)
+    return max(1, partition) * max(1, given // sorted_)
+
+
+def _jobs(spec: _Spec, found: list, n: int, range_rows) -> dict:
+    """Per utility, its score ranges ``[(lo, hi), ...]`` from the partitions' sketches (:func:`boundaries`),
+    of ``range_rows`` rows each (default :func:`_range_rows` of the largest partition)."""
+    count = len(spec.depths)
+    n_ranges = max(1, -(-n // (range_rows or _range_rows(spec, max(f.m for f in found)))))
     jobs = {}
     for k in range(count):
         cuts = boundaries([f.sketches[k] for f in found if f.m], n, n_ranges).tolist()
@@ -1134,7 +1148,7 @@ def _null_draws(spec: _Spec, spec_key, blocks, offsets: list, scale, n: int, dra
     parts, found = _map(spec_key, _null_prepare, blocks, offsets, shuffle, phase, "the null's label-free tables",
                         scale)
     count = len(spec.utilities)
-    jobs = _jobs(found, n, count, range_rows)
+    jobs = _jobs(spec, found, n, range_rows)
     stats = _run_ranges(spec_key, parts, jobs, _null_stats, None, shuffle, phase)
     for k in range(count):  # (the boundaries' certificates need no labels: settled once for every draw)
         jobs[k] = _certified(lambda more: _run_ranges(spec_key, parts, more, _null_stats, None, shuffle, phase), k,
