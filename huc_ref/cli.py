@@ -455,6 +455,7 @@ def _dataset_sample(args, tree):
             P, y, w, *C = _read_group(file, group, tuple(tree.labels), args.label_column, args.weight_column,
                                       subgroups, None, False)
             take = chosen[lo:hi] - start
+            y = y.names.take(y.codes) if hasattr(y, "codes") else y  # (text stored by its distinct names)
             parts.append((P[take], y[take], None if w is None else w[take], [c[take] for c in C]))
         start += rows
     P = np.concatenate([p[0] for p in parts])

@@ -388,7 +388,7 @@ def test_predict_proba_maps_row_blocks_of_dask_collections():
 
 
 # ------------------------------------------------------------------ the command line on Parquet datasets
-def _dataset(tmp_path, n=700, seed=8, spoil=None):
+def _dataset(tmp_path, n=700, seed=8, spoil=None, names=None):
     """A Parquet dataset of two files (row groups of 250 rows, and one of one row): one column per
     label (in another order than the tree's), the labels as text, weights and two subgroup columns;
     the spec file; and the same sample as arrays in the tree's order."""
@@ -408,7 +408,8 @@ def _dataset(tmp_path, n=700, seed=8, spoil=None):
     for name, (a, b), size in (("a.parquet", (0, 500), 250), ("b.parquet", (500, n - 1), 250),
                                ("c.parquet", (n - 1, n), 1)):
         columns = {tree.labels[j]: P[a:b, j] for j in order}
-        columns |= {"label": [tree.labels[k] for k in y[a:b]], "w": w[a:b], "female": female[a:b],
+        text = [tree.labels[k] for k in y] if names is None else names([tree.labels[k] for k in y])
+        columns |= {"label": text[a:b], "w": w[a:b], "female": female[a:b],
                     "region": region[a:b]}
         pq.write_table(pa.table(columns), folder / name, row_group_size=size)
     us = _utilities(tree, seed)
@@ -465,7 +466,8 @@ def test_huc_audit_of_a_dataset_names_the_option_that_mends_it(tmp_path, capsys,
 def test_a_bad_row_of_a_dataset_is_named_by_its_row_and_option(tmp_path, capsys):
     """A row of a dataset that does not sum to 1 is named by its row in the dataset and the
     option that mends it (--renormalize), which then audits it as the in-memory audit of the rows
-    divided by their sums."""
+    divided by their sums; a label that is not the tree's, by its row (labels stored as text by
+    their distinct names are read by them)."""
     from huc_ref.cli import main
 
     def spoil(P):
@@ -478,6 +480,10 @@ def test_a_bad_row_of_a_dataset_is_named_by_its_row_and_option(tmp_path, capsys)
     assert main(base + ["--renormalize", "--top", "1"]) == 0
     ref = fast.audit(y, P, tree, us, subgroups=groups, labels=tree.labels, renormalize=True)
     assert f"{ref.uc.sup:.6g}" in capsys.readouterr().out
+    (tmp_path / "names").mkdir()
+    _, _, folder, spec, _ = _dataset(tmp_path / "names", names=lambda text: text[:650] + ["cat"] + text[651:])
+    assert main(["audit", "--tree", str(spec), "--predictions", str(folder), "--engine", "fast"]) == 2
+    assert capsys.readouterr().err.startswith("huc: error: --label-column 'label'[650]: 'cat' is not a label name")
 
 
 def test_huc_fit_samples_a_dataset_and_huc_apply_maps_it(tmp_path, capsys, monkeypatch):

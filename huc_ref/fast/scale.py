@@ -292,8 +292,8 @@ class _Problem:
 
 def _numbers(x):
     """A partition's block as a numpy array (a pandas object's own array)."""
-    if x is None:
-        return None
+    if x is None or isinstance(x, _Coded):
+        return x
     if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
         return x.to_numpy()
     return np.asarray(x)
@@ -324,7 +324,7 @@ def _prepare(spec: _Spec, index: int, offset, P, y, w, *C) -> _Part:
             "collections' partitions do not line up; pass columns of one Dask DataFrame, or Dask arrays with the "
             "same chunks", kind="length")))
     try:
-        ids = label_ids(y, spec.ft.tree, m)
+        ids = y.ids(spec.ft.tree) if isinstance(y, _Coded) else label_ids(y, spec.ft.tree, m)
     except HUCError as err:
         return _Part(m, _Problem(_LABELS, "y_true", err))
     wmax = 0.0
@@ -1289,6 +1289,25 @@ def dataset_columns(dataset, tree: LabelTree, label_column: str | None, weight_c
     return [c for c in columns if c not in taken]
 
 
+class _Coded:
+    """Labels as text stored by their distinct names (a Parquet dictionary column): ``codes``, each
+    row's position in ``names`` (read once per name, not once per row)."""
+
+    def __init__(self, codes: np.ndarray, names: np.ndarray):
+        self.codes, self.names = codes, names
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def ids(self, tree: LabelTree) -> np.ndarray:
+        """Label ids, as :func:`huc_ref.fast.audit.label_ids` reads the rows' names (on a bad name,
+        its message, naming the first row that has it)."""
+        try:
+            return label_ids(self.names, tree, len(self.names)).take(self.codes)
+        except HUCError:
+            return label_ids(self.names.take(self.codes), tree, len(self.codes))
+
+
 def _read_group(file: str, group: int, labels: tuple, label_column, weight_column, subgroups: list, kappa,
                 everyone: bool):
     """One row group of a dataset: ``(P, y, w, *C)``, the predictions in the tree's label order (mixed
@@ -1307,9 +1326,15 @@ def _read_group(file: str, group: int, labels: tuple, label_column, weight_colum
     y = None
     if label_column is not None:
         column = table.column(label_column)
-        y = column.to_numpy()
-        if y.dtype.kind == "O":  # text: numpy's strings (label_ids reads them by their distinct values)
-            y = y.astype(str)
+        import pyarrow as pa
+        if pa.types.is_dictionary(column.type) or pa.types.is_string(column.type) or \
+                pa.types.is_large_string(column.type):  # text: its distinct names and each row's among them
+            coded = column.combine_chunks() if pa.types.is_dictionary(column.type) else \
+                column.combine_chunks().dictionary_encode()
+            names = coded.dictionary.to_numpy(zero_copy_only=False)
+            y = _Coded(coded.indices.to_numpy(zero_copy_only=False), np.asarray(names.astype(str)))
+        else:
+            y = column.to_numpy()
     w = table.column(weight_column).to_numpy() if weight_column is not None else None
     C = ([np.ones(m)] if everyone else []) + [table.column(name).to_numpy(zero_copy_only=False) for name in subgroups]
     return (P, y, w, *C)
@@ -1327,8 +1352,8 @@ def dataset_blocks(dataset, tree: LabelTree, label_column, weight_column, subgro
     >>> rows = pa.table({"pos": [0.25, 0.5], "neg": [0.75, 0.5], "label": ["neg", "pos"]})
     >>> pq.write_table(rows, folder + "/a.parquet")
     >>> (P, y, w), = dask.compute(*dataset_blocks(parquet_dataset(folder, "--predictions"), t, "label", None, []))
-    >>> P.tolist(), y.tolist(), w  # the columns in the tree's label order, by name
-    ([[0.75, 0.25], [0.5, 0.5]], ['neg', 'pos'], None)
+    >>> P.tolist(), y.ids(t).tolist(), w  # the columns in the tree's label order, by name; the labels' ids
+    ([[0.75, 0.25], [0.5, 0.5]], [0, 1], None)
     """
     import dask
     read = dask.delayed(_read_group, pure=True, nout=3 + bool(subgroups) + len(subgroups))
