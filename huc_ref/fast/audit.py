@@ -731,6 +731,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     in a hierarchy's leaf order is an error, never a silent misreading.
     ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
     ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``).
+    Any argument given as a Dask collection (Array, Series, DataFrame; the ``scale`` extra): the
+    same audit partition by partition on the Dask scheduler in effect, the same answer
+    (:func:`huc_ref.fast.scale.audit`, docs/scale.md).
 
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
