@@ -1,4 +1,4 @@
-"""Boosting from arrays, in units of one fast audit (issue 17, part 3).  Not a test: prints
+"""Boosting from arrays, in units of one fast audit.  Not a test: prints
 ratios measured in one run.
 
 The workload of the issue: n = 10^4 sample atoms, K = 27 leaves (a depth-3 tree), three
@@ -6,14 +6,14 @@ top-1 utilities (depths 1, 2, 3), softmax predictions of random logits with labe
 shifted law (so that boosting has something to remove).  Printed, each over one
 ``huc_ref.fast.audit`` of the same arrays:
 
-* the set-up from arrays: ``FiniteDistribution.from_floats`` (what ``HUCBoost.fit`` built
-  before; one run) and ``fast.boost.boost_sample`` with no update (its backend, the first audit and the
+* the set-up from arrays: ``FiniteDistribution.from_floats`` (the exact route from
+  arrays; one run) and ``fast.boost.boost_sample`` with no update (its backend, the first audit and the
   final one);
 * the time per update of ``boost_sample`` over a 40-update greedy run (the target: 1.2): the
   best run's time less the best set-up's, over its updates;
 * K.1's validation step (``replay.select_prefix``: the run's rules replayed on n validation
   rows, an audit after each) per prefix, the rows as a ``fast.sample.Sample`` (what
-  ``HUCBoost.fit`` reads now) and as a ``FiniteDistribution.from_floats`` (what it built before),
+  ``HUCBoost.fit`` reads) and as a ``FiniteDistribution.from_floats`` (the exact route),
   the construction included.
 
 Every figure is the best of ``--repeat`` runs, the audit, the set-up and the run alternating.
@@ -83,4 +83,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -1,4 +1,4 @@
-"""Benchmark of certified boosting in float64 (issue 17, part 4).  Not a test: prints times
+"""Benchmark of certified boosting in float64.  Not a test: prints times
 measured in one run.
 
 The issue's workload: a 1,000-atom population with K = 30 and three utilities
@@ -6,8 +6,9 @@ The issue's workload: a 1,000-atom population with K = 30 and three utilities
 fixed number of updates, on
 
 * ``float64``: :func:`huc_ref.fast.boost.boost` (uncertified);
-* ``certified float64``: :func:`huc_ref.certified.boost` (decisions and Theorem 3.5's
-  inequalities certified by error bounds, the certified engine where they cannot decide);
+* ``certified float64``: :func:`huc_ref.fast.boost.boost` with the certified context
+  (:class:`huc_ref.fast.context.Certified`: decisions and Theorem 3.5's inequalities certified by
+  error bounds, Arb, and the certified engine where they cannot decide);
 * ``certified 30 d``: the certified engine, :func:`huc_ref.boost.boost` (``--engine-updates``
   updates only, as one takes about a minute here).
 
@@ -15,7 +16,7 @@ Each line: updates made, seconds for the whole run (set-up included) and per upd
 ratio to float64 (the issue's target: at most 50 for the certified run) and how many choices
 went to the certified engine; below it, what float64's bounds left undecided and Arb decided
 (the order of the largest candidates, whether the largest exceeds epsilon, the witness
-interval; ``huc_ref.certified.REFINE_BITS``), and why the certified engine chose.
+interval; ``huc_ref.fast.context.REFINE_BITS``), and why the certified engine chose.
 
 Run: ``python bench/certified.py`` (``--quick``: 100 atoms, K = 10; ``--million``: instead, App.
 D.1's three atoms moved by ``3^-2100000``, ``tests.shapes.million_digits``, whose scores differ
@@ -27,7 +28,7 @@ have, e.g. ``--ties --updates 27 --engine-updates 27``; ``--decision-tree``: a d
 tree's predictions on scikit-learn's digits, ``tests.shapes.decision_tree_sample``).
 
 ``--enclosures``: instead, Arb's ``e^z`` of 20,000 adaptive-run logits read as 2,300-bit ``fmpq``
-and as exact dyadics (``huc_ref.certified._exact_ball``): microseconds an ``exp`` and their ratio.
+and as exact dyadics (``huc_ref.fast.enclosures.exact_ball``): microseconds an ``exp`` and their ratio.
 
 ``--samples N``: instead, ``N`` drawn decision-tree runs (``tests.shapes.smoothed_run``, seeds
 ``--seed`` on: a smoothed sample on one of six trees, top-1 at random depths with a table, a rank
@@ -55,12 +56,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.boost import population_case  # noqa: E402
 from bench.machine import describe  # noqa: E402
-from huc_ref import certified  # noqa: E402
+from huc_ref.boost import Judge  # noqa: E402
 from huc_ref.boost import boost as engine_boost  # noqa: E402
-from huc_ref.driver import drive  # noqa: E402
+from huc_ref.fast.boost import FloatBackend  # noqa: E402
 from huc_ref.fast.boost import boost as float_boost  # noqa: E402
-from huc_ref.results import BoostResult  # noqa: E402
-from huc_ref.validation import boost_options  # noqa: E402
+from huc_ref.fast.context import Certified  # noqa: E402
+from huc_ref.fast.enclosures import SCALE_BITS, exact_ball  # noqa: E402
 from tests.shapes import (  # noqa: E402
     decision_tree_fit,
     decision_tree_sample,
@@ -71,13 +72,10 @@ from tests.shapes import (  # noqa: E402
 
 
 def bounded(dist, us, method, updates):
-    """The certified float64 run, keeping its backend (for the count of fallbacks)."""
-    eps, fixed = boost_options(dist, us, method=method, select="greedy", epsilon="1e-6", max_updates=updates,
-                               step="adaptive", max_passes=100)
-    backend = certified.BoundedBackend(dist, us, method, eps, 30)
-    result = drive(backend, BoostResult(method, eps, None, certified.ARITHMETIC), method=method, epsilon=eps,
-                   fixed=fixed, select="greedy", max_updates=updates, max_passes=100)
-    return result, backend.fallbacks, backend.refined
+    """The certified float64 run, keeping its context (for the count of fallbacks)."""
+    numbers = Certified(Judge, 30)
+    result = float_boost(dist, us, method=method, epsilon="1e-6", max_updates=updates, numbers=numbers)
+    return result, numbers.fallbacks, numbers.refined
 
 
 def timed(f, *args, **kw):
@@ -105,16 +103,16 @@ def fits(passes: int) -> None:
 
 def samples(count: int, seed: int, updates: int = 6) -> None:
     """``count`` runs of ``tests.shapes.smoothed_run`` from ``seed`` on: every choice of certified
-    float64 against the certified engine's on the same exact state (``BoundedBackend._fallback``),
+    float64 against the certified engine's on the same exact state (``CertifiedChoice.judged``),
     and the choices left to that engine (``fallbacks``), by reason."""
     from collections import Counter
     choices, differ, falls, refined = 0, 0, Counter(), Counter()
     t = time.perf_counter()
     for s in range(seed, seed + count):
         dist, us, method = smoothed_run(s)
-        backend = certified.BoundedBackend(dist, us, method, Fraction(1, 10 ** 6), 30)
+        backend = FloatBackend.from_distribution(dist, us, method, Fraction(1, 10 ** 6), Certified(Judge, 30))
         for _ in range(updates):
-            mine, theirs = backend.choose(None), backend._fallback(None)
+            mine, theirs = backend.choose(None), backend.state.choice.judged(None)
             choices += 1
             if mine is None or theirs is None:
                 differ += (mine is None) != (theirs is None)
@@ -126,8 +124,8 @@ def samples(count: int, seed: int, updates: int = 6) -> None:
             if not (same and mine.exceeds):
                 break
             backend.update(mine, None, None)
-        falls.update(backend.fallbacks)
-        refined.update(backend.refined)
+        falls.update(backend.numbers.fallbacks)
+        refined.update(backend.numbers.refined)
     print(f"{count} runs (seeds {seed}..{seed + count - 1}), {choices} choices in {time.perf_counter() - t:.0f} s: "
           f"{differ} differ from the certified engine's, {sum(falls.values())} left to it")
     for reason, n in falls.most_common():
@@ -138,15 +136,15 @@ def samples(count: int, seed: int, updates: int = 6) -> None:
 
 def enclosures(count: int = 20000, seed: int = 0) -> None:
     """Arb's ``e^z`` of ``count`` adaptive-run logits (integers times ``2^-SCALE_BITS``, below 1 in
-    size), the logit read as a 2,300-bit ``fmpq`` (before f9bf777) and as an exact dyadic
-    (``certified._exact_ball``), alternating, best of three: microseconds an ``exp`` and the ratio."""
+    size), the logit read as a 2,300-bit ``fmpq`` and as an exact dyadic
+    (:func:`huc_ref.fast.enclosures.exact_ball`), alternating, best of three: microseconds an ``exp`` and the ratio."""
     import random
 
     import flint
-    rng, S = random.Random(seed), certified.SCALE_BITS
+    rng, S = random.Random(seed), SCALE_BITS
     logits = [rng.randrange(-(1 << S) // 3, (1 << S) // 3) for _ in range(count)]
     ways = {"fmpq": lambda n: flint.arb(flint.fmpq(n, 1 << S)),
-            "dyadic": lambda n: certified._exact_ball(flint, n, 1 << S)}
+            "dyadic": lambda n: exact_ball(flint, n, 1 << S)}
     best = {name: float("inf") for name in ways}
     for _ in range(3):
         for name, ball in ways.items():
@@ -219,4 +217,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

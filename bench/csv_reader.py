@@ -6,8 +6,8 @@ labels (as ``huc apply`` writes it), read by:
 
 * ``read_columns``: the reader as the commands use it (numpy's ``loadtxt`` for a file of numbers);
 * ``cell by cell``: the same reader's csv-module path (``_csv_columns(..., fast=False)``), which
-  reads every file whose cells are not all numbers and which the reader before ``loadtxt`` was
-  much like (every cell split and passed to ``float`` in Python);
+  reads every file whose cells are not all numbers (every cell split and passed to ``float`` in
+  Python);
 * ``loadtxt``: ``np.loadtxt`` alone on the same text, the floor of the first;
 * ``np.load``: the same array from a ``.npy`` file, for scale;
 
@@ -67,4 +67,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -1,4 +1,4 @@
-"""Benchmark of the exact audit engine (issue 2).  Not a test: it prints ratios measured
+"""Benchmark of the exact audit engine.  Not a test: it prints ratios measured
 in one run, so machine noise cancels as far as it can.
 
 For n sample atoms, K leaves, |U| = 3 utilities and |C| = 3 subgroups, with predictions of
@@ -114,4 +114,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

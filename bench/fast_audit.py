@@ -1,4 +1,4 @@
-"""Benchmark of the fast path's audit (issue 5).  Not a test: prints ratios measured in one run.
+"""Benchmark of the fast path's audit.  Not a test: prints ratios measured in one run.
 
 Depth-7 trees with K = 30 and K = 1,000 leaves, |U| = 5 (top-1 correctness at depths 3..7),
 |C| = 7 subgroups (everyone and six random halves), n sample atoms.  For each size:
@@ -75,7 +75,8 @@ def depth_tree(K: int, depth: int, seed: int = 0) -> LabelTree:
         kids = [f"n{next(counter)}" for _ in parts]
         children[node] = kids
         stack.extend((k, p, level + 1) for k, p in zip(kids, parts))
-    return LabelTree.from_children(root, children)
+    tree = LabelTree.from_children(root, children)
+    return tree.with_labels(tree.labels)  # the predictions' columns: the leaves in depth-first order
 
 
 def sample(tree: LabelTree, n: int, seed: int = 1):
@@ -248,4 +249,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -1,4 +1,4 @@
-"""Benchmark of the compiled scan's reads in rank order (issue 17: the K = 30 audit's tables).  Not a
+"""Benchmark of the compiled scan's reads in rank order (the K = 30 audit's tables).  Not a
 test: prints times and ratios measured in one run, the contenders alternating.
 
 After each utility's sort, the compiled scan (``rank_scan``) reads every atom in rank order: its
@@ -10,8 +10,7 @@ utility's as the audit passes them to the scan), for each ``n`` the best of ``--
 the five utilities' scans:
 
 * ``gathered``: every array copied into rank order by ``np.take`` first, then the scan reads them
-  in order (the way of the audit before the scan read the atoms where they lie; it gathered the
-  terms with a prefetching loop that this bench does not keep);
+  in order (the alternative to reading the atoms where they lie);
 * ``ahead N``: the scan reads each atom where it lies, asking for its lines ``N`` ranks before
   (``none``: never asked for; the audit uses ``AHEAD``);
 
@@ -88,4 +87,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

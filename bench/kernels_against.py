@@ -1,4 +1,4 @@
-"""Benchmark of the compiled kernels against those of an earlier revision (issue 17: the K = 30
+"""Benchmark of the compiled kernels against those of an earlier revision (the K = 30
 audit's sample pass and scans).  Not a test: prints times and ratios measured in one run, the two
 revisions alternating.
 
@@ -10,7 +10,7 @@ its own) runs on the same arguments, alternating, ``--repeat`` times; each figur
 one thread.  The outputs of the two are compared first (the scans' sups, witnesses and moments;
 the sample pass's scores, residuals, error bounds, terms and unsure rows): a kernel change that is
 meant to give the same bits must.  Where ``rank_scan`` of ``--against`` takes each atom's label
-and row of weights apart (``kind``, ``w_row``, before ``kernels.lane_keys``), its arguments are
+and row of weights apart (``kind``, ``w_row``, as revisions without ``kernels.lane_keys`` do), its arguments are
 taken apart from the keys.
 
 Run: ``python bench/kernels_against.py --against 9440b3a`` (``--n 100000``; numba needed).
@@ -136,4 +136,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

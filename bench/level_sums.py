@@ -1,4 +1,4 @@
-"""Benchmark of ``FastTree.level_sums`` (C.1's subtree masses, numpy's sample pass; issue 17).
+"""Benchmark of ``FastTree.level_sums`` (C.1's subtree masses, numpy's sample pass).
 Not a test: prints times and ratios measured in one run.
 
 The subtree sums begin by turning a chunk of predictions (rows of ``K`` numbers) into one row of
@@ -64,4 +64,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -8,7 +8,7 @@
 * **huc audit --json** of ``tests.shapes.long_binary_case`` (520 atoms of 1,990-digit
   predictions; its UC has about a million digits) as a whole command, with gmpy2, without it
   (blocked in the child process), and without it with the writer swapped for CPython's ``str``
-  (the project before ``_decimal_digits``); the three outputs are checked byte-identical;
+  (the writer ``_decimal_digits`` replaces); the three outputs are checked byte-identical;
 * **certified HUC-Boost** on ``long_binary_case`` with 10 to 160 atoms: the certified engine
   (``engine="exact"``), which keeps the terms of atoms no update has touched exact
   (docs/specification.md §4), so Algorithm 2's prefix sums over them are rationals whose
@@ -149,4 +149,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -1,10 +1,10 @@
-"""What a benchmark ran on, in one line, printed first by the benchmarks of issue 17.
+"""What a benchmark ran on, in one line, printed first by the fast path's benchmarks.
 
 Their ratios are to numpy's own sort and to MCGrad's ``ecce``, whose speed depends on the
 processor as much as this project's does: numpy's sorts use the widest vector instructions it
-finds (AVX-512 or AVX2), and how fast those run differs between processors (on the AMD Zen 3
-machine of 2026-12-03 one ``np.argsort`` of 10^5 floats took 2.8-3.7 ms, on the Zen 4 machine
-before it 5-6 ms, while this project's audit took longer on Zen 3).  So each table names its
+finds (AVX-512 or AVX2), and how fast those run differs between processors (one ``np.argsort``
+of 10^5 floats takes about 3 ms on an AMD Zen 3 and 5-6 ms on a Zen 4, while this project's
+audit takes longer on the Zen 3).  So each table names its
 machine: the processor (model name; x86 family and model), the CPUs this process may use,
 numpy's version and widest vector extension found, and numba's version where installed.
 

@@ -1,4 +1,4 @@
-"""How many mutants of the core modules ``huc verify`` kills (issue #19, item 5).  Not a test:
+"""How many mutants of the core modules ``huc verify`` kills.  Not a test:
 prints the score measured in one run, over a random sample (fixed seed) of every mutation site
 (:mod:`proofs_check.mutation` says what a mutant is).  Survivors are printed with their change,
 to be read: some are equivalent (the change cannot alter any result), the others are holes in
@@ -46,4 +46,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -1,4 +1,4 @@
-"""Binary UC against the public peer on its own metric: MCGrad's ``ecce`` (issue 17).  Not a
+"""Binary UC against the public peer on its own metric: MCGrad's ``ecce``.  Not a
 test: prints times and ratios measured in one run, the two alternating.
 
 Binary UC with ``c = 1`` (a two-leaf tree, the utility ``1{y = pos}``) is MCGrad's ECCE: the
@@ -133,4 +133,6 @@ def growth(grown: dict, accelerators) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

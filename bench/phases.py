@@ -1,4 +1,4 @@
-"""Benchmark of the fast audit's two phases (issue 17).  Not a test: prints ratios measured in one run.
+"""Benchmark of the fast audit's two phases.  Not a test: prints ratios measured in one run.
 
 The workload of ``bench/fast_audit.py`` (a depth-7 tree with K = 30 leaves, |U| = 5 top-1
 utilities at depths 3..7, |C| = 7 subgroups, n = 10^6 softmax rows; ``--K`` and ``--n`` change
@@ -217,4 +217,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -1,6 +1,7 @@
 """Benchmark of the audit beyond one machine's memory (huc_ref.fast.scale).  Not a test: it prints
-what one run measured, and keeps it in ``docs/results/scale.json`` (each run adds or replaces its
-rows) and ``docs/results/scale.md`` (the table, written from the JSON), which docs/scale.md cites.
+what one run measured, and keeps it in ``docs/results/scale/measurements.json`` (each run adds or
+replaces its rows) and ``docs/results/scale/table.md`` (the table, written from the JSON), which
+docs/scale.md includes; the run's output is also recorded as every script's is (``bench/results.py``).
 
 Two workloads: ``binary`` (K = 2: a classifier's positive rate, three utilities: each class's
 indicator and a cost table, one subgroup column besides everyone) and ``k100`` (the issue's
@@ -43,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "docs" / "results" / "scale.json"
+RESULTS = ROOT / "docs" / "results" / "scale" / "measurements.json"
 
 #: Rows of a partition (a Dask chunk, a Parquet row group) per workload: about 16 MiB of predictions.
 PARTITION = {"binary": 1_000_000, "k100": 20_000}
@@ -326,9 +327,12 @@ def main(argv=None) -> None:
     if not args.no_save:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
-        (RESULTS.with_suffix(".md")).write_text(
-            "<!-- written by python bench/scale.py from docs/results/scale.json; do not edit -->\n\n" + table(results))
+        (RESULTS.parent / "table.md").write_text(
+            "<!-- written by python bench/scale.py from docs/results/scale/measurements.json; do not edit -->\n\n"
+            + table(results))
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

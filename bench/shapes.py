@@ -1,4 +1,4 @@
-"""The fast audit on the shapes users have (issue 17).  Not a test: prints times and ratios
+"""The fast audit on the shapes users have.  Not a test: prints times and ratios
 measured in one run.
 
 Four workloads, each audited by ``huc_ref.fast.audit`` with numpy and, where installed, numba:
@@ -137,4 +137,7 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

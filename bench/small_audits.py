@@ -1,4 +1,4 @@
-"""Small audits and exact conversions (issue 17).  Not a test: prints
+"""Small audits and exact conversions.  Not a test: prints
 ratios measured in one run.
 
 * numpy's scan of every subgroup at once (``Rows._every_subgroup``, below
@@ -61,4 +61,6 @@ def _timed(fn) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -1,4 +1,4 @@
-"""Which numpy calls of the column scan run on two threads at once (issue 17).  Not a test:
+"""Which numpy calls of the column scan run on two threads at once.  Not a test:
 prints ratios measured in one run.
 
 numpy releases the GIL inside most calls on large arrays, so the fast audit's tables phase runs
@@ -15,8 +15,10 @@ Run: ``python bench/threads.py`` (``--quick``: a tenth of the sizes).
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -74,4 +76,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.results import recorded
+    with recorded(__file__):  # the output also goes to docs/results (bench/results.py)
+        main()

@@ -58,7 +58,7 @@ from .utilities import (
                         class_indicator,
 )
 
-__version__ = "0.2.0.dev0"
+__version__ = "0.2.0"
 
 __all__ = [
     "HUCError", "exact", "LabelTree", "Prediction", "TreeDecomposition", "subtree_sums",

@@ -28,7 +28,7 @@ from .results import AuditResult, Candidate
 from .utilities import Utility
 from .validation import check_distribution, check_utilities
 
-__all__ = ["AtomTerms", "Candidate", "AuditResult", "atom_terms", "audit", "interval_moment"]
+__all__ = ["AtomTerms", "Candidate", "AuditResult", "MAX_EXACT_DIGITS", "atom_terms", "audit", "interval_moment"]
 
 _ZERO = Fraction(0)
 

@@ -27,6 +27,9 @@ they are evaluated at a working precision (mpmath, ``digits`` significant digits
 
 ``arithmetic="float"`` runs the same engine on binary floats, uncertified, for large
 experiments (J.1's 4,800 runs); its results say so.
+
+mpmath is imported where a run first needs it (:func:`_context`, :func:`_interval_context`,
+:func:`_rational`): ``import huc_ref`` and the float64 path do not load it.
 """
 
 from __future__ import annotations
@@ -37,21 +40,17 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
-import mpmath
-from mpmath.ctx_iv import MPIntervalContext
-from mpmath.libmp import to_rational
-
 from .audit import AtomTerms, UtilityRows, terms_at
 from .decomposition import Prediction, TreeDecomposition, subtree_sums
 from .distribution import FiniteDistribution
 from .driver import Backend, Schedule, Update, drive, rational_gamma  # noqa: F401 (Schedule: documented here too)
 from .errors import HUCError, given, is_integer, one_of
 from .intervals import IntervalMax, max_interval_sum_approx
-from .rational import GMP_BITS, fraction_text
+from .rational import GMP_BITS, fraction_text, shared_sign
 from .results import BoostResult
 from .validation import MAX_FIXED_STEP, SELECTIONS, boost_options  # noqa: F401 (re-exported)
 
-__all__ = ["BoostResult", "CertifiedBackend", "boost", "boost_options", "check_digits"]
+__all__ = ["BoostResult", "CertifiedBackend", "Judge", "Judgement", "boost", "boost_options", "check_digits"]
 
 _GUARD_BITS = 32
 _MAX_PRECISION = 1 << 14
@@ -71,12 +70,14 @@ class _FloatContext:
 
 
 def _context(bits):
+    import mpmath
     ctx = mpmath.MPContext()
     ctx.prec = bits
     return ctx
 
 
 def _interval_context(bits):
+    from mpmath.ctx_iv import MPIntervalContext
     ctx = MPIntervalContext()
     ctx.prec = bits
     return ctx
@@ -101,6 +102,7 @@ def _to_fraction(x) -> Fraction:
 
 def _rational(raw) -> Fraction:
     """An mpmath raw number as a Fraction (mpmath may hand back gmpy2 integers)."""
+    from mpmath.libmp import to_rational
     num, den = to_rational(raw)
     return Fraction(int(num), int(den))
 
@@ -211,7 +213,7 @@ class _Form:
                 # every product of factors e^z / N is positive: coefficients of one sign (a rational, or one
                 # key: two atoms moved alike whose p0 differ) give the form's sign exactly
                 coef = _collapse(diff.coef)
-                shared = _shared_sign(coef.values())
+                shared = shared_sign(coef.values())
                 if shared is not None:
                     return shared
                 if not isinstance(value, float):
@@ -274,18 +276,6 @@ def _decided(compute, bits: int):
                    "irrational quantities?); refusing to guess", kind="undecided")
 
 
-def _shared_sign(coefficients):
-    """The sign of ``sum_k c_k F_k`` for every choice of positive ``F_k``, or None: 0 where every
-    ``c_k`` is 0, else the sign of the nonzero ones where they share it (:meth:`_Form.sign`,
-    :func:`_exp_sign`: every product of factors ``e^z / N``, and every ``e^w``, is positive).
-
-    >>> _shared_sign([Fraction(0), Fraction(1, 10**301)]), _shared_sign([]), _shared_sign([1, -1])
-    (1, 0, None)
-    """
-    signs = {(c > 0) - (c < 0) for c in coefficients} - {0}
-    return None if len(signs) > 1 else signs.pop() if signs else 0
-
-
 #: The most terms :func:`_exp_sign` expands a form into (then the engine raises its precision).
 _EXP_TERMS = 4096
 
@@ -336,7 +326,7 @@ def _exp_sign(coef: dict, limit: int = _EXP_TERMS):
                     return None
         for w, x in term.items():
             poly[w] = poly.get(w, 0) + x
-    shared = _shared_sign(poly.values())
+    shared = shared_sign(poly.values())
     if shared is not None:
         return shared
     poly = {w: x for w, x in poly.items() if x}
@@ -661,7 +651,8 @@ def _gmp_exact_parts(blocks) -> list:
     12.5 s with these (``bench/long_numbers.py``)."""
     if sum(x.exact.denominator.bit_length() for x in blocks if type(x) is _Split) <= GMP_BITS:
         return blocks
-    if mpmath.libmp.BACKEND != "gmpy":
+    from mpmath.libmp import BACKEND
+    if BACKEND != "gmpy":
         return blocks
     try:
         from gmpy2 import mpq
@@ -1154,8 +1145,77 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
     eps, fixed = boost_options(dist, utilities, method=method, select=select, epsilon=epsilon,
                                max_updates=max_updates, step=step, max_passes=max_passes)
     backend = CertifiedBackend(dist, utilities, method, eps, arithmetic, digits)
-    return drive(backend, BoostResult(method, eps, digits, arithmetic), method=method, epsilon=eps, fixed=fixed,
+    label = "exact" if arithmetic == "certified" else "float"  # (the result's arithmetic: huc_ref.engines.ARITHMETICS)
+    return drive(backend, BoostResult(method, eps, digits, label), method=method, epsilon=eps, fixed=fixed,
                  select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The certified engine's choice on a given exact state (Sec. 3.2's largest candidate, App.
+    F.3's witness): the sup, subgroup index, utility, node id (None: UC), signed moment, whether
+    the sup exceeds epsilon, the atoms the witness interval holds, the interval's ends and every
+    atom's utility values as the engine decided them (floats; the decisions are certified)."""
+
+    sup: float
+    subgroup: int
+    utility: str
+    node: int | None
+    moment: float
+    exceeds: bool
+    members: tuple
+    interval: tuple
+    values: list
+
+
+class Judge:
+    """The certified engine as the judge of certified float64 (docs/specification.md §4): the
+    choice of a boosting run on an exact state given by its logits, its decisions certified at
+    two precisions (:class:`CertifiedBackend`'s engine, ``digits`` of working precision).  The
+    fast backend's certified context (:class:`huc_ref.fast.context.Certified`) asks it where its
+    bounds and Arb cannot decide.
+
+    App. D.1 after no update: the root's sup 1/4, first of the two equal ones (vL's is 1/4 too).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+    >>> c = Judge(d, {"u": Table(t, [-1, 1, 1, 1])}, "huc", Fraction(1, 10)).choose({})
+    >>> c.sup, t.nodes[c.node], c.moment, c.exceeds, c.members, c.interval
+    (0.25, 'v0', 0.25, True, (0,), (0.5, 0.5))
+    """
+
+    def __init__(self, dist: FiniteDistribution, utilities: dict, method: str, epsilon: Fraction, digits: int = 30):
+        self._engine = _Engine(dist, utilities, method, epsilon, "certified", check_digits(digits))
+
+    def choose(self, logits: dict, node: int | None = None) -> Judgement | None:
+        """The largest candidate (Sec. 3.2; at node id ``node``, or anywhere) on the state whose moved
+        atoms' exact logits are ``logits`` (atom index -> HUC-Boost: per branching node id, its
+        children's; UC-Boost: the leaves'; an atom not given keeps the logits it was last given, at
+        first 0), certified at two precisions (docs/specification.md §4).  None where there is no
+        candidate.
+
+        App. D.1 after its first update (logits -1 and 1 at the root): vL's violation is left, its
+        term ``sum_j pi*_j mu_j - pi*_vL mu_vL = -1/4`` unmoved by the root's split (A.3).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+        >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
+        >>> judge = Judge(d, {"u": Table(t, [-1, 1, 1, 1])}, "huc", Fraction(1, 10))
+        >>> c = judge.choose({0: {0: [Fraction(-1), Fraction(1)], 1: [0, 0]}})
+        >>> t.nodes[c.node], c.exceeds, c.sup, c.moment
+        ('vL', True, 0.25, -0.25)
+        """
+        engine = self._engine
+        for i, z in logits.items():
+            engine.z[i] = z
+        choice, _, tables, _ = engine.certified_choice(node)
+        if choice is None:
+            return None
+        interval = tuple(float(x) for x in _table_interval(tables, choice)) if choice.members else ()
+        values = [[float(x) for x in row] for row in tables[choice.utility][1]]
+        return Judgement(float(choice.sup), choice.subgroup, choice.utility, choice.node, float(choice.moment),
+                         choice.exceeds, tuple(choice.members), interval, values)
 
 
 def check_digits(digits) -> int:

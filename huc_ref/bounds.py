@@ -4,6 +4,9 @@
 :class:`CertifiedReal`: the exact sympy expression and a rational enclosure
 ``lo <= value <= hi`` computed in interval arithmetic (mpmath ``iv``, outward rounding),
 so a comparison is decided only when the enclosure decides it.
+
+sympy and mpmath are imported by the functions that use them, when first called: ``import
+huc_ref`` (and the float64 path, which calls none of these) loads neither.
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from numbers import Integral
-
-import sympy
-from mpmath.ctx_iv import MPIntervalContext
-from mpmath.libmp import to_rational
+from typing import TYPE_CHECKING
 
 from .errors import HUCError, given
 from .rational import exact, shown
+
+if TYPE_CHECKING:  # (the annotations only)
+    import sympy
 
 __all__ = ["CertifiedReal", "prop_3_3_bound", "theorem_3_4_deviation", "theorem_3_5_update_bound",
            "update_decrease_floor", "h1_gap_bound", "h1_sample_size_holds"]
@@ -31,6 +34,7 @@ class CertifiedReal:
     """An exact real (a sympy expression) with a certified rational enclosure ``[lo, hi]``
     (docs/specification.md §4: where ``sqrt`` and ``log`` force irrational values, as in Thm 3.4 and H.1).
 
+    >>> import sympy
     >>> r = CertifiedReal(sympy.sqrt(2), Fraction(141, 100), Fraction(142, 100))
     >>> r.certainly_le(Fraction(3, 2)), r.certainly_le(1), str(r)
     (True, False, '1.41421356237 (in [1.41, 1.42])')
@@ -41,6 +45,7 @@ class CertifiedReal:
     hi: Fraction
 
     def __str__(self) -> str:
+        import sympy
         return f"{sympy.N(self.expr, 12)} (in [{float(self.lo):.12g}, {float(self.hi):.12g}])"
 
     def certainly_le(self, x) -> bool:
@@ -63,6 +68,8 @@ class CertifiedReal:
 
 
 def _enclose(build, expr, precision=_PRECISION) -> CertifiedReal:
+    from mpmath.ctx_iv import MPIntervalContext
+    from mpmath.libmp import to_rational
     ctx = MPIntervalContext()  # a private context: no global precision is touched
     ctx.prec = precision
     lo, hi = build(ctx)._mpi_
@@ -96,7 +103,7 @@ def prop_3_3_bound(huc, n_relevant: int) -> Fraction:
 
     >>> prop_3_3_bound(Fraction(1, 4), 2)
     Fraction(1, 2)
-    >>> prop_3_3_bound(0, 0)  # a utility constant on the leaves (before session 36: refused)
+    >>> prop_3_3_bound(0, 0)  # a utility constant on the leaves: V_T(u) is empty
     Fraction(0, 1)
     """
     return _count(n_relevant, "n_relevant") * exact(huc, "huc")
@@ -114,6 +121,7 @@ def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:
     >>> b.lo < Fraction(2172317713318195363704555843060313, 10**34) < b.hi
     True
     """
+    import sympy
     n = _positive_int(n, "n")
     delta = _probability(delta)
     big_n = max(1, _count(n_cand, "n_cand"))
@@ -169,6 +177,7 @@ def theorem_3_5_update_bound(log_loss_upper, epsilon, *, alpha=None) -> int | No
 
 def _h1_bracket(n, T, big_n, delta):
     """``(T+1) log(2 N (2n+1)^2) + log(1/delta)`` as (sympy expr, interval builder)."""
+    import sympy
     expr = (T + 1) * sympy.log(2 * big_n * (2 * n + 1) ** 2) + sympy.log(1 / _sym(delta))
     return expr, (lambda ctx: (T + 1) * ctx.log(ctx.mpf(2 * big_n * (2 * n + 1) ** 2))
                   + ctx.log(ctx.mpf(delta.denominator) / delta.numerator))
@@ -183,6 +192,7 @@ def h1_gap_bound(n: int, T: int, n_cand: int, delta) -> CertifiedReal:
     >>> g.certainly_le(Fraction(105, 1000)), g.certainly_le(Fraction(104, 1000))
     (True, False)
     """
+    import sympy
     n, T = _positive_int(n, "n"), _count(T, "T")
     delta = _probability(delta)
     expr, build = _h1_bracket(n, T, max(1, _count(n_cand, "n_cand")), delta)
@@ -215,4 +225,5 @@ def h1_sample_size_holds(n: int, epsilon, T: int, n_cand: int, delta) -> bool:
 
 
 def _sym(x: Fraction) -> sympy.Rational:
+    import sympy
     return sympy.Rational(x.numerator, x.denominator)

@@ -5,17 +5,23 @@ predictions, save and load (Sec. 5.2, H.2, H.6, K.1).
   whole-distribution maps, fitted by :func:`huc_ref.recalibration.fit_scaling`.
 * :class:`HUCBoost`: HUC-Boost (or UC-Boost, ``method="uc"``) on calibration data, the update
   prefix chosen on validation data as K.1 does ("Validation selects the returned update
-  prefix"), stored as rules (subgroup, utility, node, interval, step) that apply to any
-  predictions, labelled or not; ``initial=`` a scaling estimator gives the two-stage methods
-  (``Temp. -> HUC`` etc., H.2).
+  prefix"): rows of their own (``validation=``), or by default a stratified part of the
+  calibration data held out for it; stored as rules (subgroup, utility, node, interval, step)
+  that apply to any predictions, labelled or not; ``initial=`` a scaling estimator gives the
+  two-stage methods (``Temp. -> HUC`` etc., H.2).
 
-Each has ``fit(y_prob, y_true, ...)`` returning ``self``, ``predict_proba(y_prob, ...)``, and
-``get_params`` / ``set_params`` (so scikit-learn's ``clone`` works).  Predictions enter with
-K.1's ``kappa_init`` smoothing, so exact zeros (a decision tree's) are fine.  The columns of
-``y_prob`` are the tree's labels in the tree's label order; ``labels=`` states the columns'
-order and is checked (a misaligned order is an error naming both orders, never a silent
-permutation).  :meth:`HUCBoost.to_json` writes the ``huc-model/1`` document; loading it and
-predicting gives the same floats bit for bit.
+Each follows scikit-learn's conventions: a ``BaseEstimator`` and ``ClassifierMixin`` (when
+scikit-learn is installed; else a base of the same contract, written here, so that ``huc fit``
+needs no scikit-learn), ``fit(y_prob, y_true, ...)`` returning ``self``, ``predict_proba``,
+``predict`` (the class of largest probability), ``score`` (accuracy), ``classes_``,
+``n_features_in_``, fitted attributes ending in ``_``, and float hyperparameters.  The input
+``y_prob`` holds rows of class probabilities (a classifier's ``predict_proba``), and labels
+``y_true`` are strings, integers or any array-like of them.  Predictions enter with K.1's
+``kappa_init`` smoothing, so exact zeros (a decision tree's) are fine.  :class:`HUCBoost`'s
+columns are the tree's labels: ``labels=`` (e.g. ``clf.classes_``) or a DataFrame's column
+names state their order and are checked (a misaligned order is an error naming both orders,
+never a silent permutation).  :meth:`HUCBoost.to_json` writes the ``huc-model/1`` document;
+loading it and predicting gives the same floats bit for bit.
 """
 
 from __future__ import annotations
@@ -23,61 +29,197 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import math
+import sys
+import time
+import warnings
+from collections import deque
+from contextlib import contextmanager
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
 
-from .distribution import FiniteDistribution, subgroup_mapping
-from .engines import boost, check_engine
+from .distribution import FiniteDistribution, check_whole_population, subgroup_mapping
+from .engines import boost, boost_arithmetic, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
 from .fast.audit import _lazy, label_ids
 from .fast.boost import apply_rules, boost_sample
-from .fast.numbers import entries, subgroup_column
+from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, as_floats, entries, subgroup_column
 from .fast.sample import Sample
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
+from .rational import exact
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, check_kappa, fit_scaling, prediction_rows
-from .replay import select_prefix
+from .replay import held_out_rows, select_prefix
 from .tree import LabelTree
-from .validation import METHODS
+from .validation import METHODS, boost_settings
 
-__all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model"]
+__all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model",
+           "NoValidationWarning", "MAX_RULES", "MAX_ALPHA", "row_sum_tolerance"]
 
 
+class _Params:
+    """scikit-learn's estimator contract where scikit-learn is not installed: ``get_params`` /
+    ``set_params`` from the constructor's signature (every constructor argument stored under its
+    own name, fitted state ending in ``_``) and a ``repr`` of the arguments."""
 
-class _Estimator:
-    """``get_params`` / ``set_params`` from the constructor's signature (scikit-learn's convention:
-    every constructor argument is stored under its own name, and fitted state ends in ``_``)."""
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return sorted(name for name in inspect.signature(cls.__init__).parameters if name != "self")
 
     def get_params(self, deep: bool = True) -> dict:
-        """The constructor's arguments (scikit-learn's ``get_params``; the estimators of Table 3).
-
-        >>> TemperatureScaling(l2=0.5).get_params()["l2"]
-        0.5
-        """
-        return {name: getattr(self, name) for name in inspect.signature(type(self).__init__).parameters
-                if name != "self"}
+        out = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update({f"{name}__{k}": v for k, v in value.get_params().items()})
+            out[name] = value
+        return out
 
     def set_params(self, **params):
-        """Set constructor arguments (scikit-learn's ``set_params``); returns ``self``.
+        for name, value in params.items():
+            head, _, rest = name.partition("__")
+            if rest:
+                getattr(self, head).set_params(**{rest: value})
+            else:
+                setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
+        return f"{type(self).__name__}({shown})"
+
+
+class _Accuracy:
+    """scikit-learn's ``ClassifierMixin.score`` where scikit-learn is not installed."""
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """The (weighted) fraction of rows whose :meth:`predict` is ``y``."""
+        hits = np.asarray(self.predict(X)) == np.asarray(y)
+        return float(np.average(hits, weights=sample_weight))
+
+
+try:  # scikit-learn's base where it is installed: clone, pipelines, check_estimator, its HTML repr
+    from sklearn.base import BaseEstimator as _Base
+    from sklearn.base import ClassifierMixin as _Classifier
+    from sklearn.exceptions import NotFittedError
+
+    class _NotFitted(HUCError, NotFittedError):
+        """A call before ``fit``: one HUCError, and scikit-learn's ``NotFittedError`` too."""
+    _SKLEARN = True
+except ImportError:  # scikit-learn is optional (the examples extra): the same contract, written above
+    _Base, _Classifier, _NotFitted, _SKLEARN = _Params, _Accuracy, HUCError, False
+
+
+class NoValidationWarning(UserWarning):
+    """:meth:`HUCBoost.fit` with ``validation=False``: every update of the run is kept, none chosen
+    on held-out data (K.1: "Validation selects the returned update prefix")."""
+
+
+#: Seconds between two progress lines of a fit with ``verbose`` where tqdm is not installed.
+PROGRESS_SECONDS = 2.0
+
+
+class _Progress:
+    """Progress of a long part of a fit on stderr (``verbose=``): tqdm's bar where tqdm is
+    installed, else a line every :data:`PROGRESS_SECONDS`; nothing when ``on`` is false."""
+
+    def __init__(self, on, what: str, total: int):
+        self.on, self.what, self.total, self.bar = bool(on), what, total, None
+        if self.on and importlib.util.find_spec("tqdm") is not None:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, desc=what, file=sys.stderr, leave=False)
+        self.last = time.monotonic()
+
+    def __call__(self, t: int, note: str = "") -> None:
+        if not self.on:
+            return
+        if self.bar is not None:
+            self.bar.update(t - self.bar.n)
+            return
+        now = time.monotonic()
+        if now - self.last >= PROGRESS_SECONDS:
+            self.last = now
+            print(f"{self.what}: {t} of at most {self.total}{note}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@contextmanager
+def _progress(on, what: str, total: int):
+    bar = _Progress(on, what, total)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+@contextmanager
+def _within(where: str):
+    """A HUCError raised inside, its message prefixed by ``where`` (a model file's ``options.``)."""
+    try:
+        yield
+    except HUCError as err:
+        if not where:
+            raise
+        raise HUCError(f"{where}{err}", kind=err.kind) from None
+
+
+def _decimal(value, where: str):
+    """A hyperparameter as the exact number the engines compare: a float (Python's or numpy's) is
+    the decimal it prints as, ``Fraction(repr(x))`` (``0.01`` is exactly 1/100, not the binary
+    float nearest it); anything else as :func:`huc_ref.rational.exact` reads it (``"0.01"``,
+    ``"1/100"``, ``Fraction(1, 100)``, an integer).
+
+    >>> _decimal(0.01, "epsilon"), _decimal(np.float32(0.01), "epsilon"), _decimal("1/100", "epsilon")
+    (Fraction(1, 100), Fraction(1, 100), Fraction(1, 100))
+    """
+    if isinstance(value, (float, np.floating)) and math.isfinite(value):
+        value = str(value) if isinstance(value, np.floating) else repr(float(value))  # (numpy: its own digits)
+    return exact(value, where)
+
+
+class _Estimator(_Classifier, _Base):
+    """The contract of the estimators here: scikit-learn's (``get_params``, ``set_params``,
+    ``clone``, ``predict``, ``score``, tags), an unknown parameter refused by one HUCError."""
+
+    def set_params(self, **params):
+        """Set constructor arguments (scikit-learn's ``set_params``; ``initial__l2`` a nested one);
+        returns ``self``.
 
         >>> TemperatureScaling().set_params(l2=0.25).l2
         0.25
         """
-        valid = self.get_params()
-        for name, value in params.items():
-            if name not in valid:
+        valid = self.get_params(deep=False)
+        for name in params:
+            if name.partition("__")[0] not in valid:
                 raise HUCError(f"set_params: {type(self).__name__} has no parameter {name!r} "
-                               f"(it has {', '.join(valid)})", kind="unknown_field")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+                               f"(it has {', '.join(sorted(valid))})", kind="unknown_field")
+        return super().set_params(**params)
 
     def _fitted(self, attribute):
         if not hasattr(self, attribute):
-            raise HUCError(f"{type(self).__name__}: not fitted yet; call fit(y_prob, y_true) first", kind="state")
+            raise _NotFitted(f"{type(self).__name__}: not fitted yet; call fit(y_prob, y_true) first", kind="state")
         return getattr(self, attribute)
+
+    def predict(self, y_prob, **kwargs) -> np.ndarray:
+        """The class of largest recalibrated probability for each row (``classes_[argmax]``; the
+        first of tied ones), as a classifier's ``predict``.
+
+        >>> m = TemperatureScaling(l2=0.0).fit([[0.9, 0.1]] * 4, ["a", "a", "b", "a"])
+        >>> m.predict([[0.9, 0.1], [0.2, 0.8]]).tolist()
+        ['a', 'b']
+        """
+        return self._fitted("classes_")[np.argmax(self.predict_proba(y_prob, **kwargs), axis=1)]
+
+    if _SKLEARN:
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.input_tags.positive_only = True  # rows of probabilities: nonnegative entries
+            tags.classifier_tags.poor_score = True  # a recalibrator's accuracy is its input probabilities'
+            return tags
 
 
 def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -> np.ndarray:
@@ -89,13 +231,15 @@ def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -
 
 
 def _validation(validation, size: int = 3):
-    """``validation`` as a tuple ``(y_prob, y_true[, subgroups])`` (K.1's held-out split), or None."""
-    if validation is None:
-        return None
+    """``validation`` as a tuple ``(y_prob, y_true[, subgroups])`` (K.1's held-out split), None or
+    (``size == 3``, :class:`HUCBoost`) False."""
+    if validation is None or validation is False and size == 3:
+        return validation
     if not isinstance(validation, (tuple, list)) or not 2 <= len(validation) <= size:
-        shown = "(y_prob, y_true[, subgroups])" if size == 3 else "(y_prob, y_true)"
+        shown = ("(y_prob, y_true[, subgroups]), None (a held-out part of the calibration data) or False (none)"
+                 if size == 3 else "(y_prob, y_true)")
         got = (f"a {type(validation).__name__} of {len(validation)}" if isinstance(validation, (tuple, list))
-               else type(validation).__name__)
+               else given(validation, 40) if isinstance(validation, bool) else type(validation).__name__)
         raise HUCError(f"validation: expected {shown}, got {got}", kind="type")
     return tuple(validation)
 
@@ -119,6 +263,7 @@ def _subgroup_values(subgroups, n: int, names=None, where: str = "subgroups",
     C = np.empty((n, len(groups)))
     for k, (name, values) in enumerate(groups.items()):
         C[:, k] = subgroup_column(values, n, f"{where}[{name!r}]", rows)
+        check_whole_population(name, C[:, k], f"{where}['all'][{{i}}]")  # (the user's "all" is everyone)
     return list(groups), C
 
 
@@ -139,48 +284,123 @@ def _sample(tree, P, y, names, C, sample_weight) -> FiniteDistribution:
                                           subgroups={g: C[:, k] for k, g in enumerate(names)})
 
 
+def _class_ids(y_true, classes: np.ndarray, n: int, where: str = "y_true", rows: str = "y_prob") -> np.ndarray:
+    """The column of each label of ``y_true`` (strings, integers, any array-like) among ``classes``
+    (the columns' classes); one HUCError naming the first label that is not one of them.
+
+    >>> _class_ids(["b", "a", "b"], np.array(["a", "b"]), 3).tolist()
+    [1, 0, 1]
+    """
+    y = _labels(y_true, n, where, rows)
+    values, inverse = np.unique(y, return_inverse=True)
+    index = {v: k for k, v in enumerate(classes.tolist())}
+    ids = np.array([index.get(v, -1) for v in values.tolist()], dtype=int)
+    if (ids < 0).any():
+        i = int(np.argmax(ids[inverse] < 0))
+        raise HUCError(f"{where}[{i}]: {given(y[i], 60)} is not one of the classes "
+                       f"{printable(repr(classes.tolist()), 100)} (the columns of {rows}: labels=)", kind="reference")
+    return ids[inverse.ravel()]
+
+
+def _labels(y_true, n: int, where: str = "y_true", rows: str = "y_prob") -> np.ndarray:
+    """``y_true`` as a 1-d array of ``n`` labels that sort (all strings or all numbers, a float one
+    an integer: a continuous target is not a class label)."""
+    if isinstance(y_true, (str, bytes)) or not (hasattr(y_true, "__iter__") or hasattr(y_true, "__array__")):
+        raise HUCError(f"{where}: expected one label per row of {rows}, got {type(y_true).__name__}", kind="length")
+    y = np.asarray(y_true if hasattr(y_true, "__len__") or hasattr(y_true, "__array__") else list(y_true))
+    if y.ndim != 1 or len(y) != n:
+        raise HUCError(f"{where}: has {len(y) if y.ndim == 1 else y.shape} labels, {rows} has {n} rows", kind="length")
+    if y.dtype.kind == "f" and not (np.isfinite(y) & (y == np.round(y))).all():
+        i = int(np.argmin(np.isfinite(y) & (y == np.round(y))))
+        raise HUCError(f"{where}[{i}]: {given(y[i])} is not a class label (a continuous target; the labels are "
+                       "classes: strings or integers)", kind="reference")
+    try:
+        np.unique(y)
+    except TypeError:
+        raise HUCError(f"{where}: labels must be all strings or all numbers (they are sorted into classes_)",
+                       kind="type") from None
+    return y
+
+
 class _Scaling(_Estimator):
-    """Temperature, vector or Dirichlet scaling as an estimator (Table 3, H.6)."""
+    """Temperature, vector or Dirichlet scaling as an estimator (Table 3, H.6).
+
+    ``labels``: the classes of ``y_prob``'s columns, in order (any array-like, e.g. a
+    classifier's ``classes_``); without it the classes are the sorted distinct labels of
+    ``y_true`` (scikit-learn's ``classes_``), which must then be as many as the columns.
+    """
 
     kind = ""
 
-    def __init__(self, *, l2: float = 1e-4, kappa: float = KAPPA_INIT, l2_grid=L2_GRID):
-        self.l2, self.kappa, self.l2_grid = l2, kappa, l2_grid
+    def __init__(self, *, l2: float = 1e-4, kappa: float = KAPPA_INIT, l2_grid=L2_GRID, labels=None):
+        self.l2, self.kappa, self.l2_grid, self.labels = l2, kappa, l2_grid, labels
+
+    def _classes(self, y_true, n: int, K: int) -> np.ndarray:
+        """``classes_``: ``labels`` as given, or the sorted distinct labels of ``y_true``."""
+        if self.labels is not None:
+            if isinstance(self.labels, (str, bytes)) or not hasattr(self.labels, "__iter__"):
+                raise HUCError(f"labels: expected the {K} classes of y_prob's columns (e.g. a classifier's classes_), "
+                               f"got {type(self.labels).__name__}", kind="labels")
+            classes = _labels(self.labels, len(np.asarray(self.labels)), "labels", "its classes")
+            if len(classes) != K or len(np.unique(classes)) != K:
+                raise HUCError(f"labels: expected {K} distinct classes, one for each column of y_prob, got "
+                               f"{printable(repr(classes.tolist()), 100)}", kind="labels")
+            return classes
+        classes = np.unique(_labels(y_true, n))
+        if len(classes) != K:
+            raise HUCError(f"y_true: has {len(classes)} distinct labels {printable(repr(classes.tolist()), 100)} for "
+                           f"the {K} columns of y_prob; pass labels= with the columns' classes (e.g. "
+                           "labels=clf.classes_)", kind="labels")
+        return classes
 
     def fit(self, y_prob, y_true, *, sample_weight=None, validation=None):
-        """Fit on calibration predictions and labels (column indices ``0 .. K-1``); with
-        ``validation=(y_prob_val, y_true_val)`` the regularisation is chosen there (K.1)."""
+        """Fit on calibration predictions ``y_prob`` (``n x K``) and labels ``y_true`` (strings,
+        integers or any array-like of them, each one of :attr:`classes_`); with
+        ``validation=(y_prob_val, y_true_val)`` the regularisation is chosen there (K.1:
+        "Validation data select regularization").  Returns ``self``.
+
+        >>> m = TemperatureScaling(l2=0.0, labels=np.array(["cat", "dog"]))
+        >>> m.fit([[0.9, 0.1]] * 4, ["cat"] * 3 + ["dog"]).classes_.tolist(), m.n_features_in_
+        (['cat', 'dog'], 2)
+        >>> round(m.temperature_, 4)  # 9 ** (1 / T) = 3 : 1, the frequencies
+        2.0
+        """
         n, K = prediction_rows(y_prob).shape  # (checked here, divided by their sums in fit_scaling)
-        Y = self._one_hot(y_true, n, K)
+        classes = self._classes(y_true, n, K)
+        Y = np.eye(K)[_class_ids(y_true, classes, n)]
         val = None
         validation = _validation(validation, 2)
         if validation is not None:
             Pv, yv = validation[0], validation[1]
-            val = (Pv, self._one_hot(yv, len(prediction_rows(Pv, K, "validation[0]")), K, "validation[1]"))
-        self.recalibrator_ = fit_scaling(y_prob, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
-                                         validation=val, l2_grid=self.l2_grid)
+            nv = len(prediction_rows(Pv, K, "validation[0]"))
+            val = (Pv, np.eye(K)[_class_ids(yv, classes, nv, "validation[1]", "validation[0]")])
+        recalibrator = fit_scaling(y_prob, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
+                                   validation=val, l2_grid=self.l2_grid)
+        self.recalibrator_, self.classes_, self.n_features_in_ = recalibrator, classes, K
+        self._parameters(recalibrator)
         return self
 
-    @staticmethod
-    def _one_hot(y, n, K, where="y_true"):
-        ids = np.asarray(y)
-        if ids.shape != (n,) or ids.dtype.kind not in "iu" or K is None or (ids < 0).any() or (ids >= K).any():
-            raise HUCError(f"{where}: expected {n} class indices from 0 to {'K - 1' if K is None else K - 1}",
-                           kind="reference")
-        return np.eye(K)[ids]
+    def _parameters(self, recalibrator: Recalibrator) -> None:
+        """The fitted map's parameters as attributes (Table 3's names, ending in ``_``)."""
 
     def predict_proba(self, y_prob) -> np.ndarray:
-        """The recalibrated predictions, every entry positive, rows summing to 1 (``y_prob``: rows
-        of the fitted ``K`` probabilities, each divided by its sum first; a Dask Array or DataFrame
-        gives a Dask collection, row block by row block: :func:`huc_ref.fast.scale.lazy_predictions`)."""
+        """The recalibrated predictions, every entry positive, rows summing to 1, columns in the
+        order of :attr:`classes_` (``y_prob``: rows of the fitted ``K`` probabilities, each
+        divided by its sum first; a Dask Array or DataFrame gives a Dask collection, row block by
+        row block: :func:`huc_ref.fast.scale.lazy_predictions`)."""
         if _lazy(y_prob):
             from .fast.scale import lazy_predictions
             return lazy_predictions(self, y_prob)
-        return self._fitted("recalibrator_")(y_prob)
+        recalibrator = self._fitted("recalibrator_")
+        rows = as_floats(y_prob, "y_prob")
+        if rows.ndim != 2:  # (n x K: one row is [row]; the map divides each row by its sum itself)
+            prediction_rows(rows, self.n_features_in_)
+        return recalibrator(rows)
 
 
 class TemperatureScaling(_Scaling):
-    """``softmax(log p / T)`` (Table 3), ``T`` from a bounded scalar search (H.6, K.1).
+    """``softmax(log p / T)`` (Table 3), ``T`` from a bounded scalar search (H.6, K.1); fitted
+    ``T`` in :attr:`temperature_`.
 
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> m = TemperatureScaling(l2=0.0).fit(P, [0, 0, 1, 0])
@@ -190,32 +410,59 @@ class TemperatureScaling(_Scaling):
 
     kind = "temperature"
 
+    def _parameters(self, recalibrator):
+        self.temperature_ = recalibrator.temperature
+
 
 class VectorScaling(_Scaling):
-    """``softmax(a * log p + b)`` (Table 3), fitted by trust-region Newton-CG (H.6, K.1).
+    """``softmax(a * log p + b)`` (Table 3), fitted by trust-region Newton-CG (H.6, K.1); fitted
+    ``a`` and ``b`` in :attr:`a_` and :attr:`b_`.
 
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> m = VectorScaling(l2=0.0).fit(P, [0, 0, 1, 0])
-    >>> round(float(m.predict_proba(P)[0, 0]), 4)
-    0.75
+    >>> round(float(m.predict_proba(P)[0, 0]), 4), m.a_.shape
+    (0.75, (2,))
     """
 
     kind = "vector"
 
+    def _parameters(self, recalibrator):
+        self.a_, self.b_ = np.diag(recalibrator.W).copy(), recalibrator.b
+
 
 class DirichletScaling(_Scaling):
-    """``softmax(W log p + b)`` (Table 3; Kull et al., 2019), fitted by trust-region Newton-CG (H.6, K.1).
+    """``softmax(W log p + b)`` (Table 3; Kull et al., 2019), fitted by trust-region Newton-CG (H.6,
+    K.1); fitted ``W`` and ``b`` in :attr:`W_` and :attr:`b_`.
 
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> m = DirichletScaling(l2=0.0).fit(P, [0, 0, 1, 0])
-    >>> round(float(m.predict_proba(P)[0, 0]), 4)
-    0.75
+    >>> round(float(m.predict_proba(P)[0, 0]), 4), m.W_.shape
+    (0.75, (2, 2))
     """
 
     kind = "dirichlet"
 
+    def _parameters(self, recalibrator):
+        self.W_, self.b_ = recalibrator.W, recalibrator.b
+
 
 SCALINGS = {cls.kind: cls for cls in (TemperatureScaling, VectorScaling, DirichletScaling)}
+
+
+#: The most rules (kept updates) a model holds, and so the most updates a fit runs (K.1's budget of
+#: 100 passes over up to 1,000 branching nodes).  Applying a model costs time linear in its rules
+#: (each is an audit-sized pass over the rows: about 0.4 s per 1,000 rules on 200 rows), so the
+#: reader refuses a file of more rather than run unboundedly.
+MAX_RULES = 100_000
+
+
+def _loss_note(record) -> str:
+    """A boosting update's log loss, as a progress line shows it (a float, or the certified engine's decimal text)."""
+    value = record.get("log_loss_after")
+    try:
+        return f", log loss {float(value):.6g}"
+    except (TypeError, ValueError):
+        return ""
 
 
 class HUCBoost(_Estimator):
@@ -223,21 +470,96 @@ class HUCBoost(_Estimator):
 
     ``fit`` boosts on the calibration predictions with K.1's settings by default (violations
     above ``epsilon = 0.001`` corrected; ``select="passes"``, at most ``max_passes = 100`` passes
-    over the branching nodes; UC-Boost at most 100 updates), keeps the update prefix with the
-    smallest validation HUC (UC for UC-Boost) when ``validation=(y_prob, y_true[, subgroups])``
-    is given, and stores the kept updates as rules in :attr:`rules_`.  ``predict_proba`` applies
-    them to new predictions (the subgroups by name, as at fit).  ``initial``: a scaling estimator
-    fitted first on the same calibration data (the two-stage methods of H.2).  ``epsilon`` and a
-    fixed ``step`` are exact numbers (``"0.01"``, ``Fraction(1, 100)``): a float such as ``0.01``
-    is refused at ``fit`` with the string to write instead, since boosting compares them exactly.
-    :attr:`report_` audits the predictions before and after (on the validation data when given),
-    with p-values under the null of calibration when ``null_draws`` is set (``seed`` seeds the
-    redraws).
-    ``engine``: ``"fast"`` (float64, the default) or ``"exact"`` (every decision certified:
-    float64 with rigorous error bounds where python-flint is installed, the ``certified``
-    extra, and the certified engine for what they cannot decide; else the certified engine).
+    over the branching nodes; UC-Boost at most 100 updates), keeps the update prefix chosen on
+    validation data (K.1: "Validation selects the returned update prefix") and stores the kept
+    updates as rules in :attr:`rules_`; ``predict_proba`` applies them to new predictions (the
+    subgroups by name, as at fit).
 
-    App. D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3): boosting removes HUC.
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree ``T``; the columns of ``y_prob`` are its labels.
+    utilities : dict
+        The utility family ``U``, by name.
+    method : {"huc", "uc"}
+        HUC-Boost (Algorithm 1) or UC-Boost.
+    epsilon : float, str or Fraction
+        Violations above it are corrected (K.1: 0.001).  A float is the decimal it prints as:
+        ``0.01`` is exactly 1/100 (``Fraction(repr(x))``), for both engines, as is ``"0.01"``.
+    select : {"passes", "greedy", "drain"}
+        K.1's passes over the branching nodes, or the largest violation each time.
+    step : "adaptive", or a float, str or Fraction
+        Theorem 3.5's step ``Gamma / Lambda``, or a fixed step magnitude (a float read as ``epsilon``).
+    max_updates : int or None
+        At most this many updates (at most :data:`MAX_RULES`); None: K.1's budget, 100 passes
+        over the branching nodes (UC-Boost: 100 updates), capped at :data:`MAX_RULES`.
+    max_passes : int
+        K.1's budget of passes (100).
+    arithmetic : {"float64", "certified", "exact"} or None
+        The numbers of the boosting (:func:`huc_ref.engines.boost_arithmetic`): ``"float64"``
+        (None, the default), ``"certified"`` (every decision certified: float64 with rigorous
+        error bounds, python-flint's Arb, and the certified engine for what they cannot decide; the
+        ``certified`` extra) or ``"exact"`` (the certified engine alone, slower).
+    initial : TemperatureScaling, VectorScaling, DirichletScaling or None
+        A scaling fitted first on the same calibration rows (the two-stage methods of H.2).
+    kappa : float
+        K.1's ``kappa_init`` smoothing.
+    labels : array-like or None
+        The columns' labels in order (e.g. ``clf.classes_``); None: the tree's label order.
+    validation_fraction : float
+        Without ``validation=`` at ``fit``, this fraction of the calibration rows, stratified by
+        label, is held out as K.1's validation data (:func:`huc_ref.replay.held_out_rows`;
+        default 0.3).  K.1 fits on calibration data and selects on validation data, so the
+        held-out rows choose the prefix and are audited in :attr:`report_`, and the rules are
+        fitted on the rest.
+    prefix_guard : float or None
+        A prefix is kept only where it lowers the validation log loss of the initial
+        predictions by at least this many standard errors (default 2;
+        :func:`huc_ref.replay.select_prefix`); None: K.1's smallest validation HUC alone.
+    null_draws : int or None
+        :attr:`report_`'s p-values under the null of calibration, from this many redraws; their
+        cost is checked before the boosting (:func:`huc_ref.significance.check_null_work`).
+    seed : int
+        Seeds the held-out split and the null redraws.
+    verbose : bool or int
+        Progress of the boosting and of the prefix selection on stderr (tqdm's bars where tqdm
+        is installed, else a line every 2 seconds).
+    max_null_work : int or None
+        The budget of ``null_draws``' audits (None: the default budget of
+        :func:`huc_ref.significance.check_null_work`).
+    engine : {"fast", "exact"} or None
+        The deprecated spelling of ``arithmetic`` (a DeprecationWarning): ``"fast"`` is float64,
+        ``"exact"`` certified where python-flint is installed, else exact.
+
+    Attributes
+    ----------
+    rules_ : list
+        The kept updates ``(subgroup index, utility, node id, lo, hi, alpha)``, in order.
+    n_updates_, n_updates_run_, stopped_ :
+        The updates kept, the updates run, and why the run stopped.
+    classes_ : ndarray
+        The columns' labels (``labels``, a DataFrame's column names, or the tree's labels).
+    n_features_in_ : int
+        ``K``, the number of labels.
+    validation_ : {"held-out", "given", "none"}
+        Where the prefix was chosen; ``held_out_``: the calibration rows held out (or None).
+    validation_errors_ : list or None
+        The validation HUC (UC) after 0, 1, ... updates.
+    report_ : dict
+        The audits (fast engine) of the predictions before and after, on the validation rows
+        (held out or given), else on the calibration rows.
+    run_ : BoostResult
+        The run (absent from a loaded model).
+
+    Warns
+    -----
+    NoValidationWarning
+        ``fit(..., validation=False)``: every update run is kept, named with their number.
+
+    Examples
+    --------
+    App. D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3): boosting removes HUC; the
+    same rows (the sample is the population) choose the prefix.
 
     >>> from huc_ref import LabelTree, Table, fast
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
@@ -245,134 +567,247 @@ class HUCBoost(_Estimator):
     >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]
     >>> fast.audit(y, P, t, us).huc.sup  # D.1's HUC
     0.25
-    >>> model = HUCBoost(t, us, epsilon="1/100").fit(P, y)
+    >>> model = HUCBoost(t, us, epsilon=0.01, prefix_guard=None).fit(P, y, validation=(P, y))
     >>> model.stopped_, fast.audit(y, model.predict_proba(P), t, us).huc.sup <= 0.01
     ('tolerance', True)
     >>> bool(np.allclose(model.predict_proba(P), model.run_.predictions))  # the rules replay the run
     True
-    >>> report = HUCBoost(t, us, epsilon="1/100", null_draws=99).fit(np.tile(P, (10, 1)), y * 10).report_
-    >>> report["before"].significance.huc, report["after"].significance.huc  # 80 rows: D.1's HUC is real
-    (Fraction(1, 50), Fraction(1, 1))
+    >>> model.classes_.tolist(), model.predict(P[:1]).tolist()
+    (['y1', 'y2', 'y3', 'y4'], ['y3'])
+    >>> P80, y80 = np.tile(P, (10, 1)), y * 10
+    >>> report = HUCBoost(t, us, epsilon="1/100", null_draws=99).fit(P80, y80, validation=(P80, y80)).report_
+    >>> report["before"].significance.huc, report["after"].significance.huc  # 80 rows: D.1's HUC is real, the rest not
+    (Fraction(1, 50), Fraction(63, 100))
     """
 
     def __init__(self, tree: LabelTree, utilities: dict, *, method: str = "huc", epsilon="0.001",
                  select: str = "passes", step="adaptive", max_updates: int | None = None, max_passes: int = 100,
-                 engine: str = "fast", initial=None, kappa: float = KAPPA_INIT, labels=None,
-                 null_draws: int | None = None, seed: int = 0):
+                 arithmetic: str | None = None, initial=None, kappa: float = KAPPA_INIT, labels=None,
+                 validation_fraction: float = 0.3, prefix_guard: float | None = 2.0, null_draws: int | None = None,
+                 seed: int = 0, verbose: int = 0, max_null_work: int | None = None, engine: str | None = None):
+        # (scikit-learn's estimator: every hyper-parameter a keyword of the constructor, hence more than 12)
         self.tree, self.utilities, self.method, self.epsilon = tree, utilities, method, epsilon
         self.select, self.step, self.max_updates, self.max_passes = select, step, max_updates, max_passes
-        self.engine, self.initial, self.kappa, self.labels = engine, initial, kappa, labels
-        self.null_draws, self.seed = null_draws, seed
+        self.arithmetic, self.engine, self.initial, self.kappa, self.labels = arithmetic, engine, initial, kappa, labels
+        self.validation_fraction, self.prefix_guard = validation_fraction, prefix_guard
+        self.null_draws, self.seed, self.verbose, self.max_null_work = null_draws, seed, verbose, max_null_work
 
-    def _check_params(self) -> None:
-        """The constructor's arguments that ``fit`` reads before the boosting options are checked
-        (scikit-learn's convention: ``__init__`` stores, ``fit`` checks)."""
-        if not one_of(self.method, METHODS):
-            raise HUCError(f"method: expected 'huc' or 'uc', got {given(self.method)}", kind="option")
+    def _arithmetic(self) -> str:
+        """The numbers of the fit (:func:`huc_ref.engines.boost_arithmetic`; default ``"float64"``),
+        the deprecated ``engine`` read as it was: ``"fast"`` float64, ``"exact"`` certified float64
+        where python-flint is installed, else the certified engine (docs/specification.md §4).
+
+        >>> HUCBoost(LabelTree.from_children("r", {"r": ["a", "b"]}), {}, arithmetic="certified")._arithmetic()
+        'certified'
+        """
+        if self.engine is None:
+            return boost_arithmetic("float64" if self.arithmetic is None else self.arithmetic)
         check_engine(self.engine)
-        if not is_integer(self.max_passes) or self.max_passes < 1:
-            raise HUCError(f"max_passes: must be a positive integer, got {given(self.max_passes)}", kind="option")
-        if self.null_draws is not None:  # (before the boosting: the report draws them after it)
-            from .significance import check_null
-            check_null(self.null_draws, self.seed)
-        if self.initial is not None and not isinstance(self.initial, _Scaling):
-            raise HUCError("initial: expected None, TemperatureScaling(), VectorScaling() or DirichletScaling() "
-                           f"(H.2's first stage), got {given(self.initial, 60)}", kind="option")
+        if self.arithmetic is not None:
+            raise HUCError(f"engine: not taken with arithmetic={given(self.arithmetic)} (engine= is deprecated); "
+                           "give arithmetic alone", kind="option")
+        new = "float64" if self.engine == "fast" else "certified" if importlib.util.find_spec("flint") else "exact"
+        warnings.warn(f"engine={self.engine!r} is deprecated; use arithmetic={new!r}", DeprecationWarning,
+                      stacklevel=4)
+        return new
+
+    def _check_params(self, n: int = 1, where: str = "") -> dict:
+        """The constructor's arguments, checked (scikit-learn's convention: ``__init__`` stores,
+        ``fit`` checks), as the boosting options (``epsilon`` and a fixed ``step`` exact; the
+        update cap); ``n`` rows; ``where`` prefixes a message (a model file's ``options.``)."""
+        from .significance import check_null
+        if not isinstance(self.tree, LabelTree):
+            raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}", kind="tree")
+        with _within(where):
+            if not one_of(self.method, METHODS):
+                raise HUCError(f"method: expected 'huc' or 'uc', got {given(self.method)}", kind="option")
+            self.arithmetic_ = self._arithmetic()
+            if not is_integer(self.max_passes) or self.max_passes < 1:
+                raise HUCError(f"max_passes: must be a positive integer, got {given(self.max_passes)}", kind="option")
+            if self.max_updates is not None and not (is_integer(self.max_updates)
+                                                     and 0 <= self.max_updates <= MAX_RULES):
+                raise HUCError(f"max_updates: expected None or an integer from 0 to {MAX_RULES} (MAX_RULES, the most "
+                               f"rules a model holds), got {given(self.max_updates)}", kind="option")
+            epsilon = _decimal(self.epsilon, "epsilon")
+            step = self.step if isinstance(self.step, str) else _decimal(self.step, "step")
+            budget = 100 if self.method == "uc" else int(self.max_passes) * max(1, len(self.tree.branching_nodes))
+            cap = int(self.max_updates) if self.max_updates is not None else min(budget, MAX_RULES)
+            options = dict(method=self.method, epsilon=epsilon, step=step, max_updates=cap,
+                           select=self.select if self.method == "huc" else "greedy", max_passes=int(self.max_passes))
+            boost_settings(self.tree, n, self.utilities, **{**options, "select": self.select})
+            if self.null_draws is not None:  # (before the boosting: the report draws them after it)
+                check_null(self.null_draws, self.seed)
+            elif not is_integer(self.seed) or self.seed < 0:
+                raise HUCError(f"seed: expected a non-negative integer, got {given(self.seed)}", kind="option")
+            if self.initial is not None and not isinstance(self.initial, _Scaling):
+                raise HUCError("initial: expected None, TemperatureScaling(), VectorScaling() or DirichletScaling() "
+                               f"(H.2's first stage), got {given(self.initial, 60)}", kind="option")
+            fraction = self.validation_fraction
+            if isinstance(fraction, bool) or not isinstance(fraction, Real) or not 0 < fraction < 1:
+                raise HUCError(f"validation_fraction: expected a number in (0, 1), the share of the calibration rows "
+                               f"held out to choose the prefix (K.1), got {given(fraction, 40)}", kind="option")
+            guard = self.prefix_guard
+            if guard is not None and (isinstance(guard, bool) or not isinstance(guard, Real)
+                                      or not 0 <= guard < math.inf):
+                raise HUCError(f"prefix_guard: expected None or a finite number >= 0 of standard errors, got "
+                               f"{given(guard, 40)}", kind="option")
+            if not (isinstance(self.verbose, bool) or is_integer(self.verbose) and self.verbose >= 0):
+                raise HUCError(f"verbose: expected True, False or an integer >= 0, got {given(self.verbose, 40)}",
+                               kind="option")
+        return options
 
     def _columns(self, y_prob, where="y_prob"):
-        """``(y_prob, order)``: a table's array, and where the tree's labels are among its columns
-        (named by ``labels=`` or a DataFrame's column names; None: in the tree's order)."""
+        """``(y_prob, labels, order)``: a table's array, its columns' labels (``labels=`` or a
+        DataFrame's column names; None: unnamed), and where the tree's labels are among them
+        (None: in the tree's order)."""
         if not isinstance(self.tree, LabelTree):
             raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}", kind="tree")
         y_prob, labels = self.tree.frame_columns(y_prob, self.labels)  # (a DataFrame's column names)
-        return y_prob, self.tree.column_order(labels, what=where)
+        return y_prob, labels, self.tree.column_order(labels, what=where)
 
     def _inputs(self, y_prob, where="y_prob"):
         """The predictions in the tree's label order, with K.1's smoothing."""
-        y_prob, order = self._columns(y_prob, where)
+        y_prob, _, order = self._columns(y_prob, where)
         P = _probabilities(y_prob, self.tree.K, self.kappa, where)
         return P if order is None else P[:, order]
 
     def fit(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None):
-        """Boost on calibration data (Algorithm 1, or UC-Boost, with K.1's settings);
-        ``validation=(y_prob, y_true[, subgroups])`` picks the prefix (K.1).
+        """Boost on calibration data (Algorithm 1, or UC-Boost, with K.1's settings) and keep the
+        update prefix validation data choose (K.1).
 
+        Parameters
+        ----------
+        y_prob : array-like or DataFrame, n x K
+            Calibration predictions (a classifier's ``predict_proba``), columns as ``labels``.
+        y_true : array-like of n labels
+            Label names or label ids (positions in the tree's label order).
+        subgroups : mapping or None
+            Subgroup indicators by name (values in [-1, 1]); "all" is always included.
+        sample_weight : array-like or None
+            Positive weights of the rows.
+        validation : None, tuple or False
+            None (the default): hold out ``validation_fraction`` of the rows, stratified by label
+            (seeded by ``seed``), to choose the prefix.  ``(y_prob, y_true[, subgroups])``: rows
+            of their own.  False: no validation; every update is kept, with a
+            :class:`NoValidationWarning` naming their number.
+
+        Returns
+        -------
+        HUCBoost
+            ``self``, fitted.
+
+        Raises
+        ------
+        HUCError
+            A bad argument (one error naming it), or calibration rows too few to hold any out
+            (no label with two rows: pass ``validation=`` or ``validation=False``).
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
         >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
-        >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y)
-        >>> model.n_updates_, model.stopped_
+        >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100", prefix_guard=None)
+        >>> model.fit(P, y, validation=(P, y)).n_updates_, model.stopped_
         (13, 'tolerance')
         >>> model.rules_[0]  # (subgroup, utility, node id, interval, step): v0 on the score 1/2, Gamma/Lambda = 1
         (0, 'u', 0, 0.5, 0.5, 1.0)
+        >>> model.fit(np.tile(P, (5, 1)), y * 5).validation_, len(model.held_out_)  # 12 of 40 rows held out
+        ('held-out', 12)
         """
-        self._check_params()
         P = self._inputs(y_prob)
-        y = label_ids(y_true, self.tree, len(P))
+        options = self._check_params(len(P))
+        _, labels, _ = self._columns(y_prob)
+        K, n = self.tree.K, len(P)
+        y = label_ids(y_true, self.tree, n)
+        w = _weights(sample_weight, n)  # one check, one message, whichever engine
+        weights = None if w is None else np.asarray(sample_weight, dtype=float)  # (as given: the audits' weights)
+        names, C = _subgroup_values(subgroups, n)
         validation = _validation(validation)
-        if self.initial is not None:
-            val = None if validation is None else (self._inputs(validation[0], "validation[0]"),
-                                                    label_ids(validation[1], self.tree, len(validation[0]),
-                                                              "validation[1]", "validation[0]"))
-            self.initial_ = type(self.initial)(**self.initial.get_params()).fit(P, y, sample_weight=sample_weight,
-                                                                               validation=val)
-            P = self.initial_.predict_proba(P)
-        names, C = _subgroup_values(subgroups, len(P))
-        cap = self.max_updates if self.max_updates is not None else (
-            100 if self.method == "uc" else int(self.max_passes) * max(1, len(self.tree.branching_nodes)))
-        options = dict(method=self.method, epsilon=self.epsilon, step=self.step, max_updates=cap,
-                       select=self.select if self.method == "huc" else "greedy", max_passes=self.max_passes)
-        w = _weights(sample_weight, len(P))  # one check, one message, whichever engine
-        held_out = None  # K.1's validation atoms, checked before the boosting (before session 26: after it)
-        if validation is not None:
+        held = None
+        if validation is None:  # K.1's validation rows, held out of the calibration rows
+            # (stratified by the labels' names: the same rows whatever order the tree lists its labels in)
+            held = held_out_rows(np.asarray(self.tree.labels)[y], self.validation_fraction, self.seed)
+            rest = np.setdiff1d(np.arange(n), held)
+            Pv, yv, Cv, wv = P[held], y[held], C[held], None if w is None else weights[held]
+            P, y, C = P[rest], y[rest], C[rest]
+            w, weights = (None, None) if w is None else (w[rest], weights[rest])
+        elif validation is not False:  # checked before the boosting
             Pv = self._inputs(validation[0], "validation[0]")
-            if self.initial is not None:
-                Pv = self.initial_.predict_proba(Pv)
             yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]")
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
                                      "validation[0]")
-            held_out = Sample(self.tree, Pv, yv, names, Cv)
-        if self.engine == "fast":  # from the arrays themselves: no exact number is built (issue 17)
-            run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, **options)
-        elif importlib.util.find_spec("flint") is not None:  # certified float64: the certified engine's
-            # decisions and Theorem 3.5's certificates, at float64's speed where its bounds decide (the certified extra)
-            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="fast", arithmetic="certified",
-                        **options)
-        else:  # the certified engine alone: the same decisions, slower
-            run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, engine="exact", **options)
+            wv = None
+        if self.null_draws is not None:  # (the report's two audits, each checked before the boosting)
+            from .significance import candidate_rows, check_null_work
+            check_null_work(self.null_draws, len(P) if validation is False else len(Pv), K, len(self.utilities),
+                            candidate_rows(self.utilities, len(names)), engine="fast", max_work=self.max_null_work)
+        P0 = P
+        if self.initial is not None:  # H.2's first stage, on the columns in the tree's order
+            first = type(self.initial)(**{**self.initial.get_params(deep=False), "labels": np.arange(K)})
+            self.initial_ = first.fit(P, y, sample_weight=weights,
+                                      validation=None if validation is False else (Pv, yv))
+            P = self.initial_.predict_proba(P)
+        name = type(self).__name__
+        with _progress(self.verbose, f"{name}: updates", options["max_updates"]) as bar:
+            def progress(t, record):
+                bar(t, _loss_note(record))
+            if self.arithmetic_ == "float64":  # from the arrays themselves: no exact number is built
+                run = boost_sample(self.tree, P, y, self.utilities, subgroups=names, C=C, w=w, progress=progress,
+                                   **options)
+            else:  # certified float64, or the certified engine alone: the same decisions and certificates
+                run = boost(_sample(self.tree, P, y, names, C, w), self.utilities, arithmetic=self.arithmetic_,
+                            progress=progress, **options)
         keep, errors = len(run.steps), None
-        if held_out is not None:
-            keep, errors = select_prefix(run, held_out, self.utilities)  # (arrays)
+        if validation is not False:
+            Qv = Pv if self.initial is None else self.initial_.predict_proba(Pv)
+            with _progress(self.verbose, f"{name}: prefixes audited", keep + 1) as bar:
+                keep, errors = select_prefix(run, Sample(self.tree, Qv, yv, names, Cv, wv), self.utilities,
+                                             guard=self.prefix_guard, progress=bar)
         self.subgroups_, self.run_, self.validation_errors_ = names, run, errors
         self.rules_ = [(k, u, a, float(lo), float(hi), float(alpha)) for k, u, a, lo, hi, alpha in run.steps[:keep]]
-        self.n_updates_, self.stopped_ = keep, run.stopped
-        self.report_ = self._report(y_prob, y, subgroups, validation, sample_weight)
+        self.n_updates_, self.n_updates_run_, self.stopped_ = keep, len(run.steps), run.stopped
+        self.validation_ = "none" if validation is False else "given" if held is None else "held-out"
+        self.held_out_ = held
+        self.classes_ = np.asarray(self.tree.labels if labels is None else labels)
+        self.n_features_in_ = K
+        if validation is False:
+            warnings.warn(f"{name}.fit(validation=False): all {keep} updates of the run are kept, none chosen on "
+                          "held-out rows (K.1: \"Validation selects the returned update prefix\"), so they may fit "
+                          "the calibration rows' noise; leave validation unset to hold out validation_fraction = "
+                          f"{self.validation_fraction} of the rows, or pass validation=(y_prob, y_true)",
+                          NoValidationWarning, stacklevel=2)
+        if validation is False:
+            self.report_ = self._report("calibration", P0, y, C, weights)
+        else:
+            self.report_ = self._report("validation" if held is None else "held-out", Pv, yv, Cv, wv)
         return self
 
-    def _report(self, y_prob, y, subgroups, validation, sample_weight=None) -> dict:
-        """The fit report: the audits (fast engine) of the input predictions and of the
-        recalibrated ones, on the validation data when given (held out), else on the calibration
-        data; with ``null_draws`` each carries p-values under the null of calibration
-        (:mod:`huc_ref.significance`), so a remaining violation can be told from noise.  On the
-        calibration data the "after" p-values are optimistic: the rules were fitted to its labels.
-        The calibration data's audits weigh its rows by ``sample_weight``, as the fit did."""
+    def _report(self, data: str, P, y, C, sample_weight) -> dict:
+        """The fit report: the audits (fast engine) of the predictions ``P`` (smoothed, in the
+        tree's order) and of the recalibrated ones, on the validation rows (given or held out),
+        else on the calibration rows (``data`` says which); with ``null_draws`` each carries
+        p-values under the null of calibration (:mod:`huc_ref.significance`), so a remaining
+        violation can be told from noise.  On the calibration rows the "after" p-values are
+        optimistic: the rules were fitted to their labels.  Rows are weighed by ``sample_weight``."""
         from .fast import audit
-        data = "calibration" if validation is None else "validation"
-        if validation is not None:
-            y_prob, y = validation[0], label_ids(validation[1], self.tree, len(validation[0]))
-            subgroups, sample_weight = (validation[2] if len(validation) > 2 else None), None
-        names, C = _subgroup_values(subgroups, len(y), self.subgroups_)
-        groups = {g: C[:, k] for k, g in enumerate(names)}
-        options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed, sample_weight=sample_weight)
+        groups = {g: C[:, k] for k, g in enumerate(self.subgroups_)}
+        options = dict(subgroups=groups, null_draws=self.null_draws, seed=self.seed, sample_weight=sample_weight,
+                       max_null_work=self.max_null_work)
         tree_order = self.tree.labels  # (both arrays below are in it)
-        before = audit(y, self._inputs(y_prob), self.tree, self.utilities, labels=tree_order, **options)
-        after = audit(y, self._recalibrated(self._inputs(y_prob), groups), self.tree, self.utilities,
-                      labels=tree_order, **options)
+        before = audit(y, P, self.tree, self.utilities, labels=tree_order, **options)
+        after = audit(y, self._recalibrated(P, C), self.tree, self.utilities, labels=tree_order, **options)
         return {"data": data, "before": before, "after": after}
 
     def predict_proba(self, y_prob, *, subgroups=None) -> np.ndarray:
         """The recalibrated predictions of new data (labels not needed): the kept rules, Algorithm
-        1's updates (Sec. 3.2's branch tilts), applied in order (:func:`huc_ref.fast.boost.apply_rules`).
+        1's updates (Sec. 3.2's branch tilts), applied in order (:func:`huc_ref.fast.boost.apply_rules`),
+        in the columns' order.
+
+        Each output row is checked to be a probability row: finite, nonnegative entries summing
+        to 1 within :func:`row_sum_tolerance`; a row that is not is a HUCError naming the first
+        rule after which it was not (float64's guard: :func:`huc_ref.fast.boost.tilt` keeps
+        every step's rows normalised).
         Predictions (or subgroups) held as a Dask Array or DataFrame give a Dask collection of the
         same kind, computed row block by row block (:func:`huc_ref.fast.scale.lazy_predictions`).
 
@@ -381,7 +816,7 @@ class HUCBoost(_Estimator):
         >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
         >>> from huc_ref import fast
         >>> us = {"u": Table(t, [-1, 1, 1, 1])}
-        >>> model = HUCBoost(t, us, epsilon="1/100").fit(P, y)
+        >>> model = HUCBoost(t, us, epsilon="1/100", prefix_guard=None).fit(P, y, validation=(P, y))
         >>> fast.audit(y, P, t, us).huc.sup, fast.audit(y, model.predict_proba(P), t, us).huc.sup <= 1 / 100
         (0.25, True)
         """
@@ -389,19 +824,56 @@ class HUCBoost(_Estimator):
         if _lazy(y_prob, subgroups):  # Dask collections: the same rules, row block by row block
             from .fast.scale import lazy_predictions
             return lazy_predictions(self, y_prob, subgroups)
-        _, order = self._columns(y_prob)
-        out = self._recalibrated(self._inputs(y_prob), subgroups)
+        _, _, order = self._columns(y_prob)
+        P = self._inputs(y_prob)
+        _, C = _subgroup_values(subgroups, len(P), self.subgroups_)
+        out = self._recalibrated(P, C)
         if order is not None:  # (back in the columns' order)
             out[:, order] = out.copy()
         return out
 
-    def _recalibrated(self, P, subgroups) -> np.ndarray:
-        """The kept rules applied to ``P`` (smoothed, in the tree's label order)."""
+    def score(self, y_prob, y_true, sample_weight=None, *, subgroups=None) -> float:
+        """Accuracy (scikit-learn's ``score``; K.1: "We evaluate UC and HUC, as well as accuracy"): the
+        weighted fraction of rows whose label (a name or a label id, as :meth:`fit` reads ``y_true``)
+        is the class :meth:`predict` gives.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> P = [[0.75, 0.25], [0.25, 0.75]] * 8
+        >>> m = HUCBoost(t, {"u": Table(t, [0, 1])}).fit(P, ["a", "b"] * 8)
+        >>> m.score([[0.75, 0.25], [0.25, 0.75]], ["a", "a"]), m.score([[0.75, 0.25]], [0])
+        (0.5, 1.0)
+        """
+        out = self.predict_proba(y_prob, subgroups=subgroups)
+        _, _, order = self._columns(y_prob)
+        column_ids = np.arange(self.tree.K) if order is None else np.argsort(order)  # each column's label id
+        hits = column_ids[np.argmax(out, axis=1)] == label_ids(y_true, self.tree, len(out))
+        return float(np.average(hits, weights=sample_weight))
+
+    def _recalibrated(self, P, C) -> np.ndarray:
+        """The kept rules applied to ``P`` (smoothed, in the tree's label order; subgroup values
+        ``C``), every output row checked to be a probability row."""
         if self.initial is not None:
             P = self.initial_.predict_proba(P)
-        _, C = _subgroup_values(subgroups, len(P), self.subgroups_)
-        *_, (_, out) = apply_rules(self.method, self.rules_, self.tree, self.utilities, P, C)
+        # (the last step's rows only: each step's are a fresh array, and a list of them all grows with the rules)
+        ((_, out),) = deque(apply_rules(self.method, self.rules_, self.tree, self.utilities, P, C), maxlen=1)
+        tolerance = row_sum_tolerance(self.tree.K, len(self.rules_))
+        if _bad_row(out, tolerance) is not None:
+            for t, Q in apply_rules(self.method, self.rules_, self.tree, self.utilities, P, C):
+                i = _bad_row(Q, row_sum_tolerance(self.tree.K, t))
+                if i is not None:
+                    where = "the initial scaling" if t == 0 else f"rule {t - 1} ({self._rule_text(t - 1)})"
+                    raise HUCError(f"predict_proba: row {i} is not a probability row after {where}: entries "
+                                   f"{printable(repr(Q[i].tolist()), 120)} (finite, nonnegative, summing to 1 within "
+                                   f"{row_sum_tolerance(self.tree.K, t):.3g} expected); float64 lost the "
+                                   "normalisation, a guard that should never be reached: please report it with the "
+                                   "model (to_json())", kind="internal")
         return out
+
+    def _rule_text(self, t: int) -> str:
+        k, u, a, lo, hi, alpha = self.rules_[t]
+        node = "the leaves" if a is None else f"node {self.tree.nodes[a]!r}"
+        return f"subgroup {self.subgroups_[k]!r}, utility {u!r}, {node}, interval [{lo!r}, {hi!r}], alpha {alpha!r}"
 
     # ------------------------------------------------------------------ huc-model/1
     def to_json(self) -> dict:
@@ -412,9 +884,10 @@ class HUCBoost(_Estimator):
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
         >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
-        >>> doc = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y).to_json()
-        >>> doc["format"], doc["subgroups"], len(doc["rules"])
-        ('huc-model/1', ['all'], 13)
+        >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100", prefix_guard=None)
+        >>> doc = model.fit(P, y, validation=(P, y)).to_json()
+        >>> doc["format"], doc["subgroups"], len(doc["rules"]), doc["provenance"]["validation"]
+        ('huc-model/1', ['all'], 13, 'given')
         >>> doc["rules"][0]
         {'subgroup': 'all', 'utility': 'u', 'node': 'v0', 'interval': [0.5, 0.5], 'alpha': 1.0}
         """
@@ -424,18 +897,22 @@ class HUCBoost(_Estimator):
         if self.initial is not None:
             r = self.initial_.recalibrator_
             initial = {"kind": r.kind, "W": r.W.tolist(), "b": r.b.tolist(), "kappa": r.kappa}
+        guard = None if self.prefix_guard is None else float(self.prefix_guard)
         return {"format": MODEL_FORMAT, "tree": self.tree.to_json(), "labels": list(self.tree.labels),
                 "utilities": {name: u.to_json() for name, u in self.utilities.items()},
                 "subgroups": list(self.subgroups_), "method": self.method, "kappa": check_kappa(self.kappa),
                 "options": {"epsilon": str(self.epsilon), "select": self.select, "step": str(self.step),
                             "max_updates": None if self.max_updates is None else int(self.max_updates),
-                            "max_passes": int(self.max_passes), "engine": self.engine},
+                            "max_passes": int(self.max_passes), "arithmetic": self.arithmetic_,
+                            "validation_fraction": float(self.validation_fraction), "prefix_guard": guard,
+                            "seed": int(self.seed)},
                 "initial": initial,
                 "rules": [{"subgroup": self.subgroups_[k], "utility": u,
                            "node": None if a is None else self.tree.nodes[a], "interval": [lo, hi], "alpha": alpha}
                           for k, u, a, lo, hi, alpha in rules],
-                "provenance": {"huc_ref": __version__, "updates_run": len(self.run_.steps),
-                               "updates_kept": self.n_updates_, "stopped": self.stopped_}}
+                "provenance": {"huc_ref": __version__, "updates_run": int(self.n_updates_run_),
+                               "updates_kept": self.n_updates_, "stopped": self.stopped_,
+                               "validation": self.validation_}}
 
     def save(self, path) -> Path:
         """Write :meth:`to_json` (the fitted Algorithm 1 updates, ``huc-model/1``) to ``path``.
@@ -444,7 +921,7 @@ class HUCBoost(_Estimator):
         >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
         >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
         >>> import tempfile
-        >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y)
+        >>> model = HUCBoost(t, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100").fit(P, y, validation=(P, y))
         >>> path = model.save(Path(tempfile.mkdtemp()) / "model.json")
         >>> bool((load_model(path).predict_proba(P) == model.predict_proba(P)).all())  # bit for bit
         True
@@ -454,7 +931,33 @@ class HUCBoost(_Estimator):
         return path
 
 
-#: The largest step a model file may hold: beyond it ``alpha h`` (``|h| <= 2``) overflows float64.
+def row_sum_tolerance(K: int, rules: int) -> float:
+    """How far from 1 the sum of a row recalibrated by ``rules`` rules may be in float64:
+    ``(rules + 2)(2K + 8) u + K tiny`` (``u = 2^-53``, ``tiny`` the smallest normal).
+
+    The input row is divided by its sum and smoothed (K.1's ``kappa_init``), and an initial
+    scaling is a softmax: each sums to 1 within ``(K + 2) u``.  A rule moves the sum by at most
+    ``(2K + 8) u`` relatively (:func:`huc_ref.fast.boost.move`: the tilt sums to 1 within
+    ``(d + 1) u``, and each label's scaling and the children's sums round), and the floor at
+    ``tiny`` adds at most ``K tiny``.  At :data:`MAX_RULES` rules of a 100-label tree this is
+    ``2.3e-9``.
+
+    >>> row_sum_tolerance(4, 0) == 2 * 16 * 2.0**-53 + 4 * 2.0**-1022
+    True
+    """
+    return (rules + 2) * (2 * K + 8) * UNIT_ROUNDOFF + K * SMALLEST_NORMAL
+
+
+def _bad_row(P: np.ndarray, tolerance: float) -> int | None:
+    """The first row of ``P`` that is not a probability row (finite nonnegative entries summing to 1
+    within ``tolerance``), or None."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (np.abs(P.sum(axis=1) - 1.0) <= tolerance)
+    return None if ok.all() else int(np.argmin(ok))
+
+
+#: The largest step a model file may hold.  Every finite step gives probability rows
+#: (:func:`huc_ref.fast.boost.tilt`); this bound keeps ``alpha h`` (``|h| <= 4``) finite as well.
 MAX_ALPHA = 1e300
 
 #: The largest float below 1: K.1's kappa_0 lies in the open interval (0, 1).
@@ -466,6 +969,10 @@ _SCORE_BOUND = 1.0 + 2.0**-20
 _MODEL_FIELDS = ("format", "tree", "labels", "utilities", "subgroups", "method", "kappa", "options", "initial",
                  "rules", "provenance")
 _RULE_FIELDS = ("subgroup", "utility", "node", "interval", "alpha")
+_OPTION_FIELDS = ("epsilon", "select", "step", "max_updates", "max_passes", "arithmetic", "engine",
+                  "validation_fraction", "prefix_guard", "seed")  # (engine: the deprecated spelling, still read)
+_STOPS = ("tolerance", "budget", "cap")  # (huc_ref.driver.drive's)
+_VALIDATIONS = ("held-out", "given", "none")
 
 
 def _field(obj, key: str, where: str, types, kind: str = "type"):
@@ -511,11 +1018,13 @@ def _read_initial(spec, K: int):
         arr = np.array(value, dtype=object)
         if arr.shape != shape or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in arr.ravel()):
             raise HUCError(f"initial.{key}: expected {' x '.join(map(str, shape))} numbers", kind="length")
-        arrays[key] = arr.astype(float)
-        if not np.all(np.abs(arrays[key]) <= MAX_ALPHA):
+        if not all(abs(x) <= MAX_ALPHA for x in arr.ravel()):  # (before float(): JSON's 10**400 overflows it)
             raise HUCError(f"initial.{key}: entries must be at most {MAX_ALPHA:g} in magnitude", kind="range")
-    initial = SCALINGS[kind](kappa=kappa)
+        arrays[key] = arr.astype(float)
+    initial = SCALINGS[kind](kappa=kappa, labels=np.arange(K))
     initial.recalibrator_ = Recalibrator(kind, arrays["W"], arrays["b"], kappa)
+    initial.classes_, initial.n_features_in_ = np.arange(K), K
+    initial._parameters(initial.recalibrator_)
     return initial
 
 
@@ -559,19 +1068,47 @@ def _read_rules(rules, tree: LabelTree, utilities, names, method: str) -> list:
     return out
 
 
+def _read_provenance(prov, rules: int) -> dict:
+    """The provenance of a model document: the version that wrote it, the updates run (at least
+    the rules kept, at most :data:`MAX_RULES`), the updates kept (the rules), why the run
+    stopped, and where the prefix was chosen (optional)."""
+    if not isinstance(prov, dict):
+        raise HUCError("provenance: expected an object", kind="type")
+    _only(prov, ("huc_ref", "updates_run", "updates_kept", "stopped", "validation"), "provenance.")
+    _field(prov, "huc_ref", "provenance.", (str,))
+    run = _field(prov, "updates_run", "provenance.", (int,))
+    if not rules <= run <= MAX_RULES:
+        raise HUCError(f"provenance.updates_run: expected an integer from {rules} (the rules kept) to {MAX_RULES}, "
+                       f"got {run}", kind="range")
+    if _field(prov, "updates_kept", "provenance.", (int,)) != rules:
+        raise HUCError(f"provenance.updates_kept: {prov['updates_kept']} updates kept, but the model has {rules} "
+                       "rules", kind="structure")
+    for key, known in (("stopped", _STOPS), ("validation", _VALIDATIONS)):
+        if (key in prov or key == "stopped") and _field(prov, key, "provenance.", (str,)) not in known:
+            raise HUCError(f"provenance.{key}: expected one of {', '.join(map(repr, known))}, got "
+                           f"{printable(repr(prov[key]), 60)}", kind="option")
+    return prov
+
+
 def load_model(source) -> HUCBoost:
-    """A fitted :class:`HUCBoost` from a ``huc-model/1`` document (a dict, or a path to one).
+    """A fitted :class:`HUCBoost` from a ``huc-model/1`` document (a dict, or a path to one): a
+    full model, which predicts, saves, writes :meth:`HUCBoost.to_json` and clones as the fitted
+    one does (its run, :attr:`HUCBoost.run_`, is not in the file).
 
     Every field is checked before anything is applied (a model file is input like any other):
     the tree, labels and utilities as in ``huc-case/1``, the subgroups, ``method``, ``kappa``,
-    the initial scaling's shapes, and each rule's names, node, interval and step; a bad one
-    gets one HUCError naming the place.
+    the options as :class:`HUCBoost`'s arguments, the initial scaling's shapes, each rule's
+    names, node, interval and step, at most :data:`MAX_RULES` rules, and the provenance; a bad
+    one gets one HUCError naming the place.
 
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
-    >>> m = HUCBoost(t, {"u": Table(t, [0, 1])}, epsilon="1/100").fit([[0.5, 0.5]] * 4, [0, 1, 1, 1])
+    >>> P, y = [[0.5, 0.5]] * 4, [0, 1, 1, 1]
+    >>> m = HUCBoost(t, {"u": Table(t, [0, 1])}, epsilon="1/100", prefix_guard=None).fit(P, y, validation=(P, y))
     >>> again = load_model(m.to_json())
     >>> bool(np.array_equal(again.predict_proba([[0.3, 0.7]]), m.predict_proba([[0.3, 0.7]])))
+    True
+    >>> again.to_json() == m.to_json()
     True
     >>> load_model({**m.to_json(), "rules": [{**m.to_json()["rules"][0], "node": "a"}]})
     Traceback (most recent call last):
@@ -600,17 +1137,22 @@ def load_model(source) -> HUCBoost:
     options = doc["options"]
     if not isinstance(options, dict):
         raise HUCError("options: expected an object", kind="type")
-    _only(options, ("epsilon", "select", "step", "max_updates", "max_passes", "engine"), "options.")
+    _only(options, _OPTION_FIELDS, "options.")
     initial = None if doc["initial"] is None else _read_initial(doc["initial"], tree.K)
+    model = HUCBoost(tree, utilities, method=method, initial=initial, kappa=kappa, **options)
+    model._check_params(where="options.")
     if not isinstance(doc["rules"], list):
         raise HUCError("rules: expected a list", kind="type")
+    if len(doc["rules"]) > MAX_RULES:
+        raise HUCError(f"rules: {len(doc['rules'])} rules, more than MAX_RULES = {MAX_RULES} (applying a model "
+                       "costs time linear in its rules)", kind="too_large")
     rules = _read_rules(doc["rules"], tree, utilities, names, method)
-    prov = doc["provenance"]
-    if not isinstance(prov, dict):
-        raise HUCError("provenance: expected an object", kind="type")
-    model = HUCBoost(tree, utilities, method=method, initial=initial, kappa=kappa, **options)
+    prov = _read_provenance(doc["provenance"], len(rules))
     model.initial_ = initial
     model.subgroups_ = list(names)
     model.rules_ = rules
-    model.n_updates_, model.stopped_ = len(rules), prov.get("stopped")
+    model.n_updates_, model.n_updates_run_, model.stopped_ = len(rules), prov["updates_run"], prov["stopped"]
+    model.validation_ = prov.get("validation", "given")
+    model.held_out_, model.validation_errors_ = None, None
+    model.classes_, model.n_features_in_ = np.asarray(tree.labels), tree.K
     return model

@@ -67,6 +67,8 @@ def _report(case, result, top: int) -> str:
         approx = "" if shown.startswith("~") or isinstance(row.sup, float) else f"  (~{decimal_text(row.sup)})"
         lines.append(f"{label} = {shown}{approx}  at {where or '-'} "
                      f"on {_interval_text(row.interval)}, moment {_show(row.moment)}")
+    if result.near_ties is not None:  # (the fast engine: scores float64 could not order, and what became of them)
+        lines.append(result.near_ties.text())
     sig = result.significance
     if sig is not None:
         how = (f"{sig.draws} redraws of every label from its prediction, seed {sig.seed}" if sig.method == "resampling"
@@ -131,7 +133,11 @@ def _subgroup_file(path, n: int, option: str = "--subgroups"):
         raise HUCError(f"{option}: expected a .csv file with a header row of subgroup names and {n} rows", kind="file")
     check_names(names, option)
     values = values.reshape(len(values), -1)
-    return {name: _subgroup_cells(values[:, k], f"{option}[{printable(name, 80)!r}]") for k, name in enumerate(names)}
+    groups = {name: _subgroup_cells(values[:, k], f"{option}[{printable(name, 80)!r}]") for k, name in enumerate(names)}
+    if "all" in groups:  # (the whole population's name: its column must be it)
+        from .distribution import check_whole_population
+        check_whole_population("all", groups["all"], f"{option}['all'][{{i}}]")
+    return groups
 
 
 def _subgroup_cells(cells, where: str):
@@ -175,20 +181,68 @@ def _need_subgroups(names, groups, option: str) -> None:
                        f"in a {option} file (a .csv column of that name)", kind="missing_field")
 
 
-def _predictions(path, what: str, tree):
-    """A predictions file's array.  A header that names any of the tree's labels (a CSV's first row,
-    a Parquet file's columns: ``huc apply`` writes one, as pandas does) must name all of them in
-    the tree's order (:meth:`LabelTree.check_columns`): a header in another order, such as
-    scikit-learn's sorted ``classes_``, would otherwise be read against the wrong labels (pandas'
-    index column is dropped by :func:`huc_ref.formats.read_columns`)."""
+#: How a headerless predictions file's column order is stated (``huc audit`` and ``huc fit`` read a spec;
+#: ``huc apply`` reads a model, so only the option and a header serve there).
+_STATE_COLUMNS = ("state the file's column order with --columns NAME,NAME,... or \"columns\" in the spec (e.g. "
+                  "clf.classes_.tolist()), or give the file a header row naming its columns")
+_STATE_COLUMNS_APPLY = ("state the file's column order with --columns NAME,NAME,... (e.g. the classifier's classes_), "
+                        "or give the file a header row naming its columns")
+
+
+def _predictions(path, what: str, tree, columns=None, fix: str = _STATE_COLUMNS) -> tuple:
+    """A predictions file's array with its columns in the tree's label order (Sec. 2.1's
+    coordinates of ``p``), and the names of the file's columns in the file's order.
+
+    A header that names the tree's labels (a CSV's first row, a Parquet file's column names, as
+    pandas and ``huc apply`` write them; pandas' index column is dropped by
+    :func:`huc_ref.formats.read_columns`) is read by name (:meth:`LabelTree.column_order`).
+    Columns without names (a ``.npy`` file, a CSV whose first row is numbers) are the labels in the
+    order ``columns`` states (the spec's ``"columns"`` or ``--columns``, checked where they are
+    read); unstated, they are taken in the tree's order only where it is the sorted order of a
+    classifier's ``classes_`` (:attr:`LabelTree.in_classes_order`), and are otherwise one error
+    naming ``fix``, the ways to state it: the spec's ``labels`` is required in every spec, so it
+    cannot tell that the file's columns were meant in its order."""
     from .formats import read_columns
     from .recalibration import prediction_rows
     P, names = read_columns(Path(path), what, numbers=True, header_names=set(tree.labels))
-    if names is not None and set(names) & set(tree.labels):
-        tree.check_columns(names, where=what, what=repr(printable(Path(path).name, 100)),
-                           fix="reorder the file's columns, or list the spec's labels in the file's order")
-    prediction_rows(P, tree.K, what)  # K columns, entries finite and nonnegative: one message naming the option
-    return P
+    file = repr(printable(Path(path).name, 100))
+    if names is None or not set(names) & set(tree.labels):  # columns without names (or not the labels' names)
+        prediction_rows(P, tree.K, what)  # K columns, entries finite and nonnegative: one message naming the option
+        if columns is None and not tree.in_classes_order:
+            raise HUCError(f"{what}: {file} has no header naming its columns, and the labels "
+                           f"{printable(repr(list(tree.labels)), 100)} are not in the sorted order of a classifier's "
+                           f"classes_; {fix}", kind="labels")
+        names = list(tree.labels) if columns is None else columns
+    order = tree.column_order(names, where=what, what=file)
+    prediction_rows(P, tree.K, what)
+    if order is not None:  # (row-major, as the file in the tree's order reads: numpy sums a row in its layout's order)
+        import numpy as np
+        P = np.ascontiguousarray(P[:, order])
+    return P, names
+
+
+def _stated_columns(option, tree, spec=None):
+    """The columns of headerless predictions files, in order: ``--columns NAME,NAME,...`` (checked to
+    name each of the tree's labels once), else the spec's ``"columns"`` (``spec``, checked by
+    :func:`huc_ref.formats.read_spec`), else None.
+
+    >>> from huc_ref import LabelTree
+    >>> _stated_columns("b, a", LabelTree.from_children("r", {"r": ["a", "b"]}))
+    ['b', 'a']
+    """
+    if option is None:
+        return spec
+    names = [name.strip() for name in option.split(",")]
+    tree.column_order(names, where="--columns", what="the predictions files")  # each label once
+    return names
+
+
+def _spec(args) -> tuple:
+    """The tree, the utilities and the stated columns of headerless predictions files
+    (:func:`_stated_columns`) of ``--tree SPEC.json`` and ``--columns``."""
+    from .formats import read_spec
+    tree, utilities, columns = read_spec(Path(args.tree))
+    return tree, utilities, _stated_columns(args.columns, tree, columns)
 
 
 def _sums_to_one(P, what: str) -> None:
@@ -225,25 +279,26 @@ def _open_simplex(P, what: str, why: str, fast_mends: bool) -> None:
     """The exact engine takes predictions in the open simplex (A.2: every entry positive; the fast
     engine takes a zero off a row's label, reading its means on the label's path only).  On the
     command line a zero is refused naming the option, the reason the exact engine runs (``why``)
-    and the options that mend it (before session 36 the message named ``atoms[i].p[j]``)."""
+    and the options that mend it, in the command line's words (``--predictions[i]``, not ``atoms[i].p[j]``)."""
     import numpy as np
     zero = P == 0
     if zero.any():
         i, j = (int(k) for k in np.argwhere(zero)[0])
         raise HUCError(f"{what}[{i}]: entry {j} is 0, and the exact engine{why} takes predictions in the open "
-                       "simplex (p_y > 0, A.2); give --smooth KAPPA (K.1's kappa_init, each row mixed with the "
-                       "uniform law: (1-k) p + k/K)" + (", or --engine fast (it reads a row's means only on its "
-                                                        "label's path)" if fast_mends else ""), kind="nonpositive")
+                       f"simplex (p_y > 0, A.2); {_SMOOTH}" + (", or --engine fast (it reads a row's means only on "
+                                                               "its label's path)" if fast_mends else ""),
+                       kind="nonpositive")
 
 
-def _arrays(args, tree, prefix=""):
-    """Predictions, labels and subgroups from the array files the options name (``prefix`` "val_":
-    the validation files); a labels file of the wrong length or with a name that is not a label
-    is an error naming the options."""
+def _arrays(args, tree, prefix="", columns=None):
+    """Predictions (their columns in the tree's label order: :func:`_predictions`, ``columns`` the
+    stated order of a headerless file), labels and subgroups from the array files the options name
+    (``prefix`` "val_": the validation files); a labels file of the wrong length or with a name that
+    is not a label is an error naming the options."""
     from .fast.audit import label_ids
     from .formats import class_indices, read_columns
     option = f"--{prefix.replace('_', '-')}"
-    P = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree)
+    P, _ = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree, columns)
     path = Path(getattr(args, f"{prefix}labels"))
     text = path.suffix.lower() == ".csv"
     y = read_columns(path, f"{option}labels", labels=set(tree.labels) if text else None)[0]
@@ -254,29 +309,69 @@ def _arrays(args, tree, prefix=""):
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups")
 
 
+#: The most digits an integer option is read with: more than any count, seed (numpy's 128-bit
+#: entropy has 39) or budget is meant, and ``int`` of a longer text can pass CPython's limit of
+#: 4,300 digits on integer text (a ValueError, not an answer).
+MAX_OPTION_DIGITS = 64
+
+
+def _integer(text: str) -> int:
+    """An integer option (argparse's type): ASCII digits, a minus sign allowed (the library then
+    names the range: ``seed: expected a non-negative integer, got -1``), at most
+    :data:`MAX_OPTION_DIGITS` digits.
+
+    >>> _integer("12"), _integer("-1")
+    (12, -1)
+    >>> _integer("9" * 5000)
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer of at most 64 digits, got one of 5000 digits
+    """
+    digits = text[1:] if text.startswith("-") else text
+    if not digits.isascii() or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {printable(text, 40)!r}")
+    if len(digits) > MAX_OPTION_DIGITS:
+        raise argparse.ArgumentTypeError(f"expected an integer of at most {MAX_OPTION_DIGITS} digits, got one of "
+                                         f"{len(digits)} digits")
+    return int(text)
+
+
 def _rows(text: str) -> int:
     """``--top N``: how many rows a report lists, 0 or more (argparse's type; -1 listed all but the last)."""
     if not text.isascii() or not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a number of rows, 0 or more, got {printable(text)!r}")
-    return int(text)
+        raise argparse.ArgumentTypeError(f"expected a number of rows, 0 or more, got {printable(text, 40)!r}")
+    return _integer(text)
 
 
 def _null_draws(text):
-    """``--null B`` as a number of draws (or ``"exact"``), checked by the library."""
+    """``--null B`` as a number of draws (or ``"exact"``), checked by the library; a number of more
+    digits than :data:`~huc_ref.significance.MAX_NULL_DRAWS` is refused as the library refuses it,
+    before ``int`` reads it."""
+    from .significance import MAX_NULL_DRAWS
     if text is None or text == "exact":
         return text
     if not text.isascii() or not text.isdigit():
-        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text)!r}",
+        raise HUCError(f"--null: expected a positive integer number of draws or 'exact', got {printable(text, 40)!r}",
                        kind="option")
-    return int(text)
+    digits = text.lstrip("0") or "0"  # (int() counts leading zeros against CPython's digit limit)
+    if len(digits) > len(str(MAX_NULL_DRAWS)):
+        raise HUCError(f"--null: expected at most {MAX_NULL_DRAWS} draws, got a number of {len(digits)} digits",
+                       kind="option")
+    return int(digits)
 
 
-def _enumerable(null, K: int, n: int) -> None:
-    """``--null exact`` on ``n`` rows of ``K`` labels: refused above the library's limit in the
-    command line's words (before session 36 the message named ``null_draws=B``)."""
-    if null == "exact":
-        from .significance import check_enumerable
-        check_enumerable(K, n, "--null exact", "give --null B (B resampled draws)")
+def _null_work(args, null, n: int, K: int, utilities, n_subgroups: int, engine: str) -> None:
+    """The cost of ``--null`` (draws, or ``exact``: every label assignment) on ``n`` rows,
+    estimated and refused beyond ``--max-null-work`` before any audit, in the command line's
+    words (:func:`huc_ref.significance.check_null_work`); ``--max-null-work`` without ``--null``
+    is refused rather than ignored."""
+    from .significance import candidate_rows, check_null_work
+    if null is None:
+        if args.max_null_work is not None:
+            raise HUCError("--max-null-work: applies to --null (the budget of its draws)", kind="option")
+        return
+    check_null_work(null, n, K, len(utilities), candidate_rows(utilities, n_subgroups), engine=engine,
+                    max_work=args.max_null_work, cli=True)
 
 
 def _fast_options(args) -> dict:
@@ -288,20 +383,29 @@ def _fast_options(args) -> dict:
     return {}
 
 
+#: The figures ``--plot`` writes.
+_FIGURES = (".png", ".pdf", ".svg")
+
+
 def _cmd_audit(args) -> int:
+    if args.engine is None:  # float64 predictions: the fast engine; a huc-case/1 document's exact numbers: the exact
+        args.engine = "fast" if args.predictions is not None else "exact"
     max_digits = _max_digits(args)  # (options and the figure's file checked before the work)
-    _writable(args.plot, "--plot")
+    _writable(args.plot, "--plot", _FIGURES)
     if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
         from .engines import audit
         from .fast import audit as fast_audit
-        from .formats import is_dataset, read_model_spec
+        from .formats import is_dataset
         if args.tree is None or (args.labels is None and not is_dataset(args.predictions)):
             raise HUCError("--predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)",
                            kind="option")
-        tree, utilities = read_model_spec(Path(args.tree))
+        if args.case is not None:
+            raise HUCError(f"audit: give a case file ({printable(args.case, 100)!r}) or array files (--predictions), "
+                           "not both", kind="option")
+        tree, utilities, columns = _spec(args)
         if is_dataset(args.predictions):  # a Parquet dataset: audited partition by partition, out of core
             return _audit_dataset(args, tree, utilities)
-        P, y, groups = _arrays(args, tree)
+        P, y, groups = _arrays(args, tree, columns=columns)
         if groups is not None and "all" not in groups:  # K.1: "including c = 1", as huc fit has it (K.3)
             import numpy as np
             groups = {"all": np.ones(len(P)), **groups}
@@ -312,26 +416,26 @@ def _cmd_audit(args) -> int:
             kappa = float(check_smoothing(args.smooth, "--smooth"))
             P = (1 - kappa) * P / P.sum(axis=1, keepdims=True) + kappa / P.shape[1]
         from .fast.audit import check_label_mass, label_ids
-        check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions")  # (either engine)
+        check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions", _SMOOTH)  # (either engine)
         null = _null_draws(args.null)
-        _enumerable(null, tree.K, len(P))
+        _null_work(args, null, len(P), tree.K, utilities, len(groups or (1,)), args.engine)
         dist = None
-        if args.plot or not (args.engine == "fast" and null != "exact"):
+        if not (args.engine == "fast" and null != "exact"):
             from .distribution import FiniteDistribution
-            # (here the fast engine runs only beside --plot or --null exact, which read the exact distribution)
-            why = "" if args.engine != "fast" else " (which --null exact needs)" if null == "exact" else \
-                " (which --plot draws with)"
-            _open_simplex(P, "--predictions", why, fast_mends=not (args.plot or null == "exact"))
+            # (here the fast engine runs only beside --null exact, which reads the exact distribution)
+            why = "" if args.engine != "fast" else " (which --null exact needs)"
+            _open_simplex(P, "--predictions", why, fast_mends=null != "exact")
             dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
         if args.engine == "fast" and null != "exact":
             _normal_entries(P, "--predictions", args.renormalize)
             result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
-                                null_draws=null, seed=args.seed, accelerator=args.accelerator)
+                                null_draws=null, seed=args.seed, accelerator=args.accelerator,
+                                max_null_work=args.max_null_work)
         else:
             result = audit(dist, utilities, engine=args.engine, max_digits=max_digits, null_draws=null,
-                           seed=args.seed, **_fast_options(args))
-        if args.plot:  # (before session 26 the array path ignored --plot)
-            _save(lambda plot: plot.plot_audit(dist, utilities, result), args.plot)
+                           seed=args.seed, max_null_work=args.max_null_work, **_fast_options(args))
+        if args.plot:  # (array files are drawn too: --plot is never ignored)
+            _save(lambda plot: plot.plot_audit(y, P, tree, utilities, result=result, subgroups=groups), args.plot)
         name = Path(args.predictions).name
         sys.stdout.write(dumps(result.to_json(name)) if args.json else
                          _report(_ArrayCase(name, len(P), tree.K, utilities), result, args.top))
@@ -339,14 +443,18 @@ def _cmd_audit(args) -> int:
     if args.case is None:
         raise HUCError("audit: give a case file (huc audit CASE.json) or array files (--predictions, --labels, --tree)",
                        kind="option")
-    case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
-    null = dict(null_draws=_null_draws(args.null), seed=args.seed)
-    _enumerable(null["null_draws"], case.distribution.tree.K, case.distribution.n)
+    if args.columns is not None:
+        raise HUCError("--columns: applies to array files (--predictions); a huc-case/1 document names its labels",
+                       kind="option")
+    case = _read_case(args)
+    null = dict(null_draws=_null_draws(args.null), seed=args.seed, max_null_work=args.max_null_work)
+    dist = case.distribution
+    _null_work(args, null["null_draws"], dist.n, dist.tree.K, case.utilities, len(dist.subgroups), args.engine)
     if args.engine == "fast":
         result = case.audit(engine="fast", accelerator=args.accelerator, **null)
     else:
         result = case.audit(max_digits=max_digits, **null, **_fast_options(args))
-    if args.plot:  # (before session 26 --engine fast ignored it)
+    if args.plot:  # (on either engine)
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
@@ -364,6 +472,9 @@ def _dataset(args, tree, labels: bool = True):
     if getattr(args, "subgroups", None) is not None:
         raise HUCError("--subgroups: a Parquet dataset's subgroups are its own columns (every column that is not a "
                        "label's, the label column or the weight column)", kind="option")
+    if getattr(args, "columns", None) is not None:
+        raise HUCError("--columns: states the order of a headerless predictions file; a Parquet dataset's columns are "
+                       "named by the labels and read by name", kind="option")
     dataset = parquet_dataset(args.predictions, "--predictions")
     subgroups = dataset_columns(dataset, tree, args.label_column if labels else None,
                                 getattr(args, "weight_column", None))
@@ -409,13 +520,14 @@ def _audit_dataset(args, tree, utilities) -> int:
     if args.smooth is not None:
         from .distribution import check_smoothing
         kappa = float(check_smoothing(args.smooth, "--smooth"))
-    blocks = dataset_blocks(dataset, tree, args.label_column, args.weight_column, subgroups, kappa)
     groups = ["all"] + subgroups if subgroups else []
+    _null_work(args, null, dataset.rows, tree.K, utilities, len(groups) or 1, "fast")
+    blocks = dataset_blocks(dataset, tree, args.label_column, args.weight_column, subgroups, kappa)
     try:
         result = audit_partitions(tree, utilities, blocks, [g[2] for g in dataset.groups], groups,
                                   args.weight_column is not None, accelerator=args.accelerator,
                                   renormalize=args.renormalize, null_draws=null, seed=args.seed,
-                                  progress=_progress("audit"), spill=args.spill)
+                                  max_null_work=args.max_null_work, progress=_progress("audit"), spill=args.spill)
     except HUCError as err:
         raise _dataset_error(err, args, args.label_column) from None
     name = Path(args.predictions).name
@@ -509,6 +621,61 @@ def _apply_group(model, file: str, group: int, target: str) -> None:
     pq.write_table(table, target)
 
 
+#: The remedies the library's messages name (Python arguments: :data:`huc_ref.distribution.RENORMALIZE_REMEDY`,
+#: :data:`~huc_ref.distribution.SMOOTH_REMEDY`) in the words of the options that are the command line's.
+_RENORMALIZE = "give --renormalize to divide it by its sum"
+_SMOOTH = "give --smooth KAPPA (K.1's kappa_init, each prediction mixed with the uniform law: (1-k) p + k/K)"
+
+
+#: The library's arguments each command's options stand for: an error that names one as its place
+#: names the option instead (``null_draws: ...`` is ``--null: ...`` on the command line).
+_PLACES = {"audit": {"null_draws": "--null", "seed": "--seed", "max_digits": "--max-digits"},
+           "fit": {"null_draws": "--null", "seed": "--seed", "epsilon": "--epsilon", "max_passes": "--max-passes"},
+           "boost": {"epsilon": "--epsilon", "max_updates": "--max-updates", "max_passes": "--max-passes",
+                     "digits": "--digits", "step": "--step"}}
+
+
+def _command_words(err: HUCError, command) -> HUCError:
+    """``err`` in the words of ``huc COMMAND``: a place that is one of the library's arguments
+    (:data:`_PLACES`) named as the option, and the remedies the library names as its arguments
+    (``renormalize=True``, ``smooth=kappa``: :func:`huc_ref.distribution.prepare_prediction`) as
+    ``huc audit``'s and ``huc boost``'s options, or left out where the command has none (a
+    vector's case is mended in its file).
+
+    >>> from huc_ref.distribution import prepare_prediction
+    >>> try:
+    ...     prepare_prediction(["1/2", "1/4"], "atoms[0].p")
+    ... except HUCError as err:
+    ...     print(_command_words(err, "audit"), "|", _command_words(err, "vectors"))
+    atoms[0].p: sums to 3/4, not 1; give --renormalize to divide it by its sum | atoms[0].p: sums to 3/4, not 1
+    >>> print(_command_words(HUCError("null_draws: expected a positive integer, got 0"), "fit"))
+    --null: expected a positive integer, got 0
+    """
+    from .distribution import RENORMALIZE_REMEDY, SMOOTH_REMEDY
+    words, path = str(err), err.path
+    option = _PLACES.get(command, {}).get(path)
+    if option is not None and words.startswith(f"{path}: "):
+        words, path = option + words[len(path):], option
+    mends = command in ("audit", "boost")  # (the commands with --renormalize and --smooth)
+    for remedy, option, mark in ((RENORMALIZE_REMEDY, _RENORMALIZE, "; "), (SMOOTH_REMEDY, _SMOOTH, ": ")):
+        words = words.replace(mark + remedy, mark + option if mends else "")
+    return err if words == str(err) else HUCError(words, kind=err.kind, path=path)
+
+
+def _read_case(args):
+    """The ``huc-case/1`` document of ``huc audit CASE`` and ``huc boost CASE`` (with ``--renormalize``
+    and ``--smooth``); an array file given in its place, and a prediction that ``--renormalize`` or
+    ``--smooth`` mends, are errors naming the options (:func:`_command_words`)."""
+    from .formats import ARRAY_SUFFIXES
+    path = Path(args.case)
+    if path.suffix.lower() in ARRAY_SUFFIXES:
+        fix = ("give it as --predictions, with --labels FILE and --tree SPEC.json (the tree, labels and utilities)"
+               if args.command == "audit" else "huc fit boosts on array files (--tree, --predictions, --labels)")
+        raise HUCError(f"{args.command}: {printable(path.name, 100)!r} is an array file, not a huc-case/1 document; "
+                       f"{fix}", kind="file")
+    return read_case(path, renormalize=args.renormalize, smooth=args.smooth)
+
+
 def _max_digits(args) -> int:
     """``--max-digits``, the exact engine's cost limit (default :data:`MAX_EXACT_DIGITS`); with
     ``--engine fast`` it is refused rather than ignored."""
@@ -518,9 +685,11 @@ def _max_digits(args) -> int:
     return MAX_EXACT_DIGITS if args.max_digits is None else args.max_digits
 
 
-def _writable(path, option: str) -> None:
-    """A file the command will write, checked before the work: its folder must exist (a fit of
-    minutes then failed on ``-o missing/model.json``); None: nothing to write.
+def _writable(path, option: str, suffixes: tuple = ()) -> None:
+    """A file the command will write, checked before the work (a fit of minutes then failed on
+    ``-o missing/model.json``): its suffix one of ``suffixes`` (when given), its folder an existing
+    folder, the path not a folder, and a file there (or a new one) open for writing; None:
+    nothing to write.
 
     >>> _writable("model.json", "-o")
     >>> _writable("no/such/folder/model.json", "-o")
@@ -528,14 +697,28 @@ def _writable(path, option: str) -> None:
     ...
     huc_ref.errors.HUCError: -o: cannot write 'no/such/folder/model.json': the folder 'no/such/folder' does not exist
     """
+    import os
     if path is None:
         return
-    folder = Path(path).parent
+    target, shown = Path(path), printable(str(path), 200)
+    if suffixes and target.suffix.lower() not in suffixes:
+        raise HUCError(f"{option}: {shown!r} must end in {', '.join(suffixes[:-1])} or {suffixes[-1]}", kind="file")
+    folder = target.parent
     if not folder.is_dir():
-        raise HUCError(f"{option}: cannot write {printable(str(path), 200)!r}: the folder "
-                       f"{printable(str(folder), 200)!r} does not exist", kind="file")
-    if option == "--plot" and Path(path).suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise HUCError(f"--plot: {path!r} must end in .png, .pdf or .svg", kind="file")
+        raise HUCError(f"{option}: cannot write {shown!r}: the folder {printable(str(folder), 200)!r} does not exist",
+                       kind="file")
+    if target.is_dir():
+        raise HUCError(f"{option}: cannot write {shown!r}: it is a folder; give the path of a file in it", kind="file")
+    if target.exists() and not target.is_file():  # (a device or a pipe: written as it is, at the end)
+        return
+    existed = target.exists()
+    try:  # opened for appending, which changes nothing in a file there, to learn that it can be written
+        with open(target, "ab"):
+            pass
+    except OSError as err:
+        raise HUCError(f"{option}: cannot write {shown!r}: {err.strerror}", kind="file") from None
+    if not existed:
+        os.unlink(target)  # (nothing is left behind if the work fails)
 
 
 def _save(draw, path: str) -> None:
@@ -546,7 +729,7 @@ def _save(draw, path: str) -> None:
     try:
         fig.savefig(target, dpi=110, bbox_inches="tight")
     except OSError as err:
-        raise HUCError(f"--plot: cannot write {path!r}: {err.strerror}", kind="file") from None
+        raise HUCError(f"--plot: cannot write {printable(path, 200)!r}: {err.strerror}", kind="file") from None
     finally:  # (pyplot keeps every figure it made open: main() called again and again in one process
         from matplotlib import pyplot  # grew by a figure a call, warning from the 21st)
         pyplot.close(fig)
@@ -554,39 +737,65 @@ def _save(draw, path: str) -> None:
 
 def _cmd_fit(args) -> int:
     """Fit HUC-Boost (optionally after a scaling) on calibration arrays; write huc-model/1."""
-    from .calibration import SCALINGS, HUCBoost
-    from .formats import read_model_spec
-    tree, utilities = read_model_spec(Path(args.tree))
+    import warnings
+
+    import numpy as np
+
+    from .calibration import SCALINGS, HUCBoost, NoValidationWarning
+    tree, utilities, columns = _spec(args)
     _writable(args.output, "-o")
+    null = _null_draws(args.null)
+    if null == "exact":
+        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     from .formats import is_dataset
     weights = None
     if is_dataset(args.predictions):  # a sample of a Parquet dataset, held in memory (each update is a full audit)
         P, y, groups, weights = _dataset_sample(args, tree)
         if groups is not None and "all" not in groups:
-            import numpy as np
             groups = {"all": np.ones(len(P)), **groups}
     elif args.sample is not None:
         raise HUCError("--sample: draws calibration rows from a Parquet dataset (--predictions DIR or a glob)",
                        kind="option")
     else:
-        P, y, groups = _arrays(args, tree)
+        P, y, groups = _arrays(args, tree, columns=columns)
     validation = None
     if args.val_predictions is not None:
         if args.val_labels is None:
             raise HUCError("--val-predictions: also give --val-labels", kind="option")
-        Pv, yv, gv = _arrays(args, tree, "val_")
+        if args.no_validation:
+            raise HUCError("--no-validation: the validation rows given (--val-predictions) choose the prefix; give "
+                           "one or the other", kind="option")
+        Pv, yv, gv = _arrays(args, tree, "val_", columns)
         _need_subgroups(groups or (), gv, "--val-subgroups")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
+    elif args.no_validation:
+        validation = False
     initial = None if args.initial == "none" else SCALINGS[args.initial]()
-    null = _null_draws(args.null)
-    if null == "exact":
-        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
-                     max_passes=args.max_passes, engine=args.engine, initial=initial, null_draws=null, seed=args.seed)
-    print(f"huc fit: boosting on {len(P)} rows ({args.method}, {args.engine} engine)...", file=sys.stderr, flush=True)
-    model.fit(P, y, subgroups=groups, validation=validation, sample_weight=weights)
+                     max_passes=args.max_passes, arithmetic=args.arithmetic, engine=args.engine, initial=initial,
+                     null_draws=null, seed=args.seed, max_null_work=args.max_null_work,
+                     validation_fraction=args.validation_fraction, verbose=sys.stderr.isatty())  # (bars: a terminal's)
+    # the options the fit checks, checked before its banner (one line on stderr for a bad one)
+    _noting_deprecations("fit", lambda: model._check_params(len(P)))
+    audited = len(P) if not validation else len(validation[0])  # (at most the report's rows)
+    _null_work(args, null, audited, tree.K, utilities, len(groups or ()) + ("all" not in (groups or ())), "fast")
+    if validation is None:  # the held-out part (K.1's validation rows), possible before the banner
+        from .fast.audit import label_ids
+        from .replay import held_out_rows
+        held_out_rows(np.asarray(tree.labels)[label_ids(y, tree, len(P), "--labels", "--predictions")],
+                      args.validation_fraction, args.seed)
+    print(f"huc fit: boosting on {len(P)} rows ({args.method}, {model.arithmetic_})...", file=sys.stderr, flush=True)
+    with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
+        warnings.simplefilter("always", NoValidationWarning)
+        model.fit(P, y, subgroups=groups, validation=validation, sample_weight=weights)
+    for note in caught:
+        if issubclass(note.category, NoValidationWarning):
+            print(f"huc fit: warning: {note.message}", file=sys.stderr)
+        elif not issubclass(note.category, DeprecationWarning):  # (said once above, in the options' words)
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     model.save(Path(args.output))
-    print(f"huc fit: {len(model.run_.steps)} updates run ({model.stopped_}), {model.n_updates_} kept; "
+    chosen = "" if model.held_out_ is None else f" on {len(model.held_out_)} held-out rows"
+    print(f"huc fit: {model.n_updates_run_} updates run ({model.stopped_}), {model.n_updates_} kept{chosen}; "
           f"wrote {printable(args.output, 200)}", file=sys.stderr)
     report = model.report_
     for when in ("before", "after"):
@@ -602,63 +811,102 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_apply(args) -> int:
-    """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv."""
-    import numpy as np
-
+    """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv, the columns in the
+    input's order (a CSV with a header naming them)."""
     from .calibration import load_model
-    from .formats import read_document
+    from .formats import is_dataset, read_document
+    dataset = is_dataset(args.predictions)
+    if not dataset:  # (a dataset's -o is a new folder: _apply_dataset checks it)
+        _writable(args.output, "-o", (".npy", ".csv"))
     read_document(Path(args.model), "model")
     model = load_model(Path(args.model))
-    _writable(args.output, "-o")
-    from .formats import is_dataset
-    if is_dataset(args.predictions):  # a Parquet dataset: row group by row group, to a folder of Parquet files
+    if dataset:  # a Parquet dataset: row group by row group, to a folder of Parquet files
         return _apply_dataset(args, model)
-    P = _predictions(args.predictions, "predictions", model.tree)
+    columns = _stated_columns(args.columns, model.tree)
+    P, names = _predictions(args.predictions, "predictions", model.tree, columns, _STATE_COLUMNS_APPLY)
     groups = _subgroup_file(args.subgroups, len(P))
     _need_subgroups(model.subgroups_, groups, "--subgroups")
-    out = model.predict_proba(P, subgroups=groups)
+    out = model.predict_proba(P, subgroups=groups)[:, [model.tree.label_index(name) for name in names]]
     target = Path(args.output)
-    if target.suffix.lower() == ".npy":
-        np.save(target, out)
-    elif target.suffix.lower() == ".csv":
-        np.savetxt(target, out, delimiter=",", fmt="%.17g", header=",".join(model.tree.labels), comments="")
-    else:
-        raise HUCError(f"-o: {printable(str(target), 200)!r}: write .npy or .csv", kind="file")
+    _write_rows(target, out, names)
     print(f"huc apply: {len(out)} rows recalibrated by {model.n_updates_} rules; wrote {printable(str(target), 200)}",
           file=sys.stderr)
     return 0
 
 
+def _write_rows(target: Path, rows, labels) -> None:
+    """Recalibrated predictions written exactly to ``target`` (``numpy.save`` given a path adds
+    ``.npy`` to one ending in ``.NPY``): a ``.npy`` file, or a ``.csv`` file written by the csv
+    module with a header row of the labels (:func:`huc_ref.formats.csv_cell`: a label a
+    spreadsheet would run as a formula is written after an apostrophe, and read back as the label)
+    and each float as its shortest exact text, so :func:`huc_ref.formats.read_columns` reads back
+    the same labels and the same floats."""
+    import csv
+
+    import numpy as np
+
+    from .formats import csv_cell
+    if target.suffix.lower() == ".npy":
+        with open(target, "wb") as f:
+            np.save(f, rows)
+        return
+    with open(target, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow([csv_cell(label) for label in labels])
+        writer.writerows(rows.tolist())  # (a float's str is the shortest text that reads back as it)
+
+
+#: Notes on deprecated options, said on stderr once the command has run (a refused command says
+#: its one error line alone).
+_NOTES: list = []
+
+
+def _noting_deprecations(command: str, resolve):
+    """``resolve()`` (the numbers of a run, :func:`huc_ref.engines.boost_arithmetic`), each deprecated
+    spelling it was given noted, in the command line's words (``--engine fast`` for
+    ``engine='fast'``), for :func:`main` to say once the command has run."""
+    import re
+    import warnings
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", DeprecationWarning)
+        found = resolve()
+    for w in seen:
+        if issubclass(w.category, DeprecationWarning):
+            note = f"huc {command}: " + re.sub(r"(engine|arithmetic)='([^']*)'", r"--\1 \2", str(w.message))
+            if note not in _NOTES:
+                _NOTES.append(note)
+    return found
+
+
 def _cmd_boost(args) -> int:
-    from .engines import boost
-    case = read_case(Path(args.case), renormalize=args.renormalize, smooth=args.smooth)
+    from .engines import boost, boost_arithmetic
+    case = _read_case(args)
     step = args.step
     if step != "adaptive":
         if not step.startswith("fixed:"):
             raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}", kind="option")
         step = step[len("fixed:"):]
-    arithmetic = args.arithmetic or ("float" if args.engine == "fast" else "certified")
-    if arithmetic == "float" and args.digits is not None:  # (the exact engine's float arithmetic ignored it)
-        raise HUCError("--digits: applies to certified arithmetic (--engine exact, or --engine fast "
-                       "--arithmetic certified)", kind="option")
-    precision = {"arithmetic": arithmetic}
-    if arithmetic == "certified":
-        precision["digits"] = 30 if args.digits is None else args.digits
+    arithmetic = _noting_deprecations("boost", lambda: boost_arithmetic(args.arithmetic, args.engine))
+    if arithmetic == "float64" and args.digits is not None:
+        raise HUCError("--digits: applies to --arithmetic exact or certified (float64 has no working precision)",
+                       kind="option")
     if args.max_passes is not None and args.select != "passes":
         raise HUCError("--max-passes: applies to --select passes (K.1's budget of passes); greedy and drain stop at "
                        "--max-updates", kind="option")
     import time
     started, last = time.monotonic(), [time.monotonic()]
 
-    def progress(t, record):  # on stderr, every 2 seconds once a run has taken 2 seconds; never on stdout
+    def progress(t, record):  # on a terminal's stderr, every 2 seconds once a run has taken 2 seconds
+        if not sys.stderr.isatty():
+            return
         now = time.monotonic()
         if now - started >= 2 and now - last[0] >= 2:
             last[0] = now
             print(f"huc boost: {t} updates, log loss {record['log_loss_after']}", file=sys.stderr, flush=True)
-    result = boost(case.distribution, case.utilities, engine=args.engine, method=args.method, epsilon=args.epsilon,
-                   max_updates=args.max_updates, step=step, select=args.select,
-                   max_passes=100 if args.max_passes is None else args.max_passes,
-                   progress=progress, **precision)
+    result = boost(case.distribution, case.utilities, arithmetic=arithmetic, method=args.method,
+                   epsilon=args.epsilon, max_updates=args.max_updates, step=step, select=args.select,
+                   max_passes=100 if args.max_passes is None else args.max_passes, digits=args.digits,
+                   progress=progress)
     if args.json:
         sys.stdout.write(dumps(result.to_json()))
         return 0
@@ -684,13 +932,13 @@ def _cmd_vectors(args) -> int:
     source = Path(args.vectors) if args.vectors else None
     if args.action == "generate":
         for path in vectors.write_vector_files(Path(args.dir)):
-            print(path)
+            print(printable(str(path), 200))
         return 0
     if args.action == "export":
-        print(f"wrote {vectors.export_cases(Path(args.dir), source)} case files to {args.dir}")
+        print(f"wrote {vectors.export_cases(Path(args.dir), source)} case files to {printable(args.dir, 200)}")
         return 0
     if args.action == "answer":
-        print(f"wrote {vectors.answer_cases(Path(args.dir), source)} answers to {args.dir}")
+        print(f"wrote {vectors.answer_cases(Path(args.dir), source)} answers to {printable(args.dir, 200)}")
         return 0
     report, failures = conformance.check_answers(Path(args.dir), source)
     for vid, reason in report:
@@ -701,14 +949,14 @@ def _cmd_vectors(args) -> int:
 
 def _cmd_demo(args) -> int:
     from .demo import TREE, walkthrough
-    _writable(args.plot, "--plot")
+    _writable(args.plot, "--plot", _FIGURES)
     vectors = [None if v is None else [x.strip() for x in v.split(",")] for v in (args.p, args.eta, args.utility)]
     text, moments = walkthrough(*vectors, names=("--p", "--eta", "--utility"))
     print(text)
     if args.plot:
         _save(lambda plot: plot.plot_tree(TREE, moments, title="eq. (5): D_top, D_L, D_R on the four-leaf tree",
                                           value_label="contribution D_t (exact)"), args.plot)
-        print(f"figure: {args.plot}")
+        print(f"figure: {printable(args.plot, 200)}")
     return 0
 
 
@@ -716,7 +964,7 @@ def _cmd_verify(args) -> int:
     from proofs_check.runner import main as verify
 
     return verify((["--json"] if args.json else []) + (["--only", args.only] if args.only else []) +
-                  (["--jobs", args.jobs] if args.jobs is not None else []))
+                  (["--jobs", str(args.jobs)] if args.jobs is not None else []))
 
 
 def _case_arguments(parser, json_help, optional: bool = False):
@@ -730,8 +978,16 @@ def _case_arguments(parser, json_help, optional: bool = False):
 def _array_arguments(parser, validation: bool = False):
     """A sample given as array files: predictions and labels (.npy, .csv or .parquet), the tree
     and utilities (JSON), subgroups (.csv with a header row of names)."""
-    parser.add_argument("--tree", metavar="SPEC.json", help="JSON with tree, labels (the columns' order) and utilities")
-    parser.add_argument("--predictions", metavar="FILE", help="n x K probabilities (.npy, .csv or .parquet)")
+    parser.add_argument("--tree", metavar="SPEC.json",
+                        help="JSON with tree, labels (the label order) and utilities, and optionally columns: the "
+                             "columns of headerless predictions files in order (huc_ref/data/schemas/"
+                             "huc-spec.schema.json)")
+    parser.add_argument("--predictions", metavar="FILE",
+                        help="n x K probabilities (.npy, .csv or .parquet). A header (or Parquet column names) naming "
+                             "the labels is read by name, in any order; a file without one (.npy, a CSV whose first "
+                             "row is numbers) needs its column order stated (--columns, or columns in the spec) "
+                             "unless the labels are in the sorted order of a classifier's classes_")
+    _columns_argument(parser)
     parser.add_argument("--labels", metavar="FILE", help="n labels: names or column indices (.npy, .csv, .parquet)")
     parser.add_argument("--subgroups", metavar="FILE.csv",
                         help="subgroup values, one named column each (the whole population, 'all', is added: K.1)")
@@ -749,6 +1005,29 @@ def _dataset_arguments(parser):
                         help="a Parquet dataset (--predictions DIR or 'GLOB'): its column of labels (default 'label'); "
                              "one column per tree label holds the predictions, every other column is a subgroup")
     parser.add_argument("--weight-column", metavar="NAME", help="a Parquet dataset: its column of sample weights")
+
+
+def _columns_argument(parser) -> None:
+    """``--columns``: the column order of headerless predictions files (:func:`_predictions`)."""
+    parser.add_argument("--columns", metavar="NAME,NAME,...",
+                        help="the columns of a predictions file without a header, in the file's order (a "
+                             "classifier's classes_, e.g. --columns 0,1,2 or --columns cat,dog); replaces the spec's "
+                             "columns; a file with a header is read by its header")
+
+
+def _max_null_work_help() -> str:
+    from .significance import AUDIT_ATOMS, MAX_NULL_WORK
+    return (f"the budget of --null's audits: draws x (n + N) (K |U| + rows), N = {AUDIT_ATOMS['exact']} on the "
+            f"exact engine, {AUDIT_ATOMS['fast']} on the fast one (default {MAX_NULL_WORK['exact']:.0e} and "
+            f"{MAX_NULL_WORK['fast']:.0e}: about a minute)")
+
+
+def _positive(text: str) -> int:
+    """``--jobs N``: a whole number at least 1 (argparse's type)."""
+    if not text.isascii() or not text.isdigit() or not text.strip("0"):
+        raise argparse.ArgumentTypeError("expected a whole number of processes, at least 1; "
+                                         f"got {printable(text, 40)!r}")
+    return _integer(text)
 
 
 def _examples(*lines: str) -> str:
@@ -777,29 +1056,36 @@ def build_parser() -> argparse.ArgumentParser:
                                       "huc COMMAND --help             # the options of a command"))
     parser.add_argument("--version", action="version", version=f"huc-ref {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    p = _command(sub, "audit", "exact UC and HUC of a huc-case/1 file, with witnesses",
-                 "Audit a huc-case/1 document exactly (or in float64 with --engine fast): UC, HUC, "
-                                   "every candidate row with its witness interval.",
+    p = _command(sub, "audit", "UC and HUC with witnesses: of a huc-case/1 file (exactly) or array files (float64)",
+                 "Audit a huc-case/1 document exactly (or in float64 with --engine fast), or a sample from "
+                 "array files in float64 (or exactly with --engine exact): UC, HUC, every candidate row with its "
+                 "witness interval.",
                  "huc audit examples/cases/four_leaf_cancellation.json",
                                         "huc audit case.json --json > result.json",
                                         "huc audit case.json --engine fast --json",
                                         "huc audit case.json --plot audit.png",
-                                        "huc audit --tree spec.json --predictions p.npy --labels y.npy --engine fast",
-                                        "huc audit --tree spec.json --predictions 'logs/day-*.parquet' --engine fast")
+                                        "huc audit --tree spec.json --predictions p.npy --labels y.npy",
+                                        "huc audit --tree spec.json --predictions p.npy --labels y.npy --columns "
+                                        "0,1,2",
+                                        "huc audit --tree spec.json --predictions 'logs/day-*.parquet'")
     _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)", optional=True)
     _array_arguments(p)
     p.add_argument("--top", type=_rows, default=10, metavar="N", help="violations listed in the report (default 10)")
-    p.add_argument("--engine", choices=["exact", "fast"], default="exact",
-                   help="exact: Fractions, the reference (default; array files: each float's exact value); "
-                        "fast: numpy float64")
-    p.add_argument("--max-digits", type=int, default=None, metavar="N",
+    p.add_argument("--engine", choices=["exact", "fast"], default=None,
+                   help="exact: Fractions, the reference (the default for a huc-case/1 document; on array files it "
+                        "reads each float's exact value, much slower); fast: numpy float64 (the default "
+                        "for array files; reports print decimals)")
+    p.add_argument("--max-digits", type=_integer, default=None, metavar="N",
                    help=f"the exact engine's cost limit: the digits of all inputs together "
                         f"(default {MAX_EXACT_DIGITS})")
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
                                                   "intervals over the scores) to FILE (.png, .pdf or .svg)")
     p.add_argument("--null", metavar="B", help="p-values under the null of calibration (labels redrawn from the "
-                                               "predictions): B seeded redraws, or 'exact' (every label assignment)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+                                               "predictions): B seeded redraws, or 'exact' (every label assignment, "
+                                               "on the predictions' exact values: every entry positive; the chosen "
+                                               "engine audits)")
+    p.add_argument("--seed", type=_integer, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
+    p.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
     p.add_argument("--accelerator", choices=["numpy", "numba"], default="numpy",
                    help="the fast engine's kernels: numpy (default, the reference) or numba (the compiled "
                         "kernels of the numba extra; much faster null draws)")
@@ -807,7 +1093,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "audited (default: the system's temporary folder; about 40 bytes "
                                                   "a row per utility)")
     p.set_defaults(run=_cmd_audit)
-    b = _command(sub, "boost", "HUC-Boost or UC-Boost with certified arithmetic (huc-boost/1)",
+    b = _command(sub, "boost", "HUC-Boost or UC-Boost, certified by default (huc-boost/1)",
                  "Run HUC-Boost (Algorithm 1/3) or UC-Boost on a huc-case/1 document; Theorem 3.5 "
                                    "is checked on the run.",
                  "huc boost examples/cases/four_leaf_cancellation.json",
@@ -817,29 +1103,31 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--method", choices=["huc", "uc"], default="huc",
                    help="huc: one internal node per update (default); uc: all leaf logits at once")
     b.add_argument("--epsilon", default="1/100", help="stopping tolerance (exact number, default 1/100)")
-    b.add_argument("--max-updates", type=int, default=1000, metavar="N", help="update cap (default 1000)")
+    b.add_argument("--max-updates", type=_integer, default=1000, metavar="N", help="update cap (default 1000)")
     b.add_argument("--step", default="adaptive",
                    help="'adaptive' (alpha = Gamma / Lambda, default) or 'fixed:A' (alpha = sign(Gamma) A)")
     b.add_argument("--select", choices=["greedy", "passes", "drain"], default="greedy",
                    help="greedy: the largest violation (default); passes: K.1's passes over the branching nodes, "
                         "each audited once and updated at most once per pass; drain: update a node until it is "
                         "clean, then the next")
-    b.add_argument("--max-passes", type=int, default=None, metavar="N",
+    b.add_argument("--max-passes", type=_integer, default=None, metavar="N",
                    help="with --select passes: the budget, N passes of node audits (default 100, as in K.1)")
-    b.add_argument("--digits", type=int, default=None, metavar="D",
-                   help="working precision of certified arithmetic in significant digits (default 30)")
-    b.add_argument("--arithmetic", choices=["certified", "float"], default=None,
-                   help="certified: every decision certified (the default of --engine exact); float: uncertified "
-                        "(the default of --engine fast)")
-    b.add_argument("--engine", choices=["exact", "fast"], default="exact",
-                   help="exact: the certified engine (default); fast: the float64 backend (same driver and output "
-                        "format), certified by error bounds with --arithmetic certified")
+    b.add_argument("--digits", type=_integer, default=None, metavar="D",
+                   help="working precision of --arithmetic exact (and of certified's last resort) in significant "
+                        "digits (default 30)")
+    b.add_argument("--arithmetic", choices=["exact", "certified", "float64", "float"], default=None,
+                   help="exact: the certified engine (default); certified: float64 with error bounds, the same "
+                        "decisions and certificates, faster (python-flint); float64: uncertified; float: the "
+                        "deprecated name of float64")
+    b.add_argument("--engine", choices=["exact", "fast"], default=None,
+                   help="deprecated: --arithmetic exact, or float64 (fast), or certified (fast with "
+                        "--arithmetic certified)")
     b.add_argument("--top", type=_rows, default=20, metavar="N", help="updates listed in the report (default 20)")
     b.set_defaults(run=_cmd_boost)
     f = _command(sub, "fit", "fit HUC-Boost on calibration arrays and save the model (huc-model/1)",
                  "Fit HUC-Boost (K.1's passes, epsilon 0.001) on a classifier's calibration predictions, "
-                 "optionally after temperature, vector or Dirichlet scaling; validation arrays choose the "
-                 "update prefix (K.1).",
+                 "optionally after temperature, vector or Dirichlet scaling; validation arrays (or, without "
+                 "them, a held-out part of the calibration rows) choose the update prefix (K.1).",
                  "huc fit --tree spec.json --predictions cal.npy --labels cal_y.npy "
                  "--val-predictions val.npy --val-labels val_y.npy --initial temperature -o model.json",
                  "huc fit --tree spec.json --predictions logs/ --sample 1000000 -o model.json")
@@ -849,27 +1137,41 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--epsilon", default="0.001", help="violations above this are corrected (default 0.001, K.1)")
     f.add_argument("--select", choices=["passes", "greedy", "drain"], default="passes",
                    help="passes: K.1's passes over the branching nodes (default)")
-    f.add_argument("--max-passes", type=int, default=100, metavar="N", help="K.1's budget (default 100 passes)")
+    f.add_argument("--max-passes", type=_integer, default=100, metavar="N", help="K.1's budget (default 100 passes)")
     f.add_argument("--initial", choices=["none", "temperature", "vector", "dirichlet"], default="none",
                    help="a scaling fitted first (the two-stage methods, H.2)")
-    f.add_argument("--engine", choices=["fast", "exact"], default="fast", help="fast (default) or certified")
+    f.add_argument("--arithmetic", choices=["float64", "certified", "exact"], default=None,
+                   help="float64 (default), certified (every decision certified; python-flint) or exact (the "
+                        "certified engine)")
+    f.add_argument("--engine", choices=["fast", "exact"], default=None,
+                   help="deprecated: --arithmetic float64 (fast), or certified (exact)")
     f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
                                                "the labels under the null of calibration")
-    f.add_argument("--seed", type=int, default=0, metavar="S",
-                   help="the seed of --null's redraws and of --sample's rows (default 0)")
-    f.add_argument("--sample", type=int, metavar="N",
+    f.add_argument("--seed", type=_integer, default=0, metavar="S",
+                   help="the seed of the held-out split, of --null's redraws and of --sample's rows (default 0)")
+    f.add_argument("--sample", type=_integer, metavar="N",
                    help=f"a Parquet dataset: boost on N of its rows drawn at random (a dataset of more than "
                         f"{FIT_ROWS} rows needs it: every boosting update is a full audit of the rows held in memory)")
+    f.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
+    f.add_argument("--validation-fraction", type=float, default=0.3, metavar="F",
+                   help="without --val-predictions, the share of the rows held out (stratified) to choose the update "
+                        "prefix (K.1; default 0.3)")
+    f.add_argument("--no-validation", action="store_true",
+                   help="hold nothing out: every update run is kept (with a warning; small samples overfit)")
     f.set_defaults(run=_cmd_fit)
     a = _command(sub, "apply", "apply a saved model to new predictions",
                  "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",
                  "huc apply model.json test.npy -o calibrated.npy",
                  "huc apply model.json logs/ -o calibrated/")
     a.add_argument("model", help="a huc-model/1 file (huc fit -o)")
-    a.add_argument("predictions", help="n x K probabilities (.npy, .csv or .parquet), or a Parquet dataset (a folder "
+    a.add_argument("predictions", help="n x K probabilities (.npy, .csv or .parquet): a header naming the labels is "
+                                       "read by name; without one, --columns states the order unless the labels are "
+                                       "in the sorted order of a classifier's classes_; or a Parquet dataset (a folder "
                                        "or 'GLOB': one column per label, named by it; subgroups by name)")
     a.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="where to write them (.npy or .csv; for a dataset, a new folder of Parquet files)")
+                   help="where to write them (.npy or .csv), the columns in the input's order (a CSV with a header "
+                        "naming them); for a dataset, a new folder of Parquet files")
+    _columns_argument(a)
     a.add_argument("--subgroups", metavar="FILE.csv", help="subgroup values, the names the model was fitted with")
     a.set_defaults(run=_cmd_apply)
     g = _command(sub, "vectors", "golden vectors: export cases, check another implementation's answers",
@@ -904,7 +1206,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc verify --json > claims.json", "huc verify --jobs 1")
     v.add_argument("--json", action="store_true", help="print a JSON list of results (at the end)")
     v.add_argument("--only", metavar="SUBSTRING", help="run only the checks whose name contains SUBSTRING")
-    v.add_argument("--jobs", metavar="N", help="run the checks on N processes (default: the usable CPUs, at most 6)")
+    v.add_argument("--jobs", type=_positive, metavar="N",
+                   help="run the checks on N processes (default: the usable CPUs, at most 6)")
     v.set_defaults(run=_cmd_verify)
     return parser
 
@@ -927,12 +1230,16 @@ def main(argv=None) -> int:
         if args.command is None:  # a bare `huc`: what it can do
             parser.print_help()
             return 0
+        _NOTES.clear()
         status = args.run(args)
         sys.stdout.flush()  # a full disk shows here, not at exit
+        for note in _NOTES:
+            print(note, file=sys.stderr)
         return status
     except SystemExit as done:  # --help and --version
         return int(done.code or 0)
     except HUCError as err:
+        err = _command_words(err, getattr(args, "command", None))  # (the library's arguments named as options)
         if getattr(args, "json", False) and getattr(args, "command", None) in ("audit", "boost"):
             sys.stdout.write(dumps(err.to_json()))  # huc-error/1: the kind and the place, for programs
         print(f"huc: error: {printable(str(err), 500)}", file=sys.stderr)  # one line, whatever the input

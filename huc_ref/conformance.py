@@ -98,8 +98,9 @@ def _known_fields(answer: dict) -> None:
     """Refuse a field the published schema does not define (``additionalProperties: false``) or
     requires and is absent, at the top, in ``uc``, ``huc`` and each candidate row, so that an
     answer the checker passes fits the schema (a row with no ``node`` was read as the UC row, one
-    with no ``interval`` as a zero sup's); the fields' values are checked where they are read."""
-    schema = result_schema()
+    with no ``interval`` as a zero sup's); the fields' values are checked where they are read.  A
+    float answer's fields are the fast schema's (``near_ties`` among them)."""
+    schema = result_schema("fast" if answer.get("engine") == "fast" else "exact")
     fields = schema["properties"]
     places = [("", answer, schema)]
     places += [(f"{f}.", answer[f], fields[f]) for f in ("uc", "huc") if isinstance(answer.get(f), dict)]
@@ -185,7 +186,8 @@ def _check_row(case, row, want, field, exact, tol, where, digits) -> None:
         raise _Wrong(f"{where}: interval must be [lo, hi] or null")
     if sup == 0:
         raise _Wrong(f"{where}: a zero sup has the empty interval (null), not {interval}")
-    lo, hi = (_number(x, exact, f"{where}.interval", digits) for x in interval)
+    # a float answer's witness end may be an exact score, "a/b" (where no float lies between it and a neighbour)
+    lo, hi = (_number(x, exact or (isinstance(x, str) and "/" in x), f"{where}.interval", digits) for x in interval)
     ends = ", ".join(printable(str(x), 60) for x in interval)
     if lo > hi:
         raise _Wrong(f"{where}: interval [{ends}] is reversed")
@@ -203,7 +205,8 @@ def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
     """None if the witness's moment is its recomputed one, else the recomputed one (as text).
 
     Exact answers: the moment over the closed interval ``[lo, hi]``.  Float answers: their
-    ends are float scores, which may differ from the exact scores they stand for by rounding,
+    ends are float scores (or exact ones, written ``"a/b"``, where no float separates a score
+    from its neighbour), which may differ from the exact scores they stand for by rounding,
     so the interval is taken as the engine saw it: the witness is accepted when for some
     exact scores ``l`` within :data:`SCORE_TOLERANCE` of ``lo`` and ``r`` within it of ``hi``,
     the moment over ``[l, r]`` is within the tolerance of the answer's.  This accepts every

@@ -47,15 +47,16 @@ def walkthrough(p=None, eta=None, u=None, names=("p", "eta", "u")) -> tuple[str,
     >>> text, moments = walkthrough(eta=["1/20", "9/20", "1/5", "3/10"], u=[0, 0, 0, 1])  # App. D.3
     >>> [str(moments[v]) for v in ("v0", "vL", "vR")]
     ['0', '0', '1/20']
-    >>> print(walkthrough(eta=[1, 0, 0, 0])[0].splitlines()[3])  # no true mass on the right (session 36: 0/0)
+    >>> print(walkthrough(eta=[1, 0, 0, 0])[0].splitlines()[3])  # no true mass on the right: q* is 0/0 there
       true branch probabilities q*_(t,R):      root 0, left 0, right none (eta gives the node no mass)
     >>> walkthrough(p=["1/2", "1/2", 0, 0], names=("--p", "--eta", "--utility"))  # ``names``: in the messages
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: --p[2]: is 0; the paper assumes p_y > 0 (A.2): smooth it explicitly (kappa_init, K.1)
+    huc_ref.errors.HUCError: --p[2]: is 0; the paper assumes p_y > 0 (A.2)
     """
     from .distribution import prepare_prediction, read_law
-    p = P if p is None else prepare_prediction(p, names[0], K=4)  # (an atom's rules, named as given)
+    # (an atom's rules, named as given; the demo offers no renormalize or smooth to name as remedies)
+    p = P if p is None else prepare_prediction(p, names[0], K=4, remedies=False)
     eta = ETA if eta is None else read_law(eta, names[1], 4)
     utility = U if u is None else Table(TREE, u, where=names[2])
     dist = FiniteDistribution(TREE, [{"p": p, "eta": eta}])  # checks that p and eta are laws

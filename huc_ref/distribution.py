@@ -22,9 +22,47 @@ from .errors import HUCError, check_name, given, sized
 from .rational import dataclass_repr, exact, exact_sum, exact_vector, shown
 from .tree import LabelTree
 
-__all__ = ["Atom", "FiniteDistribution", "check_smoothing", "prepare_prediction", "read_law", "subgroup_mapping"]
+__all__ = ["Atom", "FiniteDistribution", "WHOLE_POPULATION", "check_smoothing", "check_whole_population",
+           "prepare_prediction", "read_law", "subgroup_mapping"]
 
 _ONE = Fraction(1)
+
+#: The remedies :func:`prepare_prediction`'s messages name: its own arguments, which
+#: :class:`FiniteDistribution`, :func:`huc_ref.formats.read_case` and the ``from_*`` builders pass on
+#: (the command line says them as its options, ``--renormalize`` and ``--smooth``).
+RENORMALIZE_REMEDY = "pass renormalize=True to divide it by its sum"
+SMOOTH_REMEDY = "pass smooth=kappa to mix it with the uniform law, (1 - kappa) p + kappa / K (K.1's kappa_init)"
+
+#: The name of the whole population's subgroup, ``c(x) = 1`` (K.1: the families include ``c = 1``;
+#: K.3: "The whole-population indicator is always included"), which ``HUCBoost`` and ``huc audit``
+#: add under this name.  A subgroup given under this name must be that indicator
+#: (:func:`check_whole_population`), so no report labels another column as the whole population.
+WHOLE_POPULATION = "all"
+
+
+def check_whole_population(name, values, place: str) -> None:
+    """Refuse a subgroup named :data:`WHOLE_POPULATION` (``"all"``) whose values ``c(x_i)`` are not
+    all 1 (K.1's ``c = 1``): ``place`` names a value, with ``{i}`` for its row.  Any other name, or
+    ``"all"`` with every value 1 (the whole population given explicitly), passes.
+
+    >>> check_whole_population("all", [1, 1.0, True], "subgroups['all'][{i}]")
+    >>> check_whole_population("all", [1, 0], "subgroups['all'][{i}]")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: subgroups['all'][1]: is 0, but 'all' names the whole population (c = 1 on every ...
+    """
+    if name != WHOLE_POPULATION:
+        return
+    if hasattr(values, "dtype"):  # (numpy's arrays: compared at once)
+        bad = (values != 1).nonzero()[0]
+        i = int(bad[0]) if len(bad) else None
+    else:
+        i = next((i for i, v in enumerate(values) if v != 1), None)
+    if i is not None:
+        value = values[i]
+        raise HUCError(f"{place.format(i=i)}: is {shown(value) if isinstance(value, Fraction) else given(value)}, but "
+                       f"{WHOLE_POPULATION!r} names the whole population (c = 1 on every row, K.1's c = 1; audits "
+                       "and fits report it under this name); give this subgroup another name", kind="structure")
 
 
 @dataclass(frozen=True)
@@ -97,8 +135,12 @@ def check_smoothing(kappa, where: str = "smooth") -> Fraction:
 
 
 def prepare_prediction(p, where: str = "p", *, K: int | None = None,
-                       renormalize: bool = False, smooth=None) -> tuple[Fraction, ...]:
+                       renormalize: bool = False, smooth=None, remedies: bool = True) -> tuple[Fraction, ...]:
     """Read a prediction exactly and check it lies in the open simplex (A.2).
+
+    A sum other than 1 and an entry 0 are errors naming the argument that mends them
+    (:data:`RENORMALIZE_REMEDY`, :data:`SMOOTH_REMEDY`); ``remedies=False`` leaves them out, for a
+    caller that does not offer those arguments.
 
     >>> prepare_prediction(["1/4", "1/4", "1/2"])
     (Fraction(1, 4), Fraction(1, 4), Fraction(1, 2))
@@ -109,7 +151,11 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
     >>> prepare_prediction(["0.5", "0.499"], "atoms[3].p")
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: atoms[3].p: sums to 999/1000, not 1
+    huc_ref.errors.HUCError: atoms[3].p: sums to 999/1000, not 1; pass renormalize=True to divide it by its sum
+    >>> prepare_prediction([1, 0], "p", remedies=False)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: p[1]: is 0; the paper assumes p_y > 0 (A.2)
     """
     p = exact_vector(p, where, K)
     if not p:
@@ -126,14 +172,15 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
         p = tuple(v / total for v in p)
         total = _ONE
     if total != 1:
-        raise HUCError(f"{where}: sums to {shown(total, around=1)}, not 1", kind="probability_sum")
+        raise HUCError(f"{where}: sums to {shown(total, around=1)}, not 1"
+                       + (f"; {RENORMALIZE_REMEDY}" if remedies else ""), kind="probability_sum")
     if smooth is not None:
         kappa = check_smoothing(smooth)
         p = tuple((1 - kappa) * v + kappa / len(p) for v in p)
     for j, v in enumerate(p):
         if v == 0:
-            raise HUCError(f"{where}[{j}]: is 0; the paper assumes p_y > 0 (A.2): smooth it "
-                           f"explicitly (kappa_init, K.1)", kind="nonpositive")
+            raise HUCError(f"{where}[{j}]: is 0; the paper assumes p_y > 0 (A.2)" + (f": {SMOOTH_REMEDY}" if remedies
+                                                                                     else ""), kind="nonpositive")
     return p
 
 
@@ -179,6 +226,9 @@ class FiniteDistribution:
         total = exact_sum([a.weight for a in self.atoms])
         if total != 1:
             raise HUCError(f"atoms: weights sum to {shown(total, around=1)}, not 1", kind="probability_sum")
+        if WHOLE_POPULATION in self.subgroups:
+            k = self.subgroups.index(WHOLE_POPULATION)
+            check_whole_population(WHOLE_POPULATION, [a.c[k] for a in self.atoms], f"atoms[{{i}}].c[{k}]")
 
     @staticmethod
     def _has_weight(a) -> bool:
@@ -267,7 +317,7 @@ class FiniteDistribution:
             total = sum(sample_weight)
             if not total > 0:
                 raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
-            if 0 in sample_weight:  # (before session 26 this reached the atoms' rule: atoms[i].weight)
+            if 0 in sample_weight:  # (named as the argument, not as the atoms' rule: atoms[i].weight)
                 raise HUCError(f"sample_weight[{sample_weight.index(0)}]: is 0; an atom of weight 0 is not in the "
                                "distribution's support: leave the row out", kind="nonpositive")
             sample_weight = [w / total for w in sample_weight]

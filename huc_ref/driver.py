@@ -2,11 +2,12 @@
 App. E, H, K.1): which candidate each audit looks at (:class:`Schedule`), when the run stops,
 the caps, the record of every update and Theorem 3.5's checks.
 
-A backend (the certified engine, :class:`huc_ref.boost.CertifiedBackend`, or float64,
-:class:`huc_ref.fast.boost.FloatBackend`) supplies the numbers: ``initial()`` (the log loss as
-recorded and a rational upper bound of it), ``choose(node)`` (the largest candidate, at one
-node or anywhere, with whether it exceeds epsilon), ``update(choice, fixed, floor)`` (one
-step: its record, its rule for replay and its checks), ``final()`` and ``predictions()``.
+A backend (the certified engine, :class:`huc_ref.boost.CertifiedBackend`, or the fast one,
+:class:`huc_ref.fast.boost.FloatBackend`, in plain or certified float64) supplies the numbers:
+``initial()`` (the log loss as recorded and a rational upper bound of it), ``choose(node)``
+(the largest candidate, at one node or anywhere, with whether it exceeds epsilon),
+``update(choice, fixed, floor)`` (one step: its record, its rule for replay and its checks),
+``final()`` and ``predictions()``.
 """
 
 from __future__ import annotations
@@ -96,10 +97,10 @@ def rational_gamma(dist, method: str, node: int | None, h: dict) -> Fraction:
 class Backend:
     """What :func:`drive` asks of a backend: the numbers of Algorithm 1 (HUC-Boost) or UC-Boost
     for one state of the predictions.  The certified engine
-    (:class:`huc_ref.boost.CertifiedBackend`), certified float64
-    (:class:`huc_ref.certified.BoundedBackend`) and float64
-    (:class:`huc_ref.fast.boost.FloatBackend`) implement it; the examples below run the float64
-    one on App. D.1's population.
+    (:class:`huc_ref.boost.CertifiedBackend`) and the fast backend
+    (:class:`huc_ref.fast.boost.FloatBackend`, its numbers plain float64 or certified float64,
+    :mod:`huc_ref.fast.context`) implement it; the examples below run the float64 one on App.
+    D.1's population.
     """
 
     #: whether the backend's decisions and Theorem 3.5 checks are certified

@@ -23,16 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .distribution import FiniteDistribution
-from .engines import audit
 from .errors import HUCError, check_name, printable
 from .rational import MAX_DIGITS, NUMBER_SCHEMA, fraction_text
 from .results import AuditResult
-from .tree import LabelTree
+from .tree import LabelTree, label_names
 from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
            "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "class_indices",
-           "read_model_spec",
+           "read_model_spec", "read_spec", "spec_schema", "csv_cell", "header_name",
            "ARRAY_SUFFIXES", "as_path", "is_dataset", "ParquetDataset", "parquet_dataset"]
 
 CASE_FORMAT = "huc-case/1"
@@ -181,6 +180,7 @@ class Case:
         >>> case.audit().uc.sup, case.result_json()["huc"]["value"], case.to_json()["atoms"][0]["eta"]
         (Fraction(1, 4), '1/4', ['1/4', '3/4'])
         """
+        from .engines import audit  # (reading and writing documents does not need the engines)
         return audit(self.distribution, self.utilities, **options)
 
     def result_json(self) -> dict:
@@ -267,7 +267,7 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
     >>> read_case(doc)
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: atoms[0].p: sums to 999/1000, not 1
+    huc_ref.errors.HUCError: atoms[0].p: sums to 999/1000, not 1; pass renormalize=True to divide it by its sum
     """
     # A str is JSON text when it is blank or opens an array or object; otherwise a path.
     if isinstance(source, Path) or (isinstance(source, str) and source.strip()
@@ -358,7 +358,10 @@ def case_schema() -> dict:
 
 def result_schema(engine: str = "exact") -> dict:
     """The JSON Schema of ``huc-result/1`` (docs/specification.md §6): exact answers write numbers as strings
-    in lowest terms; the fast engine's (``engine="fast"``) as JSON numbers.
+    in lowest terms; the fast engine's (``engine="fast"``) as JSON numbers, except a witness end that
+    is an exact score (scores closer than float64 resolves), and with an optional ``near_ties``
+    (:meth:`huc_ref.results.NearTies.to_json`: the scores float64 could not order and what became
+    of them).
 
     >>> result_schema()["properties"]["engine"], result_schema("fast")["properties"]["engine"]
     ({'const': 'exact'}, {'const': 'fast'})
@@ -375,7 +378,20 @@ def result_schema(engine: str = "exact") -> dict:
                                    "theorem_3_4": {"type": "object", "additionalProperties": False,
                                                    "required": ["delta", "deviation"],
                                                    "properties": {"delta": rational, "deviation": {"type": "string"}}}}}
-    witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": number, "minItems": 2, "maxItems": 2}]}
+    # a fast witness's end is the float of an exact score, or that score itself (a string) where no float lies
+    # between it and a neighbouring one (scores closer than float64 resolves, put in order exactly)
+    end = number if engine == "exact" else {"oneOf": [number, rational]}
+    witness = {"oneOf": [{"type": "null"}, {"type": "array", "items": end, "minItems": 2, "maxItems": 2}]}
+    count = {"type": "integer", "minimum": 0}
+    bound = {"type": "number", "minimum": 0}
+    near_ties = {"type": "object", "additionalProperties": False, "required": ["decided", "undecided"],
+                 "properties": {"decided": {"type": "object", "additionalProperties": False,
+                                            "required": ["groups", "rows"],
+                                            "properties": {"groups": count, "rows": count}},
+                                "undecided": {"type": "object", "additionalProperties": False,
+                                              "required": ["groups", "rows", "uc_bound", "huc_bound"],
+                                              "properties": {"groups": count, "rows": count, "uc_bound": bound,
+                                                             "huc_bound": bound}}}}
     name = {"type": ["string", "null"]}
     row = {"type": "object", "required": ["subgroup", "utility", "node", "sup", "interval", "moment"],
            "additionalProperties": False,
@@ -393,7 +409,16 @@ def result_schema(engine: str = "exact") -> dict:
             "properties": {"format": {"const": RESULT_FORMAT}, "case": {"type": ["string", "null"]},
                            "engine": {"const": engine}, "uc": best, "huc": best,
                            "relevant_nodes": {"type": "object", "additionalProperties": _NAMES},
-                           "candidates": {"type": "array", "items": row}, "significance": significance}}
+                           "candidates": {"type": "array", "items": row}, "significance": significance,
+                           **({} if engine == "exact" else {"near_ties": near_ties})}}
+
+
+#: The ``arithmetic`` of a ``huc-boost/1`` document: ``"exact"`` (the certified engine),
+#: ``"certified"`` (certified float64), ``"float64"``, or ``"float"`` (the certified engine on binary
+#: floats, uncertified); documents written before these names say ``"certified"`` for the certified
+#: engine, ``"float (fast path)"`` and ``"certified (float64 with error bounds)"``, read alike.
+BOOST_ARITHMETICS = ("exact", "certified", "float64", "float", "float (fast path)",
+                     "certified (float64 with error bounds)")
 
 
 def boost_schema() -> dict:
@@ -420,7 +445,8 @@ def boost_schema() -> dict:
                          "initial", "final", "theorem_3_5", "predictions", "audits"],
             "properties": {"format": {"const": BOOST_FORMAT}, "method": {"enum": ["huc", "uc"]},
                            "epsilon": {"type": "string"}, "digits": {"type": ["integer", "null"]},
-                           "arithmetic": {"type": "string"}, "updates": {"type": "array", "items": update},
+                           "arithmetic": {"enum": list(BOOST_ARITHMETICS)},
+                           "updates": {"type": "array", "items": update},
                            "bound_updates": {"type": "integer"},
                            "stopped": {"enum": ["tolerance", "cap", "budget"]},
                            "initial": {"type": "object", "required": ["log_loss"]},
@@ -469,26 +495,26 @@ def schema_dir() -> Path:
     """Where the published schemas of docs/specification.md §6 live (package data): ``huc_ref/data/schemas``.
 
     >>> [p.name.split(".")[0] for p in sorted(schema_dir().glob("*.json"))]
-    ['huc-boost-1', 'huc-case-1', 'huc-model-1', 'huc-result-1-fast', 'huc-result-1']
+    ['huc-boost-1', 'huc-case-1', 'huc-model-1', 'huc-result-1-fast', 'huc-result-1', 'huc-spec']
     """
     return Path(__file__).resolve().parent / "data" / "schemas"
 
 
 def write_schemas(out: Path | None = None) -> list[Path]:
     """Write the schemas of the file formats (:func:`case_schema`, :func:`result_schema`,
-    :func:`boost_schema`) into ``out``
+    :func:`boost_schema`, :func:`model_schema`, :func:`spec_schema`) into ``out``
     (default: :func:`schema_dir`, the published copies, which a test holds to the builders).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
     ...     [json.loads(p.read_text())["$id"].split(".")[0] for p in write_schemas(Path(out))]
-    ['huc-case-1', 'huc-result-1', 'huc-result-1-fast', 'huc-boost-1', 'huc-model-1']
+    ['huc-case-1', 'huc-result-1', 'huc-result-1-fast', 'huc-boost-1', 'huc-model-1', 'huc-spec']
     """
     out = Path(out or schema_dir())
     out.mkdir(parents=True, exist_ok=True)
     docs = {"huc-case-1.schema.json": case_schema(), "huc-result-1.schema.json": result_schema(),
             "huc-result-1-fast.schema.json": result_schema("fast"), "huc-boost-1.schema.json": boost_schema(),
-            "huc-model-1.schema.json": model_schema()}
+            "huc-model-1.schema.json": model_schema(), "huc-spec.schema.json": spec_schema()}
     for name, doc in docs.items():
         (out / name).write_text(json.dumps(doc, indent=1) + "\n")
     return [out / name for name in docs]
@@ -550,32 +576,115 @@ def read_columns(path, what: str, numbers: bool = False, labels=None, header_nam
     ...
     huc_ref.errors.HUCError: predictions: 'p.csv' line 3 has 1 cell, line 1 (the header) has 2 (cells are ...)
     """
-    import numpy as np
     path = as_path(path, what)
     suffix = path.suffix.lower()
     if suffix not in ARRAY_SUFFIXES:
         raise HUCError(f"{what}: {printable(str(path), 200)!r} is not a .npy, .csv or .parquet file; save it with "
                        f"numpy.save('{path.stem}.npy', array), as comma-separated values, or as Parquet", kind="file")
     data = read_document(path, what)  # a regular file of bounded size
+    where = f"{what}: {printable(path.name, 100)!r}"
     try:
         if suffix == ".npy":
-            return np.load(path, allow_pickle=False), None
+            return _npy_array(data, where), None
         if suffix == ".parquet":
-            try:
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
-                               kind="dependency") from None
-            table = pq.read_table(path)
-            return np.column_stack([c.to_numpy() for c in table.columns]).squeeze(), list(table.column_names)
+            return _parquet_columns(data, where)
         text = data.decode("utf-8-sig")  # a byte-order mark is not part of the first cell
-        return _csv_columns(text, f"{what}: {printable(path.name, 100)!r}", numbers, labels=labels,
-                            header_names=header_names)
+        return _csv_columns(text, where, numbers, labels=labels, header_names=header_names)
     except HUCError:
         raise
     except (ValueError, OSError, UnicodeDecodeError, csv.Error) as err:
-        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} ({err})",
-                       kind="file") from None
+        raise HUCError(f"{what}: {printable(str(path), 200)!r} could not be read as {suffix} "
+                       f"({printable(str(err), 200)})", kind="file") from None
+    except MemoryError:
+        raise HUCError(f"{what}: {printable(str(path), 200)!r}: not enough memory to read it", kind="too_large") \
+            from None
+
+
+def _npy_array(data: bytes, where: str):
+    """The array of a ``.npy`` file's bytes, its header checked before anything is allocated: the
+    format version (1.0 or 2.0: what ``numpy.save`` writes for arrays of numbers and text), the
+    dtype (no Python objects, which would be unpickled), and the data the shape and dtype declare
+    against the bytes the file holds, so a small file claiming a huge shape is one error, not an
+    allocation of its claim.  An array of shape ``()`` is read as one entry.
+
+    >>> import numpy as np
+    >>> f = io.BytesIO(); np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False,
+    ...                                                               "shape": (10**9, 400)})
+    >>> _npy_array(f.getvalue(), "predictions")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: predictions: its header declares an array of shape (1000000000, 400) of float64, ...
+    """
+    import numpy as np
+    import numpy.lib.format as npf
+    f = io.BytesIO(data)
+    version = npf.read_magic(f)
+    readers = {(1, 0): npf.read_array_header_1_0, (2, 0): npf.read_array_header_2_0}
+    if version not in readers:
+        raise HUCError(f"{where}: a .npy file of format version {version[0]}.{version[1]}; save a plain array of "
+                       "numbers or text with numpy.save (versions 1.0 and 2.0)", kind="file")
+    try:
+        shape, fortran_order, dtype = readers[version](f)
+    except Exception as err:  # noqa: BLE001 (numpy parses the header as a Python literal: any error of tokenize or ast)
+        raise HUCError(f"{where}: its header is not a .npy header ({printable(str(err), 120)}); save the array with "
+                       "numpy.save", kind="file") from None
+    if dtype.hasobject:
+        raise HUCError(f"{where}: holds Python objects (dtype {printable(str(dtype), 80)}), which are not read; save "
+                       "numbers, or labels as text (numpy.save('y.npy', np.asarray(y, dtype=str)))", kind="type")
+    declared = math.prod(shape) * dtype.itemsize
+    if declared != len(data) - f.tell():
+        raise HUCError(f"{where}: its header declares an array of shape {shape} of {printable(str(dtype), 80)}, "
+                       f"{declared} bytes, but the file holds {len(data) - f.tell()} bytes after the header; the file "
+                       "is truncated or not written by numpy.save", kind="file")
+    return np.atleast_1d(np.load(io.BytesIO(data), allow_pickle=False))
+
+
+def _parquet_columns(data: bytes, where: str) -> tuple:
+    """A Parquet file's array and column names (:func:`read_columns`): every column of numbers
+    (integers, floats) or of text (strings, and a dictionary-encoded, pandas "category", column of
+    them), none with a missing value; a decimal, timestamp or other column is one error naming it
+    and the conversion.  One column is read as a vector, any number of rows (one too).
+
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> f = io.BytesIO(); pq.write_table(pa.table({"a": [0.25], "b": [0.75]}), f)
+    >>> array, names = _parquet_columns(f.getvalue(), "predictions")
+    >>> array.tolist(), names
+    ([[0.25, 0.75]], ['a', 'b'])
+    """
+    import numpy as np
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise HUCError(f"{where}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
+                       kind="dependency") from None
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, ValueError, OSError, TypeError) as err:
+        raise HUCError(f"{where}: could not be read as .parquet ({printable(str(err), 200)})", kind="file") from None
+    names = [str(name) for name in table.column_names]
+    if not names:
+        raise HUCError(f"{where}: has no columns", kind="length")
+    columns, kinds = [], {}
+    for name, column in zip(names, table.columns):
+        kind = column.type
+        if pa.types.is_dictionary(kind):  # (pandas' category: its values)
+            column, kind = column.cast(kind.value_type), kind.value_type
+        text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        if not (text or pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise HUCError(f"{where}: column {printable(name, 80)!r} is of type {printable(str(kind), 80)}, not "
+                           "numbers or text; write it as float64 (predictions), or as integers or strings (labels)",
+                           kind="type")
+        if column.null_count:
+            row = int(pc.index(pc.is_null(column), True).as_py())
+            raise HUCError(f"{where}: column {printable(name, 80)!r} has a missing value at row {row}", kind="type")
+        kinds.setdefault("text" if text else "numbers", name)
+        columns.append(np.array(column.to_pylist(), dtype=str) if text else column.to_numpy())
+    if len(kinds) > 1:
+        raise HUCError(f"{where}: column {printable(kinds['text'], 80)!r} holds text and column "
+                       f"{printable(kinds['numbers'], 80)!r} numbers; a file holds one or the other", kind="type")
+    return (columns[0] if len(columns) == 1 else np.column_stack(columns)), names
 
 
 def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels=None, header_names=None) -> tuple:
@@ -596,8 +705,8 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
     physical = text.split("\n")  # lines as loadtxt counts them (skiprows)
     first = next((k for k, line in enumerate(physical) if line.strip()), None)
     if first is not None and fast and labels is None:
-        head = [cell.strip() for cell in next(csv.reader([physical[first]]))]
-        names, skip = (head, first + 1) if _is_header(head, labels, header_names) else (None, 0)
+        names = _header(next(csv.reader([physical[first]])), labels, header_names)
+        skip = 0 if names is None else first + 1
         try:
             with warnings.catch_warnings():  # (a header and no rows: loadtxt warns; the reading below says so)
                 warnings.simplefilter("ignore", UserWarning)
@@ -609,11 +718,11 @@ def _csv_columns(text: str, where: str, numbers: bool, fast: bool = True, labels
                 and (names is None or len(names) == out.shape[1]):
             index = _pandas_index(names)
             return _shaped(out[:, index:]), names[index:] if names else names
-    lines = [(number, [cell.strip() for cell in row]) for number, row in enumerate(csv.reader(text.splitlines()), 1)
-             if any(cell.strip() for cell in row)]  # (blank lines skipped)
-    names, header_line = None, 0
-    if lines and _is_header(lines[0][1], labels, header_names):
-        (header_line, names), lines = lines[0], lines[1:]
+    rows = [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), 1)
+            if any(cell.strip() for cell in row)]  # (blank lines skipped)
+    names = _header(rows[0][1], labels, header_names) if rows else None
+    header_line = rows[0][0] if names is not None else 0
+    lines = [(number, [cell.strip() for cell in row]) for number, row in rows[names is not None:]]
     first = (header_line, names) if names is not None else (lines[0] if lines else (0, []))
     for number, row in lines:  # every row as wide as the header (or the first row)
         if len(row) != len(first[1]):
@@ -645,18 +754,56 @@ def _pandas_index(names) -> int:
     return int(bool(names) and len(names) > 1 and names[0] in _PANDAS_INDEX)
 
 
-def _is_header(row, labels, header_names) -> bool:
-    """Whether a CSV's first row is a header: its first cell is not a number (nor, in a labels
-    file, a label name), or it lists exactly ``header_names``."""
-    if header_names is not None and len(row) == len(header_names) and set(row) == set(header_names):
-        return True
-    if labels is not None and row[0] in labels:
-        return False
+def _header(cells, labels, header_names):
+    """The names of a CSV's first row (its ``cells`` as the csv module reads them) if it is a
+    header, else None: it is one where its names (:func:`header_name` of each cell, without the
+    spaces around it, or as written) are exactly ``header_names``, or where its first cell is
+    not a number (nor, in a labels file, a label name).
+
+    >>> _header(["'=a", " b "], None, {"=a", " b "}), _header(["0.5", "x"], None, None)
+    (['=a', ' b '], None)
+    """
+    stripped = [header_name(cell.strip()) for cell in cells]
+    if header_names is not None and len(cells) == len(header_names):
+        for names in (stripped, [header_name(cell) for cell in cells]):
+            if set(names) == set(header_names):
+                return names
+    if labels is not None and cells[0].strip() in labels:
+        return None
     try:
-        float(row[0])
+        float(cells[0])
     except ValueError:
-        return True
-    return False
+        return stripped
+    return None
+
+
+#: What a cell may begin with that a spreadsheet reads as a formula (or a formula's sign), and the
+#: apostrophe that marks a cell as text: :func:`csv_cell` writes such a cell after an apostrophe.
+_FORMULA_LEADS = ("=", "+", "-", "@", "'")
+
+
+def csv_cell(text: str) -> str:
+    """A name as the cell ``huc apply`` writes in a CSV header: an apostrophe before a name that
+    begins with ``=``, ``+``, ``-`` or ``@`` (a spreadsheet would run it as a formula: CSV
+    injection) or with an apostrophe (so that each cell is read back as exactly one name,
+    :func:`header_name`); any other name as it is.  The csv module then quotes a cell with a
+    comma or a quote (docs/specification.md §6: a file ``huc`` writes, it reads back).
+
+    >>> [csv_cell(x) for x in ("=HYPERLINK(1)", "-1", "'x", "cat")], header_name(csv_cell("'x"))
+    (["'=HYPERLINK(1)", "'-1", "''x", 'cat'], "'x")
+    """
+    return "'" + text if text.startswith(_FORMULA_LEADS) else text
+
+
+def header_name(cell: str) -> str:
+    """The name a CSV header cell holds: the inverse of :func:`csv_cell` (an apostrophe before one
+    of ``= + - @ '`` is dropped, as a spreadsheet drops the apostrophe that marks a cell as text);
+    any other cell as it is (docs/specification.md §6).
+
+    >>> header_name("'=x"), header_name("'x"), header_name("x")
+    ('=x', "'x", 'x')
+    """
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(_FORMULA_LEADS) else cell
 
 
 def _shaped(out):
@@ -710,9 +857,7 @@ def read_model_spec(source) -> tuple:
     >>> tree.labels, list(us)
     (('a', 'b'), ['u'])
     """
-    doc = source if isinstance(source, Mapping) else load_json(read_document(Path(source), "tree and utilities"))
-    if not isinstance(doc, Mapping):
-        raise HUCError("tree and utilities: expected a JSON object with tree, labels and utilities", kind="type")
+    doc = _spec_document(source)
     tree_doc = _require(doc, "tree", "", dict)
     labels = _require(doc, "labels", "", list)
     tree = LabelTree(_require(tree_doc, "root", "tree"), tree_doc.get("children", {}), labels)
@@ -721,6 +866,83 @@ def read_model_spec(source) -> tuple:
         raise HUCError("utilities: expected at least one utility", kind="structure")
     return tree, {check_name(name, "utilities"): utility_from_json(tree, spec, f"utilities.{name}")
                   for name, spec in specs.items()}
+
+
+def _spec_document(source) -> Mapping:
+    """The JSON object of a spec (:func:`read_model_spec`, :func:`read_spec`): a mapping, or a path to one."""
+    doc = source if isinstance(source, Mapping) else load_json(read_document(Path(source), "tree and utilities"))
+    if not isinstance(doc, Mapping):
+        raise HUCError("tree and utilities: expected a JSON object with tree, labels and utilities", kind="type")
+    return doc
+
+
+#: The fields of the spec ``huc audit`` and ``huc fit`` read (``--tree SPEC.json``), then those of a
+#: ``huc-case/1`` document, which is accepted as a spec too (its atoms unread).
+SPEC_FIELDS = ("tree", "labels", "utilities", "columns", "format", "id", "description", "subgroups", "atoms",
+               "comment")
+
+
+def read_spec(source) -> tuple:
+    """The spec of the commands that read predictions from array files (``huc audit --tree
+    SPEC.json``, ``huc fit``; docs/specification.md §6): ``(tree, utilities, columns)``.
+    ``labels`` are the tree's label order (Sec. 2.1's coordinates of ``p``); ``columns``, optional,
+    lists the columns of a predictions file without a header row, in the file's order (a
+    classifier's ``clf.classes_.tolist()``), and must name each label once; None when absent.  A
+    field the spec does not define is an error (a misspelt ``columns`` would otherwise be
+    ignored).
+
+    >>> tree, us, columns = read_spec({"tree": {"root": "r", "children": {"r": ["b", "a"]}}, "labels": ["b", "a"],
+    ...                                "utilities": {"u": {"kind": "top_k", "k": 1}}, "columns": ["a", "b"]})
+    >>> tree.labels, columns, tree.column_order(columns)
+    (('b', 'a'), ['a', 'b'], [1, 0])
+    >>> read_spec({"tree": {"root": "r", "children": {"r": ["a", "b"]}}, "labels": ["a", "b"],
+    ...            "utilities": {"u": {"kind": "top_k", "k": 1}}, "colums": ["b", "a"]})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: colums: unknown field of a spec (it has tree, labels, utilities and columns)
+    """
+    doc = _spec_document(source)
+    extra = sorted(set(doc) - set(SPEC_FIELDS))
+    if extra:
+        raise HUCError(f"{printable(extra[0], 60)}: unknown field of a spec (it has tree, labels, utilities and "
+                       "columns)", kind="unknown_field")
+    tree, utilities = read_model_spec(doc)
+    columns = doc.get("columns")
+    if columns is not None:
+        if not isinstance(columns, list):
+            raise HUCError("columns: expected a list of label names (the file's columns in order)", kind="type")
+        tree.column_order(columns, where="columns", what="a predictions file")  # each label once
+        columns = label_names(columns, "columns")  # (integer classes as their decimal text)
+    return tree, utilities, columns
+
+
+def spec_schema() -> dict:
+    """The JSON Schema of the spec :func:`read_spec` reads (``huc audit --tree SPEC.json``,
+    ``huc fit``; docs/specification.md §6): the tree, the labels and the utilities as in
+    ``huc-case/1``, and the optional ``columns``, the order of the columns of a predictions file
+    without a header row.
+
+    >>> schema = spec_schema()
+    >>> schema["required"], schema["properties"]["columns"]["description"][:50]
+    (['tree', 'labels', 'utilities'], 'The columns of a predictions file without a header')
+    """
+    case = case_schema()
+    columns = {"type": "array", "items": {"type": ["string", "integer"]},
+               "description": "The columns of a predictions file without a header row (.npy, or a CSV whose first "
+                              "row is numbers), in the file's order, each label once: a classifier's "
+                              "clf.classes_.tolist(). Without it such a file is read only where labels is in the "
+                              "sorted order classes_ has. A file whose header (or Parquet column names) names the "
+                              "labels is read by name."}
+    labels = {**_NAMES, "description": "The tree's label order: the coordinates of p (Sec. 2.1), the order of the "
+                                       "utilities' values and of huc apply's output"}
+    optional = {key: {} for key in SPEC_FIELDS[4:]}  # (a huc-case/1 document serves as a spec)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-spec.schema.json",
+            "title": "the spec of huc audit --tree and huc fit --tree: tree, labels, utilities and the columns of "
+                     "headerless predictions files", "type": "object", "additionalProperties": False,
+            "required": ["tree", "labels", "utilities"],
+            "properties": {"tree": case["properties"]["tree"], "labels": labels,
+                           "utilities": case["properties"]["utilities"], "columns": columns, **optional},
+            "$defs": case["$defs"]}
 
 
 def is_dataset(path) -> bool:
@@ -766,11 +988,6 @@ def parquet_dataset(path, what: str) -> ParquetDataset:
     huc_ref.errors.HUCError: --predictions: no .parquet files in the folder ...
     """
     import glob
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
-                       kind="dependency") from None
     text = str(as_path(path, what))
     if Path(text).is_dir():
         files = sorted(str(p) for p in Path(text).glob("*.parquet") if p.is_file())
@@ -780,6 +997,11 @@ def parquet_dataset(path, what: str) -> ParquetDataset:
         where = f"match {printable(text, 200)!r}"
     if not files:
         raise HUCError(f"{what}: no .parquet files {where}", kind="file")
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
+                       kind="dependency") from None
     groups, columns = [], None
     for name in files:
         try:

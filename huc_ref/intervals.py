@@ -2,7 +2,7 @@
 
 The atoms are sorted by score; tied scores form blocks ``G_1..G_m`` (in increasing score)
 with block sums ``B_1..B_m``.  Every interval of the real line selects either nothing or a
-run of consecutive blocks (H.3, Step 1), so with prefixes ``C_0 = 0, C_b = B_1 + ... + B_b``
+run of consecutive blocks (H.3, Step 1), so with prefixes ``C_0 = 0, C_b = B_1 + ... + B_b``::
 
     sup_I |moment(I)| = max(0, max_{0 <= r < b <= m} |C_b - C_r|),
 
@@ -32,7 +32,7 @@ from numbers import Rational
 from .errors import HUCError
 from .rational import dataclass_repr, exact, reduced
 
-__all__ = ["IntervalMax", "max_interval_sum", "max_interval_sum_brute_force"]
+__all__ = ["Interval", "IntervalMax", "max_interval_sum", "max_interval_sum_brute_force"]
 
 _ZERO = Fraction(0)
 # Above this many bits in the common denominator, the certified search takes over.

@@ -18,11 +18,12 @@ from math import lcm
 
 from .errors import HUCError, given, one_of
 
-__all__ = ["exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value", "decimal_text",
-           "shown", "ratio", "rational_type", "scaled_integers", "reduced", "to_fraction", "dataclass_repr"]
+__all__ = ["MAX_DIGITS", "exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value",
+           "decimal_text", "shown", "ratio", "rational_type", "scaled_integers", "reduced", "to_fraction",
+           "dataclass_repr", "shared_sign"]
 
-# Exponents and digit counts are bounded so that a hostile string such as "1e999999999"
-# cannot make Fraction() build a gigantic integer.
+#: The most digits one exact number's text may have (numerator, denominator or exponent): a
+#: hostile string such as "1e999999999" cannot make Fraction() build a gigantic integer.
 MAX_DIGITS = 4000
 MAX_EXPONENT = 400
 
@@ -466,6 +467,19 @@ def exact_dot(xs, ys) -> Fraction:
     den = lcm(*(x.denominator * y.denominator for x, y in zip(xs, ys))) if xs else 1
     return Fraction(sum(x.numerator * y.numerator * (den // (x.denominator * y.denominator)) for x, y in zip(xs, ys)),
                     den)
+
+
+def shared_sign(coefficients):
+    """The sign of ``sum_k c_k F_k`` for every choice of positive ``F_k``, or None: 0 where every
+    ``c_k`` is 0, else the sign of the nonzero ones where they share it.  Both certified
+    arithmetics decide exactly so where a boosted prediction's linear form has coefficients
+    ``c_k`` (rationals) on positive factors ``F_k`` (products of ``e^z / N``, docs/specification.md §4).
+
+    >>> shared_sign([Fraction(0), Fraction(1, 10**301)]), shared_sign([]), shared_sign([1, -1])
+    (1, 0, None)
+    """
+    signs = {(c > 0) - (c < 0) for c in coefficients} - {0}
+    return None if len(signs) > 1 else signs.pop() if signs else 0
 
 
 #: The JSON Schema of an exact number as the file formats read it (docs/specification.md §6):

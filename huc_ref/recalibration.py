@@ -24,8 +24,8 @@ from numbers import Real
 
 import numpy as np
 
-from .boost import boost
 from .distribution import FiniteDistribution
+from .engines import boost
 from .errors import HUCError, given, one_of
 from .fast.numbers import SMALLEST_NORMAL, as_floats
 from .fast.sample import Sample
@@ -101,7 +101,7 @@ def check_kappa(kappa, K: int | None = None) -> float:
         raise HUCError(f"kappa: expected a number in (0, 1) (K.1's kappa_init), got {given(kappa, 40)}",
                        kind="option")
     kappa = float(kappa)
-    if K is not None and kappa / K < SMALLEST_NORMAL:  # (before session 26: NaN out of scipy, or zeros refused later)
+    if K is not None and kappa / K < SMALLEST_NORMAL:  # (else scipy returns NaN, or the zeros are refused later)
         raise HUCError(f"kappa: {kappa!r} / K is below float64's normal range ({SMALLEST_NORMAL:.4g}), so the "
                        f"smoothed entries are not all positive normal numbers; use kappa >= "
                        f"{K * SMALLEST_NORMAL * 1.001:.4g}", kind="option")  # (rounded up)

@@ -10,7 +10,7 @@ from fractions import Fraction
 from .errors import HUCError
 from .rational import dataclass_repr, fraction_text
 
-__all__ = ["Candidate", "AuditResult", "BoostResult"]
+__all__ = ["Candidate", "NearTies", "AuditResult", "BoostResult"]
 
 _ZERO = Fraction(0)
 
@@ -83,6 +83,74 @@ class Candidate:
                 "moment": _number(self.moment)}
 
 
+@dataclass(frozen=True)
+class NearTies:
+    """What the fast engine did with scores float64 could not order (Algorithm 2's sort, App. F.3):
+    groups of atoms whose scores its error bounds cannot tell apart, counted once per utility's
+    sort.  A group is ``decided`` when the exact scores of its atoms (the rationals behind the
+    floats, or a float array's own binary values) put it in order, so that its tie blocks are the
+    exact engine's; it is ``undecided`` when it stays one block (its exact scores would cost more
+    than :data:`huc_ref.fast.numbers.ORDER_BUDGET`, or there are none: a boosting run's float
+    rows).  Undecided groups can make UC and HUC larger than reported, never smaller: the exact
+    values lie in ``[uc, uc + uc_bound]`` and ``[huc, huc + huc_bound]`` (up to float64's rounding
+    of the sums), and each row's sup within the larger bound of its own.
+
+    >>> t = NearTies(2, 12, 1, 3, 0.25, 0.5)
+    >>> t.to_json()
+    {'decided': {'groups': 2, 'rows': 12}, 'undecided': {'groups': 1, 'rows': 3, 'uc_bound': 0.25, 'huc_bound': 0.5}}
+    >>> print(t.text())
+    near-equal scores float64 cannot order: 2 groups (12 rows) decided exactly; 1 group (3 rows) left whole: \
+UC may be up to 0.25 and HUC up to 0.5 above the values shown (their exact order costs more than \
+huc_ref.fast.numbers.ORDER_BUDGET: raise it, or audit with the exact engine)
+    >>> (t + NearTies(1, 2)).to_json()["decided"], NearTies(1, 2).text()
+    ({'groups': 3, 'rows': 14}, 'near-equal scores float64 cannot order: 1 group (2 rows) decided exactly')
+    """
+
+    #: groups put in order by exact scores, and their atoms (rows of the input)
+    decided_groups: int = 0
+    decided_rows: int = 0
+    #: groups left whole, and their atoms
+    undecided_groups: int = 0
+    undecided_rows: int = 0
+    #: how much larger than reported UC and HUC may be, for the undecided groups (0 without)
+    uc_bound: float = 0.0
+    huc_bound: float = 0.0
+
+    def __add__(self, other: NearTies) -> NearTies:
+        """Two utilities' groups together (counts add, bounds take the larger: UC and HUC are maxima)."""
+        return NearTies(self.decided_groups + other.decided_groups, self.decided_rows + other.decided_rows,
+                        self.undecided_groups + other.undecided_groups, self.undecided_rows + other.undecided_rows,
+                        max(self.uc_bound, other.uc_bound), max(self.huc_bound, other.huc_bound))
+
+    def to_json(self) -> dict:
+        """The ``near_ties`` member of a fast ``huc-result/1`` document (docs/specification.md §6).
+
+        >>> NearTies(1, 2).to_json()["decided"]
+        {'groups': 1, 'rows': 2}
+        """
+        return {"decided": {"groups": self.decided_groups, "rows": self.decided_rows},
+                "undecided": {"groups": self.undecided_groups, "rows": self.undecided_rows,
+                              "uc_bound": self.uc_bound, "huc_bound": self.huc_bound}}
+
+    def text(self) -> str:
+        """One line for a person (``huc audit``'s report) on Algorithm 2's sort (App. F.3).
+
+        >>> NearTies(0, 0, 1, 2, 0.5, 0.25).text().split(":")[1]
+        ' 1 group (2 rows) left whole'
+        """
+        def groups(k, rows):
+            return f"{k} group{'s' if k != 1 else ''} ({rows} row{'s' if rows != 1 else ''})"
+        parts = []
+        if self.decided_groups:
+            parts.append(f"{groups(self.decided_groups, self.decided_rows)} decided exactly")
+        if self.undecided_groups:
+            parts.append(f"{groups(self.undecided_groups, self.undecided_rows)} left whole: UC may be up to "
+                         f"{self.uc_bound:.3g} and HUC up to {self.huc_bound:.3g} above the values shown (their "
+                         "exact order costs more than huc_ref.fast.numbers.ORDER_BUDGET: raise it, or audit with "
+                         "the exact engine)")
+        return "near-equal scores float64 cannot order: " + "; ".join(parts)
+
+
 def _first_max(rows):
     best = None
     for row in rows:
@@ -117,6 +185,8 @@ class AuditResult:
     #: p-values under the null of calibration (:class:`huc_ref.significance.Significance`),
     #: when the audit was asked for them (``null_draws``)
     significance: object = None
+    #: the fast engine's groups of scores float64 could not order (:class:`NearTies`), where it met any
+    near_ties: NearTies | None = None
 
     def __repr__(self) -> str:  # (an exact number past Python's 4,300-digit guard would raise in repr)
         return dataclass_repr(self)
@@ -191,6 +261,8 @@ class AuditResult:
         rows = [r.to_json() for r in self.candidates]
         doc = {"format": "huc-result/1", "case": case_id, "engine": self.engine, "uc": uc, "huc": huc,
                "relevant_nodes": {u: list(v) for u, v in self.relevant_nodes.items()}, "candidates": rows}
+        if self.near_ties is not None:
+            doc["near_ties"] = self.near_ties.to_json()
         if self.significance is not None:  # p-values: exact rationals on both engines
             s = self.significance
             uc["p_value"], huc["p_value"] = fraction_text(s.uc), fraction_text(s.huc)

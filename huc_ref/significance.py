@@ -12,8 +12,13 @@ that of the same audit with every label redrawn from its own prediction; the sco
   statistic ``T`` is ``(1 + #{b: T*_b >= T}) / (B + 1)`` (the resampling p-value, valid at
   every ``B``: ``P(p <= a) <= a`` under the null);
 * **exact enumeration** (``null_draws="exact"``): every label assignment with its exact
-  probability ``prod_i p_i(y_i)``; the p-value ``P(T* >= T)`` is then a rational, for cases
-  with at most :data:`MAX_ASSIGNMENTS` assignments.
+  probability ``prod_i p_i(y_i)``; the p-value ``P(T* >= T)`` is then a rational.
+
+Both cost one audit per draw (per assignment), so their cost is estimated before any audit
+runs (:func:`null_work`: draws times the work of one audit) and refused beyond a budget
+(:data:`MAX_NULL_WORK`, raised by ``max_null_work=``, ``--max-null-work``): a count of draws
+or assignments alone does not bound it (a million assignments of two rows of 1,000 classes
+are hours of exact audits).
 
 The statistics are each candidate row's sup (``(c, u)`` for UC, ``(c, u, v)`` for HUC) and
 UC and HUC themselves as maxima over their rows, so the HUC p-value is family-wise over all
@@ -43,15 +48,23 @@ from .errors import HUCError, given, is_integer, one_of
 from .rational import decimal_text, fraction_text
 from .results import AuditResult
 
-__all__ = ["MAX_ASSIGNMENTS", "MAX_NULL_DRAWS", "Significance", "check_null", "check_enumerable",
-           "resampling_p_values", "exact_p_values", "uniforms", "draw_label", "tie_tolerance"]
-
-#: The most label assignments ``prod_i |supp p_i|`` exact enumeration takes (about a million,
-#: each an exact audit).
-MAX_ASSIGNMENTS = 10**6
+__all__ = ["MAX_NULL_DRAWS", "MAX_NULL_WORK", "AUDIT_ATOMS", "Significance", "check_null", "null_work",
+           "candidate_rows", "check_null_work", "resampling_p_values", "exact_p_values", "uniforms", "draw_label",
+           "tie_tolerance"]
 
 #: The most resampling draws accepted.
 MAX_NULL_DRAWS = 10**6
+
+#: The most work (:func:`null_work`) the null draws or the exact enumeration of one audit may take
+#: unless ``max_null_work`` (``--max-null-work``) raises it, per engine: about a minute of one
+#: core on the 2-core reference machine (docs/performance.md), where an exact audit takes
+#: 3-20 microseconds and the fast engine's null draw 5-30 nanoseconds per unit of work.
+MAX_NULL_WORK = {"exact": 5 * 10**6, "fast": 4 * 10**9}
+
+#: An audit's fixed cost, as a number of atoms, per engine (:func:`null_work`): the exact engine's
+#: setup of a distribution, the fast engine's numpy calls on small arrays (its null draw of one
+#: atom takes about a millisecond, as long as one of several thousand atoms).
+AUDIT_ATOMS = {"exact": 64, "fast": 8192}
 
 #: Uniforms are ``k / 2**53`` with ``k`` uniform on ``1 .. 2**53``: exact in float64 and as a
 #: rational, so both engines read the same draw.
@@ -228,23 +241,80 @@ def resampling_p_values(n: int, K: int, result: AuditResult, null_sups, draws: i
     return _significance(result, "resampling", draws, seed, row_p)
 
 
-def check_enumerable(K: int, n: int, option: str = "null_draws: 'exact'",
-                     remedy: str = "use resampling (null_draws=B)") -> None:
-    """Refuse exact enumeration of ``K**n`` label assignments above :data:`MAX_ASSIGNMENTS`, in one
-    message naming ``option`` and ``remedy`` (the command line names its own: ``--null exact``,
-    ``--null B``); docs/specification.md §6's extension.
+def candidate_rows(utilities, n_subgroups: int) -> int:
+    """The rows an audit has (its candidates, Def. 2.1 and 3.2): ``|C| sum_u (1 + |V_T(u)|)``, one
+    UC row and one row per relevant node for each subgroup and utility.
 
-    >>> check_enumerable(3, 12)  # 531441 assignments
-    >>> check_enumerable(4, 120, "--null exact", "give --null B")
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> candidate_rows({"u": Table(t, [1, 0, 0])}, 2)  # V_T(u) = {r, a}
+    6
+    """
+    return n_subgroups * sum(1 + len(u.relevant_nodes) for u in utilities.values())
+
+
+def null_work(draws: int, n: int, K: int, n_utilities: int, rows: int, engine: str = "exact") -> int:
+    """The work of ``draws`` null audits (resampled draws, or enumerated label assignments) of
+    ``n`` atoms on ``K`` labels with ``n_utilities`` utilities and ``rows`` candidate rows
+    (:func:`candidate_rows`) on ``engine``::
+
+        draws x (n + AUDIT_ATOMS[engine]) x (K |U| + rows)
+
+    Each audit reads every atom's ``K`` probabilities once per utility (its values and scores;
+    the fast engine's inverse-CDF draw reads them too) and scans every atom once per candidate
+    row (Algorithm 2, App. F.3); its fixed cost is counted as :data:`AUDIT_ATOMS` more atoms.
+    Measured: an exact audit takes 3-20 microseconds per unit, a fast null draw 5-30 nanoseconds.
+
+    >>> null_work(2**19, 19, 2, 1, 2)  # --null exact on 19 binary rows (one table: V_T = {root}): minutes
+    174063616
+    >>> null_work(1000**2, 2, 1000, 1, 2)  # --null exact on 2 rows of 1,000 classes: hours
+    66132000000
+    """
+    return draws * (n + AUDIT_ATOMS[engine]) * (K * n_utilities + rows)
+
+
+def check_null_work(null_draws, n: int, K: int, n_utilities: int, rows: int, *, engine: str = "exact",
+                    max_work=None, cli: bool = False) -> int:
+    """The work (:func:`null_work`) of ``null_draws`` (a number of draws, or ``"exact"``: all
+    ``K**n`` label assignments) on ``engine``, refused beyond ``max_work`` (default
+    :data:`MAX_NULL_WORK` of the engine) in one message that names the option raising the
+    budget, with the value that runs it, before any audit starts; ``cli``: in the command
+    line's words (``--null``, ``--max-null-work``) rather than the library's
+    (docs/specification.md §6's extension).
+
+    >>> check_null_work(99, 120, 4, 2, 5)  # 99 exact audits of 120 rows: a few seconds
+    236808
+    >>> check_null_work("exact", 2, 1000, 1, 2, cli=True)
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: --null exact enumerates 4**120 label assignments here, more than 1000000; give --null B
+    huc_ref.errors.HUCError: --null exact: enumerates 1000**2 = 1000000 label assignments, each an audit: about ...
     """
-    huge = n * math.log10(K) > math.log10(MAX_ASSIGNMENTS) + 1  # (then K**n is not formed)
-    if huge or K ** n > MAX_ASSIGNMENTS:
-        count = f"{K}**{n}" if huge else K ** n
-        raise HUCError(f"{option} enumerates {count} label assignments here, more than {MAX_ASSIGNMENTS}; {remedy}",
+    if max_work is None:
+        max_work = MAX_NULL_WORK[engine]
+    elif not is_integer(max_work) or max_work < 1:
+        raise HUCError(f"max_null_work: expected a positive integer, got {given(max_work)}", kind="option")
+    option, raise_it, resample, fast = (("--null {}", "--max-null-work {}", "--null B (B resampled draws)",
+                                         "--engine fast") if cli else
+                                        ("null_draws={!r}", "max_null_work={}", "null_draws=B (B resampled draws)",
+                                         "engine='fast'"))
+    per_draw = null_work(1, n, K, n_utilities, rows, engine)
+    if null_draws == "exact":
+        huge = n * math.log10(K) > 60  # (K**n is not formed: beyond any budget, and its digits take time)
+        draws = None if huge else K ** n
+        count = f"enumerates {K}**{n}{'' if huge else f' = {draws}'} label assignments"
+        other = f"or {resample}"
+    else:
+        huge, draws, count = False, int(null_draws), f"{int(null_draws)} draws"
+        other = "or fewer draws" + ("" if engine == "fast" else f", or {fast}")
+    work = None if huge else draws * per_draw
+    if huge or work > max_work:
+        amount = f"{K}**{n} x {per_draw}" if huge else f"about {work:.2g}"
+        remedy = f"give {resample}" if huge else f"give {raise_it.format(work)} to run it anyway, {other}"
+        raise HUCError(f"{option.format(null_draws)}: {count}, each an audit: {amount} units of work (draws x "
+                       f"(n + {AUDIT_ATOMS[engine]}) (K |U| + rows), n = {n}, K = {K}, |U| = {n_utilities}, "
+                       f"rows = {rows}), more than the {engine} engine's budget of {max_work}; {remedy}",
                        kind="too_large")
+    return work
 
 
 def assignments(dist: FiniteDistribution) -> int:
@@ -259,10 +329,10 @@ def assignments(dist: FiniteDistribution) -> int:
     return dist.tree.K ** dist.n
 
 
-def exact_p_values(dist: FiniteDistribution, result: AuditResult, audit_labels) -> AuditResult:
+def exact_p_values(dist: FiniteDistribution, result: AuditResult, audit_labels, max_work=None) -> AuditResult:
     """``result`` with exact p-values ``P(T* >= T)`` (:class:`Significance`, ``method="exact"``):
     every label assignment ``y`` with probability ``prod_i p_i(y_i)``, ``audit_labels(y)``
-    giving its row sups.  At most :data:`MAX_ASSIGNMENTS` assignments (docs/specification.md §6's extension).
+    giving its row sups; refused beyond ``max_work`` (:func:`check_null_work`; docs/specification.md §6's extension).
 
     >>> from huc_ref import LabelTree, Table, audit
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -270,7 +340,8 @@ def exact_p_values(dist: FiniteDistribution, result: AuditResult, audit_labels) 
     >>> audit(d, {"u": Table(t, [0, 1])}, null_draws="exact").significance.uc  # UC = 1/2 iff both labels agree
     Fraction(1, 2)
     """
-    check_enumerable(dist.tree.K, dist.n)
+    check_null_work("exact", dist.n, dist.tree.K, len(result.relevant_nodes), len(result.candidates),
+                    engine=result.engine, max_work=max_work)
     total = assignments(dist)
     observed, is_uc = _statistics(result)
     exceeds = _exceeds(dist.n, dist.tree.K, result)

@@ -393,10 +393,9 @@ class LabelTree:
         """The predictions ``p(x_i)`` of a sample (Sec. 2.1), coordinates in the tree's label order
         (A.2): ``(y_prob, labels)`` with a table that names its columns (a pandas DataFrame: ``columns``
         and ``to_numpy``) taken as its array (iterating over a DataFrame gives its column names,
-        not its rows) and, where ``labels`` is None and any column name is one of this tree's
-        labels, its column names as ``labels``: the order :meth:`check_columns` then checks, so
-        that ``pd.DataFrame(clf.predict_proba(X), columns=clf.classes_)`` in another order than
-        the tree's is an error, not a silent permutation.  Anything else is returned unchanged.
+        not its rows) and, where any column name is one of this tree's labels, its column names as
+        ``labels``, by which :meth:`label_columns` reads the columns (a ``labels`` that says
+        otherwise is an error, never silently preferred).  Anything else is returned unchanged.
 
         >>> class Frame:  # what the check reads of a DataFrame
         ...     columns = ["b", "a"]
@@ -407,7 +406,11 @@ class LabelTree:
         if not (hasattr(y_prob, "columns") and hasattr(y_prob, "to_numpy")):
             return y_prob, labels
         names = [str(c) for c in y_prob.columns]
-        if labels is None and set(names) & set(self.labels):
+        if set(names) & set(self.labels):
+            if labels is not None and label_names(labels) != names:
+                raise HUCError(f"labels: {printable(repr(label_names(labels)), 100)} differ from the column names of "
+                               f"y_prob {printable(repr(names), 100)}, which name the labels; give one of them "
+                               "(the DataFrame's names are read by name)", kind="labels")
             labels = names
         return y_prob.to_numpy(), labels
 
@@ -435,6 +438,20 @@ class LabelTree:
         """
         return self._declared
 
+    @property
+    def in_classes_order(self) -> bool:
+        """Whether the label order (Sec. 2.1's coordinates of ``p``) is the sorted order a
+        scikit-learn classifier's ``classes_`` always has (``np.unique``: sorted, numerically where
+        every label is an integer's decimal text), so that a bare ``predict_proba`` array's columns
+        are the labels in this order (:meth:`column_order`).
+
+        >>> LabelTree.from_children("r", {"r": ["2", "10"]}).in_classes_order
+        True
+        >>> LabelTree.from_children("r", {"r": ["b", "a"]}).in_classes_order
+        False
+        """
+        return _in_classes_order(self.labels)
+
     def label_columns(self, y_prob, labels=None, where: str = "labels", what: str = "y_prob"):
         """A sample's predictions ``p(x_i)`` (Sec. 2.1) with their columns in this tree's label
         order: the columns named by ``labels`` (any array-like, e.g. a classifier's ``classes_``) or
@@ -451,7 +468,9 @@ class LabelTree:
         order = self.column_order(labels, where, what)
         if order is None:
             return y_prob
-        if getattr(y_prob, "ndim", None) == 2:  # numpy's arrays (and those that index as they do)
+        if hasattr(y_prob, "flags"):  # numpy: take keeps the rows contiguous (y_prob[:, order] need not), so
+            return y_prob.take(order, axis=1)  # each row is summed in the same order as the array given in order
+        if getattr(y_prob, "ndim", None) == 2:  # (other arrays that index as numpy's do)
             return y_prob[:, order]
         return [[row[j] for j in order] if hasattr(row, "__len__") and len(row) == len(order) else row
                 for row in y_prob]  # (a row of another length is left for the caller's message)
@@ -482,7 +501,7 @@ class LabelTree:
         huc_ref.errors.HUCError: y_prob: its columns carry no names, and the tree's label order ['b', 'a'] ...
         """
         if labels is None:
-            if not (self._declared or _in_classes_order(self.labels)):
+            if not (self._declared or self.in_classes_order):
                 raise HUCError(f"{what}: its columns carry no names, and the tree's label order "
                                f"{printable(repr(list(self.labels)), 100)} was never declared and is not the "
                                "sorted order a classifier's classes_ has; pass labels=clf.classes_ (the columns' "
@@ -530,12 +549,13 @@ class LabelTree:
                        f"{printable(names[k], 40)!r}, the tree's label {k} {printable(self.labels[k], 40)!r}); {fix}",
                        kind="labels")
 
-    def check_integer_labels(self, where: str = "y_true") -> None:
-        """The labels ``y_i`` of a sample (Sec. 2.1) given as integers are label ids (positions in
-        :attr:`labels`); where a label's name is the decimal text of another position (labels
-        named "0", "1", ... listed in another order, as a hierarchy grouping digits lists them) an
-        integer could mean either, so it is an error naming such a label, never a silent choice.
-        Names given as strings are never ambiguous.
+    def check_integer_labels(self, where: str = "y_true", columns=None) -> None:
+        """The labels ``y_i`` of a sample (Sec. 2.1) given as integers are positions: in
+        :attr:`labels`, or among ``columns`` (the names of the prediction array's columns, in
+        their order, where they were named: a classifier's ``classes_``); where a name is the
+        decimal text of another position (labels named "0", "1", ... listed in another order, as a
+        hierarchy grouping digits lists them) an integer could mean either, so it is an error naming
+        such a label, never a silent choice.  Names given as strings are never ambiguous.
 
         >>> LabelTree.from_children("r", {"r": ["0", "1"]}).check_integer_labels()  # "k" at position k
         >>> LabelTree.from_children("r", {"r": ["1", "0"]}).check_integer_labels()
@@ -543,13 +563,15 @@ class LabelTree:
         ...
         huc_ref.errors.HUCError: y_true: integer labels are ambiguous for this tree: they are read as label ids ...
         """
-        clash = next(((k, name) for k, name in enumerate(self.labels)  # names that are a position's text
+        order = self.labels if columns is None else columns
+        clash = next(((k, name) for k, name in enumerate(order)  # names that are a position's text
                       if len(name) <= 18 and name.isascii() and name.isdigit() and str(int(name)) == name
                       and int(name) < self.K and int(name) != k), None)
         if clash is not None:
             k, name = clash
+            among = "the tree's label order" if columns is None else "the columns' order"
             raise HUCError(f"{where}: integer labels are ambiguous for this tree: they are read as label ids "
-                           f"(positions in the tree's label order), but the label named {printable(name, 40)!r} "
+                           f"(positions in {among}), but the label named {printable(name, 40)!r} "
                            f"is at position {k}; give the labels as their names (strings, e.g. y.astype(str)) "
                            "or list the tree's labels in numeric order", kind="reference")
 

@@ -28,7 +28,7 @@ from .tree import LabelTree
 
 __all__ = ["Utility", "Table", "Subtree", "Rank", "TopK", "Decision", "BinaryDecision",
            "Top1AtDepth", "Aggregated", "PerAtom", "class_indicator", "KINDS", "utility_from_json",
-           "utility_schema"]
+           "utility_schema", "RationalRow"]
 
 #: Every utility family by its ``huc-case/1`` kind (filled as the classes are defined).
 KINDS: dict[str, type] = {}
@@ -102,12 +102,13 @@ class Utility:
 
     def __init_subclass__(cls, **kwargs):
         """Register a family by its ``kind``; a subclass that redefines :meth:`values` but not
-        the fast forms gets the generic ones (exact values row by row), never its parent's."""
+        the fast forms and the decision hooks gets the generic ones (exact values row by row,
+        :meth:`decide` on the row's rationals, :meth:`unmoved_by` False), never its parent's."""
         super().__init_subclass__(**kwargs)
         if "kind" in cls.__dict__:
             KINDS[cls.kind] = cls
         if "values" in cls.__dict__:
-            for name in ("vectorised", "top1_depth"):
+            for name in ("vectorised", "top1_depth", "decide", "unmoved_by"):
                 if name not in cls.__dict__:
                     setattr(cls, name, Utility.__dict__[name])
 
@@ -179,11 +180,93 @@ class Utility:
         >>> utility_values(Halves(t, [1, 0]), FastTree(t), np.array([[0.5, 0.5]])).tolist()  # not Table's form
         [[0.5, 0.5]]
         """
-        U = np.array([[float(x) for x in self.values(rows.exact.row(i), rows.atom(i))] for i in range(rows.n)])
+        U = np.array([[float(x) for x in rows.exact.values(self, i, rows.atom(i))] for i in range(rows.n)])
         return U.reshape(rows.n, rows.K), None
+
+    def decide(self, row) -> tuple[Fraction, ...]:
+        """``u(f, .)`` (A.1) at a prediction ``f`` known through ``row``: the family's exact decision
+        for every arithmetic (docs/specification.md §4 and §5).  ``row`` answers what a decision
+        asks of ``f`` exactly: :meth:`RationalRow.rationals` (``f`` itself, where it is rational),
+        :meth:`~RationalRow.sign` of a linear form ``sum_y f_y d_y``, :meth:`~RationalRow.ranked`
+        (a rational row ordered as ``f``) and :meth:`~RationalRow.first_largest` (the first node of
+        largest mass ``pi_a(f)``).  A :class:`RationalRow` holds a rational ``f``; a boosted row of
+        certified float64 (:class:`huc_ref.fast.boosted.BoostedRow`) holds an exact state whose
+        ``f`` is irrational, and answers these from exact forms and Arb's enclosures, or raises
+        :class:`huc_ref.fast.context.Undecided` (then the certified engine decides).  This generic
+        form is :meth:`values` on the rationals: on a boosted row, undecided.
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> Decision(t, {"x": [1, 0], "y": [0, 1]}).decide(RationalRow(t, [Fraction(1, 3), Fraction(2, 3)]))
+        (Fraction(0, 1), Fraction(1, 1))
+        """
+        return self.values(row.rationals(), row.atom)
+
+    def unmoved_by(self, a: int) -> bool:
+        """Whether an update at node id ``a`` leaves ``u``'s values and score exactly as they were on
+        every row (Algorithm 1 moves mass only among ``a``'s children, each child's subtree scaled
+        as a whole; UC-Boost's update is the root's).  The certified backend then keeps a row's
+        exact decisions through such updates.  This generic form: False (not known).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> Decision(t, {"x": [1, 0], "y": [0, 1]}).unmoved_by(0)
+        False
+        """
+        return False
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.to_json()})"
+
+
+class RationalRow:
+    """A prediction ``p`` known exactly (rationals, label order) as :meth:`Utility.decide` reads it:
+    every question a family's decision asks is answered on ``p`` itself (A.1, docs/specification.md
+    §5).  The certified backend's boosted rows (:class:`huc_ref.fast.boosted.BoostedRow`) answer
+    the same questions on an irrational ``f``.
+
+    >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+    >>> row = RationalRow(t, [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)])
+    >>> row.sign([1, 1, -1]), row.ranked() == row.rationals(), t.nodes[row.first_largest([1, 4])]  # a ties y3: a
+    (0, True, 'a')
+    """
+
+    def __init__(self, tree: LabelTree, p: Sequence[Fraction], atom: int | None = None):
+        self.tree, self.p, self.atom = tree, tuple(p), atom
+
+    def rationals(self) -> tuple[Fraction, ...]:
+        """``p`` itself (A.2: a point of the simplex).
+
+        >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).rationals()
+        (Fraction(1, 3), Fraction(2, 3))
+        """
+        return self.p
+
+    def sign(self, d: Sequence) -> int:
+        """-1, 0 or 1: the sign of ``sum_y p_y d_y`` (J.1's margin of a binary decision), exactly.
+
+        >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).sign([2, -1])
+        0
+        """
+        margin = sum((x * v for x, v in zip(self.p, d)), Fraction(0))
+        return (margin > 0) - (margin < 0)
+
+    def ranked(self) -> tuple[Fraction, ...]:
+        """A rational row whose entries are ordered as ``p``'s, ties kept (A.1's ``r_p`` reads the
+        order alone): ``p`` itself.
+
+        >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).ranked()
+        (Fraction(1, 3), Fraction(2, 3))
+        """
+        return self.p
+
+    def first_largest(self, nodes: Sequence[int]) -> int:
+        """The first node id of ``nodes`` (pre-order) of largest mass ``pi_a(p)`` (C.1; K.2's ``v_l``).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> RationalRow(t, [Fraction(1, 2), Fraction(1, 2)]).first_largest([1, 2])  # a tie: the first
+        1
+        """
+        masses = subtree_sums(self.tree, self.p)
+        return max(nodes, key=lambda a: (masses[a], -a))
 
 
 class Table(Utility):
@@ -221,6 +304,25 @@ class Table(Utility):
 
     def vectorised(self, rows):
         return np.broadcast_to(np.array([float(x) for x in self.b]), (rows.n, rows.K)), None
+
+    def decide(self, row):
+        """The fixed values, whatever the row (A.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> Table(t, [0, 1]).decide(None)
+        (Fraction(0, 1), Fraction(1, 1))
+        """
+        return self.b
+
+    def unmoved_by(self, a):
+        """Fixed values constant on the labels below ``a``: a row's values, and its score (the mean of
+        ``a``'s labels is ``b`` there, A.3), do not move with ``a``'s split (Algorithm 1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Table(t, [1, 1, 0]).unmoved_by(1), Table(t, [1, 0, 0]).unmoved_by(1)
+        (True, False)
+        """
+        return len({self.b[y] for y in self.tree.label_ids_below(a)}) == 1
 
 
 def class_indicator(tree: LabelTree, label: str) -> Table:
@@ -332,6 +434,15 @@ class Rank(Utility):
         if rows.exact.exact:
             unsure[tied] = True
         return U, unsure
+
+    def decide(self, row):
+        """``theta`` at the ranks of a row ordered as ``f`` (A.1's ``r_p`` depends on the order alone).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+        >>> Rank(t, [1, "1/2", 0]).decide(RationalRow(t, [Fraction(1, 4), Fraction(1, 2), Fraction(1, 4)]))
+        (Fraction(1, 2), Fraction(1, 1), Fraction(0, 1))
+        """
+        return self.values(row.ranked(), row.atom)
 
 
 class TopK(Rank):
@@ -519,6 +630,25 @@ class BinaryDecision(Utility):
         unsure = np.abs(margin) <= rows.rel * (np.abs(rows.P) @ np.abs(d))  # a margin float64 cannot tell from 0
         return np.where((margin >= 0)[:, None], d, -d), unsure
 
+    def decide(self, row):
+        """``d`` or ``-d`` by the sign of the margin ``sum_y f_y d_y`` (J.1: act where it is >= 0).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+        >>> BinaryDecision(t, S=["c"], D=["b", "c"], tau="1/2").decide(RationalRow(t, [Fraction(1, 3)] * 3))
+        (Fraction(0, 1), Fraction(-1, 2), Fraction(1, 2))
+        """
+        return self.d if row.sign(self.d) >= 0 else tuple(-v for v in self.d)
+
+    def unmoved_by(self, a):
+        """``d`` constant on the labels below ``a``: the margin ``sum_y f_y d_y``, so the action and the
+        score ``|margin|``, do not move with ``a``'s split (J.1).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> BinaryDecision(t, ["y1", "y2"], [], 0).unmoved_by(1), BinaryDecision(t, ["y1"], [], 0).unmoved_by(1)
+        (True, False)
+        """
+        return len({self.d[y] for y in self.tree.label_ids_below(a)}) == 1
+
 
 class Top1AtDepth(Utility):
     """Top-1 correctness at tree depth ``l`` (K.2): ``u(p, y) = 1{y in Y_{v_l(p)}}``.
@@ -613,6 +743,26 @@ class Top1AtDepth(Utility):
     def vectorised(self, rows):
         j, unsure = rows.first_max(rows.pi[:, np.array(self.candidate_ids)], rel=rows.rel)
         return self.candidate_values[j], unsure
+
+    def decide(self, row):
+        """1 on the labels below ``v_l(f)``, the first candidate of largest mass (K.2).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Top1AtDepth(t, 1).decide(RationalRow(t, [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)]))
+        (Fraction(1, 1), Fraction(1, 1), Fraction(0, 1))
+        """
+        below = set(self.tree.label_ids_below(row.first_largest(self.candidate_ids)))
+        return tuple(_ONE if y in below else Fraction(0) for y in range(self.tree.K))
+
+    def unmoved_by(self, a):
+        """``a`` at depth ``l`` or deeper: the masses of the depth-``l`` cut, so the choice and the
+        score, do not move with ``a``'s split (K.2).
+
+        >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
+        >>> Top1AtDepth(t, 1).unmoved_by(1), Top1AtDepth(t, 1).unmoved_by(0)
+        (True, False)
+        """
+        return self.tree.depth_ids[a] >= self.depth
 
 
 #: The deepest nesting of aggregated utilities accepted (App. G builds ``u_S`` from a base

@@ -38,6 +38,7 @@ TOLERANCE = {"absolute": "1e-9", "reason": "values are sums of at most n product
              "weights summing to 1 (n <= 24 here): a double-precision implementation's rounding error is below "
              "1e-13; 1e-9 leaves margin.  A witness interval is checked with score membership widened by 1e-9."}
 
+#: The edge-case flags a vector may carry (Wycheproof's ``flags``), each with what it means.
 FLAGS = {
     "paper": "a worked example or instance quoted from the paper",
     "generated": "produced by the seeded generator",
@@ -402,7 +403,8 @@ def _base_case():
                   {"weight": "1/2", "c": [1], "p": ["1/2", "1/4", "1/8", "1/8"], "label": "y3"}], ["all"])
 
 
-DELETE = object()  # a mutation value that deletes the key
+#: The value that makes :func:`mutate` delete the key instead of replacing its value.
+DELETE = object()
 
 
 def mutate(doc, path, value):
@@ -583,8 +585,8 @@ def load_vectors(directory: Path | None = None) -> list[dict]:
 
 def _vector_shape(v: dict, where: str) -> None:
     """The parts of a vector that ``export``, ``answer`` and ``check`` read, checked for their JSON
-    shape (a vector file of one's own is input like any other; before session 36 a missing or
-    mistyped part was a KeyError or TypeError in the checker): an invalid input's ``error.kind``
+    shape (a vector file of one's own is input like any other: a missing or mistyped part is one
+    HUCError naming it, never a KeyError or TypeError in the checker): an invalid input's ``error.kind``
     and ``input`` (or ``input_text``); a valid case's ``case``, ``tolerance.absolute`` and
     ``expected`` (its ``uc`` and ``huc`` values, its rows' subgroup, utility, node and sup, its
     relevant nodes).  The case and the numbers are read where they are used."""
@@ -621,8 +623,8 @@ def _vector_shape(v: dict, where: str) -> None:
 
 def vector_case(vector: dict):
     """The :class:`huc_ref.formats.Case` of a valid vector (its ``case``, a huc-case/1 document:
-    docs/specification.md §6); a fault in it is the vector's, one HUCError naming the vector (before
-    session 36 the checker reported it as an unreadable answer).
+    docs/specification.md §6); a fault in it is the vector's, one HUCError naming the vector (not
+    an unreadable answer).
 
     >>> vector_case({"id": "d1", "case": {"format": "huc-case/1", "tree": {"root": "r"}}})
     Traceback (most recent call last):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from fractions import Fraction
 from math import gcd
@@ -320,24 +321,63 @@ def check_h1_sample_size_is_gap_condition():
                     scope=dict(symbolic=["Gap <= eps/4 iff the size condition"], points=decided))
 
 
+def fast_witness_moment(dist: FiniteDistribution, u, row):
+    """The exact moment (Def. 2.1, 3.2) of a fast audit's row over its witness read exactly: each end
+    stands for the atoms' exact score nearest to it (a float end lies within its error bound of that
+    score, which float64's bounds certify apart from the others; an exact end is that score), and the
+    moment is taken over the closed interval between the two; None where an end is equally near two."""
+    scores = sorted({t.score for t in atom_terms(dist, u, ())})
+    ends = []
+    for x in row.interval:
+        x = F(x)
+        near = sorted(scores, key=lambda s: abs(s - x))[:2]
+        if len(near) > 1 and abs(near[0] - x) == abs(near[1] - x):
+            return None
+        ends.append(near[0])
+    return interval_moment(dist, u, row.subgroup, Interval(*ends), row.node)
+
+
+def _same_as_exact(exact, fast, dist, us, where: str) -> int:
+    """Every row of the fast audit ``fast`` as ``exact``'s: the same candidate, its sup within 1e-12, and
+    its witness, read exactly (:func:`fast_witness_moment`), giving its moment within 1e-9 (float64 sums
+    of at most a few dozen terms in [-2, 2], the fast path's tolerance); the number of rows compared."""
+    expect([(r.subgroup, r.utility, r.node) for r in exact.candidates] ==
+           [(r.subgroup, r.utility, r.node) for r in fast.candidates], f"{where}: the rows differ")
+    for a, b in zip(exact.candidates, fast.candidates):
+        expect(abs(float(a.sup) - b.sup) < 1e-12, f"{where}: {a.utility} {a.node}: sup {a.sup} vs {b.sup}")
+        if b.interval is not None:
+            got = fast_witness_moment(dist, us[b.utility], b)
+            expect(got is not None and abs(float(got) - b.moment) < 1e-9,
+                   f"{where}: {b.utility} {b.node}: the witness {b.interval} recomputes to {got}, not {b.moment}")
+    return len(exact.candidates)
+
+
 @claim("App. F.3 (Algorithm 2) in float64, F.4", "The float64 audit decides every order Algorithm 2 needs (tie "
-       "blocks of scores, the utilities' decisions) as the exact one does, falling back to the rationals where "
-       "its error bounds cannot: the same rows, sups and witnesses")
+       "blocks of scores, the utilities' decisions) as the exact one does, on the exact values of its inputs (a "
+       "case's rationals; a float array's own binary values) where its error bounds cannot, and reports those "
+       "groups: the same rows, sups and witnesses, each witness recomputed exactly giving its moment")
 def check_f3_certified_algorithm_2_in_float64():
-    """The fast engine (huc_ref.fast.audit_distribution) against the exact audit on rational populations whose
-    scores tie exactly or differ by less than float64 can see (differences of 10^-20 in the predictions), on
-    every shape up to 4 leaves with shuffled labels, utilities of every family that decides."""
+    """The fast engine against the exact audit where scores tie exactly or differ by less than float64 can
+    see: rational populations (differences of 10^-20 in the predictions, huc_ref.fast.audit_distribution)
+    and float arrays whose rows repeat with their last bits changed (huc_ref.fast.audit against the exact
+    engine on the same floats, FiniteDistribution.from_floats), with a subgroup of signed values, on every
+    shape up to 4 leaves with shuffled labels, utilities of every family that decides.  Each such group is
+    reported as decided exactly (AuditResult.near_ties), none left whole."""
     from huc_ref import Rank, Top1AtDepth, TopK
+    from huc_ref.fast.audit import audit as fast_array_audit
     from huc_ref.fast.audit import audit_distribution
     rng = random.Random(34)
-    rows = cases = 0
+    rows = cases = decided = 0
     tiny = F(1, 10**20)
     for shape in tree_shapes(4):
         base = shape_tree(shape)
         if base.K < 2:
             continue
         tree = shuffled_labels(base, rng)
+        labels = list(tree.labels)
         for _ in range(3):
+            us = {"rank": Rank(tree, [F(rng.randint(-4, 4), 4) for _ in range(tree.K)]), "top": TopK(tree, 1),
+                  "top1": Top1AtDepth(tree, 1), "t": Table(tree, [F(rng.randint(-4, 4), 4) for _ in range(tree.K)])}
             raw = [rng.randint(1, 3) for _ in range(tree.K)]
             p = [F(x, sum(raw)) for x in raw]
             q = list(p)
@@ -345,19 +385,34 @@ def check_f3_certified_algorithm_2_in_float64():
             atoms = [{"weight": F(1, 4), "p": pp, "label": tree.labels[rng.randrange(tree.K)]}
                      for pp in (p, q, p, q)]
             dist = FiniteDistribution(tree, atoms)
-            us = {"rank": Rank(tree, [F(rng.randint(-4, 4), 4) for _ in range(tree.K)]), "top": TopK(tree, 1),
-                  "top1": Top1AtDepth(tree, 1), "t": Table(tree, [F(rng.randint(-4, 4), 4) for _ in range(tree.K)])}
-            exact, fast = audit(dist, us), audit_distribution(dist, us)
-            expect([(r.subgroup, r.utility, r.node) for r in exact.candidates] ==
-                   [(r.subgroup, r.utility, r.node) for r in fast.candidates], "the rows differ")
-            for a, b in zip(exact.candidates, fast.candidates):
-                expect(abs(float(a.sup) - b.sup) < 1e-12, f"{a.utility} {a.node}: sup {a.sup} vs {b.sup}")
-                if a.interval is not None and a.sup > 1e-9:  # the ends are float64 scores: equal to rounding
-                    expect(b.interval is not None and all(abs(float(x) - y) <= 1e-12 for x, y in zip(a.interval,
-                                                                                                    b.interval)),
-                           f"{a.utility} {a.node}: witness {a.interval} vs {b.interval}")
-                rows += 1
-            cases += 1
-    return Evidence(SAMPLED, f"{rows} rows of {cases} rational samples with exact ties and 10^-20 near ties, every "
-                             "shape of 2-4 leaves, labels shuffled; rank, top-k, top-1 at depth and linear utilities",
-                    scope=dict(points=rows, cases=cases, max_leaves=4, labels_shuffled=True))
+            fast = audit_distribution(dist, us)
+            rows += _same_as_exact(audit(dist, us), fast, dist, us, f"rationals {shape}")
+            decided += fast.near_ties.decided_groups
+            expect(fast.near_ties.undecided_groups == 0, f"rationals {shape}: a group left whole")
+            # float rows, each repeated with one entry a few units in the last place off: scores apart by
+            # less than their error bounds
+            P = []
+            for _ in range(3):
+                row = [rng.uniform(0.05, 1.0) for _ in range(tree.K)]
+                P.append([x / sum(row) for x in row])
+                for _ in range(2):
+                    moved, j = list(P[-1]), rng.randrange(tree.K)
+                    for _ in range(rng.randint(1, 3)):
+                        moved[j] = math.nextafter(moved[j], 2.0)
+                    P.append(moved)
+            y = [tree.labels[rng.randrange(tree.K)] for _ in P]
+            groups = {"all": [1.0] * len(P), "signed": [rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0]) for _ in P]}
+            fast = fast_array_audit(y, P, tree, us, subgroups=groups, labels=labels)
+            dist = FiniteDistribution.from_floats(tree, y, P, subgroups=groups, labels=labels)
+            rows += _same_as_exact(audit(dist, us), fast, dist, us, f"floats {shape}")
+            if fast.near_ties is not None:
+                decided += fast.near_ties.decided_groups
+                expect(fast.near_ties.undecided_groups == 0, f"floats {shape}: a group left whole")
+            cases += 2
+    expect(decided > 0, "no group of near-equal scores met: the check tests nothing")
+    return Evidence(SAMPLED, f"{rows} rows of {cases} samples (rationals with exact ties and 10^-20 near ties; "
+                             "float rows repeated with their last bits changed, against the same floats read "
+                             f"exactly), {decided} groups float64 could not order, all decided exactly; every "
+                             "shape of 2-4 leaves, labels shuffled; rank, top-k, top-1 at depth and linear "
+                             "utilities; every witness recomputed exactly",
+                    scope=dict(points=rows, cases=cases, groups=decided, max_leaves=4, labels_shuffled=True))

@@ -30,9 +30,13 @@ __all__ = ["FOUR", "Check", "CheckFailed", "Evidence", "CHECKS", "claim", "expec
 #: The four-leaf tree of Sec. 2.2 (root v0; v0 -> vL, vR; vL -> y1, y2; vR -> y3, y4).
 FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
 
+#: Both sides exact rational functions of symbols, equal (see above).
 PROVED = "proved symbolically"
+#: Proved symbolically on every tree shape up to a stated size.
 EXHAUSTIVE = "exhaustive"
+#: Evaluated exactly at a stated number of points: evidence, never called proved.
 SAMPLED = "checked at exact rational points"
+#: One of the paper's worked examples computed exactly.
 EXACT_EXAMPLE = "exact worked example"
 SIMULATED = "simulated"  # a probability statement: seeded draws, the count of draws stated
 
@@ -103,6 +107,7 @@ class Check:
         return self.result
 
 
+#: The registry: every check :func:`claim` registered, in the order the modules registered them.
 CHECKS: list[Check] = []
 
 

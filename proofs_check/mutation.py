@@ -1,5 +1,5 @@
 """How strong the checks are: mutants of ``huc_ref``'s core modules and whether the checks kill
-them (issue #19, item 5).  Used by ``bench/mutation.py`` (a random sample, the score printed) and
+them.  Used by ``bench/mutation.py`` (a random sample, the score printed) and
 ``tests/test_mutation.py`` (a fixed sample that must be killed).
 
 A mutant is one small change to one module: a comparison flipped (``<`` for ``<=``, ``==`` for
@@ -24,6 +24,7 @@ from pathlib import Path
 __all__ = ["CORE", "EQUIVALENT", "sites", "mutate", "find", "equivalent", "run_mutant"]
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The core modules of ``huc_ref`` whose mutants the checks must kill.
 CORE = ["decomposition.py", "intervals.py", "audit.py", "utilities.py", "tree.py", "bounds.py", "boost.py",
         "driver.py"]
 

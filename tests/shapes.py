@@ -227,3 +227,59 @@ def decision_tree_fit(seed: int = 0):
     utilities = {f"top1@{d}": Top1AtDepth(tree, d) for d in (1, 2, 3)}
     P, half = clf.predict_proba(X_rest), len(y_rest) // 2
     return tree, utilities, labels, P[:half], y_rest[:half], P[half:], y_rest[half:]
+
+
+#: The two recalibration cases of a user study's datasets, by their shapes: UCI glass (214 rows, 9
+#: features, six classes of 70, 76, 17, 13, 9 and 29 rows; half to train, 53 calibration rows)
+#: and diamonds' clarity grades (53,940 rows, 8 ordered grades in diamonds' proportions; 60% to
+#: train, 10,788 calibration rows, as many test rows).
+RECALIBRATION_CASES = {
+    "glass": {"counts": (70, 76, 17, 13, 9, 29), "features": 9, "separation": 0.45, "train": 107, "cal": 53,
+              "test": 54,
+              "tree": {"glass": {"window": {"float": ["building_float", "vehicle_float"], "building_nonfloat": None},
+                                 "nonwindow": ["containers", "tableware", "headlamps"]}},
+              "labels": ["building_float", "building_nonfloat", "vehicle_float", "containers", "tableware",
+                         "headlamps"]},
+    "diamonds": {"counts": (741, 9194, 13065, 12258, 8171, 5066, 3655, 1790), "features": 6, "separation": 0.3,
+                 "train": 32364, "cal": 10788, "test": 10788,
+                 "tree": {"clarity": {"included": ["I1"], "slight": ["SI2", "SI1"], "very_slight": ["VS2", "VS1"],
+                                      "very_very_slight": ["VVS2", "VVS1"], "flawless": ["IF"]}},
+                 "labels": ["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"]},
+}
+
+
+def recalibration_case(name: str, seed: int = 0) -> dict:
+    """A classifier's calibration and test predictions on data of ``RECALIBRATION_CASES[name]``'s
+    shape: Gaussian classes (means ``separation`` apart per feature, drawn once per seed; diamonds'
+    grades drift along every feature, as ordered grades do), split at random into train,
+    calibration and test rows, and Gaussian naive Bayes (numpy only: class means, per-feature
+    variances and class frequencies from the training rows) predicting every class.  Returns
+    ``{"tree", "utilities", "labels", "cal": (P, y), "test": (P, y)}`` with labels as names;
+    utilities: top-1 correctness at depths 1 and 2 and the top-1 label."""
+    import numpy as np
+    spec = RECALIBRATION_CASES[name]
+    rng = np.random.default_rng(seed)
+    counts, d = np.array(spec["counts"]), spec["features"]
+    K = len(counts)
+    if name == "diamonds":
+        means = np.cumsum(rng.normal(spec["separation"], spec["separation"] / 3, size=(K, d)), axis=0)
+    else:
+        means = rng.normal(0.0, spec["separation"] * 2, size=(K, d))
+    y = rng.permutation(np.repeat(np.arange(K), counts))
+    X = means[y] + rng.normal(size=(len(y), d))
+    train, cal = np.arange(spec["train"]), np.arange(spec["train"], spec["train"] + spec["cal"])
+    test = np.arange(spec["train"] + spec["cal"], spec["train"] + spec["cal"] + spec["test"])
+    mu = np.array([X[train][y[train] == k].mean(axis=0) for k in range(K)])
+    var = np.array([X[train][y[train] == k].var(axis=0) + 1e-9 for k in range(K)])
+    prior = np.array([(y[train] == k).mean() for k in range(K)])
+
+    def predict_proba(rows):  # log N(x; mu_k, var_k) summed over the features, plus log prior_k
+        logits = np.log(prior) - 0.5 * (np.log(2 * np.pi * var).sum(axis=1)
+                                        + (((rows[:, None, :] - mu) ** 2) / var).sum(axis=2))
+        P = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return P / P.sum(axis=1, keepdims=True)
+    tree = LabelTree.from_nested(spec["tree"], labels=spec["labels"])
+    labels = np.array(spec["labels"])
+    return {"tree": tree, "labels": spec["labels"],
+            "utilities": {"top1@1": Top1AtDepth(tree, 1), "top1@2": Top1AtDepth(tree, 2), "top1": TopK(tree, 1)},
+            "cal": (predict_proba(X[cal]), labels[y[cal]]), "test": (predict_proba(X[test]), labels[y[test]])}

@@ -110,6 +110,7 @@ def _pinned(test):
     return test
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(audit_cases(shapes=True))
 @_pinned

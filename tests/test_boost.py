@@ -329,10 +329,11 @@ def _passes_case():
 
 
 def _engines():
-    from huc_ref import certified, fast
+    from huc_ref import boost as engines_boost
+    from huc_ref import fast
     yield "reference", lambda d, us, **kw: boost(d, us, arithmetic="float", **kw).audits
     yield "fast", lambda d, us, **kw: [tuple(a) for a in fast.boost(d, us, **kw).to_json()["audits"]]
-    yield "certified float64", lambda d, us, **kw: certified.boost(d, us, **kw).audits
+    yield "certified float64", lambda d, us, **kw: engines_boost(d, us, arithmetic="certified", **kw).audits
 
 
 @pytest.mark.parametrize("engine", ["reference", "fast", "certified float64"])
@@ -513,19 +514,16 @@ def test_a_replay_finds_each_rules_subgroup_by_name():
     ([0.3, 0.2, 0.2 - 1e-9, 0.25], 2),  # a real decrease: the longer one
     ([0.3, 0.3, 0.3], 0),
 ])
-def test_the_first_minimum_of_the_validation_errors_allows_for_rounding(monkeypatch, errors, keep):
+def test_the_first_minimum_of_the_validation_errors_allows_for_rounding(errors, keep):
     """K.1's prefix: the first minimum of the validation errors, which a float64 replay computes;
-    errors within :func:`huc_ref.significance.tie_tolerance` of the minimum count as equal (before
-    session 26, a step 1e-16 apart on two engines kept prefix 4 on one and 5 on the other, with
-    the same validation HUC to six digits)."""
-    from huc_ref import replay
-    from huc_ref.fast.sample import Sample
-    from huc_ref.results import BoostResult
+    errors within :func:`huc_ref.significance.tie_tolerance` of the minimum count as equal (else a
+    step 1e-16 apart on two engines keeps prefix 4 on one and 5 on the other, with the same
+    validation HUC to six digits)."""
+    from huc_ref.replay import first_minimum
     from huc_ref.significance import tie_tolerance
-    sample = Sample(FOUR, np.full((8, 4), 0.25), [0, 1, 2, 3] * 2)
-    assert 2.0**-55 < tie_tolerance(sample.n, FOUR.K) < 1e-9
-    monkeypatch.setattr(replay, "trajectory", lambda result, dist, us: [{"huc": e, "uc": e} for e in errors])
-    assert replay.select_prefix(BoostResult("huc", Fraction(1, 100), None, "float"), sample, U) == (keep, errors)
+    tolerance = tie_tolerance(8, FOUR.K)  # (select_prefix's, for 8 validation rows of FOUR)
+    assert 2.0**-55 < tolerance < 1e-9
+    assert first_minimum(errors, [True] * len(errors), tolerance) == keep
 
 
 def test_a_sample_boosts_in_float64_only():
@@ -535,12 +533,13 @@ def test_a_sample_boosts_in_float64_only():
     from huc_ref.fast.sample import Sample
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
     s = Sample(t, [[0.25, 0.75]], ["a"])
-    for options in ({"engine": "exact"}, {"engine": "fast", "arithmetic": "certified"}):
+    for options in ({"arithmetic": "exact"}, {"arithmetic": "certified"}, {}):
         with pytest.raises(HUCError, match=r"^dist: a Sample \(float64 arrays\) boosts in float64 only "
-                                           r"\(engine='fast'\); the certified engines need a FiniteDistribution "
-                                           r"\(FiniteDistribution.from_floats reads the floats exactly\)$"):
+                                           r"\(arithmetic='float64'\); the certified arithmetics need a "
+                                           r"FiniteDistribution \(FiniteDistribution.from_floats reads the floats "
+                                           r"exactly\)$"):
             any_boost(s, {"u": Table(t, [0, 1])}, **options)
-    assert any_boost(s, {"u": Table(t, [0, 1])}, engine="fast", epsilon="1/10").stopped == "tolerance"
+    assert any_boost(s, {"u": Table(t, [0, 1])}, arithmetic="float64", epsilon="1/10").stopped == "tolerance"
 
 
 @pytest.mark.parametrize("method", ["huc", "uc"])
@@ -565,7 +564,7 @@ def test_a_runs_predictions_are_its_rules_replayed_bit_for_bit(method):
     assert len(run.updates) >= 5
     *_, (_, replayed) = apply_rules(method, run.steps, t, us, P, np.ones((n, 1)))
     assert replayed.tobytes() == b.P.tobytes()
-    assert b._total(b._row_loss()) == b.loss
+    assert b.state._total(b.state._row_loss()) == b.loss
 
 
 def test_a_samples_subgroups_are_names():
@@ -672,14 +671,16 @@ def test_kept_sample_terms_are_the_terms_of_the_current_rows():
         choose = b.choose
 
         def checked(node):
-            if b._terms is not None:
-                b._sample_terms(ExactRows(b.P, settle_scores=False))
-                again = sample_terms(b.ft, b.P, b.labels, us, np.arange(n), exact=ExactRows(b.P, settle_scores=False))
+            state = b.state
+            if state._terms is not None:
+                rows = ExactRows(b.P, settle_scores=False)
+                state._sample_terms(rows)
+                again = sample_terms(b.ft, b.P, state.labels, us, np.arange(n), exact=rows)
                 for name in ("score", "residual", "error"):
-                    assert getattr(b._terms, name).tobytes() == getattr(again, name).tobytes()
-                assert [x.tobytes() for x in b._terms.T] == [x.tobytes() for x in again.T]
+                    assert getattr(state._terms, name).tobytes() == getattr(again, name).tobytes()
+                assert [x.tobytes() for x in state._terms.T] == [x.tobytes() for x in again.T]
             if fresh:
-                b._terms = None
+                state._terms = None
             return choose(node)
         b.choose = checked
         return drive(b, BoostResult("huc", Fraction(1, 1000), None, "float"), method="huc",
@@ -760,7 +761,7 @@ def test_rational_gamma_is_the_literal_inner_product_with_r(data):
 
 def test_float64_takes_the_first_of_candidates_equal_in_exact_arithmetic():
     """App. F.3's tie rule on the float64 backend (found by an independent mpmath re-implementation of
-    Algorithm 1, session 27): the subgroup g holds atom 0 with c = 1 as "all" does, and atom 1 with
+    Algorithm 1): the subgroup g holds atom 0 with c = 1 as "all" does, and atom 1 with
     c = 1/2, so the two subgroups' sups at n1 are both exactly 1/6 (the exact audit's rows), but
     float64 summed them to 0.16666666666666663 and 0.16666666666666666 and took g.  A later
     candidate now has to pass the first by more than the rounding of a sum of n terms

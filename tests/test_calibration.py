@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 from huc_ref import BinaryDecision, HUCError, LabelTree, Top1AtDepth, fast
-from huc_ref.calibration import DirichletScaling, HUCBoost, TemperatureScaling, VectorScaling, load_model
+from huc_ref.calibration import (
+    DirichletScaling,
+    HUCBoost,
+    NoValidationWarning,
+    TemperatureScaling,
+    VectorScaling,
+    load_model,
+)
 from huc_ref.recalibration import fit_scaling
 from tests.strategies import digits_split
 
@@ -33,8 +40,8 @@ def digits():
 @pytest.fixture(scope="module")
 def fitted(digits):
     P, y, g = digits["cal"]
-    model = HUCBoost(TREE, UTILITIES, max_passes=10, labels=[f"d{k}" for k in range(10)])
-    return model.fit(P, y, subgroups=g, validation=digits["val"])
+    model = HUCBoost(TREE, UTILITIES, max_passes=10, labels=[f"d{k}" for k in range(10)], prefix_guard=None)
+    return model.fit(P, y, subgroups=g, validation=digits["val"])  # (K.1's selection alone)
 
 
 def test_fit_then_predict_on_new_unlabelled_data(digits, fitted):
@@ -53,9 +60,13 @@ def test_fit_then_predict_on_new_unlabelled_data(digits, fitted):
 
 
 def test_all_rules_on_the_calibration_data_reproduce_the_run(digits):
+    """With ``validation=False`` every update is kept, and one NoValidationWarning says how many."""
     P, y, g = digits["cal"]
-    model = HUCBoost(TREE, UTILITIES, max_passes=3).fit(P, y, subgroups=g)  # no validation: every update kept
-    assert model.n_updates_ == len(model.run_.steps) > 0
+    with pytest.warns(NoValidationWarning) as caught:
+        model = HUCBoost(TREE, UTILITIES, max_passes=3).fit(P, y, subgroups=g, validation=False)
+    assert model.n_updates_ == len(model.run_.steps) > 0 and model.validation_ == "none"
+    assert len(caught) == 1 and str(caught[0].message).startswith(
+        f"HUCBoost.fit(validation=False): all {model.n_updates_} updates of the run are kept, none chosen on held-out")
     assert np.allclose(model.predict_proba(P, subgroups=g), np.array(model.run_.predictions), atol=1e-12)
 
 
@@ -211,7 +222,7 @@ TAMPERED = [  # (change, kind, message start): a model file is input like any ot
     (_set(["rules", 0, "alpha"], KeyError), "missing_field", "rules[0].alpha: missing"),
     (_set(["rules", 0, "node"], "a"), "reference", "rules[0].node: 'a' is not a branching node of the tree"),
     (_set(["rules", 0, "node"], "zz"), "reference", "rules[0].node: 'zz' is not a branching node of the tree"),
-    # session 36: an object or a list as the node was Python's TypeError "unhashable type"
+    # an object or a list as the node: the rule's error, not Python's TypeError "unhashable type"
     (_set(["rules", 0, "node"], {"r": 1}), "reference", "rules[0].node: {'r': 1} is not a branching node of the tree"),
     (_set(["rules", 0, "node"], ["r"]), "reference", "rules[0].node: ['r'] is not a branching node of the tree"),
     (_set(["rules", 0, "interval"], [0.9, 0.1]), "structure", "rules[0].interval: lo = 0.9 is above hi = 0.1"),
@@ -236,6 +247,23 @@ TAMPERED = [  # (change, kind, message start): a model file is input like any ot
     (_set(["zzz"], 1), "unknown_field", "zzz: unknown field of a huc-model/1 document"),
     (_set(["provenance"], KeyError), "missing_field", "provenance: missing"),
     (_set(["labels"], ["a", "b"]), "labels", "labels: leaf 'c' of the tree is missing"),
+    # the options are HUCBoost's arguments, checked as its constructor's are at fit
+    (_set(["options", "engine"], "bogus"), "option", "options.engine: expected 'exact' or 'fast', got 'bogus'"),
+    (_set(["options", "max_passes"], "x"), "option", "options.max_passes: must be a positive integer, got 'x'"),
+    (_set(["options", "epsilon"], "abc"), "not_exact", "options.epsilon: "),
+    (_set(["options", "epsilon"], 2), "option", "options.epsilon: must be in (0, 1], got 2"),
+    (_set(["options", "select"], "zz"), "option", "options.select: expected one of 'greedy', 'passes', 'drain'"),
+    (_set(["options", "max_updates"], -1), "option", "options.max_updates: expected None or an integer from 0 to"),
+    (_set(["options", "validation_fraction"], 2), "option", "options.validation_fraction: expected a number in (0, 1)"),
+    (_set(["options", "prefix_guard"], "x"), "option", "options.prefix_guard: expected None or a finite number"),
+    (_set(["options", "seed"], -1), "option", "options.seed: expected a non-negative integer, got -1"),
+    (_set(["provenance", "updates_run"], 0), "range", "provenance.updates_run: expected an integer from"),
+    (_set(["provenance", "updates_kept"], 10**6), "structure", "provenance.updates_kept: 1000000 updates kept, but"),
+    (_set(["provenance", "stopped"], "sometimes"), "option", "provenance.stopped: expected one of 'tolerance', "
+     "'budget', 'cap', got 'sometimes'"),
+    (_set(["provenance", "validation"], 3), "type", "provenance.validation: expected a string, got 3"),
+    (_set(["provenance", "x"], 3), "unknown_field", "provenance.x: unknown field of a huc-model/1 document"),
+    (_set(["provenance", "huc_ref"], KeyError), "missing_field", "provenance.huc_ref: missing"),
 ]
 
 
@@ -275,14 +303,38 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "y_prob[0]: entries must be finite and nonnegative, with a positive sum"),
     (lambda m, P, y: m.predict_proba([["a", "b", "c"]]), "type", "y_prob: expected numbers, got text"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P,)), "type",
-     "validation: expected (y_prob, y_true[, subgroups]), got a tuple of 1"),
+     "validation: expected (y_prob, y_true[, subgroups]), None (a held-out part of the calibration data) or False "
+     "(none), got a tuple of 1"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=True), "type",
+     "validation: expected (y_prob, y_true[, subgroups]), None (a held-out part of the calibration data) or False "
+     "(none), got True"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, validation_fraction=1).fit(P, y), "option",
+     "validation_fraction: expected a number in (0, 1), the share of the calibration rows held out"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, prefix_guard=-1.0).fit(P, y), "option",
+     "prefix_guard: expected None or a finite number >= 0 of standard errors, got -1.0"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, verbose="yes").fit(P, y), "option",
+     "verbose: expected True, False or an integer >= 0, got 'yes'"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, max_updates=10**6).fit(P, y), "option",
+     "max_updates: expected None or an integer from 0 to 100000 (MAX_RULES, the most rules a model holds)"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, seed=-2).fit(P, y), "option",
+     "seed: expected a non-negative integer, got -2"),
+    (lambda m, P, y: HUCBoost(m.tree, m.utilities, epsilon=float("nan")).fit(P, y), "not_exact",
+     "epsilon: nan is not a finite number"),
+    (lambda m, P, y: TemperatureScaling(labels=["a", "b"]).fit(P, y), "labels",
+     "labels: expected 3 distinct classes, one for each column of y_prob, got ['a', 'b']"),
+    (lambda m, P, y: TemperatureScaling(labels=3).fit(P, y), "labels",
+     "labels: expected the 3 classes of y_prob's columns (e.g. a classifier's classes_), got int"),
+    (lambda m, P, y: TemperatureScaling().fit(P, y % 2), "labels",
+     "y_true: has 2 distinct labels [0, 1] for the 3 columns of y_prob; pass labels= with the columns' classes"),
+    (lambda m, P, y: TemperatureScaling(labels=["a", "b", "c"]).fit(P, y), "reference",
+     "y_true[0]: 2 is not one of the classes ['a', 'b', 'c'] (the columns of y_prob: labels=)"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities, kappa=-1).fit(P, y), "option",
      "kappa: expected a number in (0, 1) (K.1's kappa_init), got -1"),
     (lambda m, P, y: TemperatureScaling().fit(P, y, validation=P), "type",
      "validation: expected (y_prob, y_true), got ndarray"),
     (lambda m, P, y: TemperatureScaling().fit([["x", "y", "z"]], [0]), "type", "y_prob: expected numbers, got text"),
-    # found by calling every parameter with wrong values (session 21): NaN predictions, a silent uniform law
-    # for a row of zeros, and TypeErrors, AttributeErrors and ValueErrors from inside numpy and scipy
+    # found by calling every parameter with wrong values: never NaN predictions, a silent uniform law
+    # for a row of zeros, or TypeErrors, AttributeErrors and ValueErrors from inside numpy and scipy
     (lambda m, P, y: TemperatureScaling().fit(P, y).predict_proba([[0.5, -0.1, 0.6]]), "float_range",
      "y_prob[0]: entries must be finite and nonnegative, with a positive sum"),
     (lambda m, P, y: VectorScaling().fit(P, y).predict_proba([[0.0, 0.0, 0.0]]), "float_range",
@@ -293,7 +345,7 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "shape ()"),
     (lambda m, P, y: TemperatureScaling(l2=None).fit(P, y), "option",
      "l2: expected a finite number >= 0 (H.6's lambda), got None"),
-    # session 26: kappa / K underflowed to 0, and the error blamed the predictions' zeros
+    # kappa / K below float64's normal range: named as kappa's fault, not the predictions' zeros
     (lambda m, P, y: HUCBoost(m.tree, m.utilities, kappa=5e-324).fit(P, y), "option",
      "kappa: 5e-324 / K is below float64's normal range (2.225e-308), so the smoothed entries are not all "
      "positive normal numbers; use kappa >= 6.682e-308"),
@@ -312,11 +364,6 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "max_passes: must be a positive integer, got None"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities, method=np.array(["huc"])).fit(P, y), "option",
      "method: expected 'huc' or 'uc', got an array of shape (1,)"),
-    # a float epsilon or step is what a scikit-learn user writes: refused with the string to write
-    (lambda m, P, y: HUCBoost(m.tree, m.utilities, epsilon=0.01).fit(P, y), "not_exact",
-     "epsilon: float 0.01 is not exact; pass the string '0.01' for the decimal you meant"),
-    (lambda m, P, y: HUCBoost(m.tree, m.utilities, step=0.05).fit(P, y), "not_exact",
-     "step: float 0.05 is not exact; pass the string '0.05' for the decimal you meant"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities, engine="gpu").fit(P, y), "option",
      "engine: expected 'exact' or 'fast', got 'gpu'"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities, labels=3).fit(P, y), "labels",
@@ -325,8 +372,8 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
      "subgroups: expected a non-empty mapping from name to n values in [-1, 1]"),
     (lambda m, P, y: load_model(None), "type",
      "model: expected a huc-model/1 document (a dict) or a path to one, got NoneType"),
-    # a bad validation split was reported as the calibration data's (session 24: "y_true: has 199 labels,
-    # y_prob has 200 rows" for validation[1]); each part of it is named as the part it is
+    # a bad validation split is named as the part it is ("validation[1]"), not as the calibration
+    # data's ("y_true: has 199 labels, y_prob has 200 rows")
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y[:-1])), "length",
      "validation[1]: has 199 labels, validation[0] has 200 rows"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y * 0 + 3)), "reference",
@@ -341,7 +388,7 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y, [y])), "type",
      "validation[2]: expected a non-empty mapping from name to n values in [-1, 1]"),
     (lambda m, P, y: TemperatureScaling().fit(P, y, validation=(P, y * 0 + 3)), "reference",
-     "validation[1]: expected 200 class indices from 0 to 2"),
+     "validation[1][0]: 3 is not one of the classes [0, 1, 2] (the columns of validation[0]: labels=)"),
 ])
 def test_the_estimators_refuse_bad_arguments_with_one_error(call, kind, message):
     """#18 on the practitioner's API: an overflowing row, text, a malformed validation split and a bad
@@ -360,6 +407,7 @@ def test_the_estimators_refuse_bad_arguments_with_one_error(call, kind, message)
 
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])
+@pytest.mark.filterwarnings("ignore::huc_ref.calibration.NoValidationWarning")
 def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
     """HUCBoost.fit takes sample weights on both engines (the fast one from the arrays, the exact
     one through a FiniteDistribution): doubling every weight changes nothing, a weight of 0 is
@@ -369,17 +417,18 @@ def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
     P = np.tile([[0.4, 0.1, 0.3, 0.2], [0.1, 0.2, 0.3, 0.4]], (6, 1))
     y = [0, 3, 2, 3, 0, 1, 2, 3, 0, 3, 1, 2]
     w = np.arange(1, 13, dtype=float)
-    one = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=w)
-    two = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=2 * w)
-    plain = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y)
+    one = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=w, validation=False)
+    two = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, sample_weight=2 * w,
+                                                                            validation=False)
+    plain = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5).fit(P, y, validation=False)
     assert one.rules_ == two.rules_ and one.rules_ != plain.rules_
-    # the first stage of a two-stage fit (H.2) weighs the rows as the boosting does (session 26: it did not)
+    # the first stage of a two-stage fit (H.2) weighs the rows as the boosting does
     two_stage = HUCBoost(t, us, epsilon="1/50", engine=engine, max_updates=5, initial=TemperatureScaling())
-    first = two_stage.fit(P, y, sample_weight=w).initial_.predict_proba(P)
+    first = two_stage.fit(P, y, sample_weight=w, validation=False).initial_.predict_proba(P)
     weighted = TemperatureScaling().fit(two_stage._inputs(P), y, sample_weight=w).predict_proba(P)
     unweighted = TemperatureScaling().fit(two_stage._inputs(P), y).predict_proba(P)
     assert np.array_equal(first, weighted) and not np.allclose(weighted, unweighted)
-    # the report audits the calibration data as the fit weighed it (session 26: it ignored the weights)
+    # the report audits the calibration data as the fit weighed it
     P_in = one._inputs(P)
     for when, preds in (("before", P_in), ("after", one.predict_proba(P))):
         want = fast.audit(y, preds, t, us, subgroups={"all": np.ones(len(y))}, sample_weight=w)
@@ -390,6 +439,7 @@ def test_sample_weights_are_used_and_a_zero_weight_is_refused(engine):
 
 
 @pytest.mark.parametrize("flint", [True, False])
+@pytest.mark.filterwarnings("ignore::huc_ref.calibration.NoValidationWarning")
 def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
     """HUCBoost(engine="exact") boosts in certified float64 where python-flint is installed (the
     certified engine where its bounds cannot decide), else in the certified engine alone: either
@@ -398,9 +448,10 @@ def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
     K.1's kappa_init, and Theorem 3.5 is certified."""
     import importlib.util
 
-    from huc_ref import TopK, certified
+    from huc_ref import TopK
     from huc_ref.boost import boost as engine_boost
     from huc_ref.calibration import _probabilities, _sample, _subgroup_values
+    from huc_ref.fast.context import Certified
     if not flint:
         real = importlib.util.find_spec
         monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "flint" else real(name, *a))
@@ -408,8 +459,9 @@ def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
     us = {"side": Top1AtDepth(t, 1), "top1": TopK(t, 1)}
     P = np.tile([[0.5, 0.0, 0.5, 0.0], [0.1, 0.2, 0.3, 0.4], [0.0, 0.25, 0.0, 0.75]], (5, 1))
     y = [0, 3, 3, 2, 0, 1, 2, 3, 3, 0, 1, 1, 2, 3, 3]
-    model = HUCBoost(t, us, epsilon="1/100", engine="exact", select="greedy", max_updates=12).fit(P, y)
-    assert (model.run_.arithmetic == certified.ARITHMETIC) == flint  # (the certified engine's: "certified")
+    model = HUCBoost(t, us, epsilon="1/100", engine="exact", select="greedy", max_updates=12).fit(P, y,
+                                                                                                 validation=False)
+    assert (model.run_.arithmetic == Certified.arithmetic) == flint  # (the certified engine's: "certified")
     names, C = _subgroup_values(None, len(P))
     dist = _sample(t, _probabilities(P, t.K, model.kappa), np.array(y), names, C, None)
     ref = engine_boost(dist, us, epsilon="1/100", max_updates=12)
@@ -424,8 +476,7 @@ def test_a_certified_fit_makes_the_certified_engines_run(monkeypatch, flint):
 @pytest.mark.parametrize("engine", ["fast", "exact"])
 def test_the_null_draws_are_checked_before_the_boosting(monkeypatch, engine):
     """A bad ``seed`` or ``null_draws``, or bad validation atoms, are refused before any update
-    (before session 26 the whole fit ran first, and the report, or K.1's prefix selection,
-    refused them after it)."""
+    (not after the whole fit has run, by the report or K.1's prefix selection)."""
     import huc_ref.calibration as calibration
     t = LabelTree.from_children("r", {"r": ["a", "b"]})
 
@@ -526,7 +577,8 @@ def test_integer_labels_are_refused_where_label_names_are_other_positions(tmp_pa
     ordered = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["0", "1"], "b": ["2", "3"]})
     assert fast.audit(y, P, ordered, {"top2": TopK(ordered, 2)}) == \
         fast.audit(y.astype(str), P, ordered, {"top2": TopK(ordered, 2)})
-    spec = {"tree": grouped.to_json(), "labels": list(grouped.labels), "utilities": {"top2": {"kind": "top_k", "k": 2}}}
+    spec = {"tree": grouped.to_json(), "labels": list(grouped.labels), "utilities": {"top2": {"kind": "top_k", "k": 2}},
+            "columns": list(grouped.labels)}  # (p.npy's columns: in the tree's order, stated)
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     np.save(tmp_path / "p.npy", P)
     np.save(tmp_path / "y.npy", y)  # integers: positions or names?
@@ -576,7 +628,7 @@ def test_the_exact_path_reads_labels_as_the_fast_path_does(bad, message):
     (np.array([[0.25, 0.75], [0.5, 0.5]]), [[0.25, 0.75], [0.5, 0.5]],
      "y_true: expected one label (a name or an id) per row of y_prob, got an array of shape (2, 2)"),
     ([0, 1], [[0.0, 1.0], [0.5, 0.5]],
-     "atoms[0].p[0]: is 0; the paper assumes p_y > 0 (A.2): smooth it explicitly (kappa_init, K.1)"),
+     "atoms[0].p[0]: is 0; the paper assumes p_y > 0 (A.2): pass smooth=kappa to mix it with the uniform law"),
 ])
 def test_from_floats_refuses_what_is_not_a_float_table_in_one_message(y_true, y_prob, message):
     """Each was a TypeError or ValueError from deep inside (``'int' object is not iterable`` for the
@@ -695,3 +747,45 @@ def test_a_bare_predict_proba_is_refused_where_the_trees_label_order_was_never_d
         fast.audit([0, 1], np.full((2, 4), 0.25), numbered, {"top1": TopK(numbered, 1)})
     numeric = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["0", "1"], "b": ["2", "10"]})
     assert fast.audit([0, 3], np.full((2, 4), 0.25), numeric, {"top1": TopK(numeric, 1)}).n == 2  # 0, 1, 2, 10
+
+
+def test_a_fit_on_labels_named_by_digits_out_of_position_reads_its_own_ids():
+    """A tree whose labels are named "1" and "0", in that order: labels given as names are read once;
+    HUCBoost's own ids, passed on to its held-out rows, its run and its report, were asked again
+    whether they meant names (the integer-labels error, though the user gave names).  The fit's
+    report is the fast audit of the same names."""
+    from huc_ref import TopK
+    t = LabelTree.from_children("r", {"r": ["1", "0"]}, labels=["1", "0"])
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet([1, 1], 60)
+    y = np.array(["1", "0"])[rng.integers(0, 2, 60)]
+    us = {"u": TopK(t, 1)}
+    model = HUCBoost(t, us, max_passes=2, validation_fraction=0.5).fit(P, y)
+    held = model.held_out_
+    # (the report's predictions carry K.1's kappa_init smoothing: equal to 1e-9)
+    assert model.report_["before"].huc.sup == pytest.approx(fast.audit(y[held], P[held], t, us).huc.sup, rel=1e-9)
+    with pytest.raises(HUCError, match="integer labels are ambiguous for this tree"):
+        HUCBoost(t, us, max_passes=2).fit(P, (y == "0").astype(int))  # (the user's integers still are)
+
+
+@pytest.mark.parametrize("engine, new", [("fast", "float64"), ("exact", "certified")])
+def test_hucboosts_engine_is_read_as_its_arithmetic_with_a_deprecation_warning(engine, new):
+    """``HUCBoost(engine=...)``, the spelling before ``arithmetic=``, fits for one release as the
+    arithmetic the DeprecationWarning names (``"exact"``: certified float64, python-flint being
+    installed here), the same rules; the model file records the arithmetic.  ``engine`` with
+    ``arithmetic`` is one HUCError, and its remedy (``arithmetic`` alone) fits."""
+    t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
+    us = {"side": Top1AtDepth(t, 1)}
+    P = np.tile([[0.5, 0.1, 0.3, 0.1], [0.1, 0.2, 0.3, 0.4], [0.2, 0.25, 0.05, 0.5]], (5, 1))
+    y = [0, 3, 3, 2, 0, 1, 2, 3, 3, 0, 1, 1, 2, 3, 3]
+    with pytest.warns(DeprecationWarning, match=f"^engine='{engine}' is deprecated; use arithmetic='{new}'$"):
+        old = HUCBoost(t, us, epsilon="1/100", engine=engine, select="greedy", max_updates=4,
+                       prefix_guard=None).fit(P, y, validation=(P, y))
+    model = HUCBoost(t, us, epsilon="1/100", arithmetic=new, select="greedy", max_updates=4,
+                     prefix_guard=None).fit(P, y, validation=(P, y))
+    assert old.rules_ == model.rules_ and len(model.rules_) == 2  # (then within epsilon)
+    assert model.to_json()["options"]["arithmetic"] == new and model.run_.arithmetic == new
+    with pytest.raises(HUCError, match=r"^engine: not taken with arithmetic='float64' \(engine= is deprecated\); "
+                                       r"give arithmetic alone$"):
+        HUCBoost(t, us, engine=engine, arithmetic="float64").fit(P, y)
+    assert HUCBoost(t, us, arithmetic="float64", max_updates=2).fit(P, y).arithmetic_ == "float64"

@@ -1,5 +1,6 @@
-"""Certified boosting in float64 (huc_ref.certified): the same runs as the certified engine, and
-every bound it relies on checked against high-precision values of the same exact state."""
+"""Certified boosting in float64 (the fast backend with the certified context,
+huc_ref.fast.context.Certified): the same runs as the certified engine, and every bound it relies
+on checked against high-precision values of the same exact state."""
 
 import math
 from fractions import Fraction
@@ -10,18 +11,35 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Rank, Table, Top1AtDepth, TopK, audit, certified
+from huc_ref import BinaryDecision, FiniteDistribution, LabelTree, Rank, Table, Top1AtDepth, TopK, audit
 from huc_ref import boost as engines_boost
-from huc_ref.boost import CertifiedBackend, _context, _Engine
+from huc_ref.boost import CertifiedBackend, Judge, _context, _Engine
 from huc_ref.boost import boost as engine_boost
-from huc_ref.certified import BoundedBackend, Undecided, certified_witness, exp_bounds, log_bounds, on_grid
 from huc_ref.errors import HUCError
+from huc_ref.fast import boosted, enclosures
+from huc_ref.fast import choice as choice_module
 from huc_ref.fast.audit import dense_rows
+from huc_ref.fast.boost import FloatBackend
+from huc_ref.fast.choice import CertifiedChoice
+from huc_ref.fast.context import Certified, Undecided
+from huc_ref.fast.enclosures import certified_witness, exp_bounds, log_bounds, on_grid
 from huc_ref.formats import read_case
 from tests.shapes import smoothed_sample as _smoothed_sample
 from tests.strategies import PINNED, finite_distributions, label_trees, pinned_case, utilities
 
 F = Fraction
+
+
+def _certified_backend(d, us, method, eps, digits=30):
+    """Certified float64: the fast backend with the certified context, the certified engine its judge."""
+    return FloatBackend.from_distribution(d, us, method, eps, Certified(Judge, digits))
+
+
+def certified_boost(d, us, **options):
+    """A certified float64 run through the entry point."""
+    return engines_boost(d, us, arithmetic="certified", **options)
+
+
 FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
 D1 = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
 U1 = {"u": Table(FOUR, [-1, 1, 1, 1])}
@@ -78,10 +96,10 @@ def test_certified_float64_makes_the_certified_engines_run(data):
                                                     "top1_at_depth", "top_k", "decision"]))
           for i in range(data.draw(st.integers(1, 2)))}
     for method in ("huc", "uc"):
-        fast = certified.boost(d, us, method=method, epsilon="1/20", max_updates=60)
+        fast = certified_boost(d, us, method=method, epsilon="1/20", max_updates=60)
         reference = engine_boost(d, us, method=method, epsilon="1/20", max_updates=60)
         _same_run(fast, reference)
-        assert fast.arithmetic == certified.ARITHMETIC
+        assert fast.arithmetic == Certified.arithmetic
 
 
 def _nested_subtrees(labels, rows, laws):
@@ -111,12 +129,12 @@ def test_exact_ties_an_update_makes_run_alike_on_both_engines(case):
                                  [[0, 1, 0], [0, "1/2", "1/2"], [1, 0, 0]])
     for method in ("huc", "uc"):
         reference = engine_boost(d, us, method=method, epsilon="1/20", max_updates=60)
-        _same_run(certified.boost(d, us, method=method, epsilon="1/20", max_updates=60), reference)
+        _same_run(certified_boost(d, us, method=method, epsilon="1/20", max_updates=60), reference)
         assert reference.stopped == "tolerance"
 
 
 def test_two_atoms_moved_by_opposite_steps_tie_exactly_on_both_engines():
-    """Found by hypothesis in CI (session 24): two sample atoms below v2, labelled v4 and v5, each
+    """Found by hypothesis in CI: two sample atoms below v2, labelled v4 and v5, each
     updated once at v2 by steps of 2 and -2 from branch probabilities 1/2, so that one's ``1 - q``
     is exactly the other's ``q`` and their node terms cancel: Algorithm 2's prefix sum over both is
     exactly 0, the sum before them, and the witness is the first atom alone (App. F.3's tie
@@ -135,15 +153,15 @@ def test_two_atoms_moved_by_opposite_steps_tie_exactly_on_both_engines():
                            subgroups=["all", "g1"])
     us = {"u0": Subtree(t, "v4")}
     reference = engine_boost(d, us, method="huc", epsilon="1/20", max_updates=60)
-    fast = certified.boost(d, us, method="huc", epsilon="1/20", max_updates=60)
+    fast = certified_boost(d, us, method="huc", epsilon="1/20", max_updates=60)
     _same_run(fast, reference)
     fifth = reference.updates[4]
     assert fifth["node"] == "v2" and F(fifth["gamma"]) < 0  # the first atom (score 0.109) alone: the moment -q/2
 
 
-@pytest.mark.parametrize("run", [engine_boost, certified.boost], ids=["certified engine", "certified float64"])
+@pytest.mark.parametrize("run", [engine_boost, certified_boost], ids=["certified engine", "certified float64"])
 def test_steps_of_equal_exact_value_are_equal_steps(run):
-    """Found by an independent mpmath re-implementation of Algorithm 1 (session 27): docs/specification.md §4,
+    """Found by an independent mpmath re-implementation of Algorithm 1: docs/specification.md §4,
     "Rational inputs stay exact until the first exp".  A flat binary tree, four atoms at
     p = (1/2, 1/2); the first update (subgroup g, c = -1, -1, -1/2 on atoms 0, 2, 3) has
     Gamma / Lambda = (-1/16) / (5/32) = -2/5, the second (everyone, atom 1 alone, untouched) has
@@ -183,7 +201,7 @@ def test_pinned_shapes_run_as_on_the_certified_engine(case, method):
     if case == "a million digits":
         from tests.strategies import pinned_case
         d, us = pinned_case(case)
-        _same_run(certified.boost(d, us, method=method, epsilon="1/50", max_updates=8),
+        _same_run(certified_boost(d, us, method=method, epsilon="1/50", max_updates=8),
                   engine_boost(d, us, method=method, epsilon="1/50", max_updates=8))  # (UC: 21 s, _exp_sign)
         return
     d, us = {"d1": (D1, U1), "exact margin tie": (TIE_D, TIE_U),
@@ -195,7 +213,7 @@ def test_pinned_shapes_run_as_on_the_certified_engine(case, method):
              "100 classes near 1e-300": (_population(FLAT100, 3, 9, tiny=True),
                                          {"t": Table(FLAT100, [k % 3 - 1 for k in range(100)]),
                                           "top": Top1AtDepth(FLAT100, 1)})}[case]
-    fast = certified.boost(d, us, method=method, epsilon="1/50", max_updates=40)
+    fast = certified_boost(d, us, method=method, epsilon="1/50", max_updates=40)
     _same_run(fast, engine_boost(d, us, method=method, epsilon="1/50", max_updates=40))
 
 
@@ -203,7 +221,7 @@ def test_fixed_steps_and_passes_run_as_on_the_certified_engine():
     """H.1's fixed step (the exact eps/2, never rounded) and K.1's passes."""
     eps = F(1, 10)
     for kw in ({"step": eps / 2, "max_updates": 200}, {"select": "passes"}, {"select": "drain"}):
-        fast = certified.boost(D1, U1, epsilon=eps, **kw)
+        fast = certified_boost(D1, U1, epsilon=eps, **kw)
         _same_run(fast, engine_boost(D1, U1, epsilon=eps, **kw))
         if "step" in kw:
             assert all(abs(F(u["alpha"])) == eps / 2 for u in fast.updates)
@@ -217,9 +235,9 @@ def _high_precision(backend, bits=300):
     tree = backend.tree
     for i in range(len(backend.dist.atoms)):
         if backend.method == "huc":
-            engine.z[i] = {a: [backend.logit(i, b) for b in tree.child_ids[a]] for a in engine.branching}
+            engine.z[i] = {a: [backend.state.logit(i, b) for b in tree.child_ids[a]] for a in engine.branching}
         else:
-            engine.z[i] = [backend.logit(i, leaf) for leaf in tree.leaf_node_ids]
+            engine.z[i] = [backend.state.logit(i, leaf) for leaf in tree.leaf_node_ids]
     ctx = _context(bits)
     return engine.predictions(ctx), engine.log_loss(ctx), ctx, engine, ctx
 
@@ -232,7 +250,7 @@ def test_predictions_and_log_loss_lie_within_their_bounds(method):
     for d, us in ((_population(FOUR, 6, 3, tiny=True), U1),
                   (_population(WIDE, 5, 4), {"t": Table(WIDE, [F(k % 5 - 2, 2) for k in range(32)])})):
         eps = F(1, 10 ** 6)
-        backend = BoundedBackend(d, us, method, eps, 30)
+        backend = _certified_backend(d, us, method, eps, 30)
         for _ in range(8):
             choice = backend.choose(None)
             if choice is None or not choice.exceeds:
@@ -242,7 +260,7 @@ def test_predictions_and_log_loss_lie_within_their_bounds(method):
             preds, loss, ctx = _high_precision(backend)[:3]
             exact = np.array([[float(x) for x in row] for row in preds])
             rel = np.abs(backend.P - exact) / exact
-            assert rel.max() <= backend.rho, (rel.max(), backend.rho)
+            assert rel.max() <= backend.state.rho, (rel.max(), backend.state.rho)
             lo, hi = backend.loss
             assert ctx.mpf(lo.numerator) / lo.denominator <= loss <= ctx.mpf(hi.numerator) / hi.denominator
             assert float(hi - lo) < 1e-10
@@ -260,7 +278,7 @@ def _ends(ball) -> tuple:
     """An Arb ball's ends, exactly (read at a precision above the ball's own)."""
     import flint
     with flint.ctx.workprec(4096):
-        return certified._point(ball.lower()), certified._point(ball.upper())
+        return enclosures.point(ball.lower()), enclosures.point(ball.upper())
 
 
 def _encloses(ball, x, floor=0) -> bool:
@@ -296,7 +314,7 @@ def test_arb_enclosures_hold_the_exact_states_predictions_and_terms(case, method
     from huc_ref.decomposition import Prediction
     from tests.strategies import pinned_case
     d, us = ARB_CASES[case] if case in ARB_CASES else pinned_case(case)
-    backend = BoundedBackend(d, us, method, F(1, 10 ** 6), 30)
+    backend = _certified_backend(d, us, method, F(1, 10 ** 6), 30)
     tree, checked = d.tree, 0
     for _ in range(4):
         choice = backend.choose(None)
@@ -306,20 +324,22 @@ def test_arb_enclosures_hold_the_exact_states_predictions_and_terms(case, method
         preds, _, ctx = _high_precision(backend)[:3]
         rows = [_rational_row(row, ctx) for row in preds]
         for i, row in enumerate(rows):
-            ball = backend._prediction_ball(i, 128)
+            ball = backend.state.rows.prediction_ball(i, 128)
             assert all(_encloses(b, x) for b, x in zip(ball, row)), i
             assert all(_ends(b)[1] - _ends(b)[0] < x / 2 ** 100 for b, x in zip(ball, row)), i  # 128 bits
         try:
-            tables = backend._tables()
+            tables = backend.state.choice.tables()
         except Undecided:  # (a decision float64 cannot take: the certified engine's, not checked here)
             continue
+        chosen = backend.state.choice
         for name, (table, _) in tables.items():
             nodes = [None] + [int(a) for a in table.nodes]
             for k in range(backend.W.shape[1]):
                 for col, a in enumerate(nodes):
-                    entries = backend._column_balls(table, name, k, col, a, backend._zero(name, k, col, a, table), 128)
+                    zero = chosen.zero_entries(name, k, col, a, table)
+                    entries = chosen.column_balls(table, name, k, col, a, zero, 128)
                     for i, atom in enumerate(d.atoms):
-                        t = terms_at(tree, Prediction(tree, rows[i]), backend._decided(name, i, table), atom,
+                        t = terms_at(tree, Prediction(tree, rows[i]), chosen.decided(name, i, table), atom,
                                      [] if a is None else [a], lambda x: x)
                         exact = atom.weight * atom.c[k] * (t.residual if a is None else t.node_terms.get(a, 0))
                         assert _encloses(entries[i], exact, F(1, 2 ** 250)), (name, k, a, i)
@@ -335,14 +355,14 @@ def test_equal_top1_keys_are_equal_scores():
             ["1/2", "3/16", "1/8", "3/16"]]
     d = FiniteDistribution(FOUR, [{"p": r, "label": "y1"} for r in rows])
     us = {"top2": Top1AtDepth(FOUR, 2)}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    backend.scale = F(1, 2 ** certified.SCALE_BITS)
+    backend = _certified_backend(d, us, "huc", F(1, 10 ** 6), 30)
+    backend.state.scale = F(1, 2 ** enclosures.SCALE_BITS)
     for i in range(4):
         for b, z in (("vL", F(1, 2)), ("vR", F(-1, 2)), ("y1", F(3, 8)), ("y2", F(-3, 8))):
-            backend.z[i, FOUR.id(b)] = int(z / backend.scale)
-    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
-    backend.changed["top2"][:] = True
-    key = backend._key(us["top2"])
+            backend.state.z[i, FOUR.id(b)] = int(z / backend.state.scale)
+    backend.state.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    backend.state.changed["top2"][:] = True
+    key = backend.state.rows.top1_key(us["top2"])
     keys = [key(i) for i in range(4)]
     preds = _high_precision(backend)[0]
     scores = [max(row[:2] + [row[2] + row[3]]) for row in preds]  # the depth-2 cut: y1, y2, vR
@@ -355,13 +375,13 @@ def test_equal_top1_keys_are_equal_scores():
     rows = [["3/8", "1/8", "1/4", "1/8", "1/8"], ["3/8", "1/4", "1/8", "1/8", "1/8"]]
     d = FiniteDistribution(deep, [{"p": r, "label": "y1"} for r in rows])
     us = {"top3": Top1AtDepth(deep, 3)}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
-    backend.scale = F(1, 2 ** certified.SCALE_BITS)
+    backend = _certified_backend(d, us, "huc", F(1, 10 ** 6), 30)
+    backend.state.scale = F(1, 2 ** enclosures.SCALE_BITS)
     for i in range(2):
         for b, z in (("A", F(1, 2)), ("B", F(-1, 2))):
-            backend.z[i, deep.id(b)] = int(z / backend.scale)
-    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
-    key = backend._key(us["top3"])
+            backend.state.z[i, deep.id(b)] = int(z / backend.state.scale)
+    backend.state.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    key = backend.state.rows.top1_key(us["top3"])
     preds = _high_precision(backend)[0]
     assert key(0) == key(1) and abs(preds[0][0] - preds[1][0]) < 1e-80  # y1's mass: the score
 
@@ -377,8 +397,8 @@ def test_candidates_with_one_column_are_one(monkeypatch):
              {"p": ["1/2", "1/4", "1/8", "1/8"], "label": "y1", "c": [1, 1, 0]}]
     d = FiniteDistribution(FOUR, atoms, subgroups=["all", "twin", "half"])
     us = {"top1": TopK(FOUR, 1), "top2": Top1AtDepth(FOUR, 2), "t": Table(FOUR, [1, 0, 0, 1])}
-    backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
-    tables = backend._tables()
+    backend = _certified_backend(d, us, "huc", F(1, 100), 30)
+    tables = backend.state.choice.tables()
     vL, vR = FOUR.id("vL"), FOUR.id("vR")
 
     def cand(k, name, node):
@@ -386,7 +406,7 @@ def test_candidates_with_one_column_are_one(monkeypatch):
         return (0.0, 0.0, k, name, col, node)
 
     def same(c, d):
-        return backend._same_column([c, d], tables, 0, 1)
+        return backend.state.choice.same_column([c, d], tables, 0, 1)
     assert same(cand(0, "top2", vR), cand(1, "top2", vR)) and same(cand(0, "top1", vR), cand(0, "top2", vR))
     assert not same(cand(0, "top2", vR), cand(2, "top2", vR))  # atom 1's weight: 1, then 0
     assert not same(cand(0, "top2", vR), cand(0, "top2", vL)) and not same(cand(0, "top2", None), cand(0, "top2", vR))
@@ -403,11 +423,11 @@ def test_candidates_with_one_column_are_one(monkeypatch):
     def ball_witness(entries, zero, table, bits, exact=None):
         r, b = witness[next(seen)]
         return r, b, None, None
-    monkeypatch.setattr(certified, "ball_witness", ball_witness)
+    monkeypatch.setattr(choice_module, "ball_witness", ball_witness)
     assert len(table.members(0, 1)) == 2 and len(table.members(1, 1)) == 0
-    assert not backend._same_witness(cands, tables, refined, 0, 1)
+    assert not backend.state.choice.same_witness(cands, tables, refined, 0, 1)
     witness[1], seen = (0, 1), iter((0, 1))
-    assert backend._same_witness(cands, tables, refined, 0, 1)  # one support, equal weights there
+    assert backend.state.choice.same_witness(cands, tables, refined, 0, 1)  # one support, equal weights there
 
 
 def test_columns_equal_up_to_one_sign_are_one():
@@ -420,13 +440,13 @@ def test_columns_equal_up_to_one_sign_are_one():
     def same(atoms, name, node, other):
         d = FiniteDistribution(FOUR, atoms)
         us = {"top2": Top1AtDepth(FOUR, 2), "other": Table(FOUR, other)}
-        backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
-        tables = backend._tables()
+        backend = _certified_backend(d, us, "huc", F(1, 100), 30)
+        tables = backend.state.choice.tables()
 
         def cand(name):
             col = 0 if node is None else 1 + list(tables[name][0].nodes).index(node)
             return (0.0, 0.0, 0, name, col, node)
-        return backend._same_column([cand("top2"), cand("other")], tables, 0, 1)
+        return backend.state.choice.same_column([cand("top2"), cand("other")], tables, 0, 1)
     y4 = [{"p": ["1/8", "1/4", "1/8", "1/2"], "label": "y3"}, {"p": ["1/4", "1/8", "1/8", "1/2"], "label": "y4"}]
     vR = FOUR.id("vR")
     assert same(y4, "top2", vR, [0, 0, 1, 0]) and same(y4, "top2", vR, [1, 0, -1, 0])
@@ -446,11 +466,11 @@ def test_a_score_whose_factors_cancel_after_a_shift_is_rational():
     uneven = ["1/5", "1/5", "1/5", "1/10", "3/10"]
     for v, p, moved, expected in ((half, ["1/5"] * 5, "A", F(1, 2)), (half, uneven, "A", None),
                                   (split, uneven, "y5", F(3, 5))):
-        backend = BoundedBackend(FiniteDistribution(DEEP, [{"p": p, "label": "y1"}]), {"u": Table(DEEP, v)}, "huc",
+        backend = _certified_backend(FiniteDistribution(DEEP, [{"p": p, "label": "y1"}]), {"u": Table(DEEP, v)}, "huc",
                                  F(1, 100), 30)
-        backend.z[0, DEEP.id(moved)] = 1
-        score = backend._exact_score("u", 0, None)
-        assert score == expected if expected is not None else isinstance(score, certified._Same)
+        backend.state.z[0, DEEP.id(moved)] = 1
+        score = backend.state.rows.score("u", 0, None)
+        assert score == expected if expected is not None else isinstance(score, boosted.Same)
     # (the last: A's split moved, C's and the root's not: y1 and y2 hold equal masses, so A's labels
     # score 1/2 pi0_A = 3/10 whatever the split, and b2 adds p0_b2 = 3/10)
 
@@ -469,7 +489,7 @@ def test_rank_scores_equal_by_their_weights_are_equal():
                                                     (WIDE, 40689, ["a18", "a8"], ["a8", "b1", "a16", "a18"], F(1, 2))])
 def test_a_binary_decision_float64_cannot_sign_is_decided_in_arb_for_the_audit(tree, seed, S, D, tau):
     """A binary decision whose margin float64 cannot sign on a boosted row, where its factors do not
-    cancel: the fast audit's exact decision (``_surrogate``) now takes the sign from Arb and a row
+    cancel: the fast audit's exact decision (``BinaryDecision.decide``) now takes the sign from Arb and a row
     on one label of that sign (the same action), where it went to the certified engine (3 and 4
     of these runs' choices).  The choices are that engine's, and after every update each row's
     decision in the audit's table is the sign of the margin of the certified engine's 300-bit
@@ -481,14 +501,14 @@ def test_a_binary_decision_float64_cannot_sign_is_decided_in_arb_for_the_audit(t
         us["rank"] = Rank(tree, [F(x, 2) for x in (1, 1, 1, 2, 2, 2, 1, 0, 2, 0, 1, -2, 1, 0, 1, -2, 1, -2, 2, 2, 2,
                                                      2, 0, 0, 2, -2, -1, 2, 2, -1, 2, -2)])  # (the run drawn)
     _without_fallback(d, us)
-    backend, decided = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30), 0
+    backend, decided = _certified_backend(d, us, "huc", F(1, 10 ** 6), 30), 0
     for _ in range(6):
         choice = backend.choose(None)
         if not choice.exceeds:
             break
         backend.update(choice, None, None)
         preds, _, ctx = _high_precision(backend)[:3]
-        table = backend._tables()["bd"][0]
+        table = backend.state.choice.tables()["bd"][0]
         for i, row in enumerate(_rational_row(r, ctx) for r in preds):
             margin = sum(x * v for x, v in zip(row, bd.d))
             if abs(margin) > F(1, 2 ** 240):
@@ -527,10 +547,10 @@ def test_candidates_whose_witnesses_hold_one_sum_have_one_sup(tree, method, seed
     run is the certified engine's."""
     d = _smoothed_sample(tree, seed)
     us = {f"top1@{depth}": Top1AtDepth(tree, depth) for depth in depths}
-    backend = BoundedBackend(d, us, method, F(1, 10 ** 6), 30)
+    backend = _certified_backend(d, us, method, F(1, 10 ** 6), 30)
     _run_backend(backend, 6)
-    assert backend.fallbacks == {}
-    _same_run(certified.boost(d, us, method=method, epsilon="1/1000000", max_updates=6),
+    assert backend.numbers.fallbacks == {}
+    _same_run(certified_boost(d, us, method=method, epsilon="1/1000000", max_updates=6),
               engine_boost(d, us, method=method, epsilon="1/1000000", max_updates=6))
 
 
@@ -544,7 +564,7 @@ def test_sups_float64_rounds_to_one_number_are_ordered_in_arb():
     d = _smoothed_sample(DEEP, 2437)
     us = {f"top1@{depth}": Top1AtDepth(DEEP, depth) for depth in (2, 3)}
     backend = _without_fallback(d, us)
-    assert backend.refined["the largest candidate"] >= 5
+    assert backend.numbers.refined["the largest candidate"] >= 5
 
 
 @pytest.mark.parametrize("seed, fallbacks", [(3635, 5), (4819, 1)])
@@ -568,9 +588,9 @@ def test_the_key_of_a_top1_score_whose_candidates_share_their_factors_is_the_lar
     e = F(1, 10 ** 20)
     d = FiniteDistribution(DEEP, [{"p": [F(3, 10), F(1, 10) - e, F(3, 10) + e, F(2, 10), F(1, 10)], "label": "y1"}])
     u = Top1AtDepth(DEEP, 3)
-    backend = BoundedBackend(d, {"u": u}, "huc", F(1, 10 ** 6), 30)
-    backend.z[0, DEEP.id("A")] = 1  # (the float rows stay p0's: y1 and y5 one float apart at most)
-    kind, rational, factors = backend._key(u)(0)
+    backend = _certified_backend(d, {"u": u}, "huc", F(1, 10 ** 6), 30)
+    backend.state.z[0, DEEP.id("A")] = 1  # (the float rows stay p0's: y1 and y5 one float apart at most)
+    kind, rational, factors = backend.state.rows.top1_key(u)(0)
     assert (kind, rational, len(factors)) == ("path", (F(3, 10) + e) / F(7, 10), 1)
 
 
@@ -605,20 +625,20 @@ def test_exact_entries_are_the_exact_cores_terms_on_unmoved_rows(case):
         d, us = _smoothed_sample(DEEP, 7), {"top1@2": Top1AtDepth(DEEP, 2), "t": Table(DEEP, [1, 0, F(1, 2), -1, 0])}
     else:
         d, us = pinned_case(case)
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    backend = _certified_backend(d, us, "huc", F(1, 10 ** 6), 30)
     if case == "a decision-tree sample":
         backend.update(backend.choose(None), None, None)
         assert 0 < backend.moved.sum() < len(d.atoms)
-    tree, tables, seen = d.tree, backend._tables(), 0
+    tree, tables, seen = d.tree, backend.state.choice.tables(), 0
     for name, (table, _) in tables.items():
         for k in range(backend.W.shape[1]):
             for col, a in enumerate([None] + [int(b) for b in table.nodes]):
-                entry = backend._exact_entry(table, name, k, col, a)
+                entry = backend.state.choice.exact_entry(table, name, k, col, a)
                 for i, atom in enumerate(d.atoms):
                     if backend.moved[i]:
                         assert entry(i) is None
                         continue
-                    t = terms_at(tree, Prediction(tree, atom.p), backend._decided(name, i, table), atom,
+                    t = terms_at(tree, Prediction(tree, atom.p), backend.state.choice.decided(name, i, table), atom,
                                  [] if a is None else [a], lambda x: x)
                     assert entry(i) == atom.weight * atom.c[k] * (t.residual if a is None else t.node_terms.get(a, 0))
                     seen += 1
@@ -632,18 +652,18 @@ def test_a_witness_whose_prefix_sums_round_to_one_float_is_certified_in_arb():
 
     from flint import arb, ctx
     table = SimpleNamespace(order=np.arange(3), block_last=np.arange(3))
-    found = certified.ball_witness([arb(1) / 2, arb(2) ** -80, -arb(1) / 4], np.zeros(3, bool), table)
+    found = enclosures.ball_witness([arb(1) / 2, arb(2) ** -80, -arb(1) / 4], np.zeros(3, bool), table)
     with ctx.workprec(256):
         assert found[:2] == (0, 2) and found[2].contains(arb(1) / 2 + arb(2) ** -80) and found[2].rad() < 2.0 ** -100
-    assert certified.ball_witness([arb(1) / 2, arb(0), -arb(1) / 4], np.array([False, False, False]), table) is None
+    assert enclosures.ball_witness([arb(1) / 2, arb(0), -arb(1) / 4], np.array([False, False, False]), table) is None
 
 
 def _without_fallback(d, us, method: str = "huc"):
-    """A :class:`BoundedBackend` of ``d`` and ``us`` run for 6 updates, each choice the certified
+    """A certified float64 backend of ``d`` and ``us`` run for 6 updates, each choice the certified
     engine's (:func:`_assert_choices_are_the_engines`) and none left to that engine."""
-    backend = BoundedBackend(d, us, method, F(1, 10 ** 6), 30)
+    backend = _certified_backend(d, us, method, F(1, 10 ** 6), 30)
     _assert_choices_are_the_engines(backend, 6)
-    assert backend.fallbacks == {}
+    assert backend.numbers.fallbacks == {}
     return backend
 
 
@@ -653,7 +673,7 @@ def _assert_choices_are_the_engines(backend, updates):
     whether a candidate exceeds epsilon and, if one does, the same subgroup, utility, node and
     atoms."""
     for _ in range(updates):
-        mine, theirs = backend.choose(None), backend._fallback(None)
+        mine, theirs = backend.choose(None), backend.state.choice.judged(None)
         assert (mine is None) == (theirs is None)
         if mine is None:
             return
@@ -678,7 +698,22 @@ def test_every_choice_on_a_decision_tree_sample_is_the_certified_engines(seed, s
     d = _smoothed_sample(tree, seed)
     height = max(len(tree.path_ids(y)) for y in range(tree.K)) - 1
     us = {f"top1@{depth}": Top1AtDepth(tree, depth) for depth in range(1, height + 1)}
-    _assert_choices_are_the_engines(BoundedBackend(d, us, method, F(1, 10 ** 6), 30), 5)
+    _assert_choices_are_the_engines(_certified_backend(d, us, method, F(1, 10 ** 6), 30), 5)
+
+
+def test_a_witness_moment_is_its_sup():
+    """Algorithm 2's witness has ``|moment| = sup`` (App. F.3), in float64 too: a witness certified
+    in Arb (a decision-tree sample, ``smoothed_run(50018)``, its sixth choice) reported the sup's
+    midpoint rounded to nearest and the moment's negated at 53 bits, toward zero, an ulp apart
+    (-0.09090909087380084 against 0.09090909087380085)."""
+    from tests.shapes import smoothed_run
+    d, us, method = smoothed_run(50018)
+    backend = _certified_backend(d, us, method, F(1, 10**6))
+    for _ in range(6):
+        choice = backend.choose(None)
+        assert abs(choice.moment) == choice.sup
+        backend.update(choice, None, None)
+    assert backend.numbers.refined["the witness interval"] == 3 and not backend.numbers.fallbacks  # (in Arb)
 
 
 def test_runs_part_where_the_grid_merges_directions_a_rounding_apart():
@@ -689,9 +724,9 @@ def test_runs_part_where_the_grid_merges_directions_a_rounding_apart():
     holds atom 0 alone.  Each backend's choices are the certified engine's on its own state."""
     d = _smoothed_sample(DEEP, 1293)
     us = {f"top1@{depth}": Top1AtDepth(DEEP, depth) for depth in (1, 2, 3)}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    backend = _certified_backend(d, us, "huc", F(1, 10 ** 6), 30)
     _assert_choices_are_the_engines(backend, 5)
-    mine = [u["alpha"] for u in certified.boost(d, us, epsilon="1/1000000", max_updates=2).updates]
+    mine = [u["alpha"] for u in certified_boost(d, us, epsilon="1/1000000", max_updates=2).updates]
     theirs = [u["alpha"] for u in engine_boost(d, us, epsilon="1/1000000", max_updates=2).updates]
     assert abs(float(F(mine[0])) - float(F(theirs[0]))) < 1e-12 and abs(float(F(mine[1])) - float(F(theirs[1]))) > 0.1
 
@@ -713,10 +748,10 @@ def test_distinct_irrational_scores_a_rounding_apart_are_ordered_in_arb():
     labels = ["y1", "y2", "y1", "y3", "y4", "y3", "y1", "y2", "y4", "y1", "y3", "y4", "y2", "y3", "y1"]
     d = FiniteDistribution(FOUR, [{"p": rows[i % len(rows)], "label": y} for i, y in enumerate(labels)])
     us = {"top1": Top1AtDepth(FOUR, 1), "top2": Top1AtDepth(FOUR, 2)}
-    backend = BoundedBackend(d, us, "huc", F(1, 10 ** 6), 30)
+    backend = _certified_backend(d, us, "huc", F(1, 10 ** 6), 30)
     _run_backend(backend, 12)
-    assert backend.fallbacks == {}
-    _same_run(certified.boost(d, us, epsilon="1/1000000", max_updates=12),
+    assert backend.numbers.fallbacks == {}
+    _same_run(certified_boost(d, us, epsilon="1/1000000", max_updates=12),
               engine_boost(d, us, epsilon="1/1000000", max_updates=12))
 
 
@@ -726,14 +761,14 @@ def test_gamma_lies_within_its_bound(method):
     certified engine at 300 bits on the same state (E.2)."""
     d = _population(WIDE, 5, 8)
     us = {"t": Table(WIDE, [F(k % 5 - 2, 2) for k in range(32)]), "top": Top1AtDepth(WIDE, 1)}
-    backend = BoundedBackend(d, us, method, F(1, 10 ** 6), 30)
+    backend = _certified_backend(d, us, method, F(1, 10 ** 6), 30)
     for _ in range(6):
         choice = backend.choose(None)
         if choice is None or not choice.exceeds:
             break
         engine, ctx = _high_precision(backend)[3:]
         backend.update(choice, None, None)
-        members, h, g_lo, g_hi = backend.last_step
+        members, h, g_lo, g_hi = backend.state.last_step
         rows = {int(i): [F(x) for x in row] for i, row in zip(members, h.tolist())}
         value = engine.gamma_of(choice, rows, ctx)
         assert ctx.mpf(g_lo.numerator) / g_lo.denominator <= value <= ctx.mpf(g_hi.numerator) / g_hi.denominator
@@ -747,12 +782,12 @@ def test_prefix_sums_lie_within_their_bound():
     for d, us in ((_population(FOUR, 12, 5, tiny=True), U1),
                   (_population(WIDE, 10, 6), {"t": Table(WIDE, [F(k % 7 - 3, 3) for k in range(32)]),
                                               "top": Top1AtDepth(WIDE, 1)})):
-        backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+        backend = _certified_backend(d, us, "huc", F(1, 100), 30)
         reference = {(c.subgroup, c.utility, c.node): c.sup for c in audit(d, us).candidates}
         masses = backend.ft.subtree_sums(backend.P)
         for name, u in us.items():
             table = dense_rows(backend.ft, backend.P, backend.E, backend.W, u, masses, backend.star)
-            err = certified.prefix_error(table, u, backend.W, backend.rho)
+            err = enclosures.prefix_error(table, u, backend.W, backend.state.rho)
             for col in range(1 + len(table.nodes)):
                 node = None if col == 0 else d.tree.nodes[int(table.nodes[col - 1])]
                 exact = reference["all", name, node]
@@ -805,7 +840,7 @@ def test_on_grid_rounds_to_one_dyadic_grid():
     h = np.array([[0.1, -0.3], [0.1 + 2 ** -55, 1e-30]])
     g = on_grid(h)
     assert g[0, 0] == g[1, 0] and g[1, 1] == 0.0  # a few ulps apart: one value; far below the grid: 0
-    assert np.all(np.abs(g - h) <= 2.0 ** (math.frexp(0.3)[1] - certified.GRID_BITS - 1))
+    assert np.all(np.abs(g - h) <= 2.0 ** (math.frexp(0.3)[1] - enclosures.GRID_BITS - 1))
     assert on_grid(np.zeros((1, 2))).tolist() == [[0.0, 0.0]]
 
 
@@ -814,18 +849,18 @@ def test_what_float64_cannot_decide_goes_to_the_certified_engine(monkeypatch):
     """Every choice forced through the fallback gives the same run; and the fallbacks are counted
     by reason."""
     d = _population(FOUR, 5, 7)
-    normal = certified.boost(d, U1, epsilon="1/100", max_updates=20)
+    normal = certified_boost(d, U1, epsilon="1/100", max_updates=20)
 
     def undecided(self, node):
         raise Undecided("forced")
-    monkeypatch.setattr(BoundedBackend, "_choose", undecided)
-    backend = BoundedBackend(d, U1, "huc", F(1, 100), 30)
+    monkeypatch.setattr(CertifiedChoice, "_choose", undecided)
+    backend = _certified_backend(d, U1, "huc", F(1, 100), 30)
     from huc_ref.driver import drive
     from huc_ref.results import BoostResult
-    forced = drive(backend, BoostResult("huc", F(1, 100), None, certified.ARITHMETIC), method="huc",
+    forced = drive(backend, BoostResult("huc", F(1, 100), None, Certified.arithmetic), method="huc",
                    epsilon=F(1, 100), fixed=None, select="greedy", max_updates=20, max_passes=100)
     _same_run(forced, normal, alpha_tol=1e-12)
-    assert backend.fallbacks == {"forced": len(normal.updates) + 1}
+    assert backend.numbers.fallbacks == {"forced": len(normal.updates) + 1}
 
 
 def test_exactly_tied_utilities_go_to_the_first_on_both_engines():
@@ -834,9 +869,9 @@ def test_exactly_tied_utilities_go_to_the_first_on_both_engines():
     t = LabelTree.from_children("v0", {"v0": ["v1", "c"], "v1": ["a", "b"]})
     d = FiniteDistribution(t, [{"p": ["1/3", "1/3", "1/3"], "label": "a"}])
     us = {"u0": Table(t, [1, 1, 0]), "u1": Table(t, [-1, -1, 0])}
-    for run in (certified.boost(d, us, epsilon="1/20"), engine_boost(d, us, epsilon="1/20")):
+    for run in (certified_boost(d, us, epsilon="1/20"), engine_boost(d, us, epsilon="1/20")):
         assert run.updates and all(u["utility"] == "u0" for u in run.updates)
-    _same_run(certified.boost(d, us, epsilon="1/20"), engine_boost(d, us, epsilon="1/20"))
+    _same_run(certified_boost(d, us, epsilon="1/20"), engine_boost(d, us, epsilon="1/20"))
 
 
 def test_equal_candidates_are_decided_by_the_certified_engine():
@@ -845,14 +880,14 @@ def test_equal_candidates_are_decided_by_the_certified_engine():
     atoms = [dict(a, c=["1", "1"]) for a in ({"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]},
                                             {"p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4})]
     d = FiniteDistribution(FOUR, atoms, ["all", "copy"])
-    backend = BoundedBackend(d, U1, "huc", F(1, 100), 30)
+    backend = _certified_backend(d, U1, "huc", F(1, 100), 30)
     choice = backend.choose(None)
-    assert choice.subgroup == 0 and backend.fallbacks == {"the largest candidate": 1}
-    _same_run(certified.boost(d, U1, epsilon="1/100"), engine_boost(d, U1, epsilon="1/100"))
+    assert choice.subgroup == 0 and backend.numbers.fallbacks == {"the largest candidate": 1}
+    _same_run(certified_boost(d, U1, epsilon="1/100"), engine_boost(d, U1, epsilon="1/100"))
 
 
 def _run_backend(backend, updates):
-    """Up to ``updates`` greedy updates of a :class:`BoundedBackend`, until no candidate exceeds epsilon."""
+    """Up to ``updates`` greedy updates of a certified float64 backend, until no candidate exceeds epsilon."""
     for _ in range(updates):
         choice = backend.choose(None)
         if not choice.exceeds:
@@ -866,10 +901,10 @@ def test_a_boosted_rows_exact_ties_are_kept_exact():
     d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/2", "1/4", "1/8", "1/8"]}] * 3
                            + [{"p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4}] * 2)
     us = dict(TIE_U, top=Top1AtDepth(FOUR, 1))
-    backend = BoundedBackend(d, us, "huc", F(1, 50), 30)
+    backend = _certified_backend(d, us, "huc", F(1, 50), 30)
     _run_backend(backend, 6)
-    assert backend.moved.all() and backend.fallbacks == {}
-    _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
+    assert backend.moved.all() and backend.numbers.fallbacks == {}
+    _same_run(certified_boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
 
 
 def test_a_binary_decisions_margin_float64_cannot_sign_is_signed_in_arb(monkeypatch):
@@ -880,49 +915,50 @@ def test_a_binary_decisions_margin_float64_cannot_sign_is_signed_in_arb(monkeypa
     e = F(1, 10 ** 30)
     u = BinaryDecision(FOUR, ["y1"], ["y1", "y3"], "1/2")  # margin p1 - (p1 + p3) / 2 = (p1 - p3) / 2
     d = FiniteDistribution(FOUR, [{"p": [F(1, 4) + e, F(1, 4) - e, F(1, 4), F(1, 4)], "label": "y1"}] * 2)
-    backend = BoundedBackend(d, {"margin": u}, "huc", F(1, 100), 30)
+    backend = _certified_backend(d, {"margin": u}, "huc", F(1, 100), 30)
     backend.update(backend.choose(None), None, None)  # (sets the grid's scale)
-    backend.z[0, :] = 0
-    backend.z[0, FOUR.id("vR")] = 1  # vR's logit one grid unit (2^-2300 of a step) up: the margin is about e / 2
-    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
-    backend.version[0] += 1
+    backend.state.z[0, :] = 0
+    backend.state.z[0, FOUR.id("vR")] = 1  # vR's logit one grid unit (2^-2300 of a step) up: the margin is about e / 2
+    backend.state.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    backend.state.version[0] += 1
     f = _high_precision(backend)[0][0]
     margin = f[0] - (f[0] + f[2]) / 2
     assert 0 < margin < 1e-29 and abs(float(backend.P[0] @ np.array([0.5, 0, -0.5, 0]))) < 1e-16
-    assert backend._exact_values(u, 0) == u.d  # a positive margin: the first action
-    backend.version[0] += 1
-    monkeypatch.setattr(certified, "REFINE_BITS", (64,))
+    assert backend.state.rows.values(u, 0) == u.d  # a positive margin: the first action
+    backend.state.version[0] += 1
+    backend.numbers.refine_bits = (64,)
     with pytest.raises(Undecided, match="^a binary decision's margin$"):
-        backend._exact_values(u, 0)
+        backend.state.rows.values(u, 0)
 
 
 def test_a_boosted_rows_rank_is_decided_by_its_factors(monkeypatch):
     """Rank and top-k utilities (A.1's ``r_p``) on boosted rows: two leaves under one factor
     compare exactly by ``p0``, as the certified engine compares them, and the tie y1 = y2 goes to
-    y1; before session 26 every such decision went to the certified engine ("a decision on a
-    boosted row"), which audits the whole state again.  Two leaves under different factors are
+    y1, without the certified engine ("a decision on a boosted row"), which would audit the whole
+    state again.  Two leaves under different factors are
     ordered by float64 only beyond its error bound, within it by Arb's enclosures of the exact
     state, and by the certified engine where those cannot tell either."""
     atoms = ([{"p": ["1/8", "1/8", "1/4", "1/2"], "label": y} for y in ("y1", "y1", "y2", "y3", "y1")]
              + [{"p": ["1/6", "1/6", "1/3", "1/3"], "label": y} for y in ("y1", "y2", "y1")])
     d = FiniteDistribution(FOUR, atoms)
     us = {"top3": TopK(FOUR, 3), "rank": Rank(FOUR, [1, "1/2", "1/2", -1])}
-    backend = BoundedBackend(d, us, "huc", F(1, 50), 30)
+    backend = _certified_backend(d, us, "huc", F(1, 50), 30)
     backend.update(backend.choose(None), None, None)
-    sig = backend._signature(0)
+    sig = backend.state.rows.signature(0)
     assert backend.moved[0] and sig(0) == sig(1) != sig(2)  # after v0's update: y1, y2 share vL's factor
-    ranked = backend._ranked(0)
+    ranked = backend.state.rows.ranked(0)
     assert ranked[0] == ranked[1] and ranked[2] != ranked[0]  # the exact tie y1 = y2 kept as one value
     saved = backend.P[0, 2]
     backend.P[0, 2] = backend.P[0, 0] * (1 + 1e-12)  # different factors within float64's error
-    assert backend._ranked(0) == ranked  # the exact state's order, from Arb
-    monkeypatch.setattr(certified, "REFINE_BITS", ())
+    assert backend.state.rows.ranked(0) == ranked  # the exact state's order, from Arb
+    backend.numbers.refine_bits = ()
     with pytest.raises(Undecided, match="^a rank on a boosted row$"):
-        backend._ranked(0)
+        backend.state.rows.ranked(0)
+    backend.numbers.refine_bits = Certified().refine_bits
     backend.P[0, 2] = saved
     _run_backend(backend, 8)
-    assert backend.moved.all() and backend.fallbacks == {}
-    _same_run(certified.boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
+    assert backend.moved.all() and backend.numbers.fallbacks == {}
+    _same_run(certified_boost(d, us, epsilon="1/50"), engine_boost(d, us, epsilon="1/50"))
 
 
 def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
@@ -930,8 +966,8 @@ def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
     term at vR is exactly 0, whatever its row (Sec. 3.1), and the prefix sums around it repeat
     exactly, which float64 cannot tell from a near tie.  ``_flat_below`` marks such atoms, so the
     witness is certified without the certified engine (a decision tree's predictions, few
-    distinct rows, are full of them: 17 of 21 choices on scikit-learn's digits fell back before
-    session 26, 5 now); without it the witness is certified in Arb, the prefix sums enclosed at 128
+    distinct rows, are full of them: 5 of 21 choices on scikit-learn's digits fall back with it,
+    17 without); without it the witness is certified in Arb, the prefix sums enclosed at 128
     bits from the exact state with those entries 0 exactly (twice in this run), and without that
     too this run falls back twice.  Each run is the certified engine's."""
     rows = {"a": ["1/8", "1/4", "1/8", "1/2"], "b": ["1/8", "1/8", "1/4", "1/2"], "c": ["1/2", "1/4", "1/8", "1/8"],
@@ -939,82 +975,104 @@ def test_a_witness_skips_the_atoms_whose_term_is_zero_exactly(monkeypatch):
     atoms = [{"p": rows[r], "label": y} for r, y in (("a", "y3"), ("b", "y2"), ("c", "y1"), ("c", "y1"), ("d", "y3"),
                                                      ("d", "y3"), ("a", "y4"), ("a", "y3"))]
     d, us = FiniteDistribution(FOUR, atoms), {"top1": TopK(FOUR, 1)}
-    backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+    backend = _certified_backend(d, us, "huc", F(1, 100), 30)
     _run_backend(backend, 12)
-    assert backend.fallbacks == {} and backend.refined == {}
+    assert backend.numbers.fallbacks == {} and backend.numbers.refined == {}
     exact = engine_boost(d, us, epsilon="1/100")
-    _same_run(certified.boost(d, us, epsilon="1/100"), exact)
-    assert backend._flat_below("top1", FOUR.id("vR"))[2]  # atom 2: top label y1, so 0 on y3 and y4
-    monkeypatch.setattr(BoundedBackend, "_flat_below", lambda self, name, a, table=None: np.zeros(len(self.p0), bool))
-    backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+    _same_run(certified_boost(d, us, epsilon="1/100"), exact)
+    assert backend.state.choice.flat_below("top1", FOUR.id("vR"))[2]  # atom 2: top label y1, so 0 on y3 and y4
+    monkeypatch.setattr(CertifiedChoice, "flat_below",
+                        lambda self, name, a, table=None: np.zeros(len(self.state.p0), bool))
+    backend = _certified_backend(d, us, "huc", F(1, 100), 30)
     _run_backend(backend, 12)
-    assert backend.fallbacks == {} and backend.refined == {"the witness interval": 2}
-    _same_run(certified.boost(d, us, epsilon="1/100"), exact)
-    monkeypatch.setattr(certified, "ball_witness", lambda entries, zero, table, bits, exact=None: None)
-    backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+    assert backend.numbers.fallbacks == {} and backend.numbers.refined == {"the witness interval": 2}
+    _same_run(certified_boost(d, us, epsilon="1/100"), exact)
+    monkeypatch.setattr(choice_module, "ball_witness", lambda entries, zero, table, bits, exact=None: None)
+    backend = _certified_backend(d, us, "huc", F(1, 100), 30)
     _run_backend(backend, 12)
-    assert backend.fallbacks == {"the witness interval": 2}
-    _same_run(certified.boost(d, us, epsilon="1/100"), exact)
+    assert backend.numbers.fallbacks == {"the witness interval": 2}
+    _same_run(certified_boost(d, us, epsilon="1/100"), exact)
 
 
 def test_top1_at_depth_one_under_uc_boost_is_decided_by_its_logits(monkeypatch):
     """Top-1 correctness at depth 1 on UC-Boost's boosted rows (each leaf its own logit): two
     children's masses differ by ``sum_z e^z d_z / N``; where the rational ``d_z`` share a sign the
     decision is exact, otherwise float64's beyond 10^-9, else Arb's at 128 bits and more, and the
-    certified engine's where those overlap too.  Before session 26 only HUC-Boost had this
-    surrogate, and every such decision under UC-Boost went to the certified engine (9 of this
-    run's)."""
+    certified engine's where those overlap too.  Without this surrogate every such decision under
+    UC-Boost would go to the certified engine (9 of this run's)."""
     t = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["a1", "a2"], "B": ["b1", "b2"]})
     e = F(1, 10**30)
     atoms = ([{"p": [F(1, 4) + e, F(1, 4), F(1, 4) - e, F(1, 4)], "label": y} for y in ("a1", "b2", "a2")]
              + [{"p": ["1/8", "3/8", "1/4", "1/4"], "label": y} for y in ("b1", "a1")])
     d = FiniteDistribution(t, atoms)
     us = {"t": Table(t, [1, 0, 1, 0]), "top": Top1AtDepth(t, 1)}
-    backend = BoundedBackend(d, us, "uc", F(1, 100), 30)
+    backend = _certified_backend(d, us, "uc", F(1, 100), 30)
     _run_backend(backend, 10)
-    assert backend.moved.all() and backend.fallbacks == {}
-    _same_run(certified.boost(d, us, method="uc", epsilon="1/100"),
+    assert backend.moved.all() and backend.numbers.fallbacks == {}
+    _same_run(certified_boost(d, us, method="uc", epsilon="1/100"),
               engine_boost(d, us, method="uc", epsilon="1/100"))
     # a state set by hand: p0 = (1/4 + e, 1/4 - 2e, 1/4 + e, 1/4), logits in grid units (tiny)
     d = FiniteDistribution(t, [{"p": [F(1, 4) + e, F(1, 4) - 2 * e, F(1, 4) + e, F(1, 4)], "label": "a1"}] * 2)
-    backend = BoundedBackend(d, us, "uc", F(1, 100), 30)
+    backend = _certified_backend(d, us, "uc", F(1, 100), 30)
     backend.update(backend.choose(None), None, None)  # (sets the grid's scale)
     a1, a2, b1, b2 = t.leaf_node_ids
-    backend.z[0, :] = 0
-    backend.z[0, a1] = backend.z[0, b1] = 1  # d = (0 at z, -2e at 0): B's mass is larger, exactly
-    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
-    row = backend._surrogate(us["top"])(0)
-    assert us["top"].node(row) == "B"
-    backend.z[0, b1] = 0  # d = (1/4 + e at z, -1/4 - 3e at 0): mixed signs, the masses 10^-30 apart
-    backend.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
-    backend.version[0] += 1  # (a new state: its enclosures afresh)
+    backend.state.z[0, :] = 0
+    backend.state.z[0, a1] = backend.state.z[0, b1] = 1  # d = (0 at z, -2e at 0): B's mass is larger, exactly
+    backend.state.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    top = us["top"].candidate_ids
+    assert t.nodes[backend.state.rows.first_largest(0, top)] == "B"
+    backend.state.z[0, b1] = 0  # d = (1/4 + e at z, -1/4 - 3e at 0): mixed signs, the masses 10^-30 apart
+    backend.state.P = np.array([[float(x) for x in row] for row in _high_precision(backend)[0]])
+    backend.state.version[0] += 1  # (a new state: its enclosures afresh)
     exact = _high_precision(backend)[0][0]
     assert 0 < (exact[2] + exact[3]) - (exact[0] + exact[1]) < 1e-29  # B's, by 2e (300 bits)
-    assert us["top"].node(backend._surrogate(us["top"])(0)) == "B"  # Arb at 128 bits tells them apart
-    backend.version[0] += 1
-    monkeypatch.setattr(certified, "REFINE_BITS", (64,))  # too few bits for 10^-30: the certified engine's
+    assert t.nodes[backend.state.rows.first_largest(0, top)] == "B"  # Arb at 128 bits tells them apart
+    backend.state.version[0] += 1
+    backend.numbers.refine_bits = (64,)  # too few bits for 10^-30: the certified engine's
     with pytest.raises(Undecided):
-        backend._surrogate(us["top"])(0)
+        backend.state.rows.first_largest(0, top)
 
 
 # ------------------------------------------------------------------ options and the command line
 def test_the_engines_entry_point_and_its_messages():
-    r = engines_boost(D1, U1, engine="fast", arithmetic="certified", epsilon="1/10")
-    assert r.arithmetic == certified.ARITHMETIC and r.theorem_3_5["certified"] and r.theorem_3_5["holds"]
-    assert engines_boost(D1, U1, engine="fast", epsilon="1/10").arithmetic == "float (fast path)"
-    with pytest.raises(HUCError, match=r"^digits: applies to certified arithmetic only \(engine='fast' is float64 "
-                                       r"unless arithmetic='certified'\)$"):
-        engines_boost(D1, U1, engine="fast", digits=40)
-    with pytest.raises(HUCError, match="^arithmetic: expected 'certified' or 'float', got 'interval'$"):
-        engines_boost(D1, U1, engine="fast", arithmetic="interval")
+    """``arithmetic=`` chooses the numbers of a run (one choice: exact, certified or float64); each
+    wrong value is one HUCError naming the option and the values it takes."""
+    r = engines_boost(D1, U1, arithmetic="certified", epsilon="1/10")
+    assert r.arithmetic == Certified.arithmetic == "certified" and r.theorem_3_5["certified"] and r.theorem_3_5["holds"]
+    assert engines_boost(D1, U1, arithmetic="float64", epsilon="1/10").arithmetic == "float64"
+    assert engines_boost(D1, U1, epsilon="1/10").arithmetic == "exact"  # the default: the certified engine
+    with pytest.raises(HUCError, match=r"^digits: applies to arithmetic='exact' or 'certified' \(float64 has no "
+                                       r"working precision\)$"):
+        engines_boost(D1, U1, arithmetic="float64", digits=40)
+    assert engines_boost(D1, U1, arithmetic="certified", digits=40, epsilon="1/10").updates == r.updates  # (remedy)
+    with pytest.raises(HUCError, match="^arithmetic: expected 'exact', 'certified' or 'float64', got 'interval'$"):
+        engines_boost(D1, U1, arithmetic="interval")
     with pytest.raises(HUCError, match="^digits: must be an integer from 15 to 2000, got 5$"):
-        engines_boost(D1, U1, engine="fast", arithmetic="certified", digits=5)
+        engines_boost(D1, U1, arithmetic="certified", digits=5)
+
+
+@pytest.mark.parametrize("old, new", [({"engine": "exact"}, "exact"), ({"engine": "exact", "arithmetic": "certified"},
+                                                                       "exact"),
+                                      ({"engine": "fast"}, "float64"), ({"engine": "fast", "arithmetic": "float"},
+                                                                        "float64"),
+                                      ({"engine": "fast", "arithmetic": "certified"}, "certified"),
+                                      ({"arithmetic": "float"}, "float64"), ({"engine": "exact", "arithmetic": "float"},
+                                                                             "float64")])
+def test_the_spellings_before_arithmetic_are_read_with_a_deprecation_warning(old, new):
+    """``engine=`` with ``arithmetic="certified"`` or ``"float"`` (the three axes before one choice)
+    run what the warning names, for one release: the same run as the new spelling."""
+    with pytest.warns(DeprecationWarning, match=f"is deprecated; use arithmetic='{new}'$"):
+        r = engines_boost(D1, U1, epsilon="1/10", **old)
+    assert r.arithmetic == new and r.to_json() == engines_boost(D1, U1, epsilon="1/10", arithmetic=new).to_json()
+    with pytest.raises(HUCError, match=r"^engine: not taken with arithmetic='float64' \(engine= is deprecated\); give "
+                                       r"arithmetic='exact', 'certified' or 'float64' alone$"):
+        engines_boost(D1, U1, engine="fast", arithmetic="float64")
 
 
 def test_cli_boost_certified_float64(capsys):
-    """`huc boost --engine fast --arithmetic certified`: a huc-boost/1 document valid against its
-    schema, certified, with the certified engine's updates here; `--digits` without certified
-    arithmetic on the fast engine is an error."""
+    """`huc boost --arithmetic certified`: a huc-boost/1 document valid against its schema,
+    certified, with the certified engine's updates here; `--digits` with float64 is an error; the
+    old spelling `--engine fast --arithmetic certified` runs the same, with a note on stderr."""
     import json
     from pathlib import Path
 
@@ -1023,17 +1081,22 @@ def test_cli_boost_certified_float64(capsys):
     from huc_ref.cli import main
     from huc_ref.formats import boost_schema
     case = str(Path(__file__).resolve().parents[1] / "examples" / "cases" / "four_leaf_cancellation.json")
-    assert main(["boost", case, "--engine", "fast", "--arithmetic", "certified", "--epsilon", "1/10", "--json"]) == 0
+    assert main(["boost", case, "--arithmetic", "certified", "--epsilon", "1/10", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert not list(jsonschema.Draft202012Validator(boost_schema()).iter_errors(out))
-    assert out["arithmetic"] == certified.ARITHMETIC and out["theorem_3_5"]["certified"] is True
+    assert out["arithmetic"] == Certified.arithmetic and out["theorem_3_5"]["certified"] is True
     assert main(["boost", case, "--epsilon", "1/10", "--json"]) == 0
     assert [u["node"] for u in out["updates"]] == [u["node"] for u in json.loads(capsys.readouterr().out)["updates"]]
-    assert main(["boost", case, "--engine", "fast", "--arithmetic", "certified", "--epsilon", "1/10"]) == 0
+    assert main(["boost", case, "--arithmetic", "certified", "--epsilon", "1/10"]) == 0
     assert "certified" in capsys.readouterr().out
-    assert main(["boost", case, "--engine", "fast", "--digits", "40"]) == 2
-    assert capsys.readouterr().err.strip() == ("huc: error: --digits: applies to certified arithmetic "
-                                               "(--engine exact, or --engine fast --arithmetic certified)")
+    assert main(["boost", case, "--arithmetic", "float64", "--digits", "40"]) == 2
+    assert capsys.readouterr().err.strip() == ("huc: error: --digits: applies to --arithmetic exact or certified "
+                                               "(float64 has no working precision)")
+    assert main(["boost", case, "--engine", "fast", "--arithmetic", "certified", "--epsilon", "1/10", "--json"]) == 0
+    seen = capsys.readouterr()
+    assert json.loads(seen.out) == out
+    assert seen.err.strip() == ("huc boost: --engine fast, --arithmetic certified is deprecated; use --arithmetic "
+                                "certified")
 
 
 def test_without_python_flint_one_clear_error(monkeypatch):
@@ -1041,13 +1104,13 @@ def test_without_python_flint_one_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "flint", None)  # an import of it now fails
     with pytest.raises(HUCError, match=r"^arithmetic: 'certified' on the fast engine needs python-flint \(pip install "
                                        r"'huc-ref\[certified\]'\)$"):
-        engines_boost(D1, U1, engine="fast", arithmetic="certified")
+        engines_boost(D1, U1, arithmetic="certified")
 
 
 def _score_at(backend, name, i, bits=300):
     """``mu_u`` of row ``i``'s exact state at ``bits`` bits (its values as decided exactly)."""
     preds, _, ctx = _high_precision(backend, bits)[:3]
-    values = backend._exact_values(backend.utilities[name], i)
+    values = backend.state.rows.values(backend.utilities[name], i)
     return sum(p * (ctx.mpf(v.numerator) / v.denominator) for p, v in zip(preds[i], values))
 
 
@@ -1056,17 +1119,17 @@ def test_a_boosted_rows_exact_score_is_kept_only_while_it_holds():
     update, every boosted row's kept score equals one computed afresh."""
     d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/2", "1/4", "1/8", "1/8"]}] * 2
                            + [{"p": ["1/8", "1/8", "1/4", "1/2"], "eta": ["1/4"] * 4}])
-    backend = BoundedBackend(d, TIE_U, "huc", F(1, 10 ** 6), 30)
+    backend = _certified_backend(d, TIE_U, "huc", F(1, 10 ** 6), 30)
     for _ in range(5):
         choice = backend.choose(None)
         if not choice.exceeds:
             break
         backend.update(choice, None, None)
         for name in TIE_U:
-            key = backend._key(TIE_U[name])
-            kept = [backend._exact_score(name, i, key) for i in range(3)]
-            backend._scores = {}
-            fresh = [backend._exact_score(name, i, key) for i in range(3)]
+            key = backend.state.rows.top1_key(TIE_U[name])
+            kept = [backend.state.rows.score(name, i, key) for i in range(3)]
+            backend.state.rows.forget_scores()
+            fresh = [backend.state.rows.score(name, i, key) for i in range(3)]
             assert [getattr(x, "key", x) for x in kept] == [getattr(x, "key", x) for x in fresh]
 
 
@@ -1078,15 +1141,15 @@ def test_equal_keys_of_boosted_rows_are_equal_scores():
                                   {"p": ["1/4", "1/8", "1/2", "1/8"], "eta": ["1/4"] * 4},
                                   {"p": ["1/4"] * 4, "eta": ["1/4"] * 4}])
     us = {"t": Table(FOUR, [1, 0, 0, 0])}
-    backend = BoundedBackend(d, us, "huc", F(1, 100), 30)
+    backend = _certified_backend(d, us, "huc", F(1, 100), 30)
     vL, y1, y2 = (FOUR.id(v) for v in ("vL", "y1", "y2"))
-    backend.scale = F(1, 2 ** certified.SCALE_BITS)
+    backend.state.scale = F(1, 2 ** enclosures.SCALE_BITS)
     for i in range(3):
         for b, z in ((vL, F(1, 2)), (y1, F(3, 8)), (y2, F(-1, 4))):
-            backend.z[i, b] = int(z / backend.scale)
-    backend.changed["t"][:] = True
+            backend.state.z[i, b] = int(z / backend.state.scale)
+    backend.state.changed["t"][:] = True
     scores = [_score_at(backend, "t", i) for i in range(3)]
-    keys = [backend._exact_score("t", i, None).key for i in range(3)]
+    keys = [backend.state.rows.score("t", i, None).key for i in range(3)]
     assert keys[0] == keys[2] and scores[0] == scores[2]
     assert keys[0] != keys[1] and abs(scores[0] - scores[1]) > 1e-3
 
@@ -1116,7 +1179,7 @@ def _assert_first_decisions_exact(d, us, where="") -> int:
             continue
         backends = [CertifiedBackend(d, us, method, F(0), "certified", 30)]
         try:
-            backends.append(BoundedBackend(d, us, method, F(0), 30))
+            backends.append(_certified_backend(d, us, method, F(0), 30))
         except HUCError as err:  # entries below 2.2e-308: float64 cannot hold them, and says so
             assert err.kind == "float_range"
         for backend in backends:

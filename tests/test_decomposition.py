@@ -148,8 +148,8 @@ def test_generic_over_sympy_symbols():
 ])
 def test_a_subtree_of_mass_0_is_one_error_naming_the_node(call, message):
     """A true law may vanish on a subtree (App. D.1's vanishes on a leaf); its means and branch
-    probabilities are 0/0 there (A.3).  Session 36: ZeroDivisionError from Fraction; the rest of
-    the decomposition still answers (the root's mean, the leaf y1's residual)."""
+    probabilities are 0/0 there (A.3): one HUCError naming the node, not a ZeroDivisionError
+    from Fraction; the rest of the decomposition still answers (the root's mean, the leaf y1's residual)."""
     from huc_ref.errors import HUCError
     t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     d = TreeDecomposition(t, [1, 0, 0, 0], [-1, 1, 1, 1])

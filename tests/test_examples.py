@@ -3,6 +3,8 @@
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -72,6 +74,7 @@ def test_where_error_lives(tmp_path):
     assert audit(dist, module.UTILITIES).uc.sup == res.uc.sup
 
 
+@pytest.mark.slow
 def test_real_data_pipeline_quick(tmp_path):
     """Sec. 5.2 / Table 1 in shape: ten methods, test metrics, and an exact re-audit of a sample."""
     import pytest
@@ -142,6 +145,7 @@ def test_support2_refuses_a_changed_csv():
         module._checked(b"sno,age\n", "here")
 
 
+@pytest.mark.slow
 def test_support2_quick(tmp_path):
     """Sec. 5.2 / Table 1's SUPPORT2 half in shape (2 predictors x 1 split, small caps): the ten
     methods, the paper's numbers beside ours, the figure, and an exact re-audit of a sample.

@@ -78,22 +78,29 @@ def test_fast_equals_exact_on_near_ties_and_the_checker_takes_its_witnesses(data
                 assert _witness_moment(case, row, lo, hi, moment, False, Fraction(TOL)) is None, (accelerator, row)
 
 
-def test_sample_api_matches_the_exact_engine():
+def test_sample_api_matches_the_exact_engine_on_the_same_floats():
+    """The array API against the exact engine on the same floats read exactly
+    (``FiniteDistribution.from_floats``).  The rows are small rationals rounded to float64: as
+    rationals, rows with different entries tie exactly in top-1 scores (8/37 twice), while the
+    floats' own values differ in their last bits, below what float64's error bounds resolve.  The
+    fast engine orders those by the floats' exact values, as the exact engine does (HUC 0.0887);
+    kept as one block, as the rationals' ties would be, they gave 0.0827 and four rows off."""
     from huc_ref import LabelTree, Table, TopK
     rng = np.random.default_rng(0)
     paths = ["inf/upper/viral", "inf/upper/bacterial", "inf/lower/viral", "noninf/mild", "noninf/severe"]
     t = LabelTree.from_paths(paths, labels=paths)  # (the rows below are in the paths' order)
     n = 60
     raw = rng.integers(1, 9, size=(n, t.K))
-    probs = [[Fraction(int(x), int(r.sum())) for x in r] for r in raw]
+    P = np.array([[float(Fraction(int(x), int(r.sum()))) for x in r] for r in raw])
     y = [t.labels[i] for i in rng.integers(0, t.K, size=n)]
     group = rng.integers(0, 2, size=n)
     us = {"top1": TopK(t, 1), "table": Table(t, [1, "1/2", 0, "-1/2", -1])}
-    exact = audit(FiniteDistribution.from_sample(t, y, probs, subgroups={"all": [1] * n, "g": group.tolist()}), us)
-    fast = fast_audit(y, np.array([[float(x) for x in r] for r in probs]), t, us,
-                      subgroups={"all": np.ones(n), "g": group}).to_json()
-    assert abs(fast["huc"]["value"] - float(exact.huc.sup)) < TOL
-    assert [round(r["sup"], 12) for r in fast["candidates"]] == [round(float(r.sup), 12) for r in exact.candidates]
+    exact = audit(FiniteDistribution.from_floats(t, y, P, subgroups={"all": [1] * n, "g": group.tolist()}), us)
+    fast = fast_audit(y, P, t, us, subgroups={"all": np.ones(n), "g": group})
+    doc = fast.to_json()
+    assert abs(doc["huc"]["value"] - float(exact.huc.sup)) < TOL
+    assert [round(r["sup"], 12) for r in doc["candidates"]] == [round(float(r.sup), 12) for r in exact.candidates]
+    assert fast.near_ties.decided_groups > 0 and fast.near_ties.undecided_groups == 0
 
 
 def test_cli_engine_fast_matches_exact(capsys):
@@ -566,7 +573,7 @@ def separated_witness(d, u, subgroup, node, tol=1e-9):
 @settings(max_examples=80)
 @given(audit_cases())
 def test_witnesses_agree_with_the_exact_engine_where_the_maximum_is_separated(case):
-    """Issue 5: wherever the maximum is separated from the runner-up by more than the
+    """Wherever the maximum is separated from the runner-up by more than the
     tolerance, the fast witness is the exact one (numpy, and the kernels for samples)."""
     d, us = case
     documents = [audit_distribution(d, us).to_json()]
@@ -944,7 +951,7 @@ def distinct_scores(d: int, seed: int) -> np.ndarray:
 @example(4096, 4096, 1)  # every score distinct, as many as the table takes
 @example(4097, 9000, 2)  # one more: group_sort gives up, the radix sort sorts
 @example(4097, 4096, 0)  # more values than scores: 4,096 of them, every score distinct (found by hypothesis)
-@example(999, 10**5, 3)  # three decimals (issue 17's tied scores)
+@example(999, 10**5, 3)  # three decimals (scores with many ties)
 def test_few_scores_are_grouped_into_the_packed_sorts_order(d, n, seed):
     """``group_sort`` (numba, App. F.3's sort by grouping) orders the keys ascending and equal keys
     by index, as the packed keys sort them (``np.lexsort`` here), with the scores' bits in that
@@ -981,7 +988,7 @@ def python_keys(score) -> list:
 @settings(max_examples=60)
 @given(st.integers(1, 3000), st.integers(1, 9000), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
 @example(1, 4096, 0, False, False)  # one score for all
-@example(999, 10**4, 3, True, False)  # three decimals (issue 17's tied scores)
+@example(999, 10**4, 3, True, False)  # three decimals (scores with many ties)
 @example(2, 100, 0, False, False)  # -0.0 and 0.0: two distinct keys, two buckets
 @example(3000, 3000, 5, False, False)  # every score distinct, near neighbours among them
 @example(40, 500, 1, False, True)  # no sign bit: 0.0, subnormals, 1e-300 and normals, their bits as keys
@@ -1373,7 +1380,7 @@ def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, fl
     itself decides there (float64 where it certifies, exactly where not: the rows repeat, and
     one has its two largest entries equal), at every update of a run."""
     from huc_ref import Top1AtDepth
-    from huc_ref.fast.boost import FloatBackend, boost_sample
+    from huc_ref.fast.boost import FloatState, boost_sample
     from tests.strategies import softmax_rows
     if tree.K < 2:
         return
@@ -1384,7 +1391,7 @@ def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, fl
     ft = FastTree(tree)
     for u in us.values():  # the sample pass's positions in the cut are the utility's candidates'
         assert ft.level_nodes[ft.cut(min(u.depth, ft.H))[0]].tolist() == list(u.candidate_ids)
-    seen, chosen = [], FloatBackend._chosen_values
+    seen, chosen = [], FloatState._chosen_values
 
     def checked(self, name, rows):
         U = chosen(self, name, rows)
@@ -1393,7 +1400,7 @@ def test_an_update_reads_top1_values_from_the_sample_pass_choices(tree, seed, fl
             seen.append(len(rows))
         return U
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(FloatBackend, "_chosen_values", checked)
+        m.setattr(FloatState, "_chosen_values", checked)
         run = boost_sample(tree, P, y, us, epsilon="0.0001", max_updates=6)
     assert len(seen) == len(run.updates)  # every update read the choices
 
@@ -1404,14 +1411,14 @@ def test_update_values_of_rows_whose_top1_choice_float64_cannot_take():
     ``pi_A = 1/2 + 3 2^-55 < pi_y3``: top-1 at depth 1 is y3 (K.2).  An update's members take
     the exact choice the sample pass made, not float64's."""
     from huc_ref import LabelTree, Top1AtDepth
-    from huc_ref.fast.boost import FloatBackend, boost_sample
+    from huc_ref.fast.boost import FloatState, boost_sample
     tree = LabelTree.from_children("r", {"r": ["A", "y3"], "A": ["y1", "y2"]})
     rng = np.random.default_rng(0)
     tricky = np.array([0.5, 3 * 2.0**-55, 0.5 + 2.0**-53])
     P = np.vstack([np.tile(tricky, (30, 1)), rng.dirichlet([1, 1, 1], 30)])
     y = np.concatenate([np.zeros(30, dtype=int), rng.integers(0, 3, 30)])  # y1: not below y3
     us = {"top1": Top1AtDepth(tree, 1)}
-    seen, chosen = [], FloatBackend._chosen_values
+    seen, chosen = [], FloatState._chosen_values
 
     def checked(self, name, rows):
         U = chosen(self, name, rows)
@@ -1420,7 +1427,7 @@ def test_update_values_of_rows_whose_top1_choice_float64_cannot_take():
             seen.extend(U[rows < 30].tolist())
         return U
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(FloatBackend, "_chosen_values", checked)
+        m.setattr(FloatState, "_chosen_values", checked)
         boost_sample(tree, P, y, us, epsilon="0.0001", max_updates=3)
     assert seen and all(row == [0.0, 0.0, 1.0] for row in seen)  # y3's labels: the exact choice
 
@@ -1882,10 +1889,10 @@ def test_a_column_whose_first_entries_weigh_nothing_keeps_the_tie_rule(accelerat
     mask), its prefix sums there are exactly that 5e-18, which beat ``C_0 = 0`` as the first
     maximum, and the witness started one block late: in the first case (subgroup m, node B) at
     0.4706 where the exact engine's, by App. F.3's tie rule (the smallest ``r`` of equal prefix
-    sums), starts at 0.4375 (found comparing numpy with numba on random softmax rows, session 27).
-    Every row's witness is now the exact engine's, on rationals read from the floats (its ties
-    settled exactly); each case here failed on numpy before (on the tree with 30 children last at
-    their depth, 5 of its first 7 seeds did, none of 60 now)."""
+    sums), starts at 0.4375 (found comparing numpy with numba on random softmax rows).
+    Every row's witness must be the exact engine's, on rationals read from the floats (its ties
+    settled exactly); each case here fails a scan whose prefix sums carry that rounding (on the
+    tree with 30 children last at their depth, 5 of its first 7 seeds do)."""
     from huc_ref import Top1AtDepth, TopK
     if shape == "two sides":
         tree = LabelTree.from_nested({"r": {"A": ["a1", "a2"], "B": ["b1", "b2", "b3"]}})
@@ -1909,3 +1916,25 @@ def test_a_column_whose_first_entries_weigh_nothing_keeps_the_tie_rule(accelerat
     if shape == "two sides":
         row = next(c for c in fast.candidates if (c.subgroup, c.node) == ("m", "B"))
         assert row.interval[0] == 0.4375
+
+
+@pytest.mark.parametrize("accelerator", ["numpy"] + (["numba"] if numba_available() else []))
+def test_a_per_atom_utility_is_read_chunk_by_chunk_at_its_own_rows(monkeypatch, accelerator):
+    """The sample pass reads a sample above SERIAL_CELLS numbers in chunks; a per-atom utility's
+    table must be read at each chunk's own atoms (it was given whole to every chunk: a numpy
+    broadcasting ValueError).  With the threshold lowered so that 300 rows run in chunks of 50,
+    the audit is the exact engine's on the same floats (A.1's ``u(p_i, .)`` given per atom)."""
+    from huc_ref import FiniteDistribution, LabelTree, PerAtom, audit
+    passes = importlib.import_module("huc_ref.fast.audit")  # (the module: huc_ref.fast.audit is also a function)
+    t = LabelTree.from_children("r", {"r": ["a", "b"], "a": ["a0", "a1"], "b": ["b0", "b1", "b2"]})
+    rng = np.random.default_rng(3)
+    n = 300
+    P, y = rng.dirichlet(np.ones(t.K), n), rng.integers(0, t.K, n)
+    values = [[Fraction(int(v), 2) for v in row] for row in rng.integers(-2, 3, (n, t.K))]
+    monkeypatch.setattr(passes, "SERIAL_CELLS", 10)
+    monkeypatch.setattr(passes, "CHUNK", 50 * t.K)
+    assert passes.chunk_rows(n, t.K) < n  # (the chunked route is taken)
+    got = fast_audit(y, P, t, {"u": PerAtom(t, values)}, accelerator=accelerator)
+    want = audit(FiniteDistribution.from_floats(t, y.tolist(), P), {"u": PerAtom(t, values)})
+    assert got.uc.sup == pytest.approx(float(want.uc.sup), abs=1e-12)
+    assert got.huc.sup == pytest.approx(float(want.huc.sup), abs=1e-12)

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import assume, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from huc_ref import (
@@ -41,9 +41,8 @@ def exact_audit_of_floats(tree, y, P, groups, us):
 
 def distinct_scores_float64_merges(tree, y, P, us) -> bool:
     """Whether two atoms have distinct exact scores closer than float64's rounding of them
-    (relative 1e-13): for a float array the fast path makes them one tie block, by its stated
-    convention (README, "Prefer the exact engine for a float array whose scores are closer than
-    their rounding bounds"), so the exact engine's sup may differ from the fast one there."""
+    (relative 1e-13): a group float64's error bounds cannot order, which the fast path orders by
+    the floats' exact values."""
     from huc_ref.audit import atom_terms
     rows = [[Fraction(float(x)) for x in r] for r in P]
     d = FiniteDistribution.from_sample(tree, [tree.labels[int(i)] for i in y], rows, renormalize=True)
@@ -103,9 +102,11 @@ def test_subtree_sums_on_every_shape(shape):
 @example(tree_args=("wide_last", 0, 30, 1), sample_args=(15, 15.0, -300, 3))
 @example(tree_args=("two_level", 10, 10, 3), sample_args=(10, 15.0, -300, 4))
 @example(tree_args=("chain", 12, 30, 1), sample_args=(8, 3.0, -30, 5))
+@example(tree_args=("two_level", 2, 2, 0), sample_args=(20, 0.5, -30, 3944107))  # distinct scores 1e-30 apart
 def test_fast_audit_equals_exact_on_the_shapes_users_have(tree_args, sample_args):
     """Peaked softmax output (logit sd up to 15, entries down to 1e-300, repeated rows and a tied
-    top pair) on flat, two-level, wide and deep trees: both fast backends agree with the exact engine."""
+    top pair) on flat, two-level, wide and deep trees: both fast backends agree with the exact engine,
+    also where distinct exact scores lie closer than float64 resolves."""
     shape, size, width, order = tree_args
     if shape == "two_level":
         size = min(size, 10)
@@ -117,7 +118,6 @@ def test_fast_audit_equals_exact_on_the_shapes_users_have(tree_args, sample_args
     y = rng.integers(0, tree.K, size=n)
     groups = {"all": np.ones(n), "g": rng.integers(0, 2, size=n).astype(float)}
     us = utilities_for(tree)
-    assume(not distinct_scores_float64_merges(tree, y, P, us))
     exact = exact_audit_of_floats(tree, y, P, groups, us)
     for engine in ENGINES:
         assert_close(fast.audit(y, P, tree, us, subgroups=groups, accelerator=engine).to_json(), exact)
@@ -194,8 +194,8 @@ def test_a_zero_entry_is_taken_except_at_the_label(engine, shape):
     """A decision tree's zeros: where no label lies, every mean the audit reads is defined (F.4: only
     the label's path), and the answer is the exact engine's on predictions smoothed by kappa =
     10^-40, within 10^-9 (an independent computation, and the limit a smoothing takes); at a label
-    the path's means are 0/0 (A.2 assumes p_y > 0).  Before session 26 they were taken as 0 there,
-    and the UC residual and the sum of the node terms differed by u(y)."""
+    the path's means are 0/0 (A.2 assumes p_y > 0), and taking them as 0 would make the UC residual
+    and the sum of the node terms differ by u(y)."""
     if shape == "flat":
         t = LabelTree.from_children("r", {"r": ["y1", "y2", "y3", "y4"]})
     else:
@@ -203,7 +203,7 @@ def test_a_zero_entry_is_taken_except_at_the_label(engine, shape):
     us = {"u": Table(t, [-1, 1, 1, 1]), "top": TopK(t, 1)}
     P = np.array([[0.5, 0.5, 0.0, 0.0], [0.25] * 4, [0.0, 0.25, 0.25, 0.5], [0.5, 0.5, 0.0, 0.0]])
     with pytest.raises(HUCError, match=r"^y_prob\[3\]: the label 'y3' has probability 0, where the audit's means "
-                                       r"are 0/0 \(the paper assumes p_y > 0, A\.2\); smooth the predictions"):
+                                       r"are 0/0 \(the paper assumes p_y > 0, A\.2\); mix each row with"):
         fast.audit([0, 2, 3, 2], P, t, us, accelerator=engine)
     y = [1, 2, 3, 0]
     got = fast.audit(y, P, t, us, accelerator=engine)
@@ -225,8 +225,8 @@ def test_prop_3_3_holds_on_decision_tree_predictions(tree, seed, engine):
     """Prop. 3.3, ``UC <= |V_T(u)| HUC`` for each utility, on every fast audit of predictions with
     exact zeros (a decision tree's leaf frequencies: counts over 7, most entries 0): Theorem 3.1's
     telescoping, which the bound rests on, holds on the float path too.  A label drawn at a zero
-    entry is refused (its path's means are 0/0); before session 26 it was audited with those
-    means taken as 0, and the bound failed (UC 0.05 against 2 x 0.023 for a class indicator).
+    entry is refused (its path's means are 0/0): audited with those means taken as 0, the bound
+    fails (UC 0.05 against 2 x 0.023 for a class indicator).
     Such labels are then moved to the row's most probable label."""
     rng = np.random.default_rng(seed)
     n, K = 40, tree.K
@@ -518,14 +518,14 @@ def test_weighted_row_sums_are_the_row_sums_of_the_products_bit_for_bit():
 
 
 @pytest.mark.parametrize("threaded", [False, True])
-def test_a_float_arrays_near_tie_is_one_block_and_its_rationals_settle_it(monkeypatch, threaded):
+def test_a_float_arrays_near_tie_is_ordered_by_the_floats_exact_values(monkeypatch, threaded):
     """Found by the shapes test: two rows (0.5, 0.5 and entries near 1e-30) whose exact scores
-    differ by about 1e-30 round to one float score.  For the float array the fast path keeps
-    them one tie block (its stated convention), so its sup differs from the exact engine's;
-    audited from the rationals (``audit_distribution``) the fast path settles the block exactly
-    and agrees.  The shapes test skips such draws (``distinct_scores_float64_merges``).
-    ``threaded``: the chunks and tables on two threads, where numba sorts apart from its scans
-    (``fast.workers.run_staged``): those sorts settle the block by the exact scores too."""
+    differ by about 1e-30 round to one float score.  The fast path orders them by the floats'
+    exact values, from the float array as from the rationals (``audit_distribution``), and
+    agrees with the exact engine (as one block, a sup was more than 1e-3 off); the result says
+    which groups it decided so.  ``threaded``: the chunks and tables on two threads, where numba
+    sorts apart from its scans (``fast.workers.run_staged``): those sorts settle the block by
+    the exact scores too."""
     if threaded:
         import importlib
         passes = importlib.import_module("huc_ref.fast.audit")
@@ -540,13 +540,14 @@ def test_a_float_arrays_near_tie_is_one_block_and_its_rationals_settle_it(monkey
     us = utilities_for(tree)
     assert distinct_scores_float64_merges(tree, y, P, us)
     exact = exact_audit_of_floats(tree, y, P, groups, us)
-    merged = fast.audit(y, P, tree, us, subgroups=groups).to_json()
-    assert max(abs(r["sup"] - float(e.sup)) for r, e in zip(merged["candidates"], exact.candidates)) > 1e-3
     rows = [[Fraction(float(x)) for x in r] for r in P]
     d = FiniteDistribution.from_sample(tree, [tree.labels[int(i)] for i in y], rows, renormalize=True,
                                        subgroups={k: [Fraction(float(x)) for x in v] for k, v in groups.items()})
     for engine in ENGINES:
-        assert_close(fast.audit_distribution(d, us, accelerator=engine).to_json(), exact)
+        for result in (fast.audit(y, P, tree, us, subgroups=groups, accelerator=engine),
+                       fast.audit_distribution(d, us, accelerator=engine)):
+            assert_close(result.to_json(), exact)
+            assert result.near_ties.decided_groups > 0 and result.near_ties.undecided_groups == 0
 
 
 @pytest.mark.parametrize("row, message", [
@@ -571,8 +572,8 @@ def test_level_sums_add_every_nodes_children_left_to_right(monkeypatch, shape, s
     """C.1's subtree masses of a node with more than eight children are its children added left to
     right, as for the shorter runs and as the compiled kernel adds them (``top1_path_terms``): the
     same bits, checked against Python's own left-to-right sums of each node's children, on 100
-    classes near 1e-300, 30 children last at their depth and ten groups of ten.  (Before session
-    30 ``np.add.reduceat`` summed the longer runs in another order.)  The predictions become the
+    classes near 1e-300, 30 children last at their depth and ten groups of ten (``np.add.reduceat``
+    would sum the longer runs in another order).  The predictions become the
     leaves' rows ``_TRANSPOSE_ROWS`` rows at a time: one piece, several with a partial last one
     (700 rows in pieces of 256), and many (50 rows in pieces of 7)."""
     from huc_ref.fast import tree as fast_tree

@@ -1,21 +1,21 @@
-"""A fixed sample of mutants of the core modules, which ``huc verify`` must kill (issue #19,
-item 5; :mod:`proofs_check.mutation` says what a mutant is and how it is run).
+"""A fixed sample of mutants of the core modules, which ``huc verify`` must kill
+(:mod:`proofs_check.mutation` says what a mutant is and how it is run).
 
 The sample was drawn once, ``random.Random(2026).sample`` over every mutation site of the eight
 core modules (633 sites), and is pinned here by the line it changes (so it stays the same
 mutants when other lines move).  Each mutant runs in a copy of the packages: the checks of
 ``huc verify`` run until one fails.  Three of the mutants drawn are equivalent (no result can
-change; ``proofs_check.mutation.EQUIVALENT`` gives each reason) and are not run; one of them,
-UC-Boost's direction ``u_y - mu`` (equivalent: the softmax cancels a shift shared by every label),
-is since session 27 the subtraction both methods' directions share (``minus`` in
-``_Engine.direction``, exact where the means are), not equivalent for HUC-Boost's, and no longer
-listed.
+change; ``proofs_check.mutation.EQUIVALENT`` gives each reason) and are not run.  The subtraction
+in UC-Boost's direction ``u_y - mu`` is the one both methods' directions share (``minus`` in
+``_Engine.direction``, exact where the means are): not equivalent, since HUC-Boost's depends on it.
 ``bench/mutation.py`` measures a larger random sample.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+
+import pytest
 
 from proofs_check.mutation import EQUIVALENT, find, run_mutant
 
@@ -46,6 +46,7 @@ def _verdicts():
         return list(pool.map(one, SAMPLE))
 
 
+@pytest.mark.slow
 def test_huc_verify_kills_the_fixed_sample_of_mutants(capsys):
     verdicts = _verdicts()
     killed = [v.startswith("KILLED") for v in verdicts]

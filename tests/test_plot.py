@@ -117,7 +117,7 @@ def test_many_leaves_share_a_bounded_width_and_save(shape, size, width, tmp_path
      "got 2"),
 ])
 def test_figures_refuse_arguments_of_the_wrong_type_with_one_error(call, message):
-    """Each was a TypeError, AttributeError or ValueError from inside before (session 21)."""
+    """Each is one HUCError naming the argument, not a TypeError, AttributeError or ValueError from inside."""
     d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "label": "y1"}])
     with pytest.raises(HUCError) as err:
         call(d, {"top1": TopK(FOUR, 1)})
@@ -150,16 +150,16 @@ def test_cli_plot_writes_a_figure_and_refuses_other_suffixes(tmp_path, capsys):
     assert demo.exists() and "prediction p = 1/2, 1/6, 1/6, 1/6" in capsys.readouterr().out
     assert main(["demo", "--eta", "1/2,1/2,1/2,1/2"]) == 2
     assert capsys.readouterr().err == "huc: error: --eta: sums to 2, not 1\n"
-    # session 36: a true law with no mass on a subtree was a ZeroDivisionError traceback (q* = 0/0)
+    # a true law with no mass on a subtree: the line says so (q* = 0/0), no ZeroDivisionError traceback
     assert main(["demo", "--eta", "1,0,0,0"]) == 0
     assert "right none (eta gives the node no mass)" in capsys.readouterr().out
     assert main(["demo", "--utility=-1,-1,-1,-1"]) == 0 and "UC  = 0,  HUC = 0" in capsys.readouterr().out
 
 
 def test_the_command_closes_each_figure_it_saves(tmp_path, monkeypatch, capsys):
-    """Session 36: ``main`` called again and again in one process (a notebook, a test, a script)
-    kept every figure ``--plot`` made open: one more a call, and matplotlib's RuntimeWarning from the
-    21st.  Each is closed once saved (and when saving fails)."""
+    """``main`` called again and again in one process (a notebook, a test, a script) keeps no figure
+    ``--plot`` made open (open ones pile up, one a call, and matplotlib warns from the 21st): each
+    is closed once saved (and when saving fails)."""
     import warnings
 
     from matplotlib import pyplot as plt
@@ -212,8 +212,8 @@ def test_every_paper_and_edge_vector_can_be_drawn(tmp_path):
 
 def test_plot_on_every_audit_path_and_the_output_checked_first(tmp_path, capsys, monkeypatch):
     """``--plot`` draws the fast engine's audit of a case and the audit of array files on either
-    engine (before session 26 both ignored it, silently); ``-o`` and ``--plot`` into a folder that
-    does not exist are refused before the work (a fit ran to the end, then failed to write)."""
+    engine (never ignored silently); ``-o`` and ``--plot`` into a folder that does not exist are
+    refused before the work (not after a fit has run to the end)."""
     import json
 
     import numpy as np
@@ -247,3 +247,253 @@ def test_plot_on_every_audit_path_and_the_output_checked_first(tmp_path, capsys,
                                        f"{str(tmp_path / 'no')!r} does not exist\n")
     assert main(["audit", *arrays, "--plot", str(tmp_path / "no" / "a.png")]) == 2
     assert "--plot: cannot write" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- plots from what a practitioner has
+
+def _sample(n, seed=0, tree=FOUR):
+    """``n`` rows of an overconfident softmax over ``tree``'s labels, with labels drawn from the truth."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, tree.K))
+    P = np.exp(2 * logits) / np.exp(2 * logits).sum(axis=1, keepdims=True)
+    truth = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    return P, (truth.cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
+
+
+def _strips(fig):
+    return [ax for ax in fig.axes if ax.get_xlabel().startswith("score")]
+
+
+def _legend(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_arrays_are_audited_and_their_scores_drawn_as_a_weighted_histogram():
+    """``plot_audit(y_true, y_prob, tree, utilities)`` with ``labels``, ``subgroups`` and
+    ``sample_weight``, as ``fast.audit`` reads them (the arrays were refused: only an exact
+    FiniteDistribution could be drawn).  The titles and witnesses are fast.audit's; the histogram's
+    bins hold the weight of the rows whose score ``p . u`` (a table utility's, computed here
+    directly) falls in them."""
+    import numpy as np
+    from matplotlib.patches import StepPatch
+
+    from huc_ref import Table, fast
+    P, y = _sample(50)
+    order = [2, 0, 3, 1]  # the columns in another order, named by labels=
+    names = [FOUR.labels[j] for j in order]
+    w = np.arange(1, 51, dtype=float)
+    groups = {"all": np.ones(50), "high": P[:, 0] > 0.3}
+    us = {"t": Table(FOUR, [-1, 1, 1, 1]), "top1": TopK(FOUR, 1)}
+    fig = plot_audit(y, P[:, order], FOUR, us, labels=names, subgroups=groups, sample_weight=w)
+    r = fast.audit(y, P, FOUR, us, subgroups=groups, sample_weight=w)
+    for ax, name in zip([ax for ax in fig.axes if ax.get_title()], us):
+        huc = max((c for c in r.candidates if c.utility == name and c.node), key=lambda c: c.sup)
+        uc = max((c for c in r.candidates if c.utility == name and c.node is None), key=lambda c: c.sup)
+        assert ax.get_title() == f"{name}: UC = {uc.sup:.3g}, HUC = {huc.sup:.3g} (node {huc.node})"
+    strip = _strips(fig)[0]
+    (steps,) = [a for a in strip.patches if isinstance(a, StepPatch)]
+    heights, edges = steps.get_data()[:2]
+    score = P @ np.array([-1.0, 1, 1, 1])
+    assert len(heights) == 10 and edges[0] == score.min() and edges[-1] == score.max()
+    want = [w[(score >= a) & ((score < b) | (b == edges[-1]))].sum() / w.sum() for a, b in zip(edges, edges[1:])]
+    assert heights.tolist() == pytest.approx(want)
+    assert sum(heights) == pytest.approx(1.0)
+
+
+def test_an_audit_of_either_engine_is_drawn_beside_its_data():
+    """``result=`` takes an AuditResult of either engine, beside the distribution or the arrays it
+    audited; its own numbers are drawn (the exact ones' UC 0 as ``0``, the float title of the fast
+    engine's), and a result of other atoms or utilities is one HUCError naming the remedy."""
+    import numpy as np
+
+    from huc_ref import Table, audit, fast
+    from huc_ref.plot import score_histogram
+    us = {"u": Table(FOUR, [-1, 1, 1, 1])}
+    d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])  # App. D.1
+    for engine in ("exact", "fast"):
+        r = audit(d, us, engine=engine)
+        for fig in (plot_audit(d, us, r), plot_audit(d, us, result=r)):
+            assert fig.axes[0].get_title() == "u: UC = 0, HUC = 0.25 (node v0)"
+            assert _legend(_strips(fig)[0])[:2] == ["UC: empty", "v0: [0.5, 0.5]"]
+    P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # D.1 as a sample
+    sample = FiniteDistribution.from_floats(FOUR, y, P)
+    for r in (audit(sample, us), fast.audit(y, P, FOUR, us)):
+        fig = plot_audit(y, P, FOUR, us, result=r)
+        assert fig.axes[0].get_title() == "u: UC = 0, HUC = 0.25 (node v0)"
+        heights, edges = score_histogram(np.full(8, 0.5), np.full(8, 1 / 8))
+        assert float(heights.max()) == 1.0 and (float(edges[0]), float(edges[-1])) == (0.45, 0.55)
+    other = fast.audit(y[:4], P[:4], FOUR, us)
+    with pytest.raises(HUCError, match=r"^plot_audit: result audits 4 atoms, the data has 8: give the audit of these "
+                                       r"atoms \(or no result\)$"):
+        plot_audit(y, P, FOUR, us, result=other)
+    with pytest.raises(HUCError, match=r"^plot_audit: result has no rows of utility 'top1': give the audit of these "
+                                       r"utilities \(or no result\)$"):
+        plot_audit(y, P, FOUR, {"top1": TopK(FOUR, 1)}, result=fast.audit(y, P, FOUR, us))
+    assert plot_audit(y, P, FOUR, {"top1": TopK(FOUR, 1)}).axes[0].get_title().startswith("top1: UC = ")  # the remedy
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda d, us, r: plot_audit(r), "plot_audit: give (dist, utilities) or (y_true, y_prob, tree, utilities), with "
+     "result= for an audit already made; got (AuditResult)"),
+    (lambda d, us, r: plot_audit(d), "plot_audit: give (dist, utilities) or (y_true, y_prob, tree, utilities), with "
+     "result= for an audit already made; got (FiniteDistribution)"),
+    (lambda d, us, r: plot_audit(d, us, r, result=r), "plot_audit: result given twice (third and as result=)"),
+    (lambda d, us, r: plot_audit(d, us, labels=["y1"]), "plot_audit: labels= applies to arrays (y_true, y_prob, "
+     "tree, utilities); a FiniteDistribution carries its own"),
+    (lambda d, us, r: plot_audit(d, us, renormalize=True), "plot_audit: renormalize= applies to arrays"),
+    (lambda d, us, r: plot_audit(["y1"], [[0.5, 0.5]], FOUR, us), "y_prob: expected 4 columns (one per label), got "
+     "shape (1, 2)"),
+    (lambda d, us, r: plot_audit(["y1"], [[0.25] * 4], FOUR, us, sample_weight=[-1]), "sample_weight[0]: "),
+    (lambda d, us, r: plot_audit(["y1"], [[float("nan")] + [0.25] * 3], FOUR, us, result=r),
+     "y_prob[0]: entries must be finite and nonnegative, with a positive finite sum"),
+])
+def test_plot_audit_refuses_data_in_neither_form_with_one_error(call, message):
+    """Each names the forms, the option or the row (an AuditResult alone was an AttributeError, a NaN
+    row beside a result a ValueError from numpy's histogram)."""
+    from huc_ref import audit
+    d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "label": "y1"}])
+    us = {"top1": TopK(FOUR, 1)}
+    with pytest.raises(HUCError) as err:
+        call(d, us, audit(d, us))
+    assert str(err.value).startswith(message), str(err.value)
+
+
+@pytest.mark.parametrize("n", [100, 100_000])
+def test_the_score_panel_draws_a_bounded_number_of_artists_at_any_n(n):
+    """A bar an atom (``vlines`` at every distinct score) made 10^4 rows a solid black block and
+    10^6 rows a million segments; the histogram is one outline of at most BINS bins, so the panel's
+    artists are as many at 10^5 rows as at 100."""
+    from matplotlib import pyplot as plt
+    from matplotlib.patches import StepPatch
+
+    from huc_ref.plot import BINS
+    P, y = _sample(n, seed=1)
+    fig = plot_audit(y, P, FOUR, {"top1": TopK(FOUR, 1)})
+    strip = _strips(fig)[0]
+    steps = [a for a in strip.get_children() if isinstance(a, StepPatch)]
+    assert len(steps) == 1 and len(steps[0].get_data()[0]) == (10 if n == 100 else BINS)
+    assert len(strip.get_children()) <= 30
+    assert sum(len(ax.get_children()) for ax in fig.axes) < 100
+    plt.close(fig)
+
+
+def test_a_fitted_huc_boost_draws_its_trajectory():
+    """``plot_trajectories`` takes a fitted HUCBoost (it took only replay.trajectory lists): its
+    run's log loss after every update (the decreases, against eps^2/2 for its own epsilon), K.1's
+    validation HUC after every prefix, the report's UC before and after, the kept prefix marked;
+    without validation data, the report's UC and HUC at the start and the end only."""
+    import math
+
+    import numpy as np
+
+    from huc_ref import Table
+    from huc_ref.calibration import HUCBoost
+    us = {"u": Table(FOUR, [-1, 1, 1, 1])}
+    P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
+    yv = [0, 1, 2, 2, 2, 3, 3, 3]  # (one y1 read as y2: K.1 keeps the first update of 13)
+    model = HUCBoost(FOUR, us, epsilon="1/100", prefix_guard=None).fit(P, y, validation=(P, yv))  # (K.1's rule)
+    run = model.run_
+    assert (model.n_updates_, len(run.updates)) == (1, 13)
+    fig = plot_trajectories(model)
+    uc, huc, loss = fig.axes
+    (uc_line,), (huc_line,) = ([line for line in ax.get_lines() if line.get_label().startswith("HUC-Boost (")]
+                               for ax in (uc, huc))
+    assert huc_line.get_label() == "HUC-Boost (validation data)"
+    assert huc_line.get_ydata().tolist() == model.validation_errors_
+    ucs = uc_line.get_ydata()
+    assert ucs[0] == model.report_["before"].uc.sup and ucs[model.n_updates_] == model.report_["after"].uc.sup
+    assert sum(not math.isnan(v) for v in ucs) == 2
+    drops = [line for line in loss.get_lines() if line.get_label() == "HUC-Boost (calibration data)"][0]
+    assert drops.get_ydata().tolist() == pytest.approx([u["log_loss_before"] - u["log_loss_after"]
+                                                        for u in run.updates])
+    assert [line.get_ydata()[0] for line in loss.get_lines() if line.get_label().startswith("Thm 3.5")] == \
+        [pytest.approx(0.01 ** 2 / 2)]
+    (kept,) = [line for line in huc.get_lines() if "kept prefix" in line.get_label()]
+    assert kept.get_label() == "HUC-Boost: kept prefix, 1 update (K.1)" and kept.get_xdata()[0] == 1
+    from huc_ref.calibration import NoValidationWarning
+    with pytest.warns(NoValidationWarning):  # (no validation data: the calibration data's report)
+        alone = HUCBoost(FOUR, us, epsilon="1/100").fit(P, y, validation=False)
+    fig = plot_trajectories({"mine": alone, "replayed": [{"uc": 0.1, "huc": 0.2, "log_loss": 1.0}]}, epsilon="1/10")
+    line = [x for x in fig.axes[1].get_lines() if x.get_label() == "mine (calibration data)"][0]
+    values = line.get_ydata()
+    assert len(values) == len(alone.run_.updates) + 1
+    assert values[0] == 0.25 and values[-1] == alone.report_["after"].huc.sup  # D.1's HUC, then the report's
+    assert all(math.isnan(v) for v in values[1:-1])
+    with pytest.raises(HUCError, match=r"^plot_trajectories: paths\['m'\] is an HUCBoost not fitted yet; call "
+                                       r"fit\(y_prob, y_true\) first$"):
+        plot_trajectories({"m": HUCBoost(FOUR, us)})
+
+
+HOSTILE = ["$x$", "\\frac", "cost $5", "a_b^c", "$\\frac$", "$$", "50% $"]
+
+
+def test_names_are_drawn_as_plain_text_never_as_mathtext(tmp_path):
+    """Node, label, utility and subgroup names such as ``$x$``, ``\\frac`` and an unbalanced ``$``
+    are drawn as they are: matplotlib's mathtext read ``$\\frac$`` and raised when the figure was
+    drawn (after the whole audit), and showed ``$x$`` as an italic x."""
+    import numpy as np
+    from matplotlib import pyplot as plt
+
+    from huc_ref import Table
+    tree = LabelTree.from_children("$root", {"$root": ["$x$", "a_b^c", "\\frac"], "$x$": ["$\\frac$", "$$"],
+                                             "a_b^c": ["cost $5", "50% $"], "\\frac": ["^", "_"]}, labels=None)
+    P, y = _sample(30, tree=tree)
+    us = {"$u_1$": Table(tree, [1, -1, 1, -1, 1, -1]), "\\frac": TopK(tree, 1)}
+    fig = plot_audit(y, P, tree, us, labels=tree.labels, subgroups={"$c$": np.ones(30), "\\x_1": P[:, 0] > 0.2})
+    d = FiniteDistribution(tree, [{"p": ["1/2", "1/10", "1/10", "1/10", "1/10", "1/10"], "label": "$$"},
+                                  {"p": ["1/10", "1/10", "1/10", "1/10", "1/10", "1/2"], "label": "_"}])
+    paths = {name: [{"uc": 0.1, "huc": 0.2, "log_loss": 1.0}, {"uc": 0.05, "huc": 0.1, "log_loss": 0.9}]
+             for name in HOSTILE}
+    for figure in (fig, plot_audit(d, us, subgroup="all"), plot_trajectories(paths, epsilon="1/10")):
+        for suffix in ("png", "svg"):
+            figure.savefig(tmp_path / f"hostile.{suffix}", dpi=40)  # (mathtext raised here)
+        texts = [t for t in figure.findobj(plt.Text) if t.get_text()]
+        named = [t for t in texts if any(name in t.get_text() for name in HOSTILE + ["$root", "$u_1$", "$c$"])]
+        assert named and not any(t.get_parse_math() for t in named)
+        plt.close(figure)
+    shown = {t.get_text().split("\n")[0] for t in fig.axes[0].texts}
+    assert set(tree.nodes) <= shown  # every node and label as written
+    assert fig.axes[0].get_title().startswith("$u_1$: UC = ")
+
+
+def test_cli_plot_of_arrays_draws_without_an_exact_distribution(tmp_path, capsys):
+    """``huc audit --predictions ... --engine fast --plot`` draws from the arrays: a decision tree's
+    zero off a row's label (which the fast engine audits) was refused for the figure's sake
+    (the figure was drawn from an exact FiniteDistribution)."""
+    import json
+
+    import numpy as np
+    P, y = _sample(40, seed=2)
+    zero = (y[4] + 1) % 4
+    P[4, y[4]] += P[4, zero]
+    P[4, zero] = 0.0
+    np.save(tmp_path / "p.npy", P)
+    np.save(tmp_path / "y.npy", y)
+    spec = {"tree": {"root": "v0", "children": {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}},
+            "labels": ["y1", "y2", "y3", "y4"], "utilities": {"$u$": {"kind": "top1_at_depth", "depth": 1}}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    png = tmp_path / "a.png"
+    assert main(["audit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.npy"),
+                 "--labels", str(tmp_path / "y.npy"), "--engine", "fast", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+
+
+def test_an_unknown_subgroup_is_refused_before_the_audit_runs(monkeypatch):
+    """``subgroup=`` is checked against the data's subgroups first (it was checked after the whole
+    audit, whose cost grows with n); the message lists the subgroups there are."""
+    import sys
+
+    import numpy as np
+
+    def never(*args, **kwargs):
+        raise AssertionError("audited before the subgroup was checked")
+    monkeypatch.setattr(sys.modules["huc_ref.fast.audit"], "audit", never)
+    monkeypatch.setattr("huc_ref.plot.audit", never)
+    P, y = _sample(20)
+    us = {"top1": TopK(FOUR, 1)}
+    with pytest.raises(HUCError, match=r"^plot_audit: subgroup 'old' is not one of \['all', 'high'\]$"):
+        plot_audit(y, P, FOUR, us, subgroups={"all": np.ones(20), "high": P[:, 0] > 0.3}, subgroup="old")
+    with pytest.raises(HUCError, match=r"^plot_audit: subgroup 'old' is not one of \['all'\]$"):
+        plot_audit(FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "label": "y1"}]), us, subgroup="old")

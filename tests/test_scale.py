@@ -25,7 +25,7 @@ from tests.strategies import shape_tree, softmax_rows, wide_trees
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
-from huc_ref.fast import scale  # noqa: E402 (after the importorskip: it is imported only where dask is)
+from huc_ref.fast import numbers, scale  # noqa: E402 (after the importorskip: it is imported only where dask is)
 from huc_ref.fast.audit import sample_terms  # noqa: E402
 from huc_ref.fast.tree import FastTree  # noqa: E402
 from huc_ref.fast.utilities import path_plan, term_columns  # noqa: E402
@@ -39,6 +39,23 @@ REL = 1e-12
 #: the columns before it, so a column of entries near 1e-300 reads 0 there (its sup is below the
 #: rounding of the others' totals) and about 1e-301 here.
 ABS = 2.0**-52 * 2 * 8
+
+
+#: The package's budget for ordering near-equal scores exactly (read before :func:`whole_runs` sets it to 0).
+DEFAULT_BUDGET = numbers.ORDER_BUDGET
+
+
+@pytest.fixture(autouse=True, scope="module")
+def whole_runs():
+    """The in-memory audit with :data:`huc_ref.fast.numbers.ORDER_BUDGET` 0, the reference of this
+    file: a range holds scores and terms, not the rows' ``K`` floats, so the partitioned audit
+    leaves every group of near-equal scores of different rows whole (and reports it), as the
+    in-memory path does beyond its budget (:func:`test_near_ties_left_whole_bound_the_exact_order`
+    checks the bound against the in-memory path that orders them)."""
+    kept = numbers.ORDER_BUDGET
+    numbers.ORDER_BUDGET = 0
+    yield
+    numbers.ORDER_BUDGET = kept
 
 
 def close(a: float, b: float) -> bool:
@@ -186,6 +203,32 @@ def test_the_dask_audit_is_the_in_memory_audit(case):
     assert_agrees(ref, got, tree, y, P, us, groups, w)
 
 
+@settings(max_examples=15)
+@given(samples())
+@example(_pinned("hundred"))
+def test_near_ties_left_whole_bound_the_exact_order(case):
+    """Where the in-memory path orders near-equal scores by their exact values (its default budget),
+    the partitioned audit, which leaves them whole, reports them (``near_ties``) with bounds that
+    hold the in-memory UC and HUC: ``reported <= exact <= reported + bound`` (rounding aside);
+    without them, the two agree to :data:`REL`.  An audit that dropped the report, or whose
+    groups were not whole, fails this."""
+    tree, y, P, us, groups, w, chunks, options = case
+    kept = numbers.ORDER_BUDGET
+    numbers.ORDER_BUDGET = DEFAULT_BUDGET
+    try:
+        exact = fast.audit(y, P, tree, us, subgroups=groups, sample_weight=w, labels=tree.labels)
+    finally:
+        numbers.ORDER_BUDGET = kept
+    got = run(y, P, tree, us, chunks, groups, w, labels=tree.labels, **options)
+    ties = got.near_ties
+    for mine, theirs, bound in ((got.uc.sup, exact.uc.sup, ties.uc_bound if ties else 0.0),
+                                (got.huc.sup, exact.huc.sup, ties.huc_bound if ties else 0.0)):
+        slack = REL * max(abs(mine), abs(theirs)) + ABS
+        assert mine <= theirs + slack and theirs <= mine + bound + slack, (mine, theirs, ties)
+    if exact.near_ties is not None and exact.near_ties.decided_groups and not close(got.uc.sup, exact.uc.sup):
+        assert ties is not None and ties.undecided_groups
+
+
 def test_scores_float64_cannot_order_are_one_block_across_ranges(monkeypatch):
     """Rows whose scores differ by a few ulps (one prediction scaled, renormalize=True) lie on both
     sides of score boundaries when every range holds one row: the boundaries are not certain, their
@@ -271,6 +314,27 @@ def test_a_bad_input_is_named_by_its_row_in_the_sample(spoil, message, shuffle):
         run(y, P, tree, us, [10, 15, 0, 25], {"g": g}, w, shuffle=shuffle)
     assert str(got.value).startswith(message) and str(got.value) == str(ref.value)
     assert got.value.kind == ref.value.kind
+
+
+@pytest.mark.parametrize("shuffle", ["disk", "tasks"])
+def test_a_subgroup_named_all_is_the_whole_population(shuffle):
+    """A subgroup named "all" whose values are not all 1 is refused by its row in the whole sample,
+    with the in-memory message, given as a Dask array or whole beside Dask ones; named otherwise
+    (the remedy), the same values are audited as the in-memory audit audits them."""
+    tree, y, P, us = _bad_sample()
+    g = np.ones(len(y))
+    g[46] = 0.5
+    with pytest.raises(HUCError) as ref:
+        fast.audit(y, P, tree, us, subgroups={"all": g})
+    assert str(ref.value).startswith("subgroups['all'][46]: is 0.5, but 'all' names the whole population")
+    with pytest.raises(HUCError) as got:
+        run(y, P, tree, us, [10, 15, 0, 25], {"all": g}, shuffle=shuffle)
+    assert str(got.value) == str(ref.value)
+    with pytest.raises(HUCError) as whole:
+        scale.audit(lazy(y, [25, 25]), lazy(P, [25, 25]), tree, us, subgroups={"all": g}, shuffle=shuffle)
+    assert str(whole.value) == str(ref.value)
+    assert_agrees(fast.audit(y, P, tree, us, subgroups={"half": g}), run(y, P, tree, us, [10, 40], {"half": g}),
+                  tree, y, P, us, {"half": g})
 
 
 def test_the_argument_rules_are_the_in_memory_rules():
@@ -443,8 +507,8 @@ def test_huc_audit_of_a_parquet_dataset_is_the_in_memory_audit(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("argv, message, remedy", [
-    ([], "--predictions: a Parquet dataset (a folder or a glob) is audited by the fast engine, partition by "
-         "partition, out of core; give --engine fast", ["--engine", "fast"]),
+    (["--engine", "exact"], "--predictions: a Parquet dataset (a folder or a glob) is audited by the fast engine, "
+                            "partition by partition, out of core; give --engine fast", ["--engine", "fast"]),
     (["--engine", "fast", "--label-column", "y"], "--label-column: the dataset has no column 'y' (its columns: ",
      ["--engine", "fast", "--label-column", "label"]),
     (["--engine", "fast", "--labels", "y.npy"], "--labels: a Parquet dataset holds its labels in a column; name it "
@@ -452,6 +516,11 @@ def test_huc_audit_of_a_parquet_dataset_is_the_in_memory_audit(tmp_path, capsys)
     (["--engine", "fast", "--null", "exact"], "--null exact: enumerates the label assignments of a sample held in "
                                               "memory; give --null B (B resampled draws)",
      ["--engine", "fast", "--null", "9"]),
+    (["--columns", ",".join(f"y{a}_{b}" for a in range(3) for b in range(3))],
+     "--columns: states the order of a headerless predictions file; a Parquet dataset's columns are named by the "
+     "labels and read by name", []),
+    (["--null", "9", "--max-null-work", "1"], "--null 9: 9 draws, each an audit: about 8.4e+06 units of work",
+     ["--null", "9", "--max-null-work", "8393301"]),
 ])
 def test_huc_audit_of_a_dataset_names_the_option_that_mends_it(tmp_path, capsys, argv, message, remedy):
     """Each refusal of a dataset audit is one line naming the option; the remedy it names works."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from huc_ref import HUCError, read_case
 from huc_ref.fast import audit_distribution
-from huc_ref.formats import boost_schema, case_schema, model_schema, result_schema, schema_dir
+from huc_ref.formats import boost_schema, case_schema, model_schema, result_schema, schema_dir, spec_schema
 from huc_ref.vectors import load_vectors
 from tests.test_robustness import _paths
 
@@ -24,7 +24,8 @@ SHAPE_KINDS = {"format", "missing_field", "unknown_field", "type", "unknown_kind
 def test_published_files_are_the_builders_output():
     for name, doc in [("huc-case-1.schema.json", case_schema()), ("huc-result-1.schema.json", result_schema()),
                       ("huc-result-1-fast.schema.json", result_schema("fast")),
-                      ("huc-boost-1.schema.json", boost_schema()), ("huc-model-1.schema.json", model_schema())]:
+                      ("huc-boost-1.schema.json", boost_schema()), ("huc-model-1.schema.json", model_schema()),
+                      ("huc-spec.schema.json", spec_schema())]:
         assert json.loads((schema_dir() / name).read_text()) == doc
 
 

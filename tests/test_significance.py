@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import time
 from dataclasses import replace
 from fractions import Fraction
 from math import prod
@@ -23,7 +24,7 @@ from huc_ref.fast.audit import distribution_arrays
 from huc_ref.fast.significance import NullAudit, draw_labels
 from huc_ref.fast.tree import FastTree
 from huc_ref.formats import result_schema
-from huc_ref.significance import MAX_ASSIGNMENTS, draw_label, uniforms
+from huc_ref.significance import MAX_NULL_WORK, draw_label, null_work, uniforms
 from tests.oracle import brute_force_audit
 from tests.strategies import finite_distributions, label_trees, shape_tree, softmax_rows, utilities, wide_trees
 
@@ -215,15 +216,56 @@ def test_population_atoms_and_huge_enumerations_are_refused():
         audit(pop, {"u": Table(CHERRY, [1, 0, 1])}, null_draws=9)
     assert str(e.value) == ("atoms[0]: a population atom (a label law eta); significance redraws one label "
                             "per atom from its prediction, so it needs a labelled sample")
-    big = FiniteDistribution(CHERRY, [{"p": ["1/3"] * 3, "label": "y1"}] * 13)  # 3**13 > 10**6
-    assert 3**13 > MAX_ASSIGNMENTS
+    big = FiniteDistribution(CHERRY, [{"p": ["1/3"] * 3, "label": "y1"}] * 13)  # 3**13 exact audits
     with pytest.raises(HUCError) as e:
         audit(big, {"u": Table(CHERRY, [1, 0, 1])}, null_draws="exact")
-    assert str(e.value) == ("null_draws: 'exact' enumerates 1594323 label assignments here, more than 1000000; "
-                            "use resampling (null_draws=B)")
+    work = 3**13 * (13 + 64) * (3 + 3)  # (V_T(u) = {v0, vL}: a UC row and two node rows)
+    assert str(e.value) == (f"null_draws='exact': enumerates 3**13 = 1594323 label assignments, each an audit: about "
+                            f"{work:.2g} units of work (draws x (n + 64) (K |U| + rows), n = 13, K = 3, |U| = 1, "
+                            f"rows = 3), more than the exact engine's budget of 5000000; give max_null_work={work} "
+                            "to run it anyway, or null_draws=B (B resampled draws)")
     wide = FiniteDistribution(CHERRY, [{"p": ["1/3"] * 3, "label": "y1"}] * 200)
-    with pytest.raises(HUCError, match=r"enumerates 3\*\*200 label assignments"):
+    with pytest.raises(HUCError, match=r"enumerates 3\*\*200 label assignments, each an audit: 3\*\*200 x "):
         audit(wide, {"u": Table(CHERRY, [1, 0, 1])}, null_draws="exact")
+
+
+def _classes(K: int) -> LabelTree:
+    return LabelTree.from_children("r", {"r": [f"c{k:04d}" for k in range(K)]}, labels=[f"c{k:04d}" for k in
+                                                                                        range(K)])
+
+
+@pytest.mark.parametrize("engine", ["exact", "fast"])
+def test_the_cost_of_the_null_is_bounded_by_work_and_max_null_work_lifts_it(engine):
+    """The null's cost is estimated as work, not counted (``null_work``): ``null_draws='exact'``
+    on two rows of 1,000 classes is a million assignments, within the old cap of 10**6
+    assignments, yet hours of audits (about 4 CPU-hours measured on the exact engine); it is
+    refused before any audit, in well under a second, naming max_null_work with the value that
+    runs it.  Resampling is bounded the same way (draws x one audit), and max_null_work lifts
+    the budget: a budget one unit short refuses the run it names, that value runs it (checked
+    first: without the work budget the million assignments would start)."""
+    small = FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"},
+                                        {"p": ["1/6", "1/6", "2/3"], "label": "y1"}])
+    cherry = {"u": Table(CHERRY, [1, 0, 1])}
+    needed = 40 * (2 + {"exact": 64, "fast": 8192}[engine]) * (3 * 1 + 3)  # (V_T(u) = {v0, vL}: 3 rows)
+    with pytest.raises(HUCError) as e:
+        audit(small, cherry, engine=engine, null_draws=40, max_null_work=needed - 1)
+    assert str(e.value).startswith(f"null_draws=40: 40 draws, each an audit: about {needed:.2g} units of work")
+    assert f"give max_null_work={needed} to run it anyway, or fewer draws" in str(e.value)
+    lifted = audit(small, cherry, engine=engine, null_draws=40, max_null_work=needed)
+    assert lifted.significance.draws == 40
+    with pytest.raises(HUCError, match=r"^max_null_work: expected a positive integer, got 0$"):
+        audit(small, cherry, engine=engine, null_draws=40, max_null_work=0)
+    t = _classes(1000)
+    rows = [[0.5 / 999] * 999 + [0.5], [1 / 1000] * 1000]
+    d = FiniteDistribution.from_floats(t, [0, 999], np.array(rows))
+    us = {"u": Table(t, [k % 2 for k in range(1000)])}
+    started = time.monotonic()
+    with pytest.raises(HUCError) as e:
+        audit(d, us, engine=engine, null_draws="exact")
+    assert time.monotonic() - started < 1.0
+    work = null_work(1000**2, 2, 1000, 1, 2, engine)  # (a flat tree: V_T(u) = {r})
+    assert work > MAX_NULL_WORK[engine] and f"give max_null_work={work} to run it anyway" in str(e.value)
+    assert e.value.kind == "too_large"
 
 
 @st.composite

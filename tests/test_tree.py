@@ -1,5 +1,6 @@
 """Label trees: constructors, queries, malformed trees and deep trees (tree.py)."""
 
+import numpy as np
 import pytest
 from hypothesis import example, given
 
@@ -64,6 +65,7 @@ def test_path_and_nested_errors():
         LabelTree.from_children("r", {"r": ["a", "b"]}).id("x")
 
 
+@pytest.mark.slow
 def test_deep_trees_have_no_recursion_limit():
     depth = 100_000
     path = LabelTree.from_children("n0", {f"n{i}": [f"n{i + 1}"] for i in range(depth)})
@@ -88,3 +90,19 @@ def test_leaf_sets_partition_and_paths_agree(t):
         assert all(y in t.leaves_below(a) for a in path)
         assert all(t.parent(b) == a for a, b in zip(path, path[1:]))
     assert sum(t.d(v) for v in t.internal_nodes) == len(t.nodes) - 1
+
+
+def test_frame_columns_refuses_labels_that_contradict_a_dataframes_names():
+    """A DataFrame whose column names are labels is read by name; ``labels=`` naming another order is
+    an error naming both, never one silently preferred (pins the conflict check of ``frame_columns``)."""
+    class Frame:  # what frame_columns reads of a DataFrame
+        columns = ["b", "a"]
+
+        def to_numpy(self):
+            return np.array([[0.25, 0.75]])
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    P, names = t.frame_columns(Frame(), ["b", "a"])
+    assert names == ["b", "a"] and P.tolist() == [[0.25, 0.75]]
+    with pytest.raises(HUCError, match=r"labels: \['a', 'b'\] differ from the column names of y_prob \['b', 'a'\], "
+                                       r"which name the labels; give one of them"):
+        t.frame_columns(Frame(), ["a", "b"])

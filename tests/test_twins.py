@@ -176,7 +176,7 @@ def test_a_subclass_that_redefines_values_never_gets_its_parents_fast_form():
 def test_sample_weight_means_the_same_on_both_backends():
     """#12: one contract: weights normalised to sum 1, on the exact path
     (FiniteDistribution.from_sample) as on the fast one (fast.audit); a weight of 0 is no atom of
-    a distribution (refused, naming the row: before session 26 the message named ``atoms[i]``),
+    a distribution (refused, naming the row of ``sample_weight``, not ``atoms[i]``),
     and a row the fast path skips."""
     from huc_ref import HUCError, LabelTree, TopK, fast
     t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})

@@ -163,3 +163,42 @@ def test_top_k_and_rank_in_float64_are_the_sorted_ranks_and_the_exact_values(sha
     assert U.tolist() == [[float(theta[r.index(y)]) for y in range(t.K)] for r in ranked]
     got = utility_values(rank, FastTree(t), P, exact=ExactRows(P, rows))
     assert got.tolist() == [[float(v) for v in rank.values(row)] for row in rows]
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_each_familys_decision_on_a_rational_row_is_its_values(data):
+    """``Utility.decide`` (the one exact decision of a family, for every arithmetic) on a prediction
+    known exactly (``RationalRow``) is ``values`` on the same rationals, for every family, ties
+    included (the strategies draw equal entries and equal masses): a hook that answered otherwise
+    would make certified float64 decide differently from the exact engine."""
+    from huc_ref.utilities import RationalRow
+    from tests.strategies import label_trees
+    t = data.draw(label_trees(max_leaves=8))
+    p = data.draw(predictions(t.K))
+    u = data.draw(utilities(t, n_atoms=1))
+    assert u.decide(RationalRow(t, p, atom=0)) == u.values(p, 0)
+
+
+def test_a_family_that_redefines_values_decides_by_them():
+    """A subclass that redefines ``values`` but not the decision hooks gets the generic ones, never
+    its parent's: a table whose values depend on the prediction is not decided as a fixed table
+    (``Table.decide`` returns ``b`` whatever the row) nor kept through updates (``unmoved_by``)."""
+    from huc_ref.fast.context import Undecided
+    from huc_ref.utilities import RationalRow
+
+    class Leaning(Table):  # 1 on the likelier of two labels
+        def values(self, p, atom=None):
+            return (F(1), F(0)) if p[0] >= p[1] else (F(0), F(1))
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    u = Leaning(t, [0, 1])
+    assert u.decide(RationalRow(t, [F(3, 4), F(1, 4)])) == (1, 0) and not u.unmoved_by(0)
+
+    class Moved:  # a boosted row: its prediction is not rational
+        atom = None
+
+        def rationals(self):
+            raise Undecided("a decision on a boosted row")
+    with pytest.raises(Undecided):
+        u.decide(Moved())
+    assert Table(t, [1, 1]).unmoved_by(0) and Table(t, [0, 1]).decide(Moved()) == (0, 1)

@@ -7,6 +7,7 @@ import pytest
 
 from huc_ref.cli import main
 from huc_ref.conformance import check_answers
+from huc_ref.distribution import RENORMALIZE_REMEDY, SMOOTH_REMEDY
 from huc_ref.errors import HUCError
 from huc_ref.formats import dumps, read_case
 from huc_ref.vectors import (
@@ -56,10 +57,8 @@ def test_exact_engine_reproduces_every_vector(vid):
 @pytest.mark.parametrize("engine", ["exact", "fast"])
 def test_the_text_report_of_every_valid_vector_checks_prop_3_3(tmp_path, capsys, engine):
     """``huc audit CASE`` (the report, not ``--json``) on every valid vector, on both engines: each
-    utility's Prop. 3.3 line says it holds.  Before session 36 the report stopped with
-    "n_relevant: must be a positive integer, got 0" on 58 of the 265 (generated cases with a utility
-    that has no relevant node, a constant one: its bound is 0, App. F.2), a check ``--json`` and the
-    tests of the report never reached."""
+    utility's Prop. 3.3 line says it holds, also where a utility has no relevant node (a constant
+    one: its bound is 0, App. F.2; 58 of the 265 generated cases), which ``--json`` never reaches."""
     bad = []
     for v in VECTORS:
         if "expected" not in v:
@@ -74,8 +73,18 @@ def test_the_text_report_of_every_valid_vector_checks_prop_3_3(tmp_path, capsys,
     assert not bad, bad
 
 
+def _in_option_words(message: str) -> str:
+    """The reader's message as ``huc audit`` prints it: the remedies it names as the reader's
+    arguments (``renormalize=True``, ``smooth=kappa``) named as the command's options."""
+    smooth = "give --smooth KAPPA (K.1's kappa_init, each prediction mixed with the uniform law: (1-k) p + k/K)"
+    renormalize = "give --renormalize to divide it by its sum"
+    return message.replace(RENORMALIZE_REMEDY, renormalize).replace(SMOOTH_REMEDY, smooth)
+
+
 @pytest.mark.parametrize("vid", [v["id"] for v in VECTORS if "error" in v])
 def test_invalid_vectors_raise_their_error_and_exit_2(vid, tmp_path, capsys):
+    """Each invalid vector is the reader's error, and ``huc audit``'s (one line; ``--json``: the
+    ``huc-error/1`` document), in the command's words where the message names a remedy."""
     v = BY_ID[vid]
     source = v["input_text"] if "input_text" in v else v["input"]
     with pytest.raises(HUCError) as err:
@@ -86,11 +95,12 @@ def test_invalid_vectors_raise_their_error_and_exit_2(vid, tmp_path, capsys):
     path.write_text(source if isinstance(source, str) else json.dumps(source))
     assert main(["audit", str(path)]) == 2
     out, errors = capsys.readouterr()
-    assert out == "" and errors == f"huc: error: {v['error']['message']}\n"
+    message = _in_option_words(v["error"]["message"])
+    assert out == "" and errors == f"huc: error: {message}\n"
     assert main(["audit", str(path), "--json"]) == 2  # programs get the kind and the place on stdout
     out, errors = capsys.readouterr()
-    assert json.loads(out) == {"format": "huc-error/1", **v["error"]}
-    assert errors == f"huc: error: {v['error']['message']}\n"
+    assert json.loads(out) == {"format": "huc-error/1", **v["error"], "message": message}
+    assert errors == f"huc: error: {message}\n"
 
 
 @pytest.fixture(scope="module")
@@ -196,8 +206,8 @@ def eval_fraction(text):
     ("edge-mcgrad-tie", _set(["candidates", 0, "sup"], "1/4"),
      "candidates[0] ('all', 'u', None): sup 1/4 differs from 0 by 0.25"),
     ("invalid-p-sums-to-999-1000", _set(["kind"], "range"), "error kind 'range', expected 'probability_sum'"),
-    # session 36: fields the published schema does not define, or requires, passed the checker (a row
-    # with no node was read as the UC row, one with no interval as a zero sup's)
+    # fields the published schema does not define, or requires, fail the checker (a row with no node is
+    # not to be read as the UC row, nor one with no interval as a zero sup's)
     ("gen-043", _set(["zz"], 1), "zz: unknown field of a huc-result/1 document"),
     ("gen-043", _set(["uc", "zz"], 1), "uc.zz: unknown field of a huc-result/1 document"),
     ("paper-d1-cancellation", _set(["candidates", 1, "extra"], "1/4"),
@@ -434,7 +444,7 @@ def _own_vectors(tmp_path, change):
 
 
 @pytest.mark.parametrize("change, message", [
-    # session 36: each was a KeyError or TypeError traceback from the checker or the answer writer
+    # each is one error naming the part, not a KeyError or TypeError traceback from the checker or the answer writer
     (_set(["expected", "candidates", 0], "x"), "mine.json: vectors[0].expected.candidates[0]: expected a row with "
                                                "subgroup and utility (strings), node (a string or null)"),
     (_set(["expected", "candidates", 0, "node"], KeyError), "mine.json: vectors[0].expected.candidates[0]: expected"),
@@ -467,7 +477,7 @@ def test_a_malformed_vector_file_of_ones_own_is_one_error(our_answers, tmp_path,
 
 @pytest.mark.parametrize("command", ["check", "answer"])
 def test_a_fault_in_a_vectors_case_is_the_vectors(our_answers, tmp_path, capsys, command):
-    """``check`` reported it as an unreadable answer (session 36); ``export`` writes the case as it is."""
+    """``check`` reports it as the vector's fault, not an unreadable answer; ``export`` writes the case as it is."""
     src = _own_vectors(tmp_path, _set(["case", "atoms", 0, "p"], ["1/2", "1/2", "1/2", "1/2"]))
     out = our_answers if command == "check" else str(tmp_path / "out")
     assert main(["vectors", "--vectors", src, command, str(out)]) == 2
@@ -476,7 +486,7 @@ def test_a_fault_in_a_vectors_case_is_the_vectors(our_answers, tmp_path, capsys,
 
 def test_a_vector_of_ones_own_whose_case_has_no_id_checks(tmp_path, capsys):
     """The case id is optional in huc-case/1: the reader names the case "case", as the answer writer
-    does (before session 36 the checker expected null and failed this implementation's own answer)."""
+    does, so the checker passes this implementation's own answer."""
     def no_id(vector):
         del vector["case"]["id"]
     src = _own_vectors(tmp_path, no_id)

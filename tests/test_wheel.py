@@ -8,6 +8,8 @@ import sysconfig
 import venv
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -17,6 +19,7 @@ def run(*args, cwd):
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_a_wheel_in_a_fresh_environment_exports_checks_and_demos(tmp_path):
     # built as a user's pip builds it (setuptools from the package index, in an isolated environment),
     # from a copy, so that the build leaves nothing in this checkout

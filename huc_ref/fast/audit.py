@@ -16,10 +16,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..distribution import FiniteDistribution, subgroup_mapping
+from ..distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from ..errors import HUCError, check_name, given, one_of, printable
 from ..results import AuditResult, Candidate
-from ..significance import check_null, resampling_p_values
+from ..significance import candidate_rows, check_null, check_null_work, resampling_p_values
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_utilities
@@ -42,7 +42,7 @@ from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score
 from .workers import THREADS, run_all, run_staged
 
 __all__ = ["CHUNK", "SERIAL_CELLS", "chunk_rows", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution",
-           "numba_available", "sample_rows", "check_label_mass", "zero_label",
+           "numba_available", "sample_arrays", "sample_rows", "check_label_mass", "zero_label",
            "sample_terms", "sample_tables", "SampleTerms"]
 
 
@@ -154,7 +154,7 @@ def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: 
     table = Rows(score, residual, terms.T, np.arange(1, len(nodes) + 1)[:, None], np.zeros(len(score), dtype=int),
                   W, len(nodes) + 1, score_error=error, exact_score=exact_scores(u, exact, rows))
     table.nodes, table.U = nodes, U
-    table.residual, table.terms = residual, terms  # (read by huc_ref.certified's error bounds)
+    table.residual, table.terms = residual, terms  # (read by certified float64's error bounds)
     return table
 
 
@@ -162,7 +162,7 @@ def dense_rows(ft, P, E, W, u, masses, star, rows=None, with_nodes=True, exact: 
 #: on several threads, an even share of the rows (:func:`chunk_rows`); memory is
 #: O(chunk + n (|U| + sum_u D_u)).  numpy's pass is a few dozen calls per chunk, whose fixed cost
 #: counts below a few thousand rows; ``python bench/chunks.py`` times the audit at 2**18 .. 2**22
-#: (docs/performance.md gives its output: 2**18 took 1.18x and 2.70x this chunk's time with numpy).
+#: (2**18 took 1.18x and 2.70x this chunk's time with numpy).
 CHUNK = 2**21
 
 #: Below this many numbers (rows x K) the sample pass and the sorts run on the calling thread:
@@ -207,6 +207,7 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
     [0.75, 0.75]
     """
     exact = ExactRows(P) if exact is None else exact
+    labels = np.asarray(labels)  # (one plain array throughout: the tables know it again by identity)
     terms = sample_terms(ft, P, labels, utilities, rows, engine, exact, row_sum_tolerance)
     return sample_tables(ft, terms, labels, W, utilities, rows, engine, exact)
 
@@ -247,6 +248,12 @@ class SampleTerms:
                 self.choice[k][idx] = other.choice[k]
             else:  # (not made for those atoms: none for any)
                 del self.choice[k]
+
+
+def _atoms(rows, part: slice) -> np.ndarray:
+    """The atom indices of one chunk ``part`` of the sample: ``rows[part]``, or the chunk's own positions
+    where the sample is every atom (a per-atom utility's table is read at these rows, not whole)."""
+    return np.arange(part.start, part.stop) if rows is None else rows[part]
 
 
 def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Utility], rows=None,
@@ -364,7 +371,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                                                    SMALLEST_NORMAL):
             for k in rest:  # rows checked in one read; each utility's terms in one more
                 u = utilities[names[k]]
-                U = utility_values(u, ft, X, None if rows is None else rows[part],
+                U = utility_values(u, ft, X, _atoms(rows, part),
                                    lambda: ft.node_table(ft.level_sums(Xd, dfs=True)), ex)
                 flat_terms(X, U, y, rel, float(u.nesting), score[k, part], residual[k, part], error[k, part])
             return None
@@ -390,7 +397,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                 if pi is None and need_pi:
                     pi = on_paths(ft, y, H + 1, S)
                 for k in rest:
-                    some = None if rows is None else rows[part]
+                    some = _atoms(rows, part)
                     chosen = path_terms(ft, X, Xd, y, utilities[names[k]], S, pi, some, ex, depths[k], T[k][:, part],
                                         (score[k, part], residual[k, part], error[k, part]))
                     if k in choice:
@@ -433,12 +440,20 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     return SampleTerms(score, residual, error, T, plans, depths, term_row, flat, choice)
 
 
-def check_label_mass(tree: LabelTree, P, labels: np.ndarray, where: str = "y_prob") -> None:
+#: The remedy of a label of probability 0 (:func:`zero_label`) for :func:`audit`'s caller, who smooths the
+#: rows (``audit`` takes them as they are; ``huc audit --smooth`` and :class:`huc_ref.calibration.HUCBoost`
+#: smooth them themselves).
+SMOOTH_ROWS = ("mix each row with the uniform law before the audit, y_prob = (1 - kappa) * y_prob + kappa / K "
+               "(K.1's kappa_init, e.g. kappa = 1e-10)")
+
+
+def check_label_mass(tree: LabelTree, P, labels: np.ndarray, where: str = "y_prob", fix: str = SMOOTH_ROWS) -> None:
     """A zero entry is taken (a decision tree's ``predict_proba`` has them): the audit reads a
     row's means only on its label's path (F.4), and every node there holds the label.  At the
     label itself it is refused: the path's means are ``0 / 0`` there (the paper assumes ``p_y > 0``,
     A.2), and taking them as 0 broke Theorem 3.1's telescoping (the UC residual ``u(y) - mu`` and
-    the node terms' sum differed by ``u(y)``).  ``where`` names the predictions in the message.
+    the node terms' sum differed by ``u(y)``).  ``where`` names the predictions in the message, ``fix``
+    the remedy (:data:`SMOOTH_ROWS`; the command line's is its ``--smooth``).
 
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
@@ -448,14 +463,14 @@ def check_label_mass(tree: LabelTree, P, labels: np.ndarray, where: str = "y_pro
     ...
     huc_ref.errors.HUCError: y_prob[0]: the label 'c' has probability 0, where the audit's means are 0/0 ...
     """
-    zero = zero_label(tree, P, labels)
+    zero = zero_label(tree, P, labels, fix)
     if zero is not None:
         raise HUCError(f"{where}[{zero[0]}]: {zero[1]}", kind="nonpositive")
 
 
-def zero_label(tree: LabelTree, P, labels: np.ndarray) -> tuple[int, str] | None:
+def zero_label(tree: LabelTree, P, labels: np.ndarray, fix: str = SMOOTH_ROWS) -> tuple[int, str] | None:
     """The first row of ``P`` whose own label has probability 0 (A.2 assumes ``p_y > 0``; see
-    :func:`check_label_mass`) and the rule it breaks, or None.  Each row's entry at its label is
+    :func:`check_label_mass`) and the rule it breaks with its remedy ``fix``, or None.  Each row's entry at its label is
     read with one ``take`` from a C-contiguous array (numpy's indexing by two index arrays is
     slower).
 
@@ -475,8 +490,7 @@ def zero_label(tree: LabelTree, P, labels: np.ndarray) -> tuple[int, str] | None
         return None
     i = int(zero[0])
     return i, (f"the label {tree.labels[int(labels[i])]!r} has probability 0, where the audit's means are 0/0 (the "
-               "paper assumes p_y > 0, A.2); smooth the predictions, p <- (1 - kappa) p + kappa / K (K.1's "
-               "kappa_init; huc audit --smooth)")
+               f"paper assumes p_y > 0, A.2); {fix}")
 
 
 def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.ndarray,
@@ -555,7 +569,8 @@ def numba_available() -> bool:
 def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sample: bool) -> AuditResult:
     """The :class:`AuditResult` of every utility's :class:`Rows`, in the exact engine's row order
     (subgroups, utilities, the UC row, then the relevant nodes in pre-order), with float numbers;
-    each utility's witnesses (App. F.3) read for all its subgroups at once."""
+    each utility's witnesses (App. F.3) read for all its subgroups at once, and the groups of
+    scores float64 could not order, where there were any (:class:`huc_ref.results.NearTies`)."""
     found = {}
     for name, table in tables.items():
         nodes = [None] + [tree.nodes[a] for a in table.nodes]
@@ -569,7 +584,9 @@ def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sampl
         for name, (nodes, sup, witness, moment) in found.items():
             candidates += Candidate.of_table(c_name, name, nodes, sup[k], witness[k], moment[k])
     relevant = {name: tuple(nodes[1:]) for name, (nodes, *_) in found.items()}
-    return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast")
+    near = [table.near_ties for table in tables.values() if getattr(table, "near_ties", None) is not None]
+    return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast",
+                       near_ties=sum(near[1:], near[0]) if near else None)
 
 
 def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility], *,
@@ -635,7 +652,7 @@ def subgroup_weights(dist: FiniteDistribution) -> np.ndarray:
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> atoms = [{"p": ["1/4", "3/4"], "label": "a", "weight": "1/4", "c": ["-1/2"]},
     ...          {"p": ["1/4", "3/4"], "label": "b", "weight": "3/4", "c": [1]}]
-    >>> subgroup_weights(FiniteDistribution(t, atoms)).tolist()
+    >>> subgroup_weights(FiniteDistribution(t, atoms, ["signed"])).tolist()
     [[-0.125], [0.75]]
     """
     return floats([[a.weight * c for c in a.c] for a in dist.atoms], "atoms[{}]: weight times c[{}]")
@@ -658,6 +675,23 @@ def check_accelerator(accelerator: str) -> str:
     return accelerator
 
 
+class LabelIds(np.ndarray):
+    """Label ids (positions in a tree's label order) that :func:`label_ids` has read: passed on to
+    another call (a fit's held-out rows, its report's audits), they are taken as ids as they are,
+    never again asked whether an integer meant a label named by digits.  Indexing keeps the type;
+    arithmetic and comparisons give plain arrays.
+
+    >>> t = LabelTree.from_children("r", {"r": ["1", "0"]}, labels=["1", "0"])
+    >>> ids = label_ids(["0", "1"], t, 2)
+    >>> label_ids(ids[::-1], t, 2).tolist(), type(ids == 0).__name__
+    ([0, 1], 'ndarray')
+    """
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        out = array.view(np.ndarray)
+        return out[()] if return_scalar else out
+
+
 def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str = "y_prob") -> np.ndarray:
     """Labels given as names or label ids, as label ids (vectorised for integer and string arrays);
     ``where`` and ``rows`` name the labels and the predictions in a message.
@@ -670,6 +704,10 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     ...
     huc_ref.errors.HUCError: validation[1]: has 1 labels, validation[0] has 2 rows
     """
+    if isinstance(y_true, LabelIds) and y_true.ndim == 1 and len(y_true) == n:
+        return y_true
+    if hasattr(y_true, "__array__") and not hasattr(y_true, "__iter__"):  # (an array-like that only converts)
+        y_true = np.asarray(y_true)
     if isinstance(y_true, (str, bytes)) or not hasattr(y_true, "__iter__"):
         raise HUCError(f"{where}: expected one label (a name or an id) per row of {rows}, "
                        f"got {type(y_true).__name__}", kind="length")
@@ -691,7 +729,7 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     if len(ids) and (ids.min() < 0 or ids.max() >= tree.K):
         i = int(np.argmax((ids < 0) | (ids >= tree.K)))
         raise HUCError(f"{where}[{i}]: {given(y[i])} is not a label name or id", kind="reference")
-    return ids
+    return np.asarray(ids, dtype=np.intp).view(LabelIds)
 
 
 def _lazy(*values) -> bool:
@@ -703,53 +741,24 @@ def _lazy(*values) -> bool:
     return is_lazy(*values)
 
 
-def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
-          sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None,
-          null_draws: int | None = None, seed: int = 0) -> AuditResult:
-    """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
-    exact engine's :class:`AuditResult` with float numbers (``engine="fast"``).
+def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
+                  sample_weight=None, labels=None) -> tuple:
+    """:func:`audit`'s arrays, checked (one HUCError naming the argument otherwise):
+    ``(P, ids, w, names, WT)``: the predictions in the tree's label order (a numpy array or
+    memory map as given, its rows read later), the label ids, the samples' weights ``w`` (summing
+    to 1), the subgroups' names and ``w_i c(x_i)`` per subgroup and sample (``|C| x n``: the
+    weights of Sec. 2.1's ``E[c(X) ...]`` over the sample).
 
-    ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
-    order (any array-like; a numpy array or memory map is read in row chunks of about
-    :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
-    ``subgroups``: a mapping name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
-    :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
-    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do);
-    ``sample_weight``: nonnegative weights (normalised to sum 1); ``accelerator``: ``"numpy"``
-    (the default and the reference) or ``"numba"`` (the compiled kernels of
-    :mod:`huc_ref.fast.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
-    each sample's path carry a term.  Each row must sum to 1 within :data:`ROW_SUM_TOLERANCE`
-    (a float32 softmax does), unless ``renormalize=True``: then each row stands for itself
-    divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
-    path's ``renormalize`` does.  An entry may be 0 (a decision tree's), except at its row's own
-    label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``): that is one HUCError
-    (smooth the predictions first).  ``labels``: the columns' names in order (e.g. a classifier's
-    ``classes_``; a DataFrame's column names serve too): the columns are taken in the tree's label
-    order by them.  Without names the columns must be in the tree's order, which is then required
-    to have been declared or to be ``classes_``' sorted order
-    (:meth:`huc_ref.tree.LabelTree.column_order`): a bare ``predict_proba`` array with a tree built
-    in a hierarchy's leaf order is an error, never a silent misreading.
-    ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
-    ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``).
-    Any argument given as a Dask collection (Array, Series, DataFrame; the ``scale`` extra): the
-    same audit partition by partition on the Dask scheduler in effect, the same answer
-    (:func:`huc_ref.fast.scale.audit`, docs/scale.md).
-
-    >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
-    >>> from huc_ref import class_indicator
-    >>> r = audit(["pos", "neg"], [[0.5, 0.5], [0.5, 0.5]], t, {"u": class_indicator(t, "pos")})
-    >>> r.uc.sup, r.uc.interval  # the tie case of App. F.3: one block, residuals +1/2 and -1/2
-    (0.0, None)
+    >>> from huc_ref import Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> P, ids, w, names, WT = sample_arrays(["b", "a"], [[0.5, 0.5], [0.25, 0.75]], t, {"u": Table(t, [0, 1])},
+    ...                                      sample_weight=[1, 3], subgroups={"x": [1, -1]})
+    >>> P.tolist(), ids.tolist(), w.tolist(), names, WT.tolist()
+    ([[0.5, 0.5], [0.25, 0.75]], [1, 0], [0.25, 0.75], ['x'], [[0.25, -0.75]])
     """
-    check_accelerator(accelerator)
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
                        f"got {type(tree).__name__}", kind="tree")
-    if _lazy(y_true, y_prob, subgroups, sample_weight):  # Dask collections: the same audit, partition by partition
-        from .scale import audit as audit_partitions
-        return audit_partitions(y_true, y_prob, tree, utilities, subgroups=subgroups, sample_weight=sample_weight,
-                                accelerator=accelerator, renormalize=renormalize, labels=labels,
-                                null_draws=null_draws, seed=seed)
     y_prob = tree.label_columns(y_prob, labels)  # (in the tree's label order, or one error saying how to declare it)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
     if P.dtype.kind not in "iuf":  # booleans are refused as the exact path refuses them
@@ -774,16 +783,74 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
         check_name(name, "subgroups")
         c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
+        check_whole_population(name, c, "subgroups['all'][{i}]")  # ("all" is the whole population, or refused)
         np.multiply(w, c, out=WT[k])
+    return P, ids, w, list(groups), WT
+
+
+def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
+          sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None,
+          null_draws: int | None = None, seed: int = 0, max_null_work: int | None = None) -> AuditResult:
+    """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
+    exact engine's :class:`AuditResult` with float numbers (``engine="fast"``).
+
+    ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
+    order (any array-like; a numpy array or memory map is read in row chunks of about
+    :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
+    ``subgroups``: a mapping name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
+    :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
+    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do; the
+    name ``"all"`` is the whole population's, so a subgroup of that name must be 1 on every row);
+    ``sample_weight``: nonnegative weights (normalised to sum 1); ``accelerator``: ``"numpy"``
+    (the default and the reference) or ``"numba"`` (the compiled kernels of
+    :mod:`huc_ref.fast.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
+    each sample's path carry a term.  Each row must sum to 1 within :data:`ROW_SUM_TOLERANCE`
+    (a float32 softmax does), unless ``renormalize=True``: then each row stands for itself
+    divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
+    path's ``renormalize`` does.  An entry may be 0 (a decision tree's), except at its row's own
+    label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``): that is one HUCError
+    (smooth the predictions first).  ``labels``: the columns' names in order (e.g. a classifier's
+    ``classes_``; a DataFrame's column names serve too): the columns are taken in the tree's label
+    order by them.  Without names the columns must be in the tree's order, which is then required
+    to have been declared or to be ``classes_``' sorted order
+    (:meth:`huc_ref.tree.LabelTree.column_order`): a bare ``predict_proba`` array with a tree built
+    in a hierarchy's leaf order is an error, never a silent misreading.
+    ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
+    ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``),
+    refused before any audit beyond ``max_null_work`` (:func:`huc_ref.significance.check_null_work`).
+    Any argument given as a Dask collection (Array, Series, DataFrame; the ``scale`` extra): the
+    same audit partition by partition on the Dask scheduler in effect, the same answer
+    (:func:`huc_ref.fast.scale.audit`, docs/scale.md).
+
+    >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    >>> from huc_ref import class_indicator
+    >>> r = audit(["pos", "neg"], [[0.5, 0.5], [0.5, 0.5]], t, {"u": class_indicator(t, "pos")})
+    >>> r.uc.sup, r.uc.interval  # the tie case of App. F.3: one block, residuals +1/2 and -1/2
+    (0.0, None)
+    """
+    check_accelerator(accelerator)
+    if _lazy(y_true, y_prob, subgroups, sample_weight):  # Dask collections: the same audit, partition by partition
+        if not isinstance(tree, LabelTree):
+            raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                           f"got {type(tree).__name__}", kind="tree")
+        from .scale import audit as audit_partitions
+        return audit_partitions(y_true, y_prob, tree, utilities, subgroups=subgroups, sample_weight=sample_weight,
+                                accelerator=accelerator, renormalize=renormalize, labels=labels,
+                                null_draws=null_draws, seed=seed, max_null_work=max_null_work)
+    P, ids, _, names, WT = sample_arrays(y_true, y_prob, tree, utilities, subgroups=subgroups,
+                                         sample_weight=sample_weight, labels=labels)
+    n = len(ids)
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
         if null_draws == "exact":
             raise HUCError("null_draws: 'exact' enumerates label assignments of a FiniteDistribution "
                            "(huc_ref.audit); for arrays give a number of draws", kind="option")
+        check_null_work(null_draws, n, tree.K, len(utilities), candidate_rows(utilities, len(names)), engine="fast",
+                        max_work=max_null_work)
     ft = FastTree(tree)
     tables = sample_rows(ft, P, ids, WT.T, utilities, engine=accelerator,
                          row_sum_tolerance=None if renormalize else ROW_SUM_TOLERANCE)
-    result = result_rows(tree, tables, list(groups), n, True)
+    result = result_rows(tree, tables, names, n, True)
     if null_draws is None:
         return result
     if renormalize:

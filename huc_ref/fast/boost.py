@@ -17,65 +17,61 @@ from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import boost_options, boost_settings, check_utilities
 from .audit import dense_rows, result_rows, sample_tables, sample_terms
+from .context import FLOAT64
 from .numbers import (
     TOLERANCES,
     ExactRows,
     floats,
-    logsumexp,
     ratio,
     rounding_bound,
     row_extremes,
     row_sums,
-    softmax_rows,
 )
 from .sample import Sample
 from .tree import FastTree, NodeColumns
 from .utilities import score_error, utility_values
 
 __all__ = ["FloatBackend", "boost", "boost_sample", "replay", "check_replay", "apply_rules", "direction",
-           "branch_masses", "move", "label_columns"]
+           "branch_masses", "move", "tilt", "label_columns"]
 
 
 class FloatBackend(Backend):
-    """The float64 side of :func:`huc_ref.driver.drive`, vectorised over atoms; uncertified.
+    """The fast backend of :func:`huc_ref.driver.drive`, vectorised over atoms, its numbers a
+    context (:mod:`huc_ref.fast.context`, docs/specification.md §4):
 
-    The state is the predictions themselves; each update moves its members as Algorithm 1
-    states it (:func:`move`: ``q'`` proportional to ``q e^(alpha h)`` at node ``v`` in the log domain, or UC-Boost's
-    softmax, floored at the smallest normal so a probability never underflows to 0/0), the
-    arithmetic :func:`apply_rules` replays, so a replay of the run gives its own numbers.  A
-    row no rule has moved keeps its initial prediction exactly.
+    * ``numbers=FLOAT64`` (plain float64): the state is the predictions themselves
+      (:class:`FloatState`), every decision by rounding; uncertified;
+    * ``numbers=Certified(...)``: the state is every atom's exact accumulated logits, evaluated in
+      float64 with error bounds (:class:`huc_ref.fast.certified.CertifiedState`), every decision
+      certified by the bounds, Arb, or the judge; a :class:`FiniteDistribution` only.
+
+    The backend holds the atoms as float64 arrays; the context's state answers the driver.
     """
 
-    certified = False
-
     def __init__(self, tree: LabelTree, subgroups, P0: np.ndarray, E: np.ndarray, w: np.ndarray, C: np.ndarray,
-                 utilities: Mapping[str, Utility], method: str, epsilon: float, p0=None):
-        """The state of atoms given as float64 arrays: predictions ``P0`` (``n x K``, label order),
-        label laws ``E`` (one-hot rows for sample atoms), weights ``w`` summing to 1 and subgroup
-        values ``C`` (``n x |C|``, columns named by ``subgroups``); ``p0``: the exact rows behind
-        ``P0`` (a distribution's rationals), or None for the floats' own binary values.
-        :meth:`from_distribution` reads a :class:`FiniteDistribution`."""
-        self.tree, self.utilities, self.method, self.eps = tree, utilities, method, epsilon
+                 utilities: Mapping[str, Utility], method: str, epsilon, p0=None, numbers=FLOAT64, dist=None):
+        """The atoms given as float64 arrays: predictions ``P0`` (``n x K``, label order), label laws
+        ``E`` (one-hot rows for sample atoms), weights ``w`` summing to 1 and subgroup values ``C``
+        (``n x |C|``, columns named by ``subgroups``); ``epsilon`` (exact, or a float); ``p0``: the
+        exact rows behind ``P0`` (a distribution's rationals), or None for the floats' own binary
+        values; ``numbers``: the context; ``dist``: the :class:`FiniteDistribution` the arrays
+        are of (certified arithmetic reads its exact atoms).  :meth:`from_distribution` reads a
+        :class:`FiniteDistribution`."""
+        self.tree, self.utilities, self.method, self.epsilon = tree, utilities, method, epsilon
         self.subgroups = list(subgroups)
         self.ft = ft = FastTree(tree)
         self.P0, self.E, self.w, self.C = P0, E, w, C
-        one_hot = np.all((E == 0) | (E == 1), axis=1) & (E.sum(axis=1) == 1)
-        self.labels = np.argmax(E, axis=1) if one_hot.all() else None  # sample atoms: their labels
         self.W = self.w[:, None] * self.C
-        n = len(self.w)
         self.branching = [tree.id(v) for v in tree.branching_nodes]
-        self.moved = np.zeros(n, dtype=bool)  # rows some rule has moved
         self.star = ft.subtree_sums(self.E)  # pi*_a: the label laws never change
-        self.p0 = p0  # the exact initial predictions, behind untouched rows (None: P0's binary values)
-        self.P = self.P0.copy()
-        self._terms, self._stale = None, np.zeros(0, dtype=np.int64)  # (sample atoms: kept between audits)
-        self._rows = [np.empty((0, tree.K)), np.empty((0, tree.K))]  # an update's members' rows and P U
-        self.row_loss = self._row_loss()
-        self.loss = self._total(self.row_loss)
+        self.p0, self.dist = p0, dist  # the exact initial predictions (None: P0's binary values)
+        self.numbers = numbers
+        self.certified = numbers.certified
+        self.state = numbers.state(self)
 
     @classmethod
     def from_distribution(cls, dist: FiniteDistribution, utilities: Mapping[str, Utility], method: str,
-                          epsilon: float) -> FloatBackend:
+                          epsilon, numbers=FLOAT64) -> FloatBackend:
         """The backend of a :class:`FiniteDistribution`'s atoms (every number checked to fit float64)
         (Algorithm 1's atoms, Sec. 2.1).
 
@@ -83,7 +79,7 @@ class FloatBackend(Backend):
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution(t, [{"p": ["1/4", "3/4"], "label": "a"}])
         >>> b = FloatBackend.from_distribution(d, {"u": Table(t, [0, 1])}, "huc", 0.01)
-        >>> b.P.tolist(), b.labels.tolist(), b.p0
+        >>> b.P.tolist(), b.state.labels.tolist(), b.p0
         ([[0.25, 0.75]], [0], [(Fraction(1, 4), Fraction(3, 4))])
         """
         K = dist.tree.K
@@ -91,7 +87,82 @@ class FloatBackend(Backend):
                    floats([a.label_law(K) for a in dist.atoms], "atoms[{}].eta[{}]"),
                    floats([[a.weight] for a in dist.atoms], "atoms[{}].weight{}")[:, 0],
                    floats([a.c for a in dist.atoms], "atoms[{}].c[{}]"), utilities, method, epsilon,
-                   [a.p for a in dist.atoms])
+                   [a.p for a in dist.atoms], numbers, dist)
+
+    def initial(self):
+        return self.state.initial()
+
+    def choose(self, node):
+        return self.state.choose(node)
+
+    def update(self, choice, fixed, floor):
+        return self.state.update(choice, fixed, floor)
+
+    def final(self):
+        return self.state.final()
+
+    def predictions(self):
+        return self.state.predictions()
+
+    @property
+    def P(self) -> np.ndarray:
+        """The current predictions ``f_t(x_i)`` in float64 (Algorithm 1's state; ``n x K``, label order).
+
+        >>> from huc_ref import demo
+        >>> FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01).P.tolist()  # App. D.1
+        [[0.25, 0.25, 0.25, 0.25]]
+        """
+        return self.state.P
+
+    @property
+    def moved(self) -> np.ndarray:
+        """The rows some update of Algorithm 1 has moved (the others keep ``p0`` exactly).
+
+        >>> from huc_ref import demo
+        >>> b = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01)  # App. D.1
+        >>> _ = b.update(b.choose(None), None, None)
+        >>> b.moved.tolist()
+        [True]
+        """
+        return self.state.moved
+
+    @property
+    def loss(self):
+        """The current log loss ``L_log(f_t)`` (E.1): a float in float64; certified, exact rational
+        bounds of it.
+
+        >>> from huc_ref import demo
+        >>> round(FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01).loss, 12)  # log 4
+        1.38629436112
+        """
+        return self.state.loss
+
+
+class FloatState:
+    """The float64 state of a :class:`FloatBackend`: the predictions themselves; uncertified.
+
+    Each update moves its members as Algorithm 1 states it (:func:`move`: ``q'`` proportional to
+    ``q e^(alpha h)`` at node ``v`` in the log domain, or UC-Boost's softmax, floored at the
+    smallest normal so a probability never underflows to 0/0), the arithmetic :func:`apply_rules`
+    replays, so a replay of the run gives its own numbers.  A row no rule has moved keeps its
+    initial prediction exactly.
+    """
+
+    def __init__(self, backend: FloatBackend):
+        b = backend
+        self.tree, self.utilities, self.method, self.eps = b.tree, b.utilities, b.method, float(b.epsilon)
+        self.subgroups, self.ft, self.numbers = b.subgroups, b.ft, b.numbers
+        self.P0, self.E, self.w, self.C, self.W, self.star, self.p0 = b.P0, b.E, b.w, b.C, b.W, b.star, b.p0
+        E = self.E
+        one_hot = np.all((E == 0) | (E == 1), axis=1) & (E.sum(axis=1) == 1)
+        self.labels = np.argmax(E, axis=1) if one_hot.all() else None  # sample atoms: their labels
+        n = len(self.w)
+        self.moved = np.zeros(n, dtype=bool)  # rows some rule has moved
+        self.P = self.P0.copy()
+        self._terms, self._stale = None, np.zeros(0, dtype=np.int64)  # (sample atoms: kept between audits)
+        self._rows = [np.empty((0, b.tree.K)), np.empty((0, b.tree.K))]  # an update's members' rows and P U
+        self.row_loss = self._row_loss()
+        self.loss = self._total(self.row_loss)
 
     def _exact(self) -> ExactRows:
         """The rationals behind the current rows, for the decisions float64 cannot take: an
@@ -169,7 +240,6 @@ class FloatBackend(Backend):
 
     def choose(self, node):
         P, huc = self.P, self.method == "huc"
-        best = None
         exact = self._exact()
         if self.labels is not None and huc:  # sample atoms: the path form of F.4, as an audit takes them
             self.masses = None  # (the update takes its members' own)
@@ -182,18 +252,21 @@ class FloatBackend(Backend):
         # the first maximiser (App. F.3's tie rule, as the certified engines take it): a later candidate
         # must pass the best so far by more than float64's rounding of a sum of n terms, so that sups
         # equal in exact arithmetic (subgroup "all" and one holding the same atoms) go to the first
-        tie = tie_tolerance(len(P), self.tree.K)
+        cands = []  # (sup, subgroup, utility, node, table, column)
         for k in range(self.W.shape[1]):
             for name, table in tables.items():
-                sup, r, b, moment = table.best[k]
+                sup = table.best[k][0]
                 for col in ([0] if not huc else range(1, 1 + len(table.nodes))):
                     a = None if col == 0 else int(table.nodes[col - 1])
-                    if node is not None and a != node:
-                        continue
-                    if best is None or sup[col] > best.sup + tie:
-                        best = _Choice(float(sup[col]), k, name, a, float(moment[col]), float(sup[col]) > self.eps,
-                                       int(r[col]), int(b[col]), table)
-        return best
+                    if node is None or a == node:
+                        cands.append((float(sup[col]), k, name, a, table, col))
+        if not cands:
+            return None
+        tie = tie_tolerance(len(P), self.tree.K)
+        sup, k, name, a, table, col = cands[self.numbers.argmax([c[0] for c in cands], [tie] * len(cands))]
+        _, r, b, moment = table.best[k]
+        return _Choice(sup, k, name, a, float(moment[col]), self.numbers.sign(sup - self.eps) > 0, int(r[col]),
+                       int(b[col]), table)
 
     def update(self, choice, fixed, floor):
         tree, ft, w, C, P, star = self.tree, self.ft, self.w, self.C, self.P, self.star
@@ -283,13 +356,15 @@ class _Choice(Choice):
 
 def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *, method: str = "huc",
           epsilon="1/100", max_updates: int = 1000, step="adaptive", select: str = "greedy", max_passes: int = 100,
-          progress=None) -> BoostResult:
-    """HUC-Boost or UC-Boost in float64 (the fast twin of :func:`huc_ref.boost.boost`): the same
-    driver (:func:`huc_ref.driver.drive`: selection, stopping, caps, records, Theorem 3.5's
-    checks, in float64) and the same options and messages (:func:`huc_ref.validation.boost_options`),
-    on :class:`FloatBackend`; the result says ``arithmetic="float (fast path)"``.  ``dist``: a
-    :class:`FiniteDistribution`, or a :class:`huc_ref.fast.sample.Sample` of float64 arrays
-    (then no exact number is built: :func:`boost_sample`).
+          progress=None, numbers=FLOAT64) -> BoostResult:
+    """HUC-Boost or UC-Boost on the fast backend (the fast twin of :func:`huc_ref.boost.boost`): the
+    same driver (:func:`huc_ref.driver.drive`: selection, stopping, caps, records, Theorem 3.5's
+    checks) and the same options and messages (:func:`huc_ref.validation.boost_options`), on
+    :class:`FloatBackend` with the context ``numbers`` (:mod:`huc_ref.fast.context`): plain
+    float64 (the result says ``arithmetic="float64"``) or certified (``"certified"``,
+    ``theorem_3_5["certified"] = True``).  ``dist``: a
+    :class:`FiniteDistribution`, or, in float64, a :class:`huc_ref.fast.sample.Sample` of float64
+    arrays (then no exact number is built: :func:`boost_sample`).
 
     App. D.1: HUC-Boost removes the violations UC cannot see.
 
@@ -299,17 +374,22 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
     >>> r = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/100")
     >>> r.stopped, len(r.updates), r.updates[0]["node"], r.final["huc"] <= 0.01, r.theorem_3_5["holds"]
     ('tolerance', 13, 'v0', True, True)
+    >>> from huc_ref.boost import Judge
+    >>> from huc_ref.fast.context import Certified  # certified: the same two updates as the certified engine's
+    >>> r = boost(d, {"u": Table(t, [-1, 1, 1, 1])}, epsilon="1/10", numbers=Certified(Judge))
+    >>> r.stopped, len(r.updates), r.updates[0]["alpha"], r.theorem_3_5["holds"], r.theorem_3_5["certified"]
+    ('tolerance', 2, '1', True, True)
     """
     options = dict(method=method, select=select, epsilon=epsilon, max_updates=max_updates, step=step,
                    max_passes=max_passes)
-    if isinstance(dist, Sample):  # float64 arrays: no exact number built (issue 17)
+    if isinstance(dist, Sample):  # float64 arrays: no exact number built
         eps, fixed = boost_settings(dist.tree, dist.n, utilities, **options)
         backend = FloatBackend(dist.tree, list(dist.subgroups), dist.P, dist.label_laws(), dist.w, dist.C, utilities,
-                               method, float(eps))
+                               method, eps, numbers=numbers)
     else:
         eps, fixed = boost_options(dist, utilities, **options)
-        backend = FloatBackend.from_distribution(dist, utilities, method, float(eps))
-    return drive(backend, BoostResult(method, eps, None, "float (fast path)"), method=method, epsilon=eps,
+        backend = FloatBackend.from_distribution(dist, utilities, method, eps, numbers)
+    return drive(backend, BoostResult(method, eps, None, numbers.arithmetic), method=method, epsilon=eps,
                  fixed=fixed, select=select, max_updates=max_updates, max_passes=max_passes, progress=progress)
 
 
@@ -486,6 +566,38 @@ def label_columns(tree: LabelTree, a: int):
     return slice(ids[0], ids[-1] + 1) if ids[-1] - ids[0] == len(ids) - 1 else list(ids)
 
 
+def tilt(q: np.ndarray, h: np.ndarray, alpha: float) -> np.ndarray:
+    """Each row of ``q`` tilted by ``e^(alpha h)`` and normalised: ``q'_j = q_j e^(alpha h_j) /
+    sum_k q_k e^(alpha h_k)`` (App. E.1's update of the branch probabilities; UC-Boost's softmax of
+    ``log p + alpha h``), a probability row for every finite ``alpha``.
+
+    Log-sum-exp with the largest term subtracted, in two stages so that ``alpha h`` never
+    absorbs ``log q``.  Write ``d_j = log q_j + alpha (h_j - h_top)`` with ``h_top`` the row's
+    largest ``h`` (its smallest when ``alpha < 0``): ``alpha (h_j - h_top) <= 0`` exactly (a
+    product keeps its factors' signs), so ``d_j <= log q_j <= 0``, and at the child ``r``
+    attaining ``h_top`` the step term is exactly 0, so ``max_j d_j >= log q_r >= log(tiny)``
+    (every entry is floored at the smallest normal).  The terms ``e_j = e^(d_j - max d)`` lie
+    in [0, 1] with one exactly 1, their sum ``S`` in [1, d], and ``q'_j = e_j / S`` sums to 1
+    within ``(d + 1) u`` whatever the rounding of each ``e_j``: the normalisation is exact
+    arithmetic's up to one division a term.  Written as ``log q + alpha h`` minus the row's
+    maximum (one stage), a step of ``1e300`` rounds ``log q + alpha h`` to ``alpha h``, and a
+    step of ``1e10`` leaves only ``1e-6`` of ``log q``'s digits: the rows then sum to what
+    ``q`` lost.  ``alpha (h_j - h_top)`` may only overflow to ``-inf`` (``e^-inf = 0``, the
+    limit), never to a NaN, since ``alpha`` is finite and ``h_top - h_top = 0``.
+
+    >>> tilt(np.array([[0.25, 0.75]]), np.array([[1.0, 0.0]]), np.log(3.0)).round(12).tolist()  # 3 : 3
+    [[0.5, 0.5]]
+    >>> tilt(np.array([[0.25, 0.75]]), np.array([[1.0, 0.0]]), 1e300).tolist()  # the limit: all on child 0
+    [[1.0, 0.0]]
+    """
+    hi, lo = row_extremes(h)
+    top = hi if alpha >= 0 else lo
+    with np.errstate(divide="ignore", over="ignore"):  # (log 0 = -inf and an overflow to -inf: weights of 0)
+        d = np.log(q) + alpha * (h - top[:, None])
+    e = np.exp(d - row_extremes(d)[0][:, None])
+    return e / row_sums(e)[:, None]
+
+
 def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np.ndarray, alpha: float,
          q: np.ndarray | None = None, a: int | None = None, rows: np.ndarray | None = None) -> np.ndarray:
     """One update of Algorithm 1, as App. E.1 writes it: "q_{t+1,v,j}(x) = q_{t,v,j}(x) e^{alpha_t
@@ -493,10 +605,16 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
     q_{t,v,j}(x)" (HUC-Boost at node ``a``: ``q'_j`` proportional to ``q_j e^(alpha h_j)`` over its
     children, with ``q`` the members' current conditional masses; each label below child ``j``
     scaled by ``q'_j / q_j``) or of UC-Boost (``p' = softmax(log p + alpha h)``), on the rows
-    ``members`` of ``P`` in place, in the log domain, floored at the smallest normal; returns
-    the rows moved.  A row whose ``h`` is the same everywhere is not moved (``q' = q``
-    exactly; the float factor ``1 / sum q`` would perturb it by an ulp and could flip a tie).
+    ``members`` of ``P`` in place, the tilt computed by :func:`tilt` (a probability row for any
+    finite step), floored at the smallest normal; returns the rows moved.  A row whose ``h`` is
+    the same everywhere is not moved (``q' = q`` exactly; the float factor ``1 / sum q`` would
+    perturb it by an ulp and could flip a tie).
     ``rows``: ``P[members]`` already gathered (a run's buffer, used up), or None.
+
+    Each label below child ``j`` is scaled by ``q'_j / q_j <= 1 / tiny`` (finite: ``q_j >= tiny``
+    since every entry is floored), and node ``a``'s labels then sum to ``pi_a sum_j q'_j`` within
+    ``(2 d_a + 8) u`` relatively (``q_j``, the factor, the product and the children's sums each
+    round): a row's sum moves by at most ``(2K + 8) u`` a rule (:func:`huc_ref.calibration.row_sum_tolerance`).
 
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -512,11 +630,11 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
         rows = None
         members, h, q = members[moving], h[moving], None if q is None else q[moving]
     if method == "huc":
-        factor = np.exp(alpha * h - logsumexp(np.log(q) + alpha * h))  # q'_j / q_j, in the log domain
+        factor = tilt(q, h, alpha) / q  # q'_j / q_j
         rows = P[members] if rows is None else rows  # (gathered once, written back once)
         for j, child in enumerate(tree.child_ids[a]):
             rows[:, label_columns(tree, child)] *= factor[:, j:j + 1]
     else:
-        rows = softmax_rows(np.log(P[members]) + alpha * h)
+        rows = tilt(P[members], h, alpha)
     P[members] = np.maximum(rows, TOLERANCES["floor"], out=rows)
     return members

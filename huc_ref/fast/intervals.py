@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import math
 import time
-from fractions import Fraction  # noqa: F401 (doctests)
+from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -13,7 +15,7 @@ from .numbers import block_sums, gathered_equal, group_sums, label_cells, sum_le
 from .workers import run_all
 
 __all__ = ["argsort_keys", "sort_scores", "argsort_scores", "score_keys", "group_scores", "GROUP_BUCKETS",
-           "sort_packed", "MEASURED_SORT", "tie_blocks", "CACHE_BLOCK", "Rows"]
+           "sort_packed", "MEASURED_SORT", "tie_blocks", "TieBlocks", "Run", "CACHE_BLOCK", "Rows"]
 
 
 def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str = "numpy"):
@@ -23,7 +25,7 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str 
     used up (it becomes the packed keys: no copy).
 
     numpy's value sort is faster than its argsort (at 10^6 floats about a quarter of its time on
-    the project's Zen 4 machine, a third on the Zen 3 one: docs/performance.md): so each key keeps its
+    an AMD Zen 4, a third on a Zen 3: ``python bench/fast_audit.py``): so each key keeps its
     leading bits above its index, and one value sort of these gives the order
     (:func:`sort_packed`; under numba perhaps a compiled radix sort of the leading bits, the
     same order).  Distinct keys whose leading
@@ -92,8 +94,8 @@ def sort_packed(packed: np.ndarray, low_bits: int, engine: str = "numpy") -> Non
     ``sort``, or under numba whichever of it and the compiled radix sort
     (:func:`huc_ref.fast.kernels.radix_sort_high`) measured faster on this machine.  The two give
     the same array (the keys are distinct: the indices below their bits rise), but their speeds
-    do not travel: the radix sort takes a quarter of numpy's time at 10^6 keys on the project's
-    Zen 4 machine and twice it on the Zen 3 one, where it wins only in the caches (docs/performance.md).  So
+    do not travel: the radix sort takes a quarter of numpy's time at 10^6 keys on an AMD Zen 4
+    and twice it on a Zen 3, where it wins only in the caches.  So
     the first sort of at least :data:`MEASURED_SORT` keys of each size class (``n.bit_length()``)
     is made both ways, the two results compared, and the faster way kept for the class.
 
@@ -334,24 +336,70 @@ def argsort_scores(score: np.ndarray) -> np.ndarray:
     return np.argsort(score)
 
 
+class TieBlocks(tuple):
+    """:func:`tie_blocks`' ``(order, new)``, with its :attr:`runs`: the groups of near-equal scores
+    float64 could not order (App. F.3), each a :class:`Run`; :attr:`exact`: whether exact scores
+    stood behind the floats (else every run stays one block, and its witness ends are its floats).
+
+    >>> order, new = TieBlocks(np.array([1, 0]), np.array([True]))
+    >>> order.tolist(), new.tolist()
+    ([1, 0], [True])
+    """
+
+    def __new__(cls, order: np.ndarray, new: np.ndarray, runs: tuple = (), exact: bool = True):
+        blocks = super().__new__(cls, (order, new))
+        blocks.runs, blocks.exact = runs, exact
+        return blocks
+
+
+class Run(NamedTuple):
+    """A group of near-equal scores in Algorithm 2's sort (App. F.3; :func:`tie_blocks`): ranks
+    ``first .. last`` of the sort, ``values`` (the exact score of each of its tie blocks,
+    ascending; None where it stays one block: no exact scores, or
+    :data:`huc_ref.fast.numbers.ORDER_BUDGET` spent), and ``low``, ``high``: floats below and
+    above every exact score in it and none outside it (its scores less and plus their errors,
+    which certify the gaps on either side).
+
+    >>> Run(3, 5, None, 0.25, 0.5).values is None
+    True
+    """
+
+    first: int
+    last: int
+    values: list | None
+    low: float
+    high: float
+
+
 def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: np.ndarray | None = None,
-               ranked: np.ndarray | None = None, engine: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
-    """The atoms in increasing order of score, and where a new tie block starts (Algorithm 2).
+               ranked: np.ndarray | None = None, engine: str = "numpy") -> TieBlocks:
+    """The atoms in increasing order of score, and where a new tie block starts (Algorithm 2),
+    as a :class:`TieBlocks` whose ``runs`` are the groups float64 could not order.
 
     ``error[i]`` bounds the float error of ``score[i]``.  Sorted, the float order is certainly
     the exact order across a gap where every score before it, raised by its error, stays
     below every score after it, lowered by its error.  Runs of atoms with no such gap between
     them (exact ties in rational inputs, whose float scores differ by a few ulps, or distinct
     scores closer than float64 resolves) are put in order and grouped by their exact scores,
-    ``exact_score(i)``, or, when there is none (a float array), are one block; elsewhere,
-    distinct floats are distinct blocks.  Inside a block the atoms stay in any order: its sum
-    does not depend on it (:func:`huc_ref.fast.numbers.block_sums`).
+    ``exact_score(i)`` (:class:`huc_ref.fast.utilities.ExactScores`: the rationals behind the
+    floats, or a float array's own binary values), where they hold two different rows: equal
+    neighbours whose rows are the same numbers (``exact_score.same``) are one block without
+    an exact score, and one exact score serves each stretch of such neighbours and each key
+    (``exact_score.key``) seen before.  The runs are
+    taken smallest first while their exact scores fit ``exact_score.budget`` (entries read,
+    ``exact_score.width`` a score); a run beyond it, or every run when there are no exact
+    scores (a boosting run's float rows), is one block (equal floats alone are a tie), listed
+    in ``runs`` with ``values`` None.  Inside a block the atoms stay in any order: its sum does
+    not depend on it (:func:`huc_ref.fast.numbers.block_sums`).
 
     >>> order, new = tie_blocks(np.array([0.3, 0.1, 0.1 + 2e-17]), np.full(3, 1e-16), lambda i: Fraction(1, 10))
     >>> order.tolist(), new.tolist()  # atoms 1 and 2 are one block: their exact scores are equal
     ([1, 2, 0], [False, True])
     >>> tie_blocks(np.array([1e-20, 2e-20]), np.array([1e-35, 2e-35]), None)[1].tolist()  # far apart, relatively
     [True]
+    >>> blocks = tie_blocks(np.array([0.5, 0.5 + 2**-52]), np.full(2, 1e-15), lambda i: Fraction(1 + i, 3))
+    >>> blocks[1].tolist(), blocks.runs[0].values  # two exact scores: two blocks, decided exactly
+    ([True], [Fraction(1, 3), Fraction(2, 3)])
     """
     if order is None:
         order, s = sort_scores(score, engine)
@@ -361,26 +409,83 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
     new = d > 0
     largest = error.max() if error is not None and len(s) > 1 else 0.0
     if not largest > 0:
-        return order, new
+        return TieBlocks(order, new)
     close = d <= 2.0 * largest  # distinct floats further apart than any two errors are certainly in order
-    if not close.any() or ((exact_score is None or new.all()) and not np.any(close & new)):
-        return order, new  # (equal floats are one block without exact scores to split them)
+    if not close.any() or (exact_score is None and not np.any(close & new)):
+        return TieBlocks(order, new)  # (equal floats are one block without exact scores to split them)
     unsure = _unsure_gaps(s, error, order, close, largest)
     if not unsure.any():
-        return order, new
+        return TieBlocks(order, new)
     # maximal runs of ranks joined by unsure gaps: [first, last]
     edges = np.diff(np.concatenate([[0], unsure.astype(np.int8), [0]]))
-    for first, last in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
-        if exact_score is None:
-            new[first:last] = False
+    firsts, lasts = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    # the gaps whose two sides may differ exactly: between different floats, or (with exact scores) between
+    # equal floats of rows that are not the same numbers
+    plural = unsure & new
+    if exact_score is not None:
+        eq = np.flatnonzero(unsure & ~new)
+        same = getattr(exact_score, "same", None)
+        same = None if same is None or not len(eq) else same(order.take(eq), order.take(eq + 1))
+        plural[eq] = True if same is None else ~same
+    new[unsure] = False  # each run one block, until its exact scores split it
+    count = np.add.reduceat(plural, firsts) if len(firsts) else np.zeros(0, dtype=int)
+    several = np.flatnonzero(count)  # runs holding two different rows
+    if not len(several):
+        return TieBlocks(order, new)
+    budget = getattr(exact_score, "budget", None)
+    width = getattr(exact_score, "width", 1)
+    runs, spent = [], 0
+    e = error.take(order)
+    for k in several[np.argsort(count[several], kind="stable")]:  # the smallest runs first
+        first, last = int(firsts[k]), int(lasts[k])
+        low, high = float((s[first:last + 1] - e[first:last + 1]).min()), float((s[first:last + 1] +
+                                                                                 e[first:last + 1]).max())
+        cost = (int(count[k]) + 1) * width  # at most one exact score per stretch of the same rows
+        if exact_score is None or (budget is not None and spent + cost > budget):
+            runs.append(Run(first, last, None, low, high))
             continue
-        members = order[first:last + 1]
-        values = [exact_score(int(i)) for i in members]
-        by_value = sorted(range(len(members)), key=values.__getitem__)
-        order[first:last + 1] = members[by_value]
-        ranked = [values[k] for k in by_value]
-        new[first:last] = [a != b for a, b in zip(ranked, ranked[1:])]
-    return order, new
+        spent += cost
+        values = _settle_run(order, new, plural, first, last, exact_score)
+        runs.append(Run(first, last, values, low, high))
+    runs.sort()
+    return TieBlocks(order, new, tuple(runs), exact_score is not None)
+
+
+def _settle_run(order, new, plural, first, last, exact_score) -> list:
+    """Put ranks ``first .. last`` of :func:`tie_blocks` in order of their exact scores, in place,
+    and mark where a new block starts among them (``new``); each stretch of neighbours joined by a
+    gap that is not ``plural`` (the same rows) takes one exact score, as do all stretches of one
+    key (``exact_score.keys``; ``exact_score.scores`` computes many at once).  Returns each
+    block's exact score, ascending."""
+    members = order[first:last + 1].copy()
+    starts = np.concatenate([[0], np.flatnonzero(plural[first:last]) + 1])  # stretches of the same rows
+    heads = members[starts]
+    keys = exact_score.keys(heads) if hasattr(exact_score, "keys") else None  # (equal keys, equal scores)
+    if keys is None:
+        keys = list(range(len(heads)))
+    index = {}
+    for key in keys:
+        index.setdefault(key, len(index))
+    which = [index[key] for key in keys]
+    one = np.empty(len(index), dtype=np.intp)
+    one[np.array(which)] = np.arange(len(heads))  # one stretch of each key (whichever write lands)
+    firsts = heads[one]
+    found = exact_score.scores(firsts) if hasattr(exact_score, "scores") else [exact_score(int(i)) for i in firsts]
+    if all(isinstance(v, Fraction) for v in found):  # compared by 2^-256 floors first: integers, not Fractions
+        found = [((v.numerator << 256) // v.denominator, v) for v in found]
+    values = [found[k] for k in which]
+    by_value = sorted(range(len(starts)), key=values.__getitem__)
+    sizes = np.diff(np.append(starts, len(members)))
+    pieces = [members[starts[k]:starts[k] + sizes[k]] for k in by_value]
+    order[first:last + 1] = np.concatenate(pieces)
+    ranked = [values[k] for k in by_value]
+    # a new block where the exact score changes: between stretches only, never inside one
+    split = np.zeros(len(members) - 1, dtype=bool)
+    ends = np.cumsum([sizes[k] for k in by_value])[:-1] - 1
+    split[ends] = [a != b for a, b in zip(ranked, ranked[1:])]
+    new[first:last] = split
+    distinct = [ranked[0]] + [b for a, b in zip(ranked, ranked[1:]) if a != b]
+    return [v[1] for v in distinct] if isinstance(distinct[0], tuple) else distinct
 
 
 #: :func:`_unsure_gaps` reads the windows of the close gaps while they hold at most this many
@@ -431,6 +536,75 @@ def _window_extreme(extreme, s, error, order, starts, lengths, sign):
     return extreme.reduceat(s[ranks] + sign * error.take(order.take(ranks)), first)
 
 
+def _low_end(run: Run, k: int, given: float):
+    """The left end of a witness that starts at block ``k`` of ``run`` (:meth:`Rows.intervals`):
+    the block's exact score rounded down to a float where that float lies nearer to it than to
+    the score before (the block before in the run, else the run's ``low``, which is above every
+    score before the run), else the exact score itself (a Fraction: float64 cannot separate the
+    two); a run left whole, its ``low``; a score that is no Fraction (a boosting state's key,
+    :class:`huc_ref.fast.boosted.AuditRows`), the float ``given``.  Read exactly, the end then takes in the
+    block and nothing before it (App. F.3's witness ``[s_(r+1), s_(b)]``).
+
+    >>> run = Run(0, 2, [Fraction(1, 3), Fraction(1, 3) + Fraction(1, 10**30)], 0.3, 0.4)
+    >>> _low_end(run, 0, 0.5), _low_end(run, 1, 0.5) == run.values[1], _low_end(run._replace(values=None), 0, 0.5)
+    (0.3333333333333333, True, 0.3)
+    """
+    if run.values is None:
+        return run.low
+    x = run.values[k]
+    if not isinstance(x, Fraction):
+        return given
+    f = float(x)
+    if Fraction(f) > x:
+        f = math.nextafter(f, -math.inf)
+    below = run.values[k - 1] if k else Fraction(run.low)
+    return f if 2 * Fraction(f) > below + x else x
+
+
+def _high_end(run: Run, k: int, given: float):
+    """The right end of a witness that ends at block ``k`` of ``run``: :func:`_low_end` mirrored
+    (rounded up, nearer than the score after: the next block, else the run's ``high``).
+
+    >>> run = Run(0, 2, [Fraction(1, 3), Fraction(1, 3) + Fraction(1, 10**30)], 0.3, 0.4)
+    >>> _high_end(run, 0, 0.5) == run.values[0], _high_end(run, 1, 0.5)
+    (True, 0.33333333333333337)
+    """
+    if run.values is None:
+        return run.high
+    x = run.values[k]
+    if not isinstance(x, Fraction):
+        return given
+    f = float(x)
+    if Fraction(f) < x:
+        f = math.nextafter(f, math.inf)
+    above = run.values[k + 1] if k + 1 < len(run.values) else Fraction(run.high)
+    return f if 2 * Fraction(f) < above + x else x
+
+
+def _equal_pairs(ranked: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The atoms of each two neighbouring equal floats in the sorted scores ``ranked`` (``order``'s).
+
+    >>> [x.tolist() for x in _equal_pairs(np.array([0.25, 0.5, 0.5, 0.5]), np.array([3, 0, 2, 1]))]
+    [[0, 2], [2, 1]]
+    """
+    eq = np.flatnonzero(ranked[1:] == ranked[:-1])
+    return order.take(eq), order.take(eq + 1)
+
+
+def _group_pairs(block: np.ndarray, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each atom and one atom of its block (``block``: each atom's, of ``blocks``; :func:`group_scores`'
+    blocks), except that one itself: the pairs whose rows make equal floats one block.
+
+    >>> [x.tolist() for x in _group_pairs(np.array([1, 0, 1, 1]), 2)]
+    [[0, 2], [3, 3]]
+    """
+    one = np.empty(blocks, dtype=np.intp)
+    one[block] = np.arange(len(block))  # some atom of each block (whichever write lands)
+    other = one.take(block)
+    pick = np.flatnonzero(other != np.arange(len(block)))
+    return pick, other.take(pick)
+
+
 def _equal_columns(W: np.ndarray) -> np.ndarray:
     """For each subgroup (column of ``W``), whether its weights are all equal: then one number
     multiplies, not a gather.  A broadcast ``W`` (stride 0 along the atoms, the audit's equal
@@ -459,7 +633,7 @@ _LONG_COLUMN = 4096
 #: Positions (prefix sums) numpy's column scan takes at a time, per subgroup: its products, prefix
 #: sums and extremes then stay in the caches (2**18 numbers, 2 MiB a buffer) instead of making five
 #: passes over memory.  Fewer positions mean more calls per position: ``python bench/phases.py
-#: --engine numpy --cache-block 65536,262144,1048576`` (docs/performance.md) measured the tables phase at
+#: --engine numpy --cache-block 65536,262144,1048576`` measured the tables phase at
 #: K = 30, n = 10^6 in 1.35, 1.14 and 1.15 s, and with ``--K 1000 --n 400000`` in 0.76, 0.73 and 0.71 s.
 CACHE_BLOCK = 2**18
 
@@ -534,8 +708,11 @@ class Rows:
         self._cells = None  # the labels' number, where group_scores gave each atom's cell
         self._lanes = lanes  # W as the compiled scan reads it (huc_ref.fast.kernels.weight_lanes), if the caller has it
         self._threads = threads  # numpy's scan: subgroups on this many threads
+        #: the groups of near-equal scores float64 could not order (:class:`Run`), and what became of
+        #: them (:class:`huc_ref.results.NearTies`, None where there were none)
+        self._runs, self._outward, self.near_ties = (), False, None
         if blocks is None and not len(terms):
-            blocks = self._sorted_scan(score, residual, W, n_cols, score_error, exact_score is None, engine)
+            blocks = self._sorted_scan(score, residual, W, n_cols, score_error, exact_score, engine)
             if blocks is True:
                 self._copy_uc(uc_copies)
                 return
@@ -544,6 +721,7 @@ class Rows:
             blocks = tie_blocks(score, score_error, exact_score, getattr(self, "order", None),
                                 getattr(self, "_ranked", None), engine)
         self.order, new = blocks
+        self._runs, self._outward = getattr(blocks, "runs", ()), getattr(blocks, "exact", False)
         order, self._score = self.order, score
         self._blocks(new, len(score))
         #: per subgroup: ``(sup, r, b, moment)`` arrays over the columns [UC, relevant nodes...]
@@ -555,6 +733,8 @@ class Rows:
             scan = self._compiled if engine == "numba" else self._numpy
             self.best = scan(block, residual, terms, col_table, np.asarray(kind), W, n_cols)
         self._copy_uc(uc_copies)
+        if self._runs:
+            self.near_ties = self._tally(residual, terms, W, bool(len(uc_copies)))
 
     def __getattr__(self, name):
         """The sort behind blocks found without one (:func:`group_scores`), made when first read:
@@ -589,12 +769,13 @@ class Rows:
                 for arr in arrays:
                     arr[col] = arr[0]
 
-    def _sorted_scan(self, score, residual, W, n_cols, score_error, ties, engine):
+    def _sorted_scan(self, score, residual, W, n_cols, score_error, exact_score, engine):
         """The UC column alone straight after the sort, when float64 certifies every gap between
-        neighbouring distinct scores and equal floats are one block (``ties``: no exact scores
-        behind the floats): True when done; else the blocks ``(order, new)`` for the general
+        neighbouring distinct scores and equal floats are one block (no exact scores behind the
+        floats, ``exact_score`` None, or equal floats of rows that are the same numbers,
+        ``exact_score.same``): True when done; else the blocks ``(order, new)`` for the general
         route, or None (the sort kept in ``self.order``) where an uncertain gap or an equal pair
-        of floats with exact scores behind them needs :func:`tie_blocks`.  The sort gives the
+        of floats of different rows needs :func:`tie_blocks`.  The sort gives the
         scores in rank order (:func:`sort_scores`) and the residuals are gathered into it; then
         numba: one pass of :func:`huc_ref.fast.kernels.sorted_uc_scan` (with ties, of
         ``tied_uc_scan``); numpy: the gaps checked, then :meth:`_uc_only`.  Few distinct scores far
@@ -605,18 +786,29 @@ class Rows:
         by its sort and tied scan, README)."""
         n = len(score)
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
+
+        def ties(a, b) -> bool:
+            """Whether equal floats ``a[k]``, ``b[k]`` are each one exact tie (no exact scores, or the same rows)."""
+            if exact_score is None:
+                return True
+            same = getattr(exact_score, "same", None)
+            same = None if same is None else same(a, b)
+            return same is not None and bool(same.all())
         by_label = engine == "numba" and self._labels is not None and _equal_columns(W).all()
         if (engine == "numpy" or by_label) and _few_scores(score):  # few distinct scores: blocks without a sort
             if engine == "numba":  # blocks and cells in one compiled pass each
                 grouped, sums = _group_compiled(score, self._labels, residual)
             else:
                 grouped, sums = group_scores(score, self._labels), None
-            if grouped is not None and np.all(np.diff(grouped[1]) > gap) and (ties or len(grouped[1]) == n):
+            cells = engine == "numpy" and self._labels is not None and grouped is not None and \
+                len(grouped[1]) * self._labels[1] <= n  # (group_scores gave cells, not blocks)
+            if grouped is not None and np.all(np.diff(grouped[1]) > gap) and (len(grouped[1]) == n or ties(
+                    *_group_pairs(grouped[0] // self._labels[1] if cells else grouped[0], len(grouped[1])))):
                 self._score, self._groups = score, grouped
                 if sums is not None:
                     self._label_sums = sums
-                elif engine == "numpy" and self._labels is not None and len(grouped[1]) * self._labels[1] <= n:
-                    self._cells = self._labels[1]  # (group_scores gave cells, not blocks)
+                elif cells:
+                    self._cells = self._labels[1]
                 self.best = self._uc_only(residual, W, n_cols, engine)
                 return True
         order, ranked = sort_scores(score, engine)
@@ -628,7 +820,7 @@ class Rows:
             new = np.ones(max(n - 1, 0), dtype=bool)
             res = residual.take(order)
             found = sorted_uc_scan(ranked, res, order, W, equal, gap, out)
-            if found == 2 and ties:
+            if found == 2 and ties(*_equal_pairs(ranked, order)):
                 found = tied_uc_scan(ranked, res, order, W, equal, gap, new, out)
             if found:
                 return None
@@ -641,7 +833,7 @@ class Rows:
             self._every = n
             self.best = self._uc_only(np.take(residual, order, out=buf, mode="clip"), W, n_cols, engine)
             return True
-        if ties and not np.any((d > 0) & (d <= gap)):  # exact ties of floats only: equal floats are one block
+        if not np.any((d > 0) & (d <= gap)) and ties(*_equal_pairs(ranked, order)):  # equal floats alone: ties
             return order, d > 0
         return None
 
@@ -954,9 +1146,51 @@ class Rows:
         else:
             low = self._score.take(self.order.take(self.starts.take(r[some])))
             high = self._score.take(self.order.take(self.block_last.take(b[some] - 1)))
-        for col, lo, hi in zip(some.tolist(), low.tolist(), high.tolist()):
+        low, high = low.tolist(), high.tolist()
+        if self._runs and self._outward:  # ends in groups float64 could not order: from their exact scores
+            low, high = self._run_ends(r[some], low, _low_end), self._run_ends(b[some] - 1, high, _high_end)
+        for col, lo, hi in zip(some.tolist(), low, high):
             out[col] = (lo, hi)
         return out
+
+    def _run_ends(self, blocks: np.ndarray, given: list, end) -> list:
+        """``given`` (witness ends, floats) with those at ``blocks`` that lie in a :class:`Run` made
+        by ``end`` (:func:`_low_end` or :func:`_high_end`) from the run and the block's place in it."""
+        if "_run_blocks" not in self.__dict__:  # each run's first block (its index among all) and its blocks
+            every = "_every" in self.__dict__ and "starts" not in self.__dict__
+            first = np.array([run.first for run in self._runs])
+            self._run_blocks = (first if every else np.searchsorted(self.starts, first, "right") - 1,
+                                np.array([1 if run.values is None else len(run.values) for run in self._runs]))
+        first, count = self._run_blocks
+        j = np.maximum(np.searchsorted(first, blocks, "right") - 1, 0)
+        for k in np.flatnonzero((blocks >= first[j]) & (blocks < first[j] + count[j])).tolist():
+            given[k] = end(self._runs[j[k]], int(blocks[k] - first[j[k]]), given[k])
+        return given
+
+    def _tally(self, residual, terms, W, flat: bool):
+        """What became of the groups float64 could not order (:attr:`_runs`): the
+        :class:`huc_ref.results.NearTies` of this utility.  A group left whole (``values`` None)
+        can make any sup larger, never smaller, than the one reported: an interval of the exact
+        order is whole blocks (whose moments Algorithm 2 took) and at most two parts of such
+        groups, so each sup is within twice the largest ``sum_i |w_i c(x_i) v_i|`` over a group's
+        atoms of its reported value (``v_i`` the UC residual; for HUC the largest of the atom's
+        node terms; in each subgroup)."""
+        from ..results import NearTies
+        decided = [run for run in self._runs if run.values is not None]
+        whole = [run for run in self._runs if run.values is None]
+        uc = node = 0.0
+        W = np.asarray(W)
+        if len(W) != len(residual):  # (one row for every atom: the compiled flat scans' equal weights)
+            W = np.broadcast_to(W[:1], (len(residual), W.shape[1]))
+        for run in whole:
+            members = self.order[run.first:run.last + 1]
+            w = np.abs(W[members])  # (atoms, subgroups)
+            uc = max(uc, float((w * np.abs(residual.take(members))[:, None]).sum(axis=0).max()))
+            if len(terms):
+                largest = np.abs(np.asarray(terms)[:, members]).max(axis=0)
+                node = max(node, float((w * largest[:, None]).sum(axis=0).max()))
+        return NearTies(len(decided), sum(run.last - run.first + 1 for run in decided), len(whole),
+                        sum(run.last - run.first + 1 for run in whole), 2.0 * uc, 2.0 * (uc if flat else node))
 
     def members(self, r, b) -> np.ndarray:
         """The atoms (original indices) whose scores lie in blocks ``r .. b-1`` (Algorithm 2's

@@ -18,10 +18,10 @@ import numpy as np
 
 from ..errors import HUCError
 
-__all__ = ["TOLERANCES", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "logsumexp",
+__all__ = ["TOLERANCES", "ORDER_BUDGET", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "logsumexp",
            "softmax_rows", "first_max", "first_max_rows", "row_sums", "row_extremes", "weighted_row_sums", "sum_levels",
            "block_sums", "group_sums", "label_cells", "gathered_equal", "ratio", "floats", "as_floats", "entries",
-           "subgroup_column"]
+           "subgroup_column", "linear_score"]
 
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
@@ -30,6 +30,16 @@ TOLERANCES = {
     # run can push a leaf below what float64 holds; it is floored here instead of reaching 0/0
     "floor": float(np.finfo(float).tiny),
 }
+
+#: How many entries of prediction rows the exact scores of one sort may read (App. F.3's order of
+#: scores float64 cannot tell apart, :func:`huc_ref.fast.intervals.tie_blocks`), a row of ``K``
+#: entries counting ``K`` for a table utility (integer sums, a few us a row) and ``16 K`` for the
+#: others (their decisions taken on Fractions, up to 25 us an entry at ``K`` = 1,000): about a
+#: second a sort at most (100,000 rows of five classes rounded to three decimals, 5,000 groups
+#: of near-equal scores over three utilities: 3 s where keeping the groups whole took 0.3 s).
+#: Groups beyond it stay whole, and the result reports them with a bound on their effect
+#: (:class:`huc_ref.results.NearTies`).
+ORDER_BUDGET = 2**18
 
 #: The unit roundoff of float64: every operation is exact up to a relative error of this.
 UNIT_ROUNDOFF = 2.0 ** -53
@@ -60,11 +70,13 @@ class ExactRows:
     (App. F.3's scores and the decisions of the utility families, docs/specification.md §5).
 
     Given the rationals a float array was rounded from (``p_error`` = :data:`UNIT_ROUNDOFF`),
-    :attr:`exact` is True and :meth:`row` returns them: undecided decisions and tie blocks
-    are settled exactly.  Given only the float array (``p_error`` 0), :meth:`row` gives its
-    binary values, which settle decisions (a rank or an argmax does not depend on a row's
-    scale); scores within their error bounds of each other are one tie block (a score
-    depends on the row's normalisation, which float64 rounds).
+    :attr:`exact` is True and :meth:`row` returns them.  Given only the float array (``p_error``
+    0), :meth:`row` gives its binary values, the exact numbers the array holds (as
+    :meth:`huc_ref.distribution.FiniteDistribution.from_floats` reads them for the exact
+    engine).  Either way, undecided decisions are taken on these rows, and scores float64
+    cannot order are put in order by their exact values (:meth:`score`, each row divided by
+    its exact sum, as the fast path divides by the float sum), unless ``settle_scores`` is
+    False.
 
     >>> ExactRows(None, [(Fraction(1, 3), Fraction(2, 3))]).row(0)
     (Fraction(1, 3), Fraction(2, 3))
@@ -78,7 +90,7 @@ class ExactRows:
         self.p_error = UNIT_ROUNDOFF if self.exact else 0.0
         #: whether tie blocks float64 cannot settle are split by exact scores; False keeps them
         #: whole, as a replay on float rows does (a boosting run's rows, :mod:`huc_ref.fast.boost`)
-        self.settle_scores = self.exact and settle_scores
+        self.settle_scores = settle_scores and (P is not None or self.exact)
 
     def view(self, start: int) -> ExactRows:
         """The same rows from ``start`` on (a chunk of App. F.4's sample pass), indexed from 0.
@@ -100,17 +112,88 @@ class ExactRows:
             return tuple(Fraction(float(x)) for x in self.P[i])
         return tuple(self.fractions[self.offset + i])
 
+    def values(self, u, i: int, atom: int | None = None) -> tuple:
+        """``u(p_i, .)`` decided exactly on row ``i`` (A.1): the family's values on the rationals
+        behind it (a boosting state's rows, :class:`huc_ref.fast.boosted.AuditRows`, answer by the
+        family's :meth:`~huc_ref.utilities.Utility.decide` on their exact state).
+
+        >>> from huc_ref import LabelTree, TopK
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> ExactRows(None, [(Fraction(1, 2), Fraction(1, 2))]).values(TopK(t, 1), 0)  # the tie: label order
+        (Fraction(1, 1), Fraction(0, 1))
+        """
+        return u.values(self.row(i), atom)
+
     def score(self, u, i: int, atom: int):
-        """``mu_u`` of row ``i`` exactly (Sec. 2.1), for the tie blocks float64 cannot settle; an
-        object that compares as the exact score does (a boosting state's rows,
-        :mod:`huc_ref.certified`, answer with keys of their exact state).
+        """``mu_u`` of row ``i`` exactly (Sec. 2.1's ``sum_y p_y u(p, y)``, the row divided by its
+        exact sum: the float rows of an audit sum to 1 only within their tolerance), for the tie
+        blocks float64 cannot settle; an object that compares as the exact score does (a boosting
+        state's rows, :class:`huc_ref.fast.boosted.AuditRows`, answer with keys of their exact state).
 
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> ExactRows(None, [(Fraction(1, 4), Fraction(3, 4))]).score(Table(t, [0, 1]), 0, 0)
         Fraction(3, 4)
+        >>> ExactRows(np.array([[0.5, 1.0]])).score(Table(t, [0, 1]), 0, 0)  # 1 / (1/2 + 1)
+        Fraction(2, 3)
         """
-        return u.score(self.row(i), atom)
+        if self.fractions is not None:
+            row = self.row(i)
+            total = sum(row, Fraction(0))
+            score = u.score(row, atom)
+            return score if total == 1 else score / total
+        # a float row: its values over their common denominator D are integers b_y, so with the row as
+        # integers a_y (scaled) the score is sum_y a_y b_y / (D sum_y a_y): one Fraction, not a Fraction
+        # sum of K products
+        values = u.values(self.row(i), atom)
+        D = math.lcm(*(v.denominator for v in values))
+        return linear_score(self.scaled(i), [v.numerator * (D // v.denominator) for v in values], D)
+
+    def scaled(self, i: int) -> list:
+        """Float row ``i`` as integers over one power of two (each entry ``m / 2^e`` times the
+        largest ``2^e``): the same ratios, so the same scores (Sec. 2.1's ``mu_u`` divides by the
+        row's sum), in integer arithmetic.
+
+        >>> ExactRows(np.array([[0.25, 0.5, 0.0]])).scaled(0)
+        [1, 2, 0]
+        """
+        pairs = [float(x).as_integer_ratio() for x in self.P[i]]
+        top = max(d for _, d in pairs).bit_length()
+        return [m << (top - d.bit_length()) for m, d in pairs]
+
+    def same_rows(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether rows ``a[k]`` and ``b[k]`` hold the same exact numbers, for every ``k``: then every
+        utility defined at every prediction gives them one score (an exact tie of App. F.3, no
+        exact score needed).  Float rows are compared as floats (``-0.0 == 0.0``, one value), a few
+        thousand pairs at a time.
+
+        >>> rows = ExactRows(np.array([[0.25, 0.75], [0.25, 0.75], [0.5, 0.5]]))
+        >>> rows.same_rows(np.array([0, 0]), np.array([1, 2])).tolist()
+        [True, False]
+        """
+        if self.fractions is not None:
+            return np.array([tuple(self.fractions[self.offset + int(i)]) == tuple(self.fractions[self.offset + int(j)])
+                             for i, j in zip(a, b)], dtype=bool)
+        out = np.empty(len(a), dtype=bool)
+        step = max(1, _SAME_ROWS_CELLS // max(1, self.P.shape[1]))
+        for lo in range(0, len(a), step):
+            ia, ib = a[lo:lo + step], b[lo:lo + step]
+            np.all(np.asarray(self.P[ia]) == np.asarray(self.P[ib]), axis=1, out=out[lo:lo + step])
+        return out
+
+
+def linear_score(a: list, b: list, D: int = 1) -> Fraction:
+    """``sum_y a_y b_y / (D sum_y a_y)`` for integers: Sec. 2.1's score ``mu_u(p) = sum_y p_y u(p, y)``
+    of a row ``a`` (:meth:`ExactRows.scaled`, divided by its sum) with values ``b_y / D``.
+
+    >>> linear_score([1, 2, 0], [0, 1, 1], 2)  # (1/3, 2/3, 0) with values (0, 1/2, 1/2)
+    Fraction(1, 3)
+    """
+    return Fraction(sum(x * v for x, v in zip(a, b) if x and v), D * sum(a))
+
+
+#: Numbers per side that :meth:`ExactRows.same_rows` compares at a time (4 MiB).
+_SAME_ROWS_CELLS = 2**19
 
 
 def logsumexp(x: np.ndarray) -> np.ndarray:

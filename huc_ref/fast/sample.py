@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..distribution import WHOLE_POPULATION, check_whole_population
 from ..errors import HUCError, check_names
 from ..results import AuditResult
 from ..tree import LabelTree
@@ -72,6 +73,9 @@ class Sample:
             raise HUCError(f"C: expected {n} x {len(names)} subgroup values in [-1, 1] (one column per subgroup), "
                            f"got shape {C.shape}" + ("" if C.shape != (n, len(names)) else " with a value outside"),
                            kind="range")
+        if WHOLE_POPULATION in names:
+            k = names.index(WHOLE_POPULATION)
+            check_whole_population(WHOLE_POPULATION, C[:, k], f"C[{{i}}, {k}]")
         w = np.full(n, 1.0 / n) if w is None else entries(w, n, "w", "a finite positive number", lambda v: v > 0,
                                                            "float_range")
         try:  # exactly rounded: a weight over it is the rational w_i / sum, rounded once

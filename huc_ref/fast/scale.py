@@ -29,6 +29,12 @@ The answer is the in-memory path's: the same tie blocks, the same block sums
 only the order of the float additions of the prefix sums differs (each range's own sums, then
 the totals before it), so sups agree to rounding (``n`` times the unit roundoff of the sup at
 most, ``sqrt(n)`` typically) and a witness can differ only where two prefix sums are that close.
+Scores float64 cannot order (near-equal scores of different predictions) are the exception: the
+in-memory path orders such a group by the exact values of its rows' floats, within
+:data:`huc_ref.fast.numbers.ORDER_BUDGET`; a range holds scores and terms, not the rows' ``K``
+floats, so here every such group stays one tie block, as the in-memory path leaves a group beyond
+its budget, and is reported in the result's ``near_ties`` with the bounds within which the exact
+order's UC and HUC lie (:func:`near_ties`).
 
 Rows travel between the map and the ranges either in memory (``shuffle="tasks"``: slices are
 Dask tasks, which a cluster's workers hold and spill; the default under a distributed ``Client``,
@@ -51,10 +57,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..distribution import subgroup_mapping
+from ..distribution import check_whole_population, subgroup_mapping
 from ..errors import HUCError, check_name, one_of, printable
 from ..results import AuditResult
-from ..significance import check_null, resampling_p_values
+from ..significance import candidate_rows, check_null, check_null_work, resampling_p_values
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import _per_atom_rows, check_utilities
@@ -197,8 +203,9 @@ class _Spec:
 
     def row_bytes(self) -> int:
         """Bytes of one sample row's sorted rows (:class:`_Sorted`), over every utility: its score,
-        error bound, UC residual, node terms, raw weight, subgroup values and label."""
-        return sum(8 * (4 + len(d) + self.weighted + len(self.groups)) for d in self.depths)
+        error bound, UC residual, node terms, raw weight, subgroup values, row key (:func:`row_keys`)
+        and label."""
+        return sum(8 * (5 + len(d) + self.weighted + len(self.groups)) for d in self.depths)
 
 
 class _Stored:
@@ -339,22 +346,24 @@ def _prepare(spec: _Spec, index: int, offset, P, y, w, *C) -> _Part:
         where = f"subgroups[{printable(name, 80)!r}]"
         try:
             cols.append(subgroup_column(c, m, where))
+            check_whole_population(name, cols[-1], where + "[{i}]")  # ("all" is the whole population, or refused)
         except HUCError as err:
             return _Part(m, _Problem(_SUBGROUP + g, where, err))
     if not m:
-        return _Part(0, None, wmax, [_Sorted(np.zeros(0), np.zeros((0, 2 + len(d) + spec.weighted + len(C))),
+        return _Part(0, None, wmax, [_Sorted(np.zeros(0), np.zeros((0, 3 + len(d) + spec.weighted + len(C))),
                                              np.zeros(0, dtype=np.int64), spec.spill, f"p{index}-u{k}")
                                      for k, d in enumerate(spec.depths)],
                      [(np.zeros(0), np.zeros(0, dtype=np.int64))] * len(spec.depths), [0.0] * len(spec.depths),
                      np.zeros(0) if w is not None else None)
     X = P if isinstance(P, np.ndarray) and P.dtype == np.float64 else as_floats(P, "y_prob")
+    keys = row_keys(X).view(np.float64)  # (stored among the rows' floats: their bits, copied, never computed on)
     rows = None if offset is None else np.arange(offset, offset + m)
     try:
         t = sample_terms(spec.ft, X, ids, spec.utilities, rows, spec.engine, row_sum_tolerance=spec.tolerance)
     except HUCError as err:
         return _Part(m, _Problem(_ZERO if err.kind == "nonpositive" else _ROWS, "y_prob", err))
     del X, P
-    extra = ([w] if w is not None else []) + cols
+    extra = ([w] if w is not None else []) + cols + [keys]
     step = max(1, -(-m // spec.sketch))
     sorted_, sketches, largest = [], [], []
     table = np.empty((m, 2 + max(len(d) for d in spec.depths) + len(extra)))  # (one buffer, utility after utility)
@@ -452,7 +461,11 @@ class Extremes:
     where the block is the range's last); and the range's rows: ``m``, its smallest and largest
     score, the largest ``s + e`` and smallest ``s - e`` (scores and their error bounds: a boundary
     is certain where every score below it, raised by its error, is below every score above it,
-    lowered by its error, :func:`huc_ref.fast.intervals.tie_blocks`), and its largest error."""
+    lowered by its error, :func:`huc_ref.fast.intervals.tie_blocks`), and its largest error;
+    ``first_end``, the witness end of its first block (:class:`_Blocks`' ``low_end``); ``near``,
+    its groups of near-equal scores left whole: ``(groups, rows, uc, node)``, the largest
+    ``sum_i |w_i c(x_i) v_i|`` over a group's rows of the UC residuals and of the node terms
+    (:meth:`huc_ref.fast.intervals.Rows._tally`'s)."""
 
     FIELDS = ("total", "mx", "mx_blk", "mx_hi", "mx_next", "mn", "mn_blk", "mn_hi", "mn_next")
 
@@ -461,6 +474,7 @@ class Extremes:
         for name in self.FIELDS:
             setattr(self, name, np.zeros((G, n_cols), dtype=np.int64 if name.endswith("blk") else float))
         self.m, self.lo, self.hi, self.up, self.down, self.largest = m, np.inf, -np.inf, -np.inf, np.inf, 0.0
+        self.first_end, self.near = np.inf, (0, 0, 0.0, 0.0)
 
     @classmethod
     def of_rows(cls, blocks: _Blocks | None) -> Extremes:
@@ -494,18 +508,65 @@ def _rows_weights(spec: _Spec, scale, rows: np.ndarray, at: int) -> list:
     return _weights(spec, scale, w, [rows[:, at + g] for g in range(len(spec.groups))])
 
 
-class _Blocks:
-    """The tie blocks of rows in score order (:func:`huc_ref.fast.intervals.tie_blocks`, no exact
-    scores behind float arrays: rows float64 cannot order are one block): each block's first and
-    last row and each row's block, and the rows' :class:`Extremes` statistics."""
+class _WholeRuns:
+    """The ``exact_score`` of :func:`huc_ref.fast.intervals.tie_blocks` for rows whose predictions
+    are not at hand (a range holds scores and terms, not the rows' ``K`` floats): no exact score is
+    computed (``budget`` 0), so every group of near-equal scores of different rows stays one block
+    and is listed in the runs, as the in-memory path leaves a group beyond
+    :data:`huc_ref.fast.numbers.ORDER_BUDGET`; rows with equal keys (:func:`row_keys`: the same
+    prediction) are the same numbers, which tie without exact work (``same``)."""
 
-    def __init__(self, score: np.ndarray, error: np.ndarray):
+    budget, width, key = 0, 1, None
+
+    def __init__(self, keys: np.ndarray | None):
+        self.keys = keys
+
+    def same(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        return None if self.keys is None else self.keys.take(a) == self.keys.take(b)
+
+    def __call__(self, i: int):
+        raise AssertionError("no exact score is computed with a budget of 0")
+
+
+def row_keys(X: np.ndarray) -> np.ndarray:
+    """A 64-bit key of each row's bits (equal rows, equal keys; different rows, different keys
+    but with probability about ``2**-64`` a pair): which rows of a group of near-equal scores are
+    the same prediction (:class:`_WholeRuns`).
+
+    >>> k = row_keys(np.array([[0.25, 0.75], [0.75, 0.25], [0.25, 0.75]]))
+    >>> bool(k[0] == k[2]), bool(k[0] == k[1])
+    (True, False)
+    """
+    bits = np.ascontiguousarray(X, dtype=np.float64).view(np.uint64)
+    h = np.full(len(bits), 0x9E3779B97F4A7C15, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(bits.shape[1]):  # (FNV-style: each column's bits mixed in by xor, then a multiply)
+            h ^= bits[:, j]
+            h *= np.uint64(0x100000001B3)
+            h ^= h >> np.uint64(29)
+    return h
+
+
+class _Blocks:
+    """The tie blocks of rows in score order (:func:`huc_ref.fast.intervals.tie_blocks`): each
+    block's first and last row and each row's block, the rows' :class:`Extremes` statistics, and
+    with ``keys`` (:func:`row_keys`) the groups of near-equal scores of different rows, each one
+    block (:class:`_WholeRuns`; ``runs``), and each block's witness ends (``low_end``,
+    ``high_end``: its smallest and largest score, or a run's ``low`` and ``high``, as the
+    in-memory :class:`huc_ref.fast.intervals.Rows` takes them)."""
+
+    def __init__(self, score: np.ndarray, error: np.ndarray, keys: np.ndarray | None = None, with_runs=False):
         m = len(score)
-        _, new = tie_blocks(score, error, None, order=np.arange(m), ranked=score)
+        blocks = tie_blocks(score, error, _WholeRuns(keys) if with_runs else None, order=np.arange(m), ranked=score)
+        new = blocks[1]
+        self.runs = blocks.runs
         self.score = score
         self.start = np.flatnonzero(np.concatenate([[True], new]))
         self.last = np.append(self.start[1:] - 1, m - 1)
         self.of = np.concatenate([[0], np.cumsum(new)])
+        self.low_end, self.high_end = score[self.start].copy(), score[self.last].copy()
+        for run in self.runs:  # (a run is one block: its first rank starts it)
+            self.low_end[self.of[run.first]], self.high_end[self.of[run.first]] = run.low, run.high
         with np.errstate(over="ignore", invalid="ignore"):
             self.stats = (m, float(score[0]), float(score[-1]), float((score + error).max()),
                           float((score - error).min()), float(error.max()))
@@ -518,8 +579,9 @@ def _scan(out: Extremes, blocks: _Blocks, residual, T, col_table, kind, weights)
     entries by :func:`huc_ref.fast.numbers.block_sums` (the same bits in any order of the block's
     rows), and per subgroup (``weights``) and column the prefix sums' total and extremes with the
     first blocks attaining them, into ``out``."""
-    m, score, last, start = len(residual), blocks.score, blocks.last, blocks.start
+    m, start = len(residual), blocks.start
     out.m, out.lo, out.hi, out.up, out.down, out.largest = blocks.stats
+    out.first_end = float(blocks.low_end[0])
     first = np.flatnonzero(residual)
     col, rank, val = [np.zeros(len(first), dtype=np.int64)], [first], [residual[first]]
     for j in range(len(T)):
@@ -552,8 +614,8 @@ def _scan(out: Extremes, blocks: _Blocks, residual, T, col_table, kind, weights)
                 b_ = int(run_blk[a + at])
                 getattr(out, name)[g, c] = C[at]
                 getattr(out, name + "_blk")[g, c] = b_
-                getattr(out, name + "_hi")[g, c] = score[last[b_]]
-                getattr(out, name + "_next")[g, c] = score[start[b_ + 1]] if b_ + 1 < nb else np.nan
+                getattr(out, name + "_hi")[g, c] = blocks.high_end[b_]
+                getattr(out, name + "_next")[g, c] = blocks.low_end[b_ + 1] if b_ + 1 < nb else np.nan
     del m
     return out
 
@@ -567,14 +629,51 @@ def range_extremes(spec: _Spec, k: int, scale, score: np.ndarray, rows, labels) 
     out = Extremes(max(1, len(spec.groups)), len(nodes) + 1)
     if not len(score):
         return out
-    blocks = _Blocks(score, np.ascontiguousarray(rows[:, 0]))
+    by_row = list(spec.utilities.values())[k].defined_everywhere  # (equal rows, equal values: ExactScores.same)
+    keys = np.ascontiguousarray(rows[:, 2 + D + spec.weighted + len(spec.groups)]).view(np.uint64)
+    blocks = _Blocks(score, np.ascontiguousarray(rows[:, 0]), keys if by_row else None, with_runs=True)
     table, kind = term_columns(spec.ft, colmap, spec.depths[k], labels) if D else (np.zeros((0, 1)), labels)
-    _scan(out, blocks, rows[:, 1], rows[:, 2:2 + D].T, table, kind, _rows_weights(spec, scale, rows, 2 + D))
+    weights = _rows_weights(spec, scale, rows, 2 + D)
+    _scan(out, blocks, rows[:, 1], rows[:, 2:2 + D].T, table, kind, weights)
+    if blocks.runs:
+        out.near = _near(blocks.runs, rows[:, 1], rows[:, 2:2 + D], weights)
     if spec.flat:  # (the root's term is the UC residual: its column copies the UC column, as Rows' uc_copies)
         for name in ("has",) + Extremes.FIELDS:
             arr = getattr(out, name)
             arr[:, 1:] = arr[:, :1]
     return out
+
+
+def _near(runs, residual, T, weights) -> tuple:
+    """``(groups, rows, uc, node)`` of a range's groups of near-equal scores left whole
+    (:attr:`Extremes.near`): :meth:`huc_ref.fast.intervals.Rows._tally`'s sums of one range."""
+    uc = node = 0.0
+    for run in runs:
+        a, b = run.first, run.last + 1
+        for w in weights:
+            w = np.abs(w[a:b]) if np.ndim(w) else abs(w)
+            uc = max(uc, float((w * np.abs(residual[a:b])).sum()))
+            if T.shape[1]:
+                node = max(node, float((w * np.abs(T[a:b]).max(axis=1)).sum()))
+    return len(runs), sum(run.last - run.first + 1 for run in runs), uc, node
+
+
+def near_ties(found: list[Extremes], flat: bool):
+    """The :class:`huc_ref.results.NearTies` of one utility's ranges (None without groups left
+    whole): the groups and rows add up, and each bound is twice the largest group's sum, as
+    :meth:`huc_ref.fast.intervals.Rows._tally` bounds them (UC and HUC may be that much larger
+    than reported, never smaller; a flat tree's node terms are the UC residuals).
+
+    >>> e = Extremes(1, 1); e.near = (1, 3, 0.25, 0.5)
+    >>> near_ties([e, Extremes(1, 1)], False)
+    NearTies(decided_groups=0, decided_rows=0, undecided_groups=1, undecided_rows=3, uc_bound=0.5, huc_bound=1.0)
+    """
+    from ..results import NearTies
+    groups = sum(e.near[0] for e in found)
+    if not groups:
+        return None
+    uc, node = max(e.near[2] for e in found), max(e.near[3] for e in found)
+    return NearTies(0, 0, groups, sum(e.near[1] for e in found), 2.0 * uc, 2.0 * (uc if flat else node))
 
 
 # ------------------------------------------------------------------ the fold
@@ -611,7 +710,7 @@ def fold(found: list[Extremes]):
     earlier of the two extreme blocks (the sample's first block where that is the empty prefix)
     to the later one, and the moment's sign is that of ``C_b - C_r``.
 
-    >>> e = Extremes(1, 1, 2); e.lo = 0.25
+    >>> e = Extremes(1, 1, 2); e.lo = e.first_end = 0.25
     >>> e.has[:], e.total[:], e.mx[:], e.mx_hi[:], e.mn[:], e.mn_blk[:], e.mn_hi[:] = True, 0.5, 0.5, 0.25, 0.0, 1, .5
     >>> e.mx_next[:], e.mn_next[:] = 0.5, np.nan
     >>> sup, moment, intervals = fold([e])
@@ -620,7 +719,7 @@ def fold(found: list[Extremes]):
     """
     live = [e for e in found if e.m]
     G, n_cols = found[0].has.shape
-    first_low = live[0].lo if live else np.nan
+    first_low = live[0].first_end if live else np.nan
     carry = np.zeros((G, n_cols))
     best = {}
     for side in ("mx", "mn"):
@@ -629,7 +728,7 @@ def fold(found: list[Extremes]):
         blk = np.zeros((G, n_cols), dtype=np.int64)
         hi, nxt = np.full((G, n_cols), np.nan), np.full((G, n_cols), np.nan)
         best[side] = (value, where, blk, hi, nxt)
-    next_low = [live[j + 1].lo if j + 1 < len(live) else np.nan for j in range(len(live))]
+    next_low = [live[j + 1].first_end if j + 1 < len(live) else np.nan for j in range(len(live))]
     for j, e in enumerate(live):
         for side, better in (("mx", np.greater), ("mn", np.less)):
             value, where, blk, hi, nxt = best[side]
@@ -662,7 +761,8 @@ class _Found:
     :class:`huc_ref.fast.intervals.Rows` in: ``best`` per subgroup ``(sup, r, b, moment)``, ``nodes``,
     and ``intervals(r, b)`` (here ``r`` indexes the witnesses, ``b = r + 1`` where there is one)."""
 
-    def __init__(self, nodes, sup, moment, intervals):
+    def __init__(self, nodes, sup, moment, intervals, near=None):
+        self.near_ties = near  # (the groups of near-equal scores left whole: :func:`near_ties`)
         G, n_cols = sup.shape
         index = np.arange(G * n_cols).reshape(G, n_cols)
         live = np.array([w is not None for w in intervals]).reshape(G, n_cols)
@@ -708,6 +808,13 @@ def _check_rows(tree: LabelTree, y_prob):
         shown = tuple(int(s) if s is not None and not (isinstance(s, float) and math.isnan(s)) else "?"
                       for s in shape)
         raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {shown}", kind="length")
+
+
+def _subgroup(name, values, n: int, where: str) -> np.ndarray:
+    """A subgroup's ``n`` values given whole, checked as the in-memory audit checks them."""
+    c = subgroup_column(values, n, where)
+    check_whole_population(name, c, where + "[{i}]")
+    return c
 
 
 def _partitions(tree, y_true, y_prob, subgroups, weights, per_atom: bool):
@@ -774,7 +881,7 @@ def _partitions(tree, y_true, y_prob, subgroups, weights, per_atom: bool):
     C = []
     for g, (name, v) in enumerate(zip(names, values)):
         where = f"subgroups[{printable(name, 80)!r}]"
-        C.append(aligned(v, _SUBGROUP + g, lambda v, where=where: subgroup_column(v, n, where), where))
+        C.append(aligned(v, _SUBGROUP + g, lambda v, where=where, name=name: _subgroup(name, v, n, where), where))
     if problems:
         return None, sizes, problems
     arrays = [P.to_delayed().ravel()] + [x.to_delayed().ravel() if x is not None else None for x in [y, w] + C]
@@ -817,14 +924,17 @@ class _Progress:
 # ------------------------------------------------------------------ the audit
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None, sample_weight=None,
           accelerator: str = "numpy", renormalize: bool = False, labels=None, null_draws=None, seed: int = 0,
-          shuffle: str | None = None, range_rows: int | None = None, progress=None) -> AuditResult:
+          max_null_work: int | None = None, shuffle: str | None = None, range_rows: int | None = None,
+          progress=None) -> AuditResult:
     """:func:`huc_ref.fast.audit.audit` of a sample held as Dask collections (its checks of
     ``accelerator`` and ``tree`` made first; it calls this when any of ``y_true``, ``y_prob``,
     ``subgroups``' values or ``sample_weight`` is one): the same arguments, rules, messages and
     :class:`~huc_ref.results.AuditResult` (UC, HUC, every candidate row and its witness, Def. 2.1,
     3.2 by Algorithm 2, App. F.3-F.4), computed partition by partition on the Dask scheduler in
-    effect (see the module).  ``shuffle``: ``"disk"`` (a spill folder) or ``"tasks"`` (rows held
-    as Dask tasks); default: see the module; ``range_rows``: rows per score range
+    effect (see the module).  ``max_null_work``: the budget of ``null_draws``
+    (:func:`huc_ref.significance.check_null_work`, as in memory).  ``shuffle``: ``"disk"`` (a
+    spill folder) or ``"tasks"`` (rows held as Dask tasks); default: see the module; ``range_rows``:
+    rows per score range
     (default: the largest partition's); ``progress``: a callable given a line of progress now and
     then (``huc audit`` prints them on stderr).
 
@@ -863,20 +973,21 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     if problems:
         raise min(problems, key=lambda p: p.rank).error(0)
     return audit_partitions(tree, utilities, blocks, sizes, names, sample_weight is not None, accelerator=accelerator,
-                            renormalize=renormalize, null_draws=null_draws, seed=seed, shuffle=shuffle,
-                            range_rows=range_rows, progress=progress)
+                            renormalize=renormalize, null_draws=null_draws, seed=seed, max_null_work=max_null_work,
+                            shuffle=shuffle, range_rows=range_rows, progress=progress)
 
 
 def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: list, sizes, groups: list,
                      weighted: bool, *, accelerator: str = "numpy", renormalize: bool = False, null_draws=None,
-                     seed: int = 0, shuffle: str | None = None, range_rows: int | None = None, progress=None,
-                     spill: str | None = None) -> AuditResult:
+                     seed: int = 0, max_null_work: int | None = None, shuffle: str | None = None,
+                     range_rows: int | None = None, progress=None, spill: str | None = None) -> AuditResult:
     """The audit of a sample given as partitions (UC, HUC and witnesses, Def. 2.1, 3.2 by Algorithm 2,
     App. F.3-F.4; the module's steps): ``blocks``, per partition Dask objects (or plain values) of
     its predictions (in the tree's label order), labels, raw weights (None without) and the values
     of the subgroups ``groups`` (none: everyone); ``sizes`` its row counts where known (else None);
     ``spill``: the folder in which ``shuffle="disk"`` makes its own (default: the system's
-    temporary folder).  Arguments checked as :func:`audit` checks them (null draws, accelerator).
+    temporary folder).  Arguments checked as :func:`audit` checks them (null draws and their budget
+    ``max_null_work``, accelerator), the budget before any partition is read where ``sizes`` are known.
 
     >>> from huc_ref import LabelTree, class_indicator
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
@@ -890,6 +1001,13 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
     names = list(groups)
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
+
+    def budget(n: int) -> None:  # (the in-memory audit's refusal of --null's work beyond max_null_work)
+        if null_draws is not None:
+            check_null_work(null_draws, n, tree.K, len(utilities), candidate_rows(utilities, len(names) or 1),
+                            engine="fast", max_work=max_null_work)
+    if sizes is not None:
+        budget(sum(sizes))
     ft = FastTree(tree)
     spec = _Spec(ft, utilities, accelerator, None if renormalize else ROW_SUM_TOLERANCE, names, weighted, None, 0)
     ranges = len(blocks) if sizes is None or not sum(sizes) else \
@@ -914,6 +1032,7 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
             raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
         if sizes is None:
             check_utilities(tree, n, utilities)
+            budget(n)
         scale = 1.0 / n
         if weighted:
             wmax = max(f.wmax for f in found)
@@ -926,8 +1045,10 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
         def run(more):
             return _run_ranges(spec_key, parts, more, _range_task, scale, shuffle, phase)
         results = run(jobs)
-        tables = {name: _Found(spec.plans[k][0], *fold(_certified(run, k, jobs[k], results[k])[1]))
-                  for k, name in enumerate(utilities)}
+        tables = {}
+        for k, name in enumerate(utilities):
+            found = _certified(run, k, jobs[k], results[k])[1]
+            tables[name] = _Found(spec.plans[k][0], *fold(found), near_ties(found, spec.flat))
         result = result_rows(tree, tables, names or ["all"], n, True)
         if null_draws is not None:
             draws = _null_draws(spec, spec_key, blocks, offsets, scale, n, null_draws, seed, shuffle, range_rows,

@@ -9,14 +9,17 @@ the rationals behind the row (docs/specification.md §5).
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 
-from ..utilities import Utility
-from .numbers import ExactRows, first_max, ratio, rounding_bound, row_sums, weighted_row_sums
+from ..utilities import Table, Utility
+from .numbers import ExactRows, first_max, linear_score, ratio, rounding_bound, row_sums, weighted_row_sums
 from .tree import FastTree, on_paths
 
 __all__ = ["FloatRows", "utility_values", "magnitude", "score_error", "LabelFreeMeans", "path_plan", "term_columns",
-           "exact_scores"]
+           "ExactScores", "exact_scores"]
 
 
 class FloatRows:
@@ -99,7 +102,7 @@ def _values(u: Utility, rows: FloatRows) -> np.ndarray:
         return U
     U = np.array(U)  # a writable copy (a table's values are one broadcast row)
     for i in np.flatnonzero(unsure):  # decided exactly, by the utility itself
-        U[i] = [float(x) for x in u.values(rows.exact.row(int(i)), rows.atom(int(i)))]
+        U[i] = [float(x) for x in rows.exact.values(u, int(i), rows.atom(int(i)))]
     return U
 
 
@@ -239,17 +242,146 @@ def term_columns(ft: FastTree, colmap: np.ndarray, ks: np.ndarray, labels: np.nd
     return colmap[ft.path_nodes(labels, ks)], np.arange(len(labels))
 
 
-def exact_scores(u: Utility, exact: ExactRows, rows):
-    """``i -> mu_u(p_i)`` exactly (Sec. 2.1's score), for the tie blocks float64 cannot settle
-    (:func:`huc_ref.fast.intervals.tie_blocks`); None for a float array (no exact values behind it).
+class ExactScores:
+    """``i -> mu_u(p_i)`` exactly (Sec. 2.1's score, :meth:`ExactRows.score`), for the tie blocks
+    float64 cannot settle (:func:`huc_ref.fast.intervals.tie_blocks`), with what that function
+    asks of it besides: :meth:`same` (atoms whose scores are certainly equal without an exact
+    score), :meth:`keys` (equal keys, equal scores: one exact score serves them), :meth:`scores`
+    (many at once), :attr:`width` (a
+    score's cost, in entries of :data:`huc_ref.fast.numbers.ORDER_BUDGET`) and :attr:`budget`
+    (how many entries its exact scores may take in all before a group of near-equal scores is
+    left whole and reported; None: no limit, for rows whose scores are keys of an exact state,
+    :class:`huc_ref.fast.boosted.AuditRows`, which must decide every order).
+
+    Rows that hold the same numbers have the same score (a utility defined at every prediction).
+    For a table utility (A.1's linear utilities, ``u(p, y) = b_y``: the class and subtree
+    indicators among them) so do rows whose entries at the labels of each value ``b_y`` are the
+    same numbers in any order: ``mu_u = sum_y p_y b_y / sum_y p_y`` does not see the order, so
+    permuted softmax rows tie without an exact score; and the score of a float row is a sum of
+    integer products (:func:`huc_ref.fast.numbers.linear_score`; many rows at once,
+    :meth:`scores`), a few us a row, against up to 25 us an entry for the decisions of the other
+    families (``width``: 16 entries an entry).
+
+    >>> from fractions import Fraction
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    >>> P = np.array([[0.25, 0.25, 0.5], [0.25, 0.5, 0.25], [0.5, 0.25, 0.25]])
+    >>> s = ExactScores(Table(t, [0, 0, 1]), ExactRows(P), None)  # b = (0, 0, 1): labels a, b may swap
+    >>> s(0), s.same(np.array([0, 0]), np.array([1, 2])).tolist(), s.width
+    (Fraction(1, 2), [False, False], 3)
+    >>> ExactScores(Table(t, [1, 0, 0]), ExactRows(P), None).same(np.array([1]), np.array([2])).tolist()
+    [False]
+    >>> ExactScores(Table(t, [1, 0, 0]), ExactRows(P), None).same(np.array([0]), np.array([1])).tolist()
+    [True]
+    """
+
+    def __init__(self, u: Utility, exact: ExactRows, rows):
+        from .numbers import ORDER_BUDGET  # (read at each call: the module's current value)
+        self.u, self.exact, self.rows = u, exact, rows
+        plain = type(exact).score is ExactRows.score and type(exact).row is ExactRows.row
+        #: whether equal rows give equal scores (a per-atom utility's rows say nothing of its values)
+        self.by_row = plain and u.defined_everywhere
+        self.budget = ORDER_BUDGET if plain else None
+        table = plain and exact.fractions is None and type(u).values is Table.values
+        self.width = u.tree.K * (1 if table else 16)
+        self._table = self._columns = None
+        if table:  # the values over one denominator, and the labels of each value
+            D = math.lcm(*(v.denominator for v in u.b))
+            self._table = ([v.numerator * (D // v.denominator) for v in u.b], D)
+            self._columns = [np.flatnonzero(np.array([v == w for v in u.b])) for w in sorted(set(u.b))]
+
+    def __call__(self, i: int):
+        if self._table is not None:  # (integers alone: no Fraction per entry)
+            return linear_score(self.exact.scaled(i), *self._table)
+        return self.exact.score(self.u, i, i if self.rows is None else int(self.rows[i]))
+
+    def _canonical(self, X: np.ndarray) -> np.ndarray:
+        """Rows ``X`` of a float array in a form whose equality is that of the table's score: the
+        entries of each value's labels sorted."""
+        if len(self._columns) == 1 or all(len(c) == 1 for c in self._columns):
+            return np.sort(X, axis=1) if len(self._columns) == 1 else X
+        return np.concatenate([np.sort(X[:, c], axis=1) if len(c) > 1 else X[:, c] for c in self._columns], axis=1)
+
+    def same(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        """Whether atoms ``a[k]`` and ``b[k]`` certainly have equal exact scores ``mu_u`` (Sec. 2.1):
+        their rows hold the same numbers, for a table utility in any order among labels of one
+        value; None where rows say nothing (a per-atom utility, a boosting state's keys).
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> P = np.array([[0.25, 0.75], [0.75, 0.25], [0.25, 0.75]])
+        >>> ExactScores(Table(t, [1, 1]), ExactRows(P), None).same(np.array([0, 0]), np.array([1, 2])).tolist()
+        [True, True]
+        """
+        if not self.by_row:
+            return None
+        if self._columns is None:
+            return self.exact.same_rows(a, b)
+        out = np.empty(len(a), dtype=bool)
+        P = self.exact.P
+        step = max(1, 2**19 // max(1, P.shape[1]))
+        for lo in range(0, len(a), step):
+            A, B = (self._canonical(np.asarray(P[x[lo:lo + step]], dtype=float)) for x in (a, b))
+            np.all(A == B, axis=1, out=out[lo:lo + step])
+        return out
+
+    def keys(self, idx: np.ndarray) -> list | None:
+        """Hashable keys of atoms ``idx`` such that equal keys give equal scores ``mu_u`` (Sec. 2.1):
+        their rows' numbers, as :meth:`same` compares them; None where rows say nothing.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> P = np.array([[0.25, 0.75], [0.75, 0.25], [0.25, 0.75]])
+        >>> k = ExactScores(Table(t, [1, 0]), ExactRows(P), None).keys(np.array([0, 1, 2]))
+        >>> k[0] == k[2], k[0] == k[1]
+        (True, False)
+        """
+        if not self.by_row:
+            return None
+        if self.exact.fractions is not None:
+            return [tuple(self.exact.fractions[self.exact.offset + int(i)]) for i in idx]
+        X = np.asarray(self.exact.P[idx], dtype=float)
+        return [row.tobytes() for row in np.ascontiguousarray(self._canonical(X) if self._columns is not None else X)]
+
+    def scores(self, idx: np.ndarray) -> list:
+        """The exact scores ``mu_u`` (Sec. 2.1) of atoms ``idx``, each as :meth:`__call__` gives it.  A table utility's
+        float rows all at once: each entry ``m 2^e`` (numpy's ``frexp``, ``m`` a 53-bit integer) as
+        the integer ``m 2^(e - e_min)`` of its row, then :func:`huc_ref.fast.numbers.linear_score`'s
+        two sums in Python integers (object arrays), some ten times faster than row by row.
+
+        >>> from huc_ref import LabelTree, Table
+        >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+        >>> s = ExactScores(Table(t, [0, "1/2"]), ExactRows(np.array([[0.25, 0.75], [1e-300, 3.0]])), None)
+        >>> s.scores(np.array([0, 1])) == [s(0), s(1)], s.scores(np.array([0]))
+        (True, [Fraction(3, 8)])
+        """
+        if self._table is None or not len(idx):
+            return [self(int(i)) for i in idx]
+        mantissa, exponent = np.frexp(np.asarray(self.exact.P[idx], dtype=float))
+        m = (mantissa * 2.0**53).astype(np.int64).astype(object)  # (exact: 53-bit integers)
+        shift = (exponent - exponent.min(axis=1, keepdims=True)).astype(object)
+        a = m << shift
+        values, D = self._table
+        N = (a * np.array(values, dtype=object)).sum(axis=1)
+        return [Fraction(int(n), D * int(total)) for n, total in zip(N, a.sum(axis=1))]
+
+
+def exact_scores(u: Utility, exact: ExactRows, rows) -> ExactScores | None:
+    """``i -> mu_u(p_i)`` exactly (Sec. 2.1's score; :class:`ExactScores`), for the tie blocks
+    float64 cannot settle (:func:`huc_ref.fast.intervals.tie_blocks`): from the rationals behind
+    the floats, or, for a float array, from the floats' own binary values; None where the
+    caller keeps such blocks whole (``exact.settle_scores`` False: a boosting run's float rows).
 
     >>> from fractions import Fraction
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> rows = ExactRows(None, [(Fraction(1, 3), Fraction(2, 3))])
-    >>> exact_scores(Table(t, [0, 1]), rows, None)(0), exact_scores(Table(t, [0, 1]), ExactRows(np.ones((1, 2))), None)
-    (Fraction(2, 3), None)
+    >>> u = Table(t, [0, 1])
+    >>> exact_scores(u, rows, None)(0), exact_scores(u, ExactRows(np.ones((1, 2))), None)(0)  # (1, 1): 1/2 each
+    (Fraction(2, 3), Fraction(1, 2))
+    >>> exact_scores(u, ExactRows(np.ones((1, 2)), settle_scores=False), None) is None
+    True
     """
     if not exact.settle_scores:
         return None
-    return lambda i: exact.score(u, i, i if rows is None else int(rows[i]))
+    return ExactScores(u, exact, rows)
