@@ -71,7 +71,7 @@ from .tree import FastTree
 from .utilities import path_plan, term_columns
 
 __all__ = ["SHUFFLES", "is_lazy", "audit", "audit_partitions", "exact_float_sum", "fold", "boundaries",
-           "lazy_predictions", "dataset_columns", "dataset_blocks"]
+           "near_ties", "row_keys", "lazy_predictions", "dataset_columns", "dataset_blocks"]
 
 #: How sorted rows travel from the partitions to the score ranges: through files in a spill
 #: folder (one machine, or a folder every worker shares) or as Dask tasks (a cluster's workers
@@ -529,10 +529,22 @@ class _WholeRuns:
 
 
 def row_keys(X: np.ndarray) -> np.ndarray:
-    """A 64-bit key of each row's bits (equal rows, equal keys; different rows, different keys
-    but with probability about ``2**-64`` a pair): which rows of a group of near-equal scores are
-    the same prediction (:class:`_WholeRuns`).
+    """A 64-bit key of each row's bits: which rows of a group of near-equal scores (App. F.3's
+    sort) are the same prediction, and so tie without exact work (:class:`_WholeRuns`).
 
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(m, K)`` predictions (float64).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``m`` unsigned 64-bit keys: equal rows have equal keys; two different rows have equal keys
+        with probability about ``2**-64``.
+
+    Examples
+    --------
     >>> k = row_keys(np.array([[0.25, 0.75], [0.75, 0.25], [0.25, 0.75]]))
     >>> bool(k[0] == k[2]), bool(k[0] == k[1])
     (True, False)
@@ -659,11 +671,25 @@ def _near(runs, residual, T, weights) -> tuple:
 
 
 def near_ties(found: list[Extremes], flat: bool):
-    """The :class:`huc_ref.results.NearTies` of one utility's ranges (None without groups left
-    whole): the groups and rows add up, and each bound is twice the largest group's sum, as
-    :meth:`huc_ref.fast.intervals.Rows._tally` bounds them (UC and HUC may be that much larger
-    than reported, never smaller; a flat tree's node terms are the UC residuals).
+    """The :class:`huc_ref.results.NearTies` of one utility's ranges: the groups of near-equal
+    scores left whole in Algorithm 2's sort (App. F.3), as :meth:`huc_ref.fast.intervals.Rows._tally`
+    counts and bounds them.
 
+    Parameters
+    ----------
+    found : list of Extremes
+        The utility's ranges, each with its groups (``Extremes.near``).
+    flat : bool
+        Whether the tree is flat (its node terms are the UC residuals, Def. 3.2).
+
+    Returns
+    -------
+    NearTies or None
+        The groups and rows added up, each bound twice the largest group's sum (UC and HUC may be
+        that much larger than reported, never smaller); None without groups left whole.
+
+    Examples
+    --------
     >>> e = Extremes(1, 1); e.near = (1, 3, 0.25, 0.5)
     >>> near_ties([e, Extremes(1, 1)], False)
     NearTies(decided_groups=0, decided_rows=0, undecided_groups=1, undecided_rows=3, uc_bound=0.5, huc_bound=1.0)
