@@ -1067,7 +1067,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc audit --tree spec.json --predictions p.npy --labels y.npy",
                                         "huc audit --tree spec.json --predictions p.npy --labels y.npy --columns "
                                         "0,1,2",
-                                        "huc audit --tree spec.json --predictions 'logs/day-*.parquet'")
+                                        "huc audit --tree spec.json --predictions logs/   # a folder of Parquet files")
     _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)", optional=True)
     _array_arguments(p)
     p.add_argument("--top", type=_rows, default=10, metavar="N", help="violations listed in the report (default 10)")
