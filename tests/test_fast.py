@@ -209,7 +209,7 @@ def splits_a_float_tie(dist, us, row) -> bool:
 
     Two float scores within their rounding bounds of each other are one tie block for the fast
     path (each bound is at most ``2 rounding_bound(K)``: utilities lie in [-1, 1]), so an
-    interval ending between them is invisible to it (README: when to use the exact engine).
+    interval ending between them is invisible to it (docs/engines.md: when to prefer the exact engine).
     """
     from huc_ref.audit import atom_terms
     from huc_ref.fast import rounding_bound
@@ -513,7 +513,7 @@ def test_numba_kernels_equal_the_numpy_engine(case):
     """The compiled kernels (huc_ref.fast.kernels) against pure numpy, the reference, on the same float
     arrays (every sup within 1e-12), and on the rationals themselves against the exact engine
     (witnesses valid).  The exact comparison is made on the rationals: the binary values of
-    rounded rationals need not keep their exact ties (0.1 + 0.2 against 0.3; README)."""
+    rounded rationals need not keep their exact ties (0.1 + 0.2 against 0.3; docs/engines.md)."""
     d, us = case
     y = np.array([a.label for a in d.atoms])
     P = np.array([[float(x) for x in a.p] for a in d.atoms])

@@ -317,7 +317,7 @@ def test_rational_cases_on_wide_trees_equal_the_exact_engine(data):
 @example(shape_tree("wide_last", 0, 30, 2), 5, False, ENGINES[-1])
 @example(shape_tree("flat", 100, 0, 1), 3, True, ENGINES[-1])  # 100 classes, entries near 1e-300 (seed % 3 == 0)
 def test_the_fast_audit_is_the_same_bits_after_permuting_rows(tree, seed, weighted, engine):
-    """Determinism (README, Robustness): permuting the rows (with exact ties, tiny entries,
+    """Determinism (docs/engines.md, "Determinism"): permuting the rows (with exact ties, tiny entries,
     subgroups and weights) gives the same huc-result/1 document, bit for bit, on both
     backends: each tie block's sum does not depend on the order of its atoms
     (``block_sums``) and the weights are normalised by an exactly rounded sum."""

@@ -302,10 +302,9 @@ HISTORY = {
 #: Where each kind is allowed: the changelog names versions and dates them, the citation has a
 #: date, and the files scripts write are dated measurements by design: the benchmark results
 #: (docs/results, ``bench/results.py``) and the reproduction kit's page (docs/reproductions.md).
-#: README.md keeps its dated timings until its rewrite moves them into docs/results.
 HISTORY_ALLOWED = {
     "a past version": {"CHANGELOG.md"},
-    "a dated measurement": {"CHANGELOG.md", "CITATION.cff", "README.md", "docs/reproductions.md"},
+    "a dated measurement": {"CHANGELOG.md", "CITATION.cff", "docs/reproductions.md"},
 }
 
 
@@ -361,3 +360,39 @@ def test_the_history_rules_catch_each_kind(text, kind):
 ])
 def test_the_history_rules_leave_ordinary_prose_alone(text):
     assert not [k for k, pattern in HISTORY.items() if pattern.search(text)]
+
+
+def test_the_readme_is_short_and_its_quick_start_is_what_ci_runs():
+    """README.md is for users: at most 200 lines, no measurement named by its machine, and its
+    Quick start's second command is the line .ci/run runs under "README Quick start, second
+    command", so the command a newcomer copies is the one CI proves; its links to its own
+    sections land."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200, len(readme.splitlines())
+    assert not re.search(r"\b(?:Zen \d|Xeon|EPYC|Ryzen|Intel|AMD)\b", readme)
+    quick = re.search(r"^## Quick start\n\n```sh\n(.+?)\n```", readme, re.M | re.S).group(1).splitlines()
+    assert quick[0] == "python -m pip install -e . && huc verify", quick
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    marker = next(i for i, line in enumerate(ci) if "README Quick start, second command" in line)
+    assert quick[1] == ci[marker + 1], (quick[1], ci[marker + 1])
+    # the "Find it fast" links land on headings (GitHub's anchors: lower case, punctuation dropped)
+    anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+               for h in re.findall(r"^#+ (.+)$", readme, re.M)}
+    links = re.findall(r"\]\(#([^)]+)\)", readme)
+    assert len(links) >= 4 and set(links) <= anchors, set(links) - anchors
+
+
+def test_the_spec_example_of_the_docs_is_read_and_fits_its_schema():
+    """The example spec.json of docs/reference/formats.md is what ``huc audit --tree`` reads: the
+    reader accepts it, the published schema accepts it, and its ``columns`` (a classifier's
+    ``classes_`` 0..9) put the hierarchy's labels where ``predict_proba`` has them."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from huc_ref.formats import read_spec, schema_dir
+    page = (ROOT / "docs" / "reference" / "formats.md").read_text(encoding="utf-8")
+    section = page.split("## The spec of the array commands", 1)[1]
+    spec = json.loads(re.search(r"```json\n(.+?)```", section, re.S).group(1))
+    jsonschema.validate(spec, json.loads((schema_dir() / "huc-spec.schema.json").read_text(encoding="utf-8")))
+    tree, utilities, columns = read_spec(spec)
+    assert list(utilities) == ["top1@1", "top1@2", "right digit"]
+    assert columns == [str(k) for k in range(10)]
+    assert [columns[i] for i in tree.column_order(columns)] == list(tree.labels)

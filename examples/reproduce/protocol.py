@@ -230,7 +230,7 @@ class Experiment:
     utilities: dict
     uc_cap: int = 100  # K.1: "UC-Boost uses at most 100 updates"
     passes: int = 100  # K.1: "at most 100 passes over the nodes with at least two children"
-    cancellation_index: bool = True  # the README's cancellation index (an exact audit of test data)
+    cancellation_index: bool = True  # the cancellation index of docs/reproducing.md (an exact audit of test data)
 
     def sample(self, P, y, groups) -> Sample:
         """Sample atoms as float64 arrays (the fast path's :class:`huc_ref.fast.Sample`)."""
@@ -313,12 +313,12 @@ class Experiment:
         for m in methods:
             if m == "Baseline":
                 out[m] = {**self.evaluate(P["test"], y["test"], groups["test"], utilities), "updates": 0}
-                if report:  # where the base predictor's UC error sits on the tree (README)
+                if report:  # where the base predictor's UC error sits on the tree (docs/reproducing.md)
                     out[m]["cancellation"] = self.cancellation(P["test"], y["test"], groups["test"])["uc"]
             elif m in BOOSTED:
                 Pt, kept, _ = self.boosted(D, *BOOSTED[m], utilities)
                 out[m] = {**self.evaluate(Pt, y["test"], groups["test"], utilities), "updates": kept}
-                if report and m in ("UC-B", "HUC-B"):  # what each leaves behind (README)
+                if report and m in ("UC-B", "HUC-B"):  # what each leaves behind (docs/reproducing.md)
                     out[m]["cancellation"] = self.cancellation(Pt, y["test"], groups["test"])["huc"]
         for label, kind in SCALINGS.items():
             if label not in methods and f"{label} -> HUC" not in methods:

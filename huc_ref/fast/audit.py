@@ -10,6 +10,7 @@ kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Mapping
 
@@ -396,7 +397,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     term_row = np.cumsum([0] + [len(ks) for ks in depths])
     # one block for all of it: fewer, larger allocations fault in fewer fresh pages (numpy asks for 2 MiB
     # pages from 4 MiB on), and glibc, given back a block of up to 32 MiB, raises its mmap threshold to that
-    # size and keeps the memory for the next audit (README, "What fresh memory costs")
+    # size and keeps the memory for the next audit (docs/engines.md, "Memory")
     m = len(names)
     block = np.empty((3 * m + term_row[-1]) * n)
     score, residual, error = (block[a * m * n:(a + 1) * m * n].reshape(m, n) for a in range(3))
@@ -944,6 +945,15 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     return np.asarray(ids, dtype=np.intp).view(LabelIds)
 
 
+def _lazy(*values) -> bool:
+    """Whether any argument (or a subgroup's values) is a Dask collection (:mod:`huc_ref.fast.scale`
+    audits those); dask is not imported here: a collection exists only where it was imported."""
+    if "dask" not in sys.modules:
+        return False
+    from .scale import is_lazy
+    return is_lazy(*values)
+
+
 def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
                   sample_weight=None, labels=None) -> tuple:
     """:func:`audit`'s arrays, checked (one HUCError naming the argument otherwise):
@@ -1026,7 +1036,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     memory map ``y_prob`` is read in row chunks of about :data:`CHUNK` numbers, so the working
     memory beyond the input is O(n (|U| + sum_u D_u)).  An entry may be 0 (a decision tree's),
     except at its row's own label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``):
-    that is one HUCError (smooth the predictions first).
+    that is one HUCError (smooth the predictions first).  Any argument given as a Dask collection (Array,
+    Series, DataFrame; the ``scale`` extra) runs the same audit partition by partition on the Dask
+    scheduler in effect, with the same answer (:func:`huc_ref.fast.scale.audit`, docs/scale.md).
 
     Parameters
     ----------
@@ -1092,6 +1104,14 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     (0.0, None)
     """
     check_accelerator(accelerator)
+    if _lazy(y_true, y_prob, subgroups, sample_weight):  # Dask collections: the same audit, partition by partition
+        if not isinstance(tree, LabelTree):
+            raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                           f"got {type(tree).__name__}", kind="tree")
+        from .scale import audit as audit_partitions
+        return audit_partitions(y_true, y_prob, tree, utilities, subgroups=subgroups, sample_weight=sample_weight,
+                                accelerator=accelerator, renormalize=renormalize, labels=labels,
+                                null_draws=null_draws, seed=seed, max_null_work=max_null_work)
     P, ids, _, names, WT = sample_arrays(y_true, y_prob, tree, utilities, subgroups=subgroups,
                                          sample_weight=sample_weight, labels=labels)
     n = len(ids)
