@@ -40,8 +40,8 @@ from huc_ref import fast  # noqa: E402
 kernels = importlib.import_module("huc_ref.fast.kernels")
 passes = importlib.import_module("huc_ref.fast.audit")
 NAMES = ("top1_path_terms", "rank_scan")
-#: top1_path_terms' output arguments: score, residual, error, terms, unsure
-OUTPUTS = (20, 21, 22, 24, 26)
+#: top1_path_terms' outputs compared (fields of its last argument, ``kernels.Top1Out``)
+OUTPUTS = ("score", "residual", "error", "terms", "unsure")
 
 
 def load_revision(rev: str, where: Path):
@@ -78,6 +78,11 @@ def record(n: int) -> dict:
 def adapt(old, name: str, args: tuple) -> tuple:
     """``args`` of this checkout's kernel ``name`` as ``old``'s kernel takes them."""
     params = inspect.signature(getattr(old, name).py_func).parameters
+    if name == "top1_path_terms" and "dfs_leaf_row" in params:  # (its arrays one by one, not named structures)
+        Xd, y, start, tree, plan, rel, smallest, out = args
+        return (Xd, y, *tree, plan.cut_rows, plan.cut_label, plan.cut_off, plan.cut_depth, plan.agree, plan.agree_at,
+                plan.ks, plan.ks_len, rel, smallest, start, out.score, out.residual, out.error, plan.u_row, out.terms,
+                plan.term_at, out.unsure, out.sums)
     if name == "rank_scan" and "w_row" in params:  # (before lane_keys: the label and row of weights apart)
         block, order, residual, key, terms, col_table, Wl, shift, *rest = args
         rows = (key & ((1 << shift) - 1)).astype(np.uint16) if shift else np.zeros(0, dtype=np.uint16)
@@ -89,14 +94,12 @@ def fresh(name: str, args: tuple) -> tuple:
     """``args`` with top1_path_terms' outputs copied, so that two kernels write apart."""
     if name != "top1_path_terms":
         return args
-    args = list(args)
-    for k in OUTPUTS:
-        args[k] = np.zeros_like(args[k])
-    return tuple(args)
+    out = args[-1]
+    return (*args[:-1], type(out)(*(np.zeros_like(a) for a in out)))
 
 
 def outputs(name: str, args: tuple, result) -> list:
-    return [args[k] for k in OUTPUTS] if name == "top1_path_terms" else list(result)
+    return [getattr(args[-1], k) for k in OUTPUTS] if name == "top1_path_terms" else list(result)
 
 
 def main(argv=None) -> None:

@@ -1550,12 +1550,13 @@ def test_rank_scan_in_place_and_in_two_copies_is_algorithm_2_written_out(case):
     import importlib
 
     kernels = importlib.import_module("huc_ref.fast.kernels")
+    lanes = importlib.import_module("huc_ref.fast.lanes")
     from huc_ref.fast.numbers import sum_levels
     block, residual, kind, terms, col_table, W, n_cols = case
     sizes = np.bincount(block)
     ties = sizes.max() > 1
     want = plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)
-    twins = {"_lane_update": kernels._lane_update_python, "_prefetch": kernels._prefetch_python}
+    twins = {"_lane_update": lanes._lane_update_python, "_prefetch": lanes._prefetch_python}
     for name in ("_column_update", "_lane_at", "_block_total"):
         twins[name] = getattr(getattr(kernels, name), "py_func", getattr(kernels, name))
     scan = getattr(kernels.rank_scan, "py_func", kernels.rank_scan)

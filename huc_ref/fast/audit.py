@@ -255,6 +255,37 @@ def _atoms(rows, part: slice) -> np.ndarray:
     return np.arange(part.start, part.stop) if rows is None else rows[part]
 
 
+def top1_plan(ft: FastTree, top1: list, depths: list, u_row, term_at):
+    """The :class:`huc_ref.fast.kernels.Top1Plan` of the top-1 utilities ``top1`` (K.2; each a
+    :class:`huc_ref.Top1AtDepth` or a utility with a ``top1_depth``): their cuts of ``ft`` (the
+    candidates, rows of :meth:`FastTree.level_sums`, and a label below each), the tables of
+    :meth:`FastTree.agreements` (none where one of them is not kept: the kernel then compares the
+    paths), the stored depths ``depths[j]`` of utility ``j``'s terms, its row ``u_row[j]`` of the
+    outputs and the offset ``term_at[j]`` of its terms.
+
+    >>> from huc_ref import LabelTree, Top1AtDepth
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
+    >>> plan = top1_plan(ft, [Top1AtDepth(ft.tree, 1)], [np.array([0])], [0], [0])
+    >>> plan.cut_depth.tolist(), plan.cut_off.tolist(), plan.ks.tolist()
+    ([1], [0, 2], [[0, 0]])
+    """
+    from .kernels import Top1Plan
+    def as_int(a):
+        return np.ascontiguousarray(a, dtype=np.int64)
+    cut_depth = as_int([min(u.top1_depth, ft.H) for u in top1])
+    ks = np.zeros((len(top1), max(ft.H, 1)), dtype=np.int64)
+    for j, ks_j in enumerate(depths):
+        ks[j, :len(ks_j)] = ks_j
+    cuts = [ft.cut(int(d)) for d in cut_depth]
+    agree, agree_at = ft.agreements(tuple(int(d) for d in cut_depth)) or (np.zeros(0, dtype=np.int16),
+                                                                         np.zeros(len(top1), dtype=np.int64))
+    return Top1Plan(cut_rows=as_int(np.concatenate([c for c, _ in cuts])),
+                    cut_label=as_int(np.concatenate([b for _, b in cuts])),
+                    cut_off=as_int(np.concatenate([[0], np.cumsum([len(c) for c, _ in cuts])])),
+                    cut_depth=cut_depth, agree=agree, agree_at=as_int(agree_at), ks=ks,
+                    ks_len=as_int([len(ks_j) for ks_j in depths]), u_row=as_int(u_row), term_at=as_int(term_at))
+
+
 def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Utility], rows=None,
                  engine: str = "numpy", exact: ExactRows | None = None,
                  row_sum_tolerance: float | None = None) -> SampleTerms:
@@ -297,23 +328,9 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     if compiled_flat:
         from .kernels import flat_rows_ok, flat_terms
     if top1:
-        from .kernels import top1_path_terms
-        cut_depth = np.array([min(utilities[names[k]].top1_depth, H) for k in top1], dtype=np.int64)
-        ks_all = np.zeros((len(top1), max(H, 1)), dtype=np.int64)
-        for j, k in enumerate(top1):
-            ks_all[j, :len(depths[k])] = depths[k]
-        ks_len = np.array([len(depths[k]) for k in top1], dtype=np.int64)
-        at_top1 = term_at[top1].astype(np.int64)
-        u_rows = np.array(top1, dtype=np.int64)  # each kernel utility's row of score, residual and error
-        cuts = [ft.cut(int(d)) for d in cut_depth]  # each utility's candidates (rows of the level sums), a label below
-        cut_off = np.concatenate([[0], np.cumsum([len(c) for c, _ in cuts])]).astype(np.int64)
-        cut_rows = np.concatenate([c for c, _ in cuts]).astype(np.int64)
-        cut_label = np.concatenate([b for _, b in cuts]).astype(np.int64)
-        path_rows = np.zeros((0, 0), dtype=np.int64) if ft.path_rows is None else ft.path_rows.astype(np.int64)
-        # where the label's path parts from the chosen node's: FastTree.agreement's tables, one after another
-        # (none where one of them is not kept: the kernel compares the paths instead)
-        agree, agree_at = ft.agreements(tuple(int(d) for d in cut_depth)) or (np.zeros(0, dtype=np.int16),
-                                                                             np.zeros(len(top1), dtype=np.int64))
+        from .kernels import Top1Out, TreeRows, top1_path_terms
+        plan = top1_plan(ft, [utilities[names[k]] for k in top1], [depths[k] for k in top1], top1, term_at[top1])
+        tree_rows = TreeRows.of(ft)
     step = chunk_rows(n, ft.K)
     local = threading.local()  # per thread: one buffer for the level sums, chunk after chunk
     positive = {}  # by a chunk's first row: whether numpy found its every entry positive
@@ -343,10 +360,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         if top1:  # the kernel writes its rows' entries in place (no memory of its own: fresh pages cost)
             unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
             sums = np.empty(3)
-            ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.dfs_leaf_row, ft.run_start, ft.run_len,
-                                 ft.parent_row, ft.depth_row, ft.leaf_row, path_rows, cut_rows, cut_label, cut_off,
-                                 cut_depth, agree, agree_at, ks_all, ks_len, rel, SMALLEST_NORMAL, s, score, residual,
-                                 error, u_rows, block, at_top1, unsure, sums) < 0
+            out = Top1Out(score, residual, error, block, unsure, sums)
+            ok = top1_path_terms(np.ascontiguousarray(Xd), y, s, tree_rows, plan, rel, SMALLEST_NORMAL, out) < 0
             if not ok:  # a bad row or an entry below the normal range: numpy's checks, in their order, name it
                 return chunk_numpy(s, X, Xd, ok=None)
             positive[s] = sums[2] == 0.0  # (no entry 0: no label of probability 0, zero_label need not look)
