@@ -45,16 +45,30 @@ OUTPUTS = ("score", "residual", "error", "terms", "unsure")
 
 
 def load_revision(rev: str, where: Path):
-    """``huc_ref/fast/kernels.py`` of git revision ``rev`` as a module of its own (its relative
-    import of the numbers module read from this checkout's package)."""
-    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:huc_ref/fast/kernels.py"], check=True,
-                          capture_output=True, text=True).stdout
-    path = where / f"kernels_{rev}.py"
-    path.write_text(text.replace("from .numbers import", "from huc_ref.fast.numbers import"))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """``huc_ref/fast/kernels.py`` of git revision ``rev`` as a module of its own, with the
+    revision's ``huc_ref/fast/lanes.py`` (its LLVM IR helpers) where it has one; their other
+    relative imports are read from this checkout's package."""
+    def show(path: str) -> str | None:
+        found = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True)
+        return found.stdout if found.returncode == 0 else None
+
+    def load(name: str, text: str):
+        path = where / f"{name}.py"
+        text = text.replace("from . import", "from huc_ref.fast import")
+        path.write_text(text.replace("from .", "from huc_ref.fast."))
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    text = show("huc_ref/fast/kernels.py")
+    lanes = show("huc_ref/fast/lanes.py")
+    if lanes is not None:
+        lanes_name = f"lanes_{rev}".replace("~", "_").replace("^", "_")
+        load(lanes_name, lanes)
+        text = text.replace("from .lanes import", f"from {lanes_name} import")
+    return load(f"kernels_{rev}".replace("~", "_").replace("^", "_"), text)
 
 
 def record(n: int) -> dict:
