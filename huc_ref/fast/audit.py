@@ -10,7 +10,6 @@ kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Mapping
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
+from .memory import level_sums_in_place, sample_block
 from .numbers import (
     SMALLEST_NORMAL,
     ExactRows,
@@ -308,17 +308,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     flat = H == 1
     depths = [np.zeros(0, dtype=int) if flat else ks for _, _, ks in plans]  # the depths whose terms are stored
     term_row = np.cumsum([0] + [len(ks) for ks in depths])
-    # one block for all of it: fewer, larger allocations fault in fewer fresh pages (numpy asks for 2 MiB
-    # pages from 4 MiB on), and glibc, given back a block of up to 32 MiB, raises its mmap threshold to that
-    # size and keeps the memory for the next audit (README, "What fresh memory costs")
-    m = len(names)
-    block = np.empty((3 * m + term_row[-1]) * n)
-    score, residual, error = (block[a * m * n:(a + 1) * m * n].reshape(m, n) for a in range(3))
-    # the terms of utility k, D_k x n, at block[term_at[k]:]: under numba (whose scan gathers them into rank order)
-    # each atom's D_k terms side by side, under numpy each depth's n terms (numpy's scan takes a depth at a time)
-    term_at = (3 * m + term_row) * n
-    T = [block[a:b].reshape(-1, n) if engine == "numpy" else block[a:b].reshape(n, -1).T
-         for a, b in zip(term_at[:-1], term_at[1:])]
+    block, score, residual, error, T, term_at = sample_block(n, term_row, atoms_side_by_side=engine == "numba")
     top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and u.top1_depth is not None]
     rest = [k for k in range(len(names)) if k not in top1]
     choice = {k: np.empty(n, dtype=np.intp) for k in rest if utilities[names[k]].top1_depth is not None}
@@ -332,15 +322,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         plan = top1_plan(ft, [utilities[names[k]] for k in top1], [depths[k] for k in top1], top1, term_at[top1])
         tree_rows = TreeRows.of(ft)
     step = chunk_rows(n, ft.K)
-    local = threading.local()  # per thread: one buffer for the level sums, chunk after chunk
+    level_sums = level_sums_in_place(ft)
     positive = {}  # by a chunk's first row: whether numpy found its every entry positive
-
-    def level_sums(Xd: np.ndarray) -> np.ndarray:
-        """:meth:`FastTree.level_sums` in this thread's buffer (fresh memory costs, reused does not)."""
-        size = ft.n_nodes * len(Xd)
-        if getattr(local, "S", None) is None or len(local.S) < size:
-            local.S = np.empty(size)
-        return ft.level_sums(Xd, dfs=True, out=local.S[:size].reshape(ft.n_nodes, len(Xd)))
 
     def chunk(s: int) -> tuple[int, str, str] | None:
         """Fill the outputs of rows ``s .. s + step``; the first bad row, its rule and the rule's kind, if

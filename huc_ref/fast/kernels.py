@@ -4,13 +4,13 @@ The loops that numpy can only express as several passes over memory:
 
 * :func:`top1_path_terms` reads each row of predictions once: subtree sums of every node
   (children summed left to right, as :meth:`huc_ref.fast.FastTree.level_sums` does), the
-  top-1 decision at each utility's depth, and the path terms of F.4, sixteen rows at a time in
-  vector instructions (LLVM intrinsics: the scalar loops' IEEE operations, in their order);
+  top-1 decision at each utility's depth, and the path terms of F.4, sixteen rows at a time;
+  its arrays come as three named structures (:class:`TreeRows`, :class:`Top1Plan`,
+  :class:`Top1Out`);
 * :func:`rank_scan` runs Algorithm 2 on every column and subgroup in one pass over the atoms in
   rank order, reading each where it lies (asked for ahead): prefix sums at block ends, the first
   maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with
-  reduceats, eight subgroups at a time in vector instructions (an LLVM intrinsic: the same IEEE
-  operations as the scalar loop);
+  reduceats, eight subgroups at a time;
 * :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) without ties
   in one pass, gathering each atom's weight as it goes (asked for ahead, as :func:`rank_scan`
   reads its atoms); :func:`sorted_uc_scan` does so straight
@@ -20,9 +20,11 @@ The loops that numpy can only express as several passes over memory:
 * :func:`null_scan` runs Algorithm 2's sups for many null draws of the labels at once, in one
   pass per draw over atoms already in rank order (:mod:`huc_ref.fast.significance`).
 
-pure numpy (:mod:`huc_ref.fast`) stays the default and the reference; the kernels are
-property-tested against it (tests/test_fast.py).  Importing this module compiles nothing
-until first use; compiled code is cached next to the module.  Without numba the kernels
+The steps numba does not turn into vector instructions by itself (the sample pass's sixteen rows,
+the scan's eight subgroups, the requests ahead) are LLVM IR in :mod:`huc_ref.fast.lanes`, with
+what each pays.  pure numpy (:mod:`huc_ref.fast`) stays the default and the reference; the
+kernels are property-tested against it (tests/test_fast.py).  Importing this module compiles
+nothing until first use; compiled code is cached next to the module.  Without numba the kernels
 stay plain Python (:data:`COMPILED` is False): importable and doctested, far too slow to use.
 """
 
@@ -36,7 +38,6 @@ import numpy as np
 from .lanes import (
     COMPILED,
     GROUP_LANES,
-    IN_PLACE,
     LANES,
     _choose,
     _emit_rows,
@@ -53,17 +54,18 @@ from .numbers import DROPPED
 if COMPILED:
     import numba
 
-__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
-           "GROUP_LANES", "CODED_ROWS", "LANE_SHIFT", "lane_keys", "IN_PLACE", "sorted_uc_scan", "tied_uc_scan",
-           "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS", "group_blocks", "BLOCK_BUCKETS", "null_scan",
-           "draw_labels", "AHEAD", "pack_scores", "unpack_sorted"]
+__all__ = ["COMPILED", "TreeRows", "Top1Plan", "Top1Out", "top1_path_terms", "flat_rows_ok", "flat_terms",
+           "rank_scan", "pad_lanes", "weight_lanes", "GROUP_LANES", "CODED_ROWS", "LANE_SHIFT", "lane_keys",
+           "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS",
+           "group_blocks", "BLOCK_BUCKETS", "null_scan", "draw_labels", "AHEAD", "pack_scores", "unpack_sorted"]
 
 _jit = numba.njit(cache=True, nogil=True) if COMPILED else (lambda fn: fn)
 _inline = numba.njit(cache=True, nogil=True, inline="always") if COMPILED else (lambda fn: fn)  # (in its callers)
 
 
 class TreeRows(NamedTuple):
-    """A :class:`huc_ref.fast.FastTree`'s arrays that :func:`top1_path_terms` reads (its rows: the
+    """A :class:`huc_ref.fast.FastTree`'s arrays that :func:`top1_path_terms` reads for App. F.4's
+    sample pass (its rows: the
     tree's nodes, deeper levels at larger rows): ``dfs_leaf_row[t]``, the row of the ``t``-th leaf
     in depth-first order; ``run_start[a]`` and ``run_len[a]``, the rows of node ``a``'s children;
     ``parent_row``, ``depth_row``; ``leaf_row[y]``, label ``y``'s leaf; ``path_rows[k, y]``, the
@@ -85,7 +87,14 @@ class TreeRows(NamedTuple):
 
     @classmethod
     def of(cls, ft) -> TreeRows:
-        """The arrays of the :class:`huc_ref.fast.FastTree` ``ft`` (int64; its path table, or an empty one)."""
+        """The arrays of the :class:`huc_ref.fast.FastTree` ``ft`` (int64; its path table, or an empty
+        one where the tree is too large for it: App. F.4's pass then walks the parents).
+
+        >>> from huc_ref import LabelTree
+        >>> from huc_ref.fast import FastTree
+        >>> TreeRows.of(FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))).path_rows.tolist()
+        [[0, 0], [1, 2]]
+        """
         table = np.zeros((0, 0), dtype=np.int64) if ft.path_rows is None else ft.path_rows
         return cls(*(np.ascontiguousarray(a, dtype=np.int64) for a in (
             ft.dfs_leaf_row, ft.run_start, ft.run_len, ft.parent_row, ft.depth_row, ft.leaf_row, table)))
@@ -113,7 +122,7 @@ class Top1Plan(NamedTuple):
 
 
 class Top1Out(NamedTuple):
-    """Where :func:`top1_path_terms` writes (the caller's arrays, rows ``start ..`` of each):
+    """Where :func:`top1_path_terms` writes App. F.4's outputs (the caller's arrays, rows ``start ..`` of each):
     ``score``, ``residual`` and ``error`` (utilities x atoms), ``terms`` (flat: each atom's terms
     side by side from :attr:`Top1Plan.term_at`), ``unsure`` (int8, utilities x the call's rows: 1
     where float64 cannot order the candidates) and ``sums`` (3 numbers: the smallest and largest
@@ -521,7 +530,7 @@ def _block_total(buf, size, levels, L, acc):  # pragma: no cover - compiled
 #: (:func:`pad_lanes`); a column's state is, per vector of subgroups, five vectors: the prefix
 #: sums, their largest and smallest so far, and the block prefixes where each was first reached.
 #: Each column has two copies of its state, read from one and written to the other in turn (see
-#: :func:`huc_ref.fast.lanes._lane_update`), one where :data:`IN_PLACE`.
+#: :func:`huc_ref.fast.lanes._lane_update`).
 _STATE = 5 * GROUP_LANES
 
 
@@ -645,17 +654,12 @@ def _lane_at(held, col, stride, g):  # pragma: no cover - compiled
 @_inline
 def _column_update(S, held, col, stride, vectors, v, Wf, w, b):  # pragma: no cover - compiled
     """One entry ``v`` of an atom whose weights start at ``Wf[w]`` in column ``col``'s state
-    (:func:`rank_scan`'s layout), read from the copy ``held[col]``, written to the other (or, where
-    :data:`IN_PLACE`, back to it: ``held`` stays 0)."""
+    (:func:`rank_scan`'s layout), read from the copy ``held[col]`` and written to the other."""
     src = _lane_at(held, col, stride, 0)
-    if IN_PLACE:
-        for q in range(vectors):
-            _lane_update(S, src + q * _STATE, src + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
-    else:
-        dst = src + (1 - 2 * held[col]) * stride
-        for q in range(vectors):
-            _lane_update(S, src + q * _STATE, dst + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
-        held[col] = 1 - held[col]
+    dst = src + (1 - 2 * held[col]) * stride
+    for q in range(vectors):
+        _lane_update(S, src + q * _STATE, dst + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
+    held[col] = 1 - held[col]
 
 
 @_jit

@@ -10,16 +10,17 @@ twin used where numba is not installed:
   :func:`_emit_rows`, :func:`_emit_terms`: the steps of ``top1_path_terms`` (F.4, K.2) for
   :data:`LANES` rows at once;
 * :func:`_lane_update`: one entry of an atom in ``rank_scan``'s state of a column (Algorithm 2,
-  App. F.3), :data:`GROUP_LANES` subgroups at once, and :data:`IN_PLACE`, the one switch on the
-  CPU's features (where the state is written back);
+  App. F.3), :data:`GROUP_LANES` subgroups at once;
 * :func:`_prefetch`: ``llvm.prefetch``, asking for an atom's row before a scan in rank order reads it.
 
-What they pay, measured by ``python bench/kernels_against.py --against REV`` with REV a revision
-whose helpers are plain numba loops (lane by lane, the same operations), in one run alternating,
-on ``bench/fast_audit.py``'s K = 30 workload (n = 5 10^5, one thread), on the project's 2-vCPU
-Intel Xeon (family 6, model 167, AVX-512): see the figures next to each group below.  Nothing here
-changes a result: ``bench/kernels_against.py`` checks that both give the same bits, and
-tests/test_fast.py property-tests the kernels against numpy.
+What they pay: ``python bench/kernels_against.py --against REV`` (``bench/fast_audit.py``'s K = 30
+workload, n = 3 10^5, one thread, the two alternating in one run), with this module's helpers
+against plain numba loops doing the same operations lane by lane (the sample pass 4.6-5.1x and
+the scans 1.4-2.5x slower, three runs), and against no requests ahead (the scans 2.8-2.9x
+slower), on the project's 2-vCPU Intel Xeon (family 6, model 167, AVX-512), where the same code
+on both sides measured 0.85-1.09x.  Nothing here changes a result: ``bench/kernels_against.py``
+checks that both give the same bits, and tests/test_fast.py property-tests the kernels against
+numpy.
 """
 
 from __future__ import annotations
@@ -394,20 +395,3 @@ if COMPILED:
         return sig, codegen
 else:  # pragma: no cover - the numba extra is not installed
     _lane_update = _lane_update_python
-
-
-def _vector_features() -> str:
-    """The instruction-set features numba compiles for (its ``NUMBA_CPU_FEATURES``, else the host's)."""
-    if not COMPILED:
-        return ""
-    from numba.core import codegen, config
-    return config.CPU_FEATURES or codegen.get_host_cpu_features()
-
-
-#: Whether :func:`rank_scan` writes a column's state back where it read it (one copy) rather than
-#: to the other copy (:func:`_lane_update` says why two): where numba compiles for AVX-512, whose
-#: masked stores are ordinary instructions.  On the project's Intel Xeon (family 6, model 207),
-#: ``python bench/kernels_against.py`` on ``bench/fast_audit.py``'s K = 30 workload (n = 10^6, one
-#: thread): the five scans 0.79x those of 9440b3a (two copies, no :func:`lane_keys`) and 0.89x those
-#: of 1a40d54 (one place, no keys), so one place about 0.89x; AVX2 machines keep the two copies.
-IN_PLACE = "+avx512f" in _vector_features().split(",")
