@@ -11,7 +11,8 @@ one thread.  The outputs of the two are compared first (the scans' sups, witness
 the sample pass's scores, residuals, error bounds, terms and unsure rows): a kernel change that is
 meant to give the same bits must.  Where ``rank_scan`` of ``--against`` takes each atom's label
 and row of weights apart (``kind``, ``w_row``, as revisions without ``kernels.lane_keys`` do), its arguments are
-taken apart from the keys.
+taken apart from the keys; where its ``top1_path_terms`` takes its arrays one by one, the named
+structures are passed so.
 
 Run: ``python bench/kernels_against.py --against 9440b3a`` (``--n 100000``; numba needed).
 """

@@ -616,7 +616,7 @@ except HUCError as e:
 @pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
 def test_the_scans_choose_without_masked_stores(tmp_path):
     """rank_scan's lanes, top1_path_terms' choice of the first candidate and null_scan's extremes
-    never write a choice back where they read it (kernels._lane_update says why): on an AVX2
+    never write a choice back where they read it (lanes._lane_update says why): on an AVX2
     machine LLVM would make that a masked store (``vmaskmovpd``, ``vpmaskmovq``), slow on AMD
     Zen 3, and the next update of the same place waits for it.  Compiled afresh (numba shows no
     code it read from its cache) from their doctests.  Where the machine has AVX-512 or no AVX at
