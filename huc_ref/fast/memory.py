@@ -22,7 +22,25 @@ __all__ = ["SampleBlock", "sample_block", "level_sums_in_place"]
 class SampleBlock(NamedTuple):
     """The sample pass's outputs (App. F.4) for ``m`` utilities and ``n`` atoms, views of one ``block``:
     ``score``, ``residual`` and ``error`` (``m x n`` each), then utility ``k``'s terms ``T[k]``
-    (``D_k x n``) from ``block[term_at[k]]``."""
+    (``D_k x n``) from ``block[term_at[k]]``.
+
+    Parameters
+    ----------
+    block : ndarray
+        The one allocation all the others view.
+    score, residual, error : ndarray of shape (m, n)
+        The scores, UC residuals and the scores' error bounds.
+    T : list of ndarray
+        Each utility's terms, ``D_k x n``.
+    term_at : ndarray of int
+        Where each utility's terms start in ``block`` (``m + 1`` entries).
+
+    Examples
+    --------
+    >>> out = sample_block(2, np.array([0, 1]), False)
+    >>> out.score.base is out.residual.base, out.T[0].shape
+    (True, (1, 2))
+    """
 
     block: np.ndarray
     score: np.ndarray
@@ -39,6 +57,22 @@ def sample_block(n: int, term_rows: np.ndarray, atoms_side_by_side: bool) -> Sam
     ``atoms_side_by_side`` (the compiled scan gathers them into rank order), else each depth's
     ``n`` terms (numpy's scan takes a depth at a time).
 
+    Parameters
+    ----------
+    n : int
+        The atoms.
+    term_rows : ndarray of int
+        Where each utility's rows of terms start, cumulatively from 0.
+    atoms_side_by_side : bool
+        Whether each atom's terms lie side by side (the compiled scan's layout).
+
+    Returns
+    -------
+    SampleBlock
+        The views of one new block (its numbers unset).
+
+    Examples
+    --------
     >>> out = sample_block(3, np.array([0, 2]), True)
     >>> out.score.shape, out.T[0].shape, out.term_at.tolist()
     ((1, 3), (2, 3), [9, 15])
@@ -59,6 +93,19 @@ def level_sums_in_place(ft):
     the calling thread's own buffer, kept from chunk to chunk and grown when a chunk needs more:
     the subtree sums of F.4's pass without fresh memory per chunk.
 
+    Parameters
+    ----------
+    ft : huc_ref.fast.FastTree
+        The tree as arrays.
+
+    Returns
+    -------
+    callable
+        ``level_sums(Xd)``: the level sums of the rows ``Xd``, a view of the thread's buffer
+        (valid until the thread's next call).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> from huc_ref.fast import FastTree
     >>> sums = level_sums_in_place(FastTree(LabelTree.from_children("r", {"r": ["a", "b"]})))
