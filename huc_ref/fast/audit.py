@@ -349,6 +349,24 @@ def top1_plan(ft: FastTree, top1: list, depths: list, u_row, term_at):
     paths), the stored depths ``depths[j]`` of utility ``j``'s terms, its row ``u_row[j]`` of the
     outputs and the offset ``term_at[j]`` of its terms.
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree as arrays.
+    top1 : list of Utility
+        The top-1 utilities, each with a ``top1_depth``.
+    depths : list of ndarray
+        Each one's depths whose terms are stored.
+    u_row, term_at : array-like of int
+        Each one's row of the outputs and where its terms start.
+
+    Returns
+    -------
+    huc_ref.fast.kernels.Top1Plan
+        What :func:`huc_ref.fast.kernels.top1_path_terms` reads of the utilities.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Top1AtDepth
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
     >>> plan = top1_plan(ft, [Top1AtDepth(ft.tree, 1)], [np.array([0])], [0], [0])
