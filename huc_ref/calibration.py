@@ -676,7 +676,9 @@ class HUCBoost(_Estimator):
         y_prob : array-like or DataFrame, n x K
             Calibration predictions (a classifier's ``predict_proba``), columns as ``labels``.
         y_true : array-like of n labels
-            Label names or label ids (positions in the tree's label order).
+            Label names, or integers: positions among the columns (``classes_[y]`` is the label,
+            scikit-learn's convention), which are in the tree's label order unless ``labels`` or
+            a DataFrame's column names say otherwise.
         subgroups : mapping or None
             Subgroup indicators by name (values in [-1, 1]); "all" is always included.
         sample_weight : array-like or None
@@ -715,7 +717,7 @@ class HUCBoost(_Estimator):
         options = self._check_params(len(P))
         _, labels, _ = self._columns(y_prob)
         K, n = self.tree.K, len(P)
-        y = label_ids(y_true, self.tree, n)
+        y = label_ids(y_true, self.tree, n, columns=labels)  # (integers: positions among the columns, classes_[y])
         w = _weights(sample_weight, n)  # one check, one message, whichever engine
         weights = None if w is None else np.asarray(sample_weight, dtype=float)  # (as given: the audits' weights)
         names, C = _subgroup_values(subgroups, n)
@@ -730,7 +732,8 @@ class HUCBoost(_Estimator):
             w, weights = (None, None) if w is None else (w[rest], weights[rest])
         elif validation is not False:  # checked before the boosting
             Pv = self._inputs(validation[0], "validation[0]")
-            yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]")
+            _, labels_v, _ = self._columns(validation[0], "validation[0]")
+            yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]", columns=labels_v)
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
                                      "validation[0]")
             wv = None
@@ -836,9 +839,9 @@ class HUCBoost(_Estimator):
         (0.5, 1.0)
         """
         out = self.predict_proba(y_prob, subgroups=subgroups)
-        _, _, order = self._columns(y_prob)
+        _, labels, order = self._columns(y_prob)
         column_ids = np.arange(self.tree.K) if order is None else np.argsort(order)  # each column's label id
-        hits = column_ids[np.argmax(out, axis=1)] == label_ids(y_true, self.tree, len(out))
+        hits = column_ids[np.argmax(out, axis=1)] == label_ids(y_true, self.tree, len(out), columns=labels)
         return float(np.average(hits, weights=sample_weight))
 
     def _recalibrated(self, P, C) -> np.ndarray:

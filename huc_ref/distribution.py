@@ -20,7 +20,7 @@ from numbers import Integral, Real
 
 from .errors import HUCError, check_name, given, sized
 from .rational import dataclass_repr, exact, exact_sum, exact_vector, shown
-from .tree import LabelTree
+from .tree import LabelTree, label_names
 
 __all__ = ["Atom", "FiniteDistribution", "WHOLE_POPULATION", "check_smoothing", "check_whole_population",
            "prepare_prediction", "read_law", "subgroup_mapping"]
@@ -284,7 +284,9 @@ class FiniteDistribution:
         is not in the distribution's support: leave the row out; :func:`huc_ref.fast.audit`, which
         has no atoms, skips such rows).  ``labels``: the
         names of the columns of ``y_prob`` in order, which then puts them in the tree's label order
-        (:meth:`LabelTree.label_columns`); without it the rows are in the tree's label order.
+        (:meth:`LabelTree.label_columns`); without it the rows are in the tree's label order.  An
+        integer label is a position among the columns (``labels[y]`` is the label, scikit-learn's
+        convention for ``classes_``), in the tree's label order where the columns are not named.
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_sample(t, ["a", 1], [["1/2", "1/2"], ["1/3", "2/3"]],
@@ -295,7 +297,10 @@ class FiniteDistribution:
         Fraction(3, 4)
         """
         if labels is not None or hasattr(y_prob, "columns"):  # (exact rows are written in the tree's order;
-            y_prob = tree.label_columns(y_prob, labels)      # named columns are put in it)
+            y_prob, labels = tree.frame_columns(y_prob, labels)  # named columns are put in it)
+            y_prob = tree.label_columns(y_prob, labels)
+        # an integer label is a position among the columns (classes_[y] is the label), named or the tree's order
+        columns = list(tree.labels) if labels is None else label_names(labels)
         n = len(sized(y_true, "y_true", "one label (a name or an id) per row of y_prob"))
         if getattr(y_true, "ndim", 1) != 1:
             raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got an array of shape "
@@ -326,11 +331,11 @@ class FiniteDistribution:
             y = y_true[i]
             if isinstance(y, Integral) and not isinstance(y, bool):  # an id (numpy's integers too)
                 if not ids_checked:  # (once: the check reads every label name)
-                    tree.check_integer_labels()
+                    tree.check_integer_labels(columns=None if labels is None else columns)
                     ids_checked = True
                 if not 0 <= y < tree.K:
                     raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}", kind="reference")
-                y = tree.labels[int(y)]
+                y = columns[int(y)]
             elif not isinstance(y, str):
                 raise HUCError(f"y_true[{i}]: {given(y)} is not a label name or id", kind="reference")
             atom = {"p": y_prob[i], "label": y, "c": [_membership(vals[i]) for vals in groups.values()]}
@@ -352,7 +357,7 @@ class FiniteDistribution:
         the uniform law, for predictions with exact zeros (A.2 assumes ``p_y > 0``).  ``labels``:
         the columns' names in order (a classifier's ``classes_``), as :func:`huc_ref.fast.audit`
         takes them (:meth:`LabelTree.label_columns`: unnamed columns only in a declared or sorted
-        label order).
+        label order); an integer label is then a position among those columns (``labels[y]``).
 
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_floats(t, [0, 1], [[0.25, 0.75], [0.1, 0.9]])
@@ -361,7 +366,8 @@ class FiniteDistribution:
         >>> FiniteDistribution.from_floats(t, ["b"], [[0.0, 1.0]], smooth="1/10").atoms[0].p  # a zero, smoothed
         (Fraction(1, 20), Fraction(19, 20))
         """
-        y_prob = tree.label_columns(y_prob, labels)  # (a bare array: only in a declared or classes_-sorted order)
+        y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame's column names)
+        tree.column_order(labels)  # (checked: a bare array only in a declared or classes_-sorted order)
 
         def finite(x, where) -> float:
             if type(x) is not float and (isinstance(x, bool) or not isinstance(x, Real)):  # (as the fast path)
@@ -396,7 +402,10 @@ class FiniteDistribution:
         weights = None if sample_weight is None else read(sample_weight, "sample_weight")
         # labels as given: from_sample takes names and integer ids and refuses the rest (a float label such as
         # 2.5 was read as id 2, and True as id 1)
-        return cls.from_sample(tree, y_true, rows, subgroups=groups, sample_weight=weights, smooth=smooth)
+        # (the rows in the columns' order: from_sample puts them in the tree's, and reads an integer label as a
+        # position among the columns)
+        return cls.from_sample(tree, y_true, rows, subgroups=groups, sample_weight=weights, smooth=smooth,
+                               labels=labels)
 
     @property
     def n(self) -> int:

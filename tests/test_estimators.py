@@ -222,7 +222,9 @@ def test_hucboost_classes_are_the_columns_labels():
     ints = HUCBoost(t, us, labels=np.array([0, 1, 2])).fit(P, y)
     assert ints.classes_.tolist() == [0, 1, 2] and ints.predict(P).dtype.kind == "i"
     frame = pd.DataFrame(P[:, [2, 0, 1]], columns=["2", "0", "1"])
-    named = HUCBoost(t, us).fit(frame, y)
+    with pytest.raises(HUCError, match=r"integer labels are ambiguous .* \(positions in the columns' order\)"):
+        HUCBoost(t, us).fit(frame, y)  # (0 is column 0, named "2", or the label "0": the names say which)
+    named = HUCBoost(t, us).fit(frame, y.astype(str))
     assert named.classes_.tolist() == ["2", "0", "1"]
     assert np.array_equal(named.predict(frame), plain.predict(P))
     assert ints.score(P, y) == plain.score(P, y.astype(str)) == float(np.mean(plain.predict(P) == y.astype(str)))

@@ -1,0 +1,77 @@
+"""A practitioner's first call (issue "safe by default"): integer labels read among the columns
+the call names, the whole population always audited, a first-stage scaling kept only where it
+helps on held-out rows, rows that do not sum to 1 refused, a bare array after a DataFrame fit,
+and a model file that knows its columns."""
+
+import numpy as np
+import pytest
+
+from huc_ref import FiniteDistribution, HUCError, LabelTree, TopK, fast
+from huc_ref.calibration import HUCBoost
+
+#: Leaves listed "c", "a", "b" (a hierarchy's order); a classifier's classes_ are sorted: "a", "b", "c".
+CAB = LabelTree.from_children("r", {"r": ["c", "g"], "g": ["a", "b"]})
+CLASSES = np.array(["a", "b", "c"])
+
+
+class _Frame:
+    """What the library reads of a pandas DataFrame: ``columns`` and ``to_numpy``."""
+
+    def __init__(self, array, columns):
+        self.array, self.columns = np.asarray(array), list(columns)
+
+    def to_numpy(self):
+        return self.array
+
+
+def _sample(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet([2, 1, 1], size=n)  # columns in CLASSES' order
+    y = np.array([rng.choice(3, p=p) for p in P])  # positions among CLASSES: classes_[y] is the label
+    return P, y
+
+
+def test_integer_labels_are_positions_among_the_declared_columns():
+    """With ``labels=classes_`` in another order than the tree's, an integer label ``k`` is the
+    label ``classes_[k]`` (scikit-learn's convention), not the tree's label ``k``: the fast audit,
+    the exact path's float reader, HUCBoost's fit and score, and a DataFrame's column names give
+    the same result for the integers as for the names."""
+    P, y = _sample()
+    names = CLASSES[y]
+    us = {"top1": TopK(CAB, 1)}
+    want = fast.audit(names, P, CAB, us, labels=CLASSES)
+    assert fast.audit(y, P, CAB, us, labels=CLASSES) == want
+    assert fast.audit(y.tolist(), P, CAB, us, labels=list(CLASSES)) == want  # (Python ints: the object path)
+    assert fast.audit(y, _Frame(P, CLASSES), CAB, us) == want  # (the frame's names declare the columns)
+    assert fast.audit(np.array(CAB.labels)[y], P, CAB, us, labels=CLASSES) != want  # (the tree's positions differ)
+    assert FiniteDistribution.from_floats(CAB, y, P, labels=CLASSES).atoms == \
+        FiniteDistribution.from_floats(CAB, names.tolist(), P, labels=CLASSES).atoms
+    assert FiniteDistribution.from_floats(CAB, y, _Frame(P, CLASSES)).atoms == \
+        FiniteDistribution.from_floats(CAB, names.tolist(), P, labels=CLASSES).atoms
+    by_ids = HUCBoost(CAB, us, max_passes=2, labels=CLASSES, prefix_guard=None).fit(P, y)
+    by_names = HUCBoost(CAB, us, max_passes=2, labels=CLASSES, prefix_guard=None).fit(P, names)
+    assert by_ids.rules_ == by_names.rules_ and by_ids.n_updates_run_ > 0
+    assert by_ids.score(P, y) == by_names.score(P, names)
+    assert by_ids.classes_.tolist() == CLASSES.tolist()
+
+
+def test_digit_named_columns_out_of_position_still_make_integers_ambiguous():
+    """Columns named "1", "0", "2" (in that order): an integer 0 could be column 0 (the label "1")
+    or the label named "0"; one HUCError names the label, in the columns' order, and the
+    remedy (names as strings) works."""
+    t = LabelTree.from_children("r", {"r": ["2", "g"], "g": ["0", "1"]})
+    P, y = _sample(30)
+    columns = ["1", "0", "2"]
+    us = {"top1": TopK(t, 1)}
+    message = (r"^y_true: integer labels are ambiguous for this tree: they are read as label ids \(positions in the "
+               r"columns' order\), but the label named '1' is at position 0; give the labels as their names")
+    for call in (lambda: fast.audit(y, P, t, us, labels=columns),
+                 lambda: FiniteDistribution.from_floats(t, y.tolist(), P, labels=columns),
+                 lambda: HUCBoost(t, us, max_passes=1, labels=columns).fit(P, y)):
+        with pytest.raises(HUCError, match=message):
+            call()
+    named = np.array(columns)[y]  # the remedy: the names
+    assert fast.audit(named, P, t, us, labels=columns).n == len(y)
+    sorted_columns = ["0", "1", "2"]  # classes_' order: integers and names agree, no ambiguity
+    assert fast.audit(y, P, t, us, labels=sorted_columns) == \
+        fast.audit(np.array(sorted_columns)[y], P, t, us, labels=sorted_columns)
