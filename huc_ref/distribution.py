@@ -278,7 +278,9 @@ class FiniteDistribution:
                     renormalize: bool = False, smooth=None, labels=None) -> FiniteDistribution:
         """An empirical distribution (Sec. 2.1, App. F.3): labels (names or label ids) and exact predictions.
 
-        ``subgroups`` maps a name to one value per sample; by default ``C = {1}``.
+        ``subgroups`` maps a name to one value per sample; the whole population (``c = 1``, named
+        ``"all"``) is added first where it has no such entry (K.3: "The whole-population indicator
+        is always included"); by default ``C = {1}``.
         ``sample_weight``: positive exact weights, normalised to sum 1 (``[1, 3]`` gives the
         atoms weights 1/4 and 3/4); a weight of 0 is refused, naming the row (an atom of weight 0
         is not in the distribution's support: leave the row out; :func:`huc_ref.fast.audit`, which
@@ -307,7 +309,9 @@ class FiniteDistribution:
                            f"{y_true.shape}", kind="length")
         if len(sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label of y_true")) != n:
             raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}", kind="length")
-        groups = dict(subgroup_mapping(subgroups)) if subgroups is not None else {"all": [1] * n}
+        groups = dict(subgroup_mapping(subgroups)) if subgroups is not None else {}
+        if WHOLE_POPULATION not in groups:  # K.3: "The whole-population indicator is always included"
+            groups = {WHOLE_POPULATION: [1] * n, **groups}
         for name, vals in groups.items():
             if len(sized(vals, f"subgroups[{name!r}]", _PER_LABEL.format(n))) != n:
                 raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}", kind="length")

@@ -75,3 +75,33 @@ def test_digit_named_columns_out_of_position_still_make_integers_ambiguous():
     sorted_columns = ["0", "1", "2"]  # classes_' order: integers and names agree, no ambiguity
     assert fast.audit(y, P, t, us, labels=sorted_columns) == \
         fast.audit(np.array(sorted_columns)[y], P, t, us, labels=sorted_columns)
+
+
+def test_subgroups_without_all_are_audited_with_the_whole_population():
+    """``subgroups={"dark": mask}`` audited the mask alone (K.3: "The whole-population indicator is
+    always included", and the README promised it): here the whole population's UC is the larger,
+    so the audit without it understated UC.  ``fast.audit`` and the exact path
+    (``FiniteDistribution.from_floats`` / ``from_sample``) add ``"all"`` first, agree row for row,
+    and equal the audit given ``"all"`` explicitly."""
+    from fractions import Fraction
+
+    from huc_ref import Table, audit
+    t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    P = np.array([[0.5, 0.5]] * 8)
+    y = np.array(["b"] * 6 + ["a"] * 2)  # the score 1/2 everywhere: UC of everyone is |6/8 - 1/2| = 1/4
+    dark = np.array([1, 1, 0, 0, 0, 0, 1, 1])  # two "b", two "a": calibrated, UC 0
+    us = {"u": Table(t, [0, 1])}
+    fast_result = fast.audit(y, P, t, us, subgroups={"dark": dark})
+    assert list(dict.fromkeys(r.subgroup for r in fast_result.candidates)) == ["all", "dark"]
+    assert fast_result.uc.sup == 0.25 and fast_result.uc.subgroup == "all"
+    assert fast_result == fast.audit(y, P, t, us, subgroups={"all": np.ones(8), "dark": dark})
+    exact = audit(FiniteDistribution.from_floats(t, y.tolist(), P, subgroups={"dark": dark}), us)
+    assert exact.uc.sup == Fraction(1, 4) and exact.uc.subgroup == "all"
+    assert [(r.subgroup, r.utility, r.node) for r in exact.candidates] == \
+        [(r.subgroup, r.utility, r.node) for r in fast_result.candidates]
+    assert all(float(e.sup) == f.sup for e, f in zip(exact.candidates, fast_result.candidates))
+    sample = FiniteDistribution.from_sample(t, y.tolist(), [["1/2", "1/2"]] * 8, subgroups={"dark": dark.tolist()})
+    assert sample.subgroups == ("all", "dark")
+    weighted = fast.audit(y, P, t, us, subgroups={"dark": dark}, sample_weight=np.arange(1, 9))  # (weights kept)
+    assert weighted == fast.audit(y, P, t, us, subgroups={"all": np.ones(8), "dark": dark},
+                                  sample_weight=np.arange(1, 9))

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..distribution import FiniteDistribution, check_whole_population, subgroup_mapping
+from ..distribution import WHOLE_POPULATION, FiniteDistribution, check_whole_population, subgroup_mapping
 from ..errors import HUCError, check_name, given, one_of, printable
 from ..results import AuditResult, Candidate
 from ..significance import candidate_rows, check_null, check_null_work, resampling_p_values
@@ -785,14 +785,15 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
     ``(P, ids, w, names, WT)``: the predictions in the tree's label order (a numpy array or
     memory map as given, its rows read later), the label ids, the samples' weights ``w`` (summing
     to 1), the subgroups' names and ``w_i c(x_i)`` per subgroup and sample (``|C| x n``: the
-    weights of Sec. 2.1's ``E[c(X) ...]`` over the sample).
+    weights of Sec. 2.1's ``E[c(X) ...]`` over the sample; the whole population ``"all"`` first
+    where ``subgroups`` has no such entry, K.3).
 
     >>> from huc_ref import Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> P, ids, w, names, WT = sample_arrays(["b", "a"], [[0.5, 0.5], [0.25, 0.75]], t, {"u": Table(t, [0, 1])},
     ...                                      sample_weight=[1, 3], subgroups={"x": [1, -1]})
     >>> P.tolist(), ids.tolist(), w.tolist(), names, WT.tolist()
-    ([[0.5, 0.5], [0.25, 0.75]], [1, 0], [0.25, 0.75], ['x'], [[0.25, -0.75]])
+    ([[0.5, 0.5], [0.25, 0.75]], [1, 0], [0.25, 0.75], ['all', 'x'], [[0.25, 0.75], [0.25, -0.75]])
     """
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
@@ -817,9 +818,14 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
             raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
         w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
         w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
-    groups = {"all": None} if subgroups is None else subgroup_mapping(subgroups)  # (everyone: the weights alone)
-    WT = w[None, :] if subgroups is None else np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup
+    groups = {WHOLE_POPULATION: None} if subgroups is None else subgroup_mapping(subgroups)  # (None: everyone)
+    if WHOLE_POPULATION not in groups:  # K.3: "The whole-population indicator is always included"
+        groups = {WHOLE_POPULATION: None, **groups}
+    WT = w[None, :] if len(groups) == 1 and subgroups is None else np.empty((len(groups), n))  # w_i c(x_i) per row
     for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
+        if values is None:  # (the whole population, added: the weights alone)
+            WT[k] = w
+            continue
         check_name(name, "subgroups")
         c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
         check_whole_population(name, c, "subgroups['all'][{i}]")  # ("all" is the whole population, or refused)
@@ -836,10 +842,10 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
     order (any array-like; a numpy array or memory map is read in row chunks of about
     :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
-    ``subgroups``: a mapping name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
-    :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
-    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do; the
-    name ``"all"`` is the whole population's, so a subgroup of that name must be 1 on every row);
+    ``subgroups``: a mapping name -> ``n`` values in [-1, 1], audited with the whole population
+    (K.3: "The whole-population indicator is always included"), which is added first under the
+    name ``"all"`` where the mapping has no such entry (default: the whole population alone; a
+    subgroup named ``"all"`` must be 1 on every row);
     ``sample_weight``: nonnegative weights (normalised to sum 1); ``accelerator``: ``"numpy"``
     (the default and the reference) or ``"numba"`` (the compiled kernels of
     :mod:`huc_ref.fast.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
