@@ -50,12 +50,12 @@ from .fast.sample import Sample
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .rational import exact
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, check_kappa, fit_scaling, prediction_rows
-from .replay import held_out_rows, select_prefix
+from .replay import held_out_rows, log_loss_guard, select_prefix
 from .tree import LabelTree
 from .validation import METHODS, boost_settings
 
 __all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model",
-           "NoValidationWarning", "MAX_RULES", "MAX_ALPHA", "row_sum_tolerance"]
+           "NoValidationWarning", "ScalingNotKeptWarning", "MAX_RULES", "MAX_ALPHA", "row_sum_tolerance"]
 
 
 class _Params:
@@ -114,6 +114,12 @@ except ImportError:  # scikit-learn is optional (the examples extra): the same c
 class NoValidationWarning(UserWarning):
     """:meth:`HUCBoost.fit` with ``validation=False``: every update of the run is kept, none chosen
     on held-out data (K.1: "Validation selects the returned update prefix")."""
+
+
+class ScalingNotKeptWarning(UserWarning):
+    """:meth:`HUCBoost.fit` with ``initial=`` a scaling that raises the validation log loss
+    (:func:`huc_ref.replay.log_loss_guard`): the scaling is not used (``initial_kept_`` is False)
+    and the rules are fitted on the predictions as given."""
 
 
 #: Seconds between two progress lines of a fit with ``verbose`` where tqdm is not installed.
@@ -497,7 +503,10 @@ class HUCBoost(_Estimator):
         error bounds, python-flint's Arb, and the certified engine for what they cannot decide; the
         ``certified`` extra) or ``"exact"`` (the certified engine alone, slower).
     initial : TemperatureScaling, VectorScaling, DirichletScaling or None
-        A scaling fitted first on the same calibration rows (the two-stage methods of H.2).
+        A scaling fitted first on the same calibration rows (the two-stage methods of H.2).  With
+        validation rows and ``prefix_guard`` set (not None), it is used only where it does not
+        raise their log loss (:func:`huc_ref.replay.log_loss_guard`; a condition the paper does
+        not state), else not used, with a :class:`ScalingNotKeptWarning`.
     kappa : float
         K.1's ``kappa_init`` smoothing.
     labels : array-like or None
@@ -546,11 +555,16 @@ class HUCBoost(_Estimator):
         (held out or given), else on the calibration rows.
     run_ : BoostResult
         The run (absent from a loaded model).
+    initial_, initial_kept_ :
+        The fitted first-stage scaling where it is used (else None), and whether ``initial`` was
+        kept (None: no ``initial``).
 
     Warns
     -----
     NoValidationWarning
         ``fit(..., validation=False)``: every update run is kept, named with their number.
+    ScalingNotKeptWarning
+        ``initial`` raises the validation log loss, and is not used.
 
     Examples
     --------
@@ -742,11 +756,14 @@ class HUCBoost(_Estimator):
             check_null_work(self.null_draws, len(P) if validation is False else len(Pv), K, len(self.utilities),
                             candidate_rows(self.utilities, len(names)), engine="fast", max_work=self.max_null_work)
         P0 = P
+        self.initial_, self.initial_kept_ = None, None
         if self.initial is not None:  # H.2's first stage, on the columns in the tree's order
             first = type(self.initial)(**{**self.initial.get_params(deep=False), "labels": np.arange(K)})
-            self.initial_ = first.fit(P, y, sample_weight=weights,
-                                      validation=None if validation is False else (Pv, yv))
-            P = self.initial_.predict_proba(P)
+            first.fit(P, y, sample_weight=weights, validation=None if validation is False else (Pv, yv))
+            self.initial_kept_ = self._keep_initial(first, Pv, yv, names, Cv, wv) if validation is not False else True
+            if self.initial_kept_:
+                self.initial_ = first
+                P = first.predict_proba(P)
         name = type(self).__name__
         with _progress(self.verbose, f"{name}: updates", options["max_updates"]) as bar:
             def progress(t, record):
@@ -759,7 +776,7 @@ class HUCBoost(_Estimator):
                             progress=progress, **options)
         keep, errors = len(run.steps), None
         if validation is not False:
-            Qv = Pv if self.initial is None else self.initial_.predict_proba(Pv)
+            Qv = Pv if self.initial_ is None else self.initial_.predict_proba(Pv)
             with _progress(self.verbose, f"{name}: prefixes audited", keep + 1) as bar:
                 keep, errors = select_prefix(run, Sample(self.tree, Qv, yv, names, Cv, wv), self.utilities,
                                              guard=self.prefix_guard, progress=bar)
@@ -781,6 +798,29 @@ class HUCBoost(_Estimator):
         else:
             self.report_ = self._report("validation" if held is None else "held-out", Pv, yv, Cv, wv)
         return self
+
+    def _keep_initial(self, scaling, Pv, yv, names, Cv, wv) -> bool:
+        """Whether H.2's first stage ``scaling`` (fitted) is used: where ``prefix_guard`` is set,
+        only if it does not raise the validation log loss of the predictions ``Pv``
+        (:func:`huc_ref.replay.log_loss_guard` at 0 standard errors), so that a scaling fitted to a
+        few rows' noise (Dirichlet's ``K^2 + K`` parameters on tens of rows) does not worsen the
+        predictions; else a :class:`ScalingNotKeptWarning`.  A prefix must clear ``prefix_guard``
+        standard errors because it is the best of many replayed on the same rows; the scaling is
+        one candidate, its regularisation already chosen on them, so the bar is no loss."""
+        if self.prefix_guard is None:
+            return True
+        # A deviation: H.2 "learns a finite-dimensional softmax recalibrator from the same sample and then
+        # runs Algorithm 3 from its output", always; here the recalibrator is skipped where the held-out
+        # rows show it raising the log loss (tens of rows cannot fit K^2 + K parameters).
+        held = Sample(self.tree, Pv, yv, names, Cv, wv)
+        kept, change, error = log_loss_guard(held, Pv, scaling.predict_proba(Pv), 0.0)
+        if not kept:
+            warnings.warn(f"{type(self).__name__}.fit: the initial {type(self.initial).__name__} raises the "
+                          f"validation log loss by {change:.4g} per row (standard error {error:.3g}, {held.n} rows), "
+                          "so it is not used (initial_kept_ = False) and the rules are fitted on the predictions as "
+                          "given; pass prefix_guard=None to keep it, or give more calibration rows",
+                          ScalingNotKeptWarning, stacklevel=3)
+        return kept
 
     def _report(self, data: str, P, y, C, sample_weight) -> dict:
         """The fit report: the audits (fast engine) of the predictions ``P`` (smoothed, in the
@@ -847,7 +887,7 @@ class HUCBoost(_Estimator):
     def _recalibrated(self, P, C) -> np.ndarray:
         """The kept rules applied to ``P`` (smoothed, in the tree's label order; subgroup values
         ``C``), every output row checked to be a probability row."""
-        if self.initial is not None:
+        if getattr(self, "initial_", None) is not None:  # (H.2's first stage, where fit kept it)
             P = self.initial_.predict_proba(P)
         # (the last step's rows only: each step's are a fresh array, and a list of them all grows with the rules)
         ((_, out),) = deque(apply_rules(self.method, self.rules_, self.tree, self.utilities, P, C), maxlen=1)
@@ -888,7 +928,7 @@ class HUCBoost(_Estimator):
         from . import __version__
         rules = self._fitted("rules_")
         initial = None
-        if self.initial is not None:
+        if getattr(self, "initial_", None) is not None:
             r = self.initial_.recalibrator_
             initial = {"kind": r.kind, "W": r.W.tolist(), "b": r.b.tolist(), "kappa": r.kappa}
         guard = None if self.prefix_guard is None else float(self.prefix_guard)
@@ -1142,7 +1182,7 @@ def load_model(source) -> HUCBoost:
                        "costs time linear in its rules)", kind="too_large")
     rules = _read_rules(doc["rules"], tree, utilities, names, method)
     prov = _read_provenance(doc["provenance"], len(rules))
-    model.initial_ = initial
+    model.initial_, model.initial_kept_ = initial, None if initial is None else True
     model.subgroups_ = list(names)
     model.rules_ = rules
     model.n_updates_, model.n_updates_run_, model.stopped_ = len(rules), prov["updates_run"], prov["stopped"]

@@ -105,3 +105,56 @@ def test_subgroups_without_all_are_audited_with_the_whole_population():
     weighted = fast.audit(y, P, t, us, subgroups={"dark": dark}, sample_weight=np.arange(1, 9))  # (weights kept)
     assert weighted == fast.audit(y, P, t, us, subgroups={"all": np.ones(8), "dark": dark},
                                   sample_weight=np.arange(1, 9))
+
+
+SIX = LabelTree.from_children("r", {"r": ["g1", "g2"], "g1": ["a", "b", "c"], "g2": ["d", "e", "f"]})
+
+
+def _softmax_sample(n, rng, sharpness=1.0):
+    """``n`` rows of a softmax over SIX's labels with labels drawn from the softmax at sharpness 1:
+    calibrated predictions at ``sharpness=1``, overconfident above it."""
+    logits = rng.normal(size=(n, SIX.K))
+    truth = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = (truth.cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
+    P = np.exp(sharpness * logits) / np.exp(sharpness * logits).sum(axis=1, keepdims=True)
+    return P, y
+
+
+def test_a_first_stage_scaling_that_worsens_the_held_out_log_loss_is_not_used():
+    """35 calibration rows of calibrated 6-class predictions: Dirichlet scaling's 42 parameters fit
+    the noise (test log loss far above the raw predictions'), and HUCBoost(initial=Dirichlet...)
+    used it whatever it did on the held-out rows.  The held-out log-loss guard that chooses the
+    prefix (prefix_guard) now decides the first stage too, at no loss (0 standard errors): not
+    used, a ScalingNotKeptWarning
+    saying so and naming the remedy, the fit equal to the one without ``initial``, the test log
+    loss no worse than the raw predictions'.  The remedy (prefix_guard=None) keeps the scaling;
+    a temperature that mends overconfident predictions is kept, on 300 rows and on 120."""
+    from huc_ref import Top1AtDepth
+    from huc_ref.calibration import DirichletScaling, ScalingNotKeptWarning, TemperatureScaling
+    rng = np.random.default_rng(0)
+    P, y = _softmax_sample(35, rng)
+    P_test, y_test = _softmax_sample(20000, rng)
+
+    def log_loss(Q):
+        return float(-np.mean(np.log(Q[np.arange(len(y_test)), y_test])))
+    us = {"top1": TopK(SIX, 1), "side": Top1AtDepth(SIX, 1)}
+    assert log_loss(DirichletScaling().fit(P, y).predict_proba(P_test)) > log_loss(P_test) + 0.5  # (overfits)
+    message = (r"^HUCBoost\.fit: the initial DirichletScaling raises the validation log loss by 0\.\d+ per row "
+               r"\(standard error 0\.\d+, 10 rows\), so it is not used \(initial_kept_ = False\) and the rules "
+               r"are fitted on the predictions as given; pass prefix_guard=None to keep it, or give more "
+               r"calibration rows$")
+    with pytest.warns(ScalingNotKeptWarning, match=message):
+        model = HUCBoost(SIX, us, initial=DirichletScaling(), max_passes=2).fit(P, y)
+    assert model.initial_kept_ is False and model.initial_ is None and model.to_json()["initial"] is None
+    plain = HUCBoost(SIX, us, max_passes=2).fit(P, y)
+    assert model.rules_ == plain.rules_
+    assert np.array_equal(model.predict_proba(P_test), plain.predict_proba(P_test))
+    assert log_loss(model.predict_proba(P_test)) <= log_loss(P_test) + 1e-3
+    kept = HUCBoost(SIX, us, initial=DirichletScaling(), max_passes=2, prefix_guard=None).fit(P, y)  # the remedy
+    assert kept.initial_kept_ is True and kept.initial_ is not None
+    assert log_loss(kept.predict_proba(P_test)) > log_loss(P_test) + 0.2  # (what the guard prevents)
+    P_sharp, y_sharp = _softmax_sample(300, np.random.default_rng(1), sharpness=3.0)
+    sharp = HUCBoost(SIX, us, initial=TemperatureScaling(), max_passes=1).fit(P_sharp, y_sharp)
+    assert sharp.initial_kept_ is True and sharp.initial_.temperature_ > 2
+    fewer = HUCBoost(SIX, us, initial=TemperatureScaling(), max_passes=1).fit(P_sharp[:120], y_sharp[:120])
+    assert fewer.initial_kept_ is True and fewer.initial_.temperature_ > 1.5
