@@ -15,7 +15,8 @@ scikit-learn is installed; else a base of the same contract, written here, so th
 needs no scikit-learn), ``fit(y_prob, y_true, ...)`` returning ``self``, ``predict_proba``,
 ``predict`` (the class of largest probability), ``score`` (accuracy), ``classes_``,
 ``n_features_in_``, fitted attributes ending in ``_``, and float hyperparameters.  The input
-``y_prob`` holds rows of class probabilities (a classifier's ``predict_proba``), and labels
+``y_prob`` holds rows of class probabilities (a classifier's ``predict_proba``; a row whose sum
+is further than :data:`huc_ref.fast.ROW_SUM_TOLERANCE` from 1 is an error), and labels
 ``y_true`` are strings, integers or any array-like of them.  Predictions enter with K.1's
 ``kappa_init`` smoothing, so exact zeros (a decision tree's) are fine.  :class:`HUCBoost`'s
 columns are the tree's labels: ``labels=`` (e.g. ``clf.classes_``) or a DataFrame's column
@@ -43,7 +44,7 @@ import numpy as np
 from .distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from .engines import boost, boost_arithmetic, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
-from .fast.audit import label_ids
+from .fast.audit import ROW_SUM_TOLERANCE, label_ids
 from .fast.boost import apply_rules, boost_sample
 from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, as_floats, entries, subgroup_column
 from .fast.sample import Sample
@@ -231,7 +232,7 @@ class _Estimator(_Classifier, _Base):
 def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -> np.ndarray:
     """``y_prob`` as finite nonnegative rows (``K`` columns), with K.1's ``kappa_init``
     smoothing ``(1 - kappa) p + kappa / K`` after dividing each row by its sum."""
-    P = prediction_rows(y_prob, K, where)
+    P = prediction_rows(y_prob, K, where, ROW_SUM_TOLERANCE)
     kappa = check_kappa(kappa, P.shape[1])
     return (1 - kappa) * P + kappa / P.shape[1]
 
@@ -371,14 +372,14 @@ class _Scaling(_Estimator):
         >>> round(m.temperature_, 4)  # 9 ** (1 / T) = 3 : 1, the frequencies
         2.0
         """
-        n, K = prediction_rows(y_prob).shape  # (checked here, divided by their sums in fit_scaling)
+        n, K = prediction_rows(y_prob, tolerance=ROW_SUM_TOLERANCE).shape  # (checked; divided by their sums later)
         classes = self._classes(y_true, n, K)
         Y = np.eye(K)[_class_ids(y_true, classes, n)]
         val = None
         validation = _validation(validation, 2)
         if validation is not None:
             Pv, yv = validation[0], validation[1]
-            nv = len(prediction_rows(Pv, K, "validation[0]"))
+            nv = len(prediction_rows(Pv, K, "validation[0]", ROW_SUM_TOLERANCE))
             val = (Pv, np.eye(K)[_class_ids(yv, classes, nv, "validation[1]", "validation[0]")])
         recalibrator = fit_scaling(y_prob, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
                                    validation=val, l2_grid=self.l2_grid)
@@ -391,12 +392,11 @@ class _Scaling(_Estimator):
 
     def predict_proba(self, y_prob) -> np.ndarray:
         """The recalibrated predictions, every entry positive, rows summing to 1, columns in the
-        order of :attr:`classes_` (``y_prob``: rows of the fitted ``K`` probabilities, each
-        divided by its sum first)."""
+        order of :attr:`classes_` (``y_prob``: rows of the fitted ``K`` probabilities, each summing
+        to 1 within :data:`huc_ref.fast.ROW_SUM_TOLERANCE`, and divided by its sum first)."""
         recalibrator = self._fitted("recalibrator_")
         rows = as_floats(y_prob, "y_prob")
-        if rows.ndim != 2:  # (n x K: one row is [row]; the map divides each row by its sum itself)
-            prediction_rows(rows, self.n_features_in_)
+        prediction_rows(rows, self.n_features_in_, tolerance=ROW_SUM_TOLERANCE)  # (the map divides by the sums)
         return recalibrator(rows)
 
 

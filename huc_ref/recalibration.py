@@ -57,19 +57,49 @@ def _softmax(s):
     return e / e.sum(axis=1, keepdims=True)
 
 
-def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.ndarray:
+def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob", tolerance: float | None = None) -> np.ndarray:
     """``y_prob`` as an ``n x K`` float64 array of probability rows (Sec. 2.1's predictions
     ``p(x_i)``, A.2's coordinates), each divided by its sum; one HUCError naming the argument or
     the first bad row otherwise (entries finite and nonnegative, a positive finite sum: a row
     with a negative entry or a NaN made every recalibrated entry NaN, and a row of zeros the
-    uniform law).
+    uniform law).  With ``tolerance`` (the estimators': :data:`huc_ref.fast.ROW_SUM_TOLERANCE`)
+    a row whose sum is further than it from 1 is an error too, naming the row and the remedy
+    (rows of probabilities are expected; dividing a row summing to 1.1 by its sum would hide a
+    wrong input, such as scores or the wrong columns).
 
+    Parameters
+    ----------
+    y_prob : array-like, n x K
+        The rows.
+    K : int or None
+        The number of columns expected (None: any).
+    where : str
+        The argument's name in a message.
+    tolerance : float or None
+        How far from 1 a row's sum may be (None: any positive sum).
+
+    Returns
+    -------
+    ndarray
+        The rows, each divided by its sum.
+
+    Raises
+    ------
+    HUCError
+        A bad shape, entry or sum, naming the first bad row.
+
+    Examples
+    --------
     >>> prediction_rows([[1, 3], [0.5, 0.5]]).tolist()
     [[0.25, 0.75], [0.5, 0.5]]
     >>> prediction_rows([[0.5, 0.5], [0.5, -0.25]])
     Traceback (most recent call last):
     ...
     huc_ref.errors.HUCError: y_prob[1]: entries must be finite and nonnegative, with a positive sum
+    >>> prediction_rows([[0.5, 0.5], [0.5, 0.625]], tolerance=1e-5)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: y_prob[1]: sums to 1.125, not 1 (within 1e-05); expected rows of probabilities ...
     """
     P = as_floats(y_prob, where)
     if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
@@ -81,6 +111,11 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
     if bad.any():
         raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
                        kind="float_range")
+    if tolerance is not None and (np.abs(sums - 1.0) > tolerance).any():
+        i = int(np.argmax(np.abs(sums - 1.0) > tolerance))
+        raise HUCError(f"{where}[{i}]: sums to {sums[i].item()!r}, not 1 (within {tolerance:g}); expected rows of "
+                       "probabilities (a classifier's predict_proba): check that these are probabilities, and "
+                       "normalise the rows first, e.g. P / P.sum(axis=1, keepdims=True)", kind="probability_sum")
     return P / sums[:, None]
 
 

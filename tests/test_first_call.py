@@ -158,3 +158,31 @@ def test_a_first_stage_scaling_that_worsens_the_held_out_log_loss_is_not_used():
     assert sharp.initial_kept_ is True and sharp.initial_.temperature_ > 2
     fewer = HUCBoost(SIX, us, initial=TemperatureScaling(), max_passes=1).fit(P_sharp[:120], y_sharp[:120])
     assert fewer.initial_kept_ is True and fewer.initial_.temperature_ > 1.5
+
+
+def test_rows_that_do_not_sum_to_one_are_refused_by_the_estimators():
+    """HUCBoost and the scaling estimators divided a row summing to 1.1 by its sum, silently (scores,
+    or columns cut, taken for probabilities).  A row whose sum is further than ROW_SUM_TOLERANCE
+    from 1 is one HUCError naming the row and the remedy, at fit and at predict_proba; the
+    remedy (P / P.sum(axis=1, keepdims=True)) fits; a float32 softmax's rounding passes."""
+    from huc_ref.calibration import DirichletScaling, TemperatureScaling, VectorScaling
+    from huc_ref.fast import ROW_SUM_TOLERANCE
+    rng = np.random.default_rng(3)
+    P, y = _softmax_sample(60, rng)
+    bad = P.copy()
+    bad[7] *= 1.1
+    message = (r"^y_prob\[7\]: sums to 1\.1\d*, not 1 \(within 1e-05\); expected rows of probabilities \(a "
+               r"classifier's predict_proba\): check that these are probabilities, and normalise the rows first, "
+               r"e.g\. P / P\.sum\(axis=1, keepdims=True\)$")
+    us = {"top1": TopK(SIX, 1)}
+    for make in (lambda: HUCBoost(SIX, us, max_passes=1), TemperatureScaling, VectorScaling, DirichletScaling):
+        with pytest.raises(HUCError, match=message):
+            make().fit(bad, y)
+        model = make().fit(bad / bad.sum(axis=1, keepdims=True), y)  # the remedy
+        with pytest.raises(HUCError, match=message):
+            model.predict_proba(bad)
+        assert np.allclose(model.predict_proba(bad / bad.sum(axis=1, keepdims=True))[7].sum(), 1)
+        assert model.predict_proba(P.astype(np.float32)).shape == P.shape  # (float32 rounding: within tolerance)
+    assert abs(float(P.astype(np.float32).sum(axis=1, dtype=np.float64).max()) - 1) <= ROW_SUM_TOLERANCE
+    with pytest.raises(HUCError, match=r"^validation\[0\]\[7\]: sums to 1\.1"):
+        HUCBoost(SIX, us, max_passes=1).fit(P, y, validation=(bad, y))
