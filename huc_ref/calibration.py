@@ -666,18 +666,21 @@ class HUCBoost(_Estimator):
                                kind="option")
         return options
 
-    def _columns(self, y_prob, where="y_prob"):
+    def _columns(self, y_prob, where="y_prob", learned: bool = False):
         """``(y_prob, labels, order)``: a table's array, its columns' labels (``labels=`` or a
         DataFrame's column names; None: unnamed), and where the tree's labels are among them
-        (None: in the tree's order)."""
+        (None: in the tree's order).  ``learned`` (after fit): unnamed columns are in the order
+        of :attr:`classes_`, which the fit declared (scikit-learn's convention)."""
         if not isinstance(self.tree, LabelTree):
             raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}", kind="tree")
         y_prob, labels = self.tree.frame_columns(y_prob, self.labels)  # (a DataFrame's column names)
+        if labels is None and learned:
+            labels = self._fitted("classes_")
         return y_prob, labels, self.tree.column_order(labels, what=where)
 
-    def _inputs(self, y_prob, where="y_prob"):
+    def _inputs(self, y_prob, where="y_prob", learned: bool = False):
         """The predictions in the tree's label order, with K.1's smoothing."""
-        y_prob, _, order = self._columns(y_prob, where)
+        y_prob, _, order = self._columns(y_prob, where, learned)
         P = _probabilities(y_prob, self.tree.K, self.kappa, where)
         return P if order is None else P[:, order]
 
@@ -841,7 +844,10 @@ class HUCBoost(_Estimator):
     def predict_proba(self, y_prob, *, subgroups=None) -> np.ndarray:
         """The recalibrated predictions of new data (labels not needed): the kept rules, Algorithm
         1's updates (Sec. 3.2's branch tilts), applied in order (:func:`huc_ref.fast.boost.apply_rules`),
-        in the columns' order.
+        the columns in the order of :attr:`classes_` (the columns' order at fit, as :meth:`predict`
+        reads them).  A DataFrame's columns are read by name; a bare array's are taken in the order
+        of :attr:`classes_` (the order the fit declared: ``labels=``, a DataFrame's column names,
+        or the tree's labels).
 
         Each output row is checked to be a probability row: finite, nonnegative entries summing
         to 1 within :func:`row_sum_tolerance`; a row that is not is a HUCError naming the first
@@ -858,11 +864,11 @@ class HUCBoost(_Estimator):
         (0.25, True)
         """
         self._fitted("rules_")
-        _, _, order = self._columns(y_prob)
-        P = self._inputs(y_prob)
+        P = self._inputs(y_prob, learned=True)
         _, C = _subgroup_values(subgroups, len(P), self.subgroups_)
         out = self._recalibrated(P, C)
-        if order is not None:  # (back in the columns' order)
+        order = self.tree.column_order(self.classes_)
+        if order is not None:  # (in the order of classes_, as predict reads it)
             out[:, order] = out.copy()
         return out
 
@@ -878,8 +884,9 @@ class HUCBoost(_Estimator):
         >>> m.score([[0.75, 0.25], [0.25, 0.75]], ["a", "a"]), m.score([[0.75, 0.25]], [0])
         (0.5, 1.0)
         """
-        out = self.predict_proba(y_prob, subgroups=subgroups)
-        _, labels, order = self._columns(y_prob)
+        out = self.predict_proba(y_prob, subgroups=subgroups)  # (in the order of classes_)
+        _, labels, _ = self._columns(y_prob, learned=True)
+        order = self.tree.column_order(self.classes_)
         column_ids = np.arange(self.tree.K) if order is None else np.argsort(order)  # each column's label id
         hits = column_ids[np.argmax(out, axis=1)] == label_ids(y_true, self.tree, len(out), columns=labels)
         return float(np.average(hits, weights=sample_weight))

@@ -532,8 +532,8 @@ def _frames():
 def test_a_dataframes_column_names_are_checked_as_labels(digits, frame):
     """``pd.DataFrame(predict_proba, columns=classes_)`` in the tree's order audits, fits and predicts
     as its array does; in another order (columns d1, d0, ...) each column is read as the label it
-    names, by ``fast.audit``, ``HUCBoost.fit`` / ``predict_proba`` (which answers in the frame's
-    column order) and ``FiniteDistribution.from_floats``; columns named otherwise (0 .. 9) are read
+    names, by ``fast.audit``, ``HUCBoost.fit`` / ``predict_proba`` (which answers in the order of
+    ``classes_``, learned at fit) and ``FiniteDistribution.from_floats``; columns named otherwise (0 .. 9) are read
     as the array."""
     from huc_ref import FiniteDistribution
     P, y, _ = digits["test"]
@@ -549,7 +549,7 @@ def test_a_dataframes_column_names_are_checked_as_labels(digits, frame):
     assert fast.audit(y_bad, bad, TREE, UTILITIES) == fast.audit(y, by_name, TREE, UTILITIES)
     model = HUCBoost(TREE, UTILITIES, max_passes=1).fit(good, y)
     assert np.array_equal(model.predict_proba(good), HUCBoost(TREE, UTILITIES, max_passes=1).fit(P, y).predict_proba(P))
-    assert np.array_equal(model.predict_proba(bad), model.predict_proba(by_name)[:, [1, 0, 2, 3, 4, 5, 6, 7, 8, 9]])
+    assert np.array_equal(model.predict_proba(bad), model.predict_proba(by_name))  # (in classes_' order, d0 .. d9)
     assert FiniteDistribution.from_floats(TREE, y_bad[:3].tolist(), frame(P[:3], swapped)).atoms == \
         FiniteDistribution.from_floats(TREE, y[:3].tolist(), by_name[:3]).atoms
     assert FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], names)).atoms == \

@@ -186,3 +186,26 @@ def test_rows_that_do_not_sum_to_one_are_refused_by_the_estimators():
     assert abs(float(P.astype(np.float32).sum(axis=1, dtype=np.float64).max()) - 1) <= ROW_SUM_TOLERANCE
     with pytest.raises(HUCError, match=r"^validation\[0\]\[7\]: sums to 1\.1"):
         HUCBoost(SIX, us, max_passes=1).fit(P, y, validation=(bad, y))
+
+
+def test_after_a_dataframe_fit_a_bare_array_is_read_in_the_learned_classes_order():
+    """A fit on a DataFrame (columns named by classes_, another order than the tree's) declares
+    the columns' order, learned as ``classes_``; ``predict_proba(ndarray)`` was then refused
+    (the tree's order was never declared).  A bare array is now read in the order of
+    ``classes_``, and the output is always in that order: a DataFrame at predict time in another
+    column order gives the same rows (so ``predict``, ``classes_[argmax]``, stays right)."""
+    P, y = _sample(80, seed=2)
+    us = {"top1": TopK(CAB, 1)}
+    model = HUCBoost(CAB, us, max_passes=2, prefix_guard=None).fit(_Frame(P, CLASSES), CLASSES[y])
+    assert model.classes_.tolist() == ["a", "b", "c"]
+    out = model.predict_proba(P)
+    assert np.array_equal(out, model.predict_proba(_Frame(P, CLASSES)))
+    perm = [2, 0, 1]
+    assert np.allclose(model.predict_proba(_Frame(P[:, perm], CLASSES[perm])), out, rtol=1e-12, atol=0)  # (classes_')
+    assert np.array_equal(model.predict(_Frame(P[:, perm], CLASSES[perm])), model.predict(P))
+    assert model.predict(P).tolist() == CLASSES[np.argmax(out, axis=1)].tolist()
+    by_labels = HUCBoost(CAB, us, max_passes=2, prefix_guard=None, labels=CLASSES).fit(P, CLASSES[y])
+    assert np.array_equal(by_labels.predict_proba(P), out)  # (the same as declaring labels=classes_)
+    assert model.score(P, y) == model.score(P, CLASSES[y]) == by_labels.score(P, y)  # (integers: classes_[y])
+    with pytest.raises(HUCError, match=r"^y_prob: its columns carry no names"):  # (fit itself still needs the order)
+        HUCBoost(CAB, us, max_passes=1).fit(P, CLASSES[y])
