@@ -939,7 +939,9 @@ class HUCBoost(_Estimator):
             r = self.initial_.recalibrator_
             initial = {"kind": r.kind, "W": r.W.tolist(), "b": r.b.tolist(), "kappa": r.kappa}
         guard = None if self.prefix_guard is None else float(self.prefix_guard)
+        classes = [c.item() if hasattr(c, "item") else c for c in np.asarray(self._fitted("classes_")).tolist()]
         return {"format": MODEL_FORMAT, "tree": self.tree.to_json(), "labels": list(self.tree.labels),
+                "classes": classes,  # (the columns' order at fit: a bare array's at predict time)
                 "utilities": {name: u.to_json() for name, u in self.utilities.items()},
                 "subgroups": list(self.subgroups_), "method": self.method, "kappa": check_kappa(self.kappa),
                 "options": {"epsilon": str(self.epsilon), "select": self.select, "step": str(self.step),
@@ -1009,6 +1011,7 @@ _SCORE_BOUND = 1.0 + 2.0**-20
 
 _MODEL_FIELDS = ("format", "tree", "labels", "utilities", "subgroups", "method", "kappa", "options", "initial",
                  "rules", "provenance")
+_OPTIONAL_MODEL_FIELDS = ("classes",)  # (absent: the tree's labels, the order of a file written without it)
 _RULE_FIELDS = ("subgroup", "utility", "node", "interval", "alpha")
 _OPTION_FIELDS = ("epsilon", "select", "step", "max_updates", "max_passes", "arithmetic", "engine",
                   "validation_fraction", "prefix_guard", "seed")  # (engine: the deprecated spelling, still read)
@@ -1162,7 +1165,7 @@ def load_model(source) -> HUCBoost:
     doc = source if isinstance(source, dict) else load_json(read_document(Path(source), "model"), floats=True)
     if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
         raise HUCError(f"format: expected {MODEL_FORMAT!r}", kind="format")
-    _only(doc, _MODEL_FIELDS, "")
+    _only(doc, _MODEL_FIELDS + _OPTIONAL_MODEL_FIELDS, "")
     for key in _MODEL_FIELDS:
         if key not in doc:
             raise HUCError(f"{key}: missing", kind="missing_field")
@@ -1195,5 +1198,17 @@ def load_model(source) -> HUCBoost:
     model.n_updates_, model.n_updates_run_, model.stopped_ = len(rules), prov["updates_run"], prov["stopped"]
     model.validation_ = prov.get("validation", "given")
     model.held_out_, model.validation_errors_ = None, None
-    model.classes_, model.n_features_in_ = np.asarray(tree.labels), tree.K
+    model.classes_, model.n_features_in_ = _read_classes(doc.get("classes"), tree), tree.K
     return model
+
+
+def _read_classes(classes, tree: LabelTree) -> np.ndarray:
+    """A model document's ``classes``: the columns' order at fit (:attr:`HUCBoost.classes_`, names
+    or integer classes), each of the tree's labels once; absent (None), the tree's labels."""
+    if classes is None:
+        return np.asarray(tree.labels)
+    if not isinstance(classes, list) or not all(isinstance(c, str) or is_integer(c) for c in classes):
+        raise HUCError(f"classes: expected a list of the tree's labels (strings or integers), got "
+                       f"{printable(repr(classes), 60)}", kind="type")
+    tree.column_order(classes, where="classes", what="the model's predictions")  # (each label once)
+    return np.asarray(classes)

@@ -209,3 +209,32 @@ def test_after_a_dataframe_fit_a_bare_array_is_read_in_the_learned_classes_order
     assert model.score(P, y) == model.score(P, CLASSES[y]) == by_labels.score(P, y)  # (integers: classes_[y])
     with pytest.raises(HUCError, match=r"^y_prob: its columns carry no names"):  # (fit itself still needs the order)
         HUCBoost(CAB, us, max_passes=1).fit(P, CLASSES[y])
+
+
+def test_a_saved_model_records_the_columns_order_of_its_fit():
+    """``to_json`` wrote the tree's labels only, so a model fitted on columns in classes_' order
+    (a DataFrame's names) could not read a bare array once loaded (``huc apply`` needed
+    ``--columns``).  The document records ``classes`` (the columns' order at fit); the loaded
+    model reads a bare array in it as the fitted one does; a document without it keeps the
+    tree's order; a ``classes`` that is not each label once is one HUCError naming the field."""
+    from huc_ref.calibration import load_model
+    P, y = _sample(60, seed=5)
+    us = {"top1": TopK(CAB, 1)}
+    model = HUCBoost(CAB, us, max_passes=2, prefix_guard=None).fit(_Frame(P, CLASSES), CLASSES[y])
+    doc = model.to_json()
+    assert doc["classes"] == ["a", "b", "c"] and doc["labels"] == ["c", "a", "b"]
+    again = load_model(doc)
+    assert again.classes_.tolist() == ["a", "b", "c"] and again.to_json() == doc
+    assert np.array_equal(again.predict_proba(P), model.predict_proba(P))
+    assert np.array_equal(again.predict(P), model.predict(P))
+    older = load_model({k: v for k, v in doc.items() if k != "classes"})
+    assert older.classes_.tolist() == ["c", "a", "b"]
+    with pytest.raises(HUCError, match=r"^classes: names the columns of the model's predictions \['a', 'a', 'c'\], "
+                                       r"but the tree's labels are \['c', 'a', 'b'\] \('a' is listed twice\)"):
+        load_model({**doc, "classes": ["a", "a", "c"]})
+    with pytest.raises(HUCError, match=r"^classes: expected a list of the tree's labels \(strings or integers\)"):
+        load_model({**doc, "classes": "abc"})
+    ints = LabelTree.from_children("r", {"r": ["2", "g"], "g": ["0", "1"]})
+    numbered = HUCBoost(ints, {"top1": TopK(ints, 1)}, max_passes=1, labels=np.array([0, 1, 2])).fit(P, y)
+    assert numbered.to_json()["classes"] == [0, 1, 2]  # (integer classes_ kept as integers)
+    assert load_model(numbered.to_json()).classes_.tolist() == [0, 1, 2]
