@@ -15,7 +15,8 @@ scikit-learn is installed; else a base of the same contract, written here, so th
 needs no scikit-learn), ``fit(y_prob, y_true, ...)`` returning ``self``, ``predict_proba``,
 ``predict`` (the class of largest probability), ``score`` (accuracy), ``classes_``,
 ``n_features_in_``, fitted attributes ending in ``_``, and float hyperparameters.  The input
-``y_prob`` holds rows of class probabilities (a classifier's ``predict_proba``), and labels
+``y_prob`` holds rows of class probabilities (a classifier's ``predict_proba``; a row whose sum
+is further than :data:`huc_ref.fast.ROW_SUM_TOLERANCE` from 1 is an error), and labels
 ``y_true`` are strings, integers or any array-like of them.  Predictions enter with K.1's
 ``kappa_init`` smoothing, so exact zeros (a decision tree's) are fine.  :class:`HUCBoost`'s
 columns are the tree's labels: ``labels=`` (e.g. ``clf.classes_``) or a DataFrame's column
@@ -43,19 +44,19 @@ import numpy as np
 from .distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from .engines import boost, boost_arithmetic, check_engine
 from .errors import HUCError, check_names, given, is_integer, one_of, printable
-from .fast.audit import _lazy, label_ids
+from .fast.audit import ROW_SUM_TOLERANCE, _lazy, label_ids
 from .fast.boost import apply_rules, boost_sample
 from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, as_floats, entries, subgroup_column
 from .fast.sample import Sample
 from .formats import MODEL_FORMAT, load_json, read_document, read_model_spec
 from .rational import exact
 from .recalibration import KAPPA_INIT, L2_GRID, Recalibrator, check_kappa, fit_scaling, prediction_rows
-from .replay import held_out_rows, select_prefix
+from .replay import held_out_rows, log_loss_guard, select_prefix
 from .tree import LabelTree
 from .validation import METHODS, boost_settings
 
 __all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model",
-           "NoValidationWarning", "MAX_RULES", "MAX_ALPHA", "row_sum_tolerance"]
+           "NoValidationWarning", "ScalingNotKeptWarning", "MAX_RULES", "MAX_ALPHA", "row_sum_tolerance"]
 
 
 class _Params:
@@ -125,6 +126,26 @@ class NoValidationWarning(UserWarning):
     ...     _ = HUCBoost(t, {"u": Table(t, [0, 1])}).fit([[0.5, 0.5]] * 4, [0, 1, 1, 1], validation=False)
     >>> [w.category.__name__ for w in caught]
     ['NoValidationWarning']
+    """
+
+
+class ScalingNotKeptWarning(UserWarning):
+    """:meth:`HUCBoost.fit` with ``initial=`` a scaling (H.2's two-stage methods) that raises the
+    validation log loss (:func:`huc_ref.replay.log_loss_guard`): the scaling is not used
+    (``initial_kept_`` is False) and the rules are fitted on the predictions as given.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> P = [[0.25, 0.75]] * 8  # every calibration label "b": the scaling sharpens; validation disagrees
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     m = HUCBoost(t, {"u": Table(t, [0, 1])}, initial=TemperatureScaling()).fit(
+    ...         P, [1] * 8, validation=(P, [0, 1] * 4))
+    >>> [w.category.__name__ for w in caught], m.initial_kept_
+    (['ScalingNotKeptWarning'], False)
     """
 
 
@@ -237,7 +258,7 @@ class _Estimator(_Classifier, _Base):
 def _probabilities(y_prob, K: int | None, kappa: float, where: str = "y_prob") -> np.ndarray:
     """``y_prob`` as finite nonnegative rows (``K`` columns), with K.1's ``kappa_init``
     smoothing ``(1 - kappa) p + kappa / K`` after dividing each row by its sum."""
-    P = prediction_rows(y_prob, K, where)
+    P = prediction_rows(y_prob, K, where, ROW_SUM_TOLERANCE)
     kappa = check_kappa(kappa, P.shape[1])
     return (1 - kappa) * P + kappa / P.shape[1]
 
@@ -387,14 +408,14 @@ class _Scaling(_Estimator):
         >>> round(m.temperature_, 4)  # 9 ** (1 / T) = 3 : 1, the frequencies
         2.0
         """
-        n, K = prediction_rows(y_prob).shape  # (checked here, divided by their sums in fit_scaling)
+        n, K = prediction_rows(y_prob, tolerance=ROW_SUM_TOLERANCE).shape  # (checked; divided by their sums later)
         classes = self._classes(y_true, n, K)
         Y = np.eye(K)[_class_ids(y_true, classes, n)]
         val = None
         validation = _validation(validation, 2)
         if validation is not None:
             Pv, yv = validation[0], validation[1]
-            nv = len(prediction_rows(Pv, K, "validation[0]"))
+            nv = len(prediction_rows(Pv, K, "validation[0]", ROW_SUM_TOLERANCE))
             val = (Pv, np.eye(K)[_class_ids(yv, classes, nv, "validation[1]", "validation[0]")])
         recalibrator = fit_scaling(y_prob, Y, sample_weight, self.kind, kappa=self.kappa, l2=self.l2,
                                    validation=val, l2_grid=self.l2_grid)
@@ -407,16 +428,16 @@ class _Scaling(_Estimator):
 
     def predict_proba(self, y_prob) -> np.ndarray:
         """The recalibrated predictions, every entry positive, rows summing to 1, columns in the
-        order of :attr:`classes_` (``y_prob``: rows of the fitted ``K`` probabilities, each
-        divided by its sum first; a Dask Array or DataFrame gives a Dask collection, row block by
-        row block: :func:`huc_ref.fast.scale.lazy_predictions`)."""
+        order of :attr:`classes_` (``y_prob``: rows of the fitted ``K`` probabilities, each summing
+        to 1 within :data:`huc_ref.fast.ROW_SUM_TOLERANCE`, and divided by its sum first; a Dask
+        Array or DataFrame gives a Dask collection, row block by row block:
+        :func:`huc_ref.fast.scale.lazy_predictions`)."""
         if _lazy(y_prob):
             from .fast.scale import lazy_predictions
             return lazy_predictions(self, y_prob)
         recalibrator = self._fitted("recalibrator_")
         rows = as_floats(y_prob, "y_prob")
-        if rows.ndim != 2:  # (n x K: one row is [row]; the map divides each row by its sum itself)
-            prediction_rows(rows, self.n_features_in_)
+        prediction_rows(rows, self.n_features_in_, tolerance=ROW_SUM_TOLERANCE)  # (the map divides by the sums)
         return recalibrator(rows)
 
 
@@ -600,7 +621,10 @@ class HUCBoost(_Estimator):
         error bounds, python-flint's Arb, and the certified engine for what they cannot decide; the
         ``certified`` extra) or ``"exact"`` (the certified engine alone, slower).
     initial : TemperatureScaling, VectorScaling, DirichletScaling or None
-        A scaling fitted first on the same calibration rows (the two-stage methods of H.2).
+        A scaling fitted first on the same calibration rows (the two-stage methods of H.2).  With
+        validation rows and ``prefix_guard`` set (not None), it is used only where it does not
+        raise their log loss (:func:`huc_ref.replay.log_loss_guard`; a condition the paper does
+        not state), else not used, with a :class:`ScalingNotKeptWarning`.
     kappa : float
         K.1's ``kappa_init`` smoothing.
     labels : array-like or None
@@ -649,11 +673,16 @@ class HUCBoost(_Estimator):
         (held out or given), else on the calibration rows.
     run_ : BoostResult
         The run (absent from a loaded model).
+    initial_, initial_kept_ :
+        The fitted first-stage scaling where it is used (else None), and whether ``initial`` was
+        kept (None: no ``initial``).
 
     Warns
     -----
     NoValidationWarning
         ``fit(..., validation=False)``: every update run is kept, named with their number.
+    ScalingNotKeptWarning
+        ``initial`` raises the validation log loss, and is not used.
 
     Examples
     --------
@@ -755,18 +784,21 @@ class HUCBoost(_Estimator):
                                kind="option")
         return options
 
-    def _columns(self, y_prob, where="y_prob"):
+    def _columns(self, y_prob, where="y_prob", learned: bool = False):
         """``(y_prob, labels, order)``: a table's array, its columns' labels (``labels=`` or a
         DataFrame's column names; None: unnamed), and where the tree's labels are among them
-        (None: in the tree's order)."""
+        (None: in the tree's order).  ``learned`` (after fit): unnamed columns are in the order
+        of :attr:`classes_`, which the fit declared (scikit-learn's convention)."""
         if not isinstance(self.tree, LabelTree):
             raise HUCError(f"tree: expected a LabelTree, got {type(self.tree).__name__}", kind="tree")
         y_prob, labels = self.tree.frame_columns(y_prob, self.labels)  # (a DataFrame's column names)
+        if labels is None and learned:
+            labels = self._fitted("classes_")
         return y_prob, labels, self.tree.column_order(labels, what=where)
 
-    def _inputs(self, y_prob, where="y_prob"):
+    def _inputs(self, y_prob, where="y_prob", learned: bool = False):
         """The predictions in the tree's label order, with K.1's smoothing."""
-        y_prob, _, order = self._columns(y_prob, where)
+        y_prob, _, order = self._columns(y_prob, where, learned)
         P = _probabilities(y_prob, self.tree.K, self.kappa, where)
         return P if order is None else P[:, order]
 
@@ -779,7 +811,9 @@ class HUCBoost(_Estimator):
         y_prob : array-like or DataFrame, n x K
             Calibration predictions (a classifier's ``predict_proba``), columns as ``labels``.
         y_true : array-like of n labels
-            Label names or label ids (positions in the tree's label order).
+            Label names, or integers: positions among the columns (``classes_[y]`` is the label,
+            scikit-learn's convention), which are in the tree's label order unless ``labels`` or
+            a DataFrame's column names say otherwise.
         subgroups : mapping or None
             Subgroup indicators by name (values in [-1, 1]); "all" is always included.
         sample_weight : array-like or None
@@ -818,7 +852,7 @@ class HUCBoost(_Estimator):
         options = self._check_params(len(P))
         _, labels, _ = self._columns(y_prob)
         K, n = self.tree.K, len(P)
-        y = label_ids(y_true, self.tree, n)
+        y = label_ids(y_true, self.tree, n, columns=labels)  # (integers: positions among the columns, classes_[y])
         w = _weights(sample_weight, n)  # one check, one message, whichever engine
         weights = None if w is None else np.asarray(sample_weight, dtype=float)  # (as given: the audits' weights)
         names, C = _subgroup_values(subgroups, n)
@@ -833,7 +867,8 @@ class HUCBoost(_Estimator):
             w, weights = (None, None) if w is None else (w[rest], weights[rest])
         elif validation is not False:  # checked before the boosting
             Pv = self._inputs(validation[0], "validation[0]")
-            yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]")
+            _, labels_v, _ = self._columns(validation[0], "validation[0]")
+            yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]", columns=labels_v)
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
                                      "validation[0]")
             wv = None
@@ -842,11 +877,14 @@ class HUCBoost(_Estimator):
             check_null_work(self.null_draws, len(P) if validation is False else len(Pv), K, len(self.utilities),
                             candidate_rows(self.utilities, len(names)), engine="fast", max_work=self.max_null_work)
         P0 = P
+        self.initial_, self.initial_kept_ = None, None
         if self.initial is not None:  # H.2's first stage, on the columns in the tree's order
             first = type(self.initial)(**{**self.initial.get_params(deep=False), "labels": np.arange(K)})
-            self.initial_ = first.fit(P, y, sample_weight=weights,
-                                      validation=None if validation is False else (Pv, yv))
-            P = self.initial_.predict_proba(P)
+            first.fit(P, y, sample_weight=weights, validation=None if validation is False else (Pv, yv))
+            self.initial_kept_ = self._keep_initial(first, Pv, yv, names, Cv, wv) if validation is not False else True
+            if self.initial_kept_:
+                self.initial_ = first
+                P = first.predict_proba(P)
         name = type(self).__name__
         with _progress(self.verbose, f"{name}: updates", options["max_updates"]) as bar:
             def progress(t, record):
@@ -859,7 +897,7 @@ class HUCBoost(_Estimator):
                             progress=progress, **options)
         keep, errors = len(run.steps), None
         if validation is not False:
-            Qv = Pv if self.initial is None else self.initial_.predict_proba(Pv)
+            Qv = Pv if self.initial_ is None else self.initial_.predict_proba(Pv)
             with _progress(self.verbose, f"{name}: prefixes audited", keep + 1) as bar:
                 keep, errors = select_prefix(run, Sample(self.tree, Qv, yv, names, Cv, wv), self.utilities,
                                              guard=self.prefix_guard, progress=bar)
@@ -882,6 +920,29 @@ class HUCBoost(_Estimator):
             self.report_ = self._report("validation" if held is None else "held-out", Pv, yv, Cv, wv)
         return self
 
+    def _keep_initial(self, scaling, Pv, yv, names, Cv, wv) -> bool:
+        """Whether H.2's first stage ``scaling`` (fitted) is used: where ``prefix_guard`` is set,
+        only if it does not raise the validation log loss of the predictions ``Pv``
+        (:func:`huc_ref.replay.log_loss_guard` at 0 standard errors), so that a scaling fitted to a
+        few rows' noise (Dirichlet's ``K^2 + K`` parameters on tens of rows) does not worsen the
+        predictions; else a :class:`ScalingNotKeptWarning`.  A prefix must clear ``prefix_guard``
+        standard errors because it is the best of many replayed on the same rows; the scaling is
+        one candidate, its regularisation already chosen on them, so the bar is no loss."""
+        if self.prefix_guard is None:
+            return True
+        # A deviation: H.2 "learns a finite-dimensional softmax recalibrator from the same sample and then
+        # runs Algorithm 3 from its output", always; here the recalibrator is skipped where the held-out
+        # rows show it raising the log loss (tens of rows cannot fit K^2 + K parameters).
+        held = Sample(self.tree, Pv, yv, names, Cv, wv)
+        kept, change, error = log_loss_guard(held, Pv, scaling.predict_proba(Pv), 0.0)
+        if not kept:
+            warnings.warn(f"{type(self).__name__}.fit: the initial {type(self.initial).__name__} raises the "
+                          f"validation log loss by {change:.4g} per row (standard error {error:.3g}, {held.n} rows), "
+                          "so it is not used (initial_kept_ = False) and the rules are fitted on the predictions as "
+                          "given; pass prefix_guard=None to keep it, or give more calibration rows",
+                          ScalingNotKeptWarning, stacklevel=3)
+        return kept
+
     def _report(self, data: str, P, y, C, sample_weight) -> dict:
         """The fit report: the audits (fast engine) of the predictions ``P`` (smoothed, in the
         tree's order) and of the recalibrated ones, on the validation rows (given or held out),
@@ -901,7 +962,10 @@ class HUCBoost(_Estimator):
     def predict_proba(self, y_prob, *, subgroups=None) -> np.ndarray:
         """The recalibrated predictions of new data (labels not needed): the kept rules, Algorithm
         1's updates (Sec. 3.2's branch tilts), applied in order (:func:`huc_ref.fast.boost.apply_rules`),
-        in the columns' order.
+        the columns in the order of :attr:`classes_` (the columns' order at fit, as :meth:`predict`
+        reads them).  A DataFrame's columns are read by name; a bare array's are taken in the order
+        of :attr:`classes_` (the order the fit declared: ``labels=``, a DataFrame's column names,
+        or the tree's labels).
 
         Each output row is checked to be a probability row: finite, nonnegative entries summing
         to 1 within :func:`row_sum_tolerance`; a row that is not is a HUCError naming the first
@@ -943,11 +1007,11 @@ class HUCBoost(_Estimator):
         if _lazy(y_prob, subgroups):  # Dask collections: the same rules, row block by row block
             from .fast.scale import lazy_predictions
             return lazy_predictions(self, y_prob, subgroups)
-        _, _, order = self._columns(y_prob)
-        P = self._inputs(y_prob)
+        P = self._inputs(y_prob, learned=True)
         _, C = _subgroup_values(subgroups, len(P), self.subgroups_)
         out = self._recalibrated(P, C)
-        if order is not None:  # (back in the columns' order)
+        order = self.tree.column_order(self.classes_)
+        if order is not None:  # (in the order of classes_, as predict reads it)
             out[:, order] = out.copy()
         return out
 
@@ -981,16 +1045,17 @@ class HUCBoost(_Estimator):
         >>> m.score([[0.75, 0.25], [0.25, 0.75]], ["a", "a"]), m.score([[0.75, 0.25]], [0])
         (0.5, 1.0)
         """
-        out = self.predict_proba(y_prob, subgroups=subgroups)
-        _, _, order = self._columns(y_prob)
+        out = self.predict_proba(y_prob, subgroups=subgroups)  # (in the order of classes_)
+        _, labels, _ = self._columns(y_prob, learned=True)
+        order = self.tree.column_order(self.classes_)
         column_ids = np.arange(self.tree.K) if order is None else np.argsort(order)  # each column's label id
-        hits = column_ids[np.argmax(out, axis=1)] == label_ids(y_true, self.tree, len(out))
+        hits = column_ids[np.argmax(out, axis=1)] == label_ids(y_true, self.tree, len(out), columns=labels)
         return float(np.average(hits, weights=sample_weight))
 
     def _recalibrated(self, P, C) -> np.ndarray:
         """The kept rules applied to ``P`` (smoothed, in the tree's label order; subgroup values
         ``C``), every output row checked to be a probability row."""
-        if self.initial is not None:
+        if getattr(self, "initial_", None) is not None:  # (H.2's first stage, where fit kept it)
             P = self.initial_.predict_proba(P)
         # (the last step's rows only: each step's are a fresh array, and a list of them all grows with the rules)
         ((_, out),) = deque(apply_rules(self.method, self.rules_, self.tree, self.utilities, P, C), maxlen=1)
@@ -1043,11 +1108,13 @@ class HUCBoost(_Estimator):
         from . import __version__
         rules = self._fitted("rules_")
         initial = None
-        if self.initial is not None:
+        if getattr(self, "initial_", None) is not None:
             r = self.initial_.recalibrator_
             initial = {"kind": r.kind, "W": r.W.tolist(), "b": r.b.tolist(), "kappa": r.kappa}
         guard = None if self.prefix_guard is None else float(self.prefix_guard)
+        classes = [c.item() if hasattr(c, "item") else c for c in np.asarray(self._fitted("classes_")).tolist()]
         return {"format": MODEL_FORMAT, "tree": self.tree.to_json(), "labels": list(self.tree.labels),
+                "classes": classes,  # (the columns' order at fit: a bare array's at predict time)
                 "utilities": {name: u.to_json() for name, u in self.utilities.items()},
                 "subgroups": list(self.subgroups_), "method": self.method, "kappa": check_kappa(self.kappa),
                 "options": {"epsilon": str(self.epsilon), "select": self.select, "step": str(self.step),
@@ -1148,6 +1215,7 @@ _SCORE_BOUND = 1.0 + 2.0**-20
 
 _MODEL_FIELDS = ("format", "tree", "labels", "utilities", "subgroups", "method", "kappa", "options", "initial",
                  "rules", "provenance")
+_OPTIONAL_MODEL_FIELDS = ("classes",)  # (absent: the tree's labels, the order of a file written without it)
 _RULE_FIELDS = ("subgroup", "utility", "node", "interval", "alpha")
 _OPTION_FIELDS = ("epsilon", "select", "step", "max_updates", "max_passes", "arithmetic", "engine",
                   "validation_fraction", "prefix_guard", "seed")  # (engine: the deprecated spelling, still read)
@@ -1318,7 +1386,7 @@ def load_model(source) -> HUCBoost:
     doc = source if isinstance(source, dict) else load_json(read_document(Path(source), "model"), floats=True)
     if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
         raise HUCError(f"format: expected {MODEL_FORMAT!r}", kind="format")
-    _only(doc, _MODEL_FIELDS, "")
+    _only(doc, _MODEL_FIELDS + _OPTIONAL_MODEL_FIELDS, "")
     for key in _MODEL_FIELDS:
         if key not in doc:
             raise HUCError(f"{key}: missing", kind="missing_field")
@@ -1345,11 +1413,23 @@ def load_model(source) -> HUCBoost:
                        "costs time linear in its rules)", kind="too_large")
     rules = _read_rules(doc["rules"], tree, utilities, names, method)
     prov = _read_provenance(doc["provenance"], len(rules))
-    model.initial_ = initial
+    model.initial_, model.initial_kept_ = initial, None if initial is None else True
     model.subgroups_ = list(names)
     model.rules_ = rules
     model.n_updates_, model.n_updates_run_, model.stopped_ = len(rules), prov["updates_run"], prov["stopped"]
     model.validation_ = prov.get("validation", "given")
     model.held_out_, model.validation_errors_ = None, None
-    model.classes_, model.n_features_in_ = np.asarray(tree.labels), tree.K
+    model.classes_, model.n_features_in_ = _read_classes(doc.get("classes"), tree), tree.K
     return model
+
+
+def _read_classes(classes, tree: LabelTree) -> np.ndarray:
+    """A model document's ``classes``: the columns' order at fit (:attr:`HUCBoost.classes_`, names
+    or integer classes), each of the tree's labels once; absent (None), the tree's labels."""
+    if classes is None:
+        return np.asarray(tree.labels)
+    if not isinstance(classes, list) or not all(isinstance(c, str) or is_integer(c) for c in classes):
+        raise HUCError(f"classes: expected a list of the tree's labels (strings or integers), got "
+                       f"{printable(repr(classes), 60)}", kind="type")
+    tree.column_order(classes, where="classes", what="the model's predictions")  # (each label once)
+    return np.asarray(classes)

@@ -292,13 +292,13 @@ def _open_simplex(P, what: str, why: str, fast_mends: bool) -> None:
 
 def _arrays(args, tree, prefix="", columns=None):
     """Predictions (their columns in the tree's label order: :func:`_predictions`, ``columns`` the
-    stated order of a headerless file), labels and subgroups from the array files the options name
-    (``prefix`` "val_": the validation files); a labels file of the wrong length or with a name that
-    is not a label is an error naming the options."""
+    stated order of a headerless file), labels, subgroups and the file's columns in its order, from
+    the array files the options name (``prefix`` "val_": the validation files); a labels file of the
+    wrong length or with a name that is not a label is an error naming the options."""
     from .fast.audit import label_ids
     from .formats import class_indices, read_columns
     option = f"--{prefix.replace('_', '-')}"
-    P, _ = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree, columns)
+    P, names = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree, columns)
     path = Path(getattr(args, f"{prefix}labels"))
     text = path.suffix.lower() == ".csv"
     y = read_columns(path, f"{option}labels", labels=set(tree.labels) if text else None)[0]
@@ -306,7 +306,7 @@ def _arrays(args, tree, prefix="", columns=None):
         ids = class_indices(y)
         y = y if ids is None else ids  # (names that are not labels: the check below names the first)
     label_ids(y, tree, len(P), f"{option}labels", f"{option}predictions")  # (checked; the library reads y itself)
-    return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups")
+    return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups"), names
 
 
 #: The most digits an integer option is read with: more than any count, seed (numpy's 128-bit
@@ -405,7 +405,7 @@ def _cmd_audit(args) -> int:
         tree, utilities, columns = _spec(args)
         if is_dataset(args.predictions):  # a Parquet dataset: audited partition by partition, out of core
             return _audit_dataset(args, tree, utilities)
-        P, y, groups = _arrays(args, tree, columns=columns)
+        P, y, groups, _ = _arrays(args, tree, columns=columns)
         if groups is not None and "all" not in groups:  # K.1: "including c = 1", as huc fit has it (K.3)
             import numpy as np
             groups = {"all": np.ones(len(P)), **groups}
@@ -609,15 +609,20 @@ def _apply_group(model, file: str, group: int, target: str) -> None:
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from .fast.scale import _Named
+    from .tree import label_names
     table = pq.ParquetFile(file).read_row_group(group)
     labels = list(model.tree.labels)
     P = np.column_stack([table.column(name).to_numpy() for name in labels]) if table.num_rows else \
         np.zeros((0, len(labels)))
     groups = {g: table.column(g).to_numpy(zero_copy_only=False) for g in model.subgroups_ if g != "all"} or None
-    if table.num_rows:
-        out = model.predict_proba(P, subgroups=groups) if groups else model.predict_proba(P)
-        for j, name in enumerate(labels):
-            table = table.set_column(table.schema.get_field_index(name), name, pa.array(out[:, j]))
+    if table.num_rows:  # (the columns named, so read by name; the answer's columns are classes_')
+        named = _Named(P, labels)
+        out = model.predict_proba(named, subgroups=groups) if groups else model.predict_proba(named)
+        classes = label_names(model.classes_)
+        for name in labels:
+            table = table.set_column(table.schema.get_field_index(name), name, pa.array(out[:, classes.index(name)]))
     pq.write_table(table, target)
 
 
@@ -748,7 +753,7 @@ def _cmd_fit(args) -> int:
     if null == "exact":
         raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     from .formats import is_dataset
-    weights = None
+    weights = names = None
     if is_dataset(args.predictions):  # a sample of a Parquet dataset, held in memory (each update is a full audit)
         P, y, groups, weights = _dataset_sample(args, tree)
         if groups is not None and "all" not in groups:
@@ -757,7 +762,7 @@ def _cmd_fit(args) -> int:
         raise HUCError("--sample: draws calibration rows from a Parquet dataset (--predictions DIR or a glob)",
                        kind="option")
     else:
-        P, y, groups = _arrays(args, tree, columns=columns)
+        P, y, groups, names = _arrays(args, tree, columns=columns)
     validation = None
     if args.val_predictions is not None:
         if args.val_labels is None:
@@ -765,7 +770,7 @@ def _cmd_fit(args) -> int:
         if args.no_validation:
             raise HUCError("--no-validation: the validation rows given (--val-predictions) choose the prefix; give "
                            "one or the other", kind="option")
-        Pv, yv, gv = _arrays(args, tree, "val_", columns)
+        Pv, yv, gv, _ = _arrays(args, tree, "val_", columns)
         _need_subgroups(groups or (), gv, "--val-subgroups")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     elif args.no_validation:
@@ -788,6 +793,8 @@ def _cmd_fit(args) -> int:
     with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
         warnings.simplefilter("always", NoValidationWarning)
         model.fit(P, y, subgroups=groups, validation=validation, sample_weight=weights)
+    if names is not None:  # (P was put in the tree's order; the file's columns, in order, are classes_)
+        model.classes_ = np.asarray(names)
     for note in caught:
         if issubclass(note.category, NoValidationWarning):
             print(f"huc fit: warning: {note.message}", file=sys.stderr)
@@ -814,19 +821,23 @@ def _cmd_apply(args) -> int:
     """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv, the columns in the
     input's order (a CSV with a header naming them)."""
     from .calibration import load_model
-    from .formats import is_dataset, read_document
+    from .formats import is_dataset, load_json, read_document
+    from .tree import label_names
     dataset = is_dataset(args.predictions)
     if not dataset:  # (a dataset's -o is a new folder: _apply_dataset checks it)
         _writable(args.output, "-o", (".npy", ".csv"))
-    read_document(Path(args.model), "model")
-    model = load_model(Path(args.model))
+    doc = load_json(read_document(Path(args.model), "model"), floats=True)
+    model = load_model(doc)
     if dataset:  # a Parquet dataset: row group by row group, to a folder of Parquet files
         return _apply_dataset(args, model)
     columns = _stated_columns(args.columns, model.tree)
-    P, names = _predictions(args.predictions, "predictions", model.tree, columns, _STATE_COLUMNS_APPLY)
+    classes = label_names(model.classes_)  # (the columns' order at fit: a headerless file's, unless --columns)
+    P, names = _predictions(args.predictions, "predictions", model.tree,
+                            classes if columns is None and "classes" in doc else columns, _STATE_COLUMNS_APPLY)
     groups = _subgroup_file(args.subgroups, len(P))
     _need_subgroups(model.subgroups_, groups, "--subgroups")
-    out = model.predict_proba(P, subgroups=groups)[:, [model.tree.label_index(name) for name in names]]
+    tree_to_classes = [model.tree.label_index(name) for name in classes]  # (P is in the tree's order)
+    out = model.predict_proba(P[:, tree_to_classes], subgroups=groups)[:, [classes.index(name) for name in names]]
     target = Path(args.output)
     _write_rows(target, out, names)
     print(f"huc apply: {len(out)} rows recalibrated by {model.n_updates_} rules; wrote {printable(str(target), 200)}",

@@ -20,7 +20,7 @@ from numbers import Integral, Real
 
 from .errors import HUCError, check_name, given, sized
 from .rational import dataclass_repr, exact, exact_sum, exact_vector, shown
-from .tree import LabelTree
+from .tree import LabelTree, label_names
 
 __all__ = ["Atom", "FiniteDistribution", "WHOLE_POPULATION", "check_smoothing", "check_whole_population",
            "prepare_prediction", "read_law", "subgroup_mapping"]
@@ -435,13 +435,17 @@ class FiniteDistribution:
         tree : LabelTree
             The label tree.
         y_true : sequence of str or int
-            One label per row: a name, or an integer label id (a position in ``tree.labels``;
-            :meth:`LabelTree.check_integer_labels` refuses ids that could also be names).
+            One label per row: a name, or an integer: a position among the columns named by
+            ``labels`` (``labels[y]`` is the label, scikit-learn's convention for ``classes_``),
+            else in ``tree.labels`` (:meth:`LabelTree.check_integer_labels` refuses integers that
+            could also be names).
         y_prob : sequence of sequence of exact numbers
             One prediction per row, exactly (:func:`prepare_prediction`).
         subgroups : mapping of str to sequence, optional
             The subgroup family: a name to one value in [-1, 1] per row (booleans are read as 1 and
-            0); by default ``C = {1}``, named ``"all"``.
+            0).  The whole population (``c = 1``, named ``"all"``) is added first where it has no
+            such entry (K.3: "The whole-population indicator is always included"); by default
+            ``C = {1}``.
         sample_weight : sequence of exact numbers, optional
             Nonnegative weights, normalised to sum 1 (``[1, 3]`` gives the atoms weights 1/4 and
             3/4).  A weight of 0 is refused, naming the row: an atom of weight 0 is not in the
@@ -478,14 +482,19 @@ class FiniteDistribution:
         Fraction(3, 4)
         """
         if labels is not None or hasattr(y_prob, "columns"):  # (exact rows are written in the tree's order;
-            y_prob = tree.label_columns(y_prob, labels)      # named columns are put in it)
+            y_prob, labels = tree.frame_columns(y_prob, labels)  # named columns are put in it)
+            y_prob = tree.label_columns(y_prob, labels)
+        # an integer label is a position among the columns (classes_[y] is the label), named or the tree's order
+        columns = list(tree.labels) if labels is None else label_names(labels)
         n = len(sized(y_true, "y_true", "one label (a name or an id) per row of y_prob"))
         if getattr(y_true, "ndim", 1) != 1:
             raise HUCError(f"y_true: expected one label (a name or an id) per row of y_prob, got an array of shape "
                            f"{y_true.shape}", kind="length")
         if len(sized(y_prob, "y_prob", f"one row of {tree.K} probabilities per label of y_true")) != n:
             raise HUCError(f"y_prob: has {len(y_prob)} rows, y_true has {n}", kind="length")
-        groups = dict(subgroup_mapping(subgroups)) if subgroups is not None else {"all": [1] * n}
+        groups = dict(subgroup_mapping(subgroups)) if subgroups is not None else {}
+        if WHOLE_POPULATION not in groups:  # K.3: "The whole-population indicator is always included"
+            groups = {WHOLE_POPULATION: [1] * n, **groups}
         for name, vals in groups.items():
             if len(sized(vals, f"subgroups[{name!r}]", _PER_LABEL.format(n))) != n:
                 raise HUCError(f"subgroups[{name!r}]: has {len(vals)} values, expected {n}", kind="length")
@@ -509,11 +518,11 @@ class FiniteDistribution:
             y = y_true[i]
             if isinstance(y, Integral) and not isinstance(y, bool):  # an id (numpy's integers too)
                 if not ids_checked:  # (once: the check reads every label name)
-                    tree.check_integer_labels()
+                    tree.check_integer_labels(columns=None if labels is None else columns)
                     ids_checked = True
                 if not 0 <= y < tree.K:
                     raise HUCError(f"y_true[{i}]: label id {y} is out of range 0..{tree.K - 1}", kind="reference")
-                y = tree.labels[int(y)]
+                y = columns[int(y)]
             elif not isinstance(y, str):
                 raise HUCError(f"y_true[{i}]: {given(y)} is not a label name or id", kind="reference")
             atom = {"p": y_prob[i], "label": y, "c": [_membership(vals[i]) for vals in groups.values()]}
@@ -543,13 +552,14 @@ class FiniteDistribution:
             exact sum.
         subgroups : mapping of str to array-like, optional
             The subgroup family, a name to one value per row; read as floats are (booleans as 1
-            and 0).
+            and 0).  The whole population (``"all"``) is added first where it has no entry (K.3).
         sample_weight : array-like, optional
             The rows' weights, read as floats are and normalised (:meth:`from_sample`).
         labels : array-like, optional
             The columns' names in order (a classifier's ``classes_``), as :func:`huc_ref.fast.audit`
             takes them (:meth:`LabelTree.label_columns`: unnamed columns only in a declared or
-            sorted label order).
+            sorted label order); an integer label is then a position among those columns
+            (``labels[y]``).
         smooth : int, Fraction or str, optional
             An exact ``kappa`` (K.1's ``kappa_init``) that mixes each renormalised row with the
             uniform law, for predictions with exact zeros (A.2 assumes ``p_y > 0``).
@@ -575,7 +585,8 @@ class FiniteDistribution:
         >>> FiniteDistribution.from_floats(t, ["b"], [[0.0, 1.0]], smooth="1/10").atoms[0].p  # a zero, smoothed
         (Fraction(1, 20), Fraction(19, 20))
         """
-        y_prob = tree.label_columns(y_prob, labels)  # (a bare array: only in a declared or classes_-sorted order)
+        y_prob, labels = tree.frame_columns(y_prob, labels)  # (a DataFrame's column names)
+        tree.column_order(labels)  # (checked: a bare array only in a declared or classes_-sorted order)
 
         def finite(x, where) -> float:
             if type(x) is not float and (isinstance(x, bool) or not isinstance(x, Real)):  # (as the fast path)
@@ -610,7 +621,10 @@ class FiniteDistribution:
         weights = None if sample_weight is None else read(sample_weight, "sample_weight")
         # labels as given: from_sample takes names and integer ids and refuses the rest (a float label such as
         # 2.5 was read as id 2, and True as id 1)
-        return cls.from_sample(tree, y_true, rows, subgroups=groups, sample_weight=weights, smooth=smooth)
+        # (the rows in the columns' order: from_sample puts them in the tree's, and reads an integer label as a
+        # position among the columns)
+        return cls.from_sample(tree, y_true, rows, subgroups=groups, sample_weight=weights, smooth=smooth,
+                               labels=labels)
 
     @property
     def n(self) -> int:

@@ -608,7 +608,8 @@ def boost_schema() -> dict:
 
 def model_schema() -> dict:
     """The JSON Schema of ``huc-model/1``, a fitted recalibration (:meth:`huc_ref.calibration.HUCBoost.to_json`):
-    the tree, labels and utilities as in ``huc-case/1``, the subgroups, the options, the initial
+    the tree, labels and utilities as in ``huc-case/1``, the columns' order at fit (``classes``,
+    optional: :attr:`huc_ref.calibration.HUCBoost.classes_`), the subgroups, the options, the initial
     scaling's parameters and the rules, each ``(subgroup, utility, node, interval, alpha)`` with
     float64 numbers (JSON numbers round-trip them exactly; Algorithm 1's kept updates, K.1).
 
@@ -639,7 +640,8 @@ def model_schema() -> dict:
             "required": ["format", "tree", "labels", "utilities", "subgroups", "method", "kappa", "options",
                          "initial", "rules", "provenance"],
             "properties": {"format": {"const": MODEL_FORMAT}, "tree": case["properties"]["tree"],
-                           "labels": _NAMES, "utilities": case["properties"]["utilities"], "subgroups": _NAMES,
+                           "labels": _NAMES, "classes": {"type": "array", "items": {"type": ["string", "integer"]}},
+                           "utilities": case["properties"]["utilities"], "subgroups": _NAMES,
                            "method": {"enum": ["huc", "uc"]}, "kappa": kappa,
                            "options": {"type": "object"}, "initial": initial,
                            "rules": {"type": "array", "items": rule}, "provenance": {"type": "object"}},

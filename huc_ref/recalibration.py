@@ -69,7 +69,8 @@ def _softmax(s):
     return e / e.sum(axis=1, keepdims=True)
 
 
-def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.ndarray:
+def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob",
+                    tolerance: float | None = None) -> np.ndarray:
     """Prediction rows (Sec. 2.1's ``p(x_i)``, A.2's coordinates) as a float64 array, each divided by its sum.
 
     Parameters
@@ -82,6 +83,11 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
         The number of columns required; by default any.
     where : str, default "y_prob"
         The place the messages name.
+    tolerance : float, optional
+        How far from 1 a row's sum may be (the estimators pass
+        :data:`huc_ref.fast.ROW_SUM_TOLERANCE`); by default any positive sum.  Dividing a row
+        summing to 1.1 by its sum would hide a wrong input (scores, or the wrong columns), so
+        the estimators refuse it, naming the row and the remedy.
 
     Returns
     -------
@@ -91,7 +97,8 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
     Raises
     ------
     HUCError
-        Naming the argument for another shape (or no rows), or the first bad row.
+        Naming the argument for another shape (or no rows), or the first bad row (an entry, or a
+        sum further than ``tolerance`` from 1).
 
     Examples
     --------
@@ -101,6 +108,10 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
     Traceback (most recent call last):
     ...
     huc_ref.errors.HUCError: y_prob[1]: entries must be finite and nonnegative, with a positive sum
+    >>> prediction_rows([[0.5, 0.5], [0.5, 0.625]], tolerance=1e-5)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: y_prob[1]: sums to 1.125, not 1 (within 1e-05); expected rows of probabilities ...
     """
     P = as_floats(y_prob, where)
     if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
@@ -112,6 +123,11 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
     if bad.any():
         raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
                        kind="float_range")
+    if tolerance is not None and (np.abs(sums - 1.0) > tolerance).any():
+        i = int(np.argmax(np.abs(sums - 1.0) > tolerance))
+        raise HUCError(f"{where}[{i}]: sums to {sums[i].item()!r}, not 1 (within {tolerance:g}); expected rows of "
+                       "probabilities (a classifier's predict_proba): check that these are probabilities, and "
+                       "normalise the rows first, e.g. P / P.sum(axis=1, keepdims=True)", kind="probability_sum")
     return P / sums[:, None]
 
 

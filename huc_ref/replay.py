@@ -22,7 +22,7 @@ from .fast.sample import Sample, audit_sample
 from .results import BoostResult
 from .significance import tie_tolerance
 
-__all__ = ["replay", "trajectory", "select_prefix", "prefix_predictions", "held_out_rows",
+__all__ = ["replay", "trajectory", "select_prefix", "log_loss_guard", "prefix_predictions", "held_out_rows",
            "first_minimum"]
 
 
@@ -174,16 +174,60 @@ def select_prefix(result: BoostResult, validation: FiniteDistribution | Sample, 
             admissible.append(True)
             first = None if guard is None else (P, np.log(P))
         else:
-            P0, log_p0 = first
-            L = log_p0 - np.log(P)  # each atom's log-loss change, were its label y
-            d = expected(L)
-            mean = float(w @ d)
-            sample = dist.n / (dist.n - 1) * float((w * w) @ ((d - mean) ** 2)) if dist.n > 1 else math.inf
-            null = float((w * w) @ np.maximum((P0 * L * L).sum(axis=1) - (P0 * L).sum(axis=1) ** 2, 0.0))
-            admissible.append(mean + guard * math.sqrt(sample + null) <= 0)
+            admissible.append(_clears(dist, w, expected, *first, P, guard)[0])
         if progress is not None:
             progress(t + 1, total)
     return first_minimum(errors, admissible, tie_tolerance(dist.n, dist.tree.K)), errors
+
+
+def _clears(dist, w, expected, P0, log_p0, P, guard: float) -> tuple[bool, float, float]:
+    """:func:`select_prefix`'s guard: whether ``P`` lowers the log loss of ``P0`` on ``dist``'s
+    atoms by ``guard`` standard errors, with the mean change and its standard error."""
+    L = log_p0 - np.log(P)  # each atom's log-loss change, were its label y
+    d = expected(L)
+    mean = float(w @ d)
+    sample = dist.n / (dist.n - 1) * float((w * w) @ ((d - mean) ** 2)) if dist.n > 1 else math.inf
+    null = float((w * w) @ np.maximum((P0 * L * L).sum(axis=1) - (P0 * L).sum(axis=1) ** 2, 0.0))
+    error = math.sqrt(sample + null)
+    return mean + guard * error <= 0, mean, error
+
+
+def log_loss_guard(validation: FiniteDistribution | Sample, before, after, guard: float) -> tuple[bool, float, float]:
+    """Whether predictions ``after`` lower the validation log loss of ``before`` (both ``n x K``,
+    rows of ``validation``'s atoms) by at least ``guard`` standard errors: the condition
+    :func:`select_prefix` puts on a prefix (``mean(d) + z sqrt(s_sample^2 + s_null^2) <= 0``, a
+    condition the paper does not state), here for any map of the predictions, such as H.2's
+    first-stage scaling.  Returns ``(clears, change, standard_error)``: the mean log-loss change
+    ``mean(d)`` (negative: a gain) and ``sqrt(s_sample^2 + s_null^2)``.
+
+    Parameters
+    ----------
+    validation : FiniteDistribution or Sample
+        The validation atoms (their labels and weights).
+    before, after : array-like, n x K
+        Positive probability rows, in the tree's label order.
+    guard : float
+        The standard errors the gain must clear (>= 0).
+
+    Returns
+    -------
+    tuple
+        ``(clears, change, standard_error)``.
+
+    Examples
+    --------
+    >>> from huc_ref import LabelTree
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> v = Sample(t, [[0.5, 0.5]] * 4, ["a", "a", "a", "b"])
+    >>> log_loss_guard(v, [[0.5, 0.5]] * 4, [[0.75, 0.25]] * 4, 0.0)[0]  # 3 of 4 "a": a gain
+    True
+    >>> clears, change, _ = log_loss_guard(v, [[0.5, 0.5]] * 4, [[0.25, 0.75]] * 4, 0.0)
+    >>> clears, round(change, 4), round(math.log(2) - math.log(3) / 4, 4)  # 3/4 log 2 + 1/4 log(2/3): a loss
+    (False, 0.4185, 0.4185)
+    """
+    w, _, _, expected = _atoms(validation)
+    P0, P = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    return _clears(validation, w, expected, P0, np.log(P0), P, guard)
 
 
 def first_minimum(errors, admissible, tolerance: float) -> int:

@@ -91,8 +91,10 @@ def test_a_declared_column_order_is_read_by_name(digits):
     shuffled = [f"d{k}" for k in (1, 0, 2, 3, 4, 5, 6, 7, 8, 9)]
     swap = [1, 0, 2, 3, 4, 5, 6, 7, 8, 9]
     plain = HUCBoost(TREE, UTILITIES, max_passes=2).fit(P, y)
-    named = HUCBoost(TREE, UTILITIES, max_passes=2, labels=shuffled).fit(P[:, swap], y)
+    named = HUCBoost(TREE, UTILITIES, max_passes=2, labels=shuffled).fit(P[:, swap], np.array(TREE.labels)[y])
     assert named.rules_ == plain.rules_
+    by_position = HUCBoost(TREE, UTILITIES, max_passes=2, labels=shuffled).fit(P[:, swap], np.array(swap)[y])
+    assert by_position.rules_ == plain.rules_  # (an integer label is a column: shuffled[k], classes_[y])
     assert np.array_equal(named.predict_proba(P[:, swap]), plain.predict_proba(P)[:, swap])
     wrong = r"^labels: names the columns of y_prob \['d1', 'd0', .*\('d10' is not a label\)"
     with pytest.raises(HUCError, match=wrong):
@@ -141,7 +143,9 @@ def test_fast_audit_checks_the_columns_order_too(digits):
     with pytest.raises(HUCError, match=r"^labels: names the columns of y_prob \['0', '1', .*\('0' is not a label\)"):
         fast.audit(y, P, TREE, UTILITIES, labels=list(range(10)))  # scikit-learn's integer classes_, as text
     swap = [1, 0, 2, 3, 4, 5, 6, 7, 8, 9]
-    assert fast.audit(y, P[:, swap], TREE, UTILITIES, labels=[f"d{k}" for k in swap]) == ok
+    assert fast.audit(y, P[:, swap], TREE, UTILITIES, labels=[f"d{k}" for k in swap]) != ok  # (y: columns)
+    assert fast.audit(np.array(swap)[y], P[:, swap], TREE, UTILITIES, labels=[f"d{k}" for k in swap]) == ok
+    assert fast.audit(np.array(TREE.labels)[y], P[:, swap], TREE, UTILITIES, labels=[f"d{k}" for k in swap]) == ok
 
 
 def test_trees_from_label_path_arrays_and_from_paths_in_the_columns_order():
@@ -528,8 +532,8 @@ def _frames():
 def test_a_dataframes_column_names_are_checked_as_labels(digits, frame):
     """``pd.DataFrame(predict_proba, columns=classes_)`` in the tree's order audits, fits and predicts
     as its array does; in another order (columns d1, d0, ...) each column is read as the label it
-    names, by ``fast.audit``, ``HUCBoost.fit`` / ``predict_proba`` (which answers in the frame's
-    column order) and ``FiniteDistribution.from_floats``; columns named otherwise (0 .. 9) are read
+    names, by ``fast.audit``, ``HUCBoost.fit`` / ``predict_proba`` (which answers in the order of
+    ``classes_``, learned at fit) and ``FiniteDistribution.from_floats``; columns named otherwise (0 .. 9) are read
     as the array."""
     from huc_ref import FiniteDistribution
     P, y, _ = digits["test"]
@@ -540,11 +544,13 @@ def test_a_dataframes_column_names_are_checked_as_labels(digits, frame):
     assert fast.audit(y, good, TREE, UTILITIES) == fast.audit(y, P, TREE, UTILITIES) == \
         fast.audit(y, plain, TREE, UTILITIES)
     by_name = P[:, [swapped.index(lab) for lab in TREE.labels]]  # the columns named d1, d0, ... in the tree's order
-    assert fast.audit(y, bad, TREE, UTILITIES) == fast.audit(y, by_name, TREE, UTILITIES)
+    assert fast.audit(np.array(TREE.labels)[y], bad, TREE, UTILITIES) == fast.audit(y, by_name, TREE, UTILITIES)
+    y_bad = np.array([swapped.index(f"d{k}") for k in range(10)])[y]  # integers: positions among bad's columns
+    assert fast.audit(y_bad, bad, TREE, UTILITIES) == fast.audit(y, by_name, TREE, UTILITIES)
     model = HUCBoost(TREE, UTILITIES, max_passes=1).fit(good, y)
     assert np.array_equal(model.predict_proba(good), HUCBoost(TREE, UTILITIES, max_passes=1).fit(P, y).predict_proba(P))
-    assert np.array_equal(model.predict_proba(bad), model.predict_proba(by_name)[:, [1, 0, 2, 3, 4, 5, 6, 7, 8, 9]])
-    assert FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], swapped)).atoms == \
+    assert np.array_equal(model.predict_proba(bad), model.predict_proba(by_name))  # (in classes_' order, d0 .. d9)
+    assert FiniteDistribution.from_floats(TREE, y_bad[:3].tolist(), frame(P[:3], swapped)).atoms == \
         FiniteDistribution.from_floats(TREE, y[:3].tolist(), by_name[:3]).atoms
     assert FiniteDistribution.from_floats(TREE, y[:3].tolist(), frame(P[:3], names)).atoms == \
         FiniteDistribution.from_floats(TREE, y[:3].tolist(), P[:3]).atoms

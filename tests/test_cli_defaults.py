@@ -97,9 +97,11 @@ def test_a_headerless_npy_in_another_order_is_refused_then_read_in_the_stated_or
 
 def test_fit_and_apply_read_the_stated_order_and_apply_writes_the_inputs_order(tmp_path):
     """``huc fit`` on the headerless file with its order stated fits the model ``huc fit`` fits on the
-    file in the tree's order; ``huc apply`` refuses the headerless file naming ``--columns`` (it reads
-    no spec), reads it with ``--columns``, and writes the recalibrated columns in the input's order
-    (a CSV with a header naming them), equal to the library's recalibration of the rows in order."""
+    file in the tree's order; the model records the columns' order (``classes``), so ``huc apply``
+    reads the headerless file in it without ``--columns`` (a model file without ``classes`` is
+    refused, naming ``--columns``), reads it with ``--columns``, and writes the recalibrated columns
+    in the input's order (a CSV with a header naming them), equal to the library's recalibration of
+    the rows in order."""
     spec, labels, classes, P, y = _classifier_files(tmp_path)
     d = tmp_path
     np.savetxt(d / "tree.csv", P, delimiter=",", fmt="%.17g", header=",".join(labels), comments="")
@@ -111,17 +113,24 @@ def test_fit_and_apply_read_the_stated_order_and_apply_writes_the_inputs_order(t
                 d / "m_tree.json")[0] == 0
     rules = [json.loads((d / name).read_text())["rules"] for name in ("m.json", "m_tree.json")]
     assert rules[0] == rules[1] and rules[0]
-    code, _, err = _run("apply", d / "m.json", d / "clf.npy", "-o", d / "out.csv")
+    doc = json.loads((d / "m.json").read_text())
+    assert doc["classes"] == classes  # (the columns' order at fit, recorded: a headerless file's at apply)
+    (d / "m_old.json").write_text(json.dumps({k: v for k, v in doc.items() if k != "classes"}))
+    code, _, err = _run("apply", d / "m_old.json", d / "clf.npy", "-o", d / "out.csv")  # (a file without classes)
     assert code == 2 and err.endswith("are not in the sorted order of a classifier's classes_; state the file's "
                                       "column order with --columns NAME,NAME,... (e.g. the classifier's classes_), or "
                                       "give the file a header row naming its columns\n")
+    assert _run("apply", d / "m.json", d / "clf.npy", "-o", d / "recorded.npy")[0] == 0
     assert _run("apply", d / "m.json", d / "clf.npy", "--columns", ",".join(classes), "-o", d / "out.csv")[0] == 0
     assert _run("apply", d / "m.json", d / "clf.npy", "--columns", ",".join(classes), "-o", d / "out.npy")[0] == 0
     header, body = (d / "out.csv").read_text().split("\n", 1)
-    expected = load_model(d / "m.json").predict_proba(P)[:, [labels.index(c) for c in classes]]
+    expected = load_model(d / "m.json").predict_proba(np.load(d / "clf.npy"))  # (bare: the recorded classes' order)
+    by_tree = load_model(d / "m_tree.json").predict_proba(P)[:, [labels.index(c) for c in classes]]
+    assert np.allclose(expected, by_tree, rtol=1e-12, atol=0)  # (the same rules; sums in another order)
     assert header == ",".join(classes)
     assert np.array_equal(np.loadtxt(d / "out.csv", delimiter=",", skiprows=1), expected)
     assert np.array_equal(np.load(d / "out.npy"), expected)
+    assert np.array_equal(np.load(d / "recorded.npy"), expected)  # (no --columns: the recorded classes)
 
 
 @settings(max_examples=12)

@@ -222,7 +222,9 @@ def test_hucboost_classes_are_the_columns_labels():
     ints = HUCBoost(t, us, labels=np.array([0, 1, 2])).fit(P, y)
     assert ints.classes_.tolist() == [0, 1, 2] and ints.predict(P).dtype.kind == "i"
     frame = pd.DataFrame(P[:, [2, 0, 1]], columns=["2", "0", "1"])
-    named = HUCBoost(t, us).fit(frame, y)
+    with pytest.raises(HUCError, match=r"integer labels are ambiguous .* \(positions in the columns' order\)"):
+        HUCBoost(t, us).fit(frame, y)  # (0 is column 0, named "2", or the label "0": the names say which)
+    named = HUCBoost(t, us).fit(frame, y.astype(str))
     assert named.classes_.tolist() == ["2", "0", "1"]
     assert np.array_equal(named.predict(frame), plain.predict(P))
     assert ints.score(P, y) == plain.score(P, y.astype(str)) == float(np.mean(plain.predict(P) == y.astype(str)))
@@ -242,7 +244,11 @@ NAMES = ("fit's arguments are (y_prob, y_true), the names scikit-learn's metrics
 WORDING = ("the bad input is refused with one HUCError naming the argument and the rule, not in scikit-learn's words",
            r"should contain one of the following patterns|doesn't check for NaN and inf|fail gracefully on sparse data|"
            r"failed when fitted on sparse data|incorrect or incomplete error message|When a classifier is passed a "
-           r"continuous target|Error message is not explicit|can't train when only one class")
+           r"continuous target|Error message is not explicit|can't train when only one class|failed when fitted on one "
+           r"label")
+SUMS = ("the check's features are not rows of probabilities, and a row whose sum is not 1 is refused (divided by its "
+        "sum it would hide scores or cut columns taken for probabilities)",
+        r"not 1 \(within 1e-05\); expected rows of probabilities")
 FAILING = {  # check -> its reason, common to the four estimators
     "check_fit_score_takes_y": NAMES, "check_sample_weight_equivalence_on_dense_data": NAMES,
     "check_estimators_overwrite_params": COLUMNS, "check_estimators_fit_returns_self": COLUMNS,
@@ -256,6 +262,21 @@ FAILING = {  # check -> its reason, common to the four estimators
     "check_estimator_sparse_tag": WORDING, "check_estimator_sparse_array": WORDING,
     "check_estimator_sparse_matrix": WORDING, "check_fit2d_1sample": WORDING, "check_fit2d_1feature": WORDING,
     "check_fit2d_predict1d": WORDING, "check_requires_y_none": WORDING,
+    "check_fit_idempotent": SUMS, "check_fit_check_is_fitted": SUMS, "check_n_features_in": SUMS,
+}
+SCALING_FAILING = {  # and for the scalings, which take any number of columns:
+    **FAILING, "check_dont_overwrite_parameters": SUMS, "check_sample_weights_list": SUMS,
+    "check_sample_weights_shape": SUMS, "check_sample_weights_not_overwritten": SUMS,
+    "check_f_contiguous_array_estimator": SUMS, "check_classifier_data_not_an_array": SUMS,
+    "check_classifiers_one_label_sample_weights": WORDING, "check_classifiers_regression_target": WORDING,
+    "check_methods_sample_order_invariance": SUMS, "check_methods_subset_invariance": SUMS,
+    "check_dict_unchanged": SUMS,
+    **dict.fromkeys(("check_fit_score_takes_y", "check_estimators_overwrite_params",
+                     "check_estimators_fit_returns_self", "check_readonly_memmap_input",
+                     "check_n_features_in_after_fitting", "check_estimators_dtypes",
+                     "check_dtype_object", "check_pipeline_consistency", "check_estimators_pickle",
+                     "check_classifiers_classes", "check_classifiers_train", "check_supervised_y_2d",
+                     "check_fit2d_predict1d"), SUMS),  # (the sums are refused before the columns or the names)
 }
 HUCBOOST_FAILING = {  # and for HUCBoost, whose tree fixes the columns at its 2 labels:
     **FAILING, "check_dont_overwrite_parameters": COLUMNS, "check_sample_weights_list": COLUMNS,
@@ -265,12 +286,18 @@ HUCBOOST_FAILING = {  # and for HUCBoost, whose tree fixes the columns at its 2 
     "check_classifiers_regression_target": WORDING, "check_methods_sample_order_invariance": COLUMNS,
     "check_methods_subset_invariance": COLUMNS, "check_dict_unchanged": COLUMNS,
     "check_fit_score_takes_y": COLUMNS, "check_fit2d_predict1d": COLUMNS,  # (the columns are refused first)
+    **dict.fromkeys(("check_estimators_overwrite_params", "check_estimators_fit_returns_self",
+                     "check_readonly_memmap_input", "check_sample_weights_shape",
+                     "check_sample_weights_not_overwritten", "check_classifier_data_not_an_array",
+                     "check_classifiers_classes", "check_classifiers_train"),
+                    SUMS),  # (2 columns whose rows do not sum to 1: the sums are refused first)
 }
 
 
 def _estimators():
     t = LabelTree.from_children("r", {"r": ["0", "1"]})
-    return [(TemperatureScaling(), FAILING), (VectorScaling(), FAILING), (DirichletScaling(), FAILING),
+    return [(TemperatureScaling(), SCALING_FAILING), (VectorScaling(), SCALING_FAILING),
+            (DirichletScaling(), SCALING_FAILING),
             (HUCBoost(t, {"top1": TopK(t, 1)}, epsilon=0.01, max_passes=2, labels=np.array([0, 1])),
              HUCBOOST_FAILING)]
 
@@ -298,7 +325,7 @@ def test_scikit_learns_check_estimator(estimator, failing):
             if r["status"] == "xfail":
                 assert re.search(pattern, repr(r["exception"])), (name, repr(r["exception"]))
     assert all(r["status"] in ("passed", "skipped", "xfail") for r in results)
-    assert sum(r["status"] == "passed" for r in results) >= 19
+    assert sum(r["status"] == "passed" for r in results) >= 17
 
 
 def test_the_estimators_are_scikit_learn_estimators():

@@ -285,7 +285,8 @@ def test_arrays_are_audited_and_their_scores_drawn_as_a_weighted_histogram():
     w = np.arange(1, 51, dtype=float)
     groups = {"all": np.ones(50), "high": P[:, 0] > 0.3}
     us = {"t": Table(FOUR, [-1, 1, 1, 1]), "top1": TopK(FOUR, 1)}
-    fig = plot_audit(y, P[:, order], FOUR, us, labels=names, subgroups=groups, sample_weight=w)
+    y_columns = np.array([order.index(k) for k in range(4)])[y]  # integer labels: positions among the columns
+    fig = plot_audit(y_columns, P[:, order], FOUR, us, labels=names, subgroups=groups, sample_weight=w)
     r = fast.audit(y, P, FOUR, us, subgroups=groups, sample_weight=w)
     for ax, name in zip([ax for ax in fig.axes if ax.get_title()], us):
         huc = max((c for c in r.candidates if c.utility == name and c.node), key=lambda c: c.sup)

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..distribution import FiniteDistribution, check_whole_population, subgroup_mapping
+from ..distribution import WHOLE_POPULATION, FiniteDistribution, check_whole_population, subgroup_mapping
 from ..errors import HUCError, check_name, given, one_of, printable
 from ..results import AuditResult, Candidate
 from ..significance import candidate_rows, check_null, check_null_work, resampling_p_values
-from ..tree import LabelTree
+from ..tree import LabelTree, label_names
 from ..utilities import Utility
 from ..validation import check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
@@ -921,12 +921,47 @@ class LabelIds(np.ndarray):
         return out[()] if return_scalar else out
 
 
-def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str = "y_prob") -> np.ndarray:
-    """Labels given as names or label ids, as label ids (vectorised for integer and string arrays);
-    ``where`` and ``rows`` name the labels and the predictions in a message.
+def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str = "y_prob",
+              columns=None) -> np.ndarray:
+    """The labels ``y_i`` of a sample (Sec. 2.1) given as names or integers, as label ids
+    (positions in the tree's label order; vectorised for integer and string arrays).  An integer
+    is a position among ``columns``, the names of the prediction array's columns in their order
+    where the call declared them (``labels=``, a classifier's ``classes_``, or a DataFrame's column
+    names: scikit-learn's convention, ``classes_[y]`` is the label), else in the tree's label
+    order; an integer that could also be a label named by digits is an error
+    (:meth:`huc_ref.tree.LabelTree.check_integer_labels`).  ``where`` and ``rows`` name the
+    labels and the predictions in a message.
 
+    Parameters
+    ----------
+    y_true : array-like
+        One label per row: names (strings), integers, or a mix.
+    tree : LabelTree
+        The tree whose label ids are returned.
+    n : int
+        The number of rows of the predictions.
+    where, rows : str
+        The names of the labels and of the predictions in a message.
+    columns : array-like or None
+        The columns' names in order (names or integer classes); None: the tree's label order.
+
+    Returns
+    -------
+    LabelIds
+        The label ids, ``n`` of them.
+
+    Raises
+    ------
+    HUCError
+        A label that is neither a name nor a position, a count that is not ``n``, or integers
+        that are ambiguous.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> label_ids(["b", 0], t, 2).tolist()
+    [1, 0]
+    >>> label_ids([0, 1], t, 2, columns=["b", "a"]).tolist()  # positions among the columns: "b", "a"
     [1, 0]
     >>> label_ids([0], t, 2, "validation[1]", "validation[0]")
     Traceback (most recent call last):
@@ -943,18 +978,31 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     y = y_true if isinstance(y_true, np.ndarray) else np.asarray(list(y_true), dtype=object)
     if y.ndim != 1 or len(y) != n:
         raise HUCError(f"{where}: has {len(y) if y.ndim == 1 else y.shape} labels, {rows} has {n} rows", kind="length")
+    names = None if columns is None else label_names(columns, "labels")
+    if names is not None and names == list(tree.labels):
+        names = None  # (the columns are in the tree's order: a position is a label id)
+    # each column's label id: an integer label k is the label of column k
+    to_id = None if names is None else np.array([tree.label_index(name) for name in names], dtype=np.intp)
+
+    def positions(ints: np.ndarray) -> np.ndarray:  # integers read among the columns, as label ids
+        if to_id is None:
+            return ints
+        inside = (ints >= 0) & (ints < len(to_id))
+        return np.where(inside, to_id[np.where(inside, ints, 0)], -1)
     if y.dtype.kind in "iu":
-        tree.check_integer_labels(where)
-        ids = y.astype(np.intp, copy=False)  # (read only: no copy of an intp array)
+        tree.check_integer_labels(where, names)
+        ids = positions(y.astype(np.intp, copy=False))  # (read only: no copy of an intp array)
     elif y.dtype.kind == "U":
-        names, inverse = np.unique(y, return_inverse=True)
-        ids = np.array([tree.find_label(str(v)) for v in names], dtype=int)[inverse]
+        values, inverse = np.unique(y, return_inverse=True)
+        ids = np.array([tree.find_label(str(v)) for v in values], dtype=int)[inverse]
     else:
-        if any(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in y):
-            tree.check_integer_labels(where)
-        ids = np.array([tree.find_label(v) if isinstance(v, str) else
-                        int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else -1
-                        for v in y], dtype=int)
+        integer = np.array([isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in y], dtype=bool)
+        if integer.any():
+            tree.check_integer_labels(where, names)
+        ids = np.array([tree.find_label(v) if isinstance(v, str) else int(v) if k else -1
+                        for v, k in zip(y, integer)], dtype=int)
+        if integer.any() and to_id is not None:
+            ids[integer] = positions(ids[integer])
     if len(ids) and (ids.min() < 0 or ids.max() >= tree.K):
         i = int(np.argmax((ids < 0) | (ids >= tree.K)))
         raise HUCError(f"{where}[{i}]: {given(y[i])} is not a label name or id", kind="reference")
@@ -976,7 +1024,8 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
     ``(P, ids, w, names, WT)``: the predictions in the tree's label order (a numpy array or
     memory map as given, its rows read later), the label ids, the samples' weights ``w`` (summing
     to 1), the subgroups' names and ``w_i c(x_i)`` per subgroup and sample (``|C| x n``: the
-    weights of Sec. 2.1's ``E[c(X) ...]`` over the sample).
+    weights of Sec. 2.1's ``E[c(X) ...]`` over the sample; the whole population ``"all"`` first
+    where ``subgroups`` has no such entry, K.3).
 
     Parameters
     ----------
@@ -1008,12 +1057,13 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
     >>> P, ids, w, names, WT = sample_arrays(["b", "a"], [[0.5, 0.5], [0.25, 0.75]], t, {"u": Table(t, [0, 1])},
     ...                                      sample_weight=[1, 3], subgroups={"x": [1, -1]})
     >>> P.tolist(), ids.tolist(), w.tolist(), names, WT.tolist()
-    ([[0.5, 0.5], [0.25, 0.75]], [1, 0], [0.25, 0.75], ['x'], [[0.25, -0.75]])
+    ([[0.5, 0.5], [0.25, 0.75]], [1, 0], [0.25, 0.75], ['all', 'x'], [[0.25, 0.75], [0.25, -0.75]])
     """
     if not isinstance(tree, LabelTree):
         raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
                        f"got {type(tree).__name__}", kind="tree")
-    y_prob = tree.label_columns(y_prob, labels)  # (in the tree's label order, or one error saying how to declare it)
+    y_prob, names = tree.frame_columns(y_prob, labels)  # (a DataFrame's column names)
+    y_prob = tree.label_columns(y_prob, names)  # (in the tree's label order, or one error saying how to declare it)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
     if P.dtype.kind not in "iuf":  # booleans are refused as the exact path refuses them
         raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}", kind="type")
@@ -1023,7 +1073,7 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
     if n == 0:
         raise HUCError("y_prob: no rows (an audit needs at least one atom)", kind="length")
     check_utilities(tree, n, utilities)
-    ids = label_ids(y_true, tree, n)
+    ids = label_ids(y_true, tree, n, columns=names)  # (integers: positions among the named columns)
     if sample_weight is None:
         w = np.broadcast_to(1.0 / n, n)  # what the exactly rounded sum below gives for equal weights (one number)
     else:
@@ -1032,9 +1082,14 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
             raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
         w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
         w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
-    groups = {"all": None} if subgroups is None else subgroup_mapping(subgroups)  # (everyone: the weights alone)
-    WT = w[None, :] if subgroups is None else np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup
+    groups = {WHOLE_POPULATION: None} if subgroups is None else subgroup_mapping(subgroups)  # (None: everyone)
+    if WHOLE_POPULATION not in groups:  # K.3: "The whole-population indicator is always included"
+        groups = {WHOLE_POPULATION: None, **groups}
+    WT = w[None, :] if len(groups) == 1 and subgroups is None else np.empty((len(groups), n))  # w_i c(x_i) per row
     for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
+        if values is None:  # (the whole population, added: the weights alone)
+            WT[k] = w
+            continue
         check_name(name, "subgroups")
         c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
         check_whole_population(name, c, "subgroups['all'][{i}]")  # ("all" is the whole population, or refused)
@@ -1052,14 +1107,16 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     memory map ``y_prob`` is read in row chunks of about :data:`CHUNK` numbers, so the working
     memory beyond the input is O(n (|U| + sum_u D_u)).  An entry may be 0 (a decision tree's),
     except at its row's own label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``):
-    that is one HUCError (smooth the predictions first).  Any argument given as a Dask collection (Array,
-    Series, DataFrame; the ``scale`` extra) runs the same audit partition by partition on the Dask
-    scheduler in effect, with the same answer (:func:`huc_ref.fast.scale.audit`, docs/scale.md).
+    that is one HUCError (smooth the predictions first).  Any argument given as a Dask
+    collection (Array, Series, DataFrame; the ``scale`` extra) runs the same audit partition by
+    partition on the Dask scheduler in effect, with the same answer
+    (:func:`huc_ref.fast.scale.audit`, docs/scale.md).
 
     Parameters
     ----------
     y_true : array-like of n labels
-        Labels as names or label ids.
+        Labels as names or integers: an integer is a position among the columns named by
+        ``labels`` (``labels[y]``, scikit-learn's convention for ``classes_``), else a label id.
     y_prob : array-like or DataFrame of shape (n, K)
         Probabilities in the tree's label order, or in the order ``labels`` names.  Each row
         must sum to 1 within :data:`ROW_SUM_TOLERANCE` (a float32 softmax does), unless
@@ -1069,11 +1126,10 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     utilities : dict of str to Utility
         The utilities by name, each built on ``tree``.
     subgroups : mapping, optional
-        Name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
-        :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
-        ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit``
-        do; the name ``"all"`` is the whole population's, so a subgroup of that name must be 1
-        on every row).
+        Name -> ``n`` values in [-1, 1], audited with the whole population (K.3: "The
+        whole-population indicator is always included"), which is added first under the name
+        ``"all"`` where the mapping has no such entry (default: the whole population alone; a
+        subgroup named ``"all"`` must be 1 on every row).
     sample_weight : array-like of shape (n,), optional
         Nonnegative weights with a positive sum (normalised to sum 1); uniform when omitted.
     accelerator : {"numpy", "numba"}, default "numpy"

@@ -57,7 +57,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..distribution import check_whole_population, subgroup_mapping
+from ..distribution import WHOLE_POPULATION, check_whole_population, subgroup_mapping
 from ..errors import HUCError, check_name, one_of, printable
 from ..results import AuditResult
 from ..significance import candidate_rows, check_null, check_null_work, resampling_p_values
@@ -354,8 +354,8 @@ def _prepare(spec: _Spec, index: int, offset, P, y, w, *C) -> _Part:
     rows sorted by score with a sketch of the scores."""
     P, y, w, C = _numbers(P), _numbers(y), _numbers(w), [_numbers(c) for c in C]
     m = len(P)
-    if len(y) != m or (w is not None and len(w) != m) or any(len(c) != m for c in C):
-        sizes = [len(y)] + ([len(w)] if w is not None else []) + [len(c) for c in C]
+    if len(y) != m or (w is not None and len(w) != m) or any(c is not None and len(c) != m for c in C):
+        sizes = [len(y)] + ([len(w)] if w is not None else []) + [len(c) for c in C if c is not None]
         return _Part(m, _Problem(-1, None, HUCError(
             f"y_prob: partition {index} has {m} rows, but its labels, weights or subgroups have {sizes}: the "
             "collections' partitions do not line up; pass columns of one Dask DataFrame, or Dask arrays with the "
@@ -374,6 +374,9 @@ def _prepare(spec: _Spec, index: int, offset, P, y, w, *C) -> _Part:
     cols = []
     for g, (name, c) in enumerate(zip(spec.groups, C)):
         where = f"subgroups[{printable(name, 80)!r}]"
+        if c is None:  # (the whole population, added by audit: K.3)
+            cols.append(np.ones(m))
+            continue
         try:
             cols.append(subgroup_column(c, m, where))
             check_whole_population(name, cols[-1], where + "[{i}]")  # ("all" is the whole population, or refused)
@@ -1079,7 +1082,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     >>> r.uc.sup, r.uc.interval  # the first row alone: |0 - 1/4| / 4
     (0.0625, (0.25, 0.25))
     """
-    groups = None if subgroups is None else subgroup_mapping(subgroups)
+    groups = None if subgroups is None else dict(subgroup_mapping(subgroups))
+    if groups is not None and WHOLE_POPULATION not in groups:  # K.3: "The whole-population indicator is always
+        groups = {WHOLE_POPULATION: None, **groups}            # included" (None: 1 on every row, in each block)
     if is_lazy(y_prob):
         y_prob = _label_order(tree, y_prob, labels)
         _check_rows(tree, y_prob)
@@ -1354,8 +1359,8 @@ def _null_prepare(spec: _Spec, index: int, offset: int, scale, P, y, w, *C) -> _
     subgroup weights, and the rows' cumulative predictions (for drawing labels)."""
     from .numbers import ExactRows
     from .significance import label_free_tables
-    X, w, C = as_floats(_numbers(P), "y_prob"), _numbers(w), [subgroup_column(_numbers(c), len(P), "subgroups")
-                                                              for c in C]
+    X, w, C = as_floats(_numbers(P), "y_prob"), _numbers(w), [
+        np.ones(len(P)) if c is None else subgroup_column(_numbers(c), len(P), "subgroups") for c in C]
     m = len(X)
     if spec.tolerance is None:  # renormalize=True: each row divided by its sum, as the in-memory null takes it
         X = X / X.sum(axis=1, keepdims=True)
