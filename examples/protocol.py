@@ -90,7 +90,7 @@ class Experiment:
         apply it to test; returns (test predictions, kept, run)."""
         utilities = utilities or self.utilities
         caps = self.uc_cap if method == "uc" else self.passes * len(self.tree.branching_nodes)
-        run = boost(D["cal"], utilities, engine="fast", method=method, epsilon=TOLERANCE, step=step,
+        run = boost(D["cal"], utilities, arithmetic="float64", method=method, epsilon=TOLERANCE, step=step,
                     select="passes" if method == "huc" else "greedy", max_updates=caps, max_passes=self.passes)
         keep, _ = select_prefix(run, D["val"], utilities)
         return prefix_predictions(run, D["test"], utilities, keep), keep, run
@@ -122,7 +122,7 @@ class Experiment:
         corrects and UC-Boost cannot see).  Also at the UC witness.  Moments are computed
         exactly (``interval_moment``) on the fast witnesses' intervals, widened by 1e-12."""
         dist = self.distribution(P, y, groups)
-        res = audit(dist, self.utilities, engine="fast")
+        res = audit(dist, self.utilities, arithmetic="float64")
         pad = Fraction(1, 10**12)
         out = {}
         for which, w in (("huc", res.huc), ("uc", res.uc)):

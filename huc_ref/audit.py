@@ -213,7 +213,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     ``rational="gmpy2"`` computes the same exact values with GMP (an optional
     accelerator); every reported number is a ``Fraction`` either way.  ``max_digits`` bounds
     the cost (:data:`MAX_EXACT_DIGITS`, the digits of all inputs together); raise it to audit
-    larger exact inputs, or use the fast engine (:mod:`huc_ref.fast`).
+    larger exact inputs, or audit in float64 (:mod:`huc_ref.fast`).
 
     Rows come in the order subgroups, utilities, then the UC row (``node`` None) before
     the nodes of ``V_T(u)`` in pre-order (docs/specification.md §6).
@@ -235,8 +235,8 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     digits = _input_digits(dist)
     if digits > max_digits:
         raise HUCError(f"atoms: the exact inputs hold about {digits} digits, more than max_digits = {max_digits} "
-                       "(the exact engine's cost grows with them); pass a larger max_digits (huc audit "
-                       "--max-digits N) or use the fast engine", kind="too_large")
+                       "(the exact audit's cost grows with them); pass max_digits=N for a larger limit, or "
+                       "arithmetic='float64'", kind="too_large")
     field = rational_type(rational)
     tree = dist.tree
     n_sub = len(dist.subgroups)

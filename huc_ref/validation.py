@@ -11,7 +11,7 @@ from .rational import exact, fraction_text, shown
 from .tree import LabelTree
 from .utilities import PerAtom, Utility
 
-__all__ = ["check_distribution", "check_utilities", "boost_options", "MAX_FIXED_STEP", "SELECTIONS",
+__all__ = ["check_distribution", "check_tree", "check_utilities", "boost_options", "MAX_FIXED_STEP", "SELECTIONS",
            "METHODS"]
 
 #: HUC-Boost (Algorithm 1/3) and UC-Boost.
@@ -32,6 +32,20 @@ def check_distribution(dist) -> FiniteDistribution:
     return dist
 
 
+def check_tree(tree) -> LabelTree:
+    """``tree``, checked to be a :class:`LabelTree` (Sec. 2.1's tree ``T``).
+
+    >>> check_tree({"r": ["a", "b"]})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), got dict
+    """
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                       f"got {type(tree).__name__}", kind="tree")
+    return tree
+
+
 def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
     """One HUCError naming the utility, for anything that cannot be audited on ``tree`` with
     ``n_atoms`` atoms (A.1's utilities on Sec. 2.1's tree; shared by the exact audit, both boosts
@@ -43,9 +57,7 @@ def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
     ...
     huc_ref.errors.HUCError: utilities['u']: expected a Utility, got int
     """
-    if not isinstance(tree, LabelTree):
-        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
-                       f"got {type(tree).__name__}", kind="tree")
+    check_tree(tree)
     if not isinstance(utilities, Mapping) or not utilities:
         raise HUCError("utilities: expected a non-empty mapping from name to utility", kind="type")
     for name, u in utilities.items():
@@ -124,7 +136,13 @@ def boost_settings(tree, n_atoms: int, utilities: dict, *, method, select, epsil
         raise HUCError(f"max_updates: must be a non-negative integer, got {given(max_updates)}", kind="option")
     if isinstance(step, str) and step.startswith("fixed:"):  # the command line's spelling, accepted here too
         step = step[len("fixed:"):]
-    fixed = None if one_of(step, ("adaptive",)) else exact(step, "step")
+    try:
+        fixed = None if one_of(step, ("adaptive",)) else exact(step, "step")
+    except HUCError as err:
+        if err.kind != "not_exact" or not isinstance(step, str):
+            raise
+        raise HUCError(f"step: expected 'adaptive' or a fixed step magnitude (a number, or 'fixed:A'), got "
+                       f"{given(step, 40)}", kind="option") from None
     if fixed is not None and fixed <= 0:
         raise HUCError(f"step: a fixed step magnitude must be positive, got {shown(fixed)}",
                        kind="nonpositive")
