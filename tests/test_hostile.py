@@ -273,8 +273,8 @@ def test_integer_options_past_cpythons_digit_limit_are_one_error(tmp_path, capsy
 def test_verify_jobs_is_read_as_huc_reads_integers(capsys):
     """``huc verify --jobs`` was handed to the checker's own parser as text: a bad value printed its
     usage and an error (two lines), a 5,000-digit one passed CPython's digit limit."""
-    for value, message in (("x", "argument --jobs: expected a whole number, at least 1, got 'x'"),
-                           ("0", "argument --jobs: expected a whole number, at least 1, got '0'"),
+    for value, message in (("x", "argument --jobs: expected a whole number of processes, at least 1; got 'x'"),
+                           ("0", "argument --jobs: expected a whole number of processes, at least 1; got '0'"),
                            ("9" * 5000, "argument --jobs: expected an integer of at most 64 digits, got one of "
                                         "5000 digits")):
         status, _, err = _run(capsys, "verify", "--jobs", value)
