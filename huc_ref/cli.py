@@ -752,8 +752,8 @@ def _columns_argument(parser) -> None:
 
 def _max_null_work_help() -> str:
     from .significance import AUDIT_ATOMS, MAX_NULL_WORK
-    return (f"the budget of --null's audits: draws x (n + N) (K |U| + rows), N = {AUDIT_ATOMS['exact']} on the "
-            f"exact engine, {AUDIT_ATOMS['fast']} on the fast one (default {MAX_NULL_WORK['exact']:.0e} and "
+    return (f"the budget of --null's audits: draws x (n + N) (K |U| + rows), N = {AUDIT_ATOMS['exact']} in "
+            f"exact arithmetic, {AUDIT_ATOMS['fast']} in float64 (default {MAX_NULL_WORK['exact']:.0e} and "
             f"{MAX_NULL_WORK['fast']:.0e}: about a minute)")
 
 
