@@ -257,7 +257,7 @@ def _arrays(args, tree, prefix="", columns=None):
     y = read_columns(path, f"{option}labels", labels=set(tree.labels) if text else None)[0]
     if text and not set(y.tolist()) <= set(tree.labels):  # not all names: whole numbers are label ids
         ids = class_indices(y)
-        y = y if ids is None else ids  # (names that are not labels: the check below names the first)
+        y = y if ids is None else ids  # (names that are not labels: the library names the first)
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups")
 
 
