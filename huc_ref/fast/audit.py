@@ -751,7 +751,7 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
     y_prob = tree.label_columns(y_prob, labels)  # (in the tree's label order, or one error saying how to declare it)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
     if P.dtype.kind not in "iuf":  # booleans are refused as the exact path refuses them
-        raise HUCError(f"y_prob: expected real numbers, got an array of dtype {P.dtype}", kind="type")
+        raise HUCError(f"y_prob: expected numbers, got an array of dtype {P.dtype}", kind="type")
     if P.ndim != 2 or P.shape[1] != tree.K:
         raise HUCError(f"y_prob: expected {tree.K} columns (one per label), got shape {P.shape}", kind="length")
     n = P.shape[0]
