@@ -35,10 +35,31 @@ _ZERO = Fraction(0)
 
 @dataclass(frozen=True)
 class AtomTerms:
-    """Score, UC term and node terms of one atom for one utility (F.4, step 1).
+    """The score, UC term and node terms of one atom for one utility (F.4, step 1).
 
-    ``node_terms`` maps node ids to ``sum_y eta_y g_{u,v}(p, y)``; absent nodes give 0.
-    See :func:`atom_terms` for an example.
+    Parameters
+    ----------
+    score : Fraction
+        The score ``s_i = mu_u(p_i)``.
+    residual : Fraction
+        The UC term ``a_i = sum_y eta_{i,y} u(p_i, y) - mu_u(p_i)``.
+    node_terms : dict of int to Fraction
+        The node terms ``gamma_{i,v} = sum_y eta_{i,y} g_{u,v}(p_i, y)`` by node id; absent
+        nodes give 0.
+
+    See Also
+    --------
+    atom_terms : the terms of every atom of a distribution.
+
+    Examples
+    --------
+    >>> from huc_ref.tree import LabelTree
+    >>> from huc_ref.utilities import Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> d = FiniteDistribution(t, [{"p": ["1/4", "3/4"], "label": "a"}])
+    >>> terms = atom_terms(d, Table(t, [0, 1]))[0]  # label a: u = 0 less the score 3/4
+    >>> terms.score, terms.residual, terms.node_terms
+    (Fraction(3, 4), Fraction(-3, 4), {0: Fraction(-3, 4)})
     """
 
     score: Fraction
@@ -47,13 +68,36 @@ class AtomTerms:
 
 
 def atom_terms(dist: FiniteDistribution, utility: Utility, nodes=None, *, rational=Fraction) -> list[AtomTerms]:
-    """Per-atom score, UC term and node terms (for ``nodes``; default ``V_T(u)``).
+    """The score, UC term and node terms of every atom for one utility (F.4, step 1; C.2).
 
-    ``rational`` is the exact type of the results (``Fraction``; ``gmpy2.mpq`` to accelerate).
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms.
+    utility : Utility
+        The utility, built on ``dist``'s tree.
+    nodes : iterable of str or int, optional
+        The nodes whose terms are computed; by default ``V_T(u)``
+        (:attr:`~huc_ref.utilities.Utility.relevant_nodes`).
+    rational : type, default Fraction
+        The exact type of the results: ``Fraction``, or gmpy2's ``mpq`` to accelerate.
 
-    For a sample atom with label ``y`` the node term is ``g_{u,v}(p, y)``, nonzero only on
-    the path of ``y``; for a law ``eta`` it is ``E_{Y~eta} g_{u,v}(p, Y)`` (C.2).
+    Returns
+    -------
+    list of AtomTerms
+        One per atom, in order.  For a sample atom with label ``y`` the node term is
+        ``g_{u,v}(p, y)``, nonzero only on the path of ``y``; for a law ``eta`` it is
+        ``E_{Y~eta} g_{u,v}(p, Y)`` (C.2).
 
+    Raises
+    ------
+    HUCError
+        Where ``dist`` is not a :class:`~huc_ref.distribution.FiniteDistribution`, ``utility``
+        is not a :class:`~huc_ref.utilities.Utility` of its tree, or ``nodes`` is not a list of
+        its nodes.
+
+    Examples
+    --------
     >>> from huc_ref.tree import LabelTree
     >>> from huc_ref.utilities import Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -122,11 +166,36 @@ def terms_at(tree, prediction, vals, atom, node_ids, lift, rational=Fraction, me
 
 def interval_moment(dist: FiniteDistribution, utility: Utility, subgroup: str,
                     interval: Interval | None, node: str | None = None) -> Fraction:
-    """``M_{c,u,I}`` (``node=None``, Def. 2.1) or ``Gamma_{c,u,I,v}`` (Def. 3.2), summed directly over atoms.
+    """The moment ``M_{c,u,I}`` (Def. 2.1) or ``Gamma_{c,u,I,v}`` (Def. 3.2), summed directly over the atoms.
 
-    This is how a witness is checked: recompute its moment from the definition.
-    ``interval=None`` is the empty interval.
+    This is how a witness is checked: its moment recomputed from the definition.
 
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms.
+    utility : Utility
+        The utility ``u``.
+    subgroup : str
+        The subgroup ``c``, one of ``dist.subgroups``.
+    interval : Interval or None
+        The interval ``I`` of scores; None is the empty interval.
+    node : str, optional
+        The node ``v``; by default None, the UC moment.
+
+    Returns
+    -------
+    Fraction
+        ``sum_i w_i c_i 1{s_i in I} a_i`` (UC) or ``sum_i w_i c_i 1{s_i in I} gamma_{i,v}``.
+
+    Raises
+    ------
+    HUCError
+        For a subgroup that is not one of ``dist``'s, an ``interval`` that is not an
+        :class:`~huc_ref.intervals.Interval`, or as :func:`atom_terms`.
+
+    Examples
+    --------
     >>> from huc_ref.tree import LabelTree
     >>> from huc_ref.utilities import Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -208,16 +277,38 @@ def _input_digits(dist: FiniteDistribution) -> int:
 
 def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rational: str = "fraction",
           max_digits: int = MAX_EXACT_DIGITS) -> AuditResult:
-    """Exact UC and HUC of a finite distribution, every sup with its witness.
+    """Exact UC and HUC of a finite distribution, every sup with its witness (Sec. 2.1, Def. 3.2, App. F.3).
 
-    ``rational="gmpy2"`` computes the same exact values with GMP (an optional
-    accelerator); every reported number is a ``Fraction`` either way.  ``max_digits`` bounds
-    the cost (:data:`MAX_EXACT_DIGITS`, the digits of all inputs together); raise it to audit
-    larger exact inputs, or audit in float64 (:mod:`huc_ref.fast`).
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms: a population (laws ``eta_i``) or a sample (labels).
+    utilities : dict of str to Utility
+        The utilities by name, each built on ``dist``'s tree.
+    rational : {"fraction", "gmpy2"}, default "fraction"
+        The exact type computed in: ``"gmpy2"`` computes the same exact values with GMP (an
+        optional accelerator); every reported number is a ``Fraction`` either way.
+    max_digits : int, default MAX_EXACT_DIGITS
+        The bound on the cost: the digits of all exact inputs (predictions and laws) together
+        (:data:`MAX_EXACT_DIGITS`).  Raise it to audit larger exact inputs, or audit in float64
+        (:mod:`huc_ref.fast`).
 
-    Rows come in the order subgroups, utilities, then the UC row (``node`` None) before
-    the nodes of ``V_T(u)`` in pre-order (docs/specification.md §6).
+    Returns
+    -------
+    AuditResult
+        Every candidate row with its sup and witness; rows come in the order subgroups,
+        utilities, then the UC row (``node`` None) before the nodes of ``V_T(u)`` in pre-order
+        (docs/specification.md §6).
 
+    Raises
+    ------
+    HUCError
+        For a ``dist`` or utilities the audit cannot take (:func:`~huc_ref.validation.check_utilities`), a
+        ``max_digits`` that is not a positive integer, inputs of more digits than
+        ``max_digits`` (kind ``too_large``, naming the remedies), or an unknown ``rational``.
+
+    Examples
+    --------
     Appendix D.1 (cancellation): ``UC = 0`` while ``HUC = 1/4``.
 
     >>> from huc_ref.tree import LabelTree

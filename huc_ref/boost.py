@@ -1031,10 +1031,40 @@ def _text(x, digits) -> str:
 
 
 class CertifiedBackend(Backend):
-    """The certified engine's side of :func:`huc_ref.driver.drive`: decisions proved at two
-    precisions (:meth:`_Engine.certified_choice`), the step exact on a dyadic grid, and the
-    Theorem 3.5 inequalities certified by outward-rounded intervals (``arithmetic="float"``:
-    the same engine on binary floats, uncertified)."""
+    """The certified engine's side of :func:`huc_ref.driver.drive` (Sec. 3.2, docs/specification.md §4).
+
+    Its decisions are proved at two precisions, the step is exact on a dyadic grid, and the
+    Theorem 3.5 inequalities are certified by outward-rounded intervals; with
+    ``arithmetic="float"`` the same engine runs on binary floats, uncertified.
+
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms boosted.
+    utilities : dict of str to Utility
+        The utilities.
+    method : {"huc", "uc"}
+        HUC-Boost or UC-Boost.
+    epsilon : Fraction
+        The tolerance.
+    arithmetic : {"certified", "float"}
+        Certified decisions at ``digits`` significant digits (and 32 bits more), or binary
+        floats.
+    digits : int
+        The working precision in significant digits (:func:`check_digits`).
+
+    Examples
+    --------
+    App. D.1's population: the root's violation 1/4 is chosen, and one exact step of 1 applied.
+
+    >>> from huc_ref import demo
+    >>> backend = CertifiedBackend(demo.DIST, {"u": demo.U}, "huc", Fraction(1, 100), "certified", 30)
+    >>> choice = backend.choose(None)
+    >>> float(choice.sup), backend.tree.nodes[choice.node], backend.update(choice, None, None).rule
+    (0.25, 'v0', (0, 'u', 0, Fraction(1, 2), Fraction(1, 2), Fraction(1, 1)))
+    >>> backend.final()["huc"], backend.certified
+    ('0.25', True)
+    """
 
     def __init__(self, dist, utilities, method, epsilon, arithmetic, digits):
         self.engine = _Engine(dist, utilities, method, float(epsilon) if arithmetic == "float" else epsilon,
@@ -1117,17 +1147,54 @@ class CertifiedBackend(Backend):
 def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", epsilon="1/100",
           max_updates: int = 1000, step="adaptive", select: str = "greedy", digits: int = 30,
           arithmetic: str = "certified", max_passes: int = 100, progress=None) -> BoostResult:
-    """Run HUC-Boost (Algorithm 1/3) or UC-Boost until no candidate exceeds ``epsilon``.
+    """Run HUC-Boost (Algorithm 1/3) or UC-Boost on the certified engine until no candidate exceeds epsilon.
 
-    ``step``: ``"adaptive"`` (``alpha = Gamma/Lambda``) or a magnitude ``a`` for the fixed
-    step ``alpha = sign(Gamma) a`` (H.1: ``eps/2`` with the tolerance ``3 eps/4``).  ``select``: ``"greedy"`` (the
-    largest violation), ``"passes"`` (K.1: passes over the branching nodes in pre-order, each
-    audited once and updated at most once, at most ``max_passes`` passes) or ``"drain"``
-    (update one node until it is clean, then the next); see :class:`Schedule`, whose audit
-    log the result keeps as :attr:`BoostResult.audits`.  ``stopped`` is ``"tolerance"``,
-    ``"cap"`` (``max_updates``) or ``"budget"`` (``max_passes`` passes).
-    Theorem 3.5 is checked on every update and recorded in :attr:`BoostResult.theorem_3_5`.
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms boosted (population or sample).
+    utilities : dict of str to Utility
+        The utilities, each defined at every prediction.
+    method : {"huc", "uc"}, default "huc"
+        HUC-Boost or UC-Boost.
+    epsilon : int, Fraction or str, default "1/100"
+        The tolerance, exactly, in (0, 1].
+    max_updates : int, default 1000
+        The cap on the updates (``stopped == "cap"``).
+    step : "adaptive" or exact number, default "adaptive"
+        ``"adaptive"`` (``alpha = Gamma/Lambda``) or a magnitude ``a`` for the fixed step
+        ``alpha = sign(Gamma) a`` (H.1: ``eps/2`` with the tolerance ``3 eps/4``).
+    select : {"greedy", "passes", "drain"}, default "greedy"
+        ``"greedy"`` (the largest violation), ``"passes"`` (K.1: passes over the branching
+        nodes in pre-order, each audited once and updated at most once, at most ``max_passes``
+        passes) or ``"drain"`` (update one node until it is clean, then the next); see
+        :class:`~huc_ref.driver.Schedule`, whose audit log the result keeps as
+        :attr:`BoostResult.audits`.
+    digits : int, default 30
+        The working precision in significant digits, 15 to 2000 (:func:`check_digits`).
+    arithmetic : {"certified", "float"}, default "certified"
+        Certified decisions, or the same engine on binary floats, uncertified, for large
+        experiments (J.1's 4,800 runs); its results say so.
+    max_passes : int, default 100
+        The budget of ``select="passes"`` (``stopped == "budget"``).
+    progress : callable, optional
+        ``progress(t, record)`` is called after every update.
 
+    Returns
+    -------
+    BoostResult
+        The run: its updates, ``stopped`` (``"tolerance"``, ``"cap"`` or ``"budget"``), the
+        final state and Theorem 3.5's checks on every update
+        (:attr:`BoostResult.theorem_3_5`).
+
+    Raises
+    ------
+    HUCError
+        For an unknown ``arithmetic``, ``digits`` out of range, and the options and utilities
+        :func:`boost_options` refuses.
+
+    Examples
+    --------
     App. D.1: one adaptive HUC-Boost update removes the root's violation.
 
     >>> from huc_ref import LabelTree, Table
@@ -1152,10 +1219,41 @@ def boost(dist: FiniteDistribution, utilities: dict, *, method: str = "huc", eps
 
 @dataclass(frozen=True)
 class Judgement:
-    """The certified engine's choice on a given exact state (Sec. 3.2's largest candidate, App.
-    F.3's witness): the sup, subgroup index, utility, node id (None: UC), signed moment, whether
-    the sup exceeds epsilon, the atoms the witness interval holds, the interval's ends and every
-    atom's utility values as the engine decided them (floats; the decisions are certified)."""
+    """The certified engine's choice on a given exact state (Sec. 3.2's largest candidate, App. F.3's witness).
+
+    Parameters
+    ----------
+    sup : float
+        The candidate's sup.
+    subgroup : int
+        Its subgroup's index.
+    utility : str
+        Its utility.
+    node : int or None
+        Its node id; None for UC.
+    moment : float
+        The signed moment of its witness.
+    exceeds : bool
+        Whether the sup exceeds epsilon.
+    members : tuple of int
+        The atoms the witness interval holds.
+    interval : tuple of float
+        The interval's ends (empty for an empty witness).
+    values : list of list of float
+        Every atom's utility values as the engine decided them (floats; the decisions are
+        certified).
+
+    See Also
+    --------
+    Judge.choose : where it comes from.
+
+    Examples
+    --------
+    >>> from huc_ref import demo
+    >>> c = Judge(demo.DIST, {"u": demo.U}, "huc", Fraction(1, 10)).choose({})  # App. D.1
+    >>> c.node, c.members, c.values
+    (0, (0,), [[-1.0, 1.0, 1.0, 1.0]])
+    """
 
     sup: float
     subgroup: int
@@ -1169,12 +1267,28 @@ class Judgement:
 
 
 class Judge:
-    """The certified engine as the judge of certified float64 (docs/specification.md §4): the
-    choice of a boosting run on an exact state given by its logits, its decisions certified at
-    two precisions (:class:`CertifiedBackend`'s engine, ``digits`` of working precision).  The
-    fast backend's certified context (:class:`huc_ref.fast.context.Certified`) asks it where its
-    bounds and Arb cannot decide.
+    """The certified engine as the judge of certified float64 (docs/specification.md §4).
 
+    It makes the choice of a boosting run on an exact state given by its logits, its decisions
+    certified at two precisions (:class:`CertifiedBackend`'s engine).  The fast backend's
+    certified context (:class:`huc_ref.fast.context.Certified`) asks it where its bounds and
+    Arb cannot decide.
+
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms, at their initial predictions.
+    utilities : dict of str to Utility
+        The utilities.
+    method : {"huc", "uc"}
+        HUC-Boost or UC-Boost.
+    epsilon : Fraction
+        The tolerance.
+    digits : int, default 30
+        The working precision in significant digits (:func:`check_digits`).
+
+    Examples
+    --------
     App. D.1 after no update: the root's sup 1/4, first of the two equal ones (vL's is 1/4 too).
 
     >>> from huc_ref import LabelTree, Table
@@ -1189,12 +1303,24 @@ class Judge:
         self._engine = _Engine(dist, utilities, method, epsilon, "certified", check_digits(digits))
 
     def choose(self, logits: dict, node: int | None = None) -> Judgement | None:
-        """The largest candidate (Sec. 3.2; at node id ``node``, or anywhere) on the state whose moved
-        atoms' exact logits are ``logits`` (atom index -> HUC-Boost: per branching node id, its
-        children's; UC-Boost: the leaves'; an atom not given keeps the logits it was last given, at
-        first 0), certified at two precisions (docs/specification.md §4).  None where there is no
-        candidate.
+        """The largest candidate (Sec. 3.2) on an exact state given by its atoms' logits, certified at two precisions.
 
+        Parameters
+        ----------
+        logits : dict of int to dict or list
+            The moved atoms' exact logits: atom index to, for HUC-Boost, a dict from each branching
+            node id to its children's logits; for UC-Boost, the leaves'.  An atom not given keeps
+            the logits it was last given, at first 0.
+        node : int, optional
+            A node id: the candidates at that node only; by default every candidate.
+
+        Returns
+        -------
+        Judgement or None
+            The choice (docs/specification.md §4), or None where there is no candidate.
+
+        Examples
+        --------
         App. D.1 after its first update (logits -1 and 1 at the root): vL's violation is left, its
         term ``sum_j pi*_j mu_j - pi*_vL mu_vL = -1/4`` unmoved by the root's split (A.3).
 
@@ -1219,8 +1345,25 @@ class Judge:
 
 
 def check_digits(digits) -> int:
-    """The working precision in significant digits, checked (docs/specification.md §4).
+    """Check the working precision in significant digits (docs/specification.md §4).
 
+    Parameters
+    ----------
+    digits : int
+        An integer from 15 to 2000.
+
+    Returns
+    -------
+    int
+        ``digits``.
+
+    Raises
+    ------
+    HUCError
+        For anything else.
+
+    Examples
+    --------
     >>> check_digits(30)
     30
     >>> check_digits(5)

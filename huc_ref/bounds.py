@@ -31,9 +31,21 @@ _PRECISION = 113  # bits of the interval enclosures; raised when a decision need
 
 @dataclass(frozen=True)
 class CertifiedReal:
-    """An exact real (a sympy expression) with a certified rational enclosure ``[lo, hi]``
-    (docs/specification.md §4: where ``sqrt`` and ``log`` force irrational values, as in Thm 3.4 and H.1).
+    """An exact real with a certified rational enclosure ``[lo, hi]`` (docs/specification.md §4).
 
+    ``sqrt`` and ``log`` force irrational values, as in Thm 3.4 and H.1: the value is kept as
+    its exact expression, and comparisons are decided on the enclosure.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        The exact value.
+    lo, hi : Fraction
+        Rationals with ``lo <= value <= hi``, computed in interval arithmetic (mpmath's ``iv``,
+        outward rounding).
+
+    Examples
+    --------
     >>> import sympy
     >>> r = CertifiedReal(sympy.sqrt(2), Fraction(141, 100), Fraction(142, 100))
     >>> r.certainly_le(Fraction(3, 2)), r.certainly_le(1), str(r)
@@ -49,12 +61,27 @@ class CertifiedReal:
         return f"{sympy.N(self.expr, 12)} (in [{float(self.lo):.12g}, {float(self.hi):.12g}])"
 
     def certainly_le(self, x) -> bool:
-        """True if ``value <= x`` is certain; False if ``value > x`` is certain
-        (the certified comparisons of docs/specification.md §4).
+        """Whether ``value <= x``, decided on the enclosure (the certified comparisons of docs/specification.md §4).
 
-        Raises :class:`HUCError` only if the enclosure cannot decide (``lo <= x < hi``),
-        which the callers avoid by recomputing at a higher precision.
+        Parameters
+        ----------
+        x : int or Fraction
+            The exact number compared with.
 
+        Returns
+        -------
+        bool
+            True if ``value <= x`` is certain (``hi <= x``); False if ``value > x`` is certain
+            (``lo > x``).
+
+        Raises
+        ------
+        HUCError
+            Of kind ``undecided`` where the enclosure cannot decide (``lo <= x < hi``), which the
+            callers avoid by recomputing at a higher precision.
+
+        Examples
+        --------
         >>> b = theorem_3_4_deviation(100, 1, Fraction(1, 2))  # 16/10 + 4 sqrt(log 2 / 200)
         >>> b.certainly_le(Fraction(184, 100)), b.certainly_le(Fraction(183, 100))
         (True, False)
@@ -97,10 +124,30 @@ def _probability(delta):
 
 
 def prop_3_3_bound(huc, n_relevant: int) -> Fraction:
-    """Prop. 3.3: ``UC(f; C, {u}) <= |V_T(u)| HUC(f; C, {u})``; returns the right side.  A utility
-    with no relevant node has the bound 0 (App. F.2: "if the relevant-node set is empty, the utility
-    residual is identically zero", so its UC is 0; the proof's sum over ``V_T(u)`` is empty).
+    """The right side of Prop. 3.3, ``UC(f; C, {u}) <= |V_T(u)| HUC(f; C, {u})``.
 
+    Parameters
+    ----------
+    huc : int, Fraction or str
+        ``HUC(f; C, {u})``, exactly.
+    n_relevant : int
+        ``|V_T(u)|``, a non-negative integer.
+
+    Returns
+    -------
+    Fraction
+        ``|V_T(u)| HUC``.  A utility with no relevant node has the bound 0 (App. F.2: "if the
+        relevant-node set is empty, the utility residual is identically zero", so its UC is 0;
+        the proof's sum over ``V_T(u)`` is empty).
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` where ``n_relevant`` is not a non-negative integer; as
+        :func:`~huc_ref.rational.exact` where ``huc`` is not exact.
+
+    Examples
+    --------
     >>> prop_3_3_bound(Fraction(1, 4), 2)
     Fraction(1, 2)
     >>> prop_3_3_bound(0, 0)  # a utility constant on the leaves: V_T(u) is empty
@@ -110,9 +157,33 @@ def prop_3_3_bound(huc, n_relevant: int) -> Fraction:
 
 
 def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:
-    """Thm 3.4 (radicals restored, docs/specification.md §3): with probability ``>= 1 - delta``,
+    """Thm 3.4's deviation bound of the empirical HUC, with probability at least ``1 - delta``.
+
+    Thm 3.4 (radicals restored, docs/specification.md §3):
     ``|HUC_hat - HUC| <= 16/sqrt(n) + 4 sqrt(log(max(1, N_cand)/delta) / (2n))``.
 
+    Parameters
+    ----------
+    n : int
+        The sample size, a positive integer.
+    n_cand : int
+        ``N_cand``, the number of candidates (a non-negative integer; below 1 it counts as 1).
+    delta : int, Fraction or str
+        The failure probability, exactly, in (0, 1).
+
+    Returns
+    -------
+    CertifiedReal
+        The bound: its sympy expression and an enclosure computed at 113 bits of interval precision.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for an ``n`` or ``n_cand`` that is not such an integer or a ``delta``
+        outside (0, 1).
+
+    Examples
+    --------
     >>> b = theorem_3_4_deviation(10000, 3, Fraction(1, 20))
     >>> b.expr
     sqrt(2)*sqrt(log(60))/50 + 4/25
@@ -132,15 +203,36 @@ def theorem_3_4_deviation(n: int, n_cand: int, delta) -> CertifiedReal:
 
 
 def update_decrease_floor(epsilon, alpha=None):
-    """The decrease of ``L_log`` every update is certain to exceed: ``eps^2/2`` for the adaptive
-    step (Thm 3.5), ``a eps - a^2/2`` for a fixed step of magnitude ``a < 2 eps`` (``None`` for
-    ``a >= 2 eps``: no guarantee).
+    """The decrease of ``L_log`` every update is certain to exceed (Thm 3.5, eq. (101), H.1).
 
+    Parameters
+    ----------
+    epsilon : int, Fraction or str
+        The tolerance ``eps > 0``: an update has ``|Gamma| > eps``.
+    alpha : int, Fraction or str, optional
+        The magnitude ``a > 0`` of a fixed step; by default the adaptive step.
+
+    Returns
+    -------
+    Fraction or None
+        ``eps^2/2`` for the adaptive step (Thm 3.5); ``a eps - a^2/2`` for a fixed step of
+        magnitude ``a < 2 eps``; None for ``a >= 2 eps`` (no guarantee).
+
+    Raises
+    ------
+    HUCError
+        Of kind ``nonpositive`` for an ``epsilon`` or ``alpha`` that is not positive.
+
+    Notes
+    -----
     Eq. (101) bounds the decrease below by ``alpha Gamma - alpha^2 Lambda / 2``; an update has
-    ``|Gamma| > eps`` and ``Lambda <= 1`` (E.2), and the fixed step has ``alpha Gamma = a |Gamma|``.
-    H.1 (tolerance ``tau = 3 eps_H / 4``, step ``a = eps_H / 2``) gets ``eps_H^2 / 4``, its
-    ``ceil(4 L / eps_H^2)`` updates; a step of half the tolerance gets ``3 eps^2 / 8``.
+    ``|Gamma| > eps`` and ``Lambda <= 1`` (E.2), and the fixed step has
+    ``alpha Gamma = a |Gamma|``.  H.1 (tolerance ``tau = 3 eps_H / 4``, step ``a = eps_H / 2``)
+    gets ``eps_H^2 / 4``, its ``ceil(4 L / eps_H^2)`` updates; a step of half the tolerance gets
+    ``3 eps^2 / 8``.
 
+    Examples
+    --------
     >>> update_decrease_floor(Fraction(3, 40)), update_decrease_floor(Fraction(3, 40), Fraction(1, 20))
     (Fraction(9, 3200), Fraction(1, 400))
     >>> update_decrease_floor(Fraction(1, 10), Fraction(1, 20)), update_decrease_floor(Fraction(1, 10), Fraction(1, 5))
@@ -158,14 +250,33 @@ def update_decrease_floor(epsilon, alpha=None):
 
 
 def theorem_3_5_update_bound(log_loss_upper, epsilon, *, alpha=None) -> int | None:
-    """Thm 3.5: at most ``ceil(2 L_log(f_0) / eps^2)`` updates with the adaptive step; with a fixed
-    step of magnitude ``alpha``, ``ceil(L_log(f_0) / (alpha eps - alpha^2/2))`` (H.1's
-    ``ceil(4 L / eps_H^2)`` at its tolerance ``3 eps_H / 4`` and step ``eps_H / 2``), ``None``
-    when ``alpha >= 2 eps`` (:func:`update_decrease_floor`).
+    """Thm 3.5's bound on the number of updates of a boosting run.
 
-    ``log_loss_upper`` is a rational upper bound of ``L_log(f_0)`` (e.g. a certified
-    enclosure's ``hi``), so the returned count is a valid bound.
+    Parameters
+    ----------
+    log_loss_upper : int, Fraction or str
+        A rational upper bound of ``L_log(f_0)`` (e.g. a certified enclosure's ``hi``), so
+        that the returned count is a valid bound.
+    epsilon : int, Fraction or str
+        The tolerance ``eps > 0``.
+    alpha : int, Fraction or str, optional
+        The magnitude of a fixed step; by default the adaptive step.
 
+    Returns
+    -------
+    int or None
+        ``ceil(2 L_log(f_0) / eps^2)`` with the adaptive step; with a fixed step of magnitude
+        ``alpha``, ``ceil(L_log(f_0) / (alpha eps - alpha^2/2))`` (H.1's ``ceil(4 L / eps_H^2)``
+        at its tolerance ``3 eps_H / 4`` and step ``eps_H / 2``); None when ``alpha >= 2 eps``
+        (:func:`update_decrease_floor`).
+
+    Raises
+    ------
+    HUCError
+        As :func:`update_decrease_floor`, or where ``log_loss_upper`` is not exact.
+
+    Examples
+    --------
     >>> theorem_3_5_update_bound(Fraction(1), Fraction(1, 10))
     200
     >>> theorem_3_5_update_bound(Fraction(1), Fraction(3, 40), alpha=Fraction(1, 20))  # H.1: 4 L / (1/10)^2
@@ -184,8 +295,34 @@ def _h1_bracket(n, T, big_n, delta):
 
 
 def h1_gap_bound(n: int, T: int, n_cand: int, delta) -> CertifiedReal:
-    """App. H.1-H.3: ``Gap_T <= 4 sqrt((2/n) [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)])``.
+    """App. H.1-H.3's bound on ``Gap_T``, the deviation of T boosting rounds' audits.
 
+    ``Gap_T <= 4 sqrt((2/n) [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)])``.
+
+    Parameters
+    ----------
+    n : int
+        The sample size, a positive integer.
+    T : int
+        The number of rounds, a non-negative integer.
+    n_cand : int
+        ``N_cand`` (below 1 it counts as 1).
+    delta : int, Fraction or str
+        The failure probability, exactly, in (0, 1).
+
+    Returns
+    -------
+    CertifiedReal
+        The bound with its enclosure.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for an integer that is not one or out of range, or a ``delta``
+        outside (0, 1).
+
+    Examples
+    --------
     >>> g = h1_gap_bound(10**6, 10, 3, Fraction(1, 20))
     >>> g.expr
     4*sqrt(log(20)/500000 + 11*log(24000024000006)/500000)
@@ -200,10 +337,37 @@ def h1_gap_bound(n: int, T: int, n_cand: int, delta) -> CertifiedReal:
 
 
 def h1_sample_size_holds(n: int, epsilon, T: int, n_cand: int, delta) -> bool:
-    """App. H.1: ``n >= 512/eps^2 [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)]``, decided exactly.
+    """Whether App. H.1's sample-size condition holds, decided exactly.
 
-    This is the condition ``Gap_T <= eps/4`` (square both sides: ``32 X / n <= eps^2/16``).
+    The condition is ``n >= 512/eps^2 [(T+1) log(2 N_cand (2n+1)^2) + log(1/delta)]``, that is
+    ``Gap_T <= eps/4`` (square both sides: ``32 X / n <= eps^2/16``).
 
+    Parameters
+    ----------
+    n : int
+        The sample size, a positive integer.
+    epsilon : int, Fraction or str
+        The tolerance ``eps``, exactly.
+    T : int
+        The number of rounds, a non-negative integer.
+    n_cand : int
+        ``N_cand`` (below 1 it counts as 1).
+    delta : int, Fraction or str
+        The failure probability, exactly, in (0, 1).
+
+    Returns
+    -------
+    bool
+        Whether the condition holds: the enclosure's precision is doubled until it decides,
+        never guessed.
+
+    Raises
+    ------
+    HUCError
+        As :func:`h1_gap_bound`, or where ``epsilon`` is not exact.
+
+    Examples
+    --------
     >>> h1_sample_size_holds(10**8, Fraction(1, 10), 10, 3, Fraction(1, 20))
     True
     >>> h1_sample_size_holds(10**5, Fraction(1, 10), 10, 3, Fraction(1, 20))

@@ -113,7 +113,19 @@ except ImportError:  # scikit-learn is optional (the examples extra): the same c
 
 class NoValidationWarning(UserWarning):
     """:meth:`HUCBoost.fit` with ``validation=False``: every update of the run is kept, none chosen
-    on held-out data (K.1: "Validation selects the returned update prefix")."""
+    on held-out data (K.1: "Validation selects the returned update prefix").
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = HUCBoost(t, {"u": Table(t, [0, 1])}).fit([[0.5, 0.5]] * 4, [0, 1, 1, 1], validation=False)
+    >>> [w.category.__name__ for w in caught]
+    ['NoValidationWarning']
+    """
 
 
 #: Seconds between two progress lines of a fit with ``verbose`` where tqdm is not installed.
@@ -323,9 +335,19 @@ def _labels(y_true, n: int, where: str = "y_true", rows: str = "y_prob") -> np.n
 class _Scaling(_Estimator):
     """Temperature, vector or Dirichlet scaling as an estimator (Table 3, H.6).
 
-    ``labels``: the classes of ``y_prob``'s columns, in order (any array-like, e.g. a
-    classifier's ``classes_``); without it the classes are the sorted distinct labels of
-    ``y_true`` (scikit-learn's ``classes_``), which must then be as many as the columns.
+    Parameters
+    ----------
+    l2 : float, default 1e-4
+        H.6's ``lambda`` (eq. 188), used where ``fit`` is given no ``validation``.
+    kappa : float, default 1e-10
+        K.1's ``kappa_init`` smoothing ``(1 - kappa) p + kappa / K``.
+    l2_grid : iterable of float, default (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+        The lambdas tried where ``fit`` is given ``validation`` (K.1: "Validation data select
+        regularization"; :func:`huc_ref.recalibration.fit_scaling`).
+    labels : array-like, optional
+        The classes of ``y_prob``'s columns, in order (any array-like, e.g. a classifier's
+        ``classes_``); without it the classes are the sorted distinct labels of ``y_true``
+        (scikit-learn's ``classes_``), which must then be as many as the columns.
     """
 
     kind = ""
@@ -396,6 +418,31 @@ class TemperatureScaling(_Scaling):
     """``softmax(log p / T)`` (Table 3), ``T`` from a bounded scalar search (H.6, K.1); fitted
     ``T`` in :attr:`temperature_`.
 
+    Parameters
+    ----------
+    l2 : float, default 1e-4
+        H.6's ``lambda`` (eq. 188), used where ``fit`` is given no ``validation``.
+    kappa : float, default 1e-10
+        K.1's ``kappa_init`` smoothing ``(1 - kappa) p + kappa / K``.
+    l2_grid : iterable of float, default (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+        The lambdas tried where ``fit`` is given ``validation`` (K.1).
+    labels : array-like, optional
+        The classes of ``y_prob``'s columns, in order (e.g. a classifier's ``classes_``); None:
+        the sorted distinct labels of ``y_true``.
+
+    Attributes
+    ----------
+    temperature_ : float
+        The fitted ``T``.
+    classes_ : ndarray
+        The columns' classes.
+    n_features_in_ : int
+        ``K``, the number of columns.
+    recalibrator_ : Recalibrator
+        The fitted map (:class:`huc_ref.recalibration.Recalibrator`).
+
+    Examples
+    --------
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> m = TemperatureScaling(l2=0.0).fit(P, [0, 0, 1, 0])
     >>> round(float(m.predict_proba(P)[0, 0]), 6)  # the empirical frequency 3/4
@@ -412,6 +459,31 @@ class VectorScaling(_Scaling):
     """``softmax(a * log p + b)`` (Table 3), fitted by trust-region Newton-CG (H.6, K.1); fitted
     ``a`` and ``b`` in :attr:`a_` and :attr:`b_`.
 
+    Parameters
+    ----------
+    l2 : float, default 1e-4
+        H.6's ``lambda`` (eq. 188), used where ``fit`` is given no ``validation``.
+    kappa : float, default 1e-10
+        K.1's ``kappa_init`` smoothing ``(1 - kappa) p + kappa / K``.
+    l2_grid : iterable of float, default (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+        The lambdas tried where ``fit`` is given ``validation`` (K.1).
+    labels : array-like, optional
+        The classes of ``y_prob``'s columns, in order (e.g. a classifier's ``classes_``); None:
+        the sorted distinct labels of ``y_true``.
+
+    Attributes
+    ----------
+    a_, b_ : ndarray of shape (K,)
+        The fitted scales and offsets.
+    classes_ : ndarray
+        The columns' classes.
+    n_features_in_ : int
+        ``K``, the number of columns.
+    recalibrator_ : Recalibrator
+        The fitted map (:class:`huc_ref.recalibration.Recalibrator`).
+
+    Examples
+    --------
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> m = VectorScaling(l2=0.0).fit(P, [0, 0, 1, 0])
     >>> round(float(m.predict_proba(P)[0, 0]), 4), m.a_.shape
@@ -428,6 +500,33 @@ class DirichletScaling(_Scaling):
     """``softmax(W log p + b)`` (Table 3; Kull et al., 2019), fitted by trust-region Newton-CG (H.6,
     K.1); fitted ``W`` and ``b`` in :attr:`W_` and :attr:`b_`.
 
+    Parameters
+    ----------
+    l2 : float, default 1e-4
+        H.6's ``lambda`` (eq. 188), used where ``fit`` is given no ``validation``.
+    kappa : float, default 1e-10
+        K.1's ``kappa_init`` smoothing ``(1 - kappa) p + kappa / K``.
+    l2_grid : iterable of float, default (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+        The lambdas tried where ``fit`` is given ``validation`` (K.1).
+    labels : array-like, optional
+        The classes of ``y_prob``'s columns, in order (e.g. a classifier's ``classes_``); None:
+        the sorted distinct labels of ``y_true``.
+
+    Attributes
+    ----------
+    W_ : ndarray of shape (K, K)
+        The fitted matrix.
+    b_ : ndarray of shape (K,)
+        The fitted offsets.
+    classes_ : ndarray
+        The columns' classes.
+    n_features_in_ : int
+        ``K``, the number of columns.
+    recalibrator_ : Recalibrator
+        The fitted map (:class:`huc_ref.recalibration.Recalibrator`).
+
+    Examples
+    --------
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> m = DirichletScaling(l2=0.0).fit(P, [0, 0, 1, 0])
     >>> round(float(m.predict_proba(P)[0, 0]), 4), m.W_.shape
@@ -818,6 +917,26 @@ class HUCBoost(_Estimator):
         rule after which it was not (float64's guard: :func:`huc_ref.fast.boost.tilt` keeps
         every step's rows normalised).
 
+        Parameters
+        ----------
+        y_prob : array-like or DataFrame, n x K
+            New predictions, columns as at :meth:`fit` (``labels``, or a DataFrame's names).
+        subgroups : mapping, optional
+            Subgroup indicators by name, the names the model was fitted with.
+
+        Returns
+        -------
+        ndarray of shape (n, K)
+            The recalibrated predictions, in the columns' order.
+
+        Raises
+        ------
+        HUCError
+            Before :meth:`fit` (also scikit-learn's ``NotFittedError``), for a bad argument, or
+            where an output row is not a probability row.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
         >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
@@ -841,6 +960,24 @@ class HUCBoost(_Estimator):
         weighted fraction of rows whose label (a name or a label id, as :meth:`fit` reads ``y_true``)
         is the class :meth:`predict` gives.
 
+        Parameters
+        ----------
+        y_prob : array-like or DataFrame, n x K
+            Predictions, as :meth:`predict_proba` reads them.
+        y_true : array-like of n labels
+            Label names or label ids.
+        sample_weight : array-like of shape (n,), optional
+            Weights of the rows; uniform when omitted.
+        subgroups : mapping, optional
+            Subgroup indicators by name, as :meth:`predict_proba` reads them.
+
+        Returns
+        -------
+        float
+            The weighted accuracy, in [0, 1].
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> P = [[0.75, 0.25], [0.25, 0.75]] * 8
@@ -885,6 +1022,18 @@ class HUCBoost(_Estimator):
         parameters, the rules (Algorithm 1's kept updates; floats written exactly: JSON numbers
         round-trip float64) and the provenance; :func:`load_model` reads it back.
 
+        Returns
+        -------
+        dict
+            The document, JSON-serialisable.
+
+        Raises
+        ------
+        HUCError
+            Before :meth:`fit`.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
         >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
@@ -921,6 +1070,23 @@ class HUCBoost(_Estimator):
     def save(self, path) -> Path:
         """Write :meth:`to_json` (the fitted Algorithm 1 updates, ``huc-model/1``) to ``path``.
 
+        Parameters
+        ----------
+        path : str or Path
+            The file written (replaced where it exists).
+
+        Returns
+        -------
+        Path
+            ``path``.
+
+        Raises
+        ------
+        HUCError
+            Before :meth:`fit`.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
         >>> P, y = np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample
@@ -946,6 +1112,20 @@ def row_sum_tolerance(K: int, rules: int) -> float:
     ``tiny`` adds at most ``K tiny``.  At :data:`MAX_RULES` rules of a 100-label tree this is
     ``2.3e-9``.
 
+    Parameters
+    ----------
+    K : int
+        The number of labels.
+    rules : int
+        The number of rules applied.
+
+    Returns
+    -------
+    float
+        The tolerance.
+
+    Examples
+    --------
     >>> row_sum_tolerance(4, 0) == 2 * 16 * 2.0**-53 + 4 * 2.0**-1022
     True
     """
@@ -1105,6 +1285,23 @@ def load_model(source) -> HUCBoost:
     names, node, interval and step, at most :data:`MAX_RULES` rules, and the provenance; a bad
     one gets one HUCError naming the place.
 
+    Parameters
+    ----------
+    source : dict, str or Path
+        A ``huc-model/1`` document, or the path of a file holding one.
+
+    Returns
+    -------
+    HUCBoost
+        The fitted model.
+
+    Raises
+    ------
+    HUCError
+        Naming the first field of the document that is missing, unknown or out of its rule.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> P, y = [[0.5, 0.5]] * 4, [0, 1, 1, 1]

@@ -947,6 +947,22 @@ def main(argv=None) -> int:
     """Run ``huc``; return the exit status (0 success, 1 a failed check, 2 bad input)
     (the commands of docs/specification.md §6 and ``huc verify``'s paper checks).
 
+    A HUCError is one line on stderr (``huc: error: ...``; with ``--json``, ``audit`` and
+    ``boost`` also write its ``huc-error/1`` document to stdout), never a traceback.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``huc``; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 success (also ``--help``, ``--version`` and a closed pipe), 1 a
+        failed check, 2 bad input or an output that cannot be written, 130 interrupted.
+
+    Examples
+    --------
     >>> main(["verify", "--only", "appendix_d3"]) == 0
     [  ok  ] 1/1 check_appendix_d3_branch_error_without_impact ...
     True

@@ -51,6 +51,23 @@ def answer_digits(vector) -> int:
     with 200-digit denominators has over ten thousand digits), and a huge number in a wrong
     answer is refused before it is read.
 
+    Parameters
+    ----------
+    vector : dict
+        One ``huc-vectors/1`` vector.
+
+    Returns
+    -------
+    int
+        The bound on the digits.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``type``, where ``vector`` is not a dict.
+
+    Examples
+    --------
     >>> answer_digits({"case": {"atoms": [{"p": ["1/" + "3" * 5000, "1"]}]}, "expected": {}})
     10004
     """
@@ -255,6 +272,30 @@ def _witness_moment(case, row, lo, hi, moment, exact, tol) -> str | None:
 def check_answers(answers: Path, directory: Path | None = None) -> tuple[list[tuple[str, str | None]], int]:
     """Check ``answers/<id>.json`` for every vector: ``([(id, reason or None)], failures)`` (docs/specification.md §6).
 
+    Parameters
+    ----------
+    answers : str or path-like
+        The folder of answers, one ``<id>.json`` (a ``huc-result/1`` or ``huc-error/1``
+        document) per vector.
+    directory : str or path-like, optional
+        The folder of vectors; by default this tree's (:func:`huc_ref.vectors.load_vectors`).
+
+    Returns
+    -------
+    report : list of (str, str or None)
+        Each vector's id and the reason its answer fails (a missing or unreadable file too), or
+        None where it passes.
+    failures : int
+        The number of answers that fail.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``file``, where ``answers`` is not a directory; and where the vectors cannot be
+        read.
+
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
     ...     report, failures = check_answers(Path(out))  # an empty directory: every answer missing

@@ -37,11 +37,34 @@ _FOUR = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "
 
 
 def subtree_sums(tree: LabelTree, leaf_values: Sequence) -> list:
-    """``sum_{y in Y_a} x_y`` for every node ``a`` (list indexed by pre-order node id).
+    """The subtree sums ``sum_{y in Y_a} x_y`` of leaf values for every node ``a`` (C.1).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+    leaf_values : sequence
+        One value per label, in the tree's label order: numbers of any type that adds
+        (integers, ``Fraction``, sympy expressions).
+
+    Returns
+    -------
+    list
+        The sums, indexed by pre-order node id (a leaf's sum is its own value).
+
+    Raises
+    ------
+    HUCError
+        Where ``tree`` is not a :class:`~huc_ref.tree.LabelTree` or ``leaf_values`` is not a
+        sequence of ``K`` values.
+
+    Notes
+    -----
     One post-order pass: a parent's sum is the sum of its children's sums (C.1,
     ``pi_v = sum_j pi_{v_j}``), so all ``|V|`` sums cost ``K + |E_T|`` additions.
 
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> t.nodes, subtree_sums(t, [1, 2, 4])
     (('r', 'a', 'y1', 'y2', 'y3'), [7, 3, 1, 2, 4])
@@ -85,6 +108,22 @@ def _scale(values):
 class Prediction:
     """A prediction ``p`` with its subtree masses ``pi_a(p)`` (A.3), shared by every utility.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+    p : sequence
+        The prediction, one entry per label in the tree's label order: exact rationals (the
+        masses are then summed as integers over one common denominator) or any field's numbers.
+
+    Raises
+    ------
+    HUCError
+        Where ``tree`` is not a :class:`~huc_ref.tree.LabelTree` or ``p`` is not a sequence of
+        ``K`` entries.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> Prediction(t, [Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)]).pi("a")
     Fraction(3, 4)
@@ -101,6 +140,18 @@ class Prediction:
     def pi(self, node):
         """``pi_a(p)``, the predicted probability of the subtree of ``a`` (A.3).
 
+        Parameters
+        ----------
+        node : str or int
+            The node ``a``, by name or pre-order id.
+
+        Returns
+        -------
+        Fraction
+            ``sum_{y in Y_a} p_y`` (in the entries' type where they are not rationals).
+
+        Examples
+        --------
         >>> Prediction(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)]).pi("vR")
         Fraction(1, 2)
         """
@@ -108,11 +159,38 @@ class Prediction:
 
 
 class TreeDecomposition:
-    """All subtree quantities of one prediction ``p`` and one utility's leaf values.
+    """All subtree quantities of one prediction ``p`` and one utility's leaf values (Sec. 3.1, A.3).
 
-    ``p`` is a sequence (or a :class:`Prediction`) and ``u`` the leaf values
-    ``u(p, y)``, both in label order.  Node arguments are names or pre-order ids.
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+    p : sequence or Prediction
+        The prediction, in the tree's label order; a :class:`Prediction` shares its masses
+        between utilities.
+    u : sequence
+        The leaf values ``u(p, y)``, in the tree's label order.
+    rational : type, default Fraction
+        The type of the exact quotients of integer sums: ``Fraction``, or gmpy2's ``mpq``
+        (:func:`~huc_ref.rational.rational_type`).  Entries of another type (sympy
+        expressions, floats) are divided by ``/`` in their own type.
 
+    Raises
+    ------
+    HUCError
+        Where ``tree`` is not a :class:`~huc_ref.tree.LabelTree` or ``p`` or ``u`` is not a
+        sequence of ``K`` entries.
+
+    Notes
+    -----
+    Node arguments of the methods are names or pre-order ids; label arguments are names or
+    label ids.  For rational inputs the subtree sums run on integers over one common
+    denominator (no gcd per addition) and only the quotients are rationals; the code is
+    written once for every number type that is a field (``proofs_check`` feeds sympy symbols
+    through it).
+
+    Examples
+    --------
     Appendix D.1: ``p`` uniform on four leaves, ``u = (-1, 1, 1, 1)``.
 
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
@@ -141,8 +219,20 @@ class TreeDecomposition:
 
     # --------------------------------------------------------- node quantities
     def pi(self, node):
-        """``pi_a(p) = sum_{y in Y_a} p_y`` (A.3).
+        """``pi_a(p) = sum_{y in Y_a} p_y``, the predicted mass of the subtree of ``a`` (A.3).
 
+        Parameters
+        ----------
+        node : str or int
+            The node ``a``, by name or pre-order id.
+
+        Returns
+        -------
+        Fraction
+            ``pi_a(p)``.
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.pi("vL"), dec.pi("v0")
@@ -151,8 +241,20 @@ class TreeDecomposition:
         return ratio(self._pi[self.tree.id(node)], self._D, self._rational)
 
     def N(self, node):
-        """``N_{u,a}(p) = sum_{y in Y_a} p_y u(p, y)`` (A.3).
+        """``N_{u,a}(p) = sum_{y in Y_a} p_y u(p, y)``, the utility mass of the subtree of ``a`` (A.3).
 
+        Parameters
+        ----------
+        node : str or int
+            The node ``a``, by name or pre-order id.
+
+        Returns
+        -------
+        Fraction
+            ``N_{u,a}(p)``.
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.N("vL"), dec.N("v0")
@@ -161,8 +263,27 @@ class TreeDecomposition:
         return ratio(self._N[self.tree.id(node)], self._D * self._E, self._rational)
 
     def mu(self, node=0):
-        """``mu_{u,a}(p) = N_{u,a}(p) / pi_a(p)`` (A.3); the root gives the score ``mu_u(p)``.
+        """``mu_{u,a}(p) = N_{u,a}(p) / pi_a(p)``, the mean utility on the subtree of ``a`` (A.3).
 
+        Parameters
+        ----------
+        node : str or int, default 0
+            The node ``a``, by name or pre-order id; the root (the default) gives the score
+            ``mu_u(p)``.
+
+        Returns
+        -------
+        Fraction
+            ``mu_{u,a}(p)``, computed once and kept.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``nonpositive`` where ``pi_a(p) = 0`` (a true law ``eta`` given as ``p`` may
+            vanish on a subtree): the mean is 0/0.
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.mu("vL"), dec.mu()
@@ -185,9 +306,20 @@ class TreeDecomposition:
         return self._pi[a]
 
     def known_mean(self, node, value) -> None:
-        """Take ``mu_{u,a}(p) = value``, known by other means (boosting knows the means an update
-        left exactly as they were; A.3: rescaling all of ``Y_a`` alike leaves ``mu_{u,a}``).
+        """Take ``mu_{u,a}(p)`` (A.3) as known by other means.
 
+        Boosting knows the means an update left exactly as they were (A.3: rescaling all of
+        ``Y_a`` alike leaves ``mu_{u,a}``), and hands them here instead of recomputing them.
+
+        Parameters
+        ----------
+        node : str or int
+            The node ``a``, by name or pre-order id.
+        value : number
+            ``mu_{u,a}(p)``; :meth:`mu` returns it from now on.
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [0.125, 0.375, 0.25, 0.25], [-1, 1, 0, 1], rational=None)
         >>> dec.known_mean("vL", Fraction(1, 2))
         >>> dec.mu("vL"), dec.mu("vR")
@@ -196,8 +328,26 @@ class TreeDecomposition:
         self._mu[self.tree.id(node)] = value
 
     def q(self, v) -> tuple:
-        """``q_v(p) = (pi_{v_j}(p) / pi_v(p))_j``, the branch probabilities (Sec. 3.1).
+        """``q_v(p) = (pi_{v_j}(p) / pi_v(p))_j``, the branch probabilities of node ``v`` (Sec. 3.1).
 
+        Parameters
+        ----------
+        v : str or int
+            An internal node, by name or pre-order id.
+
+        Returns
+        -------
+        tuple of Fraction
+            One probability per child, in order.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``nonpositive`` where ``pi_v(p) = 0`` (a true law may vanish on a subtree): the
+            branch probabilities are 0/0.
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.q("vL")
@@ -212,8 +362,20 @@ class TreeDecomposition:
         return tuple(ratio(self._pi[k], mass, self._rational) for k in self.tree.child_ids[a])
 
     def Delta(self, v) -> tuple:
-        """``Delta_{u,v}(p) = (mu_{u,v_j}(p) - mu_{u,v}(p))_j`` (Sec. 3.1).
+        """``Delta_{u,v}(p) = (mu_{u,v_j}(p) - mu_{u,v}(p))_j``: children's means less the node's (Sec. 3.1).
 
+        Parameters
+        ----------
+        v : str or int
+            An internal node, by name or pre-order id.
+
+        Returns
+        -------
+        tuple of Fraction
+            One difference per child, in order.
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.Delta("vL")
@@ -224,8 +386,22 @@ class TreeDecomposition:
         return tuple(self.mu(k) - m for k in self.tree.child_ids[a])
 
     def R(self, v, y) -> tuple:
-        """``R_v(p, y) = (J_{v_j}(y) - J_v(y) q_{v,j}(p))_j`` (Sec. 3.1) for label ``y``.
+        """``R_v(p, y) = (J_{v_j}(y) - J_v(y) q_{v,j}(p))_j``, the branch residual of node ``v`` at a label (Sec. 3.1).
 
+        Parameters
+        ----------
+        v : str or int
+            An internal node, by name or pre-order id.
+        y : str or int
+            The label, by name or label id.
+
+        Returns
+        -------
+        tuple
+            One entry per child, in order (the integers 0 where ``y`` is not below ``v``).
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.R("vL", "y2"), dec.R("vL", "y3")
@@ -240,10 +416,27 @@ class TreeDecomposition:
     def g(self, v, y):
         """The node contribution ``g_{u,v}(p, y) = <Delta_{u,v}(p), R_v(p, y)>`` (Thm 3.1).
 
-        Evaluated in its piecewise form (C.1): ``R_{v,j}(p,y) = 1{j = k} - q_{v,j}(p)``
-        when ``y`` lies below child ``v_k``, and ``sum_j q_{v,j} Delta_{u,v,j} = 0``, so
-        the inner product is ``mu_{u,v_k}(p) - mu_{u,v}(p)``; it is 0 outside ``Y_v``.
+        Parameters
+        ----------
+        v : str or int
+            An internal node, by name or pre-order id.
+        y : str or int
+            The label, by name or label id.
 
+        Returns
+        -------
+        Fraction
+            ``g_{u,v}(p, y)``: ``mu_{u,v_k}(p) - mu_{u,v}(p)`` where ``y`` lies below child ``v_k``,
+            and 0 (of the operands' type) outside ``Y_v``.
+
+        Notes
+        -----
+        Evaluated in its piecewise form (C.1): ``R_{v,j}(p,y) = 1{j = k} - q_{v,j}(p)`` when ``y``
+        lies below child ``v_k``, and ``sum_j q_{v,j} Delta_{u,v,j} = 0``, so the inner product is
+        ``mu_{u,v_k}(p) - mu_{u,v}(p)``; it is 0 outside ``Y_v``.
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.g("vL", "y1"), dec.g("vR", "y1")
@@ -261,6 +454,18 @@ class TreeDecomposition:
     def residual(self, y):
         """``u(p, y) - mu_u(p)``, the utility residual that Theorem 3.1 decomposes.
 
+        Parameters
+        ----------
+        y : str or int
+            The label, by name or label id.
+
+        Returns
+        -------
+        Fraction
+            The residual; it equals the sum of :meth:`g` over the internal nodes (Thm 3.1).
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.residual("y2"), dec.g("v0", "y2") + dec.g("vL", "y2")
@@ -270,8 +475,21 @@ class TreeDecomposition:
         return self.u[yi] - self.mu(0)
 
     def contributions(self, y) -> dict:
-        """``{v: g_{u,v}(p, y)}`` (C.2) for the internal nodes on the path of ``y`` (others are 0).
+        """The node contributions ``{v: g_{u,v}(p, y)}`` on the path of a label (C.2).
 
+        Parameters
+        ----------
+        y : str or int
+            The label, by name or label id.
+
+        Returns
+        -------
+        dict of str to Fraction
+            ``g_{u,v}(p, y)`` for every internal node ``v`` on the root-to-leaf path of ``y``, from
+            the root down; the contributions of the other nodes are 0.
+
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> dec.contributions("y1")
@@ -282,14 +500,31 @@ class TreeDecomposition:
         return {self.tree.nodes[a]: self.mu(b) - self.mu(a) for a, b in zip(path, path[1:])}
 
     def expected_contribution(self, v, eta_masses: Sequence, eta_den=1):
-        """``E_{Y ~ eta}[g_{u,v}(p, Y)]`` from the subtree masses of a label law ``eta``.
+        """``E_{Y ~ eta}[g_{u,v}(p, Y)]``, a node contribution's mean under a label law ``eta`` (C.2, eq. 69-70).
 
-        C.2 (eq. 69-70): ``sum_j Delta_{u,v,j} (pi*_{v_j} - pi*_v q_{v,j})``, which by
+        Parameters
+        ----------
+        v : str or int
+            An internal node, by name or pre-order id.
+        eta_masses : sequence
+            The subtree masses of ``eta``, :func:`subtree_sums` of ``eta`` (indexed by pre-order
+            node id), optionally scaled by ``eta_den``.
+        eta_den : int, default 1
+            The scale of ``eta_masses``: ``pi*_a = eta_masses[a] / eta_den``.
+
+        Returns
+        -------
+        Fraction
+            The expected contribution.
+
+        Notes
+        -----
+        C.2 (eq. 69-70) gives ``sum_j Delta_{u,v,j} (pi*_{v_j} - pi*_v q_{v,j})``, which by
         ``sum_j pi*_{v_j} = pi*_v`` and ``mu_{u,v} = sum_j q_{v,j} mu_{u,v_j}`` equals
         ``sum_j pi*_{v_j} mu_{u,v_j} - pi*_v mu_{u,v}``: the form evaluated here.
-        ``eta_masses`` is :func:`subtree_sums` of ``eta`` (optionally scaled by
-        ``eta_den``: ``pi*_a = eta_masses[a] / eta_den``).
 
+        Examples
+        --------
         >>> dec = TreeDecomposition(_FOUR, [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)],
         ...                         [-1, 1, 0, 1])
         >>> eta = [Fraction(1, 2), Fraction(0), Fraction(1, 4), Fraction(1, 4)]

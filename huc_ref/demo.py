@@ -37,10 +37,38 @@ def _right(star: TreeDecomposition, v: str) -> str:
 
 
 def walkthrough(p=None, eta=None, u=None, names=("p", "eta", "u")) -> tuple[str, dict]:
-    """The exact quantities of App. D.1 (or of the four-leaf case a student chooses: a
-    prediction ``p``, a true law ``eta`` and leaf utilities ``u``), as text, and the node
-    moments ``D_top, D_L, D_R`` of eq. (5).
+    """The exact quantities of App. D.1's four-leaf cancellation, as text, and the node moments of eq. (5).
 
+    Parameters
+    ----------
+    p : sequence of 4 exact numbers, optional
+        The prediction on the leaves ``y1..y4`` of the tree of Sec. 2.2, every entry positive
+        (A.2); by default App. D.1's ``(1/4, 1/4, 1/4, 1/4)``.
+    eta : sequence of 4 exact numbers, optional
+        The true law on the leaves (entries may be 0); by default App. D.1's
+        ``(1/4, 0, 3/8, 3/8)``.
+    u : sequence of 4 exact numbers, optional
+        The leaf utilities in [-1, 1]; by default App. D.1's ``(-1, 1, 1, 1)``.
+    names : tuple of 3 str, default ("p", "eta", "u")
+        How the messages name ``p``, ``eta`` and ``u`` (``huc demo`` passes its options'
+        names).
+
+    Returns
+    -------
+    text : str
+        What ``huc demo`` prints: the branch probabilities, the subtree means, the moments,
+        UC and HUC, and whether the node contributions cancel.
+    moments : dict of str to Fraction
+        The node moments ``D_top, D_L, D_R`` of eq. (5) by node (``"v0"``, ``"vL"``, ``"vR"``).
+
+    Raises
+    ------
+    HUCError
+        Naming the argument (as ``names`` calls it): a prediction or law that is not 4 exact
+        numbers summing to 1, a zero entry of ``p`` (A.2), a utility outside [-1, 1].
+
+    Examples
+    --------
     >>> text, moments = walkthrough()
     >>> [str(moments[v]) for v in ("v0", "vL", "vR")]  # App. D.1: D_top = 1/4, D_L = -1/4, D_R = 0
     ['1/4', '-1/4', '0']

@@ -41,10 +41,26 @@ WHOLE_POPULATION = "all"
 
 
 def check_whole_population(name, values, place: str) -> None:
-    """Refuse a subgroup named :data:`WHOLE_POPULATION` (``"all"``) whose values ``c(x_i)`` are not
-    all 1 (K.1's ``c = 1``): ``place`` names a value, with ``{i}`` for its row.  Any other name, or
-    ``"all"`` with every value 1 (the whole population given explicitly), passes.
+    """Refuse a subgroup named ``"all"`` whose values ``c(x_i)`` are not all 1 (K.1's ``c = 1``).
 
+    Parameters
+    ----------
+    name : str
+        The subgroup's name; any other name than :data:`WHOLE_POPULATION` (``"all"``) passes.
+    values : sequence or array
+        Its values ``c(x_i)``, one per row; ``"all"`` with every value 1 (the whole population
+        given explicitly) passes.
+    place : str
+        The place the message names, with ``{i}`` for the row (``"subgroups['all'][{i}]"``).
+
+    Raises
+    ------
+    HUCError
+        Of kind ``structure``, naming the first row whose value is not 1 and saying to give the
+        subgroup another name.
+
+    Examples
+    --------
     >>> check_whole_population("all", [1, 1.0, True], "subgroups['all'][{i}]")
     >>> check_whole_population("all", [1, 0], "subgroups['all'][{i}]")
     Traceback (most recent call last):
@@ -67,9 +83,24 @@ def check_whole_population(name, values, place: str) -> None:
 
 @dataclass(frozen=True)
 class Atom:
-    """One atom of a finite distribution (docs/specification.md §3): weight, subgroup values ``c(x)``,
-    prediction ``p``, and a label law ``eta`` (population) or a label id (sample).
+    """One atom of a finite distribution (docs/specification.md §3).
 
+    Parameters
+    ----------
+    weight : Fraction
+        The weight ``w_i > 0``.
+    c : tuple of Fraction
+        The subgroup values ``c(x_i)`` in [-1, 1], one per subgroup.
+    p : tuple of Fraction
+        The prediction ``p_i``, in the tree's label order.
+    eta : tuple of Fraction, optional
+        The conditional label law ``eta_i`` of a population atom.
+    label : int, optional
+        The observed label id of a sample point (``eta_i = e_{y_i}``); an atom has ``eta`` or
+        ``label``.
+
+    Examples
+    --------
     >>> a = Atom(Fraction(1), (Fraction(1),), (Fraction(1, 4), Fraction(3, 4)), (Fraction(1, 2), Fraction(1, 2)))
     >>> a.label is None, a.label_law(2)
     (True, (Fraction(1, 2), Fraction(1, 2)))
@@ -85,8 +116,20 @@ class Atom:
         return dataclass_repr(self)
 
     def label_law(self, K: int) -> tuple[Fraction, ...]:
-        """``eta_i``; for a sample point the unit vector ``e_{y_i}`` (docs/specification.md §3).
+        """The atom's conditional label law ``eta_i`` (docs/specification.md §3).
 
+        Parameters
+        ----------
+        K : int
+            The number of labels.
+
+        Returns
+        -------
+        tuple of Fraction
+            ``eta_i``; for a sample point, the unit vector ``e_{y_i}`` of length ``K``.
+
+        Examples
+        --------
         >>> Atom(Fraction(1), (Fraction(1),), (Fraction(1, 2), Fraction(1, 2)), None, 1).label_law(2)
         (Fraction(0, 1), Fraction(1, 1))
         """
@@ -96,9 +139,29 @@ class Atom:
 
 
 def read_law(values, where: str, K: int) -> tuple[Fraction, ...]:
-    """A conditional label law ``eta`` (docs/specification.md §3: an atom's ``eta_i``), exactly:
-    ``K`` nonnegative numbers that sum to 1; errors name ``where``.
+    """Read a conditional label law ``eta`` exactly (docs/specification.md §3: an atom's ``eta_i``).
 
+    Parameters
+    ----------
+    values : sequence of exact numbers
+        ``K`` nonnegative numbers that sum to 1 (entries may be 0).
+    where : str
+        The place the messages name.
+    K : int
+        The number of labels.
+
+    Returns
+    -------
+    tuple of Fraction
+        The law.
+
+    Raises
+    ------
+    HUCError
+        Naming ``where``: not ``K`` exact numbers, a negative entry, or a sum other than 1.
+
+    Examples
+    --------
     >>> read_law(["1/4", 0, "3/8", "3/8"], "eta", 4)[0]  # App. D.1's true law
     Fraction(1, 4)
     >>> read_law(["1/2", "1/2", 0, "1/2"], "--eta", 4)
@@ -117,10 +180,31 @@ def read_law(values, where: str, K: int) -> tuple[Fraction, ...]:
 
 
 def check_smoothing(kappa, where: str = "smooth") -> Fraction:
-    """K.1's smoothing weight, exactly: "for a predetermined kappa_0 in (0, 1), q^kappa_0 :=
-    (1 - kappa_0) q + kappa_0 / K" (the paper's open interval: kappa = 1 would discard the
-    prediction, kappa = 0 would not smooth).
+    """Read K.1's smoothing weight ``kappa`` exactly, checking it lies in (0, 1).
 
+    K.1: "for a predetermined kappa_0 in (0, 1), q^kappa_0 := (1 - kappa_0) q + kappa_0 / K".
+    The interval is open: kappa = 1 would discard the prediction, kappa = 0 would not smooth.
+
+    Parameters
+    ----------
+    kappa : int, Fraction or str
+        The weight, an exact number.
+    where : str, default "smooth"
+        The place the messages name (``"--smooth"`` on the command line).
+
+    Returns
+    -------
+    Fraction
+        ``kappa``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for a weight outside (0, 1), and as :func:`~huc_ref.rational.exact`
+        for one that is not exact.
+
+    Examples
+    --------
     >>> check_smoothing("1e-10")
     Fraction(1, 10000000000)
     >>> check_smoothing(2, "--smooth")
@@ -136,12 +220,41 @@ def check_smoothing(kappa, where: str = "smooth") -> Fraction:
 
 def prepare_prediction(p, where: str = "p", *, K: int | None = None,
                        renormalize: bool = False, smooth=None, remedies: bool = True) -> tuple[Fraction, ...]:
-    """Read a prediction exactly and check it lies in the open simplex (A.2).
+    """Read a prediction exactly and check that it lies in the open simplex (A.2).
 
-    A sum other than 1 and an entry 0 are errors naming the argument that mends them
-    (:data:`RENORMALIZE_REMEDY`, :data:`SMOOTH_REMEDY`); ``remedies=False`` leaves them out, for a
-    caller that does not offer those arguments.
+    Parameters
+    ----------
+    p : sequence of exact numbers
+        The prediction, in the tree's label order.
+    where : str, default "p"
+        The place the messages name.
+    K : int, optional
+        The number of entries required; by default any (but at least one).
+    renormalize : bool, default False
+        Divide ``p`` by its sum, exactly, before the checks (a sum other than 1 is otherwise an
+        error).
+    smooth : int, Fraction or str, optional
+        A weight ``kappa`` in (0, 1) (K.1's ``kappa_init``): mix the prediction with the uniform
+        law, ``p <- (1 - kappa) p + kappa / K``, so that no entry is 0.
+    remedies : bool, default True
+        Whether the messages name the arguments that mend them (:data:`RENORMALIZE_REMEDY`,
+        :data:`SMOOTH_REMEDY`); False for a caller that does not offer those arguments.
 
+    Returns
+    -------
+    tuple of Fraction
+        The prediction, every entry positive and the sum exactly 1.
+
+    Raises
+    ------
+    HUCError
+        Naming ``where`` (or the entry): entries that are not exact numbers or not ``K`` of
+        them, an empty or negative prediction, a sum other than 1 (naming ``renormalize``), a
+        zero sum to renormalise, a zero entry (naming ``smooth``; A.2 assumes ``p_y > 0``), a
+        ``renormalize`` that is not a boolean, or a ``smooth`` outside (0, 1).
+
+    Examples
+    --------
     >>> prepare_prediction(["1/4", "1/4", "1/2"])
     (Fraction(1, 4), Fraction(1, 4), Fraction(1, 2))
     >>> prepare_prediction([1, 2, 1], renormalize=True)
@@ -185,12 +298,51 @@ def prepare_prediction(p, where: str = "p", *, K: int | None = None,
 
 
 class FiniteDistribution:
-    """A finite joint distribution of atoms on a label tree (Sec. 2.1): population or sample.
+    """A finite joint distribution of atoms on a label tree (Sec. 2.1): a population or a sample.
 
-    ``atoms`` are mappings in the ``huc-case/1`` form (``weight``, ``c``, ``p`` and
-    ``eta`` or ``label``) or :class:`Atom` s.  ``subgroups`` names ``C``; each atom's
-    ``c`` is aligned with it (it may be omitted when ``C = {1}``).
+    An atom ``i`` has a weight ``w_i > 0`` (the weights sum to 1), subgroup values
+    ``c(x_i) in [-1, 1]``, a prediction ``p_i`` in the open simplex (A.2) and either a
+    conditional label law ``eta_i`` (a population atom) or one observed label (a sample point,
+    ``eta_i = e_{y_i}``).  An empirical sample is the special case ``w_i = 1/n``: one engine
+    serves population and empirical audits.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+    atoms : sequence of mapping or Atom
+        The atoms: mappings in the ``huc-case/1`` form (``weight``, ``c``, ``p`` and ``eta`` or
+        ``label``, optionally ``id``) or :class:`Atom` s.  Give every weight or none (each is
+        then ``1/n``); ``c`` is aligned with ``subgroups`` and may be omitted when ``C = {1}``.
+    subgroups : sequence of str, default ("all",)
+        The names of the subgroup family ``C``, each once; a subgroup named ``"all"`` must be
+        the whole population (:func:`check_whole_population`).
+    renormalize : bool, default False
+        Divide each prediction by its sum, exactly (:func:`prepare_prediction`).
+    smooth : int, Fraction or str, optional
+        Mix each prediction with the uniform law, ``p <- (1 - kappa) p + kappa / K`` (K.1's
+        ``kappa_init``).
+
+    Attributes
+    ----------
+    tree : LabelTree
+        The label tree.
+    atoms : tuple of Atom
+        The atoms, exactly.
+    subgroups : tuple of str
+        The subgroups' names.
+
+    Raises
+    ------
+    HUCError
+        Naming the atom and field: a missing or unknown field, a weight that is not positive or
+        given for some atoms only, weights that do not sum to 1, a subgroup value outside
+        [-1, 1], a prediction :func:`prepare_prediction` refuses, a law :func:`read_law` refuses,
+        both or neither of ``eta`` and ``label``, a label that is not a leaf; or a subgroup name
+        that is not one or is listed twice.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> dist = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"},
     ...                               {"p": ["1/4", "3/4"], "label": "b"}])
@@ -276,16 +428,47 @@ class FiniteDistribution:
     def from_sample(cls, tree: LabelTree, y_true: Sequence, y_prob: Sequence[Sequence], *,
                     subgroups: Mapping[str, Sequence] | None = None, sample_weight=None,
                     renormalize: bool = False, smooth=None, labels=None) -> FiniteDistribution:
-        """An empirical distribution (Sec. 2.1, App. F.3): labels (names or label ids) and exact predictions.
+        """An empirical distribution (Sec. 2.1, App. F.3) from labels and exact predictions.
 
-        ``subgroups`` maps a name to one value per sample; by default ``C = {1}``.
-        ``sample_weight``: positive exact weights, normalised to sum 1 (``[1, 3]`` gives the
-        atoms weights 1/4 and 3/4); a weight of 0 is refused, naming the row (an atom of weight 0
-        is not in the distribution's support: leave the row out; :func:`huc_ref.fast.audit`, which
-        has no atoms, skips such rows).  ``labels``: the
-        names of the columns of ``y_prob`` in order, which then puts them in the tree's label order
-        (:meth:`LabelTree.label_columns`); without it the rows are in the tree's label order.
+        Parameters
+        ----------
+        tree : LabelTree
+            The label tree.
+        y_true : sequence of str or int
+            One label per row: a name, or an integer label id (a position in ``tree.labels``;
+            :meth:`LabelTree.check_integer_labels` refuses ids that could also be names).
+        y_prob : sequence of sequence of exact numbers
+            One prediction per row, exactly (:func:`prepare_prediction`).
+        subgroups : mapping of str to sequence, optional
+            The subgroup family: a name to one value in [-1, 1] per row (booleans are read as 1 and
+            0); by default ``C = {1}``, named ``"all"``.
+        sample_weight : sequence of exact numbers, optional
+            Nonnegative weights, normalised to sum 1 (``[1, 3]`` gives the atoms weights 1/4 and
+            3/4).  A weight of 0 is refused, naming the row: an atom of weight 0 is not in the
+            distribution's support, so leave the row out (:func:`huc_ref.fast.audit`, which has no
+            atoms, skips such rows).  By default every row weighs ``1/n``.
+        renormalize : bool, default False
+            Divide each prediction by its sum, exactly.
+        smooth : int, Fraction or str, optional
+            Mix each prediction with the uniform law (K.1's ``kappa_init``).
+        labels : array-like, optional
+            The names of the columns of ``y_prob`` in order, which then puts them in the tree's label
+            order (:meth:`LabelTree.label_columns`); without it the rows are in the tree's label
+            order.
 
+        Returns
+        -------
+        FiniteDistribution
+            The sample, one atom per row.
+
+        Raises
+        ------
+        HUCError
+            For arguments of different lengths, a label that is not a name or an id in range,
+            weights that are negative, zero or sum to 0, and as :class:`FiniteDistribution`.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_sample(t, ["a", 1], [["1/2", "1/2"], ["1/3", "2/3"]],
         ...                                    subgroups={"all": [1, 1], "first": [1, 0]})
@@ -342,18 +525,49 @@ class FiniteDistribution:
     @classmethod
     def from_floats(cls, tree: LabelTree, y_true: Sequence, y_prob, *, subgroups: Mapping[str, Sequence] | None = None,
                     sample_weight=None, labels=None, smooth=None) -> FiniteDistribution:
-        """An empirical distribution from float arrays (a classifier's ``predict_proba``), for the
-        exact engine: each float is read as its exact binary value (``Fraction(x)``), each row
-        is then divided by its exact sum, and subgroup values and weights are read the same
-        way.  This is the one documented conversion of floats into the exact path (the exact
-        readers otherwise refuse floats, as an exact decimal was probably meant).  Labels are
-        names or integer ids (:meth:`from_sample`: a float or boolean label is an error, not an
-        id); ``smooth`` (an exact ``kappa``, K.1's ``kappa_init``) mixes each renormalised row with
-        the uniform law, for predictions with exact zeros (A.2 assumes ``p_y > 0``).  ``labels``:
-        the columns' names in order (a classifier's ``classes_``), as :func:`huc_ref.fast.audit`
-        takes them (:meth:`LabelTree.label_columns`: unnamed columns only in a declared or sorted
-        label order).
+        """An empirical distribution (Sec. 2.1) from float arrays such as ``predict_proba``, for the exact engine.
 
+        This is the one documented conversion of floats into the exact path (the exact readers
+        otherwise refuse floats, as an exact decimal was probably meant).
+
+        Parameters
+        ----------
+        tree : LabelTree
+            The label tree.
+        y_true : sequence of str or int
+            One label per row: names or integer ids (as :meth:`from_sample`: a float or boolean
+            label is an error, not an id).
+        y_prob : array-like of shape (n, K)
+            The predictions, finite nonnegative floats with a positive sum per row.  Each float is
+            read as its exact binary value (``Fraction(x)``) and each row is then divided by its
+            exact sum.
+        subgroups : mapping of str to array-like, optional
+            The subgroup family, a name to one value per row; read as floats are (booleans as 1
+            and 0).
+        sample_weight : array-like, optional
+            The rows' weights, read as floats are and normalised (:meth:`from_sample`).
+        labels : array-like, optional
+            The columns' names in order (a classifier's ``classes_``), as :func:`huc_ref.fast.audit`
+            takes them (:meth:`LabelTree.label_columns`: unnamed columns only in a declared or
+            sorted label order).
+        smooth : int, Fraction or str, optional
+            An exact ``kappa`` (K.1's ``kappa_init``) that mixes each renormalised row with the
+            uniform law, for predictions with exact zeros (A.2 assumes ``p_y > 0``).
+
+        Returns
+        -------
+        FiniteDistribution
+            The sample, exactly.
+
+        Raises
+        ------
+        HUCError
+            Naming the entry: a value that is not a number or not finite, a row of the wrong length,
+            with a negative entry or no positive sum; columns in an undeclared order; and as
+            :meth:`from_sample`.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_floats(t, [0, 1], [[0.25, 0.75], [0.1, 0.9]])
         >>> d.atoms[0].p, sum(d.atoms[1].p), d.atoms[1].p[0] == Fraction(0.1) / (Fraction(0.1) + Fraction(0.9))
@@ -402,6 +616,8 @@ class FiniteDistribution:
     def n(self) -> int:
         """The number of atoms ``n`` (Sec. 2.1's sample size, or a population's support).
 
+        Examples
+        --------
         >>> from huc_ref import LabelTree
         >>> FiniteDistribution.from_sample(LabelTree.from_children("r", {"r": ["a", "b"]}), ["a", "b", "b"],
         ...                                [["1/2", "1/2"]] * 3).n
@@ -411,9 +627,12 @@ class FiniteDistribution:
 
     @property
     def is_sample(self) -> bool:
-        """Whether every atom is a sample point (one observed label, Sec. 2.1's empirical
-        distribution) rather than a population atom with a law ``eta`` over the labels.
+        """Whether every atom is a sample point (one observed label, Sec. 2.1's empirical distribution).
 
+        It is False where some atom is a population atom with a law ``eta`` over the labels.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree
         >>> FiniteDistribution.from_sample(LabelTree.from_children("r", {"r": ["a", "b"]}), ["a"],
         ...                                [["1/2", "1/2"]]).is_sample
@@ -430,10 +649,30 @@ _PER_LABEL = "one value per label of y_true ({})"
 
 
 def subgroup_mapping(subgroups, where: str = "subgroups") -> Mapping:
-    """A sample's subgroup family ``C`` (Sec. 2.1) as given to the array entry points: a non-empty
-    mapping from name to one value ``c(x_i)`` per sample, checked (its values are checked where
-    they are read); one HUCError otherwise, the same from every entry point.
+    """Check a sample's subgroup family ``C`` (Sec. 2.1) as the array entry points take it.
 
+    Every entry point checks it here, so the error is the same from each; its values are
+    checked where they are read.
+
+    Parameters
+    ----------
+    subgroups : object
+        A non-empty mapping from name to one value ``c(x_i)`` per sample.
+    where : str, default "subgroups"
+        The place the message names.
+
+    Returns
+    -------
+    mapping
+        ``subgroups`` itself.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``type`` where ``subgroups`` is not a non-empty mapping.
+
+    Examples
+    --------
     >>> subgroup_mapping([[1, 0]])
     Traceback (most recent call last):
     ...

@@ -24,10 +24,27 @@ __all__ = ["Backend", "Choice", "Schedule", "Update", "drive", "rational_gamma"]
 
 @dataclass
 class Choice:
-    """What a backend's ``choose`` returns: the largest candidate (its sup, subgroup index,
-    utility name, node id or None for UC, signed moment ``Gamma`` of its witness) and whether the
-    sup exceeds epsilon (Sec. 3.2's stopping rule); each backend adds what its update needs.
+    """The largest candidate a backend's ``choose`` finds, and whether it exceeds epsilon (Sec. 3.2's stopping rule).
 
+    Each backend's subclass adds what its update needs.
+
+    Parameters
+    ----------
+    sup : number
+        The candidate's sup (a float, or the certified engine's working-precision number).
+    subgroup : int
+        Its subgroup's index.
+    utility : str
+        Its utility's name.
+    node : int or None
+        Its node id, or None for the UC row.
+    moment : number
+        The signed moment ``Gamma`` of its witness, in the same numbers.
+    exceeds : bool
+        Whether ``sup`` exceeds epsilon.
+
+    Examples
+    --------
     >>> c = Choice(sup=0.25, subgroup=0, utility="u", node=None, moment=-0.25, exceeds=0.25 > 0.01)
     >>> (c.node, abs(c.moment) == c.sup, c.exceeds)  # UC's row: the witness's moment is -sup
     (None, True, True)
@@ -43,9 +60,34 @@ class Choice:
 
 @dataclass
 class Update:
-    """One applied step, as a backend reports it: the ``huc-boost/1`` record, the rule
-    ``(subgroup index, utility, node id, lo, hi, alpha)`` and Theorem 3.5's checks for it
-    (eq. (101) for the applied step, a strict decrease, and the decrease floor or None)."""
+    """One applied step, as a backend reports it, with Theorem 3.5's checks for it (eq. (101)).
+
+    Parameters
+    ----------
+    record : dict
+        The update's ``huc-boost/1`` record (subgroup, utility, node, interval, ``gamma``,
+        ``lambda``, ``alpha``, the log loss before and after, ...).
+    rule : tuple
+        ``(subgroup index, utility, node id, lo, hi, alpha)``: the update as a rule, for replay.
+    bound_ok : bool
+        Whether eq. (101)'s quadratic bound holds for the applied step.
+    decreased : bool
+        Whether the log loss strictly decreased.
+    floor_ok : bool or None
+        Whether the decrease reached the floor Theorem 3.5 promises
+        (:func:`huc_ref.bounds.update_decrease_floor`); None where there is none.
+
+    Examples
+    --------
+    The float64 backend's first step on App. D.1's population:
+
+    >>> from huc_ref import demo
+    >>> from huc_ref.fast.boost import FloatBackend
+    >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)
+    >>> step = backend.update(backend.choose(None), None, None)
+    >>> step.rule, step.bound_ok, step.decreased, step.floor_ok
+    ((0, 'u', 0, 0.5, 0.5, 1.0), True, True, None)
+    """
 
     record: dict
     rule: tuple
@@ -55,15 +97,36 @@ class Update:
 
 
 def rational_gamma(dist, method: str, node: int | None, h: dict) -> Fraction:
-    """``Gamma_t = E[<h(X), R_v(f_t(X), Y)>]`` (E.2; UC-Boost: ``R`` over every leaf,
-    ``e_Y - f_t``) for a direction ``h`` (atom index -> its exact values, ints or Fractions, one per child of node
-    id ``node``, or per leaf) on atoms that no update has moved: at ``p0`` every term is rational.
+    """``Gamma_t = E[<h(X), R_v(f_t(X), Y)>]`` (E.2) exactly, on atoms that no update has moved.
+
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms, at their initial predictions ``p0``: every term is rational there.
+    method : {"huc", "uc"}
+        HUC-Boost (``R_v`` at node ``node``) or UC-Boost (``R`` over every leaf,
+        ``e_Y - f_t``).
+    node : int or None
+        The node id (None for UC-Boost).
+    h : dict of int to sequence
+        The direction: atom index to its exact values (ints or Fractions), one per child of
+        ``node``, or per leaf.  Atoms not in it contribute nothing.
+
+    Returns
+    -------
+    Fraction
+        ``Gamma_t``.
+
+    Notes
+    -----
     The certified backends round the adaptive step ``alpha = Gamma / Lambda`` from this exact
     value, so steps of equal exact value are equal steps (docs/specification.md §4: "Rational
-    inputs stay exact until the first exp"); rounded from a value computed at the working
+    inputs stay exact until the first exp").  Rounded from a value computed at the working
     precision, two steps of exactly ``-2/5`` differed by ``1e-35`` and split an exact tie of two
     atoms' scores, which changed the next update's interval and ``Gamma`` by 2%.
 
+    Examples
+    --------
     App. D.1: the root's direction ``Delta = (-1/2, 1/2)`` has ``Gamma = D_top = 1/4``.
 
     >>> from huc_ref import LabelTree, FiniteDistribution
@@ -95,21 +158,47 @@ def rational_gamma(dist, method: str, node: int | None, h: dict) -> Fraction:
 
 
 class Backend:
-    """What :func:`drive` asks of a backend: the numbers of Algorithm 1 (HUC-Boost) or UC-Boost
-    for one state of the predictions.  The certified engine
-    (:class:`huc_ref.boost.CertifiedBackend`) and the fast backend
+    """What :func:`drive` asks of a backend: the numbers of Algorithm 1 or UC-Boost for one state.
+
+    The certified engine (:class:`huc_ref.boost.CertifiedBackend`) and the fast backend
     (:class:`huc_ref.fast.boost.FloatBackend`, its numbers plain float64 or certified float64,
-    :mod:`huc_ref.fast.context`) implement it; the examples below run the float64 one on App.
-    D.1's population.
+    :mod:`huc_ref.fast.context`) implement it; the examples run the float64 one on App. D.1's
+    population.
+
+    Attributes
+    ----------
+    certified : bool
+        Whether the backend's decisions and Theorem 3.5 checks are certified.
+    tree : LabelTree
+        The label tree.
+    branching : list of int
+        The ids of the nodes K.1's passes visit (the branching nodes, in pre-order).
+
+    Examples
+    --------
+    >>> from huc_ref import demo
+    >>> from huc_ref.fast.boost import FloatBackend
+    >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
+    >>> isinstance(backend, Backend), backend.certified, backend.branching
+    (True, False, [0, 1, 4])
     """
 
     #: whether the backend's decisions and Theorem 3.5 checks are certified
     certified = False
 
     def initial(self) -> tuple:
-        """The initial log loss ``L_log(f_0)`` of Theorem 3.5 as recorded, and a rational upper
-        bound of it (for the theorem's update budget ``2 L_log(f_0) / eps^2``).
+        """The initial log loss ``L_log(f_0)`` of Theorem 3.5, as recorded and as a rational upper bound.
 
+        Returns
+        -------
+        recorded : float or str
+            The log loss as the run's record shows it (the certified engine's as decimal text).
+        upper : Fraction
+            A rational upper bound of it, for the theorem's update budget
+            ``2 L_log(f_0) / eps^2``.
+
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> from huc_ref.fast.boost import FloatBackend
         >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
@@ -120,10 +209,20 @@ class Backend:
         raise NotImplementedError
 
     def choose(self, node) -> Choice:
-        """The largest candidate (first maximiser: subgroups, utilities, nodes; at node id
-        ``node`` only, or anywhere for ``None``), with whether it exceeds epsilon (Sec. 3.2's
-        selection rule, the audit of Algorithm 2).
+        """The largest candidate, with whether it exceeds epsilon (Sec. 3.2's selection rule, the audit of Algorithm 2).
 
+        Parameters
+        ----------
+        node : int or None
+            A node id: the candidates at that node only; None: every candidate.
+
+        Returns
+        -------
+        Choice
+            The first maximiser (subgroups, utilities, nodes in order).
+
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> from huc_ref.fast.boost import FloatBackend
         >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
@@ -133,10 +232,25 @@ class Backend:
         raise NotImplementedError
 
     def update(self, choice: Choice, fixed, floor) -> Update:
-        """Apply one step at ``choice`` (Sec. 3.2's branch tilt with Algorithm 1's adaptive step
-        ``Gamma / Lambda``, or the fixed step ``fixed``; ``floor``: the least decrease Theorem
-        3.5 promises, or None) and report it.
+        """Apply one step at a chosen candidate and report it (Sec. 3.2's branch tilt).
 
+        Parameters
+        ----------
+        choice : Choice
+            The candidate, as :meth:`choose` returned it.
+        fixed : Fraction or None
+            A fixed step magnitude, or None for Algorithm 1's adaptive step ``Gamma / Lambda``.
+        floor : Fraction or None
+            The least decrease Theorem 3.5 promises (:func:`huc_ref.bounds.update_decrease_floor`),
+            or None.
+
+        Returns
+        -------
+        Update
+            The step's record, its rule and its checks.
+
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> from huc_ref.fast.boost import FloatBackend
         >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
@@ -148,6 +262,14 @@ class Backend:
     def final(self) -> dict:
         """UC, HUC (Def. 2.1, 3.2) and the log loss of the current predictions.
 
+        Returns
+        -------
+        dict
+            ``{"uc", "huc", "log_loss"}`` of the current state (floats, or the certified engine's
+            decimal text).
+
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> from huc_ref.fast.boost import FloatBackend
         >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
@@ -157,9 +279,15 @@ class Backend:
         raise NotImplementedError
 
     def predictions(self) -> list:
-        """The current predictions ``f_t(x_i)`` of the atoms (Algorithm 1's state), a row per atom:
-        lists (the certified engines), or the float64 backend's ``(n, K)`` array.
+        """The current predictions ``f_t(x_i)`` of the atoms (Algorithm 1's state), a row per atom.
 
+        Returns
+        -------
+        list or numpy.ndarray
+            Lists (the certified engines), or the float64 backend's ``(n, K)`` array.
+
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> from huc_ref.fast.boost import FloatBackend
         >>> backend = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 1 / 100)  # App. D.1
@@ -170,23 +298,38 @@ class Backend:
 
 
 class Schedule:
-    """Which node each audit of a boosting run looks at, and when the run stops (one rule for
-    every backend).
+    """Which node each audit of a boosting run looks at, and when the run stops (K.1, Sec. 3.2).
 
-    * ``greedy``: every audit looks at all candidates and updates the largest violation; the
-      run stops when none exceeds epsilon.
-    * ``passes`` (K.1, literally): "Each HUC-Boost procedure ... uses at most 100 passes over
-      the nodes with at least two children, for a node-audit budget of 100 times the number of
-      such nodes.  A node is updated only when its audited violation exceeds [epsilon] ...
-      HUC-Boost stops when a complete pass finds no violation, or when the respective budget is
-      exhausted."  A pass visits the branching nodes in pre-order and audits each **once**,
-      updating it at most once; ``max_passes`` (100 in K.1) sets the budget.
-    * ``drain`` (this project's earlier rule, kept by name): stay on a node and update it
-      until it is clean, then move on; stop after a full cycle of clean nodes.
+    One rule for every backend.  UC-Boost, and a tree without branching nodes, use
+    ``greedy``.
 
-    UC-Boost, and a tree without branching nodes, use ``greedy``.  :attr:`log` records every
-    audit as ``(node id or None, updated)``.
+    Parameters
+    ----------
+    select : {"greedy", "passes", "drain"}
+        The rule:
 
+        * ``greedy``: every audit looks at all candidates and updates the largest violation;
+          the run stops when none exceeds epsilon.
+        * ``passes`` (K.1, literally): "Each HUC-Boost procedure ... uses at most 100 passes
+          over the nodes with at least two children, for a node-audit budget of 100 times the
+          number of such nodes.  A node is updated only when its audited violation exceeds
+          [epsilon] ... HUC-Boost stops when a complete pass finds no violation, or when the
+          respective budget is exhausted."  A pass visits the branching nodes in pre-order and
+          audits each **once**, updating it at most once.
+        * ``drain`` (a rule of this project, not the paper's): stay on a node and update it
+          until it is clean, then move on; stop after a full cycle of clean nodes.
+    branching : iterable of int
+        The branching nodes' ids, in pre-order.
+    max_passes : int, default 100
+        The budget of ``passes`` (100 in K.1).
+
+    Attributes
+    ----------
+    log : list of tuple
+        Every audit as ``(node id or None, updated)``.
+
+    Examples
+    --------
     >>> s = Schedule("passes", [0, 1], max_passes=2)
     >>> for updated in (True, False, False, False):  # pass 1 updates node 0; pass 2 finds nothing
     ...     node = s.node(); stop = s.after(updated)
@@ -208,18 +351,37 @@ class Schedule:
         self.log: list[tuple] = []
 
     def node(self):
-        """The node to audit next (``None``: every candidate; K.1's passes visit the branching
-        nodes in pre-order).
+        """The node to audit next (K.1's passes visit the branching nodes in pre-order).
 
+        Returns
+        -------
+        int or None
+            A node id, or None: every candidate (``greedy``).
+
+        Examples
+        --------
         >>> Schedule("passes", [0, 2]).node(), Schedule("greedy", [0, 2]).node()
         (0, None)
         """
         return None if self.select == "greedy" else self.nodes[self.position]
 
     def after(self, updated: bool) -> str | None:
-        """Record the audit just made; the stopping reason, if the run stops here (Sec. 3.2: no
-        violation above epsilon; K.1: a complete pass without one, or the budget spent).
+        """Record the audit just made, and say whether the run stops here (Sec. 3.2, K.1).
 
+        Parameters
+        ----------
+        updated : bool
+            Whether the audit updated its candidate.
+
+        Returns
+        -------
+        {"tolerance", "budget"} or None
+            The stopping reason: ``"tolerance"`` where no violation exceeds epsilon (Sec. 3.2; for
+            K.1's passes, a complete pass without one), ``"budget"`` where the passes are spent;
+            None where the run goes on.
+
+        Examples
+        --------
         >>> s = Schedule("greedy", [0])
         >>> s.after(True), s.after(False)
         (None, 'tolerance')
@@ -247,19 +409,47 @@ class Schedule:
 
 def drive(backend, result: BoostResult, *, method: str, epsilon: Fraction, fixed: Fraction | None, select: str,
           max_updates: int, max_passes: int, progress=None) -> BoostResult:
-    """Run the boosting loop on ``backend`` and fill ``result`` (both backends call this).
+    """Run the boosting loop of Sec. 3.2 on a backend and fill in its result (both backends call this).
 
-    Sec. 3.2: update the selected candidate while its violation exceeds epsilon; K.1's
-    passes, greedy selection or drain by :class:`Schedule`; ``max_updates`` caps the updates
-    (``stopped == "cap"``).  Theorem 3.5 (adaptive step, decrease > eps^2/2 per update) and a
-    fixed step ``a < 2 eps`` (decrease > ``a eps - a^2/2``; H.1's tolerance ``3 eps_H/4`` with
-    step ``eps_H/2`` gives its ``eps_H^2/4``) are checked on every update; a fixed step
-    ``a >= 2 eps`` has no such guarantee and is run with only eq. (101) checked, bounded by the
-    cap.  The update bound is :func:`huc_ref.bounds.theorem_3_5_update_bound` of the initial
-    log loss's upper bound.
-    ``progress(t, record)``, if given, is called after every update (``huc boost`` reports on
-    stderr with it).
+    Parameters
+    ----------
+    backend : Backend
+        The backend supplying the numbers.
+    result : BoostResult
+        The result to fill in (its updates, steps, audits, final state and Theorem 3.5's
+        checks).
+    method : {"huc", "uc"}
+        HUC-Boost or UC-Boost (which always selects greedily).
+    epsilon : Fraction
+        The tolerance.
+    fixed : Fraction or None
+        A fixed step magnitude, or None for the adaptive step.
+    select : {"greedy", "passes", "drain"}
+        The selection rule (:class:`Schedule`).
+    max_updates : int
+        The cap on the updates (``stopped == "cap"``).
+    max_passes : int
+        The budget of K.1's passes.
+    progress : callable, optional
+        ``progress(t, record)`` is called after every update (``huc boost`` reports on stderr
+        with it).
 
+    Returns
+    -------
+    BoostResult
+        ``result``, filled in.
+
+    Notes
+    -----
+    Sec. 3.2: update the selected candidate while its violation exceeds epsilon.  Theorem 3.5
+    (adaptive step, decrease > eps^2/2 per update) and a fixed step ``a < 2 eps`` (decrease
+    > ``a eps - a^2/2``; H.1's tolerance ``3 eps_H/4`` with step ``eps_H/2`` gives its
+    ``eps_H^2/4``) are checked on every update; a fixed step ``a >= 2 eps`` has no such
+    guarantee and is run with only eq. (101) checked, bounded by the cap.  The update bound is
+    :func:`huc_ref.bounds.theorem_3_5_update_bound` of the initial log loss's upper bound.
+
+    Examples
+    --------
     >>> from huc_ref import FiniteDistribution, LabelTree, Table, boost
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])

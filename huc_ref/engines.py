@@ -90,6 +90,23 @@ def check_engine(engine) -> str:
     """``engine``, the deprecated choice of numbers (docs/specification.md §3's one audit engine,
     exact or float64), checked.
 
+    Parameters
+    ----------
+    engine : {"exact", "fast"}
+        The audit's backend.
+
+    Returns
+    -------
+    str
+        ``engine``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option``, for anything else.
+
+    Examples
+    --------
     >>> check_engine("fast")
     'fast'
     >>> check_engine("gpu")
@@ -207,6 +224,49 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, arithme
     (:func:`huc_ref.significance.null_work`) and refused beyond ``max_null_work`` (default
     :data:`huc_ref.significance.MAX_NULL_WORK` of the arithmetic), naming the value that runs it.
 
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms: a population (laws ``eta_i``) or a sample (labels).
+    utilities : dict of str to Utility
+        The utilities by name, each built on ``dist``'s tree.
+    arithmetic : {"exact", "float64"}, default "exact"
+        Exact rationals (:func:`huc_ref.audit.audit`) or float64
+        (:func:`huc_ref.fast.audit.audit_distribution`): :func:`audit_arithmetic`.
+    accelerator : str, optional
+        The library computing the numbers (:data:`ACCELERATORS`): ``"fraction"`` (default) or
+        ``"gmpy2"`` in exact arithmetic, ``"numpy"`` (default) or ``"numba"`` in float64.
+    max_digits : int, default MAX_EXACT_DIGITS
+        Exact arithmetic's bound on the digits of its inputs (refused in float64).
+    null_draws : int or "exact", optional
+        The redraws of the labels for p-values under the null of calibration; ``"exact"``:
+        every label assignment.  None: no p-values.
+    seed : int, default 0
+        Seeds the redraws.
+    max_null_work : int, optional
+        The budget of the redraws' audits (None: the arithmetic's
+        :data:`huc_ref.significance.MAX_NULL_WORK`).
+    engine : {"exact", "fast"}, optional
+        Deprecated: ``arithmetic="exact"`` or ``"float64"``.
+    rational : {"fraction", "gmpy2"}, optional
+        Deprecated: ``accelerator``.
+
+    Returns
+    -------
+    AuditResult
+        Every candidate row with its sup and witness, UC and HUC, and ``significance`` where
+        ``null_draws`` is given; ``result.arithmetic`` names its numbers.
+
+    Raises
+    ------
+    HUCError
+        For an unknown ``arithmetic`` or ``accelerator``, an option that does not apply to the
+        arithmetic, a ``dist`` or utilities the audit cannot take, ``null_draws`` on a
+        distribution that is not a labelled sample, or redraws costing more than
+        ``max_null_work``; and what the chosen arithmetic refuses (:func:`huc_ref.audit.audit`).
+
+    Examples
+    --------
     Appendix D.1 (cancellation): ``UC = 0`` while ``HUC = 1/4``, in either arithmetic.
 
     >>> from huc_ref import LabelTree, Table
@@ -330,6 +390,32 @@ def boost_arithmetic(arithmetic=None, engine=None) -> str:
     ``engine="exact"`` or ``"fast"`` with ``arithmetic="certified"`` or ``"float"``, are accepted
     for one release with a DeprecationWarning naming the new one.
 
+    Parameters
+    ----------
+    arithmetic : {"exact", "certified", "float64"}, optional
+        The numbers; None: ``"exact"``.  ``"float"`` is the deprecated spelling of
+        ``"float64"``.
+    engine : {"exact", "fast"}, optional
+        The deprecated spelling, alone or with ``arithmetic="certified"`` or ``"float"``.
+
+    Returns
+    -------
+    str
+        One of :data:`ARITHMETICS`.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option``, for an unknown ``arithmetic`` or ``engine``, or an ``engine`` given
+        with an ``arithmetic`` it does not combine with.
+
+    Warns
+    -----
+    DeprecationWarning
+        For the spellings ``engine=`` and ``arithmetic="float"``, naming the new one.
+
+    Examples
+    --------
     >>> boost_arithmetic(), boost_arithmetic("float64")
     ('exact', 'float64')
     >>> import warnings
@@ -388,6 +474,49 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
     spelling.  ``epsilon`` and a fixed ``step`` are exact numbers in all three (``"1/100"``,
     ``"0.05"``, ``Fraction``), as the command line takes them.
 
+    Parameters
+    ----------
+    dist : FiniteDistribution or Sample
+        The atoms boosted (a :class:`huc_ref.fast.sample.Sample` with ``arithmetic="float64"``
+        only).
+    utilities : dict of str to Utility
+        The utilities by name, each built on ``dist``'s tree.
+    arithmetic : {"exact", "certified", "float64"}, optional
+        The numbers (:func:`boost_arithmetic`); None: ``"exact"``.
+    method : {"huc", "uc"}, default "huc"
+        HUC-Boost or UC-Boost.
+    epsilon : int, Fraction or str, default "1/100"
+        The tolerance, exactly, in (0, 1].
+    max_updates : int, default 1000
+        The cap on the updates (``stopped == "cap"``).
+    step : "adaptive" or exact number, default "adaptive"
+        ``"adaptive"`` (``alpha = Gamma/Lambda``, Theorem 3.5) or a fixed step magnitude.
+    select : {"greedy", "passes", "drain"}, default "greedy"
+        The schedule of the audits (:class:`huc_ref.driver.Schedule`).
+    max_passes : int, default 100
+        The budget of ``select="passes"`` (``stopped == "budget"``).
+    digits : int, optional
+        The working precision of ``"exact"`` and of ``"certified"``'s judge (default 30); not
+        taken with ``"float64"``.
+    engine : {"exact", "fast"}, optional
+        The deprecated spelling of ``arithmetic``.
+    progress : callable, optional
+        ``progress(t, record)`` is called after every update.
+
+    Returns
+    -------
+    BoostResult
+        The run: its updates, ``stopped``, the final state and Theorem 3.5's checks.
+
+    Raises
+    ------
+    HUCError
+        For an unknown ``arithmetic``, a Sample with another arithmetic than ``"float64"``,
+        ``digits`` with ``"float64"`` or out of range, and the options and utilities the
+        backend refuses (:func:`huc_ref.validation.boost_options`).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])

@@ -75,9 +75,26 @@ _RULES = [
 
 
 def classify(message: str) -> tuple[str, str]:
-    """``(kind, path)`` of an error message: the rule (:data:`ERROR_KINDS`) and the place
-    (docs/specification.md §6: a bad case file gets one error naming the path inside the document).
+    """The rule and the place an error message names (docs/specification.md §6).
 
+    A bad case file gets one error naming the path inside the document; this reads both back
+    from the message's wording.
+
+    Parameters
+    ----------
+    message : str
+        An error message, ``"<place>: <what is wrong>"``.
+
+    Returns
+    -------
+    kind : str
+        The rule broken, one of :data:`ERROR_KINDS` (the first whose wording matches;
+        ``"invalid"`` where none does).
+    path : str
+        The place: the text before the first ``": "``, or ``""`` where there is none.
+
+    Examples
+    --------
     >>> classify("atoms[3].p: sums to 999/1000, not 1")
     ('probability_sum', 'atoms[3].p')
     >>> classify("not valid JSON: Expecting value (line 1, column 1)")
@@ -91,12 +108,27 @@ def classify(message: str) -> tuple[str, str]:
 
 
 def printable(text: str, limit: int = 200) -> str:
-    r"""``text`` safe for a terminal: every character that is not printable (a newline, an escape
-    sequence's ``\x1b``, a lone surrogate, a Unicode space) written as its Python escape, and
-    anything beyond ``limit`` characters cut, saying how long it was.  Names from input pass
-    through this before they are printed, so a case cannot forge report lines or clear a screen
-    (docs/specification.md §6's messages).
+    r"""Text made safe to print on a terminal (docs/specification.md §6's messages).
 
+    Names from input pass through this before they are printed, so a case cannot forge report
+    lines or clear a screen.
+
+    Parameters
+    ----------
+    text : str
+        The text (anything else is shown as its ``str``).
+    limit : int, default 200
+        The most characters kept; longer text is cut, saying how long it was.
+
+    Returns
+    -------
+    str
+        ``text`` with every character that is not printable (a newline, an escape sequence's
+        ``\x1b``, a lone surrogate, a Unicode space) written as its Python escape, and cut
+        after ``limit`` characters with ``"... (N characters)"``.
+
+    Examples
+    --------
     >>> printable("u\nhuc: ok\x1b[2J"), printable("a" * 30, limit=10)
     ('u\\nhuc: ok\\x1b[2J', 'aaaaaaaaaa... (30 characters)')
     >>> printable("\ud800")
@@ -108,11 +140,27 @@ def printable(text: str, limit: int = 200) -> str:
 
 
 def given(value, limit: int = 200) -> str:
-    """A caller's value as an error message shows it (specification §6: "one clear error naming
-    the path"): its ``repr`` made :func:`printable`, except where ``repr`` itself fails or floods
-    (an integer past Python's 4,300-digit limit on integer text, shown by its bits; an array,
-    shown by its shape).
+    """A caller's value as an error message shows it (docs/specification.md §6).
 
+    The specification asks for "one clear error naming the path"; this is how the value in it
+    is written, whatever it is.
+
+    Parameters
+    ----------
+    value : object
+        The value to show: anything a caller may pass.
+    limit : int, default 200
+        The most characters of its ``repr`` kept (:func:`printable`).
+
+    Returns
+    -------
+    str
+        Its ``repr`` made :func:`printable`, except where ``repr`` itself fails or floods: an
+        integer past Python's 4,300-digit limit on integer text is shown by its bits, an array
+        by its shape, and a numpy scalar as the Python number it holds.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> given("gpu"), given(10**5000), given(2.5), given(np.float64(0.5)), given(np.zeros(3))
     ("'gpu'", 'an integer of 16610 bits', '2.5', '0.5', 'an array of shape (3,)')
@@ -127,10 +175,33 @@ def given(value, limit: int = 200) -> str:
 
 
 def sized(values, where: str, expected: str):
-    """``values`` if it is a sequence with a length (a list, tuple or array; not text or a
-    mapping), as the array entry points take one value per sample or label (Sec. 2.1, A.2);
-    else one HUCError, ``{where}: expected {expected}, got <type>``.
+    """Check that a value is a sequence with a length, as the array entry points take (Sec. 2.1, A.2).
 
+    The array entry points take one value per sample or label; this refuses anything else in
+    one message.
+
+    Parameters
+    ----------
+    values : object
+        The value to check: a list, tuple or array is accepted; text or a mapping is not.
+    where : str
+        The place the message names (an argument's name).
+    expected : str
+        What the message says was expected (``"two numbers"``).
+
+    Returns
+    -------
+    sequence
+        ``values`` itself.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``length``, ``{where}: expected {expected}, got <type>``, where ``values`` is not
+        a sequence with a length (or is text or a mapping).
+
+    Examples
+    --------
     >>> sized([1, 2], "w", "two numbers")
     [1, 2]
     >>> sized(3, "w", "two numbers")
@@ -144,11 +215,26 @@ def sized(values, where: str, expected: str):
 
 
 def is_integer(value) -> bool:
-    """Whether ``value`` is an integer (a count such as Theorem 3.5's update cap or Sec. 2.2's
-    ``k``): Python's or numpy's (``numbers.Integral``), not a boolean.
-    Where an argument must be one, it is then used as ``int(value)`` (a numpy integer wraps at
-    2^63 and JSON does not write it).
+    """Whether a value is an integer count, such as Theorem 3.5's update cap or Sec. 2.2's ``k``.
 
+    Parameters
+    ----------
+    value : object
+        The value to test.
+
+    Returns
+    -------
+    bool
+        True for Python's and numpy's integers (``numbers.Integral``), False for a boolean and
+        anything else.
+
+    Notes
+    -----
+    Where an argument must be an integer, it is then used as ``int(value)``: a numpy integer
+    wraps at 2^63 and JSON does not write it.
+
+    Examples
+    --------
     >>> is_integer(3), is_integer(True), is_integer(3.0)
     (True, False, False)
     """
@@ -156,11 +242,23 @@ def is_integer(value) -> bool:
 
 
 def one_of(value, choices) -> bool:
-    """Whether ``value`` is one of the option names ``choices`` (strings; e.g. Algorithm 1's
-    ``huc``/``uc``, App. F.3's engines): ``value in choices``
-    without comparing an array or other object elementwise (``np.array([1]) in ("a",)`` asks
-    the truth of an array).
+    """Whether a value is one of some option names, e.g. Algorithm 1's ``huc``/``uc`` or App. F.3's engines.
 
+    Parameters
+    ----------
+    value : object
+        The value a caller passed.
+    choices : collection of str
+        The option names allowed.
+
+    Returns
+    -------
+    bool
+        ``value in choices`` for a string ``value``; False for anything else, which is never
+        compared elementwise (``np.array([1]) in ("a",)`` asks the truth of an array).
+
+    Examples
+    --------
     >>> one_of("fast", ("exact", "fast")), one_of(["fast"], ("exact", "fast"))
     (True, False)
     """
@@ -174,11 +272,33 @@ MAX_NAME_LENGTH = 1_000_000
 
 
 def check_name(name, where: str, kind: str = "type") -> str:
-    r"""``name`` if it is a usable name: a non-empty string of at most :data:`MAX_NAME_LENGTH`
-    printable characters (no control characters, no lone surrogates, which no UTF-8 output can
-    hold, no Unicode spaces but the ASCII one); otherwise one HUCError naming the place (of
-    ``kind`` when it is not a non-empty string at all; docs/specification.md §6: one error naming the place).
+    r"""Check that a value is a usable name of a node, label, utility, subgroup or case (docs/specification.md §6).
 
+    Parameters
+    ----------
+    name : object
+        The name to check: a non-empty string of at most :data:`MAX_NAME_LENGTH` printable
+        characters (no control characters, no lone surrogates, which no UTF-8 output can hold,
+        no Unicode spaces but the ASCII one).
+    where : str
+        The place the message names.
+    kind : str, default "type"
+        The error's kind (:data:`ERROR_KINDS`) where ``name`` is not a non-empty string at all.
+
+    Returns
+    -------
+    str
+        ``name`` itself.
+
+    Raises
+    ------
+    HUCError
+        One error naming the place: of ``kind`` where ``name`` is not a non-empty string, of
+        kind ``too_large`` where it is longer than :data:`MAX_NAME_LENGTH`, of kind ``type``
+        where it holds a character that is not printable.
+
+    Examples
+    --------
     >>> check_name("Maine Coon", "labels[0]")
     'Maine Coon'
     >>> check_name("y\ud800", "labels[0]")
@@ -197,10 +317,28 @@ def check_name(name, where: str, kind: str = "type") -> str:
 
 
 def check_names(names, where: str) -> list:
-    """``names`` as a list if each is a name (:func:`check_name`) and none appears twice (a set of
-    names: subgroups, columns); one HUCError naming the first that is not, in linear time
-    (docs/specification.md §6: one error naming the place).
+    """Check a set of names, such as subgroups or columns: each a name, none twice (docs/specification.md §6).
 
+    Parameters
+    ----------
+    names : iterable of str
+        The names, each checked by :func:`check_name`; read once, in linear time.
+    where : str
+        The place the message names; the ``i``-th name is ``{where}[i]``.
+
+    Returns
+    -------
+    list of str
+        ``names`` as a list.
+
+    Raises
+    ------
+    HUCError
+        Naming the first name that is not one (:func:`check_name`), or (kind ``structure``) the
+        first that is listed twice.
+
+    Examples
+    --------
     >>> check_names(["all", "dark"], "subgroups")
     ['all', 'dark']
     >>> check_names(["all", "all"], "subgroups")
@@ -218,9 +356,20 @@ def check_names(names, where: str) -> list:
 
 
 class HUCError(ValueError):
-    """Bad input to huc-ref: the message names the place and the rule broken
-    (docs/specification.md §6).
+    """Bad input to huc-ref: one error whose message names the place and the rule broken (docs/specification.md §6).
 
+    Parameters
+    ----------
+    message : str
+        ``"<place>: <what is wrong>"``, e.g. ``"atoms[3].p: sums to 999/1000, not 1"``.
+    kind : str, optional
+        The rule broken, one of :data:`ERROR_KINDS`; by default read from the message's
+        wording (:func:`classify`).
+    path : str, optional
+        The place; by default the message's text before the first ``": "``.
+
+    Examples
+    --------
     >>> try:
     ...     raise HUCError("atoms[0].p: sums to 999/1000, not 1")
     ... except ValueError as err:
@@ -237,9 +386,16 @@ class HUCError(ValueError):
         self.path = derived_path if path is None else path
 
     def to_json(self) -> dict:
-        """The ``huc-error/1`` document of this error (what ``huc audit --json`` prints on bad input;
-        docs/specification.md §6).
+        """The ``huc-error/1`` document of this error (docs/specification.md §6).
 
+        Returns
+        -------
+        dict
+            ``{"format": "huc-error/1", "kind", "path", "message"}``: what ``huc audit --json``
+            prints on bad input.
+
+        Examples
+        --------
         >>> HUCError("atoms: expected a list").to_json()
         {'format': 'huc-error/1', 'kind': 'type', 'path': 'atoms', 'message': 'atoms: expected a list'}
         """

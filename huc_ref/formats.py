@@ -63,6 +63,25 @@ def as_path(path, what: str) -> Path:
     """``path`` (a ``str`` or ``os.PathLike``) as a :class:`~pathlib.Path`, or one HUCError naming
     ``what`` (specification §6's files are named by paths).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The path.
+    what : str
+        What the path names, for the message.
+
+    Returns
+    -------
+    Path
+        ``Path(path)``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``file``, for anything else.
+
+    Examples
+    --------
     >>> as_path("cases/d1.json", "case file").name
     'd1.json'
     >>> as_path(None, "answers")
@@ -111,6 +130,27 @@ def load_json(text: str | bytes, floats: bool = False):
     ``floats=True`` (documents of float64 numbers, ``huc-model/1``) fractional numbers are floats
     and NaN or Infinity is refused (docs/specification.md §6).
 
+    Parameters
+    ----------
+    text : str or bytes
+        The JSON text.
+    floats : bool, default False
+        Read fractional numbers as floats and refuse NaN and Infinity.
+
+    Returns
+    -------
+    object
+        The parsed document: integers as ``int`` (over ``MAX_DIGITS`` digits as their text),
+        fractional numbers as their text (or floats).
+
+    Raises
+    ------
+    HUCError
+        Of kind ``json``, for text that is not JSON, a key twice in one object, or (``floats``)
+        NaN or Infinity.
+
+    Examples
+    --------
     >>> load_json('{"p": [0.1, 2, NaN]}')
     {'p': ['0.1', 2, 'NaN']}
     >>> load_json('{"alpha": NaN}', floats=True)
@@ -134,6 +174,18 @@ def dumps(doc) -> str:
     """The project's one JSON layout: two-space indent, keys in insertion order, final newline
     (docs/specification.md §6).
 
+    Parameters
+    ----------
+    doc : object
+        A JSON-serialisable document.
+
+    Returns
+    -------
+    str
+        Its text.
+
+    Examples
+    --------
     >>> dumps({"value": "1/4", "interval": None})
     '{\\n  "value": "1/4",\\n  "interval": null\\n}\\n'
     """
@@ -157,6 +209,21 @@ class Case:
     """A parsed ``huc-case/1`` document (docs/specification.md §6): a distribution and named
     utilities on one tree.
 
+    Parameters
+    ----------
+    id : str
+        The case's name.
+    description : str
+        What it is, for a person.
+    tree : LabelTree
+        The label tree.
+    distribution : FiniteDistribution
+        The atoms, on ``tree``.
+    utilities : dict of str to Utility
+        The utilities by name, on ``tree``.
+
+    Examples
+    --------
     >>> case = read_case({"format": "huc-case/1", "id": "d1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
     ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
     ...                   "atoms": [{"p": ["1/2", "1/2"], "label": "b"}]})
@@ -174,6 +241,18 @@ class Case:
         """Audit the case (:func:`huc_ref.audit`, with its ``options``: ``arithmetic="float64"`` for float64;
         docs/specification.md §6).
 
+        Parameters
+        ----------
+        **options
+            :func:`huc_ref.audit`'s keyword arguments.
+
+        Returns
+        -------
+        AuditResult
+            The audit.
+
+        Examples
+        --------
         >>> case = read_case({"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
         ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
         ...                   "atoms": [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]})
@@ -186,6 +265,13 @@ class Case:
     def result_json(self) -> dict:
         """The ``huc-result/1`` document of this case (docs/specification.md §6), from the exact engine.
 
+        Returns
+        -------
+        dict
+            The document, ``case`` this case's id.
+
+        Examples
+        --------
         >>> case = read_case({"format": "huc-case/1", "tree": {"root": "r", "children": {"r": ["a", "b"]}},
         ...                   "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
         ...                   "atoms": [{"p": ["1/2", "1/2"], "label": "b"}]})
@@ -202,6 +288,18 @@ class Case:
         prediction renormalised exactly (``renormalize=True``) or built in Python can have, is an
         error naming it: the document could not be read back.
 
+        Returns
+        -------
+        dict
+            The document: the tree, labels, subgroups, utilities and atoms.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``too_large``, naming a number with more digits than :func:`read_case` reads.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> p = [f"1/{2**8000}", f"1/{3**5000}"]  # 2,410 and 2,386 digits
         >>> case = Case("c", "", t, FiniteDistribution(t, [{"p": p, "label": "a"}], renormalize=True), {})
@@ -255,6 +353,30 @@ def read_case(source, *, renormalize: bool = False, smooth=None) -> Case:
     """Read a ``huc-case/1`` document (docs/specification.md §6) from a path, JSON text or an
     already parsed object.
 
+    Parameters
+    ----------
+    source : str, Path or mapping
+        A path (a ``str`` that does not open with ``{`` or ``[``), JSON text, or the parsed
+        document.
+    renormalize : bool, default False
+        Divide each prediction by its sum (else a sum other than 1 is an error).
+    smooth : number, optional
+        K.1's ``kappa``: each prediction is mixed with the uniform law,
+        ``(1 - kappa) p + kappa / K`` (:class:`~huc_ref.distribution.FiniteDistribution`).
+
+    Returns
+    -------
+    Case
+        The case.
+
+    Raises
+    ------
+    HUCError
+        Naming the first place in the document that breaks a rule: its format, an unknown or
+        missing field, the tree, a number, a utility.
+
+    Examples
+    --------
     >>> doc = {"format": "huc-case/1", "id": "d1",
     ...        "tree": {"root": "v0", "children": {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
     ...                                            "vR": ["y3", "y4"]}},
@@ -332,6 +454,13 @@ def case_schema() -> dict:
     (sums to 1, the tree's structure, names that refer to each other, sizes).  Every
     document the reader accepts, the schema accepts (tested).
 
+    Returns
+    -------
+    dict
+        The schema.
+
+    Examples
+    --------
     >>> sorted(case_schema()["required"])
     ['atoms', 'format', 'labels', 'tree', 'utilities']
     """
@@ -368,8 +497,25 @@ def result_schema(arithmetic: str = "exact") -> dict:
     with an optional ``near_ties`` (:meth:`huc_ref.results.NearTies.to_json`: the scores float64
     could not order and what became of them).  A document names its numbers in ``arithmetic``, or,
     as documents did before it, in ``engine`` (``"exact"`` or ``"fast"``: read for one release).
-    ``"fast"`` is the deprecated spelling of ``"float64"`` here too.
 
+    Parameters
+    ----------
+    arithmetic : {"exact", "float64"}, default "exact"
+        Whose answers: exact numbers as strings, or float64's JSON numbers (``"fast"``, the
+        deprecated spelling, is read as ``"float64"`` with a warning).
+
+    Returns
+    -------
+    dict
+        The schema.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for another ``arithmetic``.
+
+    Examples
+    --------
     >>> result_schema()["properties"]["arithmetic"], result_schema("float64")["properties"]["engine"]
     ({'const': 'exact'}, {'const': 'fast'})
     """
@@ -441,6 +587,13 @@ def boost_schema() -> dict:
     Theorem 3.5's checks, the final predictions and the audit log.  The certified engine writes
     numbers as decimal strings (``digits`` significant digits), the fast backend as JSON numbers.
 
+    Returns
+    -------
+    dict
+        The schema.
+
+    Examples
+    --------
     >>> sorted(boost_schema()["required"])[:4]
     ['arithmetic', 'audits', 'bound_updates', 'digits']
     """
@@ -478,6 +631,13 @@ def model_schema() -> dict:
     scaling's parameters and the rules, each ``(subgroup, utility, node, interval, alpha)`` with
     float64 numbers (JSON numbers round-trip them exactly; Algorithm 1's kept updates, K.1).
 
+    Returns
+    -------
+    dict
+        The schema.
+
+    Examples
+    --------
     >>> sorted(model_schema()["properties"]["rules"]["items"]["required"])
     ['alpha', 'interval', 'node', 'subgroup', 'utility']
     """
@@ -509,6 +669,13 @@ def model_schema() -> dict:
 def schema_dir() -> Path:
     """Where the published schemas of docs/specification.md §6 live (package data): ``huc_ref/data/schemas``.
 
+    Returns
+    -------
+    Path
+        The folder.
+
+    Examples
+    --------
     >>> [p.name.split(".")[0] for p in sorted(schema_dir().glob("*.json"))]
     ['huc-boost-1', 'huc-case-1', 'huc-model-1', 'huc-result-1-fast', 'huc-result-1', 'huc-spec']
     """
@@ -545,6 +712,25 @@ def read_array(path, what: str):
     or one HUCError saying what is expected and how to convert.  A CSV may have one header row;
     a Parquet file's columns are taken in order (:func:`read_columns` also gives their names; Sec. 2.1's sample).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    what : str
+        What the file holds, for messages (``"predictions"``, ``"labels"``).
+
+    Returns
+    -------
+    ndarray
+        The array: one column as a vector, whole numbers as integers.
+
+    Raises
+    ------
+    HUCError
+        Naming the file, for another suffix, a file that cannot be read or is not an array.
+
+    Examples
+    --------
     >>> import tempfile, numpy as np
     >>> with tempfile.TemporaryDirectory() as d:
     ...     _ = Path(d, "p.csv").write_text(chr(10).join(["a,b", "0.25,0.75", "0.5,0.5"]))
@@ -578,6 +764,34 @@ def read_columns(path, what: str, numbers: bool = False, labels=None, header_nam
     of predictions) a first row that lists exactly those names is a header even where they are
     numbers (labels "0", "1", ...: the header ``huc apply`` writes).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    what : str
+        What the file holds, for messages.
+    numbers : bool, default False
+        Every cell must be a finite number.
+    labels : collection of str, optional
+        The tree's label names, for a file of labels.
+    header_names : collection of str, optional
+        The tree's labels, for a file of predictions.
+
+    Returns
+    -------
+    array : ndarray
+        As :func:`read_array` gives it.
+    names : list of str or None
+        The columns' names, or None.
+
+    Raises
+    ------
+    HUCError
+        Naming the file (and, in a CSV, the line and column), for another suffix, a file that
+        cannot be read, a ragged CSV or a cell that is not a number.
+
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     _ = Path(d, "p.csv").write_text(chr(10).join(["b,a", "0.25,0.75"]))
@@ -804,6 +1018,18 @@ def csv_cell(text: str) -> str:
     :func:`header_name`); any other name as it is.  The csv module then quotes a cell with a
     comma or a quote (docs/specification.md §6: a file ``huc`` writes, it reads back).
 
+    Parameters
+    ----------
+    text : str
+        The name.
+
+    Returns
+    -------
+    str
+        The cell.
+
+    Examples
+    --------
     >>> [csv_cell(x) for x in ("=HYPERLINK(1)", "-1", "'x", "cat")], header_name(csv_cell("'x"))
     (["'=HYPERLINK(1)", "'-1", "''x", 'cat'], "'x")
     """
@@ -815,6 +1041,18 @@ def header_name(cell: str) -> str:
     of ``= + - @ '`` is dropped, as a spreadsheet drops the apostrophe that marks a cell as text);
     any other cell as it is (docs/specification.md §6).
 
+    Parameters
+    ----------
+    cell : str
+        The cell.
+
+    Returns
+    -------
+    str
+        The name.
+
+    Examples
+    --------
     >>> header_name("'=x"), header_name("'x"), header_name("x")
     ('=x', "'x", 'x')
     """
@@ -834,6 +1072,18 @@ def class_indices(values):
     (class indices written as numbers, Sec. 2.1's labels ``y_i``), else None: beyond 2^53 a float
     need not be the integer it reads as, and int64 would wrap past 2^63.
 
+    Parameters
+    ----------
+    values : array-like
+        Floats, or their text.
+
+    Returns
+    -------
+    ndarray of int or None
+        The integers, or None.
+
+    Examples
+    --------
     >>> class_indices(["2", "0.0"]).tolist(), class_indices([2.5]), class_indices([9.3e18]), class_indices(["dog"])
     ([2, 0], None, None, None)
     """
@@ -867,6 +1117,25 @@ def read_model_spec(source) -> tuple:
     ``huc-case/1`` document without atoms; a whole case file is accepted too), for the
     commands that take predictions from array files (docs/specification.md §6).
 
+    Parameters
+    ----------
+    source : mapping, str or Path
+        The document, or the path of a file holding it.
+
+    Returns
+    -------
+    tree : LabelTree
+        The tree, its labels in the order ``labels`` gives.
+    utilities : dict of str to Utility
+        The utilities by name.
+
+    Raises
+    ------
+    HUCError
+        Naming the first field that is missing or breaks its rule.
+
+    Examples
+    --------
     >>> tree, us = read_model_spec({"tree": {"root": "r", "children": {"r": ["a", "b"]}}, "labels": ["a", "b"],
     ...                             "utilities": {"u": {"kind": "top_k", "k": 1}}})
     >>> tree.labels, list(us)
@@ -906,6 +1175,28 @@ def read_spec(source) -> tuple:
     field the spec does not define is an error (a misspelt ``columns`` would otherwise be
     ignored).
 
+    Parameters
+    ----------
+    source : mapping, str or Path
+        The spec, or the path of a file holding it.
+
+    Returns
+    -------
+    tree : LabelTree
+        The tree.
+    utilities : dict of str to Utility
+        The utilities by name.
+    columns : list of str or None
+        The columns of a headerless predictions file, in its order.
+
+    Raises
+    ------
+    HUCError
+        For an unknown field, ``columns`` that is not a list naming each label once, and what
+        :func:`read_model_spec` refuses.
+
+    Examples
+    --------
     >>> tree, us, columns = read_spec({"tree": {"root": "r", "children": {"r": ["b", "a"]}}, "labels": ["b", "a"],
     ...                                "utilities": {"u": {"kind": "top_k", "k": 1}}, "columns": ["a", "b"]})
     >>> tree.labels, columns, tree.column_order(columns)
@@ -937,6 +1228,13 @@ def spec_schema() -> dict:
     ``huc-case/1``, and the optional ``columns``, the order of the columns of a predictions file
     without a header row.
 
+    Returns
+    -------
+    dict
+        The schema.
+
+    Examples
+    --------
     >>> schema = spec_schema()
     >>> schema["required"], schema["properties"]["columns"]["description"][:50]
     (['tree', 'labels', 'utilities'], 'The columns of a predictions file without a header')

@@ -42,12 +42,20 @@ _MAX_CANDIDATES = 64
 
 @dataclass(frozen=True)
 class IntervalMax:
-    """The sup of ``|C_b - C_r|`` with its witness (Algorithm 2, App. F.3).
+    """The sup of ``|C_b - C_r|`` over the runs of blocks, with its witness (Algorithm 2, App. F.3).
 
-    ``r, b`` select blocks ``r .. b-1`` (0-based; the paper's ``s_(r+1) .. s_(b)``);
-    ``moment = C_b - C_r`` is signed.  When ``sup == 0`` the witness is the empty
-    interval and ``r == b == 0``.
+    Parameters
+    ----------
+    sup : Fraction
+        ``max(0, max_{r<b} |C_b - C_r|)``.
+    r, b : int
+        The witness: blocks ``r .. b-1`` (0-based; the paper's ``s_(r+1) .. s_(b)``).  When
+        ``sup == 0`` the witness is the empty interval and ``r == b == 0``.
+    moment : Fraction
+        The signed sum ``C_b - C_r`` of the witness's blocks.
 
+    Examples
+    --------
     >>> best = max_interval_sum([Fraction(-1, 2), Fraction(1, 3)])
     >>> best.sup, (best.r, best.b), best.empty
     (Fraction(1, 2), (0, 1), False)
@@ -65,6 +73,8 @@ class IntervalMax:
     def empty(self) -> bool:
         """Whether the witness is the empty interval (sup 0, Algorithm 2's ``r == b``).
 
+        Examples
+        --------
         >>> max_interval_sum([Fraction(0)]).empty, max_interval_sum([Fraction(1, 3)]).empty
         (True, False)
         """
@@ -75,10 +85,39 @@ _EMPTY = IntervalMax(_ZERO, 0, 0, _ZERO)
 
 
 def max_interval_sum(blocks) -> IntervalMax:
-    """Algorithm 2 (App. F.3): ``max(0, max_{r<b} |C_b - C_r|)`` with its witness, exactly.
+    """Algorithm 2 (App. F.3): ``max(0, max_{r<b} |C_b - C_r|)`` over runs of blocks, with its witness, exactly.
 
-    ``blocks`` are the block sums ``B_1..B_m`` in increasing score order.
+    Parameters
+    ----------
+    blocks : sequence of exact numbers
+        The block sums ``B_1..B_m`` in increasing score order: ints, ``Fraction`` s, gmpy2's
+        ``mpq`` or anything :func:`~huc_ref.rational.exact` reads (``"1/3"``), never a float.
 
+    Returns
+    -------
+    IntervalMax
+        The sup and its witness; among maximisers the smallest right end ``b``, then the
+        smallest ``r`` (docs/specification.md §3); a sup of 0 is witnessed by the empty
+        interval.
+
+    Raises
+    ------
+    HUCError
+        Where ``blocks`` is not a sequence, or (naming the entry) a block sum is not exact.
+
+    Notes
+    -----
+    With prefixes ``C_0 = 0, C_b = B_1 + ... + B_b``, the pass keeps the running minimum and
+    maximum of the earlier prefixes, so it costs ``O(m)``.  Zero blocks change no sum and are
+    dropped first (the witness is mapped back to the blocks given).  With float-derived
+    rationals each block sum brings new prime factors and exact prefix sums grow by about 100
+    bits per block; past a common denominator of 4,096 bits the search is certified instead:
+    prefix sums of fixed-point floors ``floor(B_r 2^k)`` are exact integers within ``m`` units
+    of ``C_b 2^k``, which locates every pair that can attain the maximum; those few pairs are
+    summed exactly and compared exactly (``k`` doubles while too many survive).
+
+    Examples
+    --------
     >>> F = Fraction
     >>> max_interval_sum([F(1, 4), F(-1, 2), F(1, 3), F(1, 3)])
     IntervalMax(sup=Fraction(2, 3), r=2, b=4, moment=Fraction(2, 3))
@@ -340,9 +379,22 @@ def _best_exact(fracs, pairs):
 
 
 def max_interval_sum_brute_force(blocks) -> IntervalMax:
-    """Every ``(r, b)`` enumerated with its exact sum (``O(m^2)`` sums): the reference for tests
-    (Algorithm 2's definition, App. F.3).
+    """Algorithm 2's definition (App. F.3) by enumeration: every ``(r, b)`` with its exact sum.
 
+    It takes ``O(m^2)`` sums: the reference :func:`max_interval_sum` is tested against.
+
+    Parameters
+    ----------
+    blocks : sequence of exact numbers
+        The block sums ``B_1..B_m`` (each converted by ``Fraction``).
+
+    Returns
+    -------
+    IntervalMax
+        The sup and its witness, by the same tie rule (smallest ``b``, then ``r``).
+
+    Examples
+    --------
     >>> max_interval_sum_brute_force([Fraction(1, 4), Fraction(-1, 2), Fraction(1, 3)])
     IntervalMax(sup=Fraction(1, 2), r=1, b=2, moment=Fraction(-1, 2))
     """
@@ -358,9 +410,17 @@ def max_interval_sum_brute_force(blocks) -> IntervalMax:
 
 @dataclass(frozen=True)
 class Interval:
-    """An interval ``I`` of the real line (Def. 2.1's intervals): bounds ``None`` for unbounded, each
-    end open or closed.
+    """An interval ``I`` of the real line (Def. 2.1's intervals), each end open or closed.
 
+    Parameters
+    ----------
+    lo, hi : Fraction or None, default None
+        The ends; None for an unbounded end.
+    lo_closed, hi_closed : bool, default True
+        Whether each end belongs to the interval.
+
+    Examples
+    --------
     >>> I = Interval(Fraction(1, 4), Fraction(1, 2), hi_closed=False)
     >>> Fraction(1, 4) in I, Fraction(1, 2) in I, Interval.closed(0, 0)
     (True, False, Interval(lo=Fraction(0, 1), hi=Fraction(0, 1), lo_closed=True, hi_closed=True))
@@ -376,8 +436,26 @@ class Interval:
 
     @classmethod
     def closed(cls, lo, hi) -> Interval:
-        """The closed interval ``[lo, hi]`` (the form witnesses of Algorithm 2 take); ends read by ``exact``.
+        """The closed interval ``[lo, hi]``, the form Algorithm 2's witnesses take (App. F.3).
 
+        Parameters
+        ----------
+        lo, hi : int, Fraction or str
+            The ends, read by :func:`~huc_ref.rational.exact` (named ``lo`` and ``hi`` in its
+            messages).
+
+        Returns
+        -------
+        Interval
+            ``[lo, hi]``.
+
+        Raises
+        ------
+        HUCError
+            Where an end is not an exact number.
+
+        Examples
+        --------
         >>> Interval.closed("1/4", 1).hi, Fraction(1, 4) in Interval.closed("1/4", 1)
         (Fraction(1, 1), True)
         """

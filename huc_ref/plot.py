@@ -78,9 +78,22 @@ def panel_width(tree: LabelTree, least: float, per_leaf: float, margin: float) -
 
 
 def tree_layout(tree: LabelTree) -> dict:
-    """``node -> (x, y)``: leaves evenly spaced in depth-first order on ``y = 0``, each internal
-    node above the middle of its children, one unit above its highest child (Sec. 3.1's tree).
+    """The positions at which the figures draw a tree's nodes (Sec. 3.1's tree).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+
+    Returns
+    -------
+    dict of str to tuple
+        ``node -> (x, y)``, exactly: leaves evenly spaced in depth-first order on ``y = 0``
+        with ``x`` from 0 to 1, each internal node above the middle of its children, one unit
+        above its highest child.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> tree_layout(t)["v0"], tree_layout(t)["y3"]  # exact positions
     ((Fraction(1, 2), 2), (Fraction(2, 3), 0))
@@ -95,9 +108,21 @@ def tree_layout(tree: LabelTree) -> dict:
 
 
 def text_colour(rgb) -> str:
-    """Black or white, whichever reads better on the fill ``rgb`` (WCAG relative luminance)
-    (the node labels of the tree figures of App. D.1 and Sec. 3.1).
+    """Black or white, whichever reads better on a fill (the node labels of App. D.1's and Sec. 3.1's tree figures).
 
+    Parameters
+    ----------
+    rgb : sequence of float
+        The fill, red, green and blue in [0, 1] (an alpha after them is ignored).
+
+    Returns
+    -------
+    {"black", "white"}
+        White where the fill's WCAG relative luminance is below 0.179 (where contrast against
+        white beats contrast against black), else black.
+
+    Examples
+    --------
     >>> text_colour((0.7, 0.0, 0.1)), text_colour((1.0, 0.9, 0.9)), text_colour((0.1, 0.2, 0.6))
     ('white', 'black', 'white')
     """
@@ -111,11 +136,44 @@ def text_colour(rgb) -> str:
 
 def plot_tree(tree: LabelTree, values: Mapping | None = None, *, relevant=None, ax=None, title: str | None = None,
               value_label: str = "signed node moment", scale: float | None = None):
-    """Draw ``tree`` with the internal nodes in ``relevant`` (default: those in ``values``)
-    coloured by ``values[node]`` on a diverging scale centred at 0 (colour bar shown); other
-    internal nodes grey; leaves as small white circles; names, ``title`` and ``value_label`` as
-    plain text (no mathtext).  Returns the figure.
+    """Draw a label tree with its internal nodes coloured by signed numbers, such as Def. 3.2's node moments.
 
+    The numbers may be node moments ``Gamma_{c,u,I,v}`` (Def. 3.2) or eq. (5)'s contributions
+    ``D_t``; the scale is diverging, centred at 0, with a colour bar.
+
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    values : mapping of str to number, optional
+        A number per internal node; by default none.
+    relevant : iterable of str, optional
+        The nodes coloured and named with their value (``V_T(u)``); by default those in
+        ``values``.  Other internal nodes are grey; leaves are small white circles, named up to
+        :data:`NAMED_LEAVES` leaves.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; by default a new figure, :data:`PANEL_WIDTH` inches wide at most.
+    title : str, optional
+        The panel's title.
+    value_label : str, default "signed node moment"
+        The colour bar's label.
+    scale : float, optional
+        The colour scale's half-range; by default the largest ``|value|``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on.  Names, ``title`` and ``value_label`` are drawn as plain text,
+        never as mathtext.
+
+    Raises
+    ------
+    HUCError
+        Where ``values`` is not a mapping, ``relevant`` not a list of nodes, a name not a node
+        of the tree, or matplotlib is not installed.
+
+    Examples
+    --------
     A figure of App. D.1's contributions (D_top = 1/4, D_L = -1/4, D_R = 0):
 
     >>> from fractions import Fraction
@@ -322,10 +380,26 @@ MIN_BINS = 10
 
 
 def score_histogram(scores, weights) -> tuple:
-    """``(heights, edges)``: the weight of the atoms whose score ``mu_u(p_i)`` (Sec. 2.1) falls in
-    each bin, over the range of the scores in ``2 n^(1/3)`` equal bins (at least :data:`MIN_BINS`,
-    at most :data:`BINS`); one score alone is the middle of a window of its own size.
+    """The weight of the atoms whose score ``mu_u(p_i)`` (Sec. 2.1) falls in each bin of a histogram.
 
+    Parameters
+    ----------
+    scores : numpy.ndarray of shape (n,)
+        The scores.
+    weights : numpy.ndarray of shape (n,) or float
+        The atoms' weights (broadcast to the scores' shape).
+
+    Returns
+    -------
+    heights : numpy.ndarray
+        The weight in each bin.
+    edges : numpy.ndarray
+        The bins' edges: ``2 n^(1/3)`` equal bins over the range of the scores (the Rice rule),
+        at least :data:`MIN_BINS` and at most :data:`BINS`; one score alone is the middle of a
+        window of its own size.
+
+    Examples
+    --------
     >>> heights, edges = score_histogram(np.array([0.0, 0.5, 1.0, 1.0]), np.full(4, 0.25))
     >>> heights.tolist()[:2], heights.tolist()[-1], edges.tolist()[:2], len(edges)
     ([0.25, 0.0], 0.5, [0.0, 0.1], 11)
@@ -377,10 +451,33 @@ def _score_panel(strip, scores, weights, uc_row, best: dict, huc) -> None:
 
 
 def sample_scores(tree: LabelTree, P, utilities: Mapping) -> dict:
-    """``name -> mu_u(p_i)`` (Sec. 2.1's score ``sum_y p_y u(p_i, y) / sum_y p_y``) of every row of
-    ``P`` (label order) in float64, in row chunks (App. F.4's :func:`huc_ref.fast.audit.chunk_rows`);
-    a row that is not finite and nonnegative with a positive sum is one HUCError naming it.
+    """The score ``mu_u(p_i)`` of every row of a prediction array, per utility, in float64 (Sec. 2.1).
 
+    The score is ``sum_y p_y u(p_i, y) / sum_y p_y``, computed in row chunks (App. F.4's
+    :func:`huc_ref.fast.audit.chunk_rows`).
+
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    P : array-like of shape (n, K)
+        The predictions, in the tree's label order.
+    utilities : dict of str to Utility
+        The utilities.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``name -> mu_u(p_i)`` for every row.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``float_range``, naming the first row that is not finite and nonnegative with a
+        positive finite sum.
+
+    Examples
+    --------
     >>> from huc_ref import TopK
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     >>> sample_scores(t, np.array([[0.2, 0.5, 0.3], [2.0, 1.0, 1.0]]), {"top1": TopK(t, 1)})["top1"].tolist()

@@ -70,14 +70,29 @@ _STR_GUARD_BITS = 14_000
 
 
 def integer_value(digits: str) -> int:
-    """Read a string of decimal digits (an optional sign first) of any length: the reverse of
-    :func:`integer_text` (docs/specification.md §6: exact numbers are written whole).
+    """Read a string of decimal digits of any length as an integer (docs/specification.md §6).
 
+    It is the reverse of :func:`integer_text`: exact numbers are written whole.
+
+    Parameters
+    ----------
+    digits : str
+        Decimal digits, an optional sign first.  The callers bound the length first
+        (:data:`MAX_DIGITS` for inputs).
+
+    Returns
+    -------
+    int
+        The integer the digits write.
+
+    Notes
+    -----
     Python's ``int`` refuses more than 4,300 digits (a guard against its quadratic conversion,
     3.4 s for a million digits in ``bench/long_numbers.py``); gmpy2, where installed, reads a
-    million digits in milliseconds, otherwise :func:`_digits_value` does in 0.4 s.  The callers
-    bound the length first (:data:`MAX_DIGITS` for inputs).
+    million digits in milliseconds, otherwise ``_digits_value`` does in 0.4 s.
 
+    Examples
+    --------
     >>> integer_value("-12"), integer_value("9" * 5000) == 10**5000 - 1
     (-12, True)
     """
@@ -114,12 +129,35 @@ def _digits_value(text: str) -> int:
 
 
 def exact(value, where: str = "value", *, digits: int = MAX_DIGITS) -> Fraction:
-    """Read one exact rational number (docs/specification.md §6); reject floats and anything inexact.
+    """Read one exact rational number (docs/specification.md §6), rejecting floats and anything inexact.
 
-    ``where`` names the place for the error message (a JSON path or an argument); ``digits``
-    bounds the digits of a string (the inputs' :data:`MAX_DIGITS`; the conformance checker
-    reads longer answers).
+    Parameters
+    ----------
+    value : int, Fraction, Decimal, str or numbers.Rational
+        The number: an integer, a ``Fraction``, a finite ``decimal.Decimal``, a string
+        ``"a/b"`` or a decimal string (``"0.125"``, ``"1e-3"``; ASCII digits, an exponent of at
+        most 400 in magnitude), or another exact rational (numpy's integers).
+    where : str, default "value"
+        The place the error message names (a JSON path or an argument).
+    digits : int, default MAX_DIGITS
+        The most digits of a string or ``Decimal`` (the inputs' :data:`MAX_DIGITS`; the
+        conformance checker reads longer answers).
 
+    Returns
+    -------
+    Fraction
+        The number, exactly.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``not_exact`` for a float (saying how to pass the decimal or the binary value
+        meant), a boolean, NaN, an infinity, a zero denominator or text that is not a number; of
+        kind ``too_large`` for too many digits or too large an exponent; of kind ``type`` for
+        anything that is not a number.
+
+    Examples
+    --------
     >>> exact("3/8"), exact("0.125"), exact(2), exact(Fraction(1, 3))
     (Fraction(3, 8), Fraction(1, 8), Fraction(2, 1), Fraction(1, 3))
     >>> exact(0.1, "p[0]")
@@ -163,6 +201,28 @@ def exact(value, where: str = "value", *, digits: int = MAX_DIGITS) -> Fraction:
 def exact_vector(values, where: str = "value", length: int | None = None) -> tuple[Fraction, ...]:
     """Read a sequence of exact numbers, checking its length (docs/specification.md §6).
 
+    Parameters
+    ----------
+    values : iterable
+        The numbers, each read by :func:`exact` (text and mappings are not sequences of numbers).
+    where : str, default "value"
+        The place the messages name; entry ``i`` is ``{where}[i]``.
+    length : int, optional
+        The number of entries required; by default any.
+
+    Returns
+    -------
+    tuple of Fraction
+        The numbers, exactly.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``type`` where ``values`` is not a list of numbers, of kind ``length`` for
+        another length than ``length``, and as :func:`exact` for an entry.
+
+    Examples
+    --------
     >>> exact_vector(["1/4", "0.75"], "p")
     (Fraction(1, 4), Fraction(3, 4))
     >>> exact_vector([1, 2], "p", length=3)
@@ -181,12 +241,26 @@ def exact_vector(values, where: str = "value", length: int | None = None) -> tup
 def integer_text(n: int) -> str:
     """Write an integer of any size in decimal (docs/specification.md §6: exact results are written whole).
 
-    Python refuses to write integers of more than 4,300 digits with ``str`` (a guard against
-    its quadratic conversion, 11 s for a million digits in ``bench/long_numbers.py``); an
-    exact result can be far larger (a sum over 2,500 atoms with 6-decimal predictions has tens of
-    thousands of digits).  gmpy2, where installed, writes a million digits in 0.06 s;
-    otherwise :func:`_decimal_digits` does, in 0.24 s.
+    Parameters
+    ----------
+    n : int
+        The integer.
 
+    Returns
+    -------
+    str
+        Its decimal digits, a minus sign first where it is negative.
+
+    Notes
+    -----
+    Python refuses to write integers of more than 4,300 digits with ``str`` (a guard against
+    its quadratic conversion, 11 s for a million digits in ``bench/long_numbers.py``); an exact
+    result can be far larger (a sum over 2,500 atoms with 6-decimal predictions has tens of
+    thousands of digits).  gmpy2, where installed, writes a million digits in 0.06 s;
+    otherwise ``_decimal_digits`` does, in 0.24 s.
+
+    Examples
+    --------
     >>> integer_text(-12), len(integer_text(10**5000)), integer_text(10**5000 + 7)[-4:]
     ('-12', 5001, '0007')
     """
@@ -233,8 +307,21 @@ def _decimal_digits(n: int) -> str:
 
 
 def fraction_text(x: Fraction) -> str:
-    """Write an exact number as the string used in JSON files: lowest terms, any size (docs/specification.md §6).
+    """Write an exact number as the string the JSON files use: lowest terms, any size (docs/specification.md §6).
 
+    Parameters
+    ----------
+    x : Fraction or int
+        The number.
+
+    Returns
+    -------
+    str
+        ``"num/den"`` in lowest terms, or ``"num"`` for an integer (:func:`integer_text`: no
+        limit on the digits).
+
+    Examples
+    --------
     >>> fraction_text(Fraction(-2, 8)), fraction_text(Fraction(0)), fraction_text(Fraction(3))
     ('-1/4', '0', '3')
     >>> len(fraction_text(Fraction(1, 3**9000)))  # '1/' and 3^9000's floor(9000 log10 3) + 1 = 4,295 digits
@@ -246,12 +333,30 @@ def fraction_text(x: Fraction) -> str:
 
 
 def decimal_text(x, digits: int = 6) -> str:
-    """``x`` rounded to ``digits`` significant digits, for people (the exact value stays in JSON,
-    docs/specification.md §6; the report of ``huc audit`` uses this).
+    """A number rounded to some significant digits, for people (docs/specification.md §6).
 
+    The exact value stays in JSON; the report of ``huc audit`` uses this.
+
+    Parameters
+    ----------
+    x : Fraction or int
+        The number.
+    digits : int, default 6
+        The significant digits shown.
+
+    Returns
+    -------
+    str
+        ``x`` rounded to ``digits`` significant digits, positional as Python's ``g`` format
+        writes it between 1e-5 and ``10**digits``, otherwise with an exponent; ``"0"`` for 0.
+
+    Notes
+    -----
     Computed from the integers, so a number far below float64's range is still shown as it is
     (``-2 / 7^2000`` below agrees with mpmath's ``nstr(-2 / mpf(7)**2000, 6)``).
 
+    Examples
+    --------
     >>> decimal_text(Fraction(1, 3)), decimal_text(Fraction(-2, 7**2000)), decimal_text(0), decimal_text(123456789)
     ('0.333333', '-1.27336e-1690', '0', '1.23457e+08')
     >>> decimal_text(Fraction(1, 20000)), decimal_text(Fraction(999999999, 10**9))  # rounds up to 1
@@ -285,12 +390,30 @@ def decimal_text(x, digits: int = 6) -> str:
 
 
 def shown(x, around=None, limit: int = 60) -> str:
-    """An exact number as an error message shows it (docs/specification.md §6: one clear error
-    naming the place and the rule): its text (:func:`fraction_text`) up to
-    ``limit`` characters; a longer one (a sum of a few 2,000-digit fractions has thousands) as
-    ``around`` plus or minus its distance from it, or as its value, to six significant digits
-    (:func:`decimal_text`), with the exact text's length, so that a message stays one short line.
+    """An exact number as an error message shows it, in one short line (docs/specification.md §6).
 
+    The specification asks for one clear error naming the place and the rule; a sum of a few
+    2,000-digit fractions has thousands of digits, which this keeps out of the message.
+
+    Parameters
+    ----------
+    x : Fraction or int
+        The number.
+    around : Fraction or int, optional
+        A reference value (the 1 a sum should be): a long ``x`` is shown as ``around`` plus or
+        minus its distance from it.
+    limit : int, default 60
+        The longest exact text shown as it is.
+
+    Returns
+    -------
+    str
+        The exact text (:func:`fraction_text`) up to ``limit`` characters; a longer one as
+        ``around`` plus or minus the distance, or as ``~`` and its value, to six significant
+        digits (:func:`decimal_text`), with the exact text's length.
+
+    Examples
+    --------
     >>> shown(Fraction(999, 1000), around=1), shown(1 - Fraction(1, 7**100), around=1)
     ('999/1000', '1 - 3.09169e-85 (an exact number of 171 characters)')
     >>> shown(Fraction(3, 2) + Fraction(1, 3**100))
@@ -332,12 +455,23 @@ def _repr_of(value) -> str:
 
 
 def dataclass_repr(obj) -> str:
-    """The ``repr`` a dataclass writes (its fields shown with ``repr=True``) for the results and
-    atoms of docs/specification.md §3 and §6, except that an exact number too long for Python's
-    ``repr`` (more than 4,300 digits: an audit's witness moment can have a million) is shown by
-    its value and its length, so that printing a result, or a notebook showing it, does not
-    raise ValueError.
+    """The ``repr`` of a result or atom dataclass (docs/specification.md §3 and §6), safe for numbers of any length.
 
+    Parameters
+    ----------
+    obj : dataclass instance
+        The object (its fields with ``repr=True`` are shown).
+
+    Returns
+    -------
+    str
+        The ``repr`` a dataclass writes, except that an exact number too long for Python's
+        ``repr`` (more than 4,300 digits: an audit's witness moment can have a million) is
+        shown by its value and its length, so that printing a result, or a notebook showing
+        it, does not raise ValueError.
+
+    Examples
+    --------
     >>> from huc_ref.intervals import IntervalMax
     >>> dataclass_repr(IntervalMax(Fraction(1, 4), 0, 1, Fraction(-1, 4)))
     'IntervalMax(sup=Fraction(1, 4), r=0, b=1, moment=Fraction(-1, 4))'
@@ -349,12 +483,25 @@ def dataclass_repr(obj) -> str:
 
 
 def ratio(num, den, rational=Fraction):
-    """``num / den`` in the type of the operands: a ``rational`` for two ints
-    (docs/specification.md §4: rational results are exact).
+    """``num / den`` in the type of the operands, exactly for integers (docs/specification.md §4).
 
-    The decomposition is written once for every number type; integer subtree sums
-    (over a common denominator) must divide exactly, not into a float.
+    The decomposition is written once for every number type; integer subtree sums (over a
+    common denominator) must divide exactly, not into a float.
 
+    Parameters
+    ----------
+    num, den : int or number
+        The numerator and denominator.
+    rational : type, default Fraction
+        The type of the quotient of two ints (``Fraction`` or gmpy2's ``mpq``).
+
+    Returns
+    -------
+    number
+        ``rational(num, den)`` for two ints, else ``num / den``.
+
+    Examples
+    --------
     >>> ratio(3, 6), ratio(Fraction(1, 2), 2)
     (Fraction(1, 2), Fraction(1, 4))
     """
@@ -369,12 +516,31 @@ RATIONAL_TYPES = ("fraction", "gmpy2")
 
 
 def rational_type(name: str = "fraction", where: str = "rational"):
-    """The exact rational type of the engine: ``"fraction"`` (the reference) or ``"gmpy2"``
-    (docs/specification.md §4); ``where`` names the argument in a message.
+    """The exact rational type the engine computes in (docs/specification.md §4).
 
-    gmpy2's ``mpq`` is an optional accelerator (``pip install gmpy2``): the same exact
-    values, computed by GMP.  Results are always handed back as ``Fraction`` s.
+    gmpy2's ``mpq`` is an optional accelerator (``pip install gmpy2``): the same exact values,
+    computed by GMP.  Results are always handed back as ``Fraction`` s.
 
+    Parameters
+    ----------
+    name : {"fraction", "gmpy2"}, default "fraction"
+        ``"fraction"`` (the reference) or ``"gmpy2"`` (:data:`RATIONAL_TYPES`).
+    where : str, default "rational"
+        The argument named in a message (``"accelerator"`` for the audit's).
+
+    Returns
+    -------
+    type
+        ``fractions.Fraction`` or ``gmpy2.mpq``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for another name, of kind ``dependency`` for ``"gmpy2"`` where it is
+        not installed.
+
+    Examples
+    --------
     >>> rational_type("fraction")
     <class 'fractions.Fraction'>
     """
@@ -390,10 +556,21 @@ def rational_type(name: str = "fraction", where: str = "rational"):
 
 
 def to_fraction(x) -> Fraction:
-    """Any exact rational (``Fraction``, ``int``, ``mpq``) as a ``Fraction``, the type every exact
-    result is handed back in (docs/specification.md §4); an ``mpq`` is already in lowest terms:
-    taken as it is, without a second gcd.
+    """Any exact rational as a ``Fraction``, the type every exact result is handed back in (docs/specification.md §4).
 
+    Parameters
+    ----------
+    x : Fraction, int or gmpy2.mpq
+        The number.  An ``mpq`` is already in lowest terms: it is taken as it is, without a
+        second gcd.
+
+    Returns
+    -------
+    Fraction
+        The same number.
+
+    Examples
+    --------
     >>> to_fraction(3)
     Fraction(3, 1)
     """
@@ -418,11 +595,24 @@ def _coprime(num: int, den: int) -> Fraction:
 
 
 def reduced(num, den) -> Fraction:
-    """``num / den`` (integers, ``den != 0``) in lowest terms: the one division of an exact sum
-    taken over a common denominator (Algorithm 2's witness moment, App. F.3).  The same
-    ``Fraction`` as ``Fraction(num, den)``; past :data:`GMP_BITS` bits, where gmpy2 is
-    installed, GMP finds the gcd and divides (in milliseconds for a million digits).
+    """``num / den`` in lowest terms: the one division of an exact sum over a common denominator (App. F.3).
 
+    This is Algorithm 2's witness moment, summed as integers and divided once.
+
+    Parameters
+    ----------
+    num, den : int
+        The numerator and the denominator (``den != 0``).
+
+    Returns
+    -------
+    Fraction
+        The same ``Fraction`` as ``Fraction(num, den)``.  Past :data:`GMP_BITS` bits, where
+        gmpy2 is installed, GMP finds the gcd and divides (in milliseconds for a million
+        digits).
+
+    Examples
+    --------
     >>> reduced(6, -4), reduced(3 * 10**5000, 4 * 10**5000)
     (Fraction(-3, 2), Fraction(3, 4))
     """
@@ -442,6 +632,20 @@ def scaled_integers(values) -> tuple[list[int], int]:
     Subtree sums of integers are much cheaper than sums of ``Fraction`` s (no gcd per
     addition); the audit engine sums ``values[y] * D`` and divides once per node.
 
+    Parameters
+    ----------
+    values : sequence of Fraction
+        The rationals.
+
+    Returns
+    -------
+    numerators : list of int
+        ``values[k] * D`` for each ``k``.
+    D : int
+        The least common denominator (1 for no values).
+
+    Examples
+    --------
     >>> scaled_integers([Fraction(1, 4), Fraction(1, 6), Fraction(7, 12)])
     ([3, 2, 7], 12)
     """
@@ -450,10 +654,24 @@ def scaled_integers(values) -> tuple[list[int], int]:
 
 
 def exact_sum(values) -> Fraction:
-    """``sum(values)`` of exact rationals, added as integers over one common denominator
-    (:func:`scaled_integers`) rather than one ``Fraction`` addition (and its gcds) at a time:
-    the row sums a prediction is checked by (A.2's simplex) and a distribution's total weight.
+    """``sum(values)`` of exact rationals, added as integers over one common denominator (A.2).
 
+    These are the row sums a prediction is checked by (A.2's simplex) and a distribution's
+    total weight.
+
+    Parameters
+    ----------
+    values : sequence of Fraction
+        The rationals.
+
+    Returns
+    -------
+    Fraction
+        Their sum, computed by :func:`scaled_integers` rather than one ``Fraction`` addition
+        (and its gcds) at a time.
+
+    Examples
+    --------
     >>> exact_sum([Fraction(1, 4), Fraction(1, 6), Fraction(7, 12)]), exact_sum([])
     (Fraction(1, 1), Fraction(0, 1))
     """
@@ -462,10 +680,23 @@ def exact_sum(values) -> Fraction:
 
 
 def exact_dot(xs, ys) -> Fraction:
-    """``sum_k xs[k] ys[k]`` of exact rationals (ints and Fractions), as :func:`exact_sum` adds them: the products'
-    numerators over one common denominator (an update's ``Gamma`` on atoms at ``p0``,
-    :func:`huc_ref.driver.rational_gamma`).
+    """``sum_k xs[k] ys[k]`` of exact rationals, as :func:`exact_sum` adds them (E.2's ``Gamma``).
 
+    The products' numerators are added over one common denominator: an update's ``Gamma`` on
+    atoms at ``p0`` (:func:`huc_ref.driver.rational_gamma`).
+
+    Parameters
+    ----------
+    xs, ys : sequence of int or Fraction
+        The two vectors.
+
+    Returns
+    -------
+    Fraction
+        The inner product (0 for empty vectors).
+
+    Examples
+    --------
     >>> exact_dot([Fraction(1, 2), Fraction(1, 3)], [Fraction(1, 4), 3]), exact_dot([], [])
     (Fraction(9, 8), Fraction(0, 1))
     """
@@ -476,11 +707,24 @@ def exact_dot(xs, ys) -> Fraction:
 
 
 def shared_sign(coefficients):
-    """The sign of ``sum_k c_k F_k`` for every choice of positive ``F_k``, or None: 0 where every
-    ``c_k`` is 0, else the sign of the nonzero ones where they share it.  Both certified
-    arithmetics decide exactly so where a boosted prediction's linear form has coefficients
-    ``c_k`` (rationals) on positive factors ``F_k`` (products of ``e^z / N``, docs/specification.md §4).
+    """The sign of ``sum_k c_k F_k`` for every choice of positive ``F_k``, or None (docs/specification.md §4).
 
+    Both certified arithmetics decide exactly so where a boosted prediction's linear form has
+    coefficients ``c_k`` (rationals) on positive factors ``F_k`` (products of ``e^z / N``).
+
+    Parameters
+    ----------
+    coefficients : iterable of Fraction
+        The coefficients ``c_k``.
+
+    Returns
+    -------
+    int or None
+        0 where every ``c_k`` is 0, else the sign (1 or -1) of the nonzero ones where they
+        share it; None where they do not (the sign depends on the ``F_k``).
+
+    Examples
+    --------
     >>> shared_sign([Fraction(0), Fraction(1, 10**301)]), shared_sign([]), shared_sign([1, -1])
     (1, 0, None)
     """

@@ -44,8 +44,20 @@ MAX_LOGIT_SPREAD = 700.0  # exp(-700) ~ 1e-304 is still a normal float64: no pro
 
 
 class RecalibrationWarning(UserWarning):
-    """The optimiser of a recalibrator (H.6's fits with K.1's settings) stopped without meeting
-    its convergence test."""
+    """The optimiser of a recalibrator (H.6's fits with K.1's settings) stopped without meeting its convergence test.
+
+    Examples
+    --------
+    One iteration of vector scaling does not converge:
+
+    >>> import warnings
+    >>> P, Y = np.array([[0.9, 0.1]] * 4), np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r = fit_scaling(P, Y, kind="vector", max_iterations=1)
+    >>> [w.category.__name__ for w in caught], r.report.converged
+    (['RecalibrationWarning'], False)
+    """
 
 
 def _softmax(s):
@@ -58,12 +70,31 @@ def _softmax(s):
 
 
 def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.ndarray:
-    """``y_prob`` as an ``n x K`` float64 array of probability rows (Sec. 2.1's predictions
-    ``p(x_i)``, A.2's coordinates), each divided by its sum; one HUCError naming the argument or
-    the first bad row otherwise (entries finite and nonnegative, a positive finite sum: a row
-    with a negative entry or a NaN made every recalibrated entry NaN, and a row of zeros the
-    uniform law).
+    """Prediction rows (Sec. 2.1's ``p(x_i)``, A.2's coordinates) as a float64 array, each divided by its sum.
 
+    Parameters
+    ----------
+    y_prob : array-like of shape (n, K)
+        The predictions: entries finite and nonnegative, each row with a positive finite sum
+        (a row with a negative entry or a NaN would make every recalibrated entry NaN, and a
+        row of zeros the uniform law).
+    K : int, optional
+        The number of columns required; by default any.
+    where : str, default "y_prob"
+        The place the messages name.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, K)
+        The rows over their sums.
+
+    Raises
+    ------
+    HUCError
+        Naming the argument for another shape (or no rows), or the first bad row.
+
+    Examples
+    --------
     >>> prediction_rows([[1, 3], [0.5, 0.5]]).tolist()
     [[0.25, 0.75], [0.5, 0.5]]
     >>> prediction_rows([[0.5, 0.5], [0.5, -0.25]])
@@ -76,11 +107,32 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob") -> np.n
 
 
 def check_kappa(kappa, K: int | None = None) -> float:
-    """K.1's ``kappa_init``, checked: a number in the paper's (0, 1) ("for a predetermined
-    kappa_0 in (0, 1)", K.1; :func:`huc_ref.distribution.check_smoothing` is the exact twin);
-    with ``K``, also large enough that ``kappa / K``, the least smoothed entry, is a normal float64
-    (below it the smoothing leaves zeros, whose logs are -inf).
+    """Check K.1's smoothing weight ``kappa_init``, a number in the paper's (0, 1).
 
+    K.1: "for a predetermined kappa_0 in (0, 1)";
+    :func:`huc_ref.distribution.check_smoothing` is the exact twin.
+
+    Parameters
+    ----------
+    kappa : float
+        The weight (Python's or numpy's real number, not a boolean).
+    K : int, optional
+        The number of labels: ``kappa / K``, the least smoothed entry, must then be a normal
+        float64 (below it the smoothing leaves zeros, whose logs are -inf).
+
+    Returns
+    -------
+    float
+        ``kappa``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for a ``kappa`` outside (0, 1), or too small for ``K`` (naming the
+        least that works).
+
+    Examples
+    --------
     >>> check_kappa(1e-10), check_kappa(0.5)
     (1e-10, 0.5)
     >>> check_kappa(5e-324, K=3)
@@ -100,8 +152,27 @@ def check_kappa(kappa, K: int | None = None) -> float:
 
 
 def check_l2(l2, where: str = "l2") -> float:
-    """H.6's ``lambda``, checked: a finite number at least 0.
+    """Check H.6's regularisation weight ``lambda``, a finite number at least 0.
 
+    Parameters
+    ----------
+    l2 : float
+        The weight.
+    where : str, default "l2"
+        The place the message names.
+
+    Returns
+    -------
+    float
+        ``l2``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for anything but a finite real number at least 0.
+
+    Examples
+    --------
     >>> check_l2(1e-4), check_l2(0)
     (0.0001, 0.0)
     """
@@ -130,12 +201,34 @@ def _features(p, kappa):
 class FitReport:
     """How a recalibrator's optimiser ended (K.1's ``L_cal`` plus H.6's ``lambda/2 ||theta||^2``).
 
-    ``objective`` is the regularised weighted log loss at the returned parameters, ``l2`` the
-    ``lambda`` used (chosen on validation data when they were given), ``converged`` the
-    optimiser's own convergence test, ``at_bound`` whether the temperature search ended on the
-    edge of its interval.  ``gap`` (vector and Dirichlet scaling) bounds how far ``objective``
-    is above the minimum: the objective is ``l2``-strongly convex, so ``f - min f <= ||grad
-    f||^2 / (2 l2)``, evaluated at the returned parameters (``None`` where ``l2 = 0``).
+    Parameters
+    ----------
+    objective : float
+        The regularised weighted log loss at the returned parameters.
+    l2 : float
+        The ``lambda`` used (chosen on validation data when they were given).
+    converged : bool
+        The optimiser's own convergence test (for vector and Dirichlet scaling, also met where
+        ``gap`` is at most ``1e-10``).
+    iterations : int
+        The optimiser's iterations (the temperature search's function evaluations).
+    message : str
+        The optimiser's message.
+    at_bound : bool, default False
+        Whether the temperature search ended on the edge of its interval.
+    validation_log_loss : float, optional
+        The validation log loss at the chosen ``lambda``, where validation data were given.
+    gap : float, optional
+        Vector and Dirichlet scaling: how far ``objective`` is at most above the minimum.  The
+        objective is ``l2``-strongly convex, so ``f - min f <= ||grad f||^2 / (2 l2)``,
+        evaluated at the returned parameters (None where ``l2 = 0``).
+
+    Examples
+    --------
+    >>> P, Y = np.array([[0.9, 0.1]] * 4), np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> report = fit_scaling(P, Y, kind="temperature", l2=0.0).report
+    >>> report.converged, report.l2, report.at_bound, report.gap
+    (True, 0.0, False, None)
     """
 
     objective: float
@@ -150,9 +243,32 @@ class FitReport:
 
 @dataclass(frozen=True)
 class Recalibrator:
-    """A fitted map ``p -> softmax(W log p + b)`` (temperature: ``W = I/T, b = 0``; vector:
-    ``W = diag(a)``) (Table 3, H.6).
+    """A fitted map ``p -> softmax(W log p + b)`` (Table 3, H.6).
 
+    Parameters
+    ----------
+    kind : {"temperature", "vector", "dirichlet"}
+        The family: temperature scaling (``W = I/T, b = 0``), vector scaling (``W = diag(a)``)
+        or Dirichlet calibration.
+    W : numpy.ndarray of shape (K, K)
+        The weights.
+    b : numpy.ndarray of shape (K,)
+        The biases.
+    kappa : float
+        K.1's ``kappa_init``: the smoothing ``(1 - kappa) p + kappa / K`` applied before the log
+        (0: none).
+    report : FitReport, optional
+        How the fit ended.
+
+    Notes
+    -----
+    Called on predictions (rows of ``K`` probabilities, each divided by its sum first:
+    :func:`prediction_rows`, or one row), it returns the recalibrated predictions in float64,
+    rows summing to 1, every entry positive: logits more than 700 below a row's largest are
+    raised to that floor, so no probability underflows to 0.
+
+    Examples
+    --------
     >>> r = Recalibrator("temperature", np.eye(2) / 2, np.zeros(2), 0.0)  # T = 2
     >>> r(np.array([[0.9, 0.1]])).round(4).tolist()  # softmax(log p / 2) = (3, 1) / 4
     [[0.75, 0.25]]
@@ -166,8 +282,10 @@ class Recalibrator:
 
     @property
     def temperature(self) -> float:
-        """``T`` of temperature scaling (Table 3), ``1 / W[0, 0]``.
+        """``T`` of temperature scaling (Table 3), ``1 / W[0, 0]``; a HUCError (kind ``state``) for another kind.
 
+        Examples
+        --------
         >>> Recalibrator("temperature", np.eye(2) / 2, np.zeros(2), 0.0).temperature
         2.0
         """
@@ -197,9 +315,29 @@ def _data(dist):
 
 
 def log_loss(X, Y, w, W, b) -> float:
-    """Weighted log loss ``-sum_i w_i sum_y Y_iy log softmax(W x_i + b)_y`` (K.1's ``L_cal``),
-    from the log-sum-exp of the logits (no probability is formed, so none underflows).
+    """The weighted log loss ``-sum_i w_i sum_y Y_iy log softmax(W x_i + b)_y`` of a map (K.1's ``L_cal``).
 
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n, K)
+        The features (log predictions).
+    Y : numpy.ndarray of shape (n, K)
+        The targets, one-hot or soft.
+    w : numpy.ndarray of shape (n,)
+        The weights.
+    W : numpy.ndarray of shape (K, K)
+        The map's weights.
+    b : numpy.ndarray of shape (K,)
+        The map's biases.
+
+    Returns
+    -------
+    float
+        The loss, from the log-sum-exp of the logits: no probability is formed, so none
+        underflows.
+
+    Examples
+    --------
     >>> X = np.log(np.array([[0.5, 0.5]]))
     >>> bool(log_loss(X, np.array([[1.0, 0.0]]), np.array([1.0]), np.eye(2), np.zeros(2)) == np.log(2))
     True
@@ -319,16 +457,61 @@ def _fit_one(kind, X, Y, w, l2, max_iterations, start=None):
 
 def fit_scaling(P, Y, w=None, kind: str = "temperature", *, kappa: float = KAPPA_INIT, l2: float = 1e-4,
                 validation=None, l2_grid=L2_GRID, max_iterations: int = 15000) -> Recalibrator:
-    """Fit temperature, vector or Dirichlet scaling (Table 3) to arrays by minimising K.1's
-    weighted log loss ``L_cal`` plus H.6's ``lambda/2 ||theta||^2`` (eq. 188) with scipy.
+    """Fit temperature, vector or Dirichlet scaling (Table 3) to arrays, minimising H.6's eq. 188.
 
-    ``P`` holds predictions (``n x K``), ``Y`` one-hot or soft targets, ``w`` weights
-    (normalised here; uniform when omitted).  With ``validation=(P_val, Y_val[, w_val])``,
-    ``lambda`` is chosen from ``l2_grid`` by the validation log loss ("Validation data select
-    regularization", K.1; the grid is searched from the strongest ``lambda`` down and stops once
-    the validation loss has risen twice in a row); otherwise ``l2`` is used.  K.1's ``kappa_init`` smoothing comes
-    first.  A :class:`RecalibrationWarning` is issued when the optimiser does not converge.
+    The objective is K.1's weighted log loss ``L_cal`` plus H.6's ``lambda/2 ||theta||^2``
+    (eq. 188), after K.1's ``kappa_init`` smoothing; scipy fits it.
 
+    Parameters
+    ----------
+    P : array-like of shape (n, K)
+        The predictions (``K >= 2``; each row is divided by its sum).
+    Y : array-like of shape (n, K)
+        One-hot or soft targets, finite and nonnegative.
+    w : array-like of shape (n,), optional
+        Nonnegative weights, not all zero, normalised here; uniform when omitted.
+    kind : {"temperature", "vector", "dirichlet"}, default "temperature"
+        The family: one parameter, ``2K`` or ``K^2 + K``.
+    kappa : float, default 1e-10
+        K.1's ``kappa_init`` (:func:`check_kappa`).
+    l2 : float, default 1e-4
+        H.6's ``lambda`` (:func:`check_l2`), used where no ``validation`` is given.
+    validation : tuple, optional
+        ``(P_val, Y_val)`` or ``(P_val, Y_val, w_val)``: then ``lambda`` is chosen from
+        ``l2_grid`` by the validation log loss ("Validation data select regularization", K.1).
+    l2_grid : iterable of float, default (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+        The lambdas tried with ``validation``, from the strongest down (each fit starts from the
+        last one's parameters), stopping once the validation loss has risen twice in a row.
+    max_iterations : int, default 15000
+        The optimiser's iteration limit.
+
+    Returns
+    -------
+    Recalibrator
+        The fitted map, with its :class:`FitReport`.
+
+    Raises
+    ------
+    HUCError
+        For an unknown ``kind``, a ``kappa``, ``l2`` or ``l2_grid`` out of range, arrays of the
+        wrong shapes, entries that are not finite and nonnegative, or a malformed
+        ``validation``.
+
+    Warns
+    -----
+    RecalibrationWarning
+        When the optimiser stops without converging.
+
+    Notes
+    -----
+    Temperature: a bounded scalar search over ``beta = 1/T`` on ``(0, beta_max]``, where
+    ``beta_max`` keeps every logit spread within 700 for any input.  Vector and Dirichlet
+    scaling: scipy's trust-region Newton-CG (``trust-ncg``) with the exact gradient and exact
+    Hessian-vector products (the objective is convex: multinomial logistic regression on the
+    features plus a ridge), from the identity map, until the gradient's norm is at most 1e-10.
+
+    Examples
+    --------
     >>> P = np.array([[0.9, 0.1]] * 4)
     >>> Y = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
     >>> r = fit_scaling(P, Y, kind="temperature", l2=0.0)
@@ -391,10 +574,36 @@ def _arrays(P, Y, w, kappa, where):
 
 def fit_recalibrator(dist, kind: str = "temperature", *, kappa: float = KAPPA_INIT,
                      l2: float = 1e-4, validation=None, max_iterations: int = 15000) -> Recalibrator:
-    """Fit temperature, vector or Dirichlet scaling by weighted log loss on ``dist`` (K.1, H.6),
-    with ``lambda`` chosen on ``validation`` atoms when they are given (:func:`fit_scaling`);
-    each a :class:`FiniteDistribution` or a :class:`huc_ref.fast.sample.Sample` (float64 arrays).
+    """Fit temperature, vector or Dirichlet scaling by weighted log loss on atoms (K.1, H.6).
 
+    Parameters
+    ----------
+    dist : FiniteDistribution or huc_ref.fast.sample.Sample
+        The calibration atoms (a ``Sample`` holds float64 arrays); their predictions, label
+        laws and weights are fitted.
+    kind : {"temperature", "vector", "dirichlet"}, default "temperature"
+        The family.
+    kappa : float, default 1e-10
+        K.1's ``kappa_init``.
+    l2 : float, default 1e-4
+        H.6's ``lambda``, used where no ``validation`` is given.
+    validation : FiniteDistribution or huc_ref.fast.sample.Sample, optional
+        Validation atoms: ``lambda`` is then chosen on them (:func:`fit_scaling`).
+    max_iterations : int, default 15000
+        The optimiser's iteration limit.
+
+    Returns
+    -------
+    Recalibrator
+        The fitted map.
+
+    Raises
+    ------
+    HUCError
+        For an unknown ``kind``, and as :func:`fit_scaling`.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> d = FiniteDistribution.from_sample(t, ["a", "a", "b", "a"], [["9/10", "1/10"]] * 4)
@@ -410,9 +619,23 @@ def fit_recalibrator(dist, kind: str = "temperature", *, kappa: float = KAPPA_IN
 
 
 def recalibrate(dist: FiniteDistribution, recalibrator: Recalibrator) -> FiniteDistribution:
-    """The same atoms with recalibrated predictions, read back as exact rationals (renormalised
-    exactly; zero entries are impossible after the ``kappa`` smoothing and softmax) (H.6).
+    """The same atoms with recalibrated predictions, read back as exact rationals (H.6).
 
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms.
+    recalibrator : Recalibrator
+        The map.
+
+    Returns
+    -------
+    FiniteDistribution
+        The atoms with each prediction the map's float64 output read exactly and renormalised
+        exactly (zero entries are impossible after the ``kappa`` smoothing and softmax).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> d = FiniteDistribution.from_sample(t, ["a", "b"], [["1/2", "1/2"]] * 2)
@@ -431,10 +654,35 @@ def recalibrate(dist: FiniteDistribution, recalibrator: Recalibrator) -> FiniteD
 
 
 def two_stage(calibration: FiniteDistribution, utilities: dict, kind: str = "temperature", **boost_options):
-    """Fit ``kind`` scaling on the calibration atoms, then boost from its output (H.2, K.1).
+    """Fit a scaling on calibration atoms, then boost from its output: "Temp. -> HUC" and its kin (H.2, K.1).
 
-    Returns ``(recalibrator, recalibrated calibration atoms, BoostResult)``.
+    Parameters
+    ----------
+    calibration : FiniteDistribution
+        The calibration atoms.
+    utilities : dict of str to Utility
+        The utilities boosted.
+    kind : {"temperature", "vector", "dirichlet"}, default "temperature"
+        The scaling fitted first (:func:`fit_recalibrator` with its defaults).
+    **boost_options
+        Passed to :func:`huc_ref.engines.boost` (``epsilon``, ``method``, ...).
 
+    Returns
+    -------
+    recalibrator : Recalibrator
+        The fitted scaling.
+    start : FiniteDistribution
+        The recalibrated calibration atoms, where boosting starts.
+    result : BoostResult
+        The boosting run.
+
+    Raises
+    ------
+    HUCError
+        As :func:`fit_recalibrator` and :func:`huc_ref.engines.boost`.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> d = FiniteDistribution.from_sample(t, ["a", "a", "b"], [["1/3", "2/3"]] * 3)

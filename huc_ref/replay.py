@@ -46,10 +46,31 @@ def _atoms(dist: FiniteDistribution | Sample):
 
 
 def trajectory(result: BoostResult, dist: FiniteDistribution | Sample, utilities: dict) -> list[dict]:
-    """UC, HUC and log loss after 0, 1, ... of a run's updates, replayed as rules on ``dist``'s
-    atoms: a distribution's, or a :class:`huc_ref.fast.sample.Sample`'s (float64 arrays, no
-    exact number built; K.1's prefix selection).
+    """UC, HUC and log loss after 0, 1, ... of a run's updates, replayed as rules on other atoms (K.1).
 
+    Parameters
+    ----------
+    result : BoostResult
+        The boosting run, of either backend.
+    dist : FiniteDistribution or huc_ref.fast.sample.Sample
+        The atoms the run is replayed on: a distribution's, or a ``Sample``'s (float64 arrays,
+        no exact number built).
+    utilities : dict of str to Utility
+        The run's utilities.
+
+    Returns
+    -------
+    list of dict
+        One ``{"uc", "huc", "log_loss"}`` (floats) per prefix, from 0 updates to all of them.
+
+    Raises
+    ------
+    HUCError
+        Where the run, the atoms or the utilities do not go together
+        (:func:`huc_ref.fast.boost.check_replay`).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table, boost
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
@@ -71,32 +92,63 @@ def trajectory(result: BoostResult, dist: FiniteDistribution | Sample, utilities
 
 def select_prefix(result: BoostResult, validation: FiniteDistribution | Sample, utilities: dict, *,
                   guard: float | None = None, progress=None) -> tuple[int, list]:
-    """K.1: replay the run's updates on validation atoms (a distribution's or a
-    :class:`huc_ref.fast.sample.Sample`'s) and return the prefix length with the smallest
-    validation error (HUC for HUC-Boost, UC for UC-Boost; the first minimum, errors within
-    float64's rounding of it counted as equal: :func:`huc_ref.significance.tie_tolerance`), with
-    the errors after 0, 1, ... updates.
+    """K.1's choice of the update prefix: the one with the smallest validation error, replayed on validation atoms.
 
-    K.1: "Validation selects the returned update prefix."  ``guard=z`` (a number >= 0) adds a
-    condition the paper does not state: a prefix of ``t >= 1`` updates is a candidate only where
-    it lowers the validation log loss of the initial predictions ``p`` by ``z`` standard errors,
+    K.1: "Validation selects the returned update prefix."  The error is HUC for HUC-Boost and
+    UC for UC-Boost; the first minimum is taken, errors within float64's rounding of it counted
+    as equal (:func:`first_minimum`, :func:`huc_ref.significance.tie_tolerance`).
+
+    Parameters
+    ----------
+    result : BoostResult
+        The boosting run, of either backend.
+    validation : FiniteDistribution or huc_ref.fast.sample.Sample
+        The validation atoms: a distribution's, or a ``Sample``'s (float64 arrays).
+    utilities : dict of str to Utility
+        The run's utilities.
+    guard : float, optional
+        A number ``z >= 0`` of standard errors: a prefix of ``t >= 1`` updates is then a
+        candidate only where it lowers the validation log loss of the initial predictions by
+        ``z`` standard errors (Notes).  This is a condition the paper does not state; None
+        (the default) is K.1's rule alone.
+    progress : callable, optional
+        ``progress(t, total)`` is called after each prefix is audited.
+
+    Returns
+    -------
+    best : int
+        The prefix length chosen (0 keeps no update).
+    errors : list of float
+        The validation errors after 0, 1, ... updates.
+
+    Raises
+    ------
+    HUCError
+        As :func:`huc_ref.fast.boost.check_replay`, or of kind ``option`` for a ``guard`` that
+        is not None or a finite number at least 0.
+
+    Notes
+    -----
+    The guard's condition is
 
         ``mean(d) + z sqrt(s_sample^2 + s_null^2) <= 0``,
 
-    for each atom's log-loss change ``d_i = sum_y eta_y (log p_y - log p'_y)`` (``p'``: after the
-    prefix), ``mean(d) = sum_i w_i d_i``, ``s_sample^2 = n / (n - 1) sum_i w_i^2 (d_i - mean d)^2``
-    (the sample's standard error; infinite for one atom) and ``s_null^2 = sum_i w_i^2
-    Var_{y ~ p_i}(log p_{i,y} - log p'_{i,y})``, the variance the change would have were each
-    atom's label drawn from its initial prediction (the null of calibration, as
-    :mod:`huc_ref.significance` draws it).  A small validation set rarely holds the labels on
-    which a prefix has driven a prediction far below the initial one, and then shows a gain the
-    test data do not: the null term charges each atom for those labels as its initial prediction
-    weighs them.  The log loss is the proper score every update lowers on the calibration data
-    (Thm 3.5); a prefix whose gain in it is not visible on the validation data is not kept
-    (``bench/holdout.py``: 53 calibration rows of 6 classes, where the smallest validation HUC
-    alone picks prefixes that raise the test log loss).  ``guard=None``: K.1's rule alone.
-    ``progress(t, total)``, if given, is called after each prefix is audited.
+    for each atom's log-loss change ``d_i = sum_y eta_y (log p_y - log p'_y)`` (``p'``: after
+    the prefix), ``mean(d) = sum_i w_i d_i``,
+    ``s_sample^2 = n / (n - 1) sum_i w_i^2 (d_i - mean d)^2`` (the sample's standard error;
+    infinite for one atom) and ``s_null^2 = sum_i w_i^2 Var_{y ~ p_i}(log p_{i,y} - log p'_{i,y})``,
+    the variance the change would have were each atom's label drawn from its initial
+    prediction (the null of calibration, as :mod:`huc_ref.significance` draws it).  A small
+    validation set rarely holds the labels on which a prefix has driven a prediction far below
+    the initial one, and then shows a gain the test data do not: the null term charges each
+    atom for those labels as its initial prediction weighs them.  The log loss is the proper
+    score every update lowers on the calibration data (Thm 3.5); a prefix whose gain in it is
+    not visible on the validation data is not kept (``bench/holdout.py``: 53 calibration rows of
+    6 classes, where the smallest validation HUC alone picks prefixes that raise the test log
+    loss).
 
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table, boost
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
@@ -135,12 +187,31 @@ def select_prefix(result: BoostResult, validation: FiniteDistribution | Sample, 
 
 
 def first_minimum(errors, admissible, tolerance: float) -> int:
-    """The first prefix of smallest error among the admissible ones (K.1's selection,
-    :func:`select_prefix`), errors within ``tolerance`` of the smallest counted as equal: the
-    replay and its audits are float64, so two prefixes whose errors are equal in exact arithmetic
-    (an update that moves no validation witness) may round either way, and within the rounding of
-    a sum of n terms (:func:`huc_ref.significance.tie_tolerance`) the shorter prefix is kept.
+    """The first prefix of smallest error among the admissible ones (K.1's selection, :func:`select_prefix`).
 
+    Parameters
+    ----------
+    errors : sequence of float
+        The errors after 0, 1, ... updates.
+    admissible : sequence of bool
+        Which prefixes are candidates (at least one).
+    tolerance : float
+        Errors within this of the smallest count as equal to it.
+
+    Returns
+    -------
+    int
+        The first admissible prefix whose error is at most the smallest plus ``tolerance``.
+
+    Notes
+    -----
+    The replay and its audits are float64, so two prefixes whose errors are equal in exact
+    arithmetic (an update that moves no validation witness) may round either way; within the
+    rounding of a sum of n terms (:func:`huc_ref.significance.tie_tolerance`) the shorter
+    prefix is kept.
+
+    Examples
+    --------
     >>> first_minimum([0.3, 0.2, 0.2 - 2.0**-55, 0.25], [True] * 4, 1e-12)  # a rounding: the first
     1
     >>> first_minimum([0.3, 0.2, 0.1, 0.25], [True, False, False, True], 1e-12)  # the admissible only
@@ -151,16 +222,37 @@ def first_minimum(errors, admissible, tolerance: float) -> int:
 
 
 def held_out_rows(y, fraction: float, seed: int = 0) -> np.ndarray:
-    """The rows of a calibration sample held out as K.1's validation data, stratified by label:
-    "recalibration uses separate calibration data. Validation data select regularization and
-    the returned corrected predictor" (K.1).  Returns their indices, sorted.
+    """The rows of a calibration sample held out as K.1's validation data, stratified by label.
 
-    About ``fraction`` of each label's rows are held out (``n_c * fraction`` rounded so that the
-    total is ``round(n * fraction)``, at least 1, largest remainders first, ties to the label listed first),
-    but never a label's last row: a label with one row stays in the fitting part, and a split is
-    made only where some label has two rows.  The rows within a label are drawn by
-    ``numpy.random.default_rng(seed)``, so the split is a function of ``(y, fraction, seed)``.
+    K.1: "recalibration uses separate calibration data. Validation data select regularization
+    and the returned corrected predictor."
 
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        The rows' labels.
+    fraction : float
+        The share held out, in (0, 1).  About ``fraction`` of each label's rows are held out
+        (``n_c * fraction`` rounded so that the total is ``round(n * fraction)``, at least 1,
+        largest remainders first, ties to the label listed first), but never a label's last
+        row: a label with one row stays in the fitting part.
+    seed : int, default 0
+        The seed of ``numpy.random.default_rng`` drawing the rows within a label, so the split
+        is a function of ``(y, fraction, seed)``.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        The held-out rows' indices, sorted.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for a ``fraction`` outside (0, 1); of kind ``length`` where no label
+        has two rows, naming the remedies (validation rows of their own, or no validation).
+
+    Examples
+    --------
     >>> held_out_rows([0, 0, 0, 1, 1, 1, 1, 2], 0.5).tolist()  # two of label 0, two of 1, none of 2
     [0, 2, 5, 6]
     >>> held_out_rows([0, 1, 2], 0.3)
@@ -195,9 +287,33 @@ def held_out_rows(y, fraction: float, seed: int = 0) -> np.ndarray:
 
 def prefix_predictions(result: BoostResult, dist: FiniteDistribution | Sample, utilities: dict,
                        updates: int) -> np.ndarray:
-    """The predictions of ``dist``'s atoms (a distribution's or a :class:`huc_ref.fast.sample.Sample`'s)
-    after the run's first ``updates`` updates (K.1: the validation-chosen prefix applied to test atoms).
+    """The predictions of atoms after a run's first updates (K.1: the validation-chosen prefix applied to test atoms).
 
+    Parameters
+    ----------
+    result : BoostResult
+        The boosting run, of either backend.
+    dist : FiniteDistribution or huc_ref.fast.sample.Sample
+        The atoms the run is replayed on: a distribution's, or a ``Sample``'s (float64 arrays,
+        no exact number built).
+    utilities : dict of str to Utility
+        The run's utilities.
+    updates : int
+        How many of the run's updates to apply, 0 to all of them.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, K)
+        The atoms' predictions after ``updates`` updates, in float64.
+
+    Raises
+    ------
+    HUCError
+        As :func:`huc_ref.fast.boost.check_replay`, or of kind ``length`` for an ``updates``
+        that is not an integer from 0 to the run's length.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table, boost
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])

@@ -25,6 +25,25 @@ class Candidate:
     """One audited sup: ``(c, u)`` for UC (``node`` None; Def. 2.1's ``sup_I |M_{c,u,I}|``) or
     ``(c, u, v)`` for HUC (Def. 3.2's ``sup_I |Gamma_{c,u,I,v}|``), with its witness interval.
 
+    Parameters
+    ----------
+    subgroup : str or None
+        The subgroup ``c``'s name (None: the empty witness of an audit with no HUC candidate).
+    utility : str or None
+        The utility ``u``'s name.
+    node : str or None
+        The node ``v`` of an HUC row; None for the UC row.
+    sup : Fraction or float
+        The sup over intervals: an exact rational (exact engine) or a float (fast engine).
+    interval : tuple of two numbers, or None
+        The witness interval ``I = [lo, hi]`` of scores at which the sup is attained; None where
+        there is no witness.
+    moment : Fraction or float
+        The signed moment ``M_{c,u,I}`` (UC) or ``Gamma_{c,u,I,v}`` (HUC) on the witness, whose
+        absolute value is ``sup``.
+
+    Examples
+    --------
     >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]), {"u": Table(t, [0, 1])})
@@ -53,6 +72,20 @@ class Candidate:
         0.92x (numba) and 0.96x (numpy) the time (``python bench/phases.py --against 4638669
         --n 10000 --audit-only``).
 
+        Parameters
+        ----------
+        subgroup, utility : str or None
+            The rows' subgroup and utility.
+        nodes, sups, intervals, moments : iterable
+            The rows' ``node``, ``sup``, ``interval`` and ``moment``, one of each a row.
+
+        Returns
+        -------
+        list of Candidate
+            The rows, in the order given.
+
+        Examples
+        --------
         >>> rows = Candidate.of_table("all", "u", [None, "v"], [0.25, 0.5], [(0.5, 0.5), None], [0.25, -0.5])
         >>> rows == [Candidate("all", "u", None, 0.25, (0.5, 0.5), 0.25), Candidate("all", "u", "v", 0.5, None, -0.5)]
         True
@@ -70,6 +103,19 @@ class Candidate:
         """The ``huc-result/1`` row (``key="value"`` for the ``uc``/``huc`` witnesses) (docs/specification.md §6):
         exact numbers as strings ``"a/b"``, the fast engine's floats as JSON numbers.
 
+        Parameters
+        ----------
+        key : {"sup", "value"}, default "sup"
+            The name of the sup's member: ``"sup"`` (written after the names) for a candidate row,
+            ``"value"`` (written first) for the ``uc`` and ``huc`` witnesses.
+
+        Returns
+        -------
+        dict
+            The row, JSON-serialisable.
+
+        Examples
+        --------
         >>> Candidate("all", "u", "v0", Fraction(1, 4), (Fraction(1, 2), Fraction(1, 2)), Fraction(-1, 4)).to_json()
         {'subgroup': 'all', 'utility': 'u', 'node': 'v0', 'sup': '1/4', 'interval': ['1/2', '1/2'], 'moment': '-1/4'}
         >>> Candidate("all", "u", None, 0.25, (0.5, 0.5), 0.25).to_json()["interval"]
@@ -95,6 +141,20 @@ class NearTies:
     values lie in ``[uc, uc + uc_bound]`` and ``[huc, huc + huc_bound]`` (up to float64's rounding
     of the sums), and each row's sup within the larger bound of its own.
 
+    ``a + b`` is two utilities' groups together: counts add, bounds take the larger (UC and HUC
+    are maxima).
+
+    Parameters
+    ----------
+    decided_groups, decided_rows : int, default 0
+        The groups put in order by exact scores, and their atoms (rows of the input).
+    undecided_groups, undecided_rows : int, default 0
+        The groups left whole, and their atoms.
+    uc_bound, huc_bound : float, default 0.0
+        How much larger than reported UC and HUC may be, for the undecided groups (0 without).
+
+    Examples
+    --------
     >>> t = NearTies(2, 12, 1, 3, 0.25, 0.5)
     >>> t.to_json()
     {'decided': {'groups': 2, 'rows': 12}, 'undecided': {'groups': 1, 'rows': 3, 'uc_bound': 0.25, 'huc_bound': 0.5}}
@@ -125,6 +185,14 @@ huc_ref.fast.numbers.ORDER_BUDGET: raise it, or audit with the exact engine)
     def to_json(self) -> dict:
         """The ``near_ties`` member of a fast ``huc-result/1`` document (docs/specification.md §6).
 
+        Returns
+        -------
+        dict
+            ``{"decided": {"groups", "rows"}, "undecided": {"groups", "rows", "uc_bound",
+            "huc_bound"}}``.
+
+        Examples
+        --------
         >>> NearTies(1, 2).to_json()["decided"]
         {'groups': 1, 'rows': 2}
         """
@@ -135,6 +203,13 @@ huc_ref.fast.numbers.ORDER_BUDGET: raise it, or audit with the exact engine)
     def text(self) -> str:
         """One line for a person (``huc audit``'s report) on Algorithm 2's sort (App. F.3).
 
+        Returns
+        -------
+        str
+            The groups decided and those left whole, with the bounds of the latter.
+
+        Examples
+        --------
         >>> NearTies(0, 0, 1, 2, 0.5, 0.25).text().split(":")[1]
         ' 1 group (2 rows) left whole'
         """
@@ -163,6 +238,29 @@ def _first_max(rows):
 class AuditResult:
     """Every sup of an audit, with UC, HUC and their witnesses (docs/specification.md §6 ``huc-result/1``).
 
+    Parameters
+    ----------
+    candidates : tuple of Candidate
+        Every audited row: for each subgroup and utility, the UC row, then a row per relevant
+        node.
+    relevant_nodes : dict
+        Each utility's relevant nodes ``V_T(u)`` (Def. 3.2), by name: ``{utility: [node, ...]}``.
+    subgroups : tuple of str
+        The subgroups' names, in order.
+    n : int
+        The number of atoms (a sample's rows).
+    is_sample : bool
+        Whether the distribution is a sample (rows with labels) rather than a population.
+    engine : {"exact", "fast"}, default "exact"
+        ``"exact"`` (Fractions) or ``"fast"`` (float64, :mod:`huc_ref.fast`).
+    significance : Significance, optional
+        p-values under the null of calibration (:class:`huc_ref.significance.Significance`),
+        when the audit was asked for them (``null_draws``).
+    near_ties : NearTies, optional
+        The fast engine's groups of scores float64 could not order, where it met any.
+
+    Examples
+    --------
     App. D.1 again: one UC row and one row per relevant node.
 
     >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
@@ -211,6 +309,8 @@ class AuditResult:
     def uc(self) -> Candidate:
         """``UC(f; C, U)`` (Def. 2.1) with the first maximiser (subgroups, then utilities).
 
+        Examples
+        --------
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
@@ -225,6 +325,8 @@ class AuditResult:
         """``HUC(f; C, U)`` (Def. 3.2) with the first maximiser; sup 0 and no witness if no
         node is relevant.
 
+        Examples
+        --------
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
@@ -238,6 +340,27 @@ class AuditResult:
     def row(self, subgroup: str, utility: str, node: str | None = None) -> Candidate:
         """The candidate row of ``(c, u)`` (UC, Def. 2.1) or ``(c, u, v)`` (HUC, Def. 3.2).
 
+        Parameters
+        ----------
+        subgroup : str
+            The subgroup's name.
+        utility : str
+            The utility's name.
+        node : str, optional
+            The node's name; None for the UC row.
+
+        Returns
+        -------
+        Candidate
+            The row.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference``, where the audit has no such row.
+
+        Examples
+        --------
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]), {"u": Table(t, [0, 1])})
@@ -253,6 +376,8 @@ class AuditResult:
     def n_cand(self) -> int:
         """``N_cand = |C| sum_u |V_T(u)|``, the number of HUC candidates (Thm 3.4).
 
+        Examples
+        --------
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]), {"u": Table(t, [0, 1])})
@@ -265,6 +390,19 @@ class AuditResult:
         """The ``huc-result/1`` document (docs/specification.md §6), exact numbers as strings
         (the fast engine's as JSON numbers).
 
+        Parameters
+        ----------
+        case_id : str, optional
+            The document's ``case`` member.
+
+        Returns
+        -------
+        dict
+            The document: ``uc``, ``huc``, ``relevant_nodes``, ``candidates``, and ``near_ties``
+            and ``significance`` (with each row's ``p_value``) where the audit has them.
+
+        Examples
+        --------
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> r = audit(FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}]), {"u": Table(t, [0, 1])})
@@ -291,6 +429,28 @@ class AuditResult:
         """The p-value of one candidate row under the null of calibration (``audit(..., null_draws=B)``;
         docs/specification.md §6's extension).
 
+        Parameters
+        ----------
+        subgroup : str
+            The subgroup's name.
+        utility : str
+            The utility's name.
+        node : str, optional
+            The node's name; None for the UC row.
+
+        Returns
+        -------
+        Fraction
+            The p-value.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``state`` where the audit has no p-values (audit with ``null_draws=B`` or
+            ``"exact"``), of kind ``reference`` where it has no such row.
+
+        Examples
+        --------
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "b"}] * 2)
@@ -311,6 +471,40 @@ class BoostResult:
     Both backends return it: the certified engine writes its numbers as decimal strings
     (``digits`` significant digits), the fast backend as floats (``digits`` None).
 
+    Parameters
+    ----------
+    method : {"huc", "uc"}
+        HUC-Boost (Algorithm 1) or UC-Boost (Algorithm 3).
+    epsilon : Fraction
+        The tolerance: violations above it are corrected.
+    digits : int or None
+        The certified engine's significant digits; None for the fast backend.
+    arithmetic : str
+        The numbers of the run (``"exact"``, ``"certified"`` or ``"float64"``).
+    updates : list of dict, optional
+        Each update's record, in order.
+    bound_updates : int, default 0
+        Theorem 3.5's bound on the number of updates (the cap where the theorem does not apply).
+    stopped : str, default ""
+        Why the run stopped: ``"tolerance"`` (no violation above ``epsilon``), ``"cap"`` (at
+        ``max_updates``) or ``"budget"`` (at ``max_passes``).
+    initial : dict, optional
+        ``{"log_loss": ...}`` before the run.
+    final : dict, optional
+        ``{"uc", "huc", "log_loss"}`` after the run.
+    predictions : list or ndarray, optional
+        The final predictions, a row per atom: lists (the certified engines: decimal strings,
+        or floats), or the float64 backend's ``(n, K)`` array.
+    theorem_3_5 : dict, optional
+        Theorem 3.5's conditions checked on the run, and ``holds``.
+    steps : list, optional
+        Each update as a rule ``(subgroup index, utility, node id, lo, hi, alpha)``, for
+        replaying it on other atoms (:func:`huc_ref.replay.replay`).
+    audits : list, optional
+        Every audit of the run, ``(node name or None for all candidates, updated)``.
+
+    Examples
+    --------
     >>> BoostResult("huc", Fraction(1, 10), 30, "certified").to_json()["method"]
     'huc'
     """
@@ -339,6 +533,13 @@ class BoostResult:
     def to_json(self) -> dict:
         """The ``huc-boost/1`` document (docs/specification.md §4; README, "HUC-Boost and UC-Boost").
 
+        Returns
+        -------
+        dict
+            The document, JSON-serialisable (an array of predictions as lists).
+
+        Examples
+        --------
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, boost
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])

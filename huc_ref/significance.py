@@ -76,15 +76,28 @@ DELTA = Fraction(1, 20)
 
 @dataclass(frozen=True)
 class Significance:
-    """The p-values of an audit under the null of calibration (``Y_i ~ P_i``).
+    """The p-values of an audit under the null of calibration, ``Y_i ~ P_i`` (Sec. 2.1, Thm 3.4).
 
-    ``rows``: one p-value per candidate row, in :attr:`AuditResult.candidates` order;
-    ``uc``/``huc``: of UC and HUC as maxima (family-wise).  ``method`` is ``"resampling"``
-    (``draws`` seeded redraws, ``seed``) or ``"exact"`` (every assignment; ``draws`` is
-    their number).  ``theorem_3_4``: Thm 3.4's deviation ``16/sqrt(n) + 4 sqrt(log(N/delta)/(2n))``
-    at ``delta = 1/20`` (a decimal upper bound): an observed HUC below it is, by that bound,
-    indistinguishable from 0.
+    Parameters
+    ----------
+    method : {"resampling", "exact"}
+        ``"resampling"`` (``draws`` redraws seeded by ``seed``) or ``"exact"`` (every label
+        assignment).
+    draws : int
+        The number of redraws, or of assignments enumerated.
+    seed : int or None
+        The resampling seed; None for ``"exact"``.
+    rows : tuple of Fraction
+        One p-value per candidate row, in :attr:`AuditResult.candidates` order.
+    uc, huc : Fraction
+        The p-values of UC and HUC as maxima over their rows (family-wise).
+    theorem_3_4 : str
+        Thm 3.4's deviation ``16/sqrt(n) + 4 sqrt(log(N/delta)/(2n))`` at ``delta = 1/20``, a
+        decimal upper bound: an observed HUC below it is, by that bound, indistinguishable
+        from 0.
 
+    Examples
+    --------
     >>> Significance("exact", 4, None, (Fraction(1, 2),), Fraction(1, 2), Fraction(1), "9.9").to_json()["uc"]
     '1/2'
     """
@@ -98,9 +111,16 @@ class Significance:
     theorem_3_4: str
 
     def to_json(self) -> dict:
-        """The optional ``significance`` object of ``huc-result/1`` (docs/specification.md §6):
-        p-values as exact rationals ``"a/b"`` on both engines (they are counts).
+        """The optional ``significance`` object of ``huc-result/1`` (docs/specification.md §6).
 
+        Returns
+        -------
+        dict
+            ``method``, ``draws``, ``seed``, ``uc``, ``huc`` and ``theorem_3_4`` (its ``delta`` and
+            ``deviation``): p-values as exact rationals ``"a/b"`` on both engines (they are counts).
+
+        Examples
+        --------
         >>> from huc_ref import FiniteDistribution, LabelTree, Table, audit
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution.from_sample(t, ["b", "b", "a", "b"], [["1/2", "1/2"]] * 4)
@@ -114,9 +134,29 @@ class Significance:
 
 
 def check_null(null_draws, seed):
-    """``null_draws`` (a positive int, or ``"exact"``) and ``seed`` (a non-negative int), checked
-    (docs/specification.md §6's extension).
+    """Check the options of the null draws (docs/specification.md §6's extension).
 
+    Parameters
+    ----------
+    null_draws : int or "exact"
+        A number of resampled draws, 1 to :data:`MAX_NULL_DRAWS`, or ``"exact"``.
+    seed : int
+        The resampling seed, a non-negative integer.
+
+    Returns
+    -------
+    null_draws : int or "exact"
+        As given (an integer as ``int``).
+    seed : int
+        As given.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for a value outside those ranges.
+
+    Examples
+    --------
     >>> check_null(999, 7), check_null("exact", 0)
     ((999, 7), ('exact', 0))
     >>> check_null(0, 0)
@@ -149,9 +189,25 @@ def check_sample(dist: FiniteDistribution) -> FiniteDistribution:
 
 
 def uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` integers ``k`` uniform on ``1 .. 2**53``: the uniforms ``k / 2**53`` of one draw
-    (docs/specification.md §6's extension).
+    """The uniforms of one null draw: integers ``k`` uniform on ``1 .. 2**53`` (docs/specification.md §6's extension).
 
+    The uniform is ``k / 2**53``, exact in float64 and as a rational, so both engines read the
+    same draw.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The draws' generator.
+    n : int
+        How many.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n,)
+        The integers ``k``.
+
+    Examples
+    --------
     >>> k = uniforms(np.random.default_rng(0), 3)
     >>> k.dtype.kind, bool(((1 <= k) & (k <= 2**53)).all())
     ('i', True)
@@ -160,9 +216,23 @@ def uniforms(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def draw_label(p, k: int) -> int:
-    """The label of the exact inverse-CDF draw: the first ``y`` with ``p_0 + ... + p_y >= k / 2**53``
-    (never a label of probability 0; docs/specification.md §6's extension).
+    """The label of the exact inverse-CDF draw at ``k / 2**53`` (docs/specification.md §6's extension).
 
+    Parameters
+    ----------
+    p : sequence of Fraction
+        The prediction, in label order.
+    k : int
+        The draw's integer, ``1 <= k <= 2**53`` (:func:`uniforms`).
+
+    Returns
+    -------
+    int
+        The first label id ``y`` with ``p_0 + ... + p_y >= k / 2**53``; never a label of
+        probability 0.
+
+    Examples
+    --------
     >>> p = [Fraction(1, 4), Fraction(0), Fraction(3, 4)]
     >>> draw_label(p, 2**51), draw_label(p, 2**51 + 1)  # 2**51 / 2**53 = 1/4: the first label's cdf
     (0, 2)
@@ -176,10 +246,26 @@ def draw_label(p, k: int) -> int:
 
 
 def tie_tolerance(n: int, K: int) -> float:
-    """How far below the observed float64 statistic a null one still counts as an exceedance
-    on the fast engine: ``8 (n + K) 2**-52``, above the rounding of sums of ``n`` terms in [-2, 2]
-    (docs/specification.md §6's extension).
+    """How far below an observed float64 statistic a null one counts as reaching it (docs/specification.md §6).
 
+    On the fast engine a null statistic equal to the observed one in exact arithmetic may
+    round below it; counting it anyway can only raise the p-value.
+
+    Parameters
+    ----------
+    n : int
+        The number of atoms.
+    K : int
+        The number of labels.
+
+    Returns
+    -------
+    float
+        ``8 (n + K) 2**-52``, above the rounding of sums of ``n`` terms in [-2, 2] (relative
+        to the statistic above 1).
+
+    Examples
+    --------
     >>> tie_tolerance(10, 2) == 96 * 2.0**-52
     True
     """
@@ -220,11 +306,35 @@ def _exceeds(n: int, K: int, result: AuditResult):
 
 
 def resampling_p_values(n: int, K: int, result: AuditResult, null_sups, draws: int, seed: int) -> AuditResult:
-    """``result`` with the consistency-resampling p-values (:class:`Significance`):
-    ``(1 + #{b: T*_b >= T}) / (B + 1)`` per statistic, ``null_sups(rng)`` giving each draw's
-    row sups (an iterator of ``B`` rows, in candidate order; see :func:`huc_ref.engines.audit`),
-    for ``n`` atoms on ``K`` labels (docs/specification.md §6's extension).
+    """An audit result with its consistency-resampling p-values (docs/specification.md §6's extension).
 
+    Parameters
+    ----------
+    n : int
+        The number of atoms.
+    K : int
+        The number of labels.
+    result : AuditResult
+        The observed audit.
+    null_sups : callable
+        ``null_sups(rng)`` gives each draw's row sups: an iterator of ``draws`` rows, each in
+        candidate order (see :func:`huc_ref.engines.audit`).
+    draws : int
+        ``B``, the number of redraws.
+    seed : int
+        The seed of numpy's ``default_rng`` the redraws use: a seed of its own, not the one
+        that generated the data (one stream used for both makes the redraws depend on the
+        predictions).
+
+    Returns
+    -------
+    AuditResult
+        ``result`` with :class:`Significance` (``method="resampling"``): per statistic ``T``,
+        ``(1 + #{b: T*_b >= T}) / (B + 1)``, valid at every ``B`` (``P(p <= a) <= a`` under the
+        null).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table, audit
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "b"}] * 2)
@@ -242,9 +352,23 @@ def resampling_p_values(n: int, K: int, result: AuditResult, null_sups, draws: i
 
 
 def candidate_rows(utilities, n_subgroups: int) -> int:
-    """The rows an audit has (its candidates, Def. 2.1 and 3.2): ``|C| sum_u (1 + |V_T(u)|)``, one
-    UC row and one row per relevant node for each subgroup and utility.
+    """The number of candidate rows an audit has (Def. 2.1 and 3.2).
 
+    Parameters
+    ----------
+    utilities : dict of str to Utility
+        The utilities.
+    n_subgroups : int
+        ``|C|``.
+
+    Returns
+    -------
+    int
+        ``|C| sum_u (1 + |V_T(u)|)``: one UC row and one row per relevant node for each
+        subgroup and utility.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> candidate_rows({"u": Table(t, [1, 0, 0])}, 2)  # V_T(u) = {r, a}
@@ -254,17 +378,38 @@ def candidate_rows(utilities, n_subgroups: int) -> int:
 
 
 def null_work(draws: int, n: int, K: int, n_utilities: int, rows: int, engine: str = "exact") -> int:
-    """The work of ``draws`` null audits (resampled draws, or enumerated label assignments) of
-    ``n`` atoms on ``K`` labels with ``n_utilities`` utilities and ``rows`` candidate rows
-    (:func:`candidate_rows`) on ``engine``::
+    """The work of a number of null audits (App. F.3's scans), the unit :data:`MAX_NULL_WORK` budgets.
 
-        draws x (n + AUDIT_ATOMS[engine]) x (K |U| + rows)
+    Parameters
+    ----------
+    draws : int
+        The number of null audits: resampled draws, or enumerated label assignments.
+    n : int
+        The number of atoms.
+    K : int
+        The number of labels.
+    n_utilities : int
+        ``|U|``.
+    rows : int
+        The number of candidate rows (:func:`candidate_rows`).
+    engine : {"exact", "fast"}, default "exact"
+        The engine, whose fixed cost per audit is :data:`AUDIT_ATOMS` atoms.
 
+    Returns
+    -------
+    int
+        ``draws x (n + AUDIT_ATOMS[engine]) x (K |U| + rows)``.
+
+    Notes
+    -----
     Each audit reads every atom's ``K`` probabilities once per utility (its values and scores;
     the fast engine's inverse-CDF draw reads them too) and scans every atom once per candidate
     row (Algorithm 2, App. F.3); its fixed cost is counted as :data:`AUDIT_ATOMS` more atoms.
-    Measured: an exact audit takes 3-20 microseconds per unit, a fast null draw 5-30 nanoseconds.
+    Measured: an exact audit takes 3-20 microseconds per unit, a fast null draw 5-30
+    nanoseconds.
 
+    Examples
+    --------
     >>> null_work(2**19, 19, 2, 1, 2)  # --null exact on 19 binary rows (one table: V_T = {root}): minutes
     174063616
     >>> null_work(1000**2, 2, 1000, 1, 2)  # --null exact on 2 rows of 1,000 classes: hours
@@ -275,12 +420,39 @@ def null_work(draws: int, n: int, K: int, n_utilities: int, rows: int, engine: s
 
 def check_null_work(null_draws, n: int, K: int, n_utilities: int, rows: int, *, engine: str = "exact",
                     max_work=None) -> int:
-    """The work (:func:`null_work`) of ``null_draws`` (a number of draws, or ``"exact"``: all
-    ``K**n`` label assignments) on ``engine`` (the exact audit's or float64's), refused beyond
-    ``max_work`` (default :data:`MAX_NULL_WORK` of the engine) in one message that names the
-    argument raising the budget, with the value that runs it, before any audit starts
-    (docs/specification.md §6's extension).
+    """The work of the null draws, refused beyond a budget before any audit starts (docs/specification.md §6).
 
+    Parameters
+    ----------
+    null_draws : int or "exact"
+        A number of draws, or ``"exact"``: all ``K**n`` label assignments.
+    n : int
+        The number of atoms.
+    K : int
+        The number of labels.
+    n_utilities : int
+        ``|U|``.
+    rows : int
+        The number of candidate rows (:func:`candidate_rows`).
+    engine : {"exact", "fast"}, default "exact"
+        The backend auditing each draw: the exact audit's or float64's.
+    max_work : int, optional
+        The budget, a positive integer; by default :data:`MAX_NULL_WORK` of the engine.
+
+    Returns
+    -------
+    int
+        The work (:func:`null_work`).
+
+    Raises
+    ------
+    HUCError
+        Of kind ``too_large`` beyond the budget, in one message that names the argument raising
+        it with the value that runs it (or, for an enumeration beyond any budget, resampling);
+        of kind ``option`` for a ``max_work`` that is not a positive integer.
+
+    Examples
+    --------
     >>> check_null_work(99, 120, 4, 2, 5)  # 99 exact audits of 120 rows: a few seconds
     236808
     >>> check_null_work("exact", 2, 1000, 1, 2)
@@ -326,10 +498,34 @@ def assignments(dist: FiniteDistribution) -> int:
 
 
 def exact_p_values(dist: FiniteDistribution, result: AuditResult, audit_labels, max_work=None) -> AuditResult:
-    """``result`` with exact p-values ``P(T* >= T)`` (:class:`Significance`, ``method="exact"``):
-    every label assignment ``y`` with probability ``prod_i p_i(y_i)``, ``audit_labels(y)``
-    giving its row sups; refused beyond ``max_work`` (:func:`check_null_work`; docs/specification.md §6's extension).
+    """An audit result with its exact p-values ``P(T* >= T)`` (docs/specification.md §6's extension).
 
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The sample audited.
+    result : AuditResult
+        The observed audit.
+    audit_labels : callable
+        ``audit_labels(y)`` gives the row sups of the audit with the label ids ``y`` (one per
+        atom), in candidate order.
+    max_work : int, optional
+        The budget (:func:`check_null_work`); by default :data:`MAX_NULL_WORK` of the engine.
+
+    Returns
+    -------
+    AuditResult
+        ``result`` with :class:`Significance` (``method="exact"``): every label assignment
+        ``y`` weighs ``prod_i p_i(y_i)``, and each p-value is the exact weight of the
+        assignments whose statistic reaches the observed one.
+
+    Raises
+    ------
+    HUCError
+        As :func:`check_null_work`, before any audit runs.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table, audit
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "b"}] * 2)

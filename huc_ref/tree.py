@@ -19,12 +19,43 @@ __all__ = ["LabelTree"]
 
 
 class LabelTree:
-    """A finite rooted label tree ``T`` with ordered children and ordered labels (A.2;
-    docs/specification.md §1).
+    """A finite rooted label tree ``T`` with ordered children and ordered labels (A.2; docs/specification.md §1).
 
-    Build it with :meth:`from_children` (the ``huc-case/1`` form), :meth:`from_nested`
-    or :meth:`from_paths`.  Nodes are referred to by name in the public methods.
+    Build it with :meth:`from_children` (the ``huc-case/1`` form), :meth:`from_nested`,
+    :meth:`from_paths`, :meth:`from_label_paths` or :meth:`from_networkx`.  Nodes are referred
+    to by name in the public methods; the index-level properties and methods (``child_ids``,
+    ``path_ids``, ...) use integer ids, node ids in pre-order and label ids in label order.
 
+    Parameters
+    ----------
+    root : str
+        The root's name ``rho``.
+    children : mapping of str to sequence of str
+        Each internal node's children, in order.  Nodes absent from the mapping (or mapped to
+        ``[]``) are leaves; every node must be below the root, with one parent, listed once.
+    labels : sequence of str, optional
+        The labels (all the leaves, each once) in the order of a probability vector's entries:
+        the columns of a classifier's ``predict_proba``.  By default the depth-first leaf order;
+        given, the order counts as declared (:attr:`order_declared`).
+    where : str, default "tree"
+        The place the messages name.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``tree`` for a malformed tree (a cycle, a node with two parents, a child listed
+        twice, a part not below the root, a name that is not a non-empty printable string), of
+        kind ``labels`` for labels that are not exactly the leaves.
+
+    Notes
+    -----
+    Nodes are stored in pre-order (node id 0 is the root), each internal node's children in
+    their given order.  Leaves are also numbered in depth-first order, so the leaf set ``Y_a``
+    of every node is one contiguous range of that order (App. F.4).  Unary nodes
+    (``d_v = 1``) are legal.  Nothing recurses: a path of depth 100,000 is fine.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
     ...                                    "vR": ["y3", "y4"]})
     >>> t.labels, t.K, t.internal_nodes
@@ -139,11 +170,33 @@ class LabelTree:
     @classmethod
     def from_children(cls, root: str, children: Mapping[str, Sequence[str]],
                       labels: Sequence[str] | None = None) -> LabelTree:
-        """Build from a root name and a mapping node -> ordered children (docs/specification.md §6).
+        """Build ``T`` from a root name and each node's ordered children (A.2; docs/specification.md §6).
 
-        Nodes absent from the mapping (or mapped to ``[]``) are leaves.  ``labels``
-        fixes the order of probability vectors; by default, the depth-first leaf order.
+        This is the ``huc-case/1`` form of a tree.
 
+        Parameters
+        ----------
+        root : str
+            The root's name.
+        children : mapping of str to sequence of str
+            Each internal node's children, in order; nodes absent from the mapping (or mapped to
+            ``[]``) are leaves.
+        labels : sequence of str, optional
+            The order of probability vectors' entries (each leaf once); by default the depth-first
+            leaf order.
+
+        Returns
+        -------
+        LabelTree
+            The tree.
+
+        Raises
+        ------
+        HUCError
+            For a malformed tree or labels that are not exactly the leaves (as :class:`LabelTree`).
+
+        Examples
+        --------
         >>> LabelTree.from_children("r", {"r": ["a", "b", "c"]}, ["c", "a", "b"]).labels
         ('c', 'a', 'b')
         >>> LabelTree.from_children("r", {"r": ["a", "b"], "b": ["a"]})
@@ -157,8 +210,27 @@ class LabelTree:
     def from_nested(cls, nested: Mapping, labels: Sequence[str] | None = None) -> LabelTree:
         """Build the label tree ``T`` (A.2) from a nested mapping ``{root: {child: {...}, leaf: None}}``.
 
-        A leaf is written as ``None``, ``{}`` or a name inside a list of leaves.
+        Parameters
+        ----------
+        nested : mapping
+            One entry, the root, whose value is its subtree: a mapping from each child to its own
+            subtree, with a leaf written as ``None``, ``{}`` or a name inside a list of leaves.
+        labels : sequence of str, optional
+            The order of probability vectors' entries; by default the depth-first leaf order.
 
+        Returns
+        -------
+        LabelTree
+            The tree, children in the mapping's order.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``tree`` where ``nested`` does not have exactly one root entry, a subtree is not a
+            mapping, a list or None, or a node appears twice; as :class:`LabelTree` for the rest.
+
+        Examples
+        --------
         >>> LabelTree.from_nested({"root": {"L": ["y1", "y2"], "y3": None}}).labels
         ('y1', 'y2', 'y3')
         """
@@ -190,10 +262,35 @@ class LabelTree:
                    labels: Sequence[str] | None = None) -> LabelTree:
         """Build ``T`` (A.2) from label paths such as ``"infectious/localized/upper/viral"``.
 
-        Each row is one label, in the order given (or in the order ``labels`` lists them: the
-        columns of a classifier's ``predict_proba``); a node is named by its path prefix (so
-        ``viral`` under two parents stays two nodes).  Children are ordered by first appearance.
+        Parameters
+        ----------
+        paths : sequence of str
+            One path per label, non-empty names separated by ``sep``.  A node is named by its path
+            prefix (so ``viral`` under two parents stays two nodes); children are ordered by first
+            appearance.  A label may not also be the parent of other labels.
+        sep : str, default "/"
+            The separator of the names in a path (non-empty).
+        root : str, default "root"
+            The root's name, reserved: no path prefix may equal it.
+        labels : sequence of str, optional
+            The labels' order (the columns of a classifier's ``predict_proba``): each of ``paths``
+            once.  By default the order of ``paths``, which does not count as declared
+            (:attr:`order_declared`): paths in hierarchy order are rarely a classifier's column order.
 
+        Returns
+        -------
+        LabelTree
+            The tree.
+
+        Raises
+        ------
+        HUCError
+            Where ``paths`` is not a non-empty list of paths, a path has an empty name, a prefix is
+            the root's name, a label is also a parent, ``sep`` is not a non-empty string, or ``labels``
+            does not list each path once.
+
+        Examples
+        --------
         >>> t = LabelTree.from_paths(["inf/upper/viral", "inf/upper/bact", "noninf"])
         >>> t.labels, t.internal_nodes
         (('inf/upper/viral', 'inf/upper/bact', 'noninf'), ('root', 'inf', 'inf/upper'))
@@ -233,11 +330,34 @@ class LabelTree:
     @classmethod
     def from_label_paths(cls, rows, *, sep: str = "/", root: str = "root",
                          labels: Sequence[str] | None = None) -> LabelTree:
-        """Build ``T`` (A.2) from per-sample label paths, one row per sample from the top level down (the
-        ``n x depth`` arrays of hierarchical classifiers such as hiclass; a shorter path is
-        padded with ``""`` or None).  A row's label is its non-empty names joined by ``sep``
-        (:meth:`path_label`); labels are in first-appearance order unless ``labels`` gives it.
+        """Build ``T`` (A.2) from per-sample label paths, one row per sample from the top level down.
 
+        These are the ``n x depth`` arrays of hierarchical classifiers such as hiclass.
+
+        Parameters
+        ----------
+        rows : iterable of sequence of str
+            One path per sample, from the top level down; a shorter path is padded with ``""`` or
+            None.  A row's label is its non-empty names joined by ``sep`` (:meth:`path_label`).
+        sep : str, default "/"
+            The separator joining a row's names into its label.
+        root : str, default "root"
+            The root's name (as :meth:`from_paths`).
+        labels : sequence of str, optional
+            The labels' order; by default the order in which the labels first appear.
+
+        Returns
+        -------
+        LabelTree
+            The tree of the distinct labels (:meth:`from_paths`).
+
+        Raises
+        ------
+        HUCError
+            Where ``rows`` or a row is not a list of names, and as :meth:`from_paths`.
+
+        Examples
+        --------
         >>> rows = [["animal", "dog"], ["plant", ""], ["animal", "cat"], ["animal", "dog"]]
         >>> t = LabelTree.from_label_paths(rows)
         >>> t.labels, [LabelTree.path_label(r) for r in rows][:2]
@@ -254,8 +374,22 @@ class LabelTree:
 
     @staticmethod
     def path_label(row, sep: str = "/") -> str:
-        """The label (a leaf of ``T``, A.2) of a per-sample path: its non-empty names joined by ``sep``.
+        """The label (a leaf of ``T``, A.2) of one per-sample path.
 
+        Parameters
+        ----------
+        row : sequence
+            A path from the top level down; empty names and None are padding.
+        sep : str, default "/"
+            The separator.
+
+        Returns
+        -------
+        str
+            The path's non-empty names (as ``str``) joined by ``sep``.
+
+        Examples
+        --------
         >>> LabelTree.path_label(["animal", "dog", None])
         'animal/dog'
         """
@@ -263,11 +397,32 @@ class LabelTree:
 
     @classmethod
     def from_networkx(cls, graph, *, labels: Sequence[str] | None = None) -> LabelTree:
-        """Build ``T`` (A.2) from a directed ``networkx`` tree (edges parent -> child; networkx is not a
-        dependency, only its graph's interface is used).  Node names are ``str(node)``;
-        children follow the graph's successor order; labels (the leaves) are in depth-first
-        order unless ``labels`` gives it.
+        """Build ``T`` (A.2) from a directed ``networkx`` tree with edges parent -> child.
 
+        networkx is not a dependency: only its graph's interface is used (``in_degree`` and
+        ``successors``).
+
+        Parameters
+        ----------
+        graph : networkx.DiGraph
+            A directed tree.  Node names are ``str(node)``; children follow the graph's successor
+            order.
+        labels : sequence, optional
+            The labels' order (each read as ``str``); by default the depth-first leaf order.
+
+        Returns
+        -------
+        LabelTree
+            The tree.
+
+        Raises
+        ------
+        HUCError
+            Where ``graph`` is not a directed graph or does not have exactly one node without a
+            parent, and as :class:`LabelTree`.
+
+        Examples
+        --------
         >>> class G:  # the two methods used, as networkx.DiGraph provides them
         ...     edges = {"r": ["a", "b"], "a": ["y1", "y2"], "b": [], "y1": [], "y2": []}
         ...     def successors(self, n): return iter(self.edges[n])
@@ -299,6 +454,8 @@ class LabelTree:
     def root(self) -> str:
         """The root ``rho`` (Sec. 3.1).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.root
         'r'
@@ -309,6 +466,8 @@ class LabelTree:
     def labels(self) -> tuple[str, ...]:
         """The leaves ``Y``, in the order of probability-vector entries (Sec. 2.1).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.labels
         ('y1', 'y2', 'y3')
@@ -319,6 +478,8 @@ class LabelTree:
     def K(self) -> int:
         """The number of labels ``K = |Y|`` (Sec. 2.1).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.K
         3
@@ -327,8 +488,10 @@ class LabelTree:
 
     @property
     def nodes(self) -> tuple[str, ...]:
-        """All nodes ``V`` of ``T`` (A.2) in pre-order.
+        """All nodes ``V`` of ``T`` (A.2), in pre-order.
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.nodes
         ('r', 'a', 'y1', 'y2', 'y3')
@@ -337,8 +500,10 @@ class LabelTree:
 
     @property
     def internal_nodes(self) -> tuple[str, ...]:
-        """``V°``: the internal nodes (``d_v >= 1``) in pre-order (Sec. 3.1).
+        """``V°``: the internal nodes (``d_v >= 1``), in pre-order (Sec. 3.1).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.internal_nodes
         ('r', 'a')
@@ -347,17 +512,30 @@ class LabelTree:
 
     @property
     def branching_nodes(self) -> tuple[str, ...]:
-        """Internal nodes with ``d_v >= 2``, in pre-order (the only ones that can be relevant, F.4).
+        """The internal nodes with ``d_v >= 2``, in pre-order: the only ones that can be relevant (F.4).
 
+        Examples
+        --------
         >>> LabelTree.from_children("r", {"r": ["u", "y2"], "u": ["y1"]}).branching_nodes
         ('r',)
         """
         return tuple(n for i, n in enumerate(self._names) if len(self._children[i]) >= 2)
 
     def __contains__(self, node) -> bool:
-        """Whether ``node`` names a node of the tree (a dictionary look-up: validating many names
-        stays linear).
+        """Whether a name is a node of the tree (A.2), by a dictionary look-up: validating many names stays linear.
 
+        Parameters
+        ----------
+        node : object
+            The name (anything but a string is not a node).
+
+        Returns
+        -------
+        bool
+            Whether ``node`` names a node.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> "y2" in t, "zz" in t, 3 in t
         (True, False, False)
@@ -365,8 +543,20 @@ class LabelTree:
         return isinstance(node, str) and node in self._index
 
     def has_label(self, label) -> bool:
-        """Whether ``label`` is one of the labels ``Y`` (the leaves of ``T``, A.2), by a dictionary look-up.
+        """Whether a name is one of the labels ``Y`` (the leaves of ``T``, A.2), by a dictionary look-up.
 
+        Parameters
+        ----------
+        label : object
+            The name (anything but a string is not a label).
+
+        Returns
+        -------
+        bool
+            Whether ``label`` is a label.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.has_label("y1"), t.has_label("a")
         (True, False)
@@ -374,8 +564,25 @@ class LabelTree:
         return isinstance(label, str) and label in self._label_index
 
     def id(self, node) -> int:
-        """The pre-order index of a node of ``T`` (A.2) given by name (or already by index).
+        """The pre-order id of a node of ``T`` (A.2) given by name, or already by id.
 
+        Parameters
+        ----------
+        node : str or int
+            A node's name, or its id (Python's or numpy's integer).
+
+        Returns
+        -------
+        int
+            Its pre-order id (the root is 0).
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` for a name that is not a node or an id out of range.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.id("y2"), t.id(4)
         (3, 4)
@@ -390,13 +597,34 @@ class LabelTree:
             raise HUCError(f"node {given(node)} is not in the tree", kind="reference") from None
 
     def frame_columns(self, y_prob, labels=None) -> tuple:
-        """The predictions ``p(x_i)`` of a sample (Sec. 2.1), coordinates in the tree's label order
-        (A.2): ``(y_prob, labels)`` with a table that names its columns (a pandas DataFrame: ``columns``
-        and ``to_numpy``) taken as its array (iterating over a DataFrame gives its column names,
-        not its rows) and, where any column name is one of this tree's labels, its column names as
-        ``labels``, by which :meth:`label_columns` reads the columns (a ``labels`` that says
-        otherwise is an error, never silently preferred).  Anything else is returned unchanged.
+        """A sample's predictions ``p(x_i)`` (Sec. 2.1) as an array, with the names a table gives its columns.
 
+        Parameters
+        ----------
+        y_prob : array-like of shape (n, K) or DataFrame
+            The predictions.  A table that names its columns (a pandas DataFrame: ``columns`` and
+            ``to_numpy``) is taken as its array: iterating over a DataFrame gives its column names,
+            not its rows.
+        labels : array-like of str, optional
+            The columns' names, as given by the caller.
+
+        Returns
+        -------
+        y_prob : array-like of shape (n, K)
+            ``y_prob``, or a table's array.
+        labels : list of str or None
+            ``labels``; for a table where any column name is one of this tree's labels, its column
+            names, by which :meth:`label_columns` reads the columns in the tree's label order
+            (A.2).  Anything but a table is returned unchanged.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``labels``, where a table's column names name the labels and ``labels`` says
+            otherwise: one of them is never silently preferred.
+
+        Examples
+        --------
         >>> class Frame:  # what the check reads of a DataFrame
         ...     columns = ["b", "a"]
         ...     def to_numpy(self): return [[0.25, 0.75]]
@@ -415,10 +643,28 @@ class LabelTree:
         return y_prob.to_numpy(), labels
 
     def with_labels(self, labels) -> LabelTree:
-        """The same tree with its label order (Sec. 2.1's coordinates of ``p``) declared as ``labels``:
-        any array-like of the leaf names, e.g. a classifier's ``classes_``, the order of its
-        ``predict_proba`` columns (integers are read as their decimal text).
+        """The same tree with its label order (Sec. 2.1's coordinates of ``p``) declared.
 
+        Parameters
+        ----------
+        labels : array-like
+            The leaf names, each once, in the order of a prediction's columns: e.g. a classifier's
+            ``classes_``, the order of its ``predict_proba`` columns (integers are read as their
+            decimal text).
+
+        Returns
+        -------
+        LabelTree
+            A new tree with the same nodes and children, ``labels`` as its label order, and
+            :attr:`order_declared` True.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``labels`` where ``labels`` are not exactly the leaves.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["b", "a"]})
         >>> t.labels, t.with_labels(["a", "b"]).labels, t.with_labels(t.labels).order_declared
         (('b', 'a'), ('a', 'b'), True)
@@ -427,10 +673,13 @@ class LabelTree:
 
     @property
     def order_declared(self) -> bool:
-        """Whether the label order (Sec. 2.1's coordinates of ``p``) was stated with ``labels=``
-        when the tree was built, rather than taken from the leaves' depth-first order (or, for
-        :meth:`from_paths`, the order the paths were listed in, a hierarchy's order).
+        """Whether the label order (Sec. 2.1's coordinates of ``p``) was stated with ``labels=`` at build.
 
+        It is False where the order was taken from the leaves' depth-first order or, for
+        :meth:`from_paths`, from the order the paths were listed in (a hierarchy's order).
+
+        Examples
+        --------
         >>> LabelTree.from_children("r", {"r": ["b", "a"]}).order_declared
         False
         >>> LabelTree.from_children("r", {"r": ["b", "a"]}, labels=["a", "b"]).order_declared
@@ -440,11 +689,14 @@ class LabelTree:
 
     @property
     def in_classes_order(self) -> bool:
-        """Whether the label order (Sec. 2.1's coordinates of ``p``) is the sorted order a
-        scikit-learn classifier's ``classes_`` always has (``np.unique``: sorted, numerically where
-        every label is an integer's decimal text), so that a bare ``predict_proba`` array's columns
-        are the labels in this order (:meth:`column_order`).
+        """Whether the label order (Sec. 2.1's coordinates of ``p``) is the sorted order of a scikit-learn ``classes_``.
 
+        A classifier's ``classes_`` always has ``np.unique``'s order: sorted, numerically where
+        every label is an integer's decimal text.  Where the tree's order is that one, a bare
+        ``predict_proba`` array's columns are the labels in this order (:meth:`column_order`).
+
+        Examples
+        --------
         >>> LabelTree.from_children("r", {"r": ["2", "10"]}).in_classes_order
         True
         >>> LabelTree.from_children("r", {"r": ["b", "a"]}).in_classes_order
@@ -453,13 +705,36 @@ class LabelTree:
         return _in_classes_order(self.labels)
 
     def label_columns(self, y_prob, labels=None, where: str = "labels", what: str = "y_prob"):
-        """A sample's predictions ``p(x_i)`` (Sec. 2.1) with their columns in this tree's label
-        order: the columns named by ``labels`` (any array-like, e.g. a classifier's ``classes_``) or
-        by a DataFrame's column names (:meth:`frame_columns`) are put in the tree's order
-        (:meth:`column_order`); unnamed columns are taken as they are where the tree's order was
-        declared or is ``classes_``' sorted order, and are otherwise an error.  A reordered array is
-        a copy (``y_prob[:, order]``).
+        """A sample's predictions ``p(x_i)`` (Sec. 2.1) with their columns in this tree's label order.
 
+        Parameters
+        ----------
+        y_prob : array-like of shape (n, K) or DataFrame
+            The predictions, one column per label.  A DataFrame's column names name its columns
+            (:meth:`frame_columns`).
+        labels : array-like, optional
+            The columns' names (e.g. a classifier's ``classes_``).  Named columns are put in the
+            tree's order (:meth:`column_order`); unnamed columns are taken as they are where the
+            tree's order was declared or is ``classes_``' sorted order, and are otherwise an error.
+        where : str, default "labels"
+            How the messages name ``labels``.
+        what : str, default "y_prob"
+            How the messages name ``y_prob``.
+
+        Returns
+        -------
+        array-like of shape (n, K)
+            ``y_prob`` itself where its columns are in the tree's order, else a reordered copy (a
+            numpy array's rows stay contiguous; a list of rows stays a list).
+
+        Raises
+        ------
+        HUCError
+            Of kind ``labels`` as :meth:`column_order`: names that are not exactly the tree's labels,
+            or unnamed columns in an order that was never declared.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> t.label_columns([[0.25, 0.75]], labels=["b", "a"]), t.label_columns([[0.25, 0.75]])
         ([[0.75, 0.25]], [[0.25, 0.75]])
@@ -476,18 +751,36 @@ class LabelTree:
                 for row in y_prob]  # (a row of another length is left for the caller's message)
 
     def column_order(self, labels, where: str = "labels", what: str = "y_prob") -> list[int] | None:
-        """Where each of this tree's labels (Sec. 2.1's coordinates of ``p``, in the tree's label
-        order) is among the columns of a prediction array whose columns are named ``labels`` (names,
-        or a classifier's integer ``classes_`` read as text): the indices that put the columns in the
-        tree's order, or None when they already are.  Names that are not exactly the tree's labels
-        are an error naming the first missing or extra one; ``where`` and ``what`` word it.
+        """Where each of this tree's labels (Sec. 2.1's coordinates of ``p``) is among named columns.
 
-        ``labels=None`` means the columns carry no names (a bare ``predict_proba`` array): they
-        are taken in the tree's label order only where that order was declared
-        (:attr:`order_declared`) or is the sorted order a scikit-learn classifier's ``classes_``
-        always has (numeric where every label is an integer's text); otherwise this is an error
-        saying how to declare it, since a hierarchy's leaf order is rarely the classifier's.
+        Parameters
+        ----------
+        labels : array-like or None
+            The columns' names: names, or a classifier's integer ``classes_`` read as text.  None
+            means the columns carry no names (a bare ``predict_proba`` array): they are taken in the
+            tree's label order only where that order was declared (:attr:`order_declared`) or is the
+            sorted order a scikit-learn classifier's ``classes_`` always has (numeric where every
+            label is an integer's text), since a hierarchy's leaf order is rarely the classifier's.
+        where : str, default "labels"
+            How the messages name ``labels``.
+        what : str, default "y_prob"
+            How the messages name the prediction array.
 
+        Returns
+        -------
+        list of int or None
+            The column indices that put the columns in the tree's label order, or None when they
+            already are in it.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``labels``: names that are not exactly the tree's labels (naming the first
+            missing or extra one), or unnamed columns where the order was never declared (saying how
+            to declare it).
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
         >>> t.column_order(["c", "a", "b"]), t.column_order(["a", "b", "c"]), t.column_order(None)
         ([1, 2, 0], None, None)
@@ -526,12 +819,31 @@ class LabelTree:
     def check_columns(self, labels, where: str = "labels", what: str = "y_prob",
                       fix: str = "build the tree with labels= in the columns' order "
                                  "(LabelTree.from_paths(..., labels=...)) or reorder the columns") -> None:
-        """Check that ``labels``, the names of a prediction array's columns, are this tree's labels
-        in its label order (Sec. 2.1), for a reader that cannot reorder; :meth:`column_order` also
-        for ``labels=None`` (unnamed columns).  A different order is an error naming both (cut to
-        100 characters each) and the first column where they differ, never a silent permutation;
-        ``where``, ``what`` and ``fix`` word it for the caller.
+        """Check that a prediction array's columns are this tree's labels in its label order (Sec. 2.1).
 
+        This is for a reader that cannot reorder columns; a different order is an error naming
+        both orders, never a silent permutation.
+
+        Parameters
+        ----------
+        labels : array-like or None
+            The columns' names; None (unnamed columns) is checked as :meth:`column_order` checks it.
+        where : str, default "labels"
+            How the message names ``labels``.
+        what : str, default "y_prob"
+            How the message names the prediction array.
+        fix : str, optional
+            The remedy the message ends with; by default "build the tree with labels= in the
+            columns' order (LabelTree.from_paths(..., labels=...)) or reorder the columns".
+
+        Raises
+        ------
+        HUCError
+            Of kind ``labels``, naming both orders (cut to 100 characters each) and the first column
+            where they differ; or as :meth:`column_order`.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> t.check_columns(["a", "b"]), t.check_columns(None)  # named in order; unnamed, sorted
         (None, None)
@@ -550,13 +862,31 @@ class LabelTree:
                        kind="labels")
 
     def check_integer_labels(self, where: str = "y_true", columns=None) -> None:
-        """The labels ``y_i`` of a sample (Sec. 2.1) given as integers are positions: in
-        :attr:`labels`, or among ``columns`` (the names of the prediction array's columns, in
-        their order, where they were named: a classifier's ``classes_``); where a name is the
-        decimal text of another position (labels named "0", "1", ... listed in another order, as a
-        hierarchy grouping digits lists them) an integer could mean either, so it is an error naming
-        such a label, never a silent choice.  Names given as strings are never ambiguous.
+        """Check that a sample's labels ``y_i`` (Sec. 2.1) given as integers mean one thing on this tree.
 
+        Integer labels are positions: in :attr:`labels`, or among ``columns`` where the prediction
+        array's columns were named.  Where a name is the decimal text of another position (labels
+        named "0", "1", ... listed in another order, as a hierarchy grouping digits lists them) an
+        integer could mean either, so it is an error, never a silent choice.  Names given as
+        strings are never ambiguous.
+
+        Parameters
+        ----------
+        where : str, default "y_true"
+            How the message names the labels.
+        columns : list of str, optional
+            The names of the prediction array's columns, in their order (a classifier's
+            ``classes_``); integer labels are then positions among them.  None: positions in
+            :attr:`labels`.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference``, naming such a label and saying to give the labels as names or to
+            list the tree's labels in numeric order.
+
+        Examples
+        --------
         >>> LabelTree.from_children("r", {"r": ["0", "1"]}).check_integer_labels()  # "k" at position k
         >>> LabelTree.from_children("r", {"r": ["1", "0"]}).check_integer_labels()
         Traceback (most recent call last):
@@ -576,8 +906,25 @@ class LabelTree:
                            "or list the tree's labels in numeric order", kind="reference")
 
     def label_index(self, label: str) -> int:
-        """Position of a label in :attr:`labels`: its entry of a prediction ``p`` (Sec. 2.1).
+        """The position of a label in :attr:`labels`: its entry of a prediction ``p`` (Sec. 2.1).
 
+        Parameters
+        ----------
+        label : str
+            A label's name.
+
+        Returns
+        -------
+        int
+            Its label id.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` where ``label`` is not a leaf.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.label_index("y3")
         2
@@ -588,8 +935,25 @@ class LabelTree:
             raise HUCError(f"label {given(label)} is not a leaf of the tree", kind="reference") from None
 
     def children(self, node) -> tuple[str, ...]:
-        """``ch(v) = (v_1, ..., v_{d_v})`` in order (empty for a leaf) (A.2).
+        """``ch(v) = (v_1, ..., v_{d_v})``: a node's children in order (A.2).
 
+        Parameters
+        ----------
+        node : str or int
+            A node's name (or id).
+
+        Returns
+        -------
+        tuple of str
+            Its children's names; empty for a leaf.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` where ``node`` is not a node of the tree.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.children("r"), t.children("y1")
         (('a', 'y3'), ())
@@ -597,8 +961,25 @@ class LabelTree:
         return tuple(self._names[k] for k in self._children[self.id(node)])
 
     def parent(self, node) -> str | None:
-        """The parent of a node of ``T`` (A.2; ``None`` for the root).
+        """The parent of a node of ``T`` (A.2).
 
+        Parameters
+        ----------
+        node : str or int
+            A node's name (or id).
+
+        Returns
+        -------
+        str or None
+            The parent's name; None for the root.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` where ``node`` is not a node of the tree.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.parent("y1"), t.parent("r")
         ('a', None)
@@ -607,8 +988,25 @@ class LabelTree:
         return None if p < 0 else self._names[p]
 
     def d(self, node) -> int:
-        """``d_v``: the number of children (A.2).
+        """``d_v``: a node's number of children (A.2).
 
+        Parameters
+        ----------
+        node : str or int
+            A node's name (or id).
+
+        Returns
+        -------
+        int
+            0 for a leaf.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` where ``node`` is not a node of the tree.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.d("r"), t.d("y1")
         (2, 0)
@@ -616,8 +1014,25 @@ class LabelTree:
         return len(self._children[self.id(node)])
 
     def depth(self, node) -> int:
-        """Depth of a node; the root has depth 0 (K.2).
+        """The depth of a node (K.2).
 
+        Parameters
+        ----------
+        node : str or int
+            A node's name (or id).
+
+        Returns
+        -------
+        int
+            The root has depth 0.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` where ``node`` is not a node of the tree.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.depth("y1"), t.depth("y3")
         (2, 1)
@@ -625,8 +1040,25 @@ class LabelTree:
         return self._depth[self.id(node)]
 
     def is_leaf(self, node) -> bool:
-        """Whether the node is a label (a leaf of ``T``, A.2).
+        """Whether a node is a label, a leaf of ``T`` (A.2).
 
+        Parameters
+        ----------
+        node : str or int
+            A node's name (or id).
+
+        Returns
+        -------
+        bool
+            True for a leaf.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` where ``node`` is not a node of the tree.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.is_leaf("y1"), t.is_leaf("a")
         (True, False)
@@ -636,6 +1068,23 @@ class LabelTree:
     def leaves_below(self, node) -> tuple[str, ...]:
         """``Y_a``: the labels below node ``a``, in label order (Sec. 3.1).
 
+        Parameters
+        ----------
+        node : str or int
+            A node's name (or id).
+
+        Returns
+        -------
+        tuple of str
+            The labels below it (a leaf's is itself).
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` where ``node`` is not a node of the tree.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.leaves_below("a"), t.leaves_below("y3")
         (('y1', 'y2'), ('y3',))
@@ -645,6 +1094,23 @@ class LabelTree:
     def path(self, label) -> tuple[str, ...]:
         """The root-to-leaf path ``(w_0(y), ..., w_{L_y}(y))`` of a label (A.2).
 
+        Parameters
+        ----------
+        label : str
+            A label's name.
+
+        Returns
+        -------
+        tuple of str
+            The nodes' names from the root down to the label.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``reference`` where ``label`` is not a leaf.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.path("y2")
         ('r', 'a', 'y2')
@@ -652,8 +1118,16 @@ class LabelTree:
         return tuple(self._names[k] for k in self.path_ids(self.label_index(label)))
 
     def to_json(self) -> dict:
-        """The ``huc-case/1`` form ``{"root": ..., "children": {...}}`` (docs/specification.md §6).
+        """The ``huc-case/1`` form of the tree (docs/specification.md §6).
 
+        Returns
+        -------
+        dict
+            ``{"root": ..., "children": {...}}``, every internal node with its ordered children
+            (:meth:`from_children` reads it back; the label order is the case's ``labels``).
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.to_json()
         {'root': 'r', 'children': {'r': ['a', 'y3'], 'a': ['y1', 'y2']}}
@@ -677,8 +1151,10 @@ class LabelTree:
     # The engine works with integer ids: node ids in pre-order, label ids in label order.
     @property
     def child_ids(self) -> tuple[tuple[int, ...], ...]:
-        """Children of every node, by id (pre-order ids; Sec. 3.1's ``v_1 .. v_{d_v}``).
+        """The children of every node by id (pre-order ids; Sec. 3.1's ``v_1 .. v_{d_v}``).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.child_ids
         ((1, 4), (2, 3), (), (), ())
@@ -687,8 +1163,10 @@ class LabelTree:
 
     @property
     def parent_ids(self) -> tuple[int, ...]:
-        """Parent of every node of ``T`` (A.2) by id (-1 for the root).
+        """The parent of every node of ``T`` (A.2) by id, -1 for the root.
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.parent_ids
         (-1, 0, 1, 1, 0)
@@ -699,6 +1177,8 @@ class LabelTree:
     def leaf_node_ids(self) -> tuple[int, ...]:
         """The node id of every label, in label order (A.2: the leaves are the labels).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.leaf_node_ids
         (2, 3, 4)
@@ -707,8 +1187,10 @@ class LabelTree:
 
     @property
     def label_ids(self) -> tuple[int, ...]:
-        """The label id of every node of ``T`` (A.2; -1 for internal nodes).
+        """The label id of every node of ``T`` (A.2) by id, -1 for an internal node.
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.label_ids
         (-1, -1, 0, 1, 2)
@@ -717,8 +1199,10 @@ class LabelTree:
 
     @property
     def depth_ids(self) -> tuple[int, ...]:
-        """The depth of every node of ``T`` (A.2) by id (the root has depth 0).
+        """The depth of every node of ``T`` (A.2) by id; the root has depth 0.
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.depth_ids
         (0, 1, 2, 2, 1)
@@ -727,9 +1211,13 @@ class LabelTree:
 
     @property
     def dfs_ranges(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(lo, hi)``: node id ``a`` covers the depth-first leaf positions ``lo[a] .. hi[a] - 1``
-        (the leaves below a node are one contiguous run in depth-first order, App. F.4).
+        """The depth-first leaf positions every node covers, ``(lo, hi)`` (App. F.4).
 
+        Node id ``a`` covers the depth-first leaf positions ``lo[a] .. hi[a] - 1``: the leaves
+        below a node are one contiguous run in depth-first order.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})  # ids: r0 a1 y1 y2 y3
         >>> t.dfs_ranges
         ((0, 0, 0, 1, 2), (3, 2, 1, 2, 3))
@@ -738,8 +1226,10 @@ class LabelTree:
 
     @property
     def dfs_label_ids(self) -> tuple[int, ...]:
-        """The label id at every depth-first leaf position (App. F.4; label order need not be depth-first).
+        """The label id at every depth-first leaf position (App. F.4; the label order need not be depth-first).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}, labels=["y3", "y1", "y2"])
         >>> t.dfs_label_ids
         (1, 2, 0)
@@ -747,9 +1237,22 @@ class LabelTree:
         return self._dfs_labels
 
     def find_label(self, label) -> int:
-        """The label id of the name ``label`` (a leaf of ``T``, A.2), or -1 when it is not a label (no error: for
-        vectorised lookups that report the first bad entry themselves).
+        """The label id of a name (a leaf of ``T``, A.2), or -1 where it is not a label.
 
+        It raises no error: vectorised look-ups report the first bad entry themselves.
+
+        Parameters
+        ----------
+        label : object
+            The name.
+
+        Returns
+        -------
+        int
+            Its label id, or -1 for anything that is not a label's name.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> t.find_label("b"), t.find_label("c"), t.find_label(3)
         (1, -1, -1)
@@ -757,8 +1260,20 @@ class LabelTree:
         return self._label_index.get(label, -1) if isinstance(label, str) else -1
 
     def label_ids_below(self, nid: int) -> tuple[int, ...]:
-        """Label ids of ``Y_a`` (A.3) for node id ``a``, in label order.
+        """The label ids of ``Y_a`` (A.3) for node id ``a``, in label order.
 
+        Parameters
+        ----------
+        nid : int
+            A node id.
+
+        Returns
+        -------
+        tuple of int
+            The label ids below it, sorted.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.label_ids_below(1)
         (0, 1)
@@ -766,8 +1281,20 @@ class LabelTree:
         return tuple(sorted(self._dfs_labels[self._lo[nid]:self._hi[nid]]))
 
     def path_ids(self, y: int) -> tuple[int, ...]:
-        """Node ids on the root-to-leaf path of label id ``y`` (the path of Sec. 3.1's decomposition).
+        """The node ids on the root-to-leaf path of a label id (the path of Sec. 3.1's decomposition).
 
+        Parameters
+        ----------
+        y : int
+            A label id.
+
+        Returns
+        -------
+        tuple of int
+            The node ids from the root (0) down to the label's node.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.path_ids(1)
         (0, 1, 3)
@@ -780,8 +1307,22 @@ class LabelTree:
         return tuple(reversed(out))
 
     def contains(self, a: int, y: int) -> bool:
-        """``J_a(y) = 1{y in Y_a}`` (A.1): whether label id ``y`` is below node id ``a``.
+        """``J_a(y) = 1{y in Y_a}`` (A.1): whether a label id is below a node id.
 
+        Parameters
+        ----------
+        a : int
+            A node id.
+        y : int
+            A label id.
+
+        Returns
+        -------
+        bool
+            Whether label ``y`` is a leaf below node ``a``.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> t.contains(1, 0), t.contains(1, 2)
         (True, False)

@@ -63,8 +63,26 @@ def _nonconstant_nodes(tree: LabelTree, rows) -> tuple[str, ...]:
 
 
 def subtree_sums_by(tree: LabelTree, row, combine):
-    """Like :func:`~huc_ref.decomposition.subtree_sums` with ``min`` or ``max`` for ``+``.
+    """Subtree minima or maxima of leaf values for every node, combined as subtree sums are (C.1).
 
+    :func:`~huc_ref.decomposition.subtree_sums` with ``min`` or ``max`` for ``+``.
+
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    row : sequence
+        One value per label, in label order.
+    combine : callable
+        ``min`` or ``max``, in place of ``+``.
+
+    Returns
+    -------
+    list
+        The combined values by pre-order node id.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> subtree_sums_by(t, [Fraction(1), Fraction(-1), Fraction(0)], max)
     [Fraction(1, 1), Fraction(1, 1), Fraction(1, 1), Fraction(-1, 1), Fraction(0, 1)]
@@ -78,11 +96,34 @@ def subtree_sums_by(tree: LabelTree, row, combine):
 
 
 class Utility:
-    """Base class: a utility ``u(p, y)`` bound to a label tree (Sec. 2.1, docs/specification.md §5).
+    """Base class: a utility ``u(p, y) in [-1, 1]`` bound to a label tree (Sec. 2.1, docs/specification.md §5).
 
-    Subclasses define :meth:`values` and :attr:`relevant_nodes`, and ``kind`` /
-    :meth:`to_json` for the case file.
+    A family subclasses it with ``kind``, ``fields`` (its ``huc-case/1`` fields with their JSON
+    Schemas), :meth:`values`, :attr:`relevant_nodes`, :meth:`to_json` and :meth:`from_json`,
+    and for the fast path and certified float64 :meth:`vectorised`, :meth:`decide` and
+    :meth:`unmoved_by`.  A subclass is registered in :data:`KINDS` by its ``kind``; one that
+    redefines :meth:`values` without the fast forms and the decision hooks gets the generic
+    ones, never its parent's.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree the utility is bound to.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``type`` where ``tree`` is not a :class:`~huc_ref.tree.LabelTree`.
+
+    Notes
+    -----
+    ``mu_u(p) = sum_y p_y u(p, y)`` is the score (:meth:`score`); :attr:`relevant_nodes` is
+    ``V_T(u)``: the internal nodes with ``d_v >= 2`` at which ``u(p, .)`` is not constant on
+    ``Y_v`` for some prediction ``p``, read structurally off each family's payoff table
+    (docs/specification.md §3).  Outside ``V_T(u)`` every node contribution is identically zero.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> u = Table(t, [0, 1])
     >>> isinstance(u, Utility), u.tree is t, u.defined_everywhere, u.kind
@@ -118,8 +159,23 @@ class Utility:
         self.tree = tree
 
     def values(self, p: Sequence[Fraction], atom: int | None = None) -> tuple[Fraction, ...]:
-        """``u(p, .)``: the leaf values at prediction ``p`` (label order) (A.1).
+        """``u(p, .)``: the leaf values at a prediction, in label order (A.1).
 
+        Parameters
+        ----------
+        p : sequence of Fraction
+            The prediction, in the tree's label order.
+        atom : int, optional
+            The atom's index (a :class:`PerAtom` utility reads its row by it; the others ignore
+            it).
+
+        Returns
+        -------
+        tuple of Fraction
+            One value in [-1, 1] per label.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> TopK(t, 1).values([Fraction(1, 3), Fraction(2, 3)])
         (Fraction(0, 1), Fraction(1, 1))
@@ -129,6 +185,21 @@ class Utility:
     def score(self, p: Sequence[Fraction], atom: int | None = None) -> Fraction:
         """``mu_u(p) = sum_y p_y u(p, y)``, the predicted mean utility (Sec. 2.1).
 
+        Parameters
+        ----------
+        p : sequence of Fraction
+            The prediction, in the tree's label order.
+        atom : int, optional
+            The atom's index (a :class:`PerAtom` utility reads its row by it; the others ignore
+            it).
+
+        Returns
+        -------
+        Fraction
+            The score.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> Table(t, [0, 1]).score([Fraction(1, 3), Fraction(2, 3)])
         Fraction(2, 3)
@@ -137,8 +208,10 @@ class Utility:
 
     @property
     def relevant_nodes(self) -> tuple[str, ...]:
-        """``V_T(u)`` in pre-order (Def. 3.2, docs/specification.md §3).
+        """``V_T(u)``, the relevant nodes, in pre-order (Def. 3.2, docs/specification.md §3).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Table(t, [1, 1, 0]).relevant_nodes, Table(t, [1, 0, 0]).relevant_nodes
         (('r',), ('r', 'a'))
@@ -148,6 +221,13 @@ class Utility:
     def to_json(self) -> dict:
         """The ``huc-case/1`` description of this utility (docs/specification.md §6).
 
+        Returns
+        -------
+        dict
+            ``{"kind": ..., <its fields>}``, numbers as exact text.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> BinaryDecision(t, ["b"], ["a", "b"], "1/2").to_json()
         {'kind': 'binary_decision', 'S': ['b'], 'D': ['a', 'b'], 'tau': '1/2'}
@@ -156,9 +236,31 @@ class Utility:
 
     @classmethod
     def from_json(cls, tree: LabelTree, spec: Mapping, where: str):
-        """The utility a checked ``huc-case/1`` description ``spec`` of this kind describes (one
-        of A.1 and K.2-K.6's families, docs/specification.md §5; ``where`` names the place in a message).
+        """The utility a checked ``huc-case/1`` description of this kind describes (A.1, K.2-K.6).
 
+        The families are those of docs/specification.md §5.
+
+        Parameters
+        ----------
+        tree : LabelTree
+            The tree.
+        spec : mapping
+            The description, its fields checked present (:func:`utility_from_json`).
+        where : str
+            The place the messages name (``"utilities.u"``).
+
+        Returns
+        -------
+        Utility
+            The utility.
+
+        Raises
+        ------
+        HUCError
+            For a field the family refuses.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> TopK.from_json(t, {"kind": "top_k", "k": 1}, "utilities.u").to_json()
         {'kind': 'top_k', 'k': 1}
@@ -166,11 +268,28 @@ class Utility:
         raise NotImplementedError
 
     def vectorised(self, rows) -> tuple[np.ndarray, np.ndarray | None]:
-        """``u(p_i, .)`` (A.1) for every row of ``rows.P`` in float64 (App. F.4's fast path), and the
-        rows whose decision float64 could not certify (None: no decision); ``rows`` is the fast path's
-        :class:`huc_ref.fast.utilities.FloatRows`.  This generic form takes every row's values
-        exactly from :meth:`values` (for families without a vectorised form).
+        """``u(p_i, .)`` (A.1) for many rows in float64 (App. F.4's fast path), with the rows float64 cannot decide.
 
+        This generic form takes every row's values exactly from :meth:`values` (for families
+        without a vectorised form).
+
+        Parameters
+        ----------
+        rows : huc_ref.fast.utilities.FloatRows
+            The fast path's rows: the predictions ``rows.P`` (``n x K``, label order), their subtree
+            masses, the exact rows behind them and the relative error bound ``rows.rel`` of sums
+            over them.
+
+        Returns
+        -------
+        values : numpy.ndarray of shape (n, K)
+            ``u(p_i, .)`` for every row, in float64.
+        unsure : numpy.ndarray of bool of shape (n,) or None
+            The rows whose decision float64 could not certify (they are then decided exactly by
+            :meth:`values`); None where there is no decision.
+
+        Examples
+        --------
         >>> from huc_ref.fast.utilities import utility_values
         >>> from huc_ref.fast.tree import FastTree
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
@@ -184,17 +303,35 @@ class Utility:
         return U.reshape(rows.n, rows.K), None
 
     def decide(self, row) -> tuple[Fraction, ...]:
-        """``u(f, .)`` (A.1) at a prediction ``f`` known through ``row``: the family's exact decision
-        for every arithmetic (docs/specification.md §4 and §5).  ``row`` answers what a decision
-        asks of ``f`` exactly: :meth:`RationalRow.rationals` (``f`` itself, where it is rational),
+        """``u(f, .)`` (A.1) at a prediction ``f`` known through a row: the family's exact decision.
+
+        ``row`` answers what a decision asks of ``f`` exactly (docs/specification.md §4 and §5):
+        :meth:`RationalRow.rationals` (``f`` itself, where it is rational),
         :meth:`~RationalRow.sign` of a linear form ``sum_y f_y d_y``, :meth:`~RationalRow.ranked`
         (a rational row ordered as ``f``) and :meth:`~RationalRow.first_largest` (the first node of
-        largest mass ``pi_a(f)``).  A :class:`RationalRow` holds a rational ``f``; a boosted row of
-        certified float64 (:class:`huc_ref.fast.boosted.BoostedRow`) holds an exact state whose
-        ``f`` is irrational, and answers these from exact forms and Arb's enclosures, or raises
-        :class:`huc_ref.fast.context.Undecided` (then the certified engine decides).  This generic
-        form is :meth:`values` on the rationals: on a boosted row, undecided.
+        largest mass ``pi_a(f)``).  A boosted row of certified float64
+        (``huc_ref.fast.boosted.BoostedRow``) holds an exact state whose ``f`` is irrational, and
+        answers these from exact forms and Arb's enclosures.  This generic form is :meth:`values`
+        on the rationals: on a boosted row, undecided.
 
+        Parameters
+        ----------
+        row : RationalRow or huc_ref.fast.boosted.BoostedRow
+            What a decision may ask of the prediction ``f`` (:class:`RationalRow`: ``f`` itself,
+            rational).
+
+        Returns
+        -------
+        tuple of Fraction
+            ``u(f, .)``, in label order.
+
+        Raises
+        ------
+        huc_ref.fast.context.Undecided
+            Where the row cannot answer (then the certified engine decides).
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> Decision(t, {"x": [1, 0], "y": [0, 1]}).decide(RationalRow(t, [Fraction(1, 3), Fraction(2, 3)]))
         (Fraction(0, 1), Fraction(1, 1))
@@ -202,11 +339,24 @@ class Utility:
         return self.values(row.rationals(), row.atom)
 
     def unmoved_by(self, a: int) -> bool:
-        """Whether an update at node id ``a`` leaves ``u``'s values and score exactly as they were on
-        every row (Algorithm 1 moves mass only among ``a``'s children, each child's subtree scaled
-        as a whole; UC-Boost's update is the root's).  The certified backend then keeps a row's
-        exact decisions through such updates.  This generic form: False (not known).
+        """Whether an update at a node leaves the values and score exactly as they were on every row (Algorithm 1).
 
+        Algorithm 1 moves mass only among ``a``'s children, each child's subtree scaled as a whole;
+        UC-Boost's update is the root's.  The certified backend then keeps a row's exact decisions
+        through such updates.  This generic form says False (not known).
+
+        Parameters
+        ----------
+        a : int
+            The updated node's id.
+
+        Returns
+        -------
+        bool
+            True where the values and the score are certainly unmoved.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> Decision(t, {"x": [1, 0], "y": [0, 1]}).unmoved_by(0)
         False
@@ -218,11 +368,23 @@ class Utility:
 
 
 class RationalRow:
-    """A prediction ``p`` known exactly (rationals, label order) as :meth:`Utility.decide` reads it:
-    every question a family's decision asks is answered on ``p`` itself (A.1, docs/specification.md
-    §5).  The certified backend's boosted rows (:class:`huc_ref.fast.boosted.BoostedRow`) answer
-    the same questions on an irrational ``f``.
+    """A prediction ``p`` known exactly, as :meth:`Utility.decide` reads it (A.1, docs/specification.md §5).
 
+    Every question a family's decision asks is answered on ``p`` itself.  The certified
+    backend's boosted rows (``huc_ref.fast.boosted.BoostedRow``) answer the same questions on
+    an irrational ``f``.
+
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    p : sequence of Fraction
+        The prediction, in label order.
+    atom : int, optional
+        The atom's index (passed on to :meth:`Utility.values`).
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> row = RationalRow(t, [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)])
     >>> row.sign([1, 1, -1]), row.ranked() == row.rationals(), t.nodes[row.first_largest([1, 4])]  # a ties y3: a
@@ -233,16 +395,35 @@ class RationalRow:
         self.tree, self.p, self.atom = tree, tuple(p), atom
 
     def rationals(self) -> tuple[Fraction, ...]:
-        """``p`` itself (A.2: a point of the simplex).
+        """The prediction ``p`` itself (A.2: a point of the simplex).
 
+        Returns
+        -------
+        tuple of Fraction
+            ``p``.
+
+        Examples
+        --------
         >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).rationals()
         (Fraction(1, 3), Fraction(2, 3))
         """
         return self.p
 
     def sign(self, d: Sequence) -> int:
-        """-1, 0 or 1: the sign of ``sum_y p_y d_y`` (J.1's margin of a binary decision), exactly.
+        """The sign of ``sum_y p_y d_y`` (J.1's margin of a binary decision), exactly.
 
+        Parameters
+        ----------
+        d : sequence of Fraction
+            The linear form's coefficients, in label order.
+
+        Returns
+        -------
+        int
+            -1, 0 or 1.
+
+        Examples
+        --------
         >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).sign([2, -1])
         0
         """
@@ -250,17 +431,35 @@ class RationalRow:
         return (margin > 0) - (margin < 0)
 
     def ranked(self) -> tuple[Fraction, ...]:
-        """A rational row whose entries are ordered as ``p``'s, ties kept (A.1's ``r_p`` reads the
-        order alone): ``p`` itself.
+        """A rational row ordered as ``p``, ties kept: ``p`` itself (A.1's ``r_p`` reads the order alone).
 
+        Returns
+        -------
+        tuple of Fraction
+            ``p``.
+
+        Examples
+        --------
         >>> RationalRow(LabelTree.from_children("r", {"r": ["a", "b"]}), [Fraction(1, 3), Fraction(2, 3)]).ranked()
         (Fraction(1, 3), Fraction(2, 3))
         """
         return self.p
 
     def first_largest(self, nodes: Sequence[int]) -> int:
-        """The first node id of ``nodes`` (pre-order) of largest mass ``pi_a(p)`` (C.1; K.2's ``v_l``).
+        """The first node of largest mass ``pi_a(p)`` among some nodes (C.1; K.2's ``v_l``).
 
+        Parameters
+        ----------
+        nodes : sequence of int
+            Node ids, in pre-order.
+
+        Returns
+        -------
+        int
+            The first of them (in pre-order) whose subtree mass is largest.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> RationalRow(t, [Fraction(1, 2), Fraction(1, 2)]).first_largest([1, 2])  # a tie: the first
         1
@@ -272,6 +471,27 @@ class RationalRow:
 class Table(Utility):
     """Fixed leaf values ``u_b(p, y) = b_y`` (A.1, linear utilities): ``mu = <p, b>``.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    values : sequence of exact numbers
+        ``b``: one value in [-1, 1] per label, in label order.
+    where : str, default "values"
+        The place the messages name.
+
+    Attributes
+    ----------
+    b : tuple of Fraction
+        The values.
+
+    Raises
+    ------
+    HUCError
+        For values that are not ``K`` exact numbers in [-1, 1].
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
     ...                                    "vR": ["y3", "y4"]})
     >>> u = Table(t, [-1, 1, 1, 1])
@@ -308,6 +528,19 @@ class Table(Utility):
     def decide(self, row):
         """The fixed values, whatever the row (A.1).
 
+        Parameters
+        ----------
+        row : RationalRow or huc_ref.fast.boosted.BoostedRow
+            What a decision may ask of the prediction ``f`` (:class:`RationalRow`: ``f`` itself,
+            rational).
+
+        Returns
+        -------
+        tuple of Fraction
+            ``b``.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> Table(t, [0, 1]).decide(None)
         (Fraction(0, 1), Fraction(1, 1))
@@ -315,9 +548,23 @@ class Table(Utility):
         return self.b
 
     def unmoved_by(self, a):
-        """Fixed values constant on the labels below ``a``: a row's values, and its score (the mean of
-        ``a``'s labels is ``b`` there, A.3), do not move with ``a``'s split (Algorithm 1).
+        """Whether ``b`` is constant on the labels below a node, so that its split moves nothing (Algorithm 1).
 
+        A row's values, and its score (the mean of ``a``'s labels is ``b`` there, A.3), then do not
+        move with ``a``'s split.
+
+        Parameters
+        ----------
+        a : int
+            The updated node's id.
+
+        Returns
+        -------
+        bool
+            Whether ``b`` takes one value on the labels below ``a``.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Table(t, [1, 1, 0]).unmoved_by(1), Table(t, [1, 0, 0]).unmoved_by(1)
         (True, False)
@@ -326,8 +573,27 @@ class Table(Utility):
 
 
 def class_indicator(tree: LabelTree, label: str) -> Table:
-    """The class indicator ``e_j`` (A.1): the table with 1 at ``label`` and 0 elsewhere.
+    """The class indicator ``e_j`` (A.1): the table with 1 at one label and 0 elsewhere.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    label : str
+        The label ``j``.
+
+    Returns
+    -------
+    Table
+        The indicator.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``reference`` where ``label`` is not a leaf.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     >>> class_indicator(t, "b").b
     (Fraction(0, 1), Fraction(1, 1), Fraction(0, 1))
@@ -339,6 +605,25 @@ def class_indicator(tree: LabelTree, label: str) -> Table:
 class Subtree(Table):
     """The subtree indicator ``J_a(y) = 1{y in Y_a}`` (A.1): ``mu = pi_a(p)``.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    node : str or int
+        The node ``a``, by name or id.
+
+    Attributes
+    ----------
+    node : str
+        The node's name.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``reference`` where ``node`` is not a node.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
     ...                                    "vR": ["y3", "y4"]})
     >>> Subtree(t, "vR").relevant_nodes
@@ -367,11 +652,32 @@ class Subtree(Table):
 
 
 class Rank(Utility):
-    """Rank utility ``u_theta(p, y) = theta_{r_p(y)}`` (A.1).
+    """The rank utility ``u_theta(p, y) = theta_{r_p(y)}`` (A.1).
 
-    ``r_p(y)`` ranks labels by decreasing ``p_y``; ties go to the earlier label
-    (convention).  ``V_T(u)``: every branching node, unless ``theta`` is constant.
+    ``r_p(y)`` ranks labels by decreasing ``p_y``; ties go to the earlier label (convention).
+    ``V_T(u)``: every branching node, unless ``theta`` is constant.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    theta : sequence of exact numbers
+        One value in [-1, 1] per rank, the first for the most probable label.
+    where : str, default "theta"
+        The place the messages name.
+
+    Attributes
+    ----------
+    theta : tuple of Fraction
+        The values by rank.
+
+    Raises
+    ------
+    HUCError
+        For ``theta`` that is not ``K`` exact numbers in [-1, 1].
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     >>> F = Fraction
     >>> Rank(t, [1, "1/2", 0]).values([F(1, 4), F(1, 2), F(1, 4)])
@@ -407,13 +713,33 @@ class Rank(Utility):
         return cls(tree, spec["theta"])
 
     def vectorised(self, rows):
-        """``theta`` at each label's rank (A.1) in float64: each row sorted by decreasing entry
-        (float comparisons of the entries are exact), ties by label order; numpy's unstable sort
-        (faster than its stable one: ``python bench/shapes.py``'s ``10 x 10 others``), then the rows
-        with equal entries sorted again stably.  Rounded
-        rationals keep their strict order, but two distinct ones may round to one float: with
-        rationals behind the floats, those rows are the uncertain ones.
+        """``theta`` at each label's rank (A.1) in float64, for many rows.
 
+        Parameters
+        ----------
+        rows : huc_ref.fast.utilities.FloatRows
+            The fast path's rows: the predictions ``rows.P`` (``n x K``, label order), their subtree
+            masses, the exact rows behind them and the relative error bound ``rows.rel`` of sums
+            over them.
+
+        Returns
+        -------
+        values : numpy.ndarray of shape (n, K)
+            ``u(p_i, .)`` for every row, in float64.
+        unsure : numpy.ndarray of bool of shape (n,) or None
+            The rows whose decision float64 could not certify (they are then decided exactly by
+            :meth:`values`); None where there is no decision.
+
+        Notes
+        -----
+        Each row is sorted by decreasing entry (float comparisons of the entries are exact), ties
+        by label order: numpy's unstable sort (faster than its stable one: ``python
+        bench/shapes.py``'s ``10 x 10 others``), then the rows with equal entries sorted again
+        stably.  Rounded rationals keep their strict order, but two distinct ones may round to one
+        float: with rationals behind the floats, those rows are the uncertain ones.
+
+        Examples
+        --------
         >>> from huc_ref.fast.utilities import FloatRows
         >>> from huc_ref.fast.tree import FastTree
         >>> from huc_ref.fast.numbers import ExactRows
@@ -438,6 +764,19 @@ class Rank(Utility):
     def decide(self, row):
         """``theta`` at the ranks of a row ordered as ``f`` (A.1's ``r_p`` depends on the order alone).
 
+        Parameters
+        ----------
+        row : RationalRow or huc_ref.fast.boosted.BoostedRow
+            What a decision may ask of the prediction ``f`` (:class:`RationalRow`: ``f`` itself,
+            rational).
+
+        Returns
+        -------
+        tuple of Fraction
+            ``u(f, .)``, in label order.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
         >>> Rank(t, [1, "1/2", 0]).decide(RationalRow(t, [Fraction(1, 4), Fraction(1, 2), Fraction(1, 4)]))
         (Fraction(1, 2), Fraction(1, 1), Fraction(0, 1))
@@ -448,6 +787,25 @@ class Rank(Utility):
 class TopK(Rank):
     """Top-``k`` correctness ``theta_r = 1{r <= k}`` (A.1); ``k = 1`` is top-1 correctness.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    k : int
+        An integer from 1 to ``K``.
+
+    Attributes
+    ----------
+    k : int
+        ``k``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``structure`` for a ``k`` that is not such an integer.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     >>> TopK(t, 1).values([Fraction(1, 5), Fraction(3, 5), Fraction(1, 5)])
     (Fraction(0, 1), Fraction(1, 1), Fraction(0, 1))
@@ -472,14 +830,34 @@ class TopK(Rank):
         return cls(tree, spec["k"])
 
     def vectorised(self, rows):
-        """:meth:`Rank.vectorised` for ``theta_r = 1{r <= k}`` (A.1) without sorting each row: a label
-        is among the first ``k`` when its entry exceeds the row's ``k``-th largest (``np.partition``,
-        linear in ``K``), or equals it and is among the first of those equal to it, in label order,
-        that the ``k`` places leave room for (the convention of ``r_p``).  Only such a tie, more
-        entries equal to it than places, can hide the answer from float64 (rounding keeps every
-        strict order of the rationals): those rows are the uncertain ones (``python bench/shapes.py``'s
-        ``flat 100``: sorting every row was most of that audit).
+        """:meth:`Rank.vectorised` for ``theta_r = 1{r <= k}`` (A.1) without sorting each row.
 
+        Parameters
+        ----------
+        rows : huc_ref.fast.utilities.FloatRows
+            The fast path's rows: the predictions ``rows.P`` (``n x K``, label order), their subtree
+            masses, the exact rows behind them and the relative error bound ``rows.rel`` of sums
+            over them.
+
+        Returns
+        -------
+        values : numpy.ndarray of shape (n, K)
+            ``u(p_i, .)`` for every row, in float64.
+        unsure : numpy.ndarray of bool of shape (n,) or None
+            The rows whose decision float64 could not certify (they are then decided exactly by
+            :meth:`values`); None where there is no decision.
+
+        Notes
+        -----
+        A label is among the first ``k`` when its entry exceeds the row's ``k``-th largest
+        (``np.partition``, linear in ``K``), or equals it and is among the first of those equal to
+        it, in label order, that the ``k`` places leave room for (the convention of ``r_p``).  Only
+        such a tie, more entries equal to it than places, can hide the answer from float64
+        (rounding keeps every strict order of the rationals): those rows are the uncertain ones
+        (``python bench/shapes.py``'s ``flat 100``: sorting every row was most of that audit).
+
+        Examples
+        --------
         >>> from huc_ref.fast.utilities import FloatRows
         >>> from huc_ref.fast.tree import FastTree
         >>> from huc_ref.fast.numbers import ExactRows
@@ -504,10 +882,35 @@ class TopK(Rank):
 
 
 class Decision(Utility):
-    """Decision-induced utility ``u(p, y) = U(psi(p), y)`` (A.1).
+    """The decision-induced utility ``u(p, y) = U(psi(p), y)`` (A.1).
 
-    ``psi(p)`` is the first maximiser, in ``order``, of ``sum_z p_z U(a, z)``.
+    ``psi(p)`` is the first maximiser, in ``order``, of ``sum_z p_z U(a, z)``.  Every action
+    of the table counts as possible (a never-chosen action can only enlarge ``V_T(u)``).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    actions : mapping of str to sequence of exact numbers
+        Each action's payoffs ``U(a, .)``: one value in [-1, 1] per label (a non-empty mapping).
+    order : sequence of str, optional
+        The actions' order, which breaks ties (each action once); by default the mapping's.
+
+    Attributes
+    ----------
+    order : tuple of str
+        The actions, in order.
+    payoffs : dict of str to tuple of Fraction
+        Each action's payoffs.
+
+    Raises
+    ------
+    HUCError
+        For an empty ``actions``, an ``order`` that does not list each action once, or
+        payoffs that are not ``K`` exact numbers in [-1, 1].
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> u = Decision(t, {"treat": [-1, 1], "wait": [0, 0]}, ["wait", "treat"])
     >>> u.values([Fraction(1, 2), Fraction(1, 2)]), u.values([Fraction(1, 3), Fraction(2, 3)])
@@ -534,6 +937,18 @@ class Decision(Utility):
     def action(self, p) -> str:
         """``psi(p)``: the first maximiser of the expected payoff (A.1).
 
+        Parameters
+        ----------
+        p : sequence of Fraction
+            The prediction, in label order.
+
+        Returns
+        -------
+        str
+            The first action, in ``order``, of largest ``sum_z p_z U(a, z)``.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> Decision(t, {"x": [1, 0], "y": [0, 1]}).action([Fraction(1, 2), Fraction(1, 2)])
         'x'
@@ -571,11 +986,39 @@ class Decision(Utility):
 
 
 class BinaryDecision(Utility):
-    """Binary decision utility of J.1 / K.3: ``d(y) = 1{y in S} - tau 1{y in D}``.
+    """The binary decision utility of J.1 / K.3: ``d(y) = 1{y in S} - tau 1{y in D}``.
 
     ``a(p) = 1{sum_y p_y d(y) >= 0}`` and ``u(p, y) = (2 a(p) - 1) d(y)``, so
     ``mu_u(p) = |p(S) - tau p(D)|``.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    S : sequence of str
+        The labels of the event acted on, each once.
+    D : sequence of str
+        The labels the threshold weighs, each once.
+    tau : int, Fraction or str
+        The threshold, exactly; every ``d(y)`` must lie in [-1, 1].
+
+    Attributes
+    ----------
+    S, D : tuple of str
+        The label sets.
+    tau : Fraction
+        The threshold.
+    d : tuple of Fraction
+        ``d(y)`` by label.
+
+    Raises
+    ------
+    HUCError
+        For names that are not labels or are listed twice, a ``tau`` that is not exact, or a
+        ``d(y)`` outside [-1, 1].
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     >>> u = BinaryDecision(t, S=["c"], D=["b", "c"], tau="1/2")
     >>> u.values([Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)]), u.relevant_nodes
@@ -633,6 +1076,19 @@ class BinaryDecision(Utility):
     def decide(self, row):
         """``d`` or ``-d`` by the sign of the margin ``sum_y f_y d_y`` (J.1: act where it is >= 0).
 
+        Parameters
+        ----------
+        row : RationalRow or huc_ref.fast.boosted.BoostedRow
+            What a decision may ask of the prediction ``f`` (:class:`RationalRow`: ``f`` itself,
+            rational).
+
+        Returns
+        -------
+        tuple of Fraction
+            ``d`` where the margin is >= 0, else ``-d``.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
         >>> BinaryDecision(t, S=["c"], D=["b", "c"], tau="1/2").decide(RationalRow(t, [Fraction(1, 3)] * 3))
         (Fraction(0, 1), Fraction(-1, 2), Fraction(1, 2))
@@ -640,9 +1096,23 @@ class BinaryDecision(Utility):
         return self.d if row.sign(self.d) >= 0 else tuple(-v for v in self.d)
 
     def unmoved_by(self, a):
-        """``d`` constant on the labels below ``a``: the margin ``sum_y f_y d_y``, so the action and the
-        score ``|margin|``, do not move with ``a``'s split (J.1).
+        """Whether ``d`` is constant on the labels below a node, so that its split moves nothing (J.1).
 
+        The margin ``sum_y f_y d_y``, so the action and the score ``|margin|``, then do not move
+        with ``a``'s split.
+
+        Parameters
+        ----------
+        a : int
+            The updated node's id.
+
+        Returns
+        -------
+        bool
+            Whether ``d`` takes one value on the labels below ``a``.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> BinaryDecision(t, ["y1", "y2"], [], 0).unmoved_by(1), BinaryDecision(t, ["y1"], [], 0).unmoved_by(1)
         (True, False)
@@ -657,6 +1127,25 @@ class Top1AtDepth(Utility):
     depth-``l`` cut, convention); ``v_l(p)`` is the first maximiser of ``pi_v(p)`` in
     pre-order.  ``V_T(u)``: the branching nodes above depth ``l``.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    depth : int
+        ``l``, a non-negative integer (the root has depth 0).
+
+    Attributes
+    ----------
+    depth : int
+        ``l``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``structure`` for a ``depth`` that is not a non-negative integer.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "y3"], "vL": ["y1", "y2"]})
     >>> F = Fraction
     >>> u = Top1AtDepth(t, 1)
@@ -680,6 +1169,18 @@ class Top1AtDepth(Utility):
     def node(self, p) -> str:
         """``v_l(p)``: the first candidate of largest predicted mass (K.2).
 
+        Parameters
+        ----------
+        p : sequence of Fraction
+            The prediction, in label order.
+
+        Returns
+        -------
+        str
+            The candidate's name.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Top1AtDepth(t, 1).node([Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)])
         'a'
@@ -690,9 +1191,13 @@ class Top1AtDepth(Utility):
 
     @property
     def candidate_ids(self) -> tuple[int, ...]:
-        """The pre-order ids of the depth-``l`` cut: the nodes at depth ``l`` and the shallower
-        leaves, among which ``v_l(p)`` is chosen (K.2, docs/specification.md §5 convention).
+        """The pre-order ids of the depth-``l`` cut, among which ``v_l(p)`` is chosen (K.2, docs/specification.md §5).
 
+        The cut is the nodes at depth ``l`` and the shallower leaves (the specification's
+        convention).
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Top1AtDepth(t, 2).candidate_ids  # y1, y2 at depth 2 and the leaf y3 at depth 1
         (2, 3, 4)
@@ -720,6 +1225,8 @@ class Top1AtDepth(Utility):
     def top1_depth(self):
         """The depth of the top-1 decision (K.2), which the fast path's path form reads.
 
+        Examples
+        --------
         >>> Top1AtDepth(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}), 1).top1_depth
         1
         """
@@ -747,6 +1254,19 @@ class Top1AtDepth(Utility):
     def decide(self, row):
         """1 on the labels below ``v_l(f)``, the first candidate of largest mass (K.2).
 
+        Parameters
+        ----------
+        row : RationalRow or huc_ref.fast.boosted.BoostedRow
+            What a decision may ask of the prediction ``f`` (:class:`RationalRow`: ``f`` itself,
+            rational).
+
+        Returns
+        -------
+        tuple of Fraction
+            ``u(f, .)``, in label order.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Top1AtDepth(t, 1).decide(RationalRow(t, [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)]))
         (Fraction(1, 1), Fraction(1, 1), Fraction(0, 1))
@@ -755,9 +1275,23 @@ class Top1AtDepth(Utility):
         return tuple(_ONE if y in below else Fraction(0) for y in range(self.tree.K))
 
     def unmoved_by(self, a):
-        """``a`` at depth ``l`` or deeper: the masses of the depth-``l`` cut, so the choice and the
-        score, do not move with ``a``'s split (K.2).
+        """Whether a node is at depth ``l`` or deeper, so that its split moves nothing (K.2).
 
+        The masses of the depth-``l`` cut, so the choice and the score, then do not move with
+        ``a``'s split.
+
+        Parameters
+        ----------
+        a : int
+            The updated node's id.
+
+        Returns
+        -------
+        bool
+            Whether ``a``'s depth is at least ``l``.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Top1AtDepth(t, 1).unmoved_by(1), Top1AtDepth(t, 1).unmoved_by(0)
         (True, False)
@@ -776,6 +1310,29 @@ class Aggregated(Utility):
     ``S`` is an ancestor-closed set of internal nodes; ``b_S(y)`` is the first node on the
     root-to-``y`` path that is not in ``S``.  ``V_T(u_S) = S ∩ V_T(u)``.
 
+    Parameters
+    ----------
+    base : Utility
+        The base utility ``u`` (itself possibly aggregated, at most :data:`MAX_NESTING` deep);
+        the aggregated utility is defined everywhere where it is.
+    S : sequence of str
+        The internal nodes of ``S``, each once, ancestor-closed.
+
+    Attributes
+    ----------
+    base : Utility
+        ``u``.
+    S : tuple of str
+        ``S``, in pre-order.
+
+    Raises
+    ------
+    HUCError
+        For a ``base`` that is not a utility or nested too deep, or an ``S`` that lists a name
+        that is not a node, a leaf, a node twice, or a node whose parent it lacks.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"],
     ...                                    "vR": ["y3", "y4"]})
     >>> u = Aggregated(Table(t, [-1, 1, 1, 1]), ["v0"])
@@ -829,6 +1386,19 @@ class Aggregated(Utility):
     def boundary(self, y: str) -> str:
         """``b_S(y)``: where the root-to-``y`` path leaves ``S`` (App. G).
 
+        Parameters
+        ----------
+        y : str
+            The label.
+
+        Returns
+        -------
+        str
+            The first node on the path not in ``S`` (the label itself where the whole path above it
+            is in ``S``).
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> agg = Aggregated(Table(t, [1, 0, 0]), ["r"])
         >>> agg.boundary("y1"), agg.boundary("y3")
@@ -840,6 +1410,8 @@ class Aggregated(Utility):
     def boundary_ids(self) -> tuple[int, ...]:
         """``b_S(y)`` for every label, as pre-order node ids in label order (App. G).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Aggregated(Table(t, [1, 0, 0]), ["r"]).boundary_ids  # a, a, y3
         (1, 1, 4)
@@ -869,6 +1441,8 @@ class Aggregated(Utility):
     def nesting(self):
         """How many aggregations (App. G) wrap the base family: one more than the base's.
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> Aggregated(Aggregated(Table(t, [0, 1, 1]), ["r", "a"]), ["r"]).nesting
         2
@@ -884,9 +1458,31 @@ class Aggregated(Utility):
 class PerAtom(Utility):
     """Explicit values ``u(p_i, .)`` for every atom ``i`` (A.1's ``u(p, y)`` given outright; golden vectors).
 
-    They describe the utility only at the audited predictions: ``V_T(u)`` is read off
-    the given rows (convention), and boosting, which moves predictions, rejects them.
+    They describe the utility only at the audited predictions: ``V_T(u)`` is read off the
+    given rows (convention), and boosting, which moves predictions, rejects them.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    rows : sequence of sequence of exact numbers
+        One row of ``K`` values in [-1, 1] per atom, in the atoms' order.
+    where : str, default "values"
+        The place the messages name.
+
+    Attributes
+    ----------
+    rows : tuple of tuple of Fraction
+        The values.
+
+    Raises
+    ------
+    HUCError
+        For rows that are not lists of ``K`` exact numbers in [-1, 1]; :meth:`values` for an
+        atom without a row.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> u = PerAtom(t, [[0, 0], ["1/2", -1]])
     >>> u.values(None, atom=1), u.relevant_nodes
@@ -929,9 +1525,30 @@ class PerAtom(Utility):
 
 
 def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
-    """Build a utility from its ``huc-case/1`` description (docs/specification.md §6), by the
-    family its ``kind`` names (:data:`KINDS`).
+    """Build a utility from its ``huc-case/1`` description, by the family its ``kind`` names (docs/specification.md §6).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    spec : mapping
+        The description: ``kind`` (one of :data:`KINDS`) and the family's fields.
+    where : str, default "utility"
+        The place the messages name.
+
+    Returns
+    -------
+    Utility
+        The utility.
+
+    Raises
+    ------
+    HUCError
+        Naming the place: not an object, a missing or unknown ``kind``, an unknown or missing
+        field, or a field the family refuses.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> utility_from_json(t, {"kind": "table", "values": [0, "1/2"]}).b
     (Fraction(0, 1), Fraction(1, 2))
@@ -965,8 +1582,20 @@ def utility_from_json(tree: LabelTree, spec, where: str = "utility") -> Utility:
 
 
 def utility_schema(kind: str) -> dict:
-    """The JSON Schema of one utility kind: its fields, each required unless optional (docs/specification.md §5 and §6).
+    """The JSON Schema of one utility kind (docs/specification.md §5 and §6).
 
+    Parameters
+    ----------
+    kind : str
+        A kind of :data:`KINDS`.
+
+    Returns
+    -------
+    dict
+        An object schema with ``kind`` and the family's fields, each required unless optional.
+
+    Examples
+    --------
     >>> utility_schema("top_k")["required"], utility_schema("decision")["required"]
     (['kind', 'k'], ['kind', 'actions'])
     """

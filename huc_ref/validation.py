@@ -19,8 +19,25 @@ METHODS = ("huc", "uc")
 
 
 def check_distribution(dist) -> FiniteDistribution:
-    """``dist``, checked to be a :class:`FiniteDistribution` (Sec. 2.1).
+    """Check that an argument is a finite distribution of atoms (Sec. 2.1).
 
+    Parameters
+    ----------
+    dist : object
+        The argument a caller passed as the population or sample.
+
+    Returns
+    -------
+    FiniteDistribution
+        ``dist`` itself.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``type``, where ``dist`` is not a :class:`FiniteDistribution`.
+
+    Examples
+    --------
     >>> check_distribution({"atoms": []})
     Traceback (most recent call last):
     ...
@@ -47,10 +64,31 @@ def check_tree(tree) -> LabelTree:
 
 
 def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
-    """One HUCError naming the utility, for anything that cannot be audited on ``tree`` with
-    ``n_atoms`` atoms (A.1's utilities on Sec. 2.1's tree; shared by the exact audit, both boosts
-    and the fast path).
+    """Check that utilities can be audited on a tree with a number of atoms (A.1's utilities on Sec. 2.1's tree).
 
+    The exact audit, both boosting backends and the fast path share this check.
+
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree the audit runs on.
+    n_atoms : int
+        The number of atoms (a :class:`~huc_ref.utilities.PerAtom` utility has one row per atom).
+    utilities : dict of str to Utility
+        The utilities by name: a non-empty mapping whose names are non-empty printable strings
+        (:func:`~huc_ref.errors.check_name`) and whose values are utilities built on ``tree``.
+
+    Raises
+    ------
+    HUCError
+        One error naming the utility: ``tree`` is not a :class:`LabelTree`, ``utilities`` is
+        not a non-empty mapping, a name is not one, a value is not a :class:`Utility`, a utility
+        is bound to another tree (build it on this one, e.g. after
+        :meth:`LabelTree.with_labels`), or per-atom values have another number of rows than
+        ``n_atoms``.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> check_utilities(LabelTree.from_children("r", {"r": ["a", "b"]}), 1, {"u": 3})
     Traceback (most recent call last):
@@ -94,9 +132,49 @@ SELECTIONS = ("greedy", "passes", "drain")
 
 def boost_options(dist: FiniteDistribution, utilities: dict, *, method, select, epsilon, max_updates, step,
                   max_passes: int = 100):
-    """:func:`boost_settings` for the atoms of ``dist`` (checked to be a :class:`FiniteDistribution`)
-    (Algorithm 1, docs/specification.md §4).
+    """Check the options of a boosting run on a distribution's atoms (Algorithm 1, docs/specification.md §4).
 
+    Every boosting engine shares these rules, so the certified engine and the fast path reject
+    the same inputs with the same messages.
+
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms boosted.
+    utilities : dict of str to Utility
+        The utilities by name, as :func:`check_utilities` checks them; each must be defined at
+        every prediction (per-atom values are not: boosting moves the predictions).
+    method : {"huc", "uc"}
+        HUC-Boost (Algorithm 1/3) or UC-Boost (:data:`METHODS`).
+    select : {"greedy", "passes", "drain"}
+        The selection rule (:data:`SELECTIONS`).
+    epsilon : int, Fraction or str
+        The tolerance, an exact number in (0, 1].
+    max_updates : int
+        The cap on the number of updates, a non-negative integer.
+    step : "adaptive" or int, Fraction or str
+        ``"adaptive"`` (E.2's step), or a fixed step magnitude: an exact number in
+        (0, :data:`MAX_FIXED_STEP`], also written ``"fixed:0.05"`` as the command line spells it.
+    max_passes : int, default 100
+        The cap on K.1's passes, a positive integer.
+
+    Returns
+    -------
+    epsilon : Fraction
+        The tolerance, exactly.
+    step : Fraction or None
+        The fixed step magnitude, or None for the adaptive step.
+
+    Raises
+    ------
+    HUCError
+        Naming the option: ``dist`` is not a :class:`FiniteDistribution`, a method or rule
+        that is none of the choices, an integer option that is not one or out of range, an
+        ``epsilon`` outside (0, 1], a fixed step not positive or above :data:`MAX_FIXED_STEP`,
+        or a utility :func:`check_utilities` refuses or defined only at the atoms.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "label": "a"}])

@@ -408,9 +408,26 @@ DELETE = object()
 
 
 def mutate(doc, path, value):
-    """A deep copy of a JSON document with the value at ``path`` replaced (or ``DELETE`` d)
-    (the invalid vectors of docs/specification.md §6).
+    """A deep copy of a JSON document with one value replaced or deleted (docs/specification.md §6).
 
+    The invalid vectors are valid cases mutated so.
+
+    Parameters
+    ----------
+    doc : dict or list
+        The JSON document (not changed).
+    path : sequence of str or int
+        The keys and indices down to the value.
+    value : object
+        The new value, or :data:`DELETE` to delete the key.
+
+    Returns
+    -------
+    dict or list
+        The changed copy.
+
+    Examples
+    --------
     >>> mutate({"a": [1, 2]}, ["a", 1], 5), mutate({"a": 1, "b": 2}, ["a"], DELETE)
     ({'a': [1, 5]}, {'b': 2})
     """
@@ -505,8 +522,16 @@ def _invalid_vectors():
 
 
 def build_vector_files() -> dict[str, dict]:
-    """Every vector file: ``{file name: huc-vectors/1 document}`` (what ``generate`` writes; docs/specification.md §6).
+    """Every golden vector file, as ``generate`` writes them (docs/specification.md §6).
 
+    Returns
+    -------
+    dict of str to dict
+        ``{file name: huc-vectors/1 document}``: the paper's worked examples, the hand-made edge
+        cases, the seeded generated cases and the invalid inputs.
+
+    Examples
+    --------
     >>> {name: len(doc["vectors"]) for name, doc in build_vector_files().items()}
     {'paper.json': 6, 'edge_cases.json': 19, 'generated.json': 240, 'invalid.json': 50}
     """
@@ -525,8 +550,15 @@ def build_vector_files() -> dict[str, dict]:
 
 
 def default_vector_dir() -> Path:
-    """The published golden vectors (docs/specification.md §6): ``huc_ref/data/vectors``, shipped as package data.
+    """The folder of the published golden vectors (docs/specification.md §6).
 
+    Returns
+    -------
+    pathlib.Path
+        ``huc_ref/data/vectors``, shipped as package data.
+
+    Examples
+    --------
     >>> sorted(p.name for p in default_vector_dir().glob("*.json"))[:3]
     ['edge_cases.json', 'generated.json', 'huc-vectors-1.schema.json']
     """
@@ -534,11 +566,31 @@ def default_vector_dir() -> Path:
 
 
 def write_vector_files(out: Path) -> list[Path]:
-    """Regenerate every vector file (byte for byte) into ``out``; the schema is written too
-    (docs/specification.md §6).
+    """Regenerate every golden vector file, byte for byte, into a folder (docs/specification.md §6).
 
-    Regenerating audits all 240 generated cases exactly (about a minute), so the example is
-    the test ``tests/test_vectors.py::test_files_regenerate_byte_for_byte``, not a doctest.
+    Parameters
+    ----------
+    out : str or path-like
+        The folder (made where it does not exist).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: the vector files of :func:`build_vector_files`, then the schema
+        ``huc-vectors-1.schema.json``.
+
+    Raises
+    ------
+    HUCError
+        Where ``out`` is not a usable path.
+
+    Examples
+    --------
+    Regenerating audits all 240 generated cases exactly (about a minute), so the example is the
+    test ``tests/test_vectors.py::test_files_regenerate_byte_for_byte``, not a doctest.  From the
+    command line::
+
+        python -m huc_ref vectors generate huc_ref/data/vectors
     """
     out = as_path(out, "out")
     out.mkdir(parents=True, exist_ok=True)
@@ -553,8 +605,28 @@ def write_vector_files(out: Path) -> list[Path]:
 
 
 def load_vectors(directory: Path | None = None) -> list[dict]:
-    """All vectors of the ``huc-vectors/1`` files in ``directory`` (default: this tree's; docs/specification.md §6).
+    """All the vectors of the ``huc-vectors/1`` files in a folder (docs/specification.md §6).
 
+    Parameters
+    ----------
+    directory : str or path-like, optional
+        The folder; by default this tree's (:func:`default_vector_dir`).  Its ``*.schema.json``
+        files are skipped.
+
+    Returns
+    -------
+    list of dict
+        The vectors of every file, files in order of name.
+
+    Raises
+    ------
+    HUCError
+        Where the folder holds no vector file, a file is not a ``huc-vectors/1`` document, a
+        vector's id is not one (ids name files) or is used twice, or a vector lacks a part the
+        checker reads.
+
+    Examples
+    --------
     >>> d1 = next(v for v in load_vectors() if v["id"] == "paper-d1-cancellation")
     >>> d1["expected"]["huc"]["value"], "cancellation" in d1["flags"]
     ('1/4', True)
@@ -622,10 +694,26 @@ def _vector_shape(v: dict, where: str) -> None:
 
 
 def vector_case(vector: dict):
-    """The :class:`huc_ref.formats.Case` of a valid vector (its ``case``, a huc-case/1 document:
-    docs/specification.md §6); a fault in it is the vector's, one HUCError naming the vector (not
-    an unreadable answer).
+    """The case of a valid vector, read (docs/specification.md §6).
 
+    Parameters
+    ----------
+    vector : dict
+        A valid vector: its ``case`` is a ``huc-case/1`` document.
+
+    Returns
+    -------
+    Case
+        The :class:`huc_ref.formats.Case`.
+
+    Raises
+    ------
+    HUCError
+        Naming the vector where its case cannot be read: a fault in it is the vector's, not an
+        unreadable answer.
+
+    Examples
+    --------
     >>> vector_case({"id": "d1", "case": {"format": "huc-case/1", "tree": {"root": "r"}}})
     Traceback (most recent call last):
     ...
@@ -648,9 +736,27 @@ VECTOR_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}", re.ASCII)
 
 
 def export_cases(out: Path, directory: Path | None = None) -> int:
-    """Write each vector's input as a standalone file ``OUT/<id>.json`` (invalid ones as given)
-    (docs/specification.md §6).
+    """Write each vector's input as a standalone file ``OUT/<id>.json`` (docs/specification.md §6).
 
+    Parameters
+    ----------
+    out : str or path-like
+        The folder (made where it does not exist).
+    directory : str or path-like, optional
+        The vectors' folder (:func:`load_vectors`); by default this tree's.
+
+    Returns
+    -------
+    int
+        The number of files written: one per vector, invalid inputs as given.
+
+    Raises
+    ------
+    HUCError
+        As :func:`load_vectors`, or where ``out`` is not a usable path.
+
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
     ...     count = export_cases(Path(out))
@@ -674,9 +780,15 @@ _INPUT_NUMBER = {"type": ["integer", "number", "string"]}
 
 
 def schema() -> dict:
-    """The JSON Schema (draft 2020-12) of ``huc-vectors/1`` files, with the case and result formats
-    (docs/specification.md §6).
+    """The JSON Schema (draft 2020-12) of ``huc-vectors/1`` files (docs/specification.md §6).
 
+    Returns
+    -------
+    dict
+        The schema, with the case and result formats' schemas embedded.
+
+    Examples
+    --------
     >>> schema()["properties"]["format"], sorted(schema()["properties"]["vectors"]["items"])
     ({'const': 'huc-vectors/1'}, ['oneOf'])
     """
@@ -705,8 +817,28 @@ def schema() -> dict:
 
 
 def answer_cases(out: Path, directory: Path | None = None) -> int:
-    """This implementation's own answers, one ``OUT/<id>.json`` per vector (a reference run; docs/specification.md §6).
+    """This implementation's own answers, one ``OUT/<id>.json`` per vector: a reference run (docs/specification.md §6).
 
+    Parameters
+    ----------
+    out : str or path-like
+        The folder (made where it does not exist).
+    directory : str or path-like, optional
+        The vectors' folder (:func:`load_vectors`); by default this tree's.
+
+    Returns
+    -------
+    int
+        The number of answers written: a valid case's ``huc-result/1``, and for an invalid
+        input the reader's verdict (its ``huc-error/1``, or acceptance).
+
+    Raises
+    ------
+    HUCError
+        As :func:`load_vectors` and :func:`vector_case`, or where ``out`` is not a usable path.
+
+    Examples
+    --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
     ...     count = answer_cases(Path(out))

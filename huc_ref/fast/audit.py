@@ -175,6 +175,22 @@ def chunk_rows(n: int, K: int, threads: int | None = None) -> int:
     :data:`SERIAL_CELLS` numbers, else about :data:`CHUNK` numbers' worth, fewer where that
     spreads the rows evenly over the threads.
 
+    Parameters
+    ----------
+    n : int
+        The rows.
+    K : int
+        The numbers a row.
+    threads : int, optional
+        The threads; default :data:`THREADS`.
+
+    Returns
+    -------
+    int
+        The rows per chunk, at least 1.
+
+    Examples
+    --------
     >>> chunk_rows(100, 30, 2), chunk_rows(10**5, 30, 2), chunk_rows(10**5, 30, 4), chunk_rows(10**6, 30, 2)
     (100, 50000, 25000, 69905)
     >>> chunk_rows(10**6, 10**7, 2)  # a row of more than CHUNK numbers: one row at a time
@@ -199,6 +215,39 @@ def sample_rows(ft: FastTree, P, labels: np.ndarray, W: np.ndarray, utilities: M
     threads (numpy and the compiled kernels release the GIL).  ``exact`` holds the exact
     predictions behind ``P`` (default: ``P``'s own binary values).
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    P : array-like of shape (n, K)
+        The predictions, in the tree's label order.
+    labels : ndarray of shape (n,)
+        The label ids.
+    W : ndarray of shape (n, |C|)
+        ``w_i c(x_i)`` per atom and subgroup.
+    utilities : dict of str to Utility
+        The utilities by name.
+    rows : ndarray, optional
+        The atoms' indices (a per-atom utility's rows); None: ``0 .. n-1``.
+    engine : {"numpy", "numba"}, default "numpy"
+        The kernels.
+    exact : ExactRows, optional
+        The exact predictions behind ``P``.
+    row_sum_tolerance : float, optional
+        How far a row may sum from 1; None: rows are divided by their sums.
+
+    Returns
+    -------
+    dict of str to Rows
+        Each utility's rows.
+
+    Raises
+    ------
+    HUCError
+        Naming the first bad row of ``P``.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
     >>> rows = sample_rows(ft, np.array([[0.25, 0.75]]), np.array([0]), np.ones((1, 1)), {"u": Table(ft.tree, [0, 1])})
@@ -221,7 +270,35 @@ class SampleTerms:
     computed again and put in place (:meth:`replace`; a boosting update moves only its
     members).  ``choice[k]``: for a top-1 utility ``k`` whose terms numpy's pass computed, each
     atom's chosen candidate (its position in :meth:`FastTree.cut` at the utility's depth), the
-    decision its terms were made with (a boosting update reads its members' values from it)."""
+    decision its terms were made with (a boosting update reads its members' values from it).
+
+    Parameters
+    ----------
+    score, residual, error : ndarray of shape (|U|, n)
+        The scores, the UC residuals and the scores' error bounds.
+    T : list of ndarray
+        Each utility's node terms, ``D_k x n``.
+    plans : list
+        Each utility's path plan (:func:`huc_ref.fast.utilities.path_plan`).
+    depths : list of ndarray
+        Each utility's depths whose terms are stored.
+    term_row : array-like of int
+        Where each utility's rows of terms start, cumulatively (``|U| + 1`` entries).
+    flat : bool
+        Whether the tree is flat (then no node term is stored: the root's is the residual).
+    choice : dict, optional
+        Each top-1 utility's chosen candidates, by the utility's index.
+
+    Examples
+    --------
+    App. D.1's tree: an atom's node terms on its label's path sum to its UC residual (Thm 3.1).
+
+    >>> from huc_ref import LabelTree, Table
+    >>> ft = FastTree(LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]}))
+    >>> t = sample_terms(ft, np.full((2, 4), 0.25), np.array([0, 2]), {"u": Table(ft.tree, [-1, 1, 1, 1])})
+    >>> t.residual.tolist(), t.T[0].tolist(), t.term_row.tolist()  # y1: -1 - 1/2 = (0 - 1/2) + (-1 - 0)
+    ([[-1.5, 0.5]], [[-0.5, 0.5], [-1.0, 0.0]], [0, 2])
+    """
 
     def __init__(self, score, residual, error, T, plans, depths, term_row, flat, choice=None):
         self.score, self.residual, self.error, self.T = score, residual, error, T
@@ -232,6 +309,15 @@ class SampleTerms:
         """The entries of atoms ``idx`` from ``other`` (the same utilities, computed for those atoms):
         F.4's terms of an atom depend on its own prediction and label alone.
 
+        Parameters
+        ----------
+        idx : ndarray of int
+            The atoms replaced.
+        other : SampleTerms
+            Their terms, the same utilities, one column per atom of ``idx``.
+
+        Examples
+        --------
         >>> a = SampleTerms(*(np.zeros((1, 3)) for _ in range(3)), [np.zeros((1, 3))], [], [], [0, 1], False)
         >>> a.replace(np.array([2]), SampleTerms(*(np.ones((1, 1)) for _ in range(3)), [np.ones((1, 1))], [], [],
         ...                                      [0, 1], False))
@@ -261,6 +347,37 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     """The :class:`SampleTerms` of sample atoms (F.4's path form), streaming ``P`` in row chunks
     on :data:`THREADS` threads; a bad row of ``P`` is one HUCError naming it.
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    P : array-like of shape (n, K)
+        The predictions, in the tree's label order.
+    labels : ndarray of shape (n,)
+        The label ids.
+    utilities : dict of str to Utility
+        The utilities by name.
+    rows : ndarray, optional
+        The atoms' indices; None: ``0 .. n-1``.
+    engine : {"numpy", "numba"}, default "numpy"
+        The kernels.
+    exact : ExactRows, optional
+        The exact predictions behind ``P``.
+    row_sum_tolerance : float, optional
+        How far a row may sum from 1; None: rows are divided by their sums.
+
+    Returns
+    -------
+    SampleTerms
+        The terms.
+
+    Raises
+    ------
+    HUCError
+        Naming the first bad row of ``P``.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
     >>> t = sample_terms(ft, np.array([[0.25, 0.75]]), np.array([0]), {"u": Table(ft.tree, [0, 1])})
@@ -455,6 +572,26 @@ def check_label_mass(tree: LabelTree, P, labels: np.ndarray, where: str = "y_pro
     the node terms' sum differed by ``u(y)``).  ``where`` names the predictions in the message, ``fix``
     the remedy (:data:`SMOOTH_ROWS`; the command line's is its ``--smooth``).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    P : array-like of shape (n, K)
+        The predictions.
+    labels : ndarray of shape (n,)
+        The label ids.
+    where : str, default "y_prob"
+        The predictions' name in the message.
+    fix : str, default SMOOTH_ROWS
+        The remedy in the message.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``nonpositive``, naming the first row zero at its label.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
     >>> check_label_mass(t, np.array([[0.5, 0.5, 0.0]]), np.array([1]))  # the zero is not the label's
@@ -474,6 +611,24 @@ def zero_label(tree: LabelTree, P, labels: np.ndarray, fix: str = SMOOTH_ROWS) -
     read with one ``take`` from a C-contiguous array (numpy's indexing by two index arrays is
     slower).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    P : array-like of shape (n, K)
+        The predictions.
+    labels : ndarray of shape (n,)
+        The label ids.
+    fix : str, default SMOOTH_ROWS
+        The remedy.
+
+    Returns
+    -------
+    tuple of (int, str) or None
+        The row and the message, or None.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> zero_label(t, np.array([[0.5, 0.5], [1.0, 0.0]]), np.array([1, 1]))[0]
@@ -500,6 +655,32 @@ def sample_tables(ft: FastTree, terms: SampleTerms, labels: np.ndarray, W: np.nd
     Algorithm 2 on every column at once, App. F.3-F.4), the utilities on :data:`THREADS` threads
     (under numba each utility's sort and its scan as two calls, :func:`huc_ref.fast.workers.run_staged`).
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    terms : SampleTerms
+        The atoms' terms (:func:`sample_terms`).
+    labels : ndarray of shape (n,)
+        The label ids.
+    W : ndarray of shape (n, |C|)
+        ``w_i c(x_i)`` per atom and subgroup.
+    utilities : dict of str to Utility
+        The utilities by name.
+    rows : ndarray, optional
+        The atoms' indices; None: ``0 .. n-1``.
+    engine : {"numpy", "numba"}, default "numpy"
+        The kernels.
+    exact : ExactRows, optional
+        The exact predictions behind the scores (None: none).
+
+    Returns
+    -------
+    dict of str to Rows
+        Each utility's rows.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
     >>> P, y, us = np.array([[0.25, 0.75], [0.5, 0.5]]), np.array([0, 1]), {"u": Table(ft.tree, [0, 1])}
@@ -558,6 +739,13 @@ def numba_available() -> bool:
     """Whether the compiled kernels of the fast path (App. F.4, :mod:`huc_ref.fast.kernels`) are
     compiled, that is, whether the optional numba extra is installed.
 
+    Returns
+    -------
+    bool
+        Whether the kernels are compiled.
+
+    Examples
+    --------
     >>> import importlib.util
     >>> numba_available() == (importlib.util.find_spec("numba") is not None)
     True
@@ -602,6 +790,31 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     :func:`distribution_arrays`, when the caller audits one distribution many times (made
     once: each is a product of Fractions).
 
+    Parameters
+    ----------
+    dist : FiniteDistribution
+        The atoms: a population or a sample.
+    utilities : dict of str to Utility
+        The utilities by name.
+    accelerator : {"numpy", "numba"}, default "numpy"
+        The kernels of the sample path.
+    predictions : ndarray of shape (n, K), optional
+        Float64 predictions replacing the atoms' own.
+    weights : ndarray, optional
+        :func:`distribution_arrays`' weights, made before.
+
+    Returns
+    -------
+    AuditResult
+        Every candidate row, float numbers, ``engine == "fast"``.
+
+    Raises
+    ------
+    HUCError
+        For utilities the audit cannot take, or (a sample) an unknown ``accelerator``.
+
+    Examples
+    --------
     >>> from huc_ref import Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
@@ -740,6 +953,31 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
     to 1), the subgroups' names and ``w_i c(x_i)`` per subgroup and sample (``|C| x n``: the
     weights of Sec. 2.1's ``E[c(X) ...]`` over the sample).
 
+    Parameters
+    ----------
+    y_true, y_prob, tree, utilities, subgroups, sample_weight, labels
+        As :func:`audit` takes them.
+
+    Returns
+    -------
+    P : ndarray of shape (n, K)
+        The predictions in the tree's label order.
+    ids : ndarray of shape (n,)
+        The label ids.
+    w : ndarray of shape (n,)
+        The weights, summing to 1.
+    names : list of str
+        The subgroups' names.
+    WT : ndarray of shape (|C|, n)
+        ``w_i c(x_i)`` per subgroup and sample.
+
+    Raises
+    ------
+    HUCError
+        As :func:`audit`, naming the argument.
+
+    Examples
+    --------
     >>> from huc_ref import Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> P, ids, w, names, WT = sample_arrays(["b", "a"], [[0.5, 0.5], [0.25, 0.75]], t, {"u": Table(t, [0, 1])},
@@ -804,31 +1042,69 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
     exact engine's :class:`AuditResult` with float numbers (``arithmetic="float64"``).
 
-    ``y_true``: labels as names or label ids; ``y_prob``: ``(n, K)`` probabilities in label
-    order (any array-like; a numpy array or memory map is read in row chunks of about
-    :data:`CHUNK` numbers, so the working memory beyond the input is O(n (|U| + sum_u D_u)));
-    ``subgroups``: a mapping name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
-    :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
-    ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit`` do; the
-    name ``"all"`` is the whole population's, so a subgroup of that name must be 1 on every row);
-    ``sample_weight``: nonnegative weights (normalised to sum 1); ``accelerator``: ``"numpy"``
-    (the default and the reference) or ``"numba"`` (the compiled kernels of
-    :mod:`huc_ref.fast.kernels`, an optional extra).  Sec. 3.3 and App. F.4: only the nodes on
-    each sample's path carry a term.  Each row must sum to 1 within :data:`ROW_SUM_TOLERANCE`
-    (a float32 softmax does), unless ``renormalize=True``: then each row stands for itself
-    divided by its sum (the means ``N / pi`` do not depend on a row's scale), as the exact
-    path's ``renormalize`` does.  An entry may be 0 (a decision tree's), except at its row's own
-    label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``): that is one HUCError
-    (smooth the predictions first).  ``labels``: the columns' names in order (e.g. a classifier's
-    ``classes_``; a DataFrame's column names serve too): the columns are taken in the tree's label
-    order by them.  Without names the columns must be in the tree's order, which is then required
-    to have been declared or to be ``classes_``' sorted order
-    (:meth:`huc_ref.tree.LabelTree.column_order`): a bare ``predict_proba`` array with a tree built
-    in a hierarchy's leaf order is an error, never a silent misreading.
-    ``null_draws=B``: p-values from ``B`` redraws of the labels under the null of calibration
-    ``Y_i ~ P_i``, seeded by ``seed`` (:mod:`huc_ref.significance`; ``result.significance``),
-    refused before any audit beyond ``max_null_work`` (:func:`huc_ref.significance.check_null_work`).
+    Sec. 3.3 and App. F.4: only the nodes on each sample's path carry a term.  A numpy array or
+    memory map ``y_prob`` is read in row chunks of about :data:`CHUNK` numbers, so the working
+    memory beyond the input is O(n (|U| + sum_u D_u)).  An entry may be 0 (a decision tree's),
+    except at its row's own label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``):
+    that is one HUCError (smooth the predictions first).
 
+    Parameters
+    ----------
+    y_true : array-like of n labels
+        Labels as names or label ids.
+    y_prob : array-like or DataFrame of shape (n, K)
+        Probabilities in the tree's label order, or in the order ``labels`` names.  Each row
+        must sum to 1 within :data:`ROW_SUM_TOLERANCE` (a float32 softmax does), unless
+        ``renormalize``.
+    tree : LabelTree
+        The label tree.
+    utilities : dict of str to Utility
+        The utilities by name, each built on ``tree``.
+    subgroups : mapping, optional
+        Name -> ``n`` values in [-1, 1], exactly the subgroups audited, as a
+        :class:`FiniteDistribution`'s (default: everyone; K.1's families include ``c = 1``: give
+        ``"all": np.ones(n)`` too, as :class:`huc_ref.calibration.HUCBoost` and ``huc audit``
+        do; the name ``"all"`` is the whole population's, so a subgroup of that name must be 1
+        on every row).
+    sample_weight : array-like of shape (n,), optional
+        Nonnegative weights with a positive sum (normalised to sum 1); uniform when omitted.
+    accelerator : {"numpy", "numba"}, default "numpy"
+        numpy (the reference) or the compiled kernels of :mod:`huc_ref.fast.kernels` (an
+        optional extra).
+    renormalize : bool, default False
+        Each row stands for itself divided by its sum (the means ``N / pi`` do not depend on a
+        row's scale), as the exact path's ``renormalize`` does.
+    labels : array-like of str, optional
+        The columns' names in order (e.g. a classifier's ``classes_``; a DataFrame's column
+        names serve too): the columns are taken in the tree's label order by them.  Without
+        names the columns must be in the tree's order, which is then required to have been
+        declared or to be ``classes_``' sorted order
+        (:meth:`huc_ref.tree.LabelTree.column_order`): a bare ``predict_proba`` array with a
+        tree built in a hierarchy's leaf order is an error, never a silent misreading.
+    null_draws : int, optional
+        p-values from this many redraws of the labels under the null of calibration
+        ``Y_i ~ P_i`` (:mod:`huc_ref.significance`; ``result.significance``).
+    seed : int, default 0
+        Seeds the redraws.
+    max_null_work : int, optional
+        The redraws are refused before any audit beyond this budget
+        (:func:`huc_ref.significance.check_null_work`).
+
+    Returns
+    -------
+    AuditResult
+        Every candidate row with float sups and witnesses, ``engine == "fast"``.
+
+    Raises
+    ------
+    HUCError
+        One naming the argument: an unknown ``accelerator``, a ``tree`` that is not a
+        LabelTree, ``y_prob`` of the wrong shape or not numbers, a row not summing to 1 or
+        zero at its label, unknown labels, bad weights or subgroups, ``null_draws="exact"``
+        (arrays take a number of draws), or redraws beyond ``max_null_work``.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> from huc_ref import class_indicator
     >>> r = audit(["pos", "neg"], [[0.5, 0.5], [0.5, 0.5]], t, {"u": class_indicator(t, "pos")})

@@ -46,6 +46,47 @@ class FloatBackend(Backend):
       certified by the bounds, Arb, or the judge; a :class:`FiniteDistribution` only.
 
     The backend holds the atoms as float64 arrays; the context's state answers the driver.
+
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+    subgroups : sequence of str
+        The subgroups' names, one column of ``C`` each.
+    P0 : ndarray of shape (n, K)
+        The initial predictions, in the tree's label order.
+    E : ndarray of shape (n, K)
+        The label laws (one-hot rows for sample atoms).
+    w : ndarray of shape (n,)
+        The weights, summing to 1.
+    C : ndarray of shape (n, |C|)
+        The subgroup values.
+    utilities : dict of str to Utility
+        The utilities by name.
+    method : {"huc", "uc"}
+        HUC-Boost or UC-Boost.
+    epsilon : Fraction or float
+        The tolerance.
+    p0 : list, optional
+        The exact rows behind ``P0`` (a distribution's rationals); None: the floats' own binary
+        values.
+    numbers : context, default FLOAT64
+        The numbers (:mod:`huc_ref.fast.context`).
+    dist : FiniteDistribution, optional
+        The distribution the arrays are of (certified arithmetic reads its exact atoms).
+
+    Examples
+    --------
+    App. D.1 as arrays: the root's violation is the first choice; its update (Theorem 3.5's
+    adaptive step ``alpha = Gamma / Lambda``) moves the atom.
+
+    >>> from huc_ref import demo
+    >>> b = FloatBackend(demo.TREE, ["all"], np.full((1, 4), 0.25), np.array([[0.25, 0.0, 0.375, 0.375]]),
+    ...                  np.ones(1), np.ones((1, 1)), {"u": demo.U}, "huc", 0.01)
+    >>> choice = b.choose(None)
+    >>> record = b.update(choice, None, None).record
+    >>> b.tree.nodes[choice.node], record["gamma"], record["lambda"], record["alpha"], b.moved.tolist()
+    ('v0', 0.25, 0.25, 1.0, [True])
     """
 
     def __init__(self, tree: LabelTree, subgroups, P0: np.ndarray, E: np.ndarray, w: np.ndarray, C: np.ndarray,
@@ -75,6 +116,31 @@ class FloatBackend(Backend):
         """The backend of a :class:`FiniteDistribution`'s atoms (every number checked to fit float64)
         (Algorithm 1's atoms, Sec. 2.1).
 
+        Parameters
+        ----------
+        dist : FiniteDistribution
+            The atoms.
+        utilities : dict of str to Utility
+            The utilities by name.
+        method : {"huc", "uc"}
+            HUC-Boost or UC-Boost.
+        epsilon : Fraction or float
+            The tolerance.
+        numbers : context, default FLOAT64
+            The numbers (:mod:`huc_ref.fast.context`).
+
+        Returns
+        -------
+        FloatBackend
+            The backend.
+
+        Raises
+        ------
+        HUCError
+            Naming an atom's number that does not fit float64.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> d = FiniteDistribution(t, [{"p": ["1/4", "3/4"], "label": "a"}])
@@ -108,6 +174,8 @@ class FloatBackend(Backend):
     def P(self) -> np.ndarray:
         """The current predictions ``f_t(x_i)`` in float64 (Algorithm 1's state; ``n x K``, label order).
 
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01).P.tolist()  # App. D.1
         [[0.25, 0.25, 0.25, 0.25]]
@@ -118,6 +186,8 @@ class FloatBackend(Backend):
     def moved(self) -> np.ndarray:
         """The rows some update of Algorithm 1 has moved (the others keep ``p0`` exactly).
 
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> b = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01)  # App. D.1
         >>> _ = b.update(b.choose(None), None, None)
@@ -131,6 +201,8 @@ class FloatBackend(Backend):
         """The current log loss ``L_log(f_t)`` (E.1): a float in float64; certified, exact rational
         bounds of it.
 
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> round(FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01).loss, 12)  # log 4
         1.38629436112
@@ -368,6 +440,42 @@ def boost(dist: FiniteDistribution | Sample, utilities: Mapping[str, Utility], *
 
     App. D.1: HUC-Boost removes the violations UC cannot see.
 
+    Parameters
+    ----------
+    dist : FiniteDistribution or Sample
+        The atoms.
+    utilities : dict of str to Utility
+        The utilities by name.
+    method : {"huc", "uc"}, default "huc"
+        HUC-Boost or UC-Boost.
+    epsilon : int, Fraction or str, default "1/100"
+        The tolerance.
+    max_updates : int, default 1000
+        The cap on the updates.
+    step : "adaptive" or exact number, default "adaptive"
+        Theorem 3.5's step, or a fixed step magnitude.
+    select : {"greedy", "passes", "drain"}, default "greedy"
+        The schedule (:class:`huc_ref.driver.Schedule`).
+    max_passes : int, default 100
+        The budget of ``select="passes"``.
+    progress : callable, optional
+        ``progress(t, record)`` after every update.
+    numbers : context, default FLOAT64
+        :data:`huc_ref.fast.context.FLOAT64` or a :class:`huc_ref.fast.context.Certified`.
+
+    Returns
+    -------
+    BoostResult
+        The run.
+
+    Raises
+    ------
+    HUCError
+        For the options and utilities :func:`huc_ref.validation.boost_options` refuses, or an
+        atom's number that does not fit float64.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
@@ -409,6 +517,37 @@ def boost_sample(tree: LabelTree, P: np.ndarray, y: np.ndarray, utilities: Mappi
 
     App. D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3):
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+    P : array-like of shape (n, K)
+        The predictions.
+    y : array-like of n labels
+        Label names or ids.
+    utilities : dict of str to Utility
+        The utilities by name.
+    subgroups : sequence of str, default ("all",)
+        The subgroups' names.
+    C : array-like of shape (n, |C|), optional
+        The subgroup values; default: everyone.
+    w : array-like of shape (n,), optional
+        Positive weights; default ``1/n``.
+    method, epsilon, max_updates, step, select, max_passes, progress
+        As :func:`boost` takes them.
+
+    Returns
+    -------
+    BoostResult
+        The run, ``arithmetic == "float64"``.
+
+    Raises
+    ------
+    HUCError
+        What :class:`huc_ref.fast.sample.Sample` and :func:`boost` refuse, naming the argument.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> r = boost_sample(t, np.full((8, 4), 0.25), np.array([0, 0, 2, 2, 2, 3, 3, 3]), {"u": Table(t, [-1, 1, 1, 1])})
@@ -424,6 +563,22 @@ def check_replay(result, dist, utilities) -> None:
     :class:`BoostResult`, atoms (a :class:`FiniteDistribution` or a :class:`Sample`) and
     utilities that can be audited on them; one HUCError otherwise.
 
+    Parameters
+    ----------
+    result : BoostResult
+        The run.
+    dist : FiniteDistribution or Sample
+        The atoms.
+    utilities : dict of str to Utility
+        The utilities by name.
+
+    Raises
+    ------
+    HUCError
+        Naming the argument that is not what it should be.
+
+    Examples
+    --------
     >>> check_replay(None, None, {})
     Traceback (most recent call last):
     ...
@@ -448,6 +603,30 @@ def replay(result: BoostResult, dist: FiniteDistribution | Sample, utilities: Ma
     A rule's subgroup is found by name among ``dist``'s (in any order); a subgroup or a utility
     the atoms do not have is one HUCError naming the update.
 
+    Parameters
+    ----------
+    result : BoostResult
+        The run.
+    dist : FiniteDistribution or Sample
+        The atoms to replay it on.
+    utilities : dict of str to Utility
+        The utilities by name, those of the run.
+
+    Yields
+    ------
+    t : int
+        The updates applied.
+    P : ndarray of shape (n, K)
+        The predictions after them.
+
+    Raises
+    ------
+    HUCError
+        For arguments :func:`check_replay` refuses, or an update whose subgroup or utility the
+        atoms do not have.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
@@ -486,6 +665,30 @@ def apply_rules(method: str, steps, tree: LabelTree, utilities: Mapping[str, Uti
     ``alpha h(x)``: HUC-Boost's ``h = c Delta_{u,v}`` at node ``v`` (Algorithm 1), UC-Boost's
     ``h = c (u - mu_u)`` on the leaves, each at the row's own current prediction.
 
+    Parameters
+    ----------
+    method : {"huc", "uc"}
+        HUC-Boost or UC-Boost.
+    steps : iterable of tuple
+        The rules ``(subgroup index, utility, node id, lo, hi, alpha)``.
+    tree : LabelTree
+        The label tree.
+    utilities : dict of str to Utility
+        The utilities by name.
+    P : array-like of shape (n, K)
+        The predictions, in the tree's label order.
+    C : ndarray of shape (n, |C|)
+        The subgroup values.
+
+    Yields
+    ------
+    t : int
+        The rules applied.
+    P : ndarray of shape (n, K)
+        The predictions after them (a new array each time).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> [(k, P.round(6).tolist()) for k, P in apply_rules("huc", [(0, "u", 0, 0.25, 0.75, 1.0)], t,
@@ -522,6 +725,34 @@ def direction(method: str, ft: FastTree, P: np.ndarray, U: np.ndarray, c: np.nda
     (:func:`apply_rules`) both take it from here, so they move rows by the same numbers.
     ``scratch``: an array of ``P``'s shape to hold ``P U`` (a run's buffer: no fresh memory per update).
 
+    Parameters
+    ----------
+    method : {"huc", "uc"}
+        HUC-Boost or UC-Boost.
+    ft : FastTree
+        The tree.
+    P : ndarray of shape (m, K)
+        The rows.
+    U : ndarray of shape (m, K)
+        Their utility values.
+    c : ndarray of shape (m, 1)
+        Their subgroup values.
+    pi : ndarray of shape (m, 1 + children), optional
+        HUC-Boost: the masses of ``a`` and its children (:func:`branch_masses`).
+    a : int, optional
+        HUC-Boost: the node's id.
+    scratch : ndarray of shape (m, K), optional
+        A buffer for ``P U``.
+
+    Returns
+    -------
+    h : ndarray
+        The direction, a column per child of ``a`` (HUC-Boost) or per label (UC-Boost).
+    q : ndarray or None
+        HUC-Boost: the branch probabilities ``pi_{v_j} / pi_v``; UC-Boost: None.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
     >>> P, U, c = np.array([[0.5, 0.5]]), np.array([[0.0, 1.0]]), np.ones((1, 1))
@@ -542,6 +773,22 @@ def branch_masses(ft: FastTree, X: np.ndarray, a: int) -> np.ndarray:
     masses ``pi`` of an update's members and, of ``p u``, the ``N_u`` of :func:`direction`; the
     run and its replay (:func:`apply_rules`) both take them from here.
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    X : ndarray of shape (m, K)
+        The rows, in the tree's label order.
+    a : int
+        The node's id.
+
+    Returns
+    -------
+    ndarray of shape (m, 1 + children)
+        ``a``'s sum, then each child's.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> branch_masses(FastTree(t), np.array([[0.25, 0.25, 0.5]]), 0).tolist()  # r, a, y3
     [[1.0, 0.5, 0.5]]
@@ -558,6 +805,20 @@ def label_columns(tree: LabelTree, a: int):
     """The columns of node ``a``'s labels (``Y_a`` of Sec. 2.1, whose masses sum to ``pi_a`` in C.1, in
     label order): a slice where they are a run of label ids (a view, no gathered copy), else their ids.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree.
+    a : int
+        The node's id.
+
+    Returns
+    -------
+    slice or list of int
+        The columns.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}, labels=["y1", "y3", "y2"])
     >>> label_columns(t, 0), label_columns(t, 1)
     (slice(0, 3, None), [0, 2])
@@ -585,6 +846,22 @@ def tilt(q: np.ndarray, h: np.ndarray, alpha: float) -> np.ndarray:
     ``q`` lost.  ``alpha (h_j - h_top)`` may only overflow to ``-inf`` (``e^-inf = 0``, the
     limit), never to a NaN, since ``alpha`` is finite and ``h_top - h_top = 0``.
 
+    Parameters
+    ----------
+    q : ndarray of shape (m, d)
+        Probability rows, every entry at least the smallest normal float64 (or 0).
+    h : ndarray of shape (m, d)
+        The directions.
+    alpha : float
+        The step, finite.
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+        The tilted rows.
+
+    Examples
+    --------
     >>> tilt(np.array([[0.25, 0.75]]), np.array([[1.0, 0.0]]), np.log(3.0)).round(12).tolist()  # 3 : 3
     [[0.5, 0.5]]
     >>> tilt(np.array([[0.25, 0.75]]), np.array([[1.0, 0.0]]), 1e300).tolist()  # the limit: all on child 0
@@ -616,6 +893,34 @@ def move(method: str, tree: LabelTree, P: np.ndarray, members: np.ndarray, h: np
     ``(2 d_a + 8) u`` relatively (``q_j``, the factor, the product and the children's sums each
     round): a row's sum moves by at most ``(2K + 8) u`` a rule (:func:`huc_ref.calibration.row_sum_tolerance`).
 
+    Parameters
+    ----------
+    method : {"huc", "uc"}
+        HUC-Boost or UC-Boost.
+    tree : LabelTree
+        The tree.
+    P : ndarray of shape (n, K)
+        The predictions, moved in place.
+    members : ndarray of int
+        The rows the update applies to.
+    h : ndarray
+        Their directions (:func:`direction`).
+    alpha : float
+        The step.
+    q : ndarray, optional
+        HUC-Boost: the members' branch probabilities at ``a``.
+    a : int, optional
+        HUC-Boost: the node's id.
+    rows : ndarray, optional
+        ``P[members]`` already gathered, or None.
+
+    Returns
+    -------
+    ndarray of int
+        The rows moved: ``members`` without those whose ``h`` is the same everywhere.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])

@@ -66,7 +66,14 @@ REFINE_BITS = (128, 512, 2048)
 
 class Undecided(Exception):
     """A decision the context cannot take (:data:`UNDECIDED` raised, with the reason): the run
-    asks the judge, the certified engine, on the same exact state (docs/specification.md §4)."""
+    asks the judge, the certified engine, on the same exact state (docs/specification.md §4).
+
+    Examples
+    --------
+    >>> Certified.decided(UNDECIDED, "the largest candidate")
+    Traceback (most recent call last):
+    huc_ref.fast.context.Undecided: the largest candidate
+    """
 
 
 class _Marker:
@@ -89,6 +96,19 @@ def flint():
     """python-flint (Arb, the ball arithmetic of certified float64, docs/specification.md §4), or
     one HUCError saying how to install it.
 
+    Returns
+    -------
+    module
+        The ``flint`` module.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``dependency``, where python-flint is not installed, naming the ``certified``
+        extra.
+
+    Examples
+    --------
     >>> flint().arb(1) > 0
     True
     """
@@ -111,6 +131,24 @@ def certain_extreme(balls, among: list, above: bool, exactly=None):
     extremes the first in ``among`` is taken (App. F.3's tie rule): an exact 0 and a ball about 0
     from sums that cancel have different midpoints, the second's perhaps the larger.
 
+    Parameters
+    ----------
+    balls : sequence of arb
+        The enclosures, indexed as ``among`` names them.
+    among : list of int
+        The indices compared.
+    above : bool
+        The largest (True) or the smallest.
+    exactly : callable, optional
+        ``exactly(m, j)``: the sign of ``x_m - x_j`` where known exactly, else None.
+
+    Returns
+    -------
+    int or None
+        The index, or None where no ball is certainly the extreme.
+
+    Examples
+    --------
     >>> from flint import arb, ctx
     >>> with ctx.workprec(128):  # one float64 midpoint for the first two
     ...     balls = [arb(1) / 2, arb(1) / 2 + arb(2) ** -80, arb(0)]
@@ -153,6 +191,8 @@ class Float64:
     """Plain float64 (``arithmetic="float64"``): every decision by rounding, never undecided,
     uncertified (the fast path's runs, App. F.4; their results say ``theorem_3_5["certified"] = False``).
 
+    Examples
+    --------
     >>> FLOAT64.sign(1e-300), FLOAT64.compare(0.3, 0.0, 0.1 + 0.2, 0.0)  # 0.1 + 0.2 rounds above 0.3
     (1, -1)
     >>> FLOAT64.argmax([0.25, 0.25 + 1e-17, 0.5], [1e-15] * 3)  # within the tolerance: the first stays
@@ -170,6 +210,20 @@ class Float64:
         """The sign of ``value`` as float64 rounded it (``error``, ``refine`` and ``why`` are not used):
         App. H.1's ``sign(Gamma)``, Sec. 3.2's ``sup > epsilon``.
 
+        Parameters
+        ----------
+        value : float
+            The number.
+        error, refine, why
+            Not used (the certified context's arguments).
+
+        Returns
+        -------
+        int
+            -1, 0 or 1.
+
+        Examples
+        --------
         >>> FLOAT64.sign(-1e-300, 1.0)
         -1
         """
@@ -178,6 +232,20 @@ class Float64:
     def compare(self, a, ea, b, eb, refine=None, why=None) -> int:
         """The sign of ``a - b`` as float64 rounded them (App. F.3's orders of scores).
 
+        Parameters
+        ----------
+        a, b : float
+            The numbers.
+        ea, eb, refine, why
+            Not used (the certified context's arguments).
+
+        Returns
+        -------
+        int
+            -1, 0 or 1.
+
+        Examples
+        --------
         >>> FLOAT64.compare(0.25, 1.0, 0.5, 1.0)
         -1
         """
@@ -187,6 +255,22 @@ class Float64:
         """The first maximiser up to ``errors``: a later value replaces the best so far only where it
         passes it by more than its error (App. F.3's tie rule for sums equal in exact arithmetic).
 
+        Parameters
+        ----------
+        values : sequence of float
+            The numbers.
+        errors : sequence of float
+            Their error bounds.
+        refine, same, why
+            Not used (the certified context's arguments).
+
+        Returns
+        -------
+        int
+            The index.
+
+        Examples
+        --------
         >>> FLOAT64.argmax([0.5, 0.5 + 1e-16, 0.25], [1e-15] * 3)  # within the error: the first
         0
         """
@@ -200,6 +284,18 @@ class Float64:
         """Nothing is refined in float64 (docs/specification.md §4 asks it of certified arithmetic
         only): :data:`UNDECIDED`.
 
+        Parameters
+        ----------
+        attempt : callable
+            Not called.
+
+        Returns
+        -------
+        UNDECIDED
+            Always.
+
+        Examples
+        --------
         >>> FLOAT64.refine(lambda bits: 1)
         UNDECIDED
         """
@@ -209,6 +305,18 @@ class Float64:
         """The float64 state of ``backend``: the predictions themselves, moved as Algorithm 1 states
         it (:class:`huc_ref.fast.boost.FloatState`).
 
+        Parameters
+        ----------
+        backend : FloatBackend
+            The backend.
+
+        Returns
+        -------
+        FloatState
+            Its state.
+
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> from huc_ref.fast.boost import FloatBackend
         >>> type(FLOAT64.state(FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01))).__name__
@@ -232,6 +340,18 @@ class Certified:
     context keeps the tallies of the run it serves: :attr:`refined` (what the bounds left to Arb)
     and :attr:`fallbacks` (what Arb left to the judge), by reason.
 
+    Parameters
+    ----------
+    judge : callable, optional
+        ``judge(dist, utilities, method, epsilon, digits)``, the maker of the certified engine's
+        judge of one run; None: an undecided choice is one HUCError.
+    digits : int, default 30
+        The judge's working precision.
+    refine_bits : tuple of int, default REFINE_BITS
+        The precisions of :meth:`refine`.
+
+    Examples
+    --------
     >>> from fractions import Fraction
     >>> c = Certified()
     >>> c.sign(Fraction(1, 10**30), Fraction(1, 10**31)), c.sign(0.5, 1.0) is UNDECIDED
@@ -259,6 +379,23 @@ class Certified:
         (mpmath's ``autoprec``: precision raised to a maximum, then a documented failure;
         docs/specification.md §4).
 
+        Parameters
+        ----------
+        attempt : callable
+            ``attempt(bits)``: an answer, or None.
+
+        Returns
+        -------
+        object
+            The first answer, or :data:`UNDECIDED`.
+
+        Raises
+        ------
+        HUCError
+            Of kind ``dependency``, where python-flint is not installed (:func:`flint`).
+
+        Examples
+        --------
         >>> Certified(refine_bits=(64, 128)).refine(lambda bits: bits if bits > 100 else None)
         128
         >>> Certified(refine_bits=(64,)).refine(lambda bits: None)
@@ -279,6 +416,24 @@ class Certified:
         :data:`UNDECIDED` (docs/specification.md §4).  A decision past the bound is tallied under
         ``why``.
 
+        Parameters
+        ----------
+        value : float or Fraction
+            The number's approximation.
+        error : float or Fraction, default 0
+            The bound on its error.
+        refine : callable, optional
+            ``refine(bits)``: Arb's enclosure of the number at ``bits``.
+        why : str, optional
+            The reason tallied where the bound does not decide.
+
+        Returns
+        -------
+        int or UNDECIDED
+            -1, 0 or 1, or :data:`UNDECIDED`.
+
+        Examples
+        --------
         >>> from fractions import Fraction
         >>> Certified().sign(Fraction(0), Fraction(0)), Certified().sign(-2.0, 1.0)
         (0, -1)
@@ -304,6 +459,24 @@ class Certified:
         """The sign of ``a - b`` (errors ``ea``, ``eb``; ``refine(bits)``: Arb's ``a - b``), or
         :data:`UNDECIDED` (App. F.3's orders of scores, A.1's ranks; docs/specification.md §4).
 
+        Parameters
+        ----------
+        a, b : float or Fraction
+            The numbers' approximations.
+        ea, eb : float or Fraction
+            The bounds on their errors.
+        refine : callable, optional
+            ``refine(bits)``: Arb's enclosure of ``a - b``.
+        why : str, optional
+            The reason tallied where the bounds do not decide.
+
+        Returns
+        -------
+        int or UNDECIDED
+            -1, 0 or 1, or :data:`UNDECIDED`.
+
+        Examples
+        --------
         >>> Certified().compare(0.5, 1e-17, 0.25, 1e-17)
         1
         """
@@ -317,6 +490,26 @@ class Certified:
         lies certainly above the others' (:func:`certain_extreme`); else :data:`UNDECIDED`.  A
         decision past the bounds is tallied under ``why``.
 
+        Parameters
+        ----------
+        values : sequence of float
+            The numbers' approximations.
+        errors : sequence of float
+            The bounds on their errors.
+        refine : callable, optional
+            ``refine(bits, among)``: a ball per index of ``among``.
+        same : callable, optional
+            ``same(c, d)``: whether two numbers are equal exactly.
+        why : str, optional
+            The reason tallied where the bounds do not decide.
+
+        Returns
+        -------
+        int or UNDECIDED
+            The index, or :data:`UNDECIDED`.
+
+        Examples
+        --------
         >>> from flint import arb
         >>> c = Certified()
         >>> c.argmax([0.5, 0.25], [1e-17, 1e-17]), c.argmax([0.5, 0.5], [1e-17, 1e-17]) is UNDECIDED
@@ -350,6 +543,13 @@ class Certified:
         """Count a decision the bounds left to refinement, under ``why`` (None: not counted): what
         certified float64 decided past its bounds (docs/specification.md §4).
 
+        Parameters
+        ----------
+        why : str or None
+            The reason.
+
+        Examples
+        --------
         >>> c = Certified()
         >>> c.tally("the witness interval"); c.tally(None); dict(c.refined)
         {'the witness interval': 1}
@@ -362,6 +562,25 @@ class Certified:
         """``answer``, or :class:`Undecided` with ``why`` where it is :data:`UNDECIDED` (then the
         judge decides, docs/specification.md §4).
 
+        Parameters
+        ----------
+        answer : object
+            A decision's answer.
+        why : str
+            The reason, for the exception.
+
+        Returns
+        -------
+        object
+            ``answer``.
+
+        Raises
+        ------
+        Undecided
+            Where ``answer`` is :data:`UNDECIDED`.
+
+        Examples
+        --------
         >>> Certified.decided(1, "x")
         1
         >>> Certified.decided(UNDECIDED, "a tie")
@@ -376,6 +595,18 @@ class Certified:
         """The certified state of ``backend``: exact logits evaluated in float64 with error bounds
         (:class:`huc_ref.fast.certified.CertifiedState`, docs/specification.md §4).
 
+        Parameters
+        ----------
+        backend : FloatBackend
+            The backend.
+
+        Returns
+        -------
+        CertifiedState
+            Its state.
+
+        Examples
+        --------
         >>> from huc_ref import demo
         >>> from huc_ref.fast.boost import FloatBackend
         >>> b = FloatBackend.from_distribution(demo.DIST, {"u": demo.U}, "huc", 0.01, numbers=Certified())

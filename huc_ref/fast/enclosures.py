@@ -30,6 +30,18 @@ def gamma(n: int) -> float:
     (Higham, Accuracy and Stability of Numerical Algorithms, Lemma 3.1), rounded up; the unit of
     every bound here on App. F.3's sums and E.2's ``Gamma``.
 
+    Parameters
+    ----------
+    n : int
+        The roundings, ``n u < 1``.
+
+    Returns
+    -------
+    float
+        ``gamma_n``, rounded up.
+
+    Examples
+    --------
     >>> gamma(1) > 2.0 ** -53, gamma(10) < 1.2e-15
     (True, True)
     """
@@ -69,6 +81,25 @@ def exp_bounds(z, scale: Fraction = Fraction(1)) -> tuple[np.ndarray, np.ndarray
     mpmath's directed rounding is not used here: it is not rigorous (``mpf_log`` rounded up at
     60 bits gives ``log(1 + 2^-52)`` below its true value; ``tests/test_certified.py``).
 
+    Parameters
+    ----------
+    z : sequence of Fraction or int
+        The exponents.
+    scale : Fraction, default 1
+        A factor of every exponent.
+
+    Returns
+    -------
+    lo, hi : ndarray
+        The bounds, one of each a ``z``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``dependency``, where python-flint is not installed.
+
+    Examples
+    --------
     >>> lo, hi = exp_bounds([Fraction(0), Fraction(1, 3)])
     >>> lo.tolist()[0], hi.tolist()[0], float(lo[1]) <= 1.3956124250860895 <= float(hi[1]), bool(hi[1] > lo[1])
     (1.0, 1.0, True, True)
@@ -98,6 +129,23 @@ def log_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[list, list]:
     """Exact rationals ``a <= log x <= b`` for every ``x`` in ``[lo, hi]`` (positive floats), the
     ends of Arb's balls at 80 bits (python-flint): the normalisers' logs in E.1's log loss.
 
+    Parameters
+    ----------
+    lo, hi : ndarray
+        The ends of the ranges, positive floats.
+
+    Returns
+    -------
+    a, b : list of Fraction
+        The bounds, one of each a range.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``dependency``, where python-flint is not installed.
+
+    Examples
+    --------
     >>> a, b = log_bounds(np.array([1.0, 2.0]), np.array([1.0, 2.0]))
     >>> a[0], b[0], float(a[1]) <= 0.6931471805599453 <= float(b[1])
     (Fraction(0, 1), Fraction(0, 1), True)
@@ -137,6 +185,24 @@ def prefix_error(table, u: Utility, W: np.ndarray, rho: float) -> np.ndarray:
     the tie blocks' totals (:func:`huc_ref.fast.numbers.block_sums`) ``gamma_L + 2^-DROPPED`` of
     them (``L`` levels).  Everything is then doubled (:data:`MARGIN`).
 
+    Parameters
+    ----------
+    table : Rows
+        A :func:`huc_ref.fast.audit.dense_rows` table.
+    u : Utility
+        Its utility.
+    W : ndarray of shape (n, |C|)
+        ``w_i c(x_i)`` per atom and subgroup.
+    rho : float
+        The relative error of the predictions' entries.
+
+    Returns
+    -------
+    ndarray of shape (|C|, columns)
+        The bounds.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> from huc_ref.fast.audit import dense_rows
     >>> from huc_ref.fast.tree import FastTree
@@ -164,6 +230,20 @@ def moving_ends(zero: np.ndarray, table) -> np.ndarray:
     tie blocks' ends): ``C_0`` and every block end after a block with an entry not 0 exactly
     (``zero``), as the others repeat the one before exactly.
 
+    Parameters
+    ----------
+    zero : ndarray of bool
+        Per atom, whether its entry is 0 exactly.
+    table : Rows
+        The table (its ``order`` and ``block_last``).
+
+    Returns
+    -------
+    ndarray of int
+        The indices of the prefix sums kept.
+
+    Examples
+    --------
     >>> from types import SimpleNamespace
     >>> moving_ends(np.array([False, True, False]), SimpleNamespace(order=np.arange(3), block_last=np.arange(3)))
     array([0, 1, 3])
@@ -183,6 +263,24 @@ def certified_witness(values: np.ndarray, zero: np.ndarray, table, error: float)
     below (above) them by more than ``2 error``.  Returns ``(r, b, sup, moment)`` of the
     witness blocks ``r .. b-1`` or None when float64 cannot tell.
 
+    Parameters
+    ----------
+    values : ndarray
+        The column's entries ``W t``, per atom.
+    zero : ndarray of bool
+        Per atom, whether its entry is 0 exactly.
+    table : Rows
+        The table (its ``order`` and ``block_last``).
+    error : float
+        The bound on every prefix sum's error.
+
+    Returns
+    -------
+    tuple of (int, int, float, float) or None
+        ``(r, b, sup, moment)``, or None.
+
+    Examples
+    --------
     >>> from types import SimpleNamespace
     >>> table = SimpleNamespace(order=np.arange(3), block_last=np.arange(3))
     >>> certified_witness(np.array([0.5, -0.25, 0.5]), np.zeros(3, bool), table, 1e-12)
@@ -219,6 +317,31 @@ def ball_witness(entries: list, zero: np.ndarray, table, bits: int = 128, exact=
     where all are known, and an equal later one does not displace the first.  Returns
     ``(r, b, sup, moment)`` (``sup`` and ``moment`` Arb balls) or None.
 
+    Parameters
+    ----------
+    entries : list of arb
+        The column's entries ``W t``, per atom.
+    zero : ndarray of bool
+        Per atom, whether its entry is 0 exactly.
+    table : Rows
+        The table (its ``order`` and ``block_last``).
+    bits : int, default 128
+        The working precision of the sums.
+    exact : callable, optional
+        ``exact(i)``: atom ``i``'s entry as a rational, or None.
+
+    Returns
+    -------
+    tuple of (int, int, arb, arb) or None
+        ``(r, b, sup, moment)``, or None.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``dependency``, where python-flint is not installed.
+
+    Examples
+    --------
     >>> from types import SimpleNamespace
     >>> from flint import arb, ctx
     >>> table = SimpleNamespace(order=np.arange(3), block_last=np.arange(3))
@@ -278,6 +401,18 @@ def on_grid(h: np.ndarray) -> np.ndarray:
     a few ulps apart, then take the same step, so that ties of their scores stay exact ties
     (:class:`huc_ref.fast.boosted.Same`).
 
+    Parameters
+    ----------
+    h : ndarray
+        The direction.
+
+    Returns
+    -------
+    ndarray
+        ``h`` on the grid.
+
+    Examples
+    --------
     >>> on_grid(np.array([[0.1, -0.25]])).tolist() == [[round(0.1 * 2**41) / 2**41, -0.25]]
     True
     """

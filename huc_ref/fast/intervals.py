@@ -33,6 +33,22 @@ def argsort_keys(key: np.ndarray, values: np.ndarray | None = None, engine: str 
     of the keys, ``np.argsort`` does the work instead.  Equal keys (ties) need no second look: any order
     of them is right.
 
+    Parameters
+    ----------
+    key : ndarray of uint64
+        The keys (used up where ``values`` is given).
+    values : ndarray, optional
+        Numbers in the order of the keys, equal where they are.
+    engine : {"numpy", "numba"}, default "numpy"
+        The sort of the packed keys (:func:`sort_packed`).
+
+    Returns
+    -------
+    ndarray of int or tuple of ndarray
+        The order, or ``(order, values.take(order))``.
+
+    Examples
+    --------
     >>> argsort_keys(np.array([5, 2**63 + 1, 5, 2**63, 0], dtype=np.uint64)).tolist()
     [4, 0, 2, 3, 1]
     >>> [x.tolist() for x in argsort_keys(np.array([3, 1, 2], dtype=np.uint64), np.array([0.75, 0.25, 0.5]))]
@@ -99,6 +115,23 @@ def sort_packed(packed: np.ndarray, low_bits: int, engine: str = "numpy") -> Non
     the first sort of at least :data:`MEASURED_SORT` keys of each size class (``n.bit_length()``)
     is made both ways, the two results compared, and the faster way kept for the class.
 
+    Parameters
+    ----------
+    packed : ndarray of uint64
+        The keys, distinct, sorted in place.
+    low_bits : int
+        The bits of the index below each key's leading bits.
+    engine : {"numpy", "numba"}, default "numpy"
+        numpy's sort, or the faster of it and the compiled radix sort.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``internal``, where the two sorts measured disagree (a guard that should never be
+        reached).
+
+    Examples
+    --------
     >>> x = np.array([3 << 4 | 1, 1 << 4 | 0, 3 << 4 | 2], dtype=np.uint64)
     >>> sort_packed(x, 4)
     >>> [int(v) >> 4 for v in x]
@@ -154,6 +187,22 @@ def sort_scores(score: np.ndarray, engine: str = "numpy") -> tuple[np.ndarray, n
     scores, first :func:`huc_ref.fast.kernels.group_sort` (the same order again: keys ascending,
     equal keys by index), which gives up beyond 4,096 distinct scores.
 
+    Parameters
+    ----------
+    score : ndarray of float64
+        The scores, no NaN.
+    engine : {"numpy", "numba"}, default "numpy"
+        The sort.
+
+    Returns
+    -------
+    order : ndarray of int
+        An order that sorts ``score``.
+    ranked : ndarray
+        The sorted scores.
+
+    Examples
+    --------
     >>> order, s = sort_scores(np.array([0.5, -1.0, 0.25, 0.5, -0.0]))
     >>> order.tolist(), s.tolist()
     ([1, 4, 2, 0, 3], [-1.0, -0.0, 0.25, 0.5, 0.5])
@@ -227,6 +276,18 @@ def score_keys(score: np.ndarray) -> np.ndarray:
     all their bits, others the sign bit; -0.0 just below 0.0), for :func:`argsort_keys`
     (the sort of Algorithm 2, App. F.3).
 
+    Parameters
+    ----------
+    score : ndarray of float64
+        The scores.
+
+    Returns
+    -------
+    ndarray of uint64
+        The keys.
+
+    Examples
+    --------
     >>> k = score_keys(np.array([-1.0, -0.0, 0.0, 1e-300, 0.5]))
     >>> bool(np.all(k[1:] > k[:-1]))
     True
@@ -262,6 +323,20 @@ def group_scores(score: np.ndarray,
     two distinct scores here (one block to Algorithm 2: the caller's check of the gaps between
     distinct scores sends them to the sort).
 
+    Parameters
+    ----------
+    score : ndarray of float64
+        The scores.
+    labels : tuple of (ndarray, int), optional
+        The atoms' labels and how many there are.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray) or None
+        ``(group, distinct)``, or None.
+
+    Examples
+    --------
     >>> group, distinct = group_scores(np.array([0.5, 0.25, 0.5, -1.0]))
     >>> group.tolist(), distinct.tolist()
     ([2, 1, 2, 0], [-1.0, 0.25, 0.5])
@@ -328,6 +403,18 @@ def argsort_scores(score: np.ndarray) -> np.ndarray:
     needs no sorted scores: the packed keys unless a sample shows ties or near neighbours
     (numpy's argsort gains from ties; the packed keys would gather every key to see them).
 
+    Parameters
+    ----------
+    score : ndarray of float64
+        The scores, no NaN.
+
+    Returns
+    -------
+    ndarray of int
+        The order.
+
+    Examples
+    --------
     >>> argsort_scores(np.array([0.5, -1.0, 0.25])).tolist()
     [1, 2, 0]
     """
@@ -341,6 +428,19 @@ class TieBlocks(tuple):
     float64 could not order (App. F.3), each a :class:`Run`; :attr:`exact`: whether exact scores
     stood behind the floats (else every run stays one block, and its witness ends are its floats).
 
+    Parameters
+    ----------
+    order : ndarray of int
+        The atoms in increasing order of score.
+    new : ndarray of bool
+        Per gap between neighbours in ``order``, whether a new tie block starts.
+    runs : tuple of Run, default ()
+        The groups float64 could not order.
+    exact : bool, default True
+        Whether exact scores stood behind the floats.
+
+    Examples
+    --------
     >>> order, new = TieBlocks(np.array([1, 0]), np.array([True]))
     >>> order.tolist(), new.tolist()
     ([1, 0], [True])
@@ -360,6 +460,17 @@ class Run(NamedTuple):
     above every exact score in it and none outside it (its scores less and plus their errors,
     which certify the gaps on either side).
 
+    Parameters
+    ----------
+    first, last : int
+        The run's first and last ranks.
+    values : list of Fraction or None
+        The exact score of each of its tie blocks, ascending; None: one block.
+    low, high : float
+        Floats below and above every exact score in it and none outside it.
+
+    Examples
+    --------
     >>> Run(3, 5, None, 0.25, 0.5).values is None
     True
     """
@@ -392,6 +503,28 @@ def tie_blocks(score: np.ndarray, error: np.ndarray | None, exact_score, order: 
     in ``runs`` with ``values`` None.  Inside a block the atoms stay in any order: its sum does
     not depend on it (:func:`huc_ref.fast.numbers.block_sums`).
 
+    Parameters
+    ----------
+    score : ndarray of float64
+        The scores.
+    error : ndarray or None
+        Bounds on their float errors; None: none (equal floats alone are a tie).
+    exact_score : callable or None
+        ``exact_score(i)``: atom ``i``'s exact score (:class:`huc_ref.fast.utilities.ExactScores`).
+    order : ndarray of int, optional
+        The caller's sort of ``score``.
+    ranked : ndarray, optional
+        The scores in ``order``.
+    engine : {"numpy", "numba"}, default "numpy"
+        The sort, where ``order`` is not given.
+
+    Returns
+    -------
+    TieBlocks
+        ``(order, new)`` with the runs.
+
+    Examples
+    --------
     >>> order, new = tie_blocks(np.array([0.3, 0.1, 0.1 + 2e-17]), np.full(3, 1e-16), lambda i: Fraction(1, 10))
     >>> order.tolist(), new.tolist()  # atoms 1 and 2 are one block: their exact scores are equal
     ([1, 2, 0], [False, True])
@@ -700,6 +833,48 @@ class Rows:
     atoms' labels and how many there are, ``(y, K)``: where the scores' blocks are found without a
     sort and each block's atoms of one label share their residual, each block is summed by label
     (:func:`huc_ref.fast.numbers.label_cells`; under numba :func:`huc_ref.fast.kernels.group_blocks`).
+
+    Parameters
+    ----------
+    score : ndarray of shape (n,)
+        The atoms' scores ``mu_u(p_i)``.
+    residual : ndarray of shape (n,)
+        Their UC residuals.
+    terms : ndarray of shape (rows, n)
+        Their node terms (no rows: the UC column alone).
+    col_table : ndarray or None
+        ``col_table[k, kind[i]]``: the column of ``terms[k, i]``.
+    kind : ndarray or None
+        Each atom's kind (a sample atom's label, or the atom).
+    W : ndarray of shape (n, |C|)
+        ``w_i c(x_i)`` per atom and subgroup.
+    n_cols : int
+        The columns: UC and the relevant nodes.
+    engine : {"numpy", "numba"}, default "numpy"
+        The scan.
+    score_error : ndarray of shape (n,), optional
+        Bounds on the scores' float errors.
+    exact_score : callable, optional
+        The exact scores behind the floats (:class:`huc_ref.fast.utilities.ExactScores`).
+    blocks : TieBlocks, optional
+        The tie blocks, where the caller has them.
+    uc_copies : sequence of int, default ()
+        Columns whose every entry is the UC residual: they take its sums and witness.
+    lanes : tuple, optional
+        The weights as the compiled scan reads them.
+    threads : int, default 1
+        numpy's scan: subgroups on this many threads.
+    labels : tuple of (ndarray, int), optional
+        Sample atoms' labels and how many there are, ``(y, K)``.
+
+    Examples
+    --------
+    Two atoms of weight 1/2, residuals 1/2 (score 1/2) and -1/4 (score 1/4): the prefix sums
+    in score order are 0, -1/8, 1/8, and the witness is the block of score 1/2.
+
+    >>> t = Rows(np.array([0.5, 0.25]), np.array([0.5, -0.25]), np.zeros((0, 2)), None, None, np.full((2, 1), 0.5), 1)
+    >>> [x.tolist() for x in t.best[0]], t.interval(1, 2)  # (sup, r, b, moment) of column 0, UC
+    ([[0.25], [1], [2], [0.25]], [0.5, 0.5])
     """
 
     def __init__(self, score, residual, terms, col_table, kind, W, n_cols, engine="numpy", score_error=None,
@@ -1119,6 +1294,18 @@ class Rows:
     def interval(self, r, b):
         """The witness ``[s_(r+1), s_(b)]`` of Algorithm 2 (App. F.3; None when empty).
 
+        Parameters
+        ----------
+        r, b : int
+            The witness's blocks ``r .. b-1``.
+
+        Returns
+        -------
+        list of float or None
+            ``[lo, hi]``, or None.
+
+        Examples
+        --------
         >>> t = Rows(np.array([0.5, 0.25]), np.array([0.5, -0.25]), np.zeros((0, 2)), None, None, np.ones((2, 1)), 1)
         >>> t.interval(0, 2), t.interval(0, 0)
         ([0.25, 0.5], None)
@@ -1130,6 +1317,18 @@ class Rows:
         """The witness ``[s_(r+1), s_(b)]`` of Algorithm 2 (App. F.3) for each column's ``r[col], b[col]``, as
         tuples (None when empty): :meth:`interval` of every column in one gather.
 
+        Parameters
+        ----------
+        r, b : ndarray of int
+            Each column's witness blocks ``r .. b-1``.
+
+        Returns
+        -------
+        list of tuple or None
+            ``(lo, hi)`` of each column, or None.
+
+        Examples
+        --------
         >>> t = Rows(np.array([0.5, 0.25]), np.array([0.5, -0.25]), np.zeros((0, 2)), None, None, np.ones((2, 1)), 1)
         >>> t.intervals(np.array([0, 1, 0]), np.array([2, 1, 1]))
         [(0.25, 0.5), None, (0.25, 0.25)]
@@ -1196,6 +1395,18 @@ class Rows:
         """The atoms (original indices) whose scores lie in blocks ``r .. b-1`` (Algorithm 2's
         witness; the members a boosting update moves, Sec. 3.2).
 
+        Parameters
+        ----------
+        r, b : int
+            The blocks ``r .. b-1``.
+
+        Returns
+        -------
+        ndarray of int
+            The atoms, in score order.
+
+        Examples
+        --------
         >>> t = Rows(np.array([0.5, 0.25]), np.array([0.5, -0.25]), np.zeros((0, 2)), None, None, np.ones((2, 1)), 1)
         >>> t.members(0, 2).tolist(), t.members(1, 2).tolist()  # in score order: atom 1 (1/4), atom 0 (1/2)
         ([1, 0], [0])

@@ -360,6 +360,51 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     (else 0).  App. F.4 and K.2 (see
     ``huc_ref.fast.audit.path_terms``, its numpy twin).
 
+    Parameters
+    ----------
+    Xd : ndarray of shape (n, K)
+        The rows, leaves in depth-first order.
+    y : ndarray of int
+        The rows' label ids.
+    dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, path_rows
+        The tree as arrays (:class:`huc_ref.fast.tree.FastTree`'s attributes of these names);
+        ``path_rows`` empty where the tree keeps no path table.
+    cut_rows, cut_label, cut_off
+        The utilities' candidates, one cut after another: their rows of the level sums, a label
+        below each, and where each utility's start.
+    cut_depth : ndarray of int
+        Each utility's depth of its cut.
+    agree, agree_at
+        :meth:`huc_ref.fast.tree.FastTree.agreements`' tables and where each starts (``agree``
+        empty: the paths are compared).
+    ks, ks_len
+        Each utility's depths of stored terms (a row, the first ``ks_len[u]`` used).
+    rel : float
+        The relative error bound of the subtree sums.
+    smallest : float
+        The smallest normal float64.
+    start : int
+        The rows' first index in the output arrays.
+    score, residual, error : ndarray of shape (|U|, n_total)
+        Filled at row ``u_row[u]``, columns ``start ..``.
+    u_row : ndarray of int
+        Each utility's row of ``score``, ``residual``, ``error`` and ``unsure``.
+    terms : ndarray
+        The terms, filled from ``term_at[u]``.
+    term_at : ndarray of int
+        Where each utility's terms start in ``terms``.
+    unsure : ndarray of int8
+        Set to 1 where float64 cannot order a row's candidates.
+    sums : ndarray of shape (3,)
+        Receives the smallest and largest row sum, and whether some entry is 0.
+
+    Returns
+    -------
+    int
+        -1, or the first row of a block holding a row that is not a valid prediction.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> from huc_ref.fast import FastTree
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
@@ -482,6 +527,22 @@ def flat_rows_ok(X, tol, smallest):  # pragma: no cover - compiled
     ``tol`` of 1 when ``tol >= 0``, in one read (on False the caller's numpy pass finds the row
     and says what is wrong with it).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, K)
+        The rows.
+    tol : float
+        How far a row may sum from 1; negative: any positive finite sum.
+    smallest : float
+        The smallest normal float64.
+
+    Returns
+    -------
+    bool
+        Whether every row passes.
+
+    Examples
+    --------
     >>> [bool(flat_rows_ok(np.array([row]), 1e-5, 2.2e-308)) for row in ([0.25, 0.75], [0.5, 0.4], [1e-320, 1.0])]
     [True, False, False]
     """
@@ -504,6 +565,23 @@ def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cov
     bound ``rel (sum_j x_j |u_j| / sum_j x_j + |score| + 2 nesting)``, with the sums taken
     left to right, skipping zero values, as the numpy pass takes them (the same bits).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, K)
+        The rows.
+    U : ndarray of shape (n, K) or (1, K)
+        Their utility values (one row: the same for every row).
+    y : ndarray of int
+        The rows' label ids.
+    rel : float
+        The relative error bound of the sums.
+    nesting : float
+        The utility's ``nesting``.
+    score, residual, error : ndarray of shape (n,)
+        Filled with each row's score, UC residual and the score's error bound.
+
+    Examples
+    --------
     >>> score, residual, error = np.empty(1), np.empty(1), np.empty(1)
     >>> flat_terms(np.array([[0.25, 0.75]]), np.array([[0.0, 1.0]]), np.array([0]), 1e-15, 0.0, score, residual, error)
     >>> score.tolist(), residual.tolist()
@@ -582,6 +660,28 @@ def sorted_uc_scan(score, residual, order, W, equal, gap, out):  # pragma: no co
     a gather inside this loop few); the rows of ``W`` it reads are asked for :data:`AHEAD` ranks
     before (:func:`_prefetch_row`).
 
+    Parameters
+    ----------
+    score, residual : ndarray of shape (n,)
+        In rank order.
+    order : ndarray of int
+        The atoms in rank order.
+    W : ndarray of shape (n, G)
+        The weights ``w_i c(x_i)`` per atom and subgroup.
+    equal : ndarray of bool
+        Per subgroup, whether its weights are all ``W[0, g]``.
+    gap : float
+        Neighbouring scores this close are a gap within the errors.
+    out : ndarray of shape (G, 4)
+        Filled with the extremes of the prefix sums and their first blocks.
+
+    Returns
+    -------
+    int
+        0, 1 (a gap within the errors) or 2 (a tie).
+
+    Examples
+    --------
     >>> out = np.empty((1, 4))
     >>> sorted_uc_scan(np.array([0.25, 0.5, 0.75]), np.array([0.25, -0.5, 0.25]), np.array([1, 0, 2]),
     ...                np.ones((3, 1)), np.array([True]), 1e-15, out)
@@ -636,6 +736,30 @@ def tied_uc_scan(score, residual, order, W, equal, gap, new, out):  # pragma: no
     ``huc_ref.fast.numbers.block_sums`` splits it (scaled by its largest, the levels of
     ``sum_levels`` of its size), the same bits in any order of its atoms.
 
+    Parameters
+    ----------
+    score, residual : ndarray of shape (n,)
+        In rank order.
+    order : ndarray of int
+        The atoms in rank order.
+    W : ndarray of shape (n, G)
+        The weights ``w_i c(x_i)`` per atom and subgroup.
+    equal : ndarray of bool
+        Per subgroup, whether its weights are all ``W[0, g]``.
+    gap : float
+        Neighbouring scores this close (and not equal) are a gap within the errors.
+    new : ndarray of bool of shape (n - 1,)
+        Filled: whether rank ``r + 1`` starts a block.
+    out : ndarray of shape (G, 4)
+        Filled with the extremes of the prefix sums and their first blocks.
+
+    Returns
+    -------
+    int
+        0, or 1 (a gap within the errors).
+
+    Examples
+    --------
     >>> out, new = np.empty((1, 4)), np.zeros(2, dtype=np.bool_)
     >>> tied_uc_scan(np.array([0.5, 0.5, 0.75]), np.array([-0.5, 0.25, 0.25]), np.array([0, 1, 2]),
     ...              np.ones((3, 1)), np.array([True]), 1e-15, new, out)
@@ -693,6 +817,22 @@ def uc_scan(residual, w, order):  # pragma: no cover - compiled
     the first atom (0-based rank) attaining each, the numbers numpy's ``cumsum`` and first
     ``argmax``/``argmin`` give (``huc_ref.fast.intervals.Rows._uc_only``, its numpy twin).
 
+    Parameters
+    ----------
+    residual : ndarray of shape (n,)
+        In rank order.
+    w : ndarray
+        The weights per atom, or one weight for every atom.
+    order : ndarray of int
+        The atoms in rank order.
+
+    Returns
+    -------
+    tuple of (float, int, float, int)
+        The largest prefix sum and its first rank, the smallest and its first rank.
+
+    Examples
+    --------
     >>> [float(x) for x in uc_scan(np.array([0.25, -0.5, 0.25]), np.ones(1), np.arange(3))]
     [0.25, 0.0, -0.25, 1.0]
     """
@@ -749,6 +889,18 @@ def pad_lanes(W: np.ndarray) -> np.ndarray:
     """``W`` (atoms x subgroups: ``w_i c(x_i)``, App. F.3's weights) with zero columns up to a whole
     number of :data:`GROUP_LANES`, C-contiguous: the weights :func:`rank_scan` reads a vector at a time.
 
+    Parameters
+    ----------
+    W : ndarray of shape (n, G)
+        The weights.
+
+    Returns
+    -------
+    ndarray of shape (n, G padded)
+        The weights with zero columns.
+
+    Examples
+    --------
     >>> pad_lanes(np.ones((2, 3))).shape
     (2, 8)
     """
@@ -814,6 +966,20 @@ def weight_lanes(W: np.ndarray) -> tuple:
     themselves.  Either way the scan multiplies by the same numbers (a zero weight, whatever its
     sign, changes no prefix sum: they start at +0, and ``c + (-c)`` is +0).
 
+    Parameters
+    ----------
+    W : ndarray of shape (n, G)
+        The weights.
+
+    Returns
+    -------
+    table : ndarray
+        The rows of weights, padded.
+    rows : ndarray of uint16 or None
+        Each atom's row of ``table``, or None (``table`` is every atom's own).
+
+    Examples
+    --------
     >>> table, rows = weight_lanes(np.array([[0.5, 0.0], [0.5, 0.5], [0.5, 0.0]]))
     >>> table.tolist(), rows.tolist()
     ([[0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], [0, 1, 0])
@@ -842,6 +1008,22 @@ def lane_keys(kind: np.ndarray, rows: np.ndarray | None) -> tuple[np.ndarray, in
     (``rows``), so that one number an atom is gathered in rank order, not two; ``rows`` None (each
     atom its own row of weights): ``kind`` itself, shift 0.
 
+    Parameters
+    ----------
+    kind : ndarray of int
+        Each atom's kind.
+    rows : ndarray of uint16 or None
+        Each atom's row of weights (:func:`weight_lanes`).
+
+    Returns
+    -------
+    key : ndarray of int64
+        The keys.
+    shift : int
+        The bits below the kind.
+
+    Examples
+    --------
     >>> key, shift = lane_keys(np.array([2, 0]), np.array([1, 0], dtype=np.uint16))
     >>> key.tolist(), shift, (key >> shift).tolist(), (key & ((1 << shift) - 1)).tolist()
     ([131073, 0], 16, [2, 0], [1, 0])
@@ -974,6 +1156,41 @@ def rank_scan(block, order, residual, key, terms, col_table, Wl, shift, G, n_col
     Returns ``sup, r, b, moment`` arrays of shape ``(G, n_cols)``, with ``r, b`` prefixes of the
     blocks of all atoms.
 
+    Parameters
+    ----------
+    block : ndarray of int
+        Each rank's tie block (empty: no ties).
+    order : ndarray of int
+        The atoms in rank order.
+    residual : ndarray of shape (n,)
+        The UC residuals, by atom.
+    key : ndarray of int64
+        :func:`lane_keys`' keys, by atom.
+    terms : ndarray of shape (rows, n)
+        The node terms, by atom.
+    col_table : ndarray of int
+        The column of each term, by row of ``terms`` and kind.
+    Wl : ndarray
+        The weights (:func:`weight_lanes`' table).
+    shift : int
+        :func:`lane_keys`' shift.
+    G : int
+        The subgroups.
+    n_cols : int
+        The columns.
+    levels : ndarray
+        With ties, the extractors of the largest block (:func:`huc_ref.fast.numbers.sum_levels`);
+        else empty.
+    ahead : int, default AHEAD
+        How many ranks before its use an atom's data is asked for.
+
+    Returns
+    -------
+    sup, r, b, moment : ndarray of shape (G, n_cols)
+        Algorithm 2's sup and witness of every subgroup and column.
+
+    Examples
+    --------
     >>> sup, r, b, moment = rank_scan(np.zeros(0, dtype=np.int64), np.array([2, 0, 1]), np.array([-0.5, 0.25, 0.25]),
     ...                               np.zeros(3, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 1), dtype=np.int64),
     ...                               pad_lanes(np.ones((3, 1))), 0, 1, 1, np.zeros(0))
@@ -1106,6 +1323,20 @@ def radix_sort_high(packed, low_bits):  # pragma: no cover - compiled
     machine, in twice it on the Zen 3 one, where it wins in the caches only:
     ``huc_ref.fast.intervals.sort_packed`` measures which is faster).
 
+    Parameters
+    ----------
+    packed : ndarray of uint64
+        The keys, sorted in place.
+    low_bits : int
+        The low bits not sorted by.
+
+    Returns
+    -------
+    ndarray of uint64
+        ``packed``.
+
+    Examples
+    --------
     >>> packed = np.array([5 << 20 | 1, 3 << 20 | 2, 5 << 20 | 0, 3 << 20 | 3], dtype=np.uint64)
     >>> [(int(v) >> 20, int(v) & 0xFFFFF) for v in radix_sort_high(packed, 20)]  # (high bits, low bits)
     [(3, 2), (3, 3), (5, 1), (5, 0)]
@@ -1143,6 +1374,22 @@ def pack_scores(score, low_bits, packed):  # pragma: no cover - compiled
     one pass: the packed keys of ``huc_ref.fast.intervals.argsort_keys`` (Algorithm 2's sort, App. F.3),
     which numpy makes in six.
 
+    Parameters
+    ----------
+    score : ndarray of float64
+        The scores.
+    low_bits : int
+        The bits that hold the index.
+    packed : ndarray of uint64
+        Filled with the keys.
+
+    Returns
+    -------
+    ndarray of uint64
+        ``packed``.
+
+    Examples
+    --------
     >>> [int(v) & 3 for v in pack_scores(np.array([0.5, -1.0, 0.25]), 2, np.empty(3, dtype=np.uint64))]
     [0, 1, 2]
     """
@@ -1164,6 +1411,28 @@ def unpack_sorted(packed, low_bits, score, order, ranked, ahead=AHEAD):  # pragm
     sort left in index order: ``huc_ref.fast.intervals.argsort_keys`` puts them in order).  Algorithm 2's
     sort (App. F.3).
 
+    Parameters
+    ----------
+    packed : ndarray of uint64
+        The sorted packed keys.
+    low_bits : int
+        The bits that hold the index.
+    score : ndarray of float64
+        The scores.
+    order : ndarray of int
+        Filled with the order.
+    ranked : ndarray of float64
+        Filled with the scores in that order.
+    ahead : int, default AHEAD
+        How many ranks before its use a score is asked for.
+
+    Returns
+    -------
+    int
+        The neighbouring ranks whose leading bits agree and scores differ.
+
+    Examples
+    --------
     >>> order, ranked = np.empty(3, dtype=np.intp), np.empty(3)
     >>> packed = np.sort(pack_scores(np.array([0.5, -1.0, 0.25]), 2, np.empty(3, dtype=np.uint64)))
     >>> unpack_sorted(packed, 2, np.array([0.5, -1.0, 0.25]), order, ranked), order.tolist(), ranked.tolist()
@@ -1212,6 +1481,26 @@ def group_sort(key, score, order, ranked, slot):  # pragma: no cover - compiled
     distinct ones, kept in ``slot``; then each index written to its key's next place), where a
     sort moves every key about log n times.
 
+    Parameters
+    ----------
+    key : ndarray of uint64
+        The scores' keys.
+    score : ndarray of float64
+        The scores.
+    order : ndarray of int
+        Filled with the order.
+    ranked : ndarray of float64
+        Filled with the scores in that order.
+    slot : ndarray of uint16
+        A buffer of one number a key.
+
+    Returns
+    -------
+    int
+        The distinct keys, or -1.
+
+    Examples
+    --------
     >>> key = np.array([7, 3, 7, 5, 3], dtype=np.uint64)
     >>> order, ranked, slot = np.empty(5, dtype=np.int64), np.empty(5), np.empty(5, dtype=np.uint16)
     >>> group_sort(key, key.astype(float), order, ranked, slot), order.tolist(), ranked.tolist()
@@ -1276,6 +1565,32 @@ def group_blocks(score, labels, K, residual, group):  # pragma: no cover - compi
     (the blocks, no cells), 1 (the cells too); ``distinct`` the distinct scores ascending, ``bits``
     and ``count`` each cell's residual (as unsigned bits) and atoms, cell ``block * K + label``.
 
+    Parameters
+    ----------
+    score : ndarray of float64
+        The scores.
+    labels : ndarray of int
+        The atoms' labels.
+    K : int
+        The labels' number.
+    residual : ndarray of float64
+        The UC residuals.
+    group : ndarray of int
+        Filled with each atom's block, or (status 1) cell.
+
+    Returns
+    -------
+    status : int
+        -1, 0 or 1.
+    distinct : ndarray
+        The distinct scores ascending.
+    bits : ndarray of uint64
+        Each cell's residual, as bits.
+    count : ndarray of int
+        Each cell's atoms.
+
+    Examples
+    --------
     >>> group = np.empty(6, dtype=np.int64)
     >>> status, distinct, bits, count = group_blocks(np.array([0.5, 0.25, 0.5, -1.0, 0.25, 0.5]),
     ...     np.array([1, 0, 0, 1, 1, 0]), 2, np.array([0.5, -0.25, -0.5, 2.0, 0.75, -0.5]), group)
@@ -1350,6 +1665,32 @@ def null_scan(Y, order, last, U, score, mu, cols, up, down, W, n_cols, out):  # 
     atom's row is read once, then each draw's label looked up); only the columns a block
     touched are compared at its end.
 
+    Parameters
+    ----------
+    Y : ndarray of shape (n, draws)
+        The labels, by atom (not rank) and draw.
+    order : ndarray of int
+        The atoms in rank order.
+    last : ndarray of bool
+        Per rank, whether it ends a tie block.
+    U : ndarray of shape (n, K)
+        The utility values, in rank order.
+    score : ndarray of shape (n,)
+        The scores, in rank order.
+    mu : ndarray of shape (n, slots)
+        The means of the needed nodes, in rank order.
+    cols, up, down : ndarray of shape (depths, K)
+        Per depth holding a relevant node and label: the path node's column, its slot and the
+        next path node's slot.
+    W : ndarray of shape (n, G)
+        The weights, in rank order.
+    n_cols : int
+        The columns.
+    out : ndarray of shape (draws, G, n_cols)
+        Filled with the sups.
+
+    Examples
+    --------
     >>> out = np.zeros((1, 1, 1))
     >>> none = np.zeros((0, 1), dtype=np.int64)
     >>> null_scan(np.zeros((3, 1), dtype=np.int64), np.arange(3), np.array([True, True, True]),
@@ -1423,6 +1764,17 @@ def draw_labels(cdf, k, out):  # pragma: no cover - compiled
     inverse-CDF draw of :func:`huc_ref.fast.significance.draw_labels`, for a batch of draws (the
     null of calibration of docs/specification.md §6's extension).
 
+    Parameters
+    ----------
+    cdf : ndarray of shape (n, K)
+        The rows' cumulative probabilities, each row's last exactly 1.
+    k : ndarray of shape (n, draws)
+        Integers in ``[0, 2**53]``.
+    out : ndarray of shape (n, draws)
+        Filled with the labels drawn.
+
+    Examples
+    --------
     >>> out = np.zeros((1, 2), dtype=np.int16)
     >>> draw_labels(np.array([[0.25, 0.25, 1.0]]), np.array([[2**51, 2**51 + 1]]), out)
     >>> out.tolist()  # 2**51 / 2**53 = 1/4: the first label's cdf; just above it, label 2 (label 1 has p = 0)

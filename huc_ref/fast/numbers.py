@@ -57,6 +57,20 @@ def rounding_bound(K: int, p_error: float = 0.0) -> float:
     is the relative error of the entries ``p_y`` themselves (0 for a float array taken as
     given, ``u`` for rationals rounded to floats).  The result is doubled for margin.
 
+    Parameters
+    ----------
+    K : int
+        The products summed.
+    p_error : float, default 0.0
+        The relative error of the entries ``p_y``.
+
+    Returns
+    -------
+    float
+        The bound.
+
+    Examples
+    --------
     >>> f"{rounding_bound(1):.4e}", f"{rounding_bound(1, 2.0 ** -53):.4e}"  # 2 gamma_5; plus 4u
     ('1.1102e-15', '1.5543e-15')
     >>> rounding_bound(100) < 1e-13 < rounding_bound(10**4)
@@ -78,6 +92,19 @@ class ExactRows:
     its exact sum, as the fast path divides by the float sum), unless ``settle_scores`` is
     False.
 
+    Parameters
+    ----------
+    P : array-like of shape (n, K) or None
+        The float rows.
+    fractions : sequence of tuple of Fraction, optional
+        The rationals the rows were rounded from.
+    offset : int, default 0
+        The index in ``fractions`` of row 0.
+    settle_scores : bool, default True
+        Split tie blocks float64 cannot settle by exact scores (False: keep them whole).
+
+    Examples
+    --------
     >>> ExactRows(None, [(Fraction(1, 3), Fraction(2, 3))]).row(0)
     (Fraction(1, 3), Fraction(2, 3))
     >>> ExactRows(np.array([[0.25, 0.75]])).exact, ExactRows(np.array([[0.25, 0.75]])).p_error
@@ -95,6 +122,18 @@ class ExactRows:
     def view(self, start: int) -> ExactRows:
         """The same rows from ``start`` on (a chunk of App. F.4's sample pass), indexed from 0.
 
+        Parameters
+        ----------
+        start : int
+            The first row kept.
+
+        Returns
+        -------
+        ExactRows
+            The rows.
+
+        Examples
+        --------
         >>> ExactRows(None, [(Fraction(1, 3), Fraction(2, 3)), (Fraction(1, 4), Fraction(3, 4))]).view(1).row(0)
         (Fraction(1, 4), Fraction(3, 4))
         """
@@ -105,6 +144,18 @@ class ExactRows:
         """Row ``i`` as the exact rationals it was rounded from, or as its floats' binary values
         (not normalised: a decision of A.1's families does not depend on a row's scale).
 
+        Parameters
+        ----------
+        i : int
+            The row.
+
+        Returns
+        -------
+        tuple of Fraction
+            Its exact entries.
+
+        Examples
+        --------
         >>> ExactRows(np.array([[0.1, 0.9]])).row(0)[0] == Fraction(3602879701896397, 36028797018963968)
         True
         """
@@ -117,6 +168,22 @@ class ExactRows:
         behind it (a boosting state's rows, :class:`huc_ref.fast.boosted.AuditRows`, answer by the
         family's :meth:`~huc_ref.utilities.Utility.decide` on their exact state).
 
+        Parameters
+        ----------
+        u : Utility
+            The utility.
+        i : int
+            The row.
+        atom : int, optional
+            The atom index (per-atom values).
+
+        Returns
+        -------
+        tuple of Fraction
+            The values.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, TopK
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> ExactRows(None, [(Fraction(1, 2), Fraction(1, 2))]).values(TopK(t, 1), 0)  # the tie: label order
@@ -130,6 +197,22 @@ class ExactRows:
         blocks float64 cannot settle; an object that compares as the exact score does (a boosting
         state's rows, :class:`huc_ref.fast.boosted.AuditRows`, answer with keys of their exact state).
 
+        Parameters
+        ----------
+        u : Utility
+            The utility.
+        i : int
+            The row.
+        atom : int
+            The atom index (per-atom values).
+
+        Returns
+        -------
+        Fraction
+            The score.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> ExactRows(None, [(Fraction(1, 4), Fraction(3, 4))]).score(Table(t, [0, 1]), 0, 0)
@@ -154,6 +237,18 @@ class ExactRows:
         largest ``2^e``): the same ratios, so the same scores (Sec. 2.1's ``mu_u`` divides by the
         row's sum), in integer arithmetic.
 
+        Parameters
+        ----------
+        i : int
+            The row.
+
+        Returns
+        -------
+        list of int
+            The integers.
+
+        Examples
+        --------
         >>> ExactRows(np.array([[0.25, 0.5, 0.0]])).scaled(0)
         [1, 2, 0]
         """
@@ -167,6 +262,18 @@ class ExactRows:
         exact score needed).  Float rows are compared as floats (``-0.0 == 0.0``, one value), a few
         thousand pairs at a time.
 
+        Parameters
+        ----------
+        a, b : ndarray of int
+            The rows compared, pair by pair.
+
+        Returns
+        -------
+        ndarray of bool
+            Per pair, whether they hold the same numbers.
+
+        Examples
+        --------
         >>> rows = ExactRows(np.array([[0.25, 0.75], [0.25, 0.75], [0.5, 0.5]]))
         >>> rows.same_rows(np.array([0, 0]), np.array([1, 2])).tolist()
         [True, False]
@@ -186,6 +293,22 @@ def linear_score(a: list, b: list, D: int = 1) -> Fraction:
     """``sum_y a_y b_y / (D sum_y a_y)`` for integers: Sec. 2.1's score ``mu_u(p) = sum_y p_y u(p, y)``
     of a row ``a`` (:meth:`ExactRows.scaled`, divided by its sum) with values ``b_y / D``.
 
+    Parameters
+    ----------
+    a : list of int
+        The row, as integers.
+    b : list of int
+        The values' numerators over ``D``.
+    D : int, default 1
+        The values' common denominator.
+
+    Returns
+    -------
+    Fraction
+        The score.
+
+    Examples
+    --------
     >>> linear_score([1, 2, 0], [0, 1, 1], 2)  # (1/3, 2/3, 0) with values (0, 1/2, 1/2)
     Fraction(1, 3)
     """
@@ -199,6 +322,18 @@ _SAME_ROWS_CELLS = 2**19
 def logsumexp(x: np.ndarray) -> np.ndarray:
     """``log sum_j e^{x_j}`` per row, kept as a column (App. E.1's update in the log domain).
 
+    Parameters
+    ----------
+    x : ndarray of shape (n, m)
+        The rows.
+
+    Returns
+    -------
+    ndarray of shape (n, 1)
+        The values.
+
+    Examples
+    --------
     >>> logsumexp(np.log(np.array([[0.25, 0.75], [1.0, 3.0]]))).round(12).ravel().tolist()
     [0.0, 1.38629436112]
     """
@@ -209,6 +344,18 @@ def logsumexp(x: np.ndarray) -> np.ndarray:
 def softmax_rows(x: np.ndarray) -> np.ndarray:
     """``softmax`` per row, computed stably (UC-Boost's update, Sec. 3.2 and App. E).
 
+    Parameters
+    ----------
+    x : ndarray of shape (n, m)
+        The rows.
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        The probability rows.
+
+    Examples
+    --------
     >>> softmax_rows(np.log(np.array([[1.0, 3.0]]))).tolist()
     [[0.25, 0.75]]
     """
@@ -221,6 +368,18 @@ def row_extremes(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     16 columns one pass per column (as
     :func:`row_sums`: numpy's reduction along a short last axis is many times slower), else numpy's.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+        The rows.
+
+    Returns
+    -------
+    hi, lo : ndarray of shape (n,)
+        The rows' largest and smallest entries.
+
+    Examples
+    --------
     >>> [x.tolist() for x in row_extremes(np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 0.0]]))]
     [[2.0, 3.0], [-1.0, 0.0]]
     """
@@ -241,6 +400,24 @@ def first_max(values: np.ndarray, error: np.ndarray | None = None, rel: float = 
     column is below the maximum by more than the two errors together; the uncertain rows
     are left to an exact decision.
 
+    Parameters
+    ----------
+    values : ndarray of shape (n, m)
+        The values.
+    error : ndarray of shape (n, m), optional
+        Bounds on their float errors.
+    rel : float, default 0.0
+        The relative bound, where ``error`` is not given (nonnegative values).
+
+    Returns
+    -------
+    j : ndarray of int
+        Per row, the first column of largest value.
+    unsure : ndarray of bool
+        Per row, whether that choice is uncertain.
+
+    Examples
+    --------
     >>> j, unsure = first_max(np.array([[0.3, 0.1 + 0.2], [0.5, 0.2]]), np.full((2, 2), 1e-15))
     >>> j.tolist(), unsure.tolist()  # 0.1 + 0.2 rounds above 0.3: float64 cannot order them
     ([1, 0], [True, False])
@@ -280,6 +457,24 @@ def first_max_rows(rows, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray
     :data:`_CANDIDATE_PASS_ROWS` atoms is reduced whole along the candidates instead: the same
     three arrays in a few calls, however many candidates.
 
+    Parameters
+    ----------
+    rows : sequence of ndarray, or ndarray of shape (candidates, n)
+        Candidate ``k``'s values for every atom, candidate by candidate; nonnegative.
+    rel : float
+        The relative bound of the values' errors.
+
+    Returns
+    -------
+    j : ndarray of int
+        Per atom, the first candidate of largest value.
+    unsure : ndarray of bool
+        Per atom, whether another candidate is within ``rel`` of it.
+    top : ndarray
+        Per atom, the largest value.
+
+    Examples
+    --------
     >>> j, unsure, top = first_max_rows([np.array([0.3, 0.5]), np.array([0.1 + 0.2, 0.2])], rel=1e-15)
     >>> j.tolist(), unsure.tolist(), top.tolist()
     ([1, 0], [True, False], [0.30000000000000004, 0.5])
@@ -318,6 +513,18 @@ def row_sums(X: np.ndarray) -> np.ndarray:
     added left to right, one strided pass per column (numpy's reduction along a short last axis
     is about 15 times slower), else numpy's sum.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+        The rows.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The sums.
+
+    Examples
+    --------
     >>> row_sums(np.array([[0.25, 0.5], [1.0, 2.0]])).tolist()
     [0.75, 3.0]
     """
@@ -335,6 +542,20 @@ def weighted_row_sums(X: np.ndarray, U: np.ndarray) -> np.ndarray:
     values are), column by column, skipping the columns where it is 0 and not multiplying where
     it is 1: the same numbers, as ``0 x`` adds nothing and ``1 x`` is ``x``.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+        The rows.
+    U : ndarray of shape (n, m)
+        The weights (perhaps one row broadcast to every row).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The sums.
+
+    Examples
+    --------
     >>> X = np.array([[0.25, 0.75], [0.5, 0.5]])
     >>> weighted_row_sums(X, np.broadcast_to([0.0, 1.0], X.shape)).tolist(), weighted_row_sums(X, X).tolist()
     ([0.75, 0.5], [0.625, 0.5])
@@ -370,6 +591,23 @@ def sum_levels(size: int) -> np.ndarray:
     the rounded values, multiples of ``2^(q_j - 52)`` below ``2^(q_j + 1)``, is exact in any order).
     Levels are added until the remainder is at most ``2^-(DROPPED + k)``.
 
+    Parameters
+    ----------
+    size : int
+        The most values a block holds, at most ``2^40``.
+
+    Returns
+    -------
+    ndarray
+        The extractors, largest first.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``internal``, for blocks of more than ``2^40`` values.
+
+    Examples
+    --------
     >>> sum_levels(2).tolist()  # k = 1: q = 2, -49 (remainders 2^-51, then 2^-102 <= 2^-65)
     [6.0, 2.6645352591003757e-15]
     >>> len(sum_levels(8192)), len(sum_levels(10**6))  # k = 13: 39 bits per level; k = 20: 32
@@ -401,6 +639,20 @@ def block_sums(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
     subnormal.  A block of one value is that value.  (A float ``cumsum`` is order-dependent and
     off by up to ``gamma_(size - 1)`` of the block's ``sum |x|``.)
 
+    Parameters
+    ----------
+    x : array-like of float64
+        The values.
+    starts : array-like of int
+        Each block's first index, ascending.
+
+    Returns
+    -------
+    ndarray
+        Each block's sum.
+
+    Examples
+    --------
     >>> x = np.array([0.1, 0.2, 0.3, 3.0, 1.0, 2.0 ** -60, -1.0])
     >>> block_sums(x, np.array([0, 3, 4])).tolist()  # 0.1 + 0.2 + 0.3 rounded once (cumsum: 0.6000000000000001)
     [0.6, 3.0, 8.673617379884035e-19]
@@ -430,6 +682,24 @@ def group_sums(x: np.ndarray, group: np.ndarray, d: int, count: np.ndarray | Non
     of them, ``count[i]`` times the part of one, is exactly their sum, as every partial sum of a
     block's parts is exact (:func:`sum_levels`), so the bits are those of the values one by one.
 
+    Parameters
+    ----------
+    x : array-like of float64
+        The values.
+    group : ndarray of int
+        Each value's block, ``0 .. d - 1``.
+    d : int
+        The blocks.
+    count : ndarray of int, optional
+        How many equal values each of ``x`` stands for.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        Each block's sum.
+
+    Examples
+    --------
     >>> x = np.array([0.1, 3.0, 0.2, 2.0 ** -60, 0.3, -1.0, 1.0])
     >>> group_sums(x, np.array([0, 1, 0, 2, 0, 2, 2]), 3).tolist()  # block_sums' example, shuffled
     [0.6, 3.0, 8.673617379884035e-19]
@@ -462,6 +732,24 @@ def label_cells(x: np.ndarray, cell: np.ndarray, d: int, K: int):
     (:func:`huc_ref.fast.intervals.group_scores`' ``labels``), ``d`` the blocks.  One table of the
     cells, written by every atom and read back by every atom (:func:`gathered_equal`), and one count.
 
+    Parameters
+    ----------
+    x : array-like of float64
+        The values.
+    cell : ndarray of int
+        Each atom's cell: its block times ``K`` plus its label.
+    d : int
+        The blocks.
+    K : int
+        The labels.
+
+    Returns
+    -------
+    tuple of (ndarray, ndarray, ndarray) or None
+        ``(block, value, count)`` per cell that holds atoms, or None.
+
+    Examples
+    --------
     >>> block, value, count = label_cells(np.array([0.5, -0.5, 0.5, 0.25]), np.array([1, 0, 1, 3]), 2, 2)
     >>> block.tolist(), value.tolist(), count.tolist()
     ([0, 0, 1], [-0.5, 0.5, 0.25], [1, 2, 1])
@@ -488,6 +776,22 @@ def gathered_equal(table: np.ndarray, index: np.ndarray, values: np.ndarray) -> 
     :data:`GATHER_PIECE` entries at a time into one small buffer: no array of ``len(index)``
     entries is made (fresh memory costs a page fault a page: README, "What fresh memory costs").
 
+    Parameters
+    ----------
+    table : ndarray
+        The table.
+    index : ndarray of int
+        Where each value was written.
+    values : ndarray
+        The values, one an index.
+
+    Returns
+    -------
+    bool
+        Whether each reads back its own.
+
+    Examples
+    --------
     >>> gathered_equal(np.array([5, 7]), np.array([1, 0, 1]), np.array([7, 5, 7]))
     True
     >>> gathered_equal(np.array([5, 7]), np.array([1, 0, 1]), np.array([7, 5, 5]))
@@ -539,6 +843,18 @@ def ratio(N: np.ndarray, pi: np.ndarray) -> np.ndarray:
     """``mu = N / pi`` (A.3), and 0 where ``pi = 0``: exactly ``p > 0`` (A.2), but the fast path
     takes zeros in its input, and a subtree of mass 0 has no mean to speak of.
 
+    Parameters
+    ----------
+    N, pi : array-like
+        The numerators and the masses (broadcast together).
+
+    Returns
+    -------
+    ndarray
+        The means.
+
+    Examples
+    --------
     >>> ratio(np.array([1.0, 2.0, 3.0]), np.array([4.0, 0.0, np.nan])).tolist()
     [0.25, 0.0, 0.0]
     """
@@ -553,6 +869,25 @@ def floats(rows, where: str) -> np.ndarray:
     hold: a nonzero number below the smallest normal double (or beyond the largest) would be
     rounded to 0 or lose its digits, and the fast path's answer would be silently wrong (App. F.4's float64 path).
 
+    Parameters
+    ----------
+    rows : sequence of sequence of Fraction or int
+        The numbers, row by row.
+    where : str
+        The message's place, formatted with the row and column (``"p[{}][{}]"``).
+
+    Returns
+    -------
+    ndarray of shape (len(rows), len(rows[0]))
+        The floats.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``float_range``, naming the first nonzero number outside float64's normal range.
+
+    Examples
+    --------
     >>> floats([[Fraction(1, 4), Fraction(3, 4)]], "p[{}][{}]").tolist()
     [[0.25, 0.75]]
     >>> floats([[Fraction(1, 10**400), 1 - Fraction(1, 10**400)]], "atoms[{}].p[{}]")
@@ -583,6 +918,26 @@ def as_floats(values, where: str) -> np.ndarray:
     """``values`` as a float64 array, or one HUCError naming ``where``: numbers only (text and
     booleans are refused, as the exact path refuses them, rather than read as numbers; App. F.4's float64 path).
 
+    Parameters
+    ----------
+    values : array-like
+        The numbers.
+    where : str
+        The message's place.
+
+    Returns
+    -------
+    ndarray of float64
+        The array.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``type``, for text, booleans, complex numbers or anything else that is not real
+        numbers.
+
+    Examples
+    --------
     >>> as_floats([1, 0.5], "w").tolist()
     [1.0, 0.5]
     >>> as_floats(["0.5"], "w")
@@ -664,6 +1019,29 @@ def subgroup_column(values, n: int, where: str, rows: str = "y_prob") -> np.ndar
     of the array named ``rows``): numbers in [-1, 1], or a boolean mask (``df["sex"] == "F"``) read
     as the indicator, True = 1.
 
+    Parameters
+    ----------
+    values : array-like or Series
+        The values, or a boolean mask.
+    n : int
+        The samples.
+    where : str
+        The message's place.
+    rows : str, default "y_prob"
+        The name of the array whose rows the values are for.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The values as floats.
+
+    Raises
+    ------
+    HUCError
+        Naming the first value outside [-1, 1], or values not one per row.
+
+    Examples
+    --------
     >>> subgroup_column([True, False], 2, "subgroups['g']").tolist(), subgroup_column([1, -0.5], 2, "g").tolist()
     ([1.0, 0.0], [1.0, -0.5])
     >>> subgroup_column([2, 0], 2, "subgroups['g']")
@@ -686,6 +1064,36 @@ def entries(values, n: int, where: str, rule: str, ok, kind: str, rows: str = "y
     (App. F.3's weights and subgroup values).  ``ok`` holds on an interval of the reals (``v >= 0``,
     ``|v| <= 1``): where it holds for the smallest and the largest entry, it holds for all.
 
+    Parameters
+    ----------
+    values : array-like
+        The numbers.
+    n : int
+        How many.
+    where : str
+        The message's place.
+    rule : str
+        What each must be, for the message.
+    ok : callable
+        ``ok(array)``: elementwise, whether each satisfies the rule (an interval of the reals).
+    kind : str
+        The error's kind.
+    rows : str, default "y_prob"
+        The name of the array whose rows the values are for.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The numbers as floats.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``length`` for another number of values, of ``kind`` naming the first that breaks
+        the rule, or of kind ``type`` for values that are not numbers.
+
+    Examples
+    --------
     >>> entries([1, -1], 2, "w", "a finite nonnegative number", lambda v: v >= 0, "float_range")
     Traceback (most recent call last):
     ...

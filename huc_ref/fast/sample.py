@@ -34,6 +34,37 @@ class Sample:
     positive weights ``w`` (default ``1/n``; divided by their exactly rounded sum).  Bad input
     gets one HUCError naming it (an entry must be positive: boosting takes its log).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+    P : array-like of shape (n, K)
+        The predictions, in the tree's label order: finite entries of at least the smallest
+        normal float64, rows summing to 1 within :data:`huc_ref.fast.audit.ROW_SUM_TOLERANCE`.
+    y : array-like of n labels
+        Label names or label ids.
+    subgroups : sequence of str, default ("all",)
+        The subgroups' names, one column of ``C`` each.
+    C : array-like of shape (n, |C|), optional
+        The subgroup values in [-1, 1]; default: everyone (ones).  A subgroup named ``"all"``
+        must be 1 on every row.
+    w : array-like of shape (n,), optional
+        Positive weights; default ``1/n``.
+
+    Attributes
+    ----------
+    tree, P, y, subgroups, C, w, n
+        The arguments as read: label ids ``y``, weights ``w`` summing to 1, ``n`` the rows.
+
+    Raises
+    ------
+    HUCError
+        Naming the argument: a ``tree`` that is not a LabelTree, ``P`` of the wrong shape, a row
+        with a nonpositive, non-finite or subnormal entry or not summing to 1, unknown labels,
+        bad subgroup names or values, or weights that are not finite and positive.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> s = Sample(t, [[0.25, 0.75], [0.5, 0.5]], ["a", "b"], w=[1, 3])
     >>> s.y.tolist(), s.w.tolist(), s.weights.tolist()  # w_i c(x_i), one column per subgroup
@@ -93,6 +124,8 @@ class Sample:
         """``w_i c(x_i)`` per atom and subgroup (``n x |C|``): the weights of UC's and HUC's sums
         (Sec. 2.1's ``E[c(X) ...]`` over the sample).
 
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> Sample(t, [[0.5, 0.5]] * 2, [0, 1], ["all", "signed"], [[1, 1], [1, -0.5]]).weights.tolist()
         [[0.5, 0.5], [0.5, -0.25]]
@@ -103,6 +136,13 @@ class Sample:
         """Each atom's label as a point mass (``n x K``, one-hot): the ``eta`` of a sample atom
         (docs/specification.md §3).
 
+        Returns
+        -------
+        ndarray of shape (n, K)
+            The one-hot rows.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
         >>> Sample(t, [[0.25, 0.25, 0.5]] * 2, ["c", "a"]).label_laws().tolist()
         [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
@@ -121,6 +161,32 @@ def audit_sample(sample: Sample, utilities: Mapping[str, Utility], *, prediction
 
     App. D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3):
 
+    Parameters
+    ----------
+    sample : Sample
+        The atoms.
+    utilities : dict of str to Utility
+        The utilities by name, each built on the sample's tree.
+    predictions : array-like of shape (n, K), optional
+        Predictions in place of the sample's own.
+    weights : ndarray of shape (n, |C|), optional
+        :attr:`Sample.weights`, made before.
+    accelerator : {"numpy", "numba"}, default "numpy"
+        The kernels.
+
+    Returns
+    -------
+    AuditResult
+        Every candidate row, float numbers, ``engine == "fast"``.
+
+    Raises
+    ------
+    HUCError
+        For a ``sample`` that is not a Sample, utilities the audit cannot take, ``predictions``
+        of another shape than the sample's, or an unknown ``accelerator``.
+
+    Examples
+    --------
     >>> from huc_ref import Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> s = Sample(t, np.full((8, 4), 0.25), [0, 0, 2, 2, 2, 3, 3, 3])

@@ -30,6 +30,20 @@ def draw_labels(cdf: np.ndarray, k: np.ndarray) -> np.ndarray:
     rows' cumulative sums, each divided by its last, so the last is exactly 1)
     (the null of calibration of docs/specification.md §6's extension).
 
+    Parameters
+    ----------
+    cdf : ndarray of shape (n, K)
+        The rows' cumulative probabilities, each row's last exactly 1.
+    k : ndarray of shape (n,)
+        Integers in ``[0, 2**53]``: the uniforms ``k / 2**53``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The label ids drawn.
+
+    Examples
+    --------
     >>> cdf = np.cumsum([[0.25, 0.0, 0.75]], axis=1)
     >>> draw_labels(cdf, np.array([2**51])).tolist(), draw_labels(cdf, np.array([2**51 + 1])).tolist()
     ([0], [2])
@@ -48,6 +62,30 @@ def check_memory(ft: FastTree, n: int, utilities: Mapping[str, Utility], acceler
     in rank order, and three ``|ks| x K`` tables of its labels' path nodes), refused beyond
     :data:`MAX_NULL_BYTES` with one clear error (the null of calibration of docs/specification.md §6's extension).
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    n : int
+        The atoms.
+    utilities : dict of str to Utility
+        The utilities by name.
+    accelerator : {"numpy", "numba"}
+        The kernels (numba's keep a second copy in rank order).
+
+    Returns
+    -------
+    int
+        The bytes.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``too_large``, beyond :data:`MAX_NULL_BYTES`, saying to audit a subsample or
+        fewer utilities.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> check_memory(FastTree(t), 10, {"u": Table(t, [0, 1])}, "numpy")  # 10 x 8 x (3 nodes + 2 + 3) + 3 x 8 x 2
@@ -73,6 +111,30 @@ class NullAudit:
     the means on its labels' paths and runs Algorithm 2's scan (:class:`Rows` with the
     blocks given).  Memory: ``n x (1 + |V_T(u)| + their children)`` floats per utility.
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    P : ndarray of shape (n, K)
+        The predictions, in the tree's label order.
+    W : ndarray of shape (n, |C|)
+        ``w_i c(x_i)`` per atom and subgroup.
+    utilities : dict of str to Utility
+        The utilities by name.
+    rows : ndarray, optional
+        The atoms' indices (a per-atom utility's rows); None: ``0 .. n-1``.
+    accelerator : {"numpy", "numba"}, default "numpy"
+        The kernels of the draws' scans.
+    exact : ExactRows, optional
+        The exact predictions behind ``P`` (default: ``P``'s own binary values).
+
+    Raises
+    ------
+    HUCError
+        Where the tables would take more than :data:`MAX_NULL_BYTES` (:func:`check_memory`).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> null = NullAudit(FastTree(t), np.array([[0.5, 0.5]] * 2), np.full((2, 1), 0.5), {"u": Table(t, [0, 1])})
@@ -112,6 +174,18 @@ class NullAudit:
         """Every row's sup (Def. 2.1 and 3.2, Algorithm 2) for labels ``y``, in the audit's candidate
         order (subgroups, then utilities, the UC row before the relevant nodes).
 
+        Parameters
+        ----------
+        y : ndarray of shape (n,)
+            The label ids.
+
+        Returns
+        -------
+        ndarray
+            Every candidate row's sup.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> null = NullAudit(FastTree(t), np.array([[0.5, 0.5], [0.25, 0.75]]), np.full((2, 1), 0.5),
@@ -134,6 +208,18 @@ class NullAudit:
         :func:`huc_ref.fast.kernels.null_scan` (Algorithm 2 per draw), the draws split over
         :data:`THREADS` threads.
 
+        Parameters
+        ----------
+        Y : ndarray of shape (draws, n)
+            The label ids, a draw a row.
+
+        Returns
+        -------
+        ndarray of shape (draws, rows)
+            Every candidate row's sup, a draw a row.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> null = NullAudit(FastTree(t), np.array([[0.5, 0.5], [0.25, 0.75]]), np.full((2, 1), 0.5),
@@ -173,6 +259,38 @@ def null_sups(ft: FastTree, P: np.ndarray, W: np.ndarray, utilities: Mapping[str
 
     ``P``: the predictions (label order), ``W``: ``w_i c(x_i)`` per subgroup (``n x |C|``).
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    P : array-like of shape (n, K)
+        The predictions, in the tree's label order.
+    W : ndarray of shape (n, |C|)
+        ``w_i c(x_i)`` per atom and subgroup.
+    utilities : dict of str to Utility
+        The utilities by name.
+    draws : int
+        The draws.
+    rows : ndarray, optional
+        The atoms' indices; None: ``0 .. n-1``.
+    accelerator : {"numpy", "numba"}, default "numpy"
+        The kernels.
+    exact : ExactRows, optional
+        The exact predictions behind ``P``.
+
+    Returns
+    -------
+    callable
+        ``sups(rng)``: an iterator of ``draws`` arrays, each draw's row sups, the labels drawn
+        from the numpy Generator ``rng``.
+
+    Raises
+    ------
+    HUCError
+        Where the label-free tables would take more than :data:`MAX_NULL_BYTES`.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> sups = null_sups(FastTree(t), np.array([[1.0, 0.0]]), np.ones((1, 1)), {"u": Table(t, [0, 1])}, 3)

@@ -39,6 +39,13 @@ class FastTree:
     array is linear in the number of nodes; the labels' paths are a table only where it is
     small (:data:`PATH_TABLE_CELLS`).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> ft = FastTree(t)
     >>> ft.subtree_sums(np.array([[0.25, 0.25, 0.5]]))[0].tolist()  # nodes r, a, y1, y2, y3
@@ -121,6 +128,20 @@ class FastTree:
         """Rows (of :meth:`level_sums`) of the nodes at ``depths`` on the paths of labels ``y``:
         ``(len(depths), len(y))``, a label's leaf repeated below its depth (A.2's ``v_k``).
 
+        Parameters
+        ----------
+        y : ndarray of int
+            The label ids.
+        depths : sequence of int, optional
+            The depths; None: ``0 .. H``.
+
+        Returns
+        -------
+        ndarray of shape (len(depths), len(y))
+            The rows.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> ft = FastTree(t)
         >>> ft.level_nodes[ft.paths(np.array([0, 2]))].tolist()  # y1: r, a, y1; y3: r, y3, y3
@@ -136,6 +157,20 @@ class FastTree:
     def path_nodes(self, y: np.ndarray, depths: Sequence[int] | None = None) -> np.ndarray:
         """Node ids of :meth:`paths` (the path nodes of App. F.4).
 
+        Parameters
+        ----------
+        y : ndarray of int
+            The label ids.
+        depths : sequence of int, optional
+            The depths; None: ``0 .. H``.
+
+        Returns
+        -------
+        ndarray of shape (len(depths), len(y))
+            The node ids.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).path_nodes(np.array([1]), [1, 2]).tolist()  # y2's path below the root: a, y2
         [[1], [3]]
@@ -147,6 +182,20 @@ class FastTree:
         (a partition of the leaves; K.2's candidates of top-1 at depth ``d``), as rows of
         :meth:`level_sums`, and a label below each.
 
+        Parameters
+        ----------
+        d : int
+            The depth.
+
+        Returns
+        -------
+        rows : ndarray of int
+            The cut's rows of :meth:`level_sums`, in pre-order.
+        labels : ndarray of int
+            A label id below each.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> [x.tolist() for x in FastTree(t).cut(1)]  # a (label y1 below it), y3
         [[1, 2], [0, 2]]
@@ -162,6 +211,18 @@ class FastTree:
         :meth:`level_sums` where they are one run of rows in order (the cut is the level ``d``
         itself: no leaf lies above depth ``d``), else None.
 
+        Parameters
+        ----------
+        d : int
+            The depth.
+
+        Returns
+        -------
+        slice or None
+            The rows, or None.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> ft = FastTree(t)
         >>> ft.cut_block(1), ft.cut_block(2)  # level 1: a, y3; the cut at depth 2 holds y3, a leaf above it
@@ -180,6 +241,18 @@ class FastTree:
         small integers, where the tree keeps its path table and the table has at most
         :data:`PATH_TABLE_CELLS` entries; else None.
 
+        Parameters
+        ----------
+        d : int
+            The depth.
+
+        Returns
+        -------
+        ndarray of shape (K, len(cut)) or None
+            The table, or None.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).agreement(1).tolist()  # candidates a, y3; labels y1, y2, y3
         [[1, 0], [1, 0], [0, 1]]
@@ -200,6 +273,18 @@ class FastTree:
         where each starts (K.2's top-1 terms of several utilities, as the compiled sample pass reads
         them); None where one of the tables is not kept.
 
+        Parameters
+        ----------
+        depths : tuple of int
+            The depths.
+
+        Returns
+        -------
+        tuple of (ndarray, ndarray) or None
+            The tables, flat, and where each starts; or None.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> [x.tolist() for x in FastTree(t).agreements((1, 2))]  # the cut at depth 2: y1, y2, y3
         [[1, 0, 1, 0, 0, 1, 2, 1, 0, 1, 2, 0, 0, 0, 2], [0, 6]]
@@ -217,6 +302,22 @@ class FastTree:
         a C-contiguous ``(nodes, rows of X)`` array to fill (a buffer the caller reuses: memory
         above glibc's mmap threshold is fresh pages at every allocation, whose first touch costs).
 
+        Parameters
+        ----------
+        X : array-like of shape (m, K)
+            The rows.
+        dfs : bool, default False
+            ``X``'s columns are leaves in depth-first order (else labels).
+        out : ndarray of shape (nodes, m), optional
+            A C-contiguous array to fill.
+
+        Returns
+        -------
+        ndarray of shape (nodes, m)
+            The sums, a row per node in level order (``out`` where given).
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).level_sums(np.array([[1e-20, 1e-20, 1.0]])).tolist()  # rows r, a, y3, y1, y2
         [[1.0], [2e-20], [1.0], [1e-20], [1e-20]]
@@ -248,6 +349,20 @@ class FastTree:
     def subtree_sums(self, X: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
         """``sum_{y in Y_a} X[:, y]`` for every node (columns in pre-order), or for ``nodes`` (C.1).
 
+        Parameters
+        ----------
+        X : array-like of shape (m, K)
+            The rows, columns in the tree's label order.
+        nodes : ndarray of int, optional
+            The nodes; None: every node.
+
+        Returns
+        -------
+        ndarray of shape (m, nodes)
+            The sums, a column per node (in pre-order, or as ``nodes`` lists them).
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).subtree_sums(np.array([[1e-20, 1e-20, 1.0]]), np.array([1])).tolist()
         [[2e-20]]
@@ -258,6 +373,18 @@ class FastTree:
     def node_table(self, S: np.ndarray) -> np.ndarray:
         """Level sums ``S`` (:meth:`level_sums`) as one ``(atoms, nodes)`` array, nodes in pre-order: ``pi_a(p)`` (A.3).
 
+        Parameters
+        ----------
+        S : ndarray of shape (nodes, m)
+            Level sums.
+
+        Returns
+        -------
+        ndarray of shape (m, nodes)
+            The sums, a column per node in pre-order (a view).
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> ft = FastTree(t)
         >>> ft.node_table(ft.level_sums(np.array([[0.25, 0.25, 0.5]]))).tolist()
@@ -268,6 +395,18 @@ class FastTree:
     def needed(self, nodes: np.ndarray) -> np.ndarray:
         """The root, ``nodes`` and their children: every node whose mean a node term uses (C.1).
 
+        Parameters
+        ----------
+        nodes : iterable of int
+            Node ids.
+
+        Returns
+        -------
+        ndarray of int
+            The node ids, sorted.
+
+        Examples
+        --------
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> FastTree(t).needed(np.array([1])).tolist()  # node 'a': root, a, y1, y2
         [0, 1, 2, 3]
@@ -329,6 +468,24 @@ def on_paths(ft: FastTree, y: np.ndarray, depths: int, S: np.ndarray | None = No
     """Rows (or, given level sums ``S``, values) of the nodes on each label's path at depths
     ``0 .. depths - 1``: ``(depths, n)`` (F.4).
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    y : ndarray of int
+        The label ids.
+    depths : int
+        The number of depths, from the root.
+    S : ndarray of shape (nodes, n), optional
+        Level sums of ``n`` rows, label ``y[i]`` on row ``i``.
+
+    Returns
+    -------
+    ndarray of shape (depths, n)
+        The rows of the path nodes, or their values in ``S``.
+
+    Examples
+    --------
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> ft = FastTree(t)
     >>> on_paths(ft, np.array([1]), 3, ft.level_sums(np.array([[0.25, 0.25, 0.5]]))).tolist()  # r, a, y2

@@ -26,7 +26,30 @@ class FloatRows:
     """What a family's vectorised form reads (A.1's ``u(p, .)`` on many rows, App. F.4): the
     predictions ``P`` (rows in label order), their subtree masses ``pi``, the tree as arrays
     ``ft``, the exact rows behind ``P`` and the relative error bound ``rel`` of sums over them,
-    plus the fast path's helpers."""
+    plus the fast path's helpers.
+
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    P : ndarray of shape (n, K)
+        The predictions, in the tree's label order.
+    rows : ndarray of int or None
+        The atom index of each row (per-atom values), or None for an array of predictions.
+    pi : ndarray, callable or None
+        The subtree masses, a function making them, or None (made from ``P`` when read).
+    exact : ExactRows
+        The exact rows behind ``P``.
+
+    Examples
+    --------
+    >>> from huc_ref import LabelTree
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> P = np.array([[0.25, 0.75]])
+    >>> rows = FloatRows(FastTree(t), P, None, None, ExactRows(P))
+    >>> rows.n, rows.K, rows.rel == rounding_bound(2, ExactRows(P).p_error)
+    (1, 2, True)
+    """
 
     first_max = staticmethod(first_max)
     ratio = staticmethod(ratio)
@@ -41,6 +64,8 @@ class FloatRows:
     def pi(self) -> np.ndarray:
         """The subtree masses of the rows (C.1's ``pi_a``), made when a family first reads them.
 
+        Examples
+        --------
         >>> from huc_ref import LabelTree
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> P = np.array([[0.25, 0.25, 0.5]])
@@ -57,6 +82,18 @@ class FloatRows:
         """The atom index of row ``i`` (for per-atom values, A.1's ``u(p_i, .)`` given per atom), or
         None for an array of predictions.
 
+        Parameters
+        ----------
+        i : int
+            The row.
+
+        Returns
+        -------
+        int or None
+            The atom index, or None.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> P = np.array([[0.25, 0.25, 0.5]])
@@ -68,6 +105,18 @@ class FloatRows:
     def values_of(self, u: Utility) -> np.ndarray:
         """Another utility's values on the same rows (an aggregated utility's base, App. G).
 
+        Parameters
+        ----------
+        u : Utility
+            The utility.
+
+        Returns
+        -------
+        ndarray of shape (n, K)
+            Its values.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> P = np.array([[0.25, 0.25, 0.5]])
@@ -85,6 +134,28 @@ def utility_values(u: Utility, ft: FastTree, P: np.ndarray, rows: np.ndarray | N
     not, by the exact utility on the rationals behind the row (``exact``; default: the float
     row's binary values).
 
+    Parameters
+    ----------
+    u : Utility
+        The utility.
+    ft : FastTree
+        The tree.
+    P : ndarray of shape (n, K)
+        The predictions, in the tree's label order.
+    rows : ndarray of int, optional
+        The atom index of each row (per-atom values).
+    pi : ndarray or callable, optional
+        The subtree masses, or a function making them.
+    exact : ExactRows, optional
+        The exact rows behind ``P``; default: ``P``'s own binary values.
+
+    Returns
+    -------
+    ndarray of shape (n, K)
+        The values (perhaps one row broadcast to every row, as a table's are).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree
     >>> from huc_ref.utilities import TopK
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
@@ -111,6 +182,24 @@ def magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarr
     scores ``mu_u``); the score itself when no value is negative (no second pass over the rows; one
     row read when ``U`` is one row broadcast to every row, as a table utility's values are).
 
+    Parameters
+    ----------
+    P : ndarray of shape (n, K)
+        The predictions.
+    U : ndarray of shape (n, K)
+        Their utility values.
+    score : ndarray of shape (n,)
+        The scores.
+    pi_root : ndarray of shape (n,)
+        The rows' sums.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The magnitudes.
+
+    Examples
+    --------
     >>> P, U = np.array([[0.25, 0.25, 0.5]]), np.array([[0.0, 1.0, -1.0]])
     >>> magnitude(P, U, (P * U).sum(axis=1), np.ones(1)).tolist()  # 1/4 + 1/2, where the score is -1/4
     [0.75]
@@ -127,6 +216,26 @@ def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray
     ``N / pi`` of its base, each off by at most ``2 rel`` (App. G).  ``out``: where to write it
     (one buffer for the steps: the same numbers).
 
+    Parameters
+    ----------
+    u : Utility
+        The utility (its ``nesting``).
+    rel : float
+        The relative error bound of sums over the rows.
+    score : ndarray of shape (n,)
+        The scores.
+    magnitude : ndarray of shape (n,)
+        :func:`magnitude` of the rows.
+    out : ndarray of shape (n,), optional
+        Where to write the bound.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``(|score| + magnitude + 2 nesting) rel`` (``out`` where given).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> u = Table(LabelTree.from_children("r", {"r": ["a", "b"]}), [1, -1])
     >>> score_error(u, 2.0**-50, np.array([-0.25]), np.array([0.75])).tolist() == [2.0**-50]  # rel (3/4 + 1/4)
@@ -148,6 +257,23 @@ class LabelFreeMeans:
     ``sum_y p_y |u_y| / pi_root`` (:func:`magnitude`).  Labels redrawn under the null
     (:mod:`huc_ref.fast.significance`) reuse all of it; :meth:`on_labels` reads the labels.
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    X : ndarray of shape (n, K)
+        The predictions, in the tree's label order.
+    u : Utility
+        The utility.
+    S : ndarray of shape (nodes, n)
+        The level sums of ``X`` (:meth:`FastTree.level_sums`, ``dfs=True``).
+    rows : ndarray of int or None
+        The atom index of each row (per-atom values).
+    exact : ExactRows
+        The exact rows behind ``X``.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> ft, P = FastTree(t), np.array([[0.25, 0.75]])
@@ -168,6 +294,8 @@ class LabelFreeMeans:
     def N(self) -> np.ndarray:
         """The level sums of ``p_i U`` (:meth:`FastTree.level_sums`): ``N_{u,a}(p_i)`` (A.3) by level.
 
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> P = np.array([[0.25, 0.25, 0.5]])
@@ -183,6 +311,18 @@ class LabelFreeMeans:
     def at_labels(self, y: np.ndarray) -> np.ndarray:
         """``u(p_i, y_i)`` (A.1; one take when ``U`` is one row broadcast to every atom).
 
+        Parameters
+        ----------
+        y : ndarray of int
+            The label ids, one a row.
+
+        Returns
+        -------
+        ndarray
+            The values.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> P = np.array([[0.25, 0.25, 0.5]])
@@ -197,6 +337,24 @@ class LabelFreeMeans:
         """``u(p_i, y_i)`` and ``mu_{u,a}`` (A.3) on the paths of the labels ``y`` (``pi``: the masses
         there).
 
+        Parameters
+        ----------
+        ft : FastTree
+            The tree.
+        y : ndarray of int
+            The label ids, one a row.
+        pi : ndarray of shape (H + 1, n)
+            The masses of the path nodes (:func:`huc_ref.fast.tree.on_paths`).
+
+        Returns
+        -------
+        u_y : ndarray of shape (n,)
+            ``u(p_i, y_i)``.
+        mu : ndarray of shape (H + 1, n)
+            The means on the paths, from the root down.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
         >>> ft, P = FastTree(t), np.array([[0.25, 0.25, 0.5]])
@@ -212,6 +370,24 @@ def path_plan(ft: FastTree, u: Utility) -> tuple[np.ndarray, np.ndarray, np.ndar
     """Where a utility's path terms go (F.4): its relevant node ids ``V_T(u)`` (Def. 3.2), their
     columns (``colmap[a]``: 1.. for a relevant node, -1 otherwise) and the depths ``ks`` that hold one.
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    u : Utility
+        The utility.
+
+    Returns
+    -------
+    nodes : ndarray of int
+        The relevant node ids.
+    colmap : ndarray of int32
+        Each node's column, 1.. or -1.
+    ks : ndarray of int
+        The depths holding a relevant node.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> [x.tolist() for x in path_plan(FastTree(t), Table(t, [1, 1, 0]))]  # u is constant below a
@@ -230,6 +406,26 @@ def term_columns(ft: FastTree, colmap: np.ndarray, ks: np.ndarray, labels: np.nd
     the tree keeps its path table, else one per atom (``n x |ks|``, as many as the terms), so
     that nothing is ``depth x labels``.
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    colmap : ndarray of int
+        Each node's column (:func:`path_plan`).
+    ks : ndarray of int
+        The depths of the terms.
+    labels : ndarray of int
+        The atoms' label ids.
+
+    Returns
+    -------
+    col_table : ndarray
+        The column of each path term, ``|ks|`` rows.
+    kind : ndarray of int
+        What indexes ``col_table``'s columns for each atom: its label, or the atom.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]})
     >>> ft = FastTree(t)
@@ -262,6 +458,17 @@ class ExactScores:
     :meth:`scores`), a few us a row, against up to 25 us an entry for the decisions of the other
     families (``width``: 16 entries an entry).
 
+    Parameters
+    ----------
+    u : Utility
+        The utility.
+    exact : ExactRows
+        The exact rows behind the floats.
+    rows : ndarray of int or None
+        The atom index of each row (per-atom values).
+
+    Examples
+    --------
     >>> from fractions import Fraction
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
@@ -307,6 +514,18 @@ class ExactScores:
         their rows hold the same numbers, for a table utility in any order among labels of one
         value; None where rows say nothing (a per-atom utility, a boosting state's keys).
 
+        Parameters
+        ----------
+        a, b : ndarray of int
+            The atoms compared, pair by pair.
+
+        Returns
+        -------
+        ndarray of bool or None
+            Per pair, whether the scores are certainly equal; or None.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> P = np.array([[0.25, 0.75], [0.75, 0.25], [0.25, 0.75]])
@@ -329,6 +548,18 @@ class ExactScores:
         """Hashable keys of atoms ``idx`` such that equal keys give equal scores ``mu_u`` (Sec. 2.1):
         their rows' numbers, as :meth:`same` compares them; None where rows say nothing.
 
+        Parameters
+        ----------
+        idx : ndarray of int
+            The atoms.
+
+        Returns
+        -------
+        list or None
+            The keys, or None.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> P = np.array([[0.25, 0.75], [0.75, 0.25], [0.25, 0.75]])
@@ -349,6 +580,18 @@ class ExactScores:
         the integer ``m 2^(e - e_min)`` of its row, then :func:`huc_ref.fast.numbers.linear_score`'s
         two sums in Python integers (object arrays), some ten times faster than row by row.
 
+        Parameters
+        ----------
+        idx : ndarray of int
+            The atoms.
+
+        Returns
+        -------
+        list of Fraction
+            The scores.
+
+        Examples
+        --------
         >>> from huc_ref import LabelTree, Table
         >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
         >>> s = ExactScores(Table(t, [0, "1/2"]), ExactRows(np.array([[0.25, 0.75], [1e-300, 3.0]])), None)
@@ -372,6 +615,22 @@ def exact_scores(u: Utility, exact: ExactRows, rows) -> ExactScores | None:
     the floats, or, for a float array, from the floats' own binary values; None where the
     caller keeps such blocks whole (``exact.settle_scores`` False: a boosting run's float rows).
 
+    Parameters
+    ----------
+    u : Utility
+        The utility.
+    exact : ExactRows
+        The exact rows behind the floats.
+    rows : ndarray of int or None
+        The atom index of each row (per-atom values).
+
+    Returns
+    -------
+    ExactScores or None
+        The scores, or None.
+
+    Examples
+    --------
     >>> from fractions import Fraction
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})

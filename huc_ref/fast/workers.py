@@ -45,6 +45,18 @@ def workers(count: int) -> ThreadPoolExecutor:
     it).  A task given to it must not wait for a task queued behind it in the same pool (one
     already running, as in :func:`run_staged`, may be waited for).
 
+    Parameters
+    ----------
+    count : int
+        The threads.
+
+    Returns
+    -------
+    ThreadPoolExecutor
+        The pool, the same one at every call with this ``count`` in this process.
+
+    Examples
+    --------
     >>> workers(2) is workers(2), workers(2) is workers(1)
     (True, False)
     >>> list(workers(2).map(abs, [-3, 4]))
@@ -64,6 +76,27 @@ def run_all(fn, items, count: int) -> list:
     one call raise, or this thread be interrupted (Ctrl-C) while it waits, the calls not yet
     started are cancelled, and the exception passes on.
 
+    Parameters
+    ----------
+    fn : callable
+        The call, of one item.
+    items : iterable
+        The items.
+    count : int
+        The threads.
+
+    Returns
+    -------
+    list
+        ``fn(x)`` of each item, in order.
+
+    Raises
+    ------
+    BaseException
+        The first exception of a call, in the order of ``items``, as it was raised.
+
+    Examples
+    --------
     >>> run_all(lambda x: x * x, range(5), 2)
     [0, 1, 4, 9, 16]
     >>> run_all(lambda x: run_all(abs, [-x, x], 2), [1, 2, 3], 2)  # nested: the inner calls run in place
@@ -95,6 +128,29 @@ def run_staged(first, then, items, count: int) -> list:
     no thread takes another call, threads waiting for a ``first`` return at once, and the
     exception passes on.
 
+    Parameters
+    ----------
+    first : callable
+        ``first(x)``, of one item.
+    then : callable
+        ``then(x, first(x))``.
+    items : iterable
+        The items.
+    count : int
+        The threads, this one among them.
+
+    Returns
+    -------
+    list
+        ``then(x, first(x))`` of each item, in order.
+
+    Raises
+    ------
+    BaseException
+        A call's exception, as it was raised.
+
+    Examples
+    --------
     >>> run_staged(lambda x: x * x, lambda x, sq: (x, sq), range(4), 2)
     [(0, 0), (1, 1), (2, 4), (3, 9)]
     """
