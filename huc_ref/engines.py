@@ -125,6 +125,28 @@ def audit_arithmetic(arithmetic=None, engine=None, default: str = "exact") -> st
     ``engine="exact"`` or ``"fast"``, is read for one release with a
     :class:`~huc_ref.errors.HUCDeprecationWarning` naming the new one.
 
+    Parameters
+    ----------
+    arithmetic : {"exact", "float64"}, optional
+        The audit's numbers; None: ``default``.
+    engine : {"exact", "fast"}, optional
+        Deprecated: read as ``"exact"`` or ``"float64"``; refused beside ``arithmetic``.
+    default : {"exact", "float64"}, default "exact"
+        The arithmetic when neither is given (``"float64"`` for a classifier's arrays).
+
+    Returns
+    -------
+    str
+        ``"exact"`` or ``"float64"``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for another value (``"certified"`` saying why), or ``engine`` beside
+        ``arithmetic``.
+
+    Examples
+    --------
     >>> audit_arithmetic(), audit_arithmetic("float64")
     ('exact', 'float64')
     >>> import warnings
@@ -162,6 +184,28 @@ def audit_accelerator(arithmetic: str, accelerator=None, rational=None) -> str:
     when not given.  ``rational=``, the exact audit's spelling before it, is read for one release
     with a :class:`~huc_ref.errors.HUCDeprecationWarning`.
 
+    Parameters
+    ----------
+    arithmetic : {"exact", "float64"}
+        The audit's numbers (:func:`audit_arithmetic`).
+    accelerator : str, optional
+        One of ``ACCELERATORS[arithmetic]``; None: the first, the reference.
+    rational : {"fraction", "gmpy2"}, optional
+        Deprecated: read as ``accelerator``; refused beside it.
+
+    Returns
+    -------
+    str
+        The accelerator.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for an accelerator of the other arithmetic (naming it) or of none, of
+        kind ``dependency`` for one that is not installed.
+
+    Examples
+    --------
     >>> audit_accelerator("exact"), audit_accelerator("float64")
     ('fraction', 'numpy')
     >>> audit_accelerator("exact", "numba")
@@ -313,6 +357,47 @@ def audit_arrays(y_true, y_prob, tree, utilities: Mapping[str, Utility], *, arit
     and refused by exact arithmetic, whose predictions lie in the open simplex (A.2).  The other
     arguments are :func:`audit`'s and :func:`huc_ref.fast.audit`'s.
 
+    Parameters
+    ----------
+    y_true : array-like of n labels
+        Label names, or label ids in the tree's order.
+    y_prob : array-like, n x K
+        Predictions, one row per sample.
+    tree : LabelTree
+        The label tree ``T``.
+    utilities : dict of str to Utility
+        The utilities by name, each built on ``tree``.
+    arithmetic : {"exact", "float64"}, default "float64"
+        The audit's numbers (:func:`audit_arithmetic`).
+    subgroups : mapping of str to n values in [-1, 1], optional
+        The subgroup family (:func:`huc_ref.fast.audit.subgroup_columns`); None: the whole
+        population.
+    sample_weight : array-like of n weights, optional
+        The rows' weights (None: equal).
+    labels : sequence of str, optional
+        The label of each of ``y_prob``'s columns, in order (:meth:`LabelTree.label_columns`).
+    renormalize : bool, default False
+        Take each row divided by its sum.
+    smooth : number, optional
+        K.1's ``kappa_init``, in (0, 1).
+    accelerator, max_digits, null_draws, seed, max_null_work
+        As :func:`audit`'s.
+    engine : {"exact", "fast"}, optional
+        Deprecated: ``arithmetic``.
+
+    Returns
+    -------
+    AuditResult
+        The audit in ``arithmetic``'s numbers.
+
+    Raises
+    ------
+    HUCError
+        Naming the argument and the row for input the audit cannot take, with the argument that
+        mends it (``renormalize``, ``smooth``, ``arithmetic``).
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> P, y = [[0.25] * 4] * 8, [0, 0, 2, 2, 2, 3, 3, 3]  # App. D.1 as a sample

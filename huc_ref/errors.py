@@ -406,13 +406,30 @@ class HUCDeprecationWarning(DeprecationWarning):
     """A spelling of an argument, option or document field that is read for one release more,
     then refused; the message names the spelling that replaces it (docs/specification.md §6's
     documents, §3-§4's choices of numbers).  ``huc`` says these once the command has run, in its
-    options' words."""
+    options' words.
+
+    Examples
+    --------
+    >>> issubclass(HUCDeprecationWarning, DeprecationWarning)
+    True
+    """
 
 
 def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
     """Warn that ``old`` is deprecated and ``new`` replaces it (a :class:`HUCDeprecationWarning`,
     pointing ``stacklevel`` frames up; docs/specification.md §3-§4's choices of numbers).
 
+    Parameters
+    ----------
+    old : str
+        The deprecated spelling, as the caller wrote it (``"engine='fast'"``).
+    new : str
+        The spelling that replaces it.
+    stacklevel : int, default 3
+        The frame the warning points at (the caller of the public function).
+
+    Examples
+    --------
     >>> with warnings.catch_warnings(record=True) as seen:
     ...     warnings.simplefilter("always")
     ...     deprecated("engine='fast'", "arithmetic='float64'")

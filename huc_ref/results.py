@@ -251,8 +251,8 @@ class AuditResult:
         The number of atoms (a sample's rows).
     is_sample : bool
         Whether the distribution is a sample (rows with labels) rather than a population.
-    engine : {"exact", "fast"}, default "exact"
-        ``"exact"`` (Fractions) or ``"fast"`` (float64, :mod:`huc_ref.fast`).
+    arithmetic : {"exact", "float64"}, default "exact"
+        The audit's numbers: ``"exact"`` (Fractions) or ``"float64"`` (:mod:`huc_ref.fast`).
     significance : Significance, optional
         p-values under the null of calibration (:class:`huc_ref.significance.Significance`),
         when the audit was asked for them (``null_draws``).
@@ -296,6 +296,8 @@ class AuditResult:
         (float64; docs/specification.md §6), read for one release with a
         :class:`~huc_ref.errors.HUCDeprecationWarning`.
 
+        Examples
+        --------
         >>> import warnings
         >>> with warnings.catch_warnings():
         ...     warnings.simplefilter("ignore")

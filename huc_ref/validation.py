@@ -52,6 +52,23 @@ def check_distribution(dist) -> FiniteDistribution:
 def check_tree(tree) -> LabelTree:
     """``tree``, checked to be a :class:`LabelTree` (Sec. 2.1's tree ``T``).
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree to check.
+
+    Returns
+    -------
+    LabelTree
+        ``tree``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``tree`` for anything else, naming the constructors.
+
+    Examples
+    --------
     >>> check_tree({"r": ["a", "b"]})
     Traceback (most recent call last):
     ...

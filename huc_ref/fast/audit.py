@@ -1020,6 +1020,26 @@ def subgroup_columns(subgroups, n: int) -> dict:
     indicator), the name ``"all"`` the whole population's (K.1's ``c = 1``: its values 1, or
     refused); float64 columns by name, or one HUCError naming the subgroup and its row.
 
+    Parameters
+    ----------
+    subgroups : mapping of str to n values, or a DataFrame
+        The subgroups by name (:func:`huc_ref.distribution.subgroup_mapping`).
+    n : int
+        The number of rows.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Each subgroup's ``n`` values, float64.
+
+    Raises
+    ------
+    HUCError
+        Naming the subgroup and row of a value that is not in [-1, 1], a bad name, or an
+        ``"all"`` that is not 1 everywhere.
+
+    Examples
+    --------
     >>> subgroup_columns({"all": [1, 1], "odd": [False, True]}, 2)
     {'all': array([1., 1.]), 'odd': array([0., 1.])}
     >>> subgroup_columns({"all": [1, 0]}, 2)

@@ -971,6 +971,27 @@ def prediction_shape(y_prob, K: int | None = None, where: str = "y_prob") -> np.
     """``y_prob`` as a float64 array of ``n >= 1`` rows of ``K`` predictions (Sec. 2.1's ``p(x_i)``),
     its shape checked and its entries not read (:func:`probability_rows` reads them).
 
+    Parameters
+    ----------
+    y_prob : array-like
+        The predictions.
+    K : int, optional
+        The number of columns required (None: any).
+    where : str, default "y_prob"
+        The argument named in a message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``y_prob`` as float64.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``type`` for entries that are not real numbers, ``length`` for another shape.
+
+    Examples
+    --------
     >>> prediction_shape([[0.5, 0.5]], 3)
     Traceback (most recent call last):
     ...
@@ -990,6 +1011,31 @@ def probability_rows(y_prob, K: int | None = None, where: str = "y_prob",
     bad row otherwise: entries finite and nonnegative with a positive finite sum and, with
     ``tolerance``, each sum within it of 1 (the remedy named: ``renormalize=True``).
 
+    Parameters
+    ----------
+    y_prob : array-like
+        The predictions.
+    K : int, optional
+        The number of columns required (None: any).
+    where : str, default "y_prob"
+        The argument named in a message.
+    tolerance : float, optional
+        The largest distance of a row's sum from 1 (None: any positive sum).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The ``n x K`` float64 array and its ``n`` row sums.
+
+    Raises
+    ------
+    HUCError
+        Naming the first bad row: of kind ``float_range`` for an entry that is not finite and
+        nonnegative or a sum that is not positive and finite, ``probability_sum`` for a sum
+        beyond ``tolerance``.
+
+    Examples
+    --------
     >>> P, sums = probability_rows([[1, 3], [0.5, 0.5]])
     >>> P.tolist(), sums.tolist()
     ([[1.0, 3.0], [0.5, 0.5]], [4.0, 1.0])
