@@ -471,7 +471,7 @@ def _core_calls():
         (lambda: interval_moment(d, us["u"], np.array(["all", "x"]), None), "subgroup an array of shape (2,) is not "
          "one of ['all']"),
         (lambda: Interval.closed(None, 1), "lo: expected a number, got NoneType"),
-        (lambda: audit(d, us, max_digits=None), "max_digits: expected a positive integer, got None"),
+        (lambda: audit(d, us, max_digits="many"), "max_digits: expected a positive integer, got 'many'"),
         (lambda: audit(d, us, rational=np.array(["fraction"])), "rational: expected 'fraction' or 'gmpy2', got an "
          "array of shape (1,)"),
         (lambda: FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}], renormalize=np.array([1, 0])),
