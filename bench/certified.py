@@ -37,7 +37,7 @@ choice is compared with the certified engine's on the same exact state: the choi
 differ (0 expected), and how many certified float64 left to that engine, by reason.  Minutes:
 ``--samples 1000 --seed 50000``.
 
-``--fit PASSES``: instead, the README's recalibration of a decision tree's predictions
+``--fit PASSES``: instead, HUC-Boost's recalibration of a decision tree's predictions on digits
 (``tests.shapes.decision_tree_fit``: 449 calibration rows, 17 distinct), ``HUCBoost`` with
 ``engine="fast"`` and ``engine="exact"`` (certified float64 with python-flint) at ``max_passes =
 PASSES`` (K.1's budget; 100 is K.1's own): each fit's seconds, its updates, the ratio, and the

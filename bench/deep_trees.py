@@ -1,4 +1,4 @@
-"""The deep-tree numbers of the README (Robustness) and CHANGELOG.  Not a test: prints times and
+"""The deep-tree numbers of docs/reference/errors.md ("Work is bounded").  Not a test: prints times and
 ratios measured in one run.
 
 A caterpillar (every internal node: one leaf and one internal child) of depth ``D``:

@@ -1,4 +1,4 @@
-"""What the fast audit's determinism costs (README, Robustness).  Not a test: prints ratios
+"""What the fast audit's determinism costs (docs/engines.md, "Determinism").  Not a test: prints ratios
 measured in one run.
 
 Each tie block's sum is the same bits whatever the order of its atoms

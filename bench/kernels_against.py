@@ -11,7 +11,8 @@ one thread.  The outputs of the two are compared first (the scans' sups, witness
 the sample pass's scores, residuals, error bounds, terms and unsure rows): a kernel change that is
 meant to give the same bits must.  Where ``rank_scan`` of ``--against`` takes each atom's label
 and row of weights apart (``kind``, ``w_row``, as revisions without ``kernels.lane_keys`` do), its arguments are
-taken apart from the keys.
+taken apart from the keys; where its ``top1_path_terms`` takes its arrays one by one, the named
+structures are passed so.
 
 Run: ``python bench/kernels_against.py --against 9440b3a`` (``--n 100000``; numba needed).
 """
@@ -40,21 +41,35 @@ from huc_ref import fast  # noqa: E402
 kernels = importlib.import_module("huc_ref.fast.kernels")
 passes = importlib.import_module("huc_ref.fast.audit")
 NAMES = ("top1_path_terms", "rank_scan")
-#: top1_path_terms' output arguments: score, residual, error, terms, unsure
-OUTPUTS = (20, 21, 22, 24, 26)
+#: top1_path_terms' outputs compared (fields of its last argument, ``kernels.Top1Out``)
+OUTPUTS = ("score", "residual", "error", "terms", "unsure")
 
 
 def load_revision(rev: str, where: Path):
-    """``huc_ref/fast/kernels.py`` of git revision ``rev`` as a module of its own (its relative
-    import of the numbers module read from this checkout's package)."""
-    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:huc_ref/fast/kernels.py"], check=True,
-                          capture_output=True, text=True).stdout
-    path = where / f"kernels_{rev}.py"
-    path.write_text(text.replace("from .numbers import", "from huc_ref.fast.numbers import"))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """``huc_ref/fast/kernels.py`` of git revision ``rev`` as a module of its own, with the
+    revision's ``huc_ref/fast/lanes.py`` (its LLVM IR helpers) where it has one; their other
+    relative imports are read from this checkout's package."""
+    def show(path: str) -> str | None:
+        found = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True)
+        return found.stdout if found.returncode == 0 else None
+
+    def load(name: str, text: str):
+        path = where / f"{name}.py"
+        text = text.replace("from . import", "from huc_ref.fast import")
+        path.write_text(text.replace("from .", "from huc_ref.fast."))
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    text = show("huc_ref/fast/kernels.py")
+    lanes = show("huc_ref/fast/lanes.py")
+    if lanes is not None:
+        lanes_name = f"lanes_{rev}".replace("~", "_").replace("^", "_")
+        load(lanes_name, lanes)
+        text = text.replace("from .lanes import", f"from {lanes_name} import")
+    return load(f"kernels_{rev}".replace("~", "_").replace("^", "_"), text)
 
 
 def record(n: int) -> dict:
@@ -78,6 +93,11 @@ def record(n: int) -> dict:
 def adapt(old, name: str, args: tuple) -> tuple:
     """``args`` of this checkout's kernel ``name`` as ``old``'s kernel takes them."""
     params = inspect.signature(getattr(old, name).py_func).parameters
+    if name == "top1_path_terms" and "dfs_leaf_row" in params:  # (its arrays one by one, not named structures)
+        Xd, y, start, tree, plan, rel, smallest, out = args
+        return (Xd, y, *tree, plan.cut_rows, plan.cut_label, plan.cut_off, plan.cut_depth, plan.agree, plan.agree_at,
+                plan.ks, plan.ks_len, rel, smallest, start, out.score, out.residual, out.error, plan.u_row, out.terms,
+                plan.term_at, out.unsure, out.sums)
     if name == "rank_scan" and "w_row" in params:  # (before lane_keys: the label and row of weights apart)
         block, order, residual, key, terms, col_table, Wl, shift, *rest = args
         rows = (key & ((1 << shift) - 1)).astype(np.uint16) if shift else np.zeros(0, dtype=np.uint16)
@@ -89,14 +109,12 @@ def fresh(name: str, args: tuple) -> tuple:
     """``args`` with top1_path_terms' outputs copied, so that two kernels write apart."""
     if name != "top1_path_terms":
         return args
-    args = list(args)
-    for k in OUTPUTS:
-        args[k] = np.zeros_like(args[k])
-    return tuple(args)
+    out = args[-1]
+    return (*args[:-1], type(out)(*(np.zeros_like(a) for a in out)))
 
 
 def outputs(name: str, args: tuple, result) -> list:
-    return [args[k] for k in OUTPUTS] if name == "top1_path_terms" else list(result)
+    return [getattr(args[-1], k) for k in OUTPUTS] if name == "top1_path_terms" else list(result)
 
 
 def main(argv=None) -> None:

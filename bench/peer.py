@@ -20,8 +20,8 @@ environment of its own::
 
 Without mcgrad installed it says so and times huc and the argsort only.  ``--fresh`` measures
 each size and kind of scores in a process of its own: after the 10^5 audits glibc hands a 10^6
-audit's arrays out as fresh pages, whose first touch costs a page fault (README, "What fresh
-memory costs"; ``python bench/phases.py`` counts them), and the same arrays are then measured as
+audit's arrays out as fresh pages, whose first touch costs a page fault (docs/engines.md,
+"Memory"; ``python bench/phases.py`` counts them), and the same arrays are then measured as
 a process auditing only that size finds them.
 """
 
@@ -67,7 +67,7 @@ def measure(n: int, ties: bool, repeat: int) -> dict:
     P = np.stack([1 - p, p], axis=1)
     for a in accelerators:  # compile and warm up outside the timing
         fast.audit(y[:100], P[:100], tree, us, accelerator=a)
-    if ecce is not None and not ties:  # the same number (with ties ecce splits tie blocks: README)
+    if ecce is not None and not ties:  # the same number (with ties ecce splits tie blocks: docs/guides/oracle.md)
         assert abs(ecce(y, p) - fast.audit(y, P, tree, us).uc.sup) < 1e-9
     times = {k: [] for k in ["sort"] + accelerators + (["ecce"] if ecce is not None else [])}
     for _ in range(repeat):  # alternating, so drift hits every contender alike

@@ -44,6 +44,7 @@ exclude_patterns = [
     "_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints",
     "reproductions.md",  # the reproduction kit's page: rendered through reproductions/index.md
     "generated/*.md",  # pieces included by the pages, not pages themselves
+    "results/*/*.md",  # a benchmark's tables, included by its page (docs/scale.md)
 ]
 
 # --- cross-references: every one must resolve ---

@@ -145,12 +145,12 @@ class Experiment:
         for m in methods:
             if m == "Baseline":
                 out[m] = {**self.evaluate(P["test"], y["test"], groups["test"], utilities), "updates": 0}
-                if utilities is self.utilities:  # where the base predictor's UC error sits on the tree (README)
+                if utilities is self.utilities:  # where the UC error sits on the tree (docs/reproducing.md)
                     out[m]["cancellation"] = self.cancellation(P["test"], y["test"], groups["test"])["uc"]
             elif m in BOOSTED:
                 Pt, kept, _ = self.boosted(D, *BOOSTED[m], utilities)
                 out[m] = {**self.evaluate(Pt, y["test"], groups["test"], utilities), "updates": kept}
-                if utilities is self.utilities and m in ("UC-B", "HUC-B"):  # what each leaves behind (README)
+                if utilities is self.utilities and m in ("UC-B", "HUC-B"):  # what each leaves (docs/reproducing.md)
                     out[m]["cancellation"] = self.cancellation(Pt, y["test"], groups["test"])["huc"]
         for label, kind in SCALINGS.items():
             if label not in methods and f"{label} -> HUC" not in methods:

@@ -43,7 +43,7 @@ import numpy as np
 from .distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from .engines import boost, boost_arithmetic, check_engine
 from .errors import HUCError, check_names, deprecated, given, is_integer, one_of, printable
-from .fast.audit import label_ids
+from .fast.audit import _lazy, label_ids
 from .fast.boost import apply_rules, boost_sample
 from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, as_floats, entries, subgroup_column
 from .fast.sample import Sample
@@ -406,7 +406,11 @@ class _Scaling(_Estimator):
     def predict_proba(self, y_prob) -> np.ndarray:
         """The recalibrated predictions, every entry positive, rows summing to 1, columns in the
         order of :attr:`classes_` (``y_prob``: rows of the fitted ``K`` probabilities, each
-        divided by its sum first)."""
+        divided by its sum first; a Dask Array or DataFrame gives a Dask collection, row block by
+        row block: :func:`huc_ref.fast.scale.lazy_predictions`)."""
+        if _lazy(y_prob):
+            from .fast.scale import lazy_predictions
+            return lazy_predictions(self, y_prob)
         recalibrator = self._fitted("recalibrator_")
         rows = as_floats(y_prob, "y_prob")
         if rows.ndim != 2:  # (n x K: one row is [row]; the map divides each row by its sum itself)
@@ -916,6 +920,8 @@ class HUCBoost(_Estimator):
         to 1 within :func:`row_sum_tolerance`; a row that is not is a HUCError naming the first
         rule after which it was not (float64's guard: :func:`huc_ref.fast.boost.tilt` keeps
         every step's rows normalised).
+        Predictions (or subgroups) held as a Dask Array or DataFrame give a Dask collection of the
+        same kind, computed row block by row block (:func:`huc_ref.fast.scale.lazy_predictions`).
 
         Parameters
         ----------
@@ -947,6 +953,9 @@ class HUCBoost(_Estimator):
         (0.25, True)
         """
         self._fitted("rules_")
+        if _lazy(y_prob, subgroups):  # Dask collections: the same rules, row block by row block
+            from .fast.scale import lazy_predictions
+            return lazy_predictions(self, y_prob, subgroups)
         _, _, order = self._columns(y_prob)
         P = self._inputs(y_prob)
         _, C = _subgroup_values(subgroups, len(P), self.subgroups_)

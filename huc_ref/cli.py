@@ -317,9 +317,11 @@ _FIGURES = (".png", ".pdf", ".svg")
 
 
 def _cmd_audit(args) -> int:
-    """Audit a ``huc-case/1`` document (:func:`huc_ref.engines.audit`, exactly by default) or a
-    sample from array files (:func:`huc_ref.engines.audit_arrays`, in float64 by default)."""
+    """Audit a ``huc-case/1`` document (:func:`huc_ref.engines.audit`, exactly by default), a
+    sample from array files (:func:`huc_ref.engines.audit_arrays`, in float64 by default) or a
+    Parquet dataset (:func:`_audit_dataset`, in float64)."""
     from .engines import audit, audit_arithmetic, audit_arrays
+    from .formats import is_dataset
     arrays = args.predictions is not None
     arithmetic = _noting_deprecations(args, lambda: audit_arithmetic(args.arithmetic, args.engine,
                                                                         "float64" if arrays else "exact"))
@@ -327,13 +329,15 @@ def _cmd_audit(args) -> int:
     options = dict(arithmetic=arithmetic, accelerator=args.accelerator, max_digits=args.max_digits,
                    null_draws=_null_draws(args.null), seed=args.seed, max_null_work=args.max_null_work)
     if arrays:  # a sample from array files
-        if args.tree is None or args.labels is None:
+        if args.tree is None or (args.labels is None and not is_dataset(args.predictions)):
             raise HUCError("--predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)",
                            kind="option")
         if args.case is not None:
             raise HUCError(f"audit: give a case file ({printable(args.case, 100)!r}) or array files (--predictions), "
                            "not both", kind="option")
         tree, utilities, columns = _spec(args)
+        if is_dataset(args.predictions):  # a Parquet dataset: audited partition by partition, out of core
+            return _audit_dataset(args, tree, utilities, options)
         P, y, groups = _arrays(args, tree, columns=columns)
         if groups is not None and "all" not in groups:  # K.1: "including c = 1", as huc fit has it (K.3)
             import numpy as np
@@ -358,6 +362,169 @@ def _cmd_audit(args) -> int:
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
+
+
+def _dataset(args, tree, labels: bool = True):
+    """The Parquet dataset ``--predictions`` names (a folder or a glob) and its subgroup columns
+    (:func:`huc_ref.fast.scale.dataset_columns`); a dataset holds its labels and subgroups in its own
+    columns, so ``--labels`` and ``--subgroups`` files are refused, naming the options that say so."""
+    from .fast.scale import dataset_columns
+    from .formats import parquet_dataset
+    if labels and getattr(args, "labels", None) is not None:
+        raise HUCError("--labels: a Parquet dataset holds its labels in a column; name it with --label-column "
+                       "(default 'label')", kind="option")
+    if getattr(args, "subgroups", None) is not None:
+        raise HUCError("--subgroups: a Parquet dataset's subgroups are its own columns (every column that is not a "
+                       "label's, the label column or the weight column)", kind="option")
+    if getattr(args, "columns", None) is not None:
+        raise HUCError("--columns: states the order of a headerless predictions file; a Parquet dataset's columns are "
+                       "named by the labels and read by name", kind="option")
+    dataset = parquet_dataset(args.predictions, "--predictions")
+    subgroups = dataset_columns(dataset, tree, args.label_column if labels else None,
+                                getattr(args, "weight_column", None))
+    return dataset, subgroups
+
+
+def _dataset_error(err: HUCError, args, label_column=None) -> HUCError:
+    """A library message about a dataset's rows in the command line's words: the columns and options
+    that hold them (``y_prob[i]`` is row ``i`` of ``--predictions``; ``renormalize=True`` is
+    ``--renormalize``)."""
+    text = str(err)
+    for name, said in (("y_prob", "--predictions"), ("y_true", f"--label-column {label_column!r}"),
+                       ("sample_weight", f"--weight-column {getattr(args, 'weight_column', None)!r}")):
+        if text.startswith(name):
+            text = said + text[len(name):]
+    if text.startswith("subgroups["):
+        text = "--predictions column " + text[len("subgroups["):].replace("]", "", 1)
+    text = text.replace("pass renormalize=True", "give --renormalize").replace("renormalize=True", "--renormalize")
+    return HUCError(text, kind=err.kind)
+
+
+def _progress(command: str):
+    """A line of progress on stderr (never on stdout, which holds the report)."""
+    return lambda line: print(line.replace("huc audit", f"huc {command}", 1), file=sys.stderr, flush=True)
+
+
+def _audit_dataset(args, tree, utilities, options: dict) -> int:
+    """``huc audit --predictions DIR``: a Parquet dataset audited in float64 partition by partition
+    (:func:`huc_ref.fast.scale.audit_partitions`), one row group at a time in memory; ``options``
+    are :func:`_cmd_audit`'s, the arithmetic among them."""
+    from .engines import audit_accelerator
+    from .fast.scale import audit_partitions, dataset_blocks
+    if options["arithmetic"] != "float64":
+        raise HUCError("--predictions: a Parquet dataset (a folder or a glob) is audited in float64, partition by "
+                       "partition, out of core; give --arithmetic float64", kind="option")
+    if args.plot:
+        raise HUCError("--plot: draws the whole sample, held in memory; a Parquet dataset is audited partition by "
+                       "partition (audit a sample of it as an array file to draw it)", kind="option")
+    null = _null_draws(args.null)
+    if null == "exact":
+        raise HUCError("--null exact: enumerates the label assignments of a sample held in memory; give --null B "
+                       "(B resampled draws)", kind="option")
+    dataset, subgroups = _dataset(args, tree)
+    kappa = None
+    if args.smooth is not None:
+        from .distribution import check_smoothing
+        kappa = float(check_smoothing(args.smooth, "--smooth"))
+    groups = ["all"] + subgroups if subgroups else []
+    blocks = dataset_blocks(dataset, tree, args.label_column, args.weight_column, subgroups, kappa)
+    try:
+        result = audit_partitions(tree, utilities, blocks, [g[2] for g in dataset.groups], groups,
+                                  args.weight_column is not None,
+                                  accelerator=audit_accelerator("float64", args.accelerator),
+                                  renormalize=args.renormalize, null_draws=null, seed=args.seed,
+                                  max_null_work=args.max_null_work, progress=_progress("audit"), spill=args.spill)
+    except HUCError as err:
+        raise _dataset_error(err, args, args.label_column) from None
+    name = Path(args.predictions).name
+    case = _ArrayCase(name, result.n, tree.K, utilities)
+    case.distribution = f"Parquet dataset, n={result.n}, K={tree.K}, {len(dataset.groups)} row groups"
+    sys.stdout.write(dumps(result.to_json(name)) if args.json else _report(case, result, args.top))
+    return 0
+
+
+#: Rows ``huc fit`` reads whole from a Parquet dataset; beyond them it asks for ``--sample N``.
+FIT_ROWS = 10**6
+
+
+def _dataset_sample(args, tree):
+    """``huc fit``'s calibration rows from a Parquet dataset: all of them up to :data:`FIT_ROWS`,
+    else ``--sample N`` rows drawn uniformly without replacement (seeded by ``--seed``), read row
+    group by row group; ``(P, y, groups, w)``."""
+    import numpy as np
+
+    from .fast.scale import _read_group
+    dataset, subgroups = _dataset(args, tree)
+    n = dataset.rows
+    size = args.sample
+    if size is None:
+        if n > FIT_ROWS:
+            raise HUCError(f"--predictions: the dataset has {n} rows; huc fit boosts on a calibration sample held in "
+                           "memory (each boosting update is a full audit of it): give --sample N, e.g. --sample "
+                           f"{FIT_ROWS}", kind="too_large")
+        size = n
+    if not 1 <= size <= n:
+        raise HUCError(f"--sample: expected 1 to {n} rows (the dataset's), got {size}", kind="option")
+    chosen = np.sort(np.random.default_rng(args.seed).choice(n, size=size, replace=False))
+    parts, start = [], 0
+    for file, group, rows in dataset.groups:
+        lo, hi = np.searchsorted(chosen, [start, start + rows])
+        if hi > lo:
+            P, y, w, *C = _read_group(file, group, tuple(tree.labels), args.label_column, args.weight_column,
+                                      subgroups, None, False)
+            take = chosen[lo:hi] - start
+            y = y.names.take(y.codes) if hasattr(y, "codes") else y  # (text stored by its distinct names)
+            parts.append((P[take], y[take], None if w is None else w[take], [c[take] for c in C]))
+        start += rows
+    P = np.concatenate([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    w = None if args.weight_column is None else np.concatenate([p[2] for p in parts])
+    groups = {name: np.concatenate([p[3][k] for p in parts]) for k, name in enumerate(subgroups)} or None
+    print(f"huc fit: a sample of {size} of the dataset's {n} rows (--sample, seed {args.seed})", file=sys.stderr)
+    return P, y, groups, w
+
+
+def _apply_dataset(args, model) -> int:
+    """``huc apply MODEL DIR -o OUT``: each row group of a Parquet dataset recalibrated on its own
+    (a recalibration maps each row by itself) and written to ``OUT/part-NNNNN.parquet`` with every
+    column of the input, the labels' columns replaced; in Dask tasks, one row group in memory each."""
+    import dask
+
+    from .fast.scale import _Progress
+    out = Path(args.output)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise HUCError(f"-o: {printable(str(out), 200)!r} exists; a dataset's recalibrated rows go to a new (or empty) "
+                       "folder", kind="file")
+    dataset, subgroups = _dataset(args, model.tree, labels=False)
+    missing = [g for g in model.subgroups_ if g != "all" and g not in subgroups]
+    if missing:
+        raise HUCError(f"--predictions: the model is fitted with subgroup {printable(missing[0], 80)!r}; the dataset "
+                       "needs a column of that name", kind="missing_field")
+    out.mkdir(exist_ok=True)
+    tasks = [dask.delayed(_apply_group)(model, file, group, str(out / f"part-{k:05d}.parquet"))
+             for k, (file, group, _) in enumerate(dataset.groups)]
+    with _Progress(_progress("apply"))(f"huc apply: {len(tasks)} row groups"):
+        dask.compute(*tasks)
+    print(f"huc apply: {dataset.rows} rows recalibrated by {model.n_updates_} rules; wrote {len(tasks)} files to "
+          f"{printable(str(out), 200)}", file=sys.stderr)
+    return 0
+
+
+def _apply_group(model, file: str, group: int, target: str) -> None:
+    """One row group recalibrated and written (:func:`_apply_dataset`)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    table = pq.ParquetFile(file).read_row_group(group)
+    labels = list(model.tree.labels)
+    P = np.column_stack([table.column(name).to_numpy() for name in labels]) if table.num_rows else \
+        np.zeros((0, len(labels)))
+    groups = {g: table.column(g).to_numpy(zero_copy_only=False) for g in model.subgroups_ if g != "all"} or None
+    if table.num_rows:
+        out = model.predict_proba(P, subgroups=groups) if groups else model.predict_proba(P)
+        for j, name in enumerate(labels):
+            table = table.set_column(table.schema.get_field_index(name), name, pa.array(out[:, j]))
+    pq.write_table(table, target)
 
 
 #: The remedies the library's messages name (Python arguments: :data:`huc_ref.distribution.RENORMALIZE_REMEDY`,
@@ -519,7 +686,18 @@ def _cmd_fit(args) -> int:
     tree, utilities, columns = _spec(args)
     _writable(args.output, "-o")
     null = _null_draws(args.null)
-    P, y, groups = _arrays(args, tree, columns=columns)
+    from .formats import is_dataset
+    weights = None
+    if is_dataset(args.predictions):  # a sample of a Parquet dataset, held in memory (each update is a full audit)
+        P, y, groups, weights = _dataset_sample(args, tree)
+        if groups is not None and "all" not in groups:
+            import numpy as np
+            groups = {"all": np.ones(len(P)), **groups}
+    elif args.sample is not None:
+        raise HUCError("--sample: draws calibration rows from a Parquet dataset (--predictions DIR or a glob)",
+                       kind="option")
+    else:
+        P, y, groups = _arrays(args, tree, columns=columns)
     validation = None
     if args.val_predictions is not None:
         if args.val_labels is None:
@@ -537,7 +715,8 @@ def _cmd_fit(args) -> int:
                      null_draws=null, seed=args.seed, max_null_work=args.max_null_work,
                      validation_fraction=args.validation_fraction, verbose=sys.stderr.isatty())  # (bars: a terminal's)
     # the inputs and options the fit checks, checked before its banner (one line on stderr for a bad one)
-    inputs = _noting_deprecations(args, lambda: model._fit_inputs(P, y, subgroups=groups, validation=validation))
+    inputs = _noting_deprecations(args, lambda: model._fit_inputs(P, y, subgroups=groups, validation=validation,
+                                                                  sample_weight=weights))
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {model.arithmetic_})...", file=sys.stderr, flush=True)
     with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
         warnings.simplefilter("always", NoValidationWarning)
@@ -568,10 +747,14 @@ def _cmd_apply(args) -> int:
     """Apply a saved huc-model/1 to new predictions; write them as .npy or .csv, the columns in the
     input's order (a CSV with a header naming them)."""
     from .calibration import load_model
-    from .formats import read_document
-    _writable(args.output, "-o", (".npy", ".csv"))
+    from .formats import is_dataset, read_document
+    dataset = is_dataset(args.predictions)
+    if not dataset:  # (a dataset's -o is a new folder: _apply_dataset checks it)
+        _writable(args.output, "-o", (".npy", ".csv"))
     read_document(Path(args.model), "model")
     model = load_model(Path(args.model))
+    if dataset:  # a Parquet dataset: row group by row group, to a folder of Parquet files
+        return _apply_dataset(args, model)
     columns = _stated_columns(args.columns, model.tree)
     P, names = _predictions(args.predictions, "predictions", model.tree, columns, _STATE_COLUMNS_APPLY)
     groups = _subgroup_file(args.subgroups, len(P))
@@ -736,10 +919,20 @@ def _array_arguments(parser, validation: bool = False):
     parser.add_argument("--labels", metavar="FILE", help="n labels: names or column indices (.npy, .csv, .parquet)")
     parser.add_argument("--subgroups", metavar="FILE.csv",
                         help="subgroup values, one named column each (the whole population, 'all', is added: K.1)")
+    _dataset_arguments(parser)
     if validation:
         parser.add_argument("--val-predictions", metavar="FILE", help="validation predictions (K.1's prefix)")
         parser.add_argument("--val-labels", metavar="FILE", help="validation labels")
         parser.add_argument("--val-subgroups", metavar="FILE.csv", help="validation subgroup values")
+
+
+def _dataset_arguments(parser):
+    """A Parquet dataset's columns (``--predictions DIR`` or a glob): one per tree label, the label
+    column, a weight column; every other column is a subgroup."""
+    parser.add_argument("--label-column", default="label", metavar="NAME",
+                        help="a Parquet dataset (--predictions DIR or 'GLOB'): its column of labels (default 'label'); "
+                             "one column per tree label holds the predictions, every other column is a subgroup")
+    parser.add_argument("--weight-column", metavar="NAME", help="a Parquet dataset: its column of sample weights")
 
 
 def _columns_argument(parser) -> None:
@@ -804,7 +997,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc audit case.json --plot audit.png",
                                         "huc audit --tree spec.json --predictions p.npy --labels y.npy",
                                         "huc audit --tree spec.json --predictions p.npy --labels y.npy --columns "
-                                        "0,1,2")
+                                        "0,1,2",
+                                        "huc audit --tree spec.json --predictions logs/   # a folder of Parquet files")
     _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)", optional=True)
     _array_arguments(p)
     p.add_argument("--top", type=_rows, default=10, metavar="N", help="violations listed in the report (default 10)")
@@ -829,6 +1023,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the library computing the numbers: for float64 numpy (default, the reference) or numba "
                         "(the compiled kernels of the numba extra; much faster null draws); for exact fraction "
                         "(default) or gmpy2 (GMP's rationals)")
+    p.add_argument("--spill", metavar="DIR", help="a Parquet dataset: the folder for its sorted rows while it is "
+                                                  "audited (default: the system's temporary folder; about 40 bytes "
+                                                  "a row per utility)")
     p.set_defaults(run=_cmd_audit)
     b = _command(sub, "boost", "HUC-Boost or UC-Boost, certified by default (huc-boost/1)",
                  "Run HUC-Boost (Algorithm 1/3) or UC-Boost on a huc-case/1 document; Theorem 3.5 "
@@ -866,7 +1063,8 @@ def build_parser() -> argparse.ArgumentParser:
                  "optionally after temperature, vector or Dirichlet scaling; validation arrays (or, without "
                  "them, a held-out part of the calibration rows) choose the update prefix (K.1).",
                  "huc fit --tree spec.json --predictions cal.npy --labels cal_y.npy "
-                 "--val-predictions val.npy --val-labels val_y.npy --initial temperature -o model.json")
+                 "--val-predictions val.npy --val-labels val_y.npy --initial temperature -o model.json",
+                 "huc fit --tree spec.json --predictions logs/ --sample 1000000 -o model.json")
     _array_arguments(f, validation=True)
     f.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="where to write the model")
     f.add_argument("--method", choices=METHODS, default="huc", help="HUC-Boost (default) or UC-Boost")
@@ -884,7 +1082,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
                                                "the labels under the null of calibration")
     f.add_argument("--seed", type=_integer, default=0, metavar="S",
-                   help="the seed of the held-out split and of --null's redraws (default 0)")
+                   help="the seed of the held-out split, of --null's redraws and of --sample's rows (default 0)")
+    f.add_argument("--sample", type=_integer, metavar="N",
+                   help=f"a Parquet dataset: boost on N of its rows drawn at random (a dataset of more than "
+                        f"{FIT_ROWS} rows needs it: every boosting update is a full audit of the rows held in memory)")
     f.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
     f.add_argument("--validation-fraction", type=float, default=0.3, metavar="F",
                    help="without --val-predictions, the share of the rows held out (stratified) to choose the update "
@@ -894,14 +1095,16 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(run=_cmd_fit)
     a = _command(sub, "apply", "apply a saved model to new predictions",
                  "Recalibrate new predictions (no labels needed) with a huc-model/1 file.",
-                 "huc apply model.json test.npy -o calibrated.npy")
+                 "huc apply model.json test.npy -o calibrated.npy",
+                 "huc apply model.json logs/ -o calibrated/")
     a.add_argument("model", help="a huc-model/1 file (huc fit -o)")
     a.add_argument("predictions", help="n x K probabilities (.npy, .csv or .parquet): a header naming the labels is "
                                        "read by name; without one, --columns states the order unless the labels are "
-                                       "in the sorted order of a classifier's classes_")
+                                       "in the sorted order of a classifier's classes_; or a Parquet dataset (a folder "
+                                       "or 'GLOB': one column per label, named by it; subgroups by name)")
     a.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="where to write them (.npy or .csv), the columns in the input's order (a CSV with a header "
-                        "naming them)")
+                        "naming them); for a dataset, a new folder of Parquet files")
     _columns_argument(a)
     a.add_argument("--subgroups", metavar="FILE.csv", help="subgroup values, the names the model was fitted with")
     a.set_defaults(run=_cmd_apply)

@@ -32,7 +32,7 @@ from .utilities import KINDS, PerAtom, utility_from_json, utility_schema
 __all__ = ["Case", "read_case", "load_json", "dumps", "utility_from_json", "case_schema", "result_schema",
            "boost_schema", "model_schema", "schema_dir", "read_array", "read_columns", "class_indices",
            "read_model_spec", "read_spec", "spec_schema", "csv_cell", "header_name",
-           "ARRAY_SUFFIXES", "as_path"]
+           "ARRAY_SUFFIXES", "as_path", "is_dataset", "ParquetDataset", "parquet_dataset"]
 
 CASE_FORMAT = "huc-case/1"
 RESULT_FORMAT = "huc-result/1"
@@ -1256,3 +1256,78 @@ def spec_schema() -> dict:
             "properties": {"tree": case["properties"]["tree"], "labels": labels,
                            "utilities": case["properties"]["utilities"], "columns": columns, **optional},
             "$defs": case["$defs"]}
+
+
+def is_dataset(path) -> bool:
+    """Whether a ``--predictions`` path names a Parquet dataset (a folder, or a glob pattern of
+    files) rather than one array file (Sec. 2.1's sample, larger than memory).
+
+    >>> is_dataset("preds/part-*.parquet"), is_dataset("preds.npy")
+    (True, False)
+    """
+    text = str(path)
+    return any(ch in text for ch in "*?[") or Path(text).is_dir()
+
+
+@dataclass(frozen=True)
+class ParquetDataset:
+    """A Parquet dataset's row groups (Sec. 2.1's sample, in files), in order (files sorted by name,
+    each file's groups in turn): ``groups`` of ``(file, group, rows)``, and ``columns``, the names
+    every file has in one order."""
+
+    groups: tuple
+    columns: tuple
+
+    @property
+    def rows(self) -> int:
+        """The sample's size ``n`` (Sec. 2.1): the rows of every group.
+
+        >>> ParquetDataset((("a.parquet", 0, 5), ("a.parquet", 1, 2)), ("neg", "pos")).rows
+        7
+        """
+        return sum(g[2] for g in self.groups)
+
+
+def parquet_dataset(path, what: str) -> ParquetDataset:
+    """The :class:`ParquetDataset` of a folder of ``.parquet`` files or a glob pattern of files,
+    read from the files' footers alone (no rows are read); one HUCError when pyarrow is missing,
+    nothing matches, a file is not Parquet, or the files' columns differ (a sample's rows,
+    Sec. 2.1, one set of columns).
+
+    >>> import tempfile
+    >>> parquet_dataset(tempfile.mkdtemp(), "--predictions")
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: --predictions: no .parquet files in the folder ...
+    """
+    import glob
+    text = str(as_path(path, what))
+    if Path(text).is_dir():
+        files = sorted(str(p) for p in Path(text).glob("*.parquet") if p.is_file())
+        where = f"in the folder {printable(text, 200)!r}"
+    else:
+        files = sorted(p for p in glob.glob(text) if Path(p).is_file())
+        where = f"match {printable(text, 200)!r}"
+    if not files:
+        raise HUCError(f"{what}: no .parquet files {where}", kind="file")
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise HUCError(f"{what}: reading Parquet needs pyarrow (pip install 'huc-ref[parquet]')",
+                       kind="dependency") from None
+    groups, columns = [], None
+    for name in files:
+        try:
+            meta = pq.ParquetFile(name).metadata
+        except (OSError, ValueError) as err:
+            raise HUCError(f"{what}: {printable(name, 200)!r} could not be read as Parquet ({err})",
+                           kind="file") from None
+        names = tuple(meta.schema.to_arrow_schema().names)
+        if columns is None:
+            columns = names
+        elif names != columns:
+            raise HUCError(f"{what}: {printable(name, 200)!r} has the columns {printable(repr(list(names)), 200)}, "
+                           f"but {printable(files[0], 200)!r} has {printable(repr(list(columns)), 200)}; every "
+                           "file of a dataset has the same columns in the same order", kind="file")
+        groups += [(name, g, meta.row_group(g).num_rows) for g in range(meta.num_row_groups)]
+    return ParquetDataset(tuple(groups), columns)

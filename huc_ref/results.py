@@ -533,7 +533,7 @@ class BoostResult:
     audits: list = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
-        """The ``huc-boost/1`` document (docs/specification.md §4; README, "HUC-Boost and UC-Boost").
+        """The ``huc-boost/1`` document (docs/specification.md §4; docs/boosting.md).
 
         Returns
         -------

@@ -209,7 +209,7 @@ def splits_a_float_tie(dist, us, row) -> bool:
 
     Two float scores within their rounding bounds of each other are one tie block for the fast
     path (each bound is at most ``2 rounding_bound(K)``: utilities lie in [-1, 1]), so an
-    interval ending between them is invisible to it (README: when to use the exact engine).
+    interval ending between them is invisible to it (docs/engines.md: when to prefer the exact engine).
     """
     from huc_ref.audit import atom_terms
     from huc_ref.fast import rounding_bound
@@ -514,7 +514,7 @@ def test_numba_kernels_equal_the_numpy_engine(case):
     """The compiled kernels (huc_ref.fast.kernels) against pure numpy, the reference, on the same float
     arrays (every sup within 1e-12), and on the rationals themselves against the exact engine
     (witnesses valid).  The exact comparison is made on the rationals: the binary values of
-    rounded rationals need not keep their exact ties (0.1 + 0.2 against 0.3; README)."""
+    rounded rationals need not keep their exact ties (0.1 + 0.2 against 0.3; docs/engines.md)."""
     d, us = case
     y = np.array([a.label for a in d.atoms])
     P = np.array([[float(x) for x in a.p] for a in d.atoms])
@@ -617,7 +617,7 @@ except HUCError as e:
 @pytest.mark.skipif(not numba_available(), reason="the numba extra is not installed")
 def test_the_scans_choose_without_masked_stores(tmp_path):
     """rank_scan's lanes, top1_path_terms' choice of the first candidate and null_scan's extremes
-    never write a choice back where they read it (kernels._lane_update says why): on an AVX2
+    never write a choice back where they read it (lanes._lane_update says why): on an AVX2
     machine LLVM would make that a masked store (``vmaskmovpd``, ``vpmaskmovq``), slow on AMD
     Zen 3, and the next update of the same place waits for it.  Compiled afresh (numba shows no
     code it read from its cache) from their doctests.  Where the machine has AVX-512 or no AVX at
@@ -1543,34 +1543,33 @@ def test_rank_scan_is_algorithm_2_written_out(case):
 @given(ranked_columns())
 @example((np.zeros(40, dtype=np.int64), np.full(40, 0.1), np.zeros(40, dtype=np.int64), np.full((1, 40), 1e-300),
           np.array([[1]]), np.full((40, 8), 1 / 40), 2))  # one tie block of 40, entries near 1e-300
-def test_rank_scan_in_place_and_in_two_copies_is_algorithm_2_written_out(case):
-    """``kernels.IN_PLACE`` (AVX-512: a column's state written back where it was read) and its
-    other branch (AVX2: read from one copy, written to the other) give :func:`plain_rank_scan`'s
-    bits: the compiled kernel takes one branch on a machine, so both run here as Python, with the
-    vector intrinsic's plain-Python twin."""
+def test_rank_scan_run_as_python_is_algorithm_2_written_out(case):
+    """``rank_scan`` (each column's state read from one copy and written to the other) gives
+    :func:`plain_rank_scan`'s bits, run as Python with the vector intrinsic's plain-Python twin
+    (:mod:`huc_ref.fast.lanes`), as an install without numba runs it."""
     import importlib
 
     kernels = importlib.import_module("huc_ref.fast.kernels")
+    lanes = importlib.import_module("huc_ref.fast.lanes")
     from huc_ref.fast.numbers import sum_levels
     block, residual, kind, terms, col_table, W, n_cols = case
     sizes = np.bincount(block)
     ties = sizes.max() > 1
     want = plain_rank_scan(block, residual, kind, terms, col_table, W, n_cols)
-    twins = {"_lane_update": kernels._lane_update_python, "_prefetch": kernels._prefetch_python}
+    twins = {"_lane_update": lanes._lane_update_python, "_prefetch": lanes._prefetch_python}
     for name in ("_column_update", "_lane_at", "_block_total"):
         twins[name] = getattr(getattr(kernels, name), "py_func", getattr(kernels, name))
     scan = getattr(kernels.rank_scan, "py_func", kernels.rank_scan)
-    for in_place in (False, True):
-        with pytest.MonkeyPatch.context() as mp:
-            for name, twin in {**twins, "IN_PLACE": in_place}.items():
-                mp.setattr(kernels, name, twin)
-            table, rows = kernels.weight_lanes(W)  # (a table of rows and keys where the subgroups are indicators)
-            key, shift = kernels.lane_keys(kind, rows)
-            levels = sum_levels(int(sizes.max())) if ties else np.zeros(0)
-            got = scan(block if ties else np.zeros(0, dtype=np.int64), np.arange(len(residual)), residual, key, terms,
-                       col_table, table, shift, W.shape[1], n_cols, levels)
-        for a, b in zip(got, want):
-            assert np.array_equal(a, b), in_place
+    with pytest.MonkeyPatch.context() as mp:
+        for name, twin in twins.items():
+            mp.setattr(kernels, name, twin)
+        table, rows = kernels.weight_lanes(W)  # (a table of rows and keys where the subgroups are indicators)
+        key, shift = kernels.lane_keys(kind, rows)
+        levels = sum_levels(int(sizes.max())) if ties else np.zeros(0)
+        got = scan(block if ties else np.zeros(0, dtype=np.int64), np.arange(len(residual)), residual, key, terms,
+                   col_table, table, shift, W.shape[1], n_cols, levels)
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)
 
 WEIGHT_SHAPES = {  # name: (W, coded?)
     "indicators of 1/n": (np.where(np.arange(12)[:, None] % np.array([1, 2, 3]) == 0, 1 / 12, 0.0), True),

@@ -317,7 +317,7 @@ def test_rational_cases_on_wide_trees_equal_the_exact_engine(data):
 @example(shape_tree("wide_last", 0, 30, 2), 5, False, ENGINES[-1])
 @example(shape_tree("flat", 100, 0, 1), 3, True, ENGINES[-1])  # 100 classes, entries near 1e-300 (seed % 3 == 0)
 def test_the_fast_audit_is_the_same_bits_after_permuting_rows(tree, seed, weighted, engine):
-    """Determinism (README, Robustness): permuting the rows (with exact ties, tiny entries,
+    """Determinism (docs/engines.md, "Determinism"): permuting the rows (with exact ties, tiny entries,
     subgroups and weights) gives the same huc-result/1 document, bit for bit, on both
     backends: each tie block's sum does not depend on the order of its atoms
     (``block_sums``) and the weights are normalised by an exactly rounded sum."""
@@ -626,13 +626,14 @@ def test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms
     """F.4's scores, residuals, error bounds and path terms of top-1 at every depth, for rows in two
     whole blocks of ``kernels.LANES`` and a part: numba's sample pass (``top1_path_terms`` with its
     vector intrinsics ``_sum_run``, ``_choose``, ``_meet``, ``_path_masses``, ``_path_means``,
-    ``_emit``), the same kernel run as Python with the intrinsics' plain-Python twins (what an
-    install without numba runs), and numpy's sample pass give the same bits, unsure rows (decided
-    exactly) included."""
+    ``_emit_rows``, ``_emit_terms`` of :mod:`huc_ref.fast.lanes`), the same kernel run as Python
+    with the intrinsics' plain-Python twins (what an install without numba runs), and numpy's
+    sample pass give the same bits, unsure rows (decided exactly) included."""
     import importlib
 
     passes = importlib.import_module("huc_ref.fast.audit")
     kernels = importlib.import_module("huc_ref.fast.kernels")
+    lanes = importlib.import_module("huc_ref.fast.lanes")
     n = 2 * kernels.LANES + 5
     P = softmax_rows(seed, tree.K, n, 3.0, -300 if seed % 2 else 0)
     P[3] = P[2]  # a repeated row, and a uniform one: candidates of equal mass, decided exactly
@@ -646,9 +647,8 @@ def test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms
         return [np.asarray(a, dtype=float).tobytes() for k in range(len(us))
                 for a in (t.score[k], t.residual[k], t.error[k], t.T[k])]
     want = terms("numpy")
-    twins = {"_sum_run": kernels._sum_run_python, "_choose": kernels._choose_python, "_meet": kernels._meet_python,
-             "_path_masses": kernels._path_masses_python, "_path_means": kernels._path_means_python,
-             "_emit": kernels._emit_python}
+    twins = {name: getattr(lanes, name + "_python") for name in ("_sum_run", "_choose", "_meet", "_path_masses",
+                                                                 "_path_means", "_emit_rows", "_emit_terms")}
     if kernels.COMPILED:
         assert terms("numba") == want
         twins["top1_path_terms"] = kernels.top1_path_terms.py_func  # (its globals: the twins below)
@@ -663,16 +663,16 @@ def test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms
 @example(1, 0, 0.0)  # one candidate: never unsure
 @example(30, 3, 0.0)  # 30 candidates, some of them equal
 def test_the_one_pass_choice_is_the_count_of_candidates_within_the_bound(count, seed, spread):
-    """``kernels._choose`` (its plain-Python twin, which the compiled pass equals bit for bit:
+    """``lanes._choose`` (its plain-Python twin, which the compiled pass equals bit for bit:
     ``test_the_compiled_sample_pass_its_python_twins_and_numpy_give_the_same_terms``) keeps the
     largest mass and the largest of the others in one pass; K.2's rule counts every candidate
     ``x >= top - rel (top + x)``.  On candidates planted within a few ulps to 1e-9 of the largest,
     ``close`` is 2 exactly where that count exceeds one, and ``pick`` is the first largest."""
     import importlib
 
-    kernels = importlib.import_module("huc_ref.fast.kernels")
+    lanes = importlib.import_module("huc_ref.fast.lanes")
     rng = np.random.default_rng(seed)
-    L = kernels.LANES
+    L = lanes.LANES
     buf = rng.random((count, L))
     near = rng.integers(0, count, (count, L)) if count > 1 else np.zeros((count, L), dtype=int)
     top = buf.max(axis=0)
@@ -682,7 +682,7 @@ def test_the_one_pass_choice_is_the_count_of_candidates_within_the_bound(count, 
     rel = 2.0**-50
     rows = np.arange(count)
     pick, close, largest = np.empty(L, dtype=np.int64), np.empty(L, dtype=np.int64), np.empty(L)
-    kernels._choose_python(buf, rows, 0, count, rel, pick, close, largest)
+    lanes._choose_python(buf, rows, 0, count, rel, pick, close, largest)
     for lane in range(L):
         x = buf[:, lane].tolist()
         t = max(x)

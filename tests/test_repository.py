@@ -302,10 +302,9 @@ HISTORY = {
 #: Where each kind is allowed: the changelog names versions and dates them, the citation has a
 #: date, and the files scripts write are dated measurements by design: the benchmark results
 #: (docs/results, ``bench/results.py``) and the reproduction kit's page (docs/reproductions.md).
-#: README.md keeps its dated timings until its rewrite moves them into docs/results.
 HISTORY_ALLOWED = {
     "a past version": {"CHANGELOG.md"},
-    "a dated measurement": {"CHANGELOG.md", "CITATION.cff", "README.md", "docs/reproductions.md"},
+    "a dated measurement": {"CHANGELOG.md", "CITATION.cff", "docs/reproductions.md"},
 }
 
 
@@ -361,3 +360,122 @@ def test_the_history_rules_catch_each_kind(text, kind):
 ])
 def test_the_history_rules_leave_ordinary_prose_alone(text):
     assert not [k for k, pattern in HISTORY.items() if pattern.search(text)]
+
+
+def test_the_readme_is_short_and_its_quick_start_is_what_ci_runs():
+    """README.md is for users: at most 200 lines, no measurement named by its machine, and its
+    Quick start's second command is the line .ci/run runs under "README Quick start, second
+    command", so the command a newcomer copies is the one CI proves; its links to its own
+    sections land."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200, len(readme.splitlines())
+    assert not re.search(r"\b(?:Zen \d|Xeon|EPYC|Ryzen|Intel|AMD)\b", readme)
+    quick = re.search(r"^## Quick start\n\n```sh\n(.+?)\n```", readme, re.M | re.S).group(1).splitlines()
+    assert quick[0] == "python -m pip install -e . && huc verify", quick
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    marker = next(i for i, line in enumerate(ci) if "README Quick start, second command" in line)
+    assert quick[1] == ci[marker + 1], (quick[1], ci[marker + 1])
+    # the "Find it fast" links land on headings (GitHub's anchors: lower case, punctuation dropped)
+    anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+               for h in re.findall(r"^#+ (.+)$", readme, re.M)}
+    links = re.findall(r"\]\(#([^)]+)\)", readme)
+    assert len(links) >= 4 and set(links) <= anchors, set(links) - anchors
+
+
+def test_the_spec_example_of_the_docs_is_read_and_fits_its_schema():
+    """The example spec.json of docs/reference/formats.md is what ``huc audit --tree`` reads: the
+    reader accepts it, the published schema accepts it, and its ``columns`` (a classifier's
+    ``classes_`` 0..9) put the hierarchy's labels where ``predict_proba`` has them."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from huc_ref.formats import read_spec, schema_dir
+    page = (ROOT / "docs" / "reference" / "formats.md").read_text(encoding="utf-8")
+    section = page.split("## The spec of the array commands", 1)[1]
+    spec = json.loads(re.search(r"```json\n(.+?)```", section, re.S).group(1))
+    jsonschema.validate(spec, json.loads((schema_dir() / "huc-spec.schema.json").read_text(encoding="utf-8")))
+    tree, utilities, columns = read_spec(spec)
+    assert list(utilities) == ["top1@1", "top1@2", "right digit"]
+    assert columns == [str(k) for k in range(10)]
+    assert [columns[i] for i in tree.column_order(columns)] == list(tree.labels)
+
+
+#: The sizes a reader can hold: a function's parameters (``self`` and ``cls`` not counted) and a
+#: class's lines.
+MAX_PARAMETERS, MAX_CLASS_LINES = 12, 500
+#: What exceeds them in ``huc_ref``, each with the reason it stays so (``path:qualified name``).
+OVERSIZED_ALLOWED = {
+    "huc_ref/calibration.py:HUCBoost": "the scikit-learn estimator of K.1's boosting: fit, predict, the "
+    "hyper-parameters' checks and their numpydoc reference, each method short",
+    "huc_ref/calibration.py:HUCBoost.__init__": "scikit-learn's estimator convention: every hyper-parameter is "
+    "a keyword of the constructor, which get_params and set_params read",
+    "huc_ref/fast/boost.py:boost_sample": "a public entry point: the sample's arrays and subgroups beside the "
+    "keyword-only options of huc_ref.boost (method, epsilon, step, select, max_updates, max_passes, progress)",
+    "huc_ref/fast/scale.py:audit": "the Dask twin of fast.audit, which users call with the same keywords, "
+    "plus the three of the scheduler (shuffle, range_rows, progress), all keyword-only",
+    "huc_ref/fast/scale.py:audit_partitions": "fast.scale.audit on partitions already read (a Parquet "
+    "dataset's row groups): the same keyword-only options, and the spill folder",
+    "huc_ref/fast/intervals.py:Rows": "Algorithm 2 on float64 columns: one state (the sort, the tie blocks, "
+    "the near ties) read by numpy's scan and by the compiled one; splitting it is a change of its own",
+    "huc_ref/fast/intervals.py:Rows.__init__": "the columns of Algorithm 2 and the optional things a caller "
+    "has already made (blocks, lanes, labels), all keywords after the columns; see Rows",
+    "huc_ref/fast/intervals.py:Rows._every_subgroup": "the buffers of numpy's scan of one stretch, passed "
+    "down so that a scan of thousands of stretches allocates none; see Rows",
+    "huc_ref/tree.py:LabelTree": "the public tree (A.2): its constructors, label order and reading, "
+    "each method short; the methods are the API users call",
+}
+
+
+def _oversized(source: str, path: str) -> dict:
+    """``{path:qualified name: what exceeds}`` for the functions of ``source`` with more than
+    :data:`MAX_PARAMETERS` parameters and its classes over :data:`MAX_CLASS_LINES` lines."""
+    import ast
+
+    found = {}
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{path}:{prefix}{child.name}"
+                if isinstance(child, ast.ClassDef):
+                    lines = child.end_lineno - child.lineno + 1
+                    if lines > MAX_CLASS_LINES:
+                        found[name] = f"{lines} lines"
+                else:
+                    a = child.args
+                    names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+                    count = len(names) + (a.vararg is not None) + (a.kwarg is not None)
+                    count -= bool(names) and names[0] in ("self", "cls") and bool(prefix)
+                    if count > MAX_PARAMETERS:
+                        found[name] = f"{count} parameters"
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return found
+
+
+def test_no_function_takes_more_than_12_parameters_and_no_class_runs_over_500_lines():
+    """Pins the sizes a reader can follow in ``huc_ref``: every function (methods, nested ones) at
+    most 12 parameters and every class at most 500 lines, except the allowed ones, each with its
+    reason; an allowed entry that no longer exceeds is taken off the list (the test says so)."""
+    found = {}
+    for path in sorted((ROOT / "huc_ref").rglob("*.py")):
+        found.update(_oversized(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()))
+    new = {name: what for name, what in found.items() if name not in OVERSIZED_ALLOWED}
+    stale = sorted(set(OVERSIZED_ALLOWED) - set(found))
+    assert not new, f"over the limits (shorten, or add to OVERSIZED_ALLOWED with a reason): {new}"
+    assert not stale, f"within the limits now: take off OVERSIZED_ALLOWED: {stale}"
+    assert all(len(reason) > 40 for reason in OVERSIZED_ALLOWED.values())
+
+
+def test_the_size_check_counts_parameters_and_lines():
+    """The check finds a 13-parameter function, a method's 13 (``self`` not counted), a nested
+    function's, and a class of 501 lines; 12 parameters and 500 lines pass."""
+    params = ", ".join(f"a{k}" for k in range(13))
+    source = (f"def f({params}): pass\n"
+              f"def g({params[:-5]}): pass\n"
+              f"class C:\n    def m(self, {params}): pass\n    def n(self, {params[:-5]}): pass\n"
+              f"def outer():\n    def inner(*a, {params[:-5]}, **k): pass\n"
+              "class Long:\n" + "    x = 1\n" * 500 + "class Fits:\n" + "    x = 1\n" * 499)
+    assert _oversized(source, "m.py") == {"m.py:f": "13 parameters", "m.py:C.m": "13 parameters",
+                                          "m.py:outer.inner": "14 parameters", "m.py:Long": "501 lines"}

@@ -9,6 +9,8 @@ that none of them can drift from what it describes:
 * ``reference/api/*.rst`` and ``generated/api-modules.md``: a page for every module of the two
   packages (found by walking them, so a new module appears by itself), and their list;
 * ``generated/schemas.md``: every JSON Schema of the file formats, from ``huc_ref/data/schemas``;
+* ``generated/errors.md``: the kinds of ``HUCError`` (``huc_ref.errors``) and the catalogue of
+  malformed documents with the error each gets, from the golden vectors' ``invalid.json``;
 * ``generated/notebooks/*.ipynb``: the classroom notebooks of ``examples/notebooks``, which
   myst-nb executes (they are committed without outputs);
 * ``generated/reproductions.md``: the reproduction kit's page ``docs/reproductions.md``, or a
@@ -191,6 +193,27 @@ def schemas_page() -> str:
     return "\n".join(parts)
 
 
+# --- bad input ---------------------------------------------------------------------------------
+
+def errors_page() -> str:
+    """The error kinds (:data:`huc_ref.errors.ERROR_KINDS`, ``ARGUMENT_KINDS``) and every invalid
+    golden vector with the kind, place and message this implementation gives it."""
+    from huc_ref.errors import ARGUMENT_KINDS, ERROR_KINDS
+    lines = ["### Error kinds", "", "| kind | what it means | where |", "|---|---|---|"]
+    lines += [f"| `{kind}` | {_cell(text)} | a document or the API |" for kind, text in ERROR_KINDS.items()]
+    lines += [f"| `{kind}` | {_cell(text)} | the API or the command line only |" for kind, text in ARGUMENT_KINDS.items()]
+    invalid = json.loads((ROOT / "huc_ref" / "data" / "vectors" / "invalid.json").read_text(encoding="utf-8"))
+    lines += ["", "### The catalogue of malformed documents", "",
+              f"The {len(invalid['vectors'])} invalid golden vectors (`huc_ref/data/vectors/invalid.json`), "
+              "each with the error `huc audit` and {func}`huc_ref.read_case` give it.  Another implementation "
+              "must give the same `kind`; the place and message are this implementation's.", "",
+              "| vector | kind | message |", "|---|---|---|"]
+    for vector in invalid["vectors"]:
+        error = vector["error"]
+        lines.append(f"| `{vector['id'].removeprefix('invalid-')}` | `{error['kind']}` | {_cell(error['message'])} |")
+    return "\n".join(lines) + "\n"
+
+
 # --- notebooks and the reproduction kit --------------------------------------------------------
 
 def copy_notebooks() -> None:
@@ -245,6 +268,7 @@ def generate(app) -> None:
     _write(GENERATED / "benchmarks.md", benchmarks_page())
     write_api_pages()
     _write(GENERATED / "schemas.md", schemas_page())
+    _write(GENERATED / "errors.md", errors_page())
     _write(GENERATED / "reproductions.md", reproductions_page())
     copy_notebooks()
 
@@ -265,6 +289,10 @@ def _skip_imported(app, what, name, obj, skip, options):
     each is documented where it is defined, and only linked from the others."""
     import inspect
     target = getattr(obj, "py_func", obj)
+    outside = (getattr(target, "__module__", None) or "").split(".")[0] not in ("", "builtins", "huc_ref",
+                                                                               "proofs_check")
+    if what == "class" and callable(target) and outside:
+        return True  # a method another package adds to a class (scikit-learn's set_fit_request ...)
     if not (inspect.isclass(target) or inspect.isfunction(target)):
         return None  # data (a constant, an instance) belongs to the module that names it
     home = getattr(target, "__module__", None)
@@ -380,7 +408,7 @@ def _report_undocumented(app, exception) -> None:
 def cli_parser():
     """The command line's parser as the CLI reference renders it: ``huc_ref.cli.build_parser``
     with each help text's reStructuredText-active characters escaped (``classes_``, a name the
-    terminal prints as it is, is a hyperlink reference to docutils)."""
+    terminal prints as it is, is a hyperlink reference to docutils, and ``|U|`` a substitution)."""
     import argparse
 
     from huc_ref.cli import build_parser
@@ -388,7 +416,7 @@ def cli_parser():
     def escape(parser):
         for action in parser._actions:
             if action.help and action.help is not argparse.SUPPRESS:
-                action.help = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", action.help)
+                action.help = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", action.help).replace("|", "\\|")
             for sub in getattr(action, "choices", None) or {}:
                 if isinstance(action.choices, dict) and isinstance(action.choices[sub], argparse.ArgumentParser):
                     escape(action.choices[sub])

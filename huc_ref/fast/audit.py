@@ -10,7 +10,7 @@ kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's
 from __future__ import annotations
 
 import math
-import threading
+import sys
 from collections.abc import Mapping
 
 import numpy as np
@@ -23,6 +23,7 @@ from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import check_tree, check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
+from .memory import level_sums_in_place, sample_block
 from .numbers import (
     SMALLEST_NORMAL,
     ExactRows,
@@ -341,6 +342,55 @@ def _atoms(rows, part: slice) -> np.ndarray:
     return np.arange(part.start, part.stop) if rows is None else rows[part]
 
 
+def top1_plan(ft: FastTree, top1: list, depths: list, u_row, term_at):
+    """The :class:`huc_ref.fast.kernels.Top1Plan` of the top-1 utilities ``top1`` (K.2; each a
+    :class:`huc_ref.Top1AtDepth` or a utility with a ``top1_depth``): their cuts of ``ft`` (the
+    candidates, rows of :meth:`FastTree.level_sums`, and a label below each), the tables of
+    :meth:`FastTree.agreements` (none where one of them is not kept: the kernel then compares the
+    paths), the stored depths ``depths[j]`` of utility ``j``'s terms, its row ``u_row[j]`` of the
+    outputs and the offset ``term_at[j]`` of its terms.
+
+    Parameters
+    ----------
+    ft : FastTree
+        The tree as arrays.
+    top1 : list of Utility
+        The top-1 utilities, each with a ``top1_depth``.
+    depths : list of ndarray
+        Each one's depths whose terms are stored.
+    u_row, term_at : array-like of int
+        Each one's row of the outputs and where its terms start.
+
+    Returns
+    -------
+    huc_ref.fast.kernels.Top1Plan
+        What :func:`huc_ref.fast.kernels.top1_path_terms` reads of the utilities.
+
+    Examples
+    --------
+    >>> from huc_ref import LabelTree, Top1AtDepth
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
+    >>> plan = top1_plan(ft, [Top1AtDepth(ft.tree, 1)], [np.array([0])], [0], [0])
+    >>> plan.cut_depth.tolist(), plan.cut_off.tolist(), plan.ks.tolist()
+    ([1], [0, 2], [[0, 0]])
+    """
+    from .kernels import Top1Plan
+    def as_int(a):
+        return np.ascontiguousarray(a, dtype=np.int64)
+    cut_depth = as_int([min(u.top1_depth, ft.H) for u in top1])
+    ks = np.zeros((len(top1), max(ft.H, 1)), dtype=np.int64)
+    for j, ks_j in enumerate(depths):
+        ks[j, :len(ks_j)] = ks_j
+    cuts = [ft.cut(int(d)) for d in cut_depth]
+    agree, agree_at = ft.agreements(tuple(int(d) for d in cut_depth)) or (np.zeros(0, dtype=np.int16),
+                                                                         np.zeros(len(top1), dtype=np.int64))
+    return Top1Plan(cut_rows=as_int(np.concatenate([c for c, _ in cuts])),
+                    cut_label=as_int(np.concatenate([b for _, b in cuts])),
+                    cut_off=as_int(np.concatenate([[0], np.cumsum([len(c) for c, _ in cuts])])),
+                    cut_depth=cut_depth, agree=agree, agree_at=as_int(agree_at), ks=ks,
+                    ks_len=as_int([len(ks_j) for ks_j in depths]), u_row=as_int(u_row), term_at=as_int(term_at))
+
+
 def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Utility], rows=None,
                  engine: str = "numpy", exact: ExactRows | None = None,
                  row_sum_tolerance: float | None = None) -> SampleTerms:
@@ -394,17 +444,7 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     flat = H == 1
     depths = [np.zeros(0, dtype=int) if flat else ks for _, _, ks in plans]  # the depths whose terms are stored
     term_row = np.cumsum([0] + [len(ks) for ks in depths])
-    # one block for all of it: fewer, larger allocations fault in fewer fresh pages (numpy asks for 2 MiB
-    # pages from 4 MiB on), and glibc, given back a block of up to 32 MiB, raises its mmap threshold to that
-    # size and keeps the memory for the next audit (README, "What fresh memory costs")
-    m = len(names)
-    block = np.empty((3 * m + term_row[-1]) * n)
-    score, residual, error = (block[a * m * n:(a + 1) * m * n].reshape(m, n) for a in range(3))
-    # the terms of utility k, D_k x n, at block[term_at[k]:]: under numba (whose scan gathers them into rank order)
-    # each atom's D_k terms side by side, under numpy each depth's n terms (numpy's scan takes a depth at a time)
-    term_at = (3 * m + term_row) * n
-    T = [block[a:b].reshape(-1, n) if engine == "numpy" else block[a:b].reshape(n, -1).T
-         for a, b in zip(term_at[:-1], term_at[1:])]
+    block, score, residual, error, T, term_at = sample_block(n, term_row, atoms_side_by_side=engine == "numba")
     top1 = [k for k, u in enumerate(utilities.values()) if engine == "numba" and u.top1_depth is not None]
     rest = [k for k in range(len(names)) if k not in top1]
     choice = {k: np.empty(n, dtype=np.intp) for k in rest if utilities[names[k]].top1_depth is not None}
@@ -414,33 +454,12 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
     if compiled_flat:
         from .kernels import flat_rows_ok, flat_terms
     if top1:
-        from .kernels import top1_path_terms
-        cut_depth = np.array([min(utilities[names[k]].top1_depth, H) for k in top1], dtype=np.int64)
-        ks_all = np.zeros((len(top1), max(H, 1)), dtype=np.int64)
-        for j, k in enumerate(top1):
-            ks_all[j, :len(depths[k])] = depths[k]
-        ks_len = np.array([len(depths[k]) for k in top1], dtype=np.int64)
-        at_top1 = term_at[top1].astype(np.int64)
-        u_rows = np.array(top1, dtype=np.int64)  # each kernel utility's row of score, residual and error
-        cuts = [ft.cut(int(d)) for d in cut_depth]  # each utility's candidates (rows of the level sums), a label below
-        cut_off = np.concatenate([[0], np.cumsum([len(c) for c, _ in cuts])]).astype(np.int64)
-        cut_rows = np.concatenate([c for c, _ in cuts]).astype(np.int64)
-        cut_label = np.concatenate([b for _, b in cuts]).astype(np.int64)
-        path_rows = np.zeros((0, 0), dtype=np.int64) if ft.path_rows is None else ft.path_rows.astype(np.int64)
-        # where the label's path parts from the chosen node's: FastTree.agreement's tables, one after another
-        # (none where one of them is not kept: the kernel compares the paths instead)
-        agree, agree_at = ft.agreements(tuple(int(d) for d in cut_depth)) or (np.zeros(0, dtype=np.int16),
-                                                                             np.zeros(len(top1), dtype=np.int64))
+        from .kernels import Top1Out, TreeRows, top1_path_terms
+        plan = top1_plan(ft, [utilities[names[k]] for k in top1], [depths[k] for k in top1], top1, term_at[top1])
+        tree_rows = TreeRows.of(ft)
     step = chunk_rows(n, ft.K)
-    local = threading.local()  # per thread: one buffer for the level sums, chunk after chunk
+    level_sums = level_sums_in_place(ft)
     positive = {}  # by a chunk's first row: whether numpy found its every entry positive
-
-    def level_sums(Xd: np.ndarray) -> np.ndarray:
-        """:meth:`FastTree.level_sums` in this thread's buffer (fresh memory costs, reused does not)."""
-        size = ft.n_nodes * len(Xd)
-        if getattr(local, "S", None) is None or len(local.S) < size:
-            local.S = np.empty(size)
-        return ft.level_sums(Xd, dfs=True, out=local.S[:size].reshape(ft.n_nodes, len(Xd)))
 
     def chunk(s: int) -> tuple[int, str, str] | None:
         """Fill the outputs of rows ``s .. s + step``; the first bad row, its rule and the rule's kind, if
@@ -460,10 +479,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
         if top1:  # the kernel writes its rows' entries in place (no memory of its own: fresh pages cost)
             unsure = np.zeros((len(top1), len(y)), dtype=np.int8)
             sums = np.empty(3)
-            ok = top1_path_terms(np.ascontiguousarray(Xd), y, ft.dfs_leaf_row, ft.run_start, ft.run_len,
-                                 ft.parent_row, ft.depth_row, ft.leaf_row, path_rows, cut_rows, cut_label, cut_off,
-                                 cut_depth, agree, agree_at, ks_all, ks_len, rel, SMALLEST_NORMAL, s, score, residual,
-                                 error, u_rows, block, at_top1, unsure, sums) < 0
+            out = Top1Out(score, residual, error, block, unsure, sums)
+            ok = top1_path_terms(np.ascontiguousarray(Xd), y, s, tree_rows, plan, rel, SMALLEST_NORMAL, out) < 0
             if not ok:  # a bad row or an entry below the normal range: numpy's checks, in their order, name it
                 return chunk_numpy(s, X, Xd, ok=None)
             positive[s] = sums[2] == 0.0  # (no entry 0: no label of probability 0, zero_label need not look)
@@ -945,6 +962,15 @@ def label_ids(y_true, tree: LabelTree, n: int, where: str = "y_true", rows: str 
     return np.asarray(ids, dtype=np.intp).view(LabelIds)
 
 
+def _lazy(*values) -> bool:
+    """Whether any argument (or a subgroup's values) is a Dask collection (:mod:`huc_ref.fast.scale`
+    audits those); dask is not imported here: a collection exists only where it was imported."""
+    if "dask" not in sys.modules:
+        return False
+    from .scale import is_lazy
+    return is_lazy(*values)
+
+
 def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
                   sample_weight=None, labels=None) -> tuple:
     """:func:`audit`'s arrays, checked (one HUCError naming the argument otherwise):
@@ -1066,7 +1092,9 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     memory map ``y_prob`` is read in row chunks of about :data:`CHUNK` numbers, so the working
     memory beyond the input is O(n (|U| + sum_u D_u)).  An entry may be 0 (a decision tree's),
     except at its row's own label, whose path's means are then 0/0 (A.2 assumes ``p_y > 0``):
-    that is one HUCError (smooth the predictions first).
+    that is one HUCError (smooth the predictions first).  Any argument given as a Dask collection (Array,
+    Series, DataFrame; the ``scale`` extra) runs the same audit partition by partition on the Dask
+    scheduler in effect, with the same answer (:func:`huc_ref.fast.scale.audit`, docs/scale.md).
 
     Parameters
     ----------
@@ -1132,6 +1160,14 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     (0.0, None)
     """
     check_accelerator(accelerator)
+    if _lazy(y_true, y_prob, subgroups, sample_weight):  # Dask collections: the same audit, partition by partition
+        if not isinstance(tree, LabelTree):
+            raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                           f"got {type(tree).__name__}", kind="tree")
+        from .scale import audit as audit_partitions
+        return audit_partitions(y_true, y_prob, tree, utilities, subgroups=subgroups, sample_weight=sample_weight,
+                                accelerator=accelerator, renormalize=renormalize, labels=labels,
+                                null_draws=null_draws, seed=seed, max_null_work=max_null_work)
     P, ids, _, names, WT = sample_arrays(y_true, y_prob, tree, utilities, subgroups=subgroups,
                                          sample_weight=sample_weight, labels=labels)
     n = len(ids)

@@ -375,7 +375,7 @@ class Certified:
 
     def refine(self, attempt):
         """``attempt(bits)`` (an answer, or None where its enclosures at ``bits`` cannot tell) at each
-        precision of :attr:`refine_bits` in turn, the first answer; :data:`UNDECIDED` past the last
+        precision of ``refine_bits`` in turn, the first answer; :data:`UNDECIDED` past the last
         (mpmath's ``autoprec``: precision raised to a maximum, then a documented failure;
         docs/specification.md §4).
 

@@ -424,7 +424,7 @@ def argsort_scores(score: np.ndarray) -> np.ndarray:
 
 
 class TieBlocks(tuple):
-    """:func:`tie_blocks`' ``(order, new)``, with its :attr:`runs`: the groups of near-equal scores
+    """:func:`tie_blocks`' ``(order, new)``, with its ``runs``: the groups of near-equal scores
     float64 could not order (App. F.3), each a :class:`Run`; :attr:`exact`: whether exact scores
     stood behind the floats (else every run stays one block, and its witness ends are its floats).
 
@@ -958,7 +958,7 @@ class Rows:
         subgroup's weights are equal and the labels are given (each block's residuals then summed
         by label, the blocks and cells from :func:`huc_ref.fast.kernels.group_blocks`; ``python
         bench/peer.py`` at 10^6 scores of three decimals: numba 0.32-0.44x ``ecce`` this way, 0.72-0.85x
-        by its sort and tied scan, README)."""
+        by its sort and tied scan; docs/performance.md)."""
         n = len(score)
         gap = 2.0 * score_error.max() if score_error is not None and n else 0.0
 

@@ -4,13 +4,13 @@ The loops that numpy can only express as several passes over memory:
 
 * :func:`top1_path_terms` reads each row of predictions once: subtree sums of every node
   (children summed left to right, as :meth:`huc_ref.fast.FastTree.level_sums` does), the
-  top-1 decision at each utility's depth, and the path terms of F.4, sixteen rows at a time in
-  vector instructions (LLVM intrinsics: the scalar loops' IEEE operations, in their order);
+  top-1 decision at each utility's depth, and the path terms of F.4, sixteen rows at a time;
+  its arrays come as three named structures (:class:`TreeRows`, :class:`Top1Plan`,
+  :class:`Top1Out`);
 * :func:`rank_scan` runs Algorithm 2 on every column and subgroup in one pass over the atoms in
   rank order, reading each where it lies (asked for ahead): prefix sums at block ends, the first
   maximum and minimum (App. F.3's tie rule), as ``huc_ref.fast.intervals.Rows`` does with
-  reduceats, eight subgroups at a time in vector instructions (an LLVM intrinsic: the same IEEE
-  operations as the scalar loop);
+  reduceats, eight subgroups at a time;
 * :func:`uc_scan` runs Algorithm 2 on the UC column alone (a flat tree, or UC-Boost) without ties
   in one pass, gathering each atom's weight as it goes (asked for ahead, as :func:`rank_scan`
   reads its atoms); :func:`sorted_uc_scan` does so straight
@@ -20,296 +20,188 @@ The loops that numpy can only express as several passes over memory:
 * :func:`null_scan` runs Algorithm 2's sups for many null draws of the labels at once, in one
   pass per draw over atoms already in rank order (:mod:`huc_ref.fast.significance`).
 
-pure numpy (:mod:`huc_ref.fast`) stays the default and the reference; the kernels are
-property-tested against it (tests/test_fast.py).  Importing this module compiles nothing
-until first use; compiled code is cached next to the module.  Without numba the kernels
+The steps numba does not turn into vector instructions by itself (the sample pass's sixteen rows,
+the scan's eight subgroups, the requests ahead) are LLVM IR in :mod:`huc_ref.fast.lanes`, with
+what each pays.  pure numpy (:mod:`huc_ref.fast`) stays the default and the reference; the
+kernels are property-tested against it (tests/test_fast.py).  Importing this module compiles
+nothing until first use; compiled code is cached next to the module.  Without numba the kernels
 stay plain Python (:data:`COMPILED` is False): importable and doctested, far too slow to use.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
+from .lanes import (
+    COMPILED,
+    GROUP_LANES,
+    LANES,
+    _choose,
+    _emit_rows,
+    _emit_terms,
+    _lane_update,
+    _meet,
+    _path_masses,
+    _path_means,
+    _prefetch,
+    _sum_run,
+)
 from .numbers import DROPPED
 
-try:
+if COMPILED:
     import numba
-    from llvmlite import ir
-    from numba.core import cgutils, types
-    from numba.extending import intrinsic
-except ImportError:  # pragma: no cover - the numba extra is not installed
-    numba = None
 
-__all__ = ["COMPILED", "top1_path_terms", "flat_rows_ok", "flat_terms", "rank_scan", "pad_lanes", "weight_lanes",
-           "GROUP_LANES", "CODED_ROWS", "LANE_SHIFT", "lane_keys", "IN_PLACE", "sorted_uc_scan", "tied_uc_scan",
-           "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS", "group_blocks", "BLOCK_BUCKETS", "null_scan",
-           "draw_labels", "AHEAD", "pack_scores", "unpack_sorted"]
+__all__ = ["COMPILED", "TreeRows", "Top1Plan", "Top1Out", "top1_path_terms", "flat_rows_ok", "flat_terms",
+           "rank_scan", "pad_lanes", "weight_lanes", "GROUP_LANES", "CODED_ROWS", "LANE_SHIFT", "lane_keys",
+           "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS",
+           "group_blocks", "BLOCK_BUCKETS", "null_scan", "draw_labels", "AHEAD", "pack_scores", "unpack_sorted"]
 
-#: Whether numba compiles the kernels (the ``numba`` extra is installed).
-COMPILED = numba is not None
 _jit = numba.njit(cache=True, nogil=True) if COMPILED else (lambda fn: fn)
 _inline = numba.njit(cache=True, nogil=True, inline="always") if COMPILED else (lambda fn: fn)  # (in its callers)
 
 
-#: Rows processed together by :func:`top1_path_terms`: the cut sums of a block of rows are
-#: kept transposed (one row of ``LANES`` numbers per node), so every sum is a vector operation.
-LANES = 16
+class TreeRows(NamedTuple):
+    """A :class:`huc_ref.fast.FastTree`'s arrays that :func:`top1_path_terms` reads for App. F.4's
+    sample pass (its rows: the
+    tree's nodes, deeper levels at larger rows): ``dfs_leaf_row[t]``, the row of the ``t``-th leaf
+    in depth-first order; ``run_start[a]`` and ``run_len[a]``, the rows of node ``a``'s children;
+    ``parent_row``, ``depth_row``; ``leaf_row[y]``, label ``y``'s leaf; ``path_rows[k, y]``, the
+    row of label ``y``'s path node at depth ``k`` (empty where the tree is too large for the table).
+
+    Parameters
+    ----------
+    dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row : ndarray of int64
+        The :class:`huc_ref.fast.FastTree` attributes of these names.
+    path_rows : ndarray of int64 of shape (H + 1, K), or (0, 0)
+        The path table, or an empty one.
+
+    Examples
+    --------
+    >>> from huc_ref import LabelTree
+    >>> from huc_ref.fast import FastTree
+    >>> TreeRows.of(FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))).depth_row.tolist()
+    [0, 1, 1]
+    """
+
+    dfs_leaf_row: np.ndarray
+    run_start: np.ndarray
+    run_len: np.ndarray
+    parent_row: np.ndarray
+    depth_row: np.ndarray
+    leaf_row: np.ndarray
+    path_rows: np.ndarray
+
+    @classmethod
+    def of(cls, ft) -> TreeRows:
+        """The arrays of the :class:`huc_ref.fast.FastTree` ``ft`` (int64; its path table, or an empty
+        one where the tree is too large for it: App. F.4's pass then walks the parents).
+
+        Parameters
+        ----------
+        ft : huc_ref.fast.FastTree
+            The tree as arrays.
+
+        Returns
+        -------
+        TreeRows
+            Its arrays, contiguous int64.
+
+        Examples
+        --------
+        >>> from huc_ref import LabelTree
+        >>> from huc_ref.fast import FastTree
+        >>> TreeRows.of(FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))).path_rows.tolist()
+        [[0, 0], [1, 2]]
+        """
+        table = np.zeros((0, 0), dtype=np.int64) if ft.path_rows is None else ft.path_rows
+        return cls(*(np.ascontiguousarray(a, dtype=np.int64) for a in (
+            ft.dfs_leaf_row, ft.run_start, ft.run_len, ft.parent_row, ft.depth_row, ft.leaf_row, table)))
 
 
-def _sum_run_python(buf, a, s, count):  # pragma: no cover - the plain-Python twin of the intrinsic
-    acc = buf[s].copy()
-    for t in range(s + 1, s + count):
-        acc += buf[t]
-    buf[a] = acc
+class Top1Plan(NamedTuple):
+    """The top-1 utilities :func:`top1_path_terms` scores (K.2), utility ``u`` by utility: its
+    candidates, the cut at depth ``cut_depth[u]`` (rows ``cut_rows[cut_off[u]:cut_off[u + 1]]`` of
+    :meth:`huc_ref.fast.FastTree.level_sums`, ``cut_label`` a label below each); ``agree``, the
+    tables of :meth:`huc_ref.fast.FastTree.agreement` flattened one after another (utility ``u``'s
+    from ``agree_at[u]``), or empty; the depths ``ks[u, :ks_len[u]]`` whose terms are stored; the
+    row ``u_row[u]`` of the outputs' score, residual and error, and the offset ``term_at[u]`` of its
+    terms.  :func:`huc_ref.fast.audit.top1_plan` makes one.
+
+    Parameters
+    ----------
+    cut_rows, cut_label, cut_off : ndarray of int64
+        The utilities' candidates, one cut after another: their rows of the level sums, a label
+        below each, and where each utility's start (``|U| + 1`` entries).
+    cut_depth : ndarray of int64
+        Each utility's depth of its cut.
+    agree, agree_at : ndarray
+        The agreement tables and where each starts (``agree`` empty: the paths are compared).
+    ks : ndarray of int64 of shape (|U|, H)
+        Each utility's depths of stored terms, the first ``ks_len[u]`` of its row used.
+    ks_len : ndarray of int64
+        How many depths each utility stores.
+    u_row : ndarray of int64
+        Each utility's row of the outputs' score, residual and error.
+    term_at : ndarray of int64
+        Where each utility's terms start in the outputs' terms.
+
+    Examples
+    --------
+    >>> from huc_ref import LabelTree, Top1AtDepth
+    >>> from huc_ref.fast import FastTree
+    >>> from huc_ref.fast.audit import top1_plan
+    >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "b"]}))
+    >>> top1_plan(ft, [Top1AtDepth(ft.tree, 1)], [np.array([0])], [0], [6]).cut_rows.tolist()  # candidates a, b
+    [1, 2]
+    """
+
+    cut_rows: np.ndarray
+    cut_label: np.ndarray
+    cut_off: np.ndarray
+    cut_depth: np.ndarray
+    agree: np.ndarray
+    agree_at: np.ndarray
+    ks: np.ndarray
+    ks_len: np.ndarray
+    u_row: np.ndarray
+    term_at: np.ndarray
 
 
-def _choose_python(buf, rows, lo, hi, rel, pick, close, largest):  # pragma: no cover - the plain-Python twin
-    top, second = buf[rows[lo]].copy(), np.full(LANES, -np.inf)
-    pick[:] = lo
-    for a in range(lo + 1, hi):
-        x = buf[rows[a]]
-        up = x > top
-        second = np.where(up, top, np.where(x > second, x, second))
-        top, pick[:] = np.where(up, x, top), np.where(up, a, pick)
-    largest[:] = top
-    close[:] = 1 + (second >= top - rel * (top + second))
+class Top1Out(NamedTuple):
+    """Where :func:`top1_path_terms` writes App. F.4's outputs (the caller's arrays, rows ``start ..`` of each):
+    ``score``, ``residual`` and ``error`` (utilities x atoms), ``terms`` (flat: each atom's terms
+    side by side from :attr:`Top1Plan.term_at`), ``unsure`` (int8, utilities x the call's rows: 1
+    where float64 cannot order the candidates) and ``sums`` (3 numbers: the smallest and largest
+    row sum, and 1 where some entry is 0).
 
+    Parameters
+    ----------
+    score, residual, error : ndarray of shape (|U|, n)
+        The scores, UC residuals and the scores' error bounds.
+    terms : ndarray
+        Every utility's terms, flat.
+    unsure : ndarray of int8 of shape (|U|, rows)
+        1 where a row's choice is left to the exact decision.
+    sums : ndarray of shape (3,)
+        The smallest and largest row sum, and whether some entry is 0.
 
-def _meet_python(agree, at, width, labels, pick, meet):  # pragma: no cover - the plain-Python twin
-    meet[:] = agree[at + labels * width + pick].astype(np.int64) + 1
+    Examples
+    --------
+    >>> out = Top1Out(*(np.zeros((1, 2)) for _ in range(3)), np.zeros(2), np.zeros((1, 2), dtype=np.int8),
+    ...               np.zeros(3))
+    >>> out.unsure.dtype.name, len(out.sums)
+    ('int8', 3)
+    """
 
-
-def _path_masses_python(buf, prow, h, pis):  # pragma: no cover - the plain-Python twin
-    for k in range(h + 1):
-        p = buf[prow[k], np.arange(LANES)]
-        pis[k] = np.where(p > 0, p, 1.0)
-
-
-def _path_means_python(pis, pia, meet, d, mu):  # pragma: no cover - the plain-Python twin
-    for k in range(d + 1):
-        mu[k] = np.where(k < meet, pia / pis[k], 0.0)
-
-
-def _emit_python(mu, meet, d, scale, score, residual, error, row, col, terms, at, ks, D):  # pragma: no cover - twin
-    score[row, col:col + LANES] = mu[0]
-    residual[row, col:col + LANES] = np.where(meet > d, 1.0, 0.0) - mu[0]
-    error[row, col:col + LANES] = scale * mu[0]
-    for t in range(D):
-        terms[at + t:at + t + LANES * D:D] = mu[ks[t] + 1] - mu[ks[t]]
-
-
-if COMPILED:
-    _F64, _I64, _I32 = ir.DoubleType(), ir.IntType(64), ir.IntType(32)
-    _VEC, _IVEC = ir.VectorType(_F64, LANES), ir.VectorType(_I64, LANES)
-
-    def _splat(builder, x, kind):
-        """The vector of ``kind`` with ``x`` in every lane (of however many it has)."""
-        out = ir.Constant(kind, ir.Undefined)
-        for lane in range(kind.count):
-            out = builder.insert_element(out, x, ir.Constant(_I32, lane))
-        return out
-
-    def _item_at(context, builder, kind, value, indices):
-        """A pointer to ``arr[indices]`` of the array ``value`` of numba type ``kind`` (any layout)."""
-        ary = context.make_array(kind)(context, builder, value)
-        return cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
-                                         cgutils.unpack_tuple(builder, ary.strides), kind.layout, indices)
-
-    def _lanes_at(builder, data, row, kind):
-        """A pointer to row ``row`` of a C-contiguous ``(rows, LANES)`` array whose data is ``data``,
-        as one vector of ``kind``."""
-        at = builder.gep(data, [builder.mul(row, ir.Constant(row.type, LANES))], inbounds=True)
-        return builder.bitcast(at, kind.as_pointer())
-
-    def _data(context, builder, kind, value):
-        return context.make_array(kind)(context, builder, value).data
-
-    def _gather(builder, data, where, kind, widen=None):
-        """The vector of ``kind`` whose lane ``k`` is ``data[where[k]]`` (``where``: a vector of
-        ``LANES`` indices; each element passed through ``widen`` first, if given): ``LANES`` loads."""
-        out = ir.Constant(kind, ir.Undefined)
-        for lane in range(LANES):
-            c = ir.Constant(_I32, lane)
-            x = builder.load(builder.gep(data, [builder.extract_element(where, c)], inbounds=True))
-            out = builder.insert_element(out, x if widen is None else widen(x), c)
-        return out
-
-    @intrinsic
-    def _sum_run(typingctx, buf, a, s, count):  # pragma: no cover - compiled
-        """``buf[a] = buf[s] + buf[s + 1] + ... + buf[s + count - 1]``, added left to right, lane by
-        lane, in vector instructions: the same IEEE additions, in the same order, as the scalar loop
-        (rows of a C-contiguous ``(rows, LANES)`` array; ``count >= 1``)."""
-        sig = types.void(buf, types.intp, types.intp, types.intp)
-
-        def codegen(context, builder, signature, args):
-            b, a_, s_, count_ = args
-            data = _data(context, builder, signature.args[0], b)
-            acc = cgutils.alloca_once(builder, _VEC)
-            builder.store(builder.load(_lanes_at(builder, data, s_, _VEC), align=8), acc)
-            with cgutils.for_range(builder, builder.add(s_, count_), start=builder.add(s_, ir.Constant(s_.type, 1))) \
-                    as loop:
-                x = builder.load(_lanes_at(builder, data, loop.index, _VEC), align=8)
-                builder.store(builder.fadd(builder.load(acc), x), acc)
-            builder.store(builder.load(acc), _lanes_at(builder, data, a_, _VEC), align=8)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    @intrinsic
-    def _choose(typingctx, buf, rows, lo, hi, rel, pick, close, largest):  # pragma: no cover - compiled
-        """K.2's top-1 choice among the candidates ``a = lo .. hi - 1`` (rows ``rows[a]`` of ``buf``, a
-        C-contiguous ``(rows, LANES)`` array), lane by lane in vector instructions, in one pass:
-        ``pick``, the first candidate of largest mass, and ``largest``, that mass ``top`` (one of the
-        candidates' own numbers: the chosen one's); ``close``, 2 where another candidate ``x`` is
-        within the relative error bound ``rel`` of it (``x >= top - rel (top + x)``), else 1.  That
-        bound falls as ``x`` rises (each rounding is monotone), so some other candidate is within it
-        exactly when the largest of the others, ``second``, is: the pass keeps ``top`` and
-        ``second``.  The scalar loop's ordered compares, multiply and additions, never fused (rows
-        without NaN)."""
-        sig = types.void(buf, rows, types.intp, types.intp, types.float64, pick, close, largest)
-
-        def codegen(context, builder, signature, args):
-            b, r, lo_, hi_, rel_, pick_, close_, largest_ = args
-            data, at = _data(context, builder, signature.args[0], b), _data(context, builder, signature.args[1], r)
-
-            def row(a):
-                return builder.load(_lanes_at(builder, data, builder.load(builder.gep(at, [a], inbounds=True)), _VEC),
-                                    align=8)
-            top, second = cgutils.alloca_once(builder, _VEC), cgutils.alloca_once(builder, _VEC)
-            chosen = cgutils.alloca_once(builder, _IVEC)
-            builder.store(row(lo_), top)
-            builder.store(ir.Constant(_VEC, [-math.inf] * LANES), second)
-            builder.store(_splat(builder, lo_, _IVEC), chosen)
-            with cgutils.for_range(builder, hi_, start=builder.add(lo_, ir.Constant(lo_.type, 1))) as loop:
-                x, t, u = row(loop.index), builder.load(top), builder.load(second)
-                up = builder.fcmp_ordered(">", x, t)
-                builder.store(builder.select(up, t, builder.select(builder.fcmp_ordered(">", x, u), x, u)), second)
-                builder.store(builder.select(up, x, t), top)
-                builder.store(builder.select(up, _splat(builder, loop.index, _IVEC), builder.load(chosen)), chosen)
-            t, u, rel_v = builder.load(top), builder.load(second), _splat(builder, rel_, _VEC)
-            within = builder.fcmp_ordered(">=", u, builder.fsub(t, builder.fmul(rel_v, builder.fadd(t, u))))
-            near = builder.add(_splat(builder, ir.Constant(_I64, 1), _IVEC), builder.zext(within, _IVEC))
-            for value, out, k in ((t, largest_, 7), (builder.load(chosen), pick_, 5), (near, close_, 6)):
-                builder.store(value, builder.bitcast(_data(context, builder, signature.args[k], out),
-                                                     value.type.as_pointer()), align=8)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    @intrinsic
-    def _meet(typingctx, agree, at, width, labels, pick, meet):  # pragma: no cover - compiled
-        """How many of the label's path nodes contain the chosen candidate, for ``LANES`` rows at
-        once: ``meet[lane] = agree[at + labels[lane] width + pick[lane]] + 1`` (a table of
-        :meth:`huc_ref.fast.FastTree.agreement`, K.2's top-1 terms), the indices and the result
-        vectors (one store the path means read back whole, not ``LANES`` of them)."""
-        sig = types.void(agree, types.intp, types.intp, labels, pick, meet)
-
-        def codegen(context, builder, signature, args):
-            agree_, at_, width_, labels_, pick_, meet_ = args
-            kinds = signature.args
-            table = _data(context, builder, kinds[0], agree_)
-            lab, chosen = (builder.load(builder.bitcast(_data(context, builder, kinds[k], v), _IVEC.as_pointer()),
-                                        align=8) for k, v in ((3, labels_), (4, pick_)))
-            where = builder.add(builder.add(builder.mul(lab, _splat(builder, width_, _IVEC)), chosen),
-                                _splat(builder, at_, _IVEC))
-            found = _gather(builder, table, where, _IVEC, lambda x: builder.sext(x, _I64))
-            builder.store(builder.add(found, _splat(builder, ir.Constant(_I64, 1), _IVEC)),
-                          builder.bitcast(_data(context, builder, kinds[5], meet_), _IVEC.as_pointer()), align=8)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    @intrinsic
-    def _path_masses(typingctx, buf, prow, h, pis):  # pragma: no cover - compiled
-        """The masses of the label's path nodes of ``LANES`` rows at once (K.2's top-1 path means
-        divide by them): ``pis[k, lane] = buf[prow[k, lane], lane]``, or 1 where that is not above
-        0, for ``k = 0 .. h``; read once a block of rows, whatever the utilities' depths."""
-        sig = types.void(buf, prow, types.intp, pis)
-
-        def codegen(context, builder, signature, args):
-            b, prow_, h_, pis_ = args
-            kinds = signature.args
-            data, rows, out = (_data(context, builder, kinds[k], v) for k, v in ((0, b), (1, prow_), (3, pis_)))
-            lanes, width = ir.Constant(_IVEC, list(range(LANES))), _splat(builder, ir.Constant(_I64, LANES), _IVEC)
-            one, zero = ir.Constant(_VEC, [1.0] * LANES), ir.Constant(_VEC, [0.0] * LANES)
-            with cgutils.for_range(builder, builder.add(h_, ir.Constant(h_.type, 1))) as loop:
-                flat = builder.add(builder.mul(builder.load(_lanes_at(builder, rows, loop.index, _IVEC), align=8),
-                                               width), lanes)
-                pi = _gather(builder, data, flat, _VEC)
-                builder.store(builder.select(builder.fcmp_ordered(">", pi, zero), pi, one),
-                              _lanes_at(builder, out, loop.index, _VEC), align=8)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    @intrinsic
-    def _path_means(typingctx, pis, pia, meet, d, mu):  # pragma: no cover - compiled
-        """K.2's top-1 path means of ``LANES`` rows at once: ``mu[k, lane] = pia[lane] / pis[k, lane]``
-        (the chosen node's mass over the label's path node's at depth ``k``, :func:`_path_masses`)
-        for ``k < meet[lane]`` (the path nodes that contain the chosen node), else 0, for
-        ``k = 0 .. d``: one vector division a depth instead of ``LANES`` scalar ones, the same IEEE
-        quotients."""
-        sig = types.void(pis, pia, meet, types.intp, mu)
-
-        def codegen(context, builder, signature, args):
-            pis_, pia_, meet_, d_, mu_ = args
-            kinds = signature.args
-            masses, out = (_data(context, builder, kinds[k], v) for k, v in ((0, pis_), (4, mu_)))
-            num = builder.load(builder.bitcast(_data(context, builder, kinds[1], pia_), _VEC.as_pointer()), align=8)
-            upto = builder.load(builder.bitcast(_data(context, builder, kinds[2], meet_), _IVEC.as_pointer()), align=8)
-            zero = ir.Constant(_VEC, [0.0] * LANES)
-            with cgutils.for_range(builder, builder.add(d_, ir.Constant(d_.type, 1))) as loop:
-                pi = builder.load(_lanes_at(builder, masses, loop.index, _VEC), align=8)
-                inside = builder.icmp_signed("<", _splat(builder, loop.index, _IVEC), upto)
-                builder.store(builder.select(inside, builder.fdiv(num, pi), zero),
-                              _lanes_at(builder, out, loop.index, _VEC), align=8)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    @intrinsic
-    def _emit(typingctx, mu, meet, d, scale, score, residual, error, row, col, terms, at, ks, D):  # pragma: no cover
-        """The outputs of :func:`top1_path_terms` for ``LANES`` rows at once (a whole block): the
-        score ``mu[0]``, the UC residual (1 where ``meet > d``, the label below the chosen node, less
-        the score) and the error bound ``scale mu[0]`` at ``score[row, col:col + LANES]`` (and the
-        same places of ``residual``, ``error``), each a vector store; and the terms
-        ``mu[ks[t] + 1] - mu[ks[t]]``, ``t < D``, each a vector subtraction, at
-        ``terms[at + lane D + t]`` (each row's ``D`` terms side by side).  The scalar loop's IEEE
-        operations."""
-        sig = types.void(mu, meet, types.intp, types.float64, score, residual, error, types.intp, types.intp, terms,
-                         types.intp, ks, types.intp)
-
-        def codegen(context, builder, signature, args):
-            mu_, meet_, d_, scale_, score_, residual_, error_, row_, col_, terms_, at_, ks_, D_ = args
-            kinds = signature.args
-            m = _data(context, builder, kinds[0], mu_)
-            mu0 = builder.load(_lanes_at(builder, m, ir.Constant(_I64, 0), _VEC), align=8)
-            upto = builder.load(builder.bitcast(_data(context, builder, kinds[1], meet_), _IVEC.as_pointer()), align=8)
-            inside = builder.select(builder.icmp_signed(">", upto, _splat(builder, d_, _IVEC)),
-                                    ir.Constant(_VEC, [1.0] * LANES), ir.Constant(_VEC, [0.0] * LANES))
-            for k, value, out in ((4, mu0, score_), (5, builder.fsub(inside, mu0), residual_),
-                                  (6, builder.fmul(_splat(builder, scale_, _VEC), mu0), error_)):
-                at = _item_at(context, builder, kinds[k], out, [row_, col_])
-                builder.store(value, builder.bitcast(at, _VEC.as_pointer()), align=8)
-            out, depth = _data(context, builder, kinds[9], terms_), _data(context, builder, kinds[11], ks_)
-            with cgutils.for_range(builder, D_) as loop:
-                k = builder.load(builder.gep(depth, [loop.index], inbounds=True))
-                v = builder.fsub(builder.load(_lanes_at(builder, m, builder.add(k, ir.Constant(k.type, 1)), _VEC),
-                                              align=8),
-                                 builder.load(_lanes_at(builder, m, k, _VEC), align=8))
-                first = builder.add(at_, loop.index)
-                for lane in range(LANES):
-                    place = builder.add(first, builder.mul(D_, ir.Constant(D_.type, lane)))
-                    builder.store(builder.extract_element(v, ir.Constant(_I32, lane)),
-                                  builder.gep(out, [place], inbounds=True))
-            return context.get_dummy_value()
-
-        return sig, codegen
-else:  # pragma: no cover - the numba extra is not installed
-    _sum_run, _choose, _meet, _path_masses, _path_means, _emit = (_sum_run_python, _choose_python, _meet_python,
-                                                                 _path_masses_python, _path_means_python, _emit_python)
+    score: np.ndarray
+    residual: np.ndarray
+    error: np.ndarray
+    terms: np.ndarray
+    unsure: np.ndarray
+    sums: np.ndarray
 
 
 @_jit
@@ -326,39 +218,33 @@ def _up_to(start, d, parent_row, depth_row, path):  # pragma: no cover - compile
 
 
 @_jit
-def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, path_rows, cut_rows,
-                    cut_label, cut_off, cut_depth, agree, agree_at, ks, ks_len, rel, smallest, start, score, residual,
-                    error, u_row, terms, term_at, unsure, sums):  # pragma: no cover
+def top1_path_terms(Xd, y, start, tree, plan, rel, smallest, out):  # pragma: no cover - compiled
     """For each row ``i`` of ``Xd`` (leaves in depth-first order) with label ``y[i]`` and each
-    top-1 utility ``u`` (its candidates: the cut at depth ``cut_depth[u]``, rows
-    ``cut_rows[cut_off[u]:cut_off[u + 1]]`` of :meth:`huc_ref.fast.FastTree.level_sums`): the
-    score ``score[u_row[u], start + i]``, the UC residual (``residual``, the same place), the
-    score's error bound ``2 rel score`` (``error``; u is 0 or 1, so ``sum_y p_y |u_y| / pi_root``
-    is the score) and the terms of the path nodes at depths ``ks[u, :ks_len[u]]``, written to
-    ``terms[term_at[u] + (start + i) ks_len[u] + t]`` (each atom's terms side by side: one cache
-    line to gather them into rank order): straight into the caller's arrays, so that threads
-    filling other rows need no memory of their own.  Paths are read from ``path_rows[k, y]`` (the
-    row of label ``y``'s path node at depth ``k``; ``cut_label``: a label below each candidate),
-    or, where that table is empty (too large a tree), walked up ``parent_row`` from the label's
-    leaf (``leaf_row``), so nothing per label and depth is stored; a label's path and its nodes'
-    masses are read once a block of rows, for every utility (:func:`_path_masses`).  How many of the label's path
-    nodes contain the chosen candidate ``j`` is read from ``agree[agree_at[u] + y |cut| + j] + 1``
-    (:meth:`huc_ref.fast.FastTree.agreement`, each utility's table flattened in turn), where
-    ``agree`` is not empty, else found by comparing the two paths node by node.
-    The chosen node is the first candidate of largest mass; where another candidate's mass is
-    within the relative error bound ``rel`` of it (:func:`huc_ref.fast.rounding_bound`), float64
-    cannot order them and ``unsure[u, i]`` is set to 1 for the caller to decide that row exactly.
-    The subtree sums, the choice, the path means and a whole block's outputs are computed for
-    ``LANES`` rows at once in vector instructions (:func:`_sum_run`, :func:`_choose`,
-    :func:`_meet`, :func:`_path_masses`, :func:`_path_means`, :func:`_emit`: the IEEE operations of
-    the scalar loops, in their order).
+    top-1 utility ``u`` of ``plan`` (:class:`Top1Plan`; ``tree``: :class:`TreeRows`): the score
+    ``out.score[plan.u_row[u], start + i]``, the UC residual (``out.residual``, the same place), the
+    score's error bound ``2 rel score`` (``out.error``; u is 0 or 1, so ``sum_y p_y |u_y| / pi_root``
+    is the score) and the terms of the path nodes at depths ``plan.ks[u, :plan.ks_len[u]]``, written
+    to ``out.terms[plan.term_at[u] + (start + i) ks_len[u] + t]`` (each atom's terms side by side:
+    one cache line to gather them into rank order): straight into the caller's arrays
+    (:class:`Top1Out`), so that threads filling other rows need no memory of their own.  Paths are
+    read from ``tree.path_rows[k, y]``, or, where that table is empty (too large a tree), walked up
+    the parents from the label's leaf, so nothing per label and depth is stored; a label's path and
+    its nodes' masses are read once a block of rows, for every utility (:func:`_path_masses`).  How
+    many of the label's path nodes contain the chosen candidate ``j`` is read from
+    ``plan.agree[plan.agree_at[u] + y |cut| + j] + 1`` (:meth:`huc_ref.fast.FastTree.agreement`)
+    where ``plan.agree`` is not empty, else found by comparing the two paths node by node.  The
+    chosen node is the first candidate of largest mass; where another candidate's mass is within
+    the relative error bound ``rel`` of it (:func:`huc_ref.fast.rounding_bound`), float64 cannot
+    order them and ``out.unsure[u, i]`` is set to 1 for the caller to decide that row exactly.  The
+    subtree sums, the choice, the path means and a whole block's outputs are computed for
+    ``LANES`` rows at once in vector instructions (:mod:`huc_ref.fast.lanes`: the IEEE operations
+    of the scalar loops, in their order).
 
     Returns -1, or the first row of a block of ``LANES`` rows that has a row that is not a
     vector of finite nonnegative numbers with a positive finite sum, or has an entry that is
-    neither 0 nor at least ``smallest`` (a subnormal); ``sums`` receives the smallest and the
+    neither 0 nor at least ``smallest`` (a subnormal); ``out.sums`` receives the smallest and the
     largest row sum (children added as the subtree sums add them), and 1 where some entry is 0
-    (else 0).  App. F.4 and K.2 (see
-    ``huc_ref.fast.audit.path_terms``, its numpy twin).
+    (else 0).  App. F.4 and K.2 (see ``huc_ref.fast.audit.path_terms``, its numpy twin).
 
     Parameters
     ----------
@@ -366,37 +252,19 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
         The rows, leaves in depth-first order.
     y : ndarray of int
         The rows' label ids.
-    dfs_leaf_row, run_start, run_len, parent_row, depth_row, leaf_row, path_rows
-        The tree as arrays (:class:`huc_ref.fast.tree.FastTree`'s attributes of these names);
-        ``path_rows`` empty where the tree keeps no path table.
-    cut_rows, cut_label, cut_off
-        The utilities' candidates, one cut after another: their rows of the level sums, a label
-        below each, and where each utility's start.
-    cut_depth : ndarray of int
-        Each utility's depth of its cut.
-    agree, agree_at
-        :meth:`huc_ref.fast.tree.FastTree.agreements`' tables and where each starts (``agree``
-        empty: the paths are compared).
-    ks, ks_len
-        Each utility's depths of stored terms (a row, the first ``ks_len[u]`` used).
+    start : int
+        The rows' first index in the output arrays.
+    tree : TreeRows
+        The tree as arrays (:meth:`TreeRows.of` a :class:`huc_ref.fast.tree.FastTree`).
+    plan : Top1Plan
+        The top-1 utilities: their cuts, agreement tables, stored depths and places in ``out``
+        (:func:`huc_ref.fast.audit.top1_plan`).
     rel : float
         The relative error bound of the subtree sums.
     smallest : float
         The smallest normal float64.
-    start : int
-        The rows' first index in the output arrays.
-    score, residual, error : ndarray of shape (|U|, n_total)
-        Filled at row ``u_row[u]``, columns ``start ..``.
-    u_row : ndarray of int
-        Each utility's row of ``score``, ``residual``, ``error`` and ``unsure``.
-    terms : ndarray
-        The terms, filled from ``term_at[u]``.
-    term_at : ndarray of int
-        Where each utility's terms start in ``terms``.
-    unsure : ndarray of int8
-        Set to 1 where float64 cannot order a row's candidates.
-    sums : ndarray of shape (3,)
-        Receives the smallest and largest row sum, and whether some entry is 0.
+    out : Top1Out
+        The caller's arrays, filled at rows ``plan.u_row``, columns ``start ..``.
 
     Returns
     -------
@@ -405,30 +273,28 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
 
     Examples
     --------
-    >>> from huc_ref import LabelTree
+    >>> from huc_ref import LabelTree, Top1AtDepth
     >>> from huc_ref.fast import FastTree
+    >>> from huc_ref.fast.audit import top1_plan
     >>> ft = FastTree(LabelTree.from_children("r", {"r": ["a", "y3"], "a": ["y1", "y2"]}))
-    >>> score, residual, error, terms = *(np.empty((1, 1)) for _ in range(3)), np.empty(1)
-    >>> unsure, sums = np.zeros((1, 1), dtype=np.int8), np.empty(3)
-    >>> cut = ft.cut(1)[0]  # top-1 at depth 1: candidates a, y3
-    >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), ft.dfs_leaf_row, ft.run_start, ft.run_len,
-    ...                 ft.parent_row, ft.depth_row, ft.leaf_row, ft.path_rows, cut, ft.cut(1)[1],
-    ...                 np.array([0, len(cut)]), np.array([1]), ft.agreement(1).ravel(), np.array([0]),
-    ...                 np.array([[0, 0]]), np.array([1]), 2.0**-50, 2.0**-1022,
-    ...                 0, score, residual, error, np.array([0]), terms, np.array([0]), unsure, sums)
+    >>> plan = top1_plan(ft, [Top1AtDepth(ft.tree, 1)], [np.array([0])], [0], np.array([0]))
+    >>> out = Top1Out(*(np.empty((1, 1)) for _ in range(3)), np.empty(1), np.zeros((1, 1), dtype=np.int8),
+    ...               np.empty(3))
+    >>> top1_path_terms(np.array([[0.25, 0.25, 0.5]]), np.array([0]), 0, TreeRows.of(ft), plan, 2.0**-50,
+    ...                 2.0**-1022, out)
     -1
-    >>> score.tolist(), residual.tolist(), terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
+    >>> out.score.tolist(), out.residual.tolist(), out.terms.tolist()  # 'a' (first of a tie): mu_r = 1/2, mu_a = 1
     ([[0.5]], [[0.5]], [0.5])
-    >>> error.tolist(), sums.tolist()  # 2 rel score; the row sums' range; no entry 0
+    >>> out.error.tolist(), out.sums.tolist()  # 2 rel score; the row sums' range; no entry 0
     ([[8.881784197001252e-16]], [1.0, 1.0, 0.0])
-    >>> unsure.tolist()  # a (1/2) and y3 (1/2) tie: float64 cannot tell an exact tie from a near one
+    >>> out.unsure.tolist()  # a (1/2) and y3 (1/2) tie: float64 cannot tell an exact tie from a near one
     [[1]]
     """
     c, K = Xd.shape
-    R = run_len.shape[0]
+    R = tree.run_len.shape[0]
     H = 0
     for r in range(R):
-        H = max(H, depth_row[r])
+        H = max(H, tree.depth_row[r])
     buf = np.empty((R, LANES))
     pick = np.empty(LANES, dtype=np.int64)
     close = np.empty(LANES, dtype=np.int64)
@@ -439,7 +305,7 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
     prow = np.empty((H + 1, LANES), dtype=np.int64)  # the label's path nodes (rows of buf), depth by depth
     pis = np.empty((H + 1, LANES))  # their masses (1 where 0)
     mu = np.empty((H + 1, LANES))
-    table, agreed = path_rows.shape[0] > 0, agree.shape[0] > 0
+    table, agreed = tree.path_rows.shape[0] > 0, plan.agree.shape[0] > 0
     path = np.empty(H + 1, dtype=np.int64)
     lead = np.empty(H + 1, dtype=np.int64)
     lowest, highest = np.inf, -np.inf
@@ -448,12 +314,12 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
         m = min(LANES, c - i0)
         if m == LANES:  # the block of rows, transposed (a fixed number of lanes: vectorised)
             for t in range(K):
-                r = dfs_leaf_row[t]
+                r = tree.dfs_leaf_row[t]
                 for lane in range(LANES):
                     buf[r, lane] = Xd[i0 + lane, t]
         else:  # the last block: unused lanes hold ones
             for t in range(K):
-                r = dfs_leaf_row[t]
+                r = tree.dfs_leaf_row[t]
                 for lane in range(m):
                     buf[r, lane] = Xd[i0 + lane, t]
                 for lane in range(m, LANES):
@@ -464,8 +330,8 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
             low |= (x < smallest) & (x != 0.0)
             zero |= x == 0.0
         for a in range(R - 1, -1, -1):  # deeper levels have larger rows: children first
-            if run_len[a] > 0:
-                _sum_run(buf, a, run_start[a], run_len[a])
+            if tree.run_len[a] > 0:
+                _sum_run(buf, a, tree.run_start[a], tree.run_len[a])
         for lane in range(LANES):  # a NaN or an infinity reaches the root's sum
             if low or not (buf[0, lane] > 0.0) or buf[0, lane] == np.inf:
                 return i0
@@ -475,48 +341,48 @@ def top1_path_terms(Xd, y, dfs_leaf_row, run_start, run_len, parent_row, depth_r
             label = labels[lane] = y[i0 + lane] if lane < m else y[i0]
             if table:
                 for k in range(H + 1):
-                    prow[k, lane] = path_rows[k, label]
+                    prow[k, lane] = tree.path_rows[k, label]
             else:
-                _up_to(leaf_row[label], H, parent_row, depth_row, path)
+                _up_to(tree.leaf_row[label], H, tree.parent_row, tree.depth_row, path)
                 for k in range(H + 1):
                     prow[k, lane] = path[k]
         _path_masses(buf, prow, H, pis)
-        for u in range(cut_depth.shape[0]):
-            d = cut_depth[u]
-            lo, hi = cut_off[u], cut_off[u + 1]
-            _choose(buf, cut_rows, lo, hi, rel, pick, close, pia)
+        for u in range(plan.cut_depth.shape[0]):
+            d = plan.cut_depth[u]
+            lo, hi = plan.cut_off[u], plan.cut_off[u + 1]
+            _choose(buf, plan.cut_rows, lo, hi, rel, pick, close, pia)
             if agreed:  # where the label's path parts from the chosen node's
-                _meet(agree, agree_at[u] - lo, hi - lo, labels, pick, meet)
+                _meet(plan.agree, plan.agree_at[u] - lo, hi - lo, labels, pick, meet)
             for lane in range(0 if agreed else LANES):
                 won = pick[lane]
                 if table:
                     for k in range(d + 1):
-                        lead[k] = path_rows[k, cut_label[won]]
+                        lead[k] = tree.path_rows[k, plan.cut_label[won]]
                 else:
-                    _up_to(cut_rows[won], d, parent_row, depth_row, lead)
+                    _up_to(plan.cut_rows[won], d, tree.parent_row, tree.depth_row, lead)
                 above = 0
                 while above <= d and prow[above, lane] == lead[above]:
                     above += 1
                 meet[lane] = above
             _path_means(pis, pia, meet, d, mu)
-            row = u_row[u]
+            row, D = plan.u_row[u], plan.ks_len[u]
             for lane in range(m):
                 if close[lane] > 1:  # another candidate within the error bound: decided exactly
-                    unsure[u, i0 + lane] = 1
+                    out.unsure[u, i0 + lane] = 1
             if m == LANES:  # a whole block: vector stores
-                _emit(mu, meet, d, 2.0 * rel, score, residual, error, row, start + i0, terms,
-                      term_at[u] + (start + i0) * ks_len[u], ks[u], ks_len[u])
+                _emit_rows(mu, meet, d, 2.0 * rel, out.score, out.residual, out.error, row, start + i0)
+                _emit_terms(mu, out.terms, plan.term_at[u] + (start + i0) * D, plan.ks[u], D)
                 continue
             for lane in range(m):
                 i = i0 + lane
-                score[row, start + i] = mu[0, lane]
-                residual[row, start + i] = (1.0 if meet[lane] > d else 0.0) - mu[0, lane]  # inside: y below a
-                error[row, start + i] = 2.0 * rel * mu[0, lane]
-                at = term_at[u] + (start + i) * ks_len[u]
-                for t in range(ks_len[u]):
-                    k = ks[u, t]
-                    terms[at + t] = mu[k + 1, lane] - mu[k, lane]
-    sums[0], sums[1], sums[2] = lowest, highest, 1.0 if zero else 0.0
+                out.score[row, start + i] = mu[0, lane]
+                out.residual[row, start + i] = (1.0 if meet[lane] > d else 0.0) - mu[0, lane]  # inside: y below a
+                out.error[row, start + i] = 2.0 * rel * mu[0, lane]
+                at = plan.term_at[u] + (start + i) * D
+                for t in range(D):
+                    k = plan.ks[u, t]
+                    out.terms[at + t] = mu[k + 1, lane] - mu[k, lane]
+    out.sums[0], out.sums[1], out.sums[2] = lowest, highest, 1.0 if zero else 0.0
     return -1
 
 
@@ -605,32 +471,6 @@ def flat_terms(X, U, y, rel, nesting, score, residual, error):  # pragma: no cov
 #: reading atoms in rank order reads their rows at random, and without the request few of those reads
 #: are in flight at once (``python bench/gather.py`` times the distances).
 AHEAD = 64
-
-
-def _prefetch_python(arr, i, j):  # pragma: no cover - the plain-Python twin of the intrinsic: a hint, no effect
-    return None
-
-
-if COMPILED:
-    @intrinsic
-    def _prefetch(typingctx, arr, i, j):  # pragma: no cover - compiled
-        """Ask for the cache line of ``arr[i, j]`` (``arr[i]`` of a vector; any layout; ``llvm.prefetch``:
-        read, kept in every cache level); a hint: nothing is read, and no index is checked."""
-        sig = types.void(arr, types.intp, types.intp)
-
-        def codegen(context, builder, signature, args):
-            data, i_, j_ = args
-            kind = signature.args[0]
-            at = _item_at(context, builder, kind, data, [i_, j_][:kind.ndim])
-            byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
-                                                "llvm.prefetch.p0i8")
-            builder.call(fn, [builder.bitcast(at, byte), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-            return context.get_dummy_value()
-
-        return sig, codegen
-else:  # pragma: no cover - the numba extra is not installed
-    _prefetch = _prefetch_python
 
 
 @_inline
@@ -880,8 +720,7 @@ def _block_total(buf, size, levels, L, acc):  # pragma: no cover - compiled
 #: (:func:`pad_lanes`); a column's state is, per vector of subgroups, five vectors: the prefix
 #: sums, their largest and smallest so far, and the block prefixes where each was first reached.
 #: Each column has two copies of its state, read from one and written to the other in turn (see
-#: :func:`_lane_update`).
-GROUP_LANES = 8
+#: :func:`huc_ref.fast.lanes._lane_update`).
 _STATE = 5 * GROUP_LANES
 
 
@@ -1036,59 +875,6 @@ def lane_keys(kind: np.ndarray, rows: np.ndarray | None) -> tuple[np.ndarray, in
     key = np.left_shift(kind, LANE_SHIFT)
     return np.bitwise_or(key, rows, out=key), LANE_SHIFT
 
-def _lane_update_python(S, src, dst, v, W, wb, b):  # pragma: no cover - the plain-Python twin of the intrinsic
-    for g in range(GROUP_LANES):
-        c, hi, lo, f_hi, f_lo = (S[src + k * GROUP_LANES + g] for k in range(5))
-        c = c + v * W[wb + g]
-        up, down = c > hi, c < lo
-        for k, x in enumerate((c, c if up else hi, c if down else lo, b if up else f_hi, b if down else f_lo)):
-            S[dst + k * GROUP_LANES + g] = x
-
-
-if COMPILED:
-    @intrinsic
-    def _lane_update(typingctx, S, src, dst, v, W, wb, b):  # pragma: no cover - compiled
-        """One entry ``v`` of an atom (its weights: ``W[wb : wb + GROUP_LANES]``, one per subgroup) in
-        a column's state, read from ``S[src : src + 5 GROUP_LANES]`` and written to ``S[dst : ...]``,
-        at block prefix ``b``, as vector instructions: ``C += v w``, then where ``C`` exceeds the
-        largest (is below the smallest) so far, it and ``b`` replace them.  The same IEEE
-        operations, lane by lane, as the scalar ``C = C + v * w; if C > mx: ...`` (a multiply and
-        an add, never fused; ordered compares).
-
-        Why two places: written back where it was read, each "keep the old value or take the new"
-        is a store of a select of a load from that address, which LLVM turns into a masked store
-        (``vmaskmovpd``) on AVX2.  On AMD Zen 3 a masked store is slow and the next update of the
-        column cannot read its result from the store queue: 20.5 ns an atom for the UC column
-        alone, against 5.6 ns with the state read from one copy and written whole to the other
-        (n = 10^5, |C| = 7; AVX-512 machines mask stores in other instructions)."""
-        sig = types.void(S, types.intp, types.intp, types.float64, W, types.intp, types.float64)
-
-        def codegen(context, builder, signature, args):
-            s_data, src_, dst_, v_, w_data, wb_, b_ = args
-            s_arr = context.make_array(signature.args[0])(context, builder, s_data)
-            w_arr = context.make_array(signature.args[4])(context, builder, w_data)
-            vec = ir.VectorType(ir.DoubleType(), GROUP_LANES)
-
-            def at(arr, start, k):
-                p = builder.gep(arr.data, [builder.add(start, ir.Constant(start.type, k * GROUP_LANES))],
-                                inbounds=True)
-                return builder.bitcast(p, vec.as_pointer())
-
-            c, hi, lo, f_hi, f_lo = (builder.load(at(s_arr, src_, k), align=8, typ=vec) for k in range(5))
-            w = builder.load(at(w_arr, wb_, 0), align=8, typ=vec)
-            c = builder.fadd(c, builder.fmul(_splat(builder, v_, vec), w))
-            up, down = builder.fcmp_ordered(">", c, hi), builder.fcmp_ordered("<", c, lo)
-            b_vec = _splat(builder, b_, vec)
-            for k, value in enumerate((c, builder.select(up, c, hi), builder.select(down, c, lo),
-                                       builder.select(up, b_vec, f_hi), builder.select(down, b_vec, f_lo))):
-                builder.store(value, at(s_arr, dst_, k), align=8)
-            return context.get_dummy_value()
-
-        return sig, codegen
-else:  # pragma: no cover - the numba extra is not installed
-    _lane_update = _lane_update_python
-
-
 @_inline
 def _lane_at(held, col, stride, g):  # pragma: no cover - compiled
     """Where subgroup ``g``'s prefix sum of column ``col`` lies in :func:`rank_scan`'s state: in the
@@ -1097,37 +883,15 @@ def _lane_at(held, col, stride, g):  # pragma: no cover - compiled
     return (2 * col + held[col]) * stride + (g // GROUP_LANES) * _STATE + g % GROUP_LANES
 
 
-def _vector_features() -> str:
-    """The instruction-set features numba compiles for (its ``NUMBA_CPU_FEATURES``, else the host's)."""
-    if not COMPILED:
-        return ""
-    from numba.core import codegen, config
-    return config.CPU_FEATURES or codegen.get_host_cpu_features()
-
-
-#: Whether :func:`rank_scan` writes a column's state back where it read it (one copy) rather than
-#: to the other copy (:func:`_lane_update` says why two): where numba compiles for AVX-512, whose
-#: masked stores are ordinary instructions.  On the project's Intel Xeon (family 6, model 207),
-#: ``python bench/kernels_against.py`` on ``bench/fast_audit.py``'s K = 30 workload (n = 10^6, one
-#: thread): the five scans 0.79x those of 9440b3a (two copies, no :func:`lane_keys`) and 0.89x those
-#: of 1a40d54 (one place, no keys), so one place about 0.89x; AVX2 machines keep the two copies.
-IN_PLACE = "+avx512f" in _vector_features().split(",")
-
-
 @_inline
 def _column_update(S, held, col, stride, vectors, v, Wf, w, b):  # pragma: no cover - compiled
     """One entry ``v`` of an atom whose weights start at ``Wf[w]`` in column ``col``'s state
-    (:func:`rank_scan`'s layout), read from the copy ``held[col]``, written to the other (or, where
-    :data:`IN_PLACE`, back to it: ``held`` stays 0)."""
+    (:func:`rank_scan`'s layout), read from the copy ``held[col]`` and written to the other."""
     src = _lane_at(held, col, stride, 0)
-    if IN_PLACE:
-        for q in range(vectors):
-            _lane_update(S, src + q * _STATE, src + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
-    else:
-        dst = src + (1 - 2 * held[col]) * stride
-        for q in range(vectors):
-            _lane_update(S, src + q * _STATE, dst + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
-        held[col] = 1 - held[col]
+    dst = src + (1 - 2 * held[col]) * stride
+    for q in range(vectors):
+        _lane_update(S, src + q * _STATE, dst + q * _STATE, v, Wf, w + q * GROUP_LANES, b)
+    held[col] = 1 - held[col]
 
 
 @_jit

@@ -774,7 +774,7 @@ def gathered_equal(table: np.ndarray, index: np.ndarray, values: np.ndarray) -> 
     """Whether ``table[index]`` equals ``values`` everywhere (the check of a table that every atom
     wrote and reads back, as Algorithm 2's blocks found without a sort are, App. F.3), gathered
     :data:`GATHER_PIECE` entries at a time into one small buffer: no array of ``len(index)``
-    entries is made (fresh memory costs a page fault a page: README, "What fresh memory costs").
+    entries is made (fresh memory costs a page fault a page: docs/engines.md, "Memory").
 
     Parameters
     ----------

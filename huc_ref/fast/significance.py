@@ -22,7 +22,7 @@ from .tree import FastTree
 from .utilities import LabelFreeMeans, exact_scores, path_plan, score_error
 from .workers import THREADS, run_all
 
-__all__ = ["MAX_NULL_BYTES", "check_memory", "draw_labels", "NullAudit", "null_sups"]
+__all__ = ["MAX_NULL_BYTES", "check_memory", "draw_labels", "label_free_tables", "NullAudit", "null_sups"]
 
 
 def draw_labels(cdf: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -102,6 +102,41 @@ def check_memory(ft: FastTree, n: int, utilities: Mapping[str, Utility], acceler
     return total
 
 
+def label_free_tables(ft: FastTree, P: np.ndarray, utilities: Mapping[str, Utility], rows=None,
+                      exact: ExactRows | None = None) -> list:
+    """Per utility, what a draw of the null does not change (Sec. 2.1's null ``Y_i ~ p_i`` redraws
+    labels only): ``(n_cols, paths, means, mu, error)``: the columns (UC and ``V_T(u)``), the path
+    table ``(cols, up, down)`` (per depth that holds a relevant node and per label: the node's
+    column, and the rows of ``mu`` of the path nodes at that depth and the next), the
+    :class:`huc_ref.fast.utilities.LabelFreeMeans`, ``mu_{u,a}(p_i)`` of the needed nodes (C.1:
+    the root, the relevant nodes and their children; ``needed x n``) and the scores' error bounds.
+
+    >>> from huc_ref import LabelTree, Table
+    >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
+    >>> [(n_cols, mu.tolist()) for n_cols, _, _, mu, _ in label_free_tables(FastTree(t), np.array([[0.5, 0.5]]),
+    ...                                                                     {"u": Table(t, [0, 1])})]
+    [(2, [[0.5], [0.0], [1.0]])]
+    """
+    exact = ExactRows(P) if exact is None else exact
+    Xd = P if ft.label_order is None else P[:, ft.label_order]
+    S = ft.level_sums(Xd, dfs=True)
+    pi = ft.node_table(S).T  # pi_a(p_i), every node: (nodes, n), C-contiguous
+    rel = rounding_bound(ft.K, exact.p_error)
+    out = []
+    for u in utilities.values():
+        nodes, colmap, ks = path_plan(ft, u)
+        means = LabelFreeMeans(ft, P, u, S, rows, exact)
+        needed = ft.needed(nodes)  # the root, the relevant nodes and their children (C.1)
+        slot = np.zeros(ft.n_nodes, dtype=np.int64)
+        slot[needed] = np.arange(len(needed))
+        # mu_{u,a}(p_i) of the needed nodes: (needed, n), C-contiguous
+        mu = np.ascontiguousarray(ratio(ft.node_table(means.N).T[needed], pi[needed]))
+        on_path = ft.path_nodes(np.arange(ft.K), np.concatenate([ks, ks + 1]))  # per label, depths ks and ks + 1
+        paths = (colmap[on_path[:len(ks)]].astype(np.int64), slot[on_path[:len(ks)]], slot[on_path[len(ks):]])
+        out.append((len(nodes) + 1, paths, means, mu, score_error(u, rel, means.score, means.magnitude)))
+    return out
+
+
 class NullAudit:
     """The label-free part of a sample audit, computed once, and the audit of any labels.
 
@@ -147,24 +182,11 @@ class NullAudit:
         self.ft, self.W, self.accelerator = ft, W, accelerator
         check_memory(ft, len(P), utilities, accelerator)
         exact = ExactRows(P) if exact is None else exact
-        Xd = P if ft.label_order is None else P[:, ft.label_order]
-        S = ft.level_sums(Xd, dfs=True)
-        pi = ft.node_table(S).T  # pi_a(p_i), every node: (nodes, n), C-contiguous
-        rel = rounding_bound(ft.K, exact.p_error)
         self.plans = []
-        for u in utilities.values():
-            nodes, colmap, ks = path_plan(ft, u)
-            means = LabelFreeMeans(ft, P, u, S, rows, exact)
-            needed = ft.needed(nodes)  # the root, the relevant nodes and their children (C.1)
-            slot = np.zeros(ft.n_nodes, dtype=np.int64)
-            slot[needed] = np.arange(len(needed))
-            # mu_{u,a}(p_i) of the needed nodes: (needed, n), C-contiguous
-            mu = np.ascontiguousarray(ratio(ft.node_table(means.N).T[needed], pi[needed]))
-            on_path = ft.path_nodes(np.arange(ft.K), np.concatenate([ks, ks + 1]))  # per label, depths ks and ks + 1
-            paths = (colmap[on_path[:len(ks)]].astype(np.int64), slot[on_path[:len(ks)]], slot[on_path[len(ks):]])
-            error = score_error(u, rel, means.score, means.magnitude)
+        for u, (n_cols, paths, means, mu, error) in zip(utilities.values(),
+                                                        label_free_tables(ft, P, utilities, rows, exact)):
             blocks = tie_blocks(means.score, error, exact_scores(u, exact, rows))
-            self.plans.append((len(nodes) + 1, paths, means, mu, blocks))
+            self.plans.append((n_cols, paths, means, mu, blocks))
         if accelerator == "numba":  # the kernel reads every array in rank order, once per draw
             self.ranked = [(order, np.append(new, True), np.ascontiguousarray(means.U[order]), means.score[order],
                             np.ascontiguousarray(mu[:, order].T), paths, np.ascontiguousarray(W[order]), n_cols)

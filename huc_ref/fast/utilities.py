@@ -443,8 +443,8 @@ class ExactScores:
     float64 cannot settle (:func:`huc_ref.fast.intervals.tie_blocks`), with what that function
     asks of it besides: :meth:`same` (atoms whose scores are certainly equal without an exact
     score), :meth:`keys` (equal keys, equal scores: one exact score serves them), :meth:`scores`
-    (many at once), :attr:`width` (a
-    score's cost, in entries of :data:`huc_ref.fast.numbers.ORDER_BUDGET`) and :attr:`budget`
+    (many at once), ``width`` (a
+    score's cost, in entries of :data:`huc_ref.fast.numbers.ORDER_BUDGET`) and ``budget``
     (how many entries its exact scores may take in all before a group of near-equal scores is
     left whole and reported; None: no limit, for rows whose scores are keys of an exact state,
     :class:`huc_ref.fast.boosted.AuditRows`, which must decide every order).
