@@ -1262,6 +1262,18 @@ def is_dataset(path) -> bool:
     """Whether a ``--predictions`` path names a Parquet dataset (a folder, or a glob pattern of
     files) rather than one array file (Sec. 2.1's sample, larger than memory).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The path given.
+
+    Returns
+    -------
+    bool
+        True for a glob pattern (``*``, ``?`` or ``[``) or an existing folder.
+
+    Examples
+    --------
     >>> is_dataset("preds/part-*.parquet"), is_dataset("preds.npy")
     (True, False)
     """
@@ -1272,8 +1284,21 @@ def is_dataset(path) -> bool:
 @dataclass(frozen=True)
 class ParquetDataset:
     """A Parquet dataset's row groups (Sec. 2.1's sample, in files), in order (files sorted by name,
-    each file's groups in turn): ``groups`` of ``(file, group, rows)``, and ``columns``, the names
-    every file has in one order."""
+    each file's groups in turn), as :func:`parquet_dataset` reads them from the files' footers.
+
+    Parameters
+    ----------
+    groups : tuple of (str, int, int)
+        Per row group ``(file, group, rows)``: its file, its index in the file, its row count.
+    columns : tuple of str
+        The column names every file has, in one order.
+
+    Examples
+    --------
+    >>> d = ParquetDataset((("a.parquet", 0, 5), ("b.parquet", 0, 2)), ("neg", "pos", "label"))
+    >>> d.rows, [file for file, _, _ in d.groups]
+    (7, ['a.parquet', 'b.parquet'])
+    """
 
     groups: tuple
     columns: tuple
@@ -1282,6 +1307,8 @@ class ParquetDataset:
     def rows(self) -> int:
         """The sample's size ``n`` (Sec. 2.1): the rows of every group.
 
+        Examples
+        --------
         >>> ParquetDataset((("a.parquet", 0, 5), ("a.parquet", 1, 2)), ("neg", "pos")).rows
         7
         """
@@ -1294,7 +1321,33 @@ def parquet_dataset(path, what: str) -> ParquetDataset:
     nothing matches, a file is not Parquet, or the files' columns differ (a sample's rows,
     Sec. 2.1, one set of columns).
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A folder (its ``*.parquet`` files) or a glob pattern of files.
+    what : str
+        The option named in a message (``"--predictions"``).
+
+    Returns
+    -------
+    ParquetDataset
+        Its row groups, files sorted by name, and its columns.
+
+    Raises
+    ------
+    HUCError
+        No file found, pyarrow missing, a file that is not Parquet, or files whose columns differ.
+
+    Examples
+    --------
     >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> pq.write_table(pa.table({"neg": [0.75, 0.5, 0.25], "pos": [0.25, 0.5, 0.75]}), folder + "/a.parquet",
+    ...                row_group_size=2)
+    >>> d = parquet_dataset(folder, "--predictions")
+    >>> [(Path(f).name, g, rows) for f, g, rows in d.groups], d.columns, d.rows
+    ([('a.parquet', 0, 2), ('a.parquet', 1, 1)], ('neg', 'pos'), 3)
     >>> parquet_dataset(tempfile.mkdtemp(), "--predictions")
     Traceback (most recent call last):
     ...

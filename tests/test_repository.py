@@ -479,3 +479,25 @@ def test_the_size_check_counts_parameters_and_lines():
               "class Long:\n" + "    x = 1\n" * 500 + "class Fits:\n" + "    x = 1\n" * 499)
     assert _oversized(source, "m.py") == {"m.py:f": "13 parameters", "m.py:C.m": "13 parameters",
                                           "m.py:outer.inner": "14 parameters", "m.py:Long": "501 lines"}
+
+
+def test_doctests_that_need_an_absent_extra_are_skipped_not_failed():
+    """Pins the plain CI leg (no pyarrow, no dask): a docstring whose examples import an optional
+    extra that is missing is skipped, naming it (the Parquet readers' examples of formats.py), the
+    others still run, and the Dask module's doctests are not collected; in a fresh interpreter
+    where pyarrow, dask and distributed cannot be imported."""
+    probe = ("import sys; sys.modules.update(dict.fromkeys(['pyarrow', 'dask', 'distributed'])); import pytest; "
+             "sys.exit(pytest.main(sys.argv[1:]))")
+
+    def pytest_run(*args):
+        return subprocess.run([sys.executable, "-c", probe, "-p", "no:xdist", *args],
+                              capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = pytest_run("-v", "-rs", "huc_ref/formats.py")
+    assert out.returncode == 0, out.stdout[-3000:]
+    for name in ("_parquet_columns", "parquet_dataset"):
+        assert f"huc_ref.formats.{name} SKIPPED" in out.stdout, out.stdout[-3000:]
+    assert "SKIPPED [2] huc_ref/formats.py: the example needs pyarrow (not installed)" in out.stdout
+    assert "huc_ref.formats.is_dataset PASSED" in out.stdout
+    listed = pytest_run("--collect-only", "-q", "huc_ref/fast")
+    assert listed.returncode == 0 and "huc_ref.fast.audit.audit" in listed.stdout, listed.stdout[-3000:]
+    assert "huc_ref/fast/scale.py" not in listed.stdout

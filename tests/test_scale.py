@@ -361,6 +361,22 @@ def test_the_argument_rules_are_the_in_memory_rules():
                                           subgroups={"g": [1, 0, 1]}).candidates
 
 
+def test_audit_partitions_refuses_an_unknown_accelerator():
+    """Pins that :func:`huc_ref.fast.scale.audit_partitions` (``huc audit`` of a Parquet dataset
+    calls it directly) checks ``accelerator`` as the in-memory audit does: one HUCError with the
+    in-memory message, not an audit run silently with numpy; its remedy, ``"numpy"``, runs."""
+    tree = LabelTree.from_children("r", {"r": ["neg", "pos"]})
+    us = {"u": class_indicator(tree, "pos")}
+    blocks = [(np.array([[0.75, 0.25], [0.5, 0.5]]), np.array([0, 1]), None)]
+    with pytest.raises(HUCError) as ref:
+        fast.audit([0, 1], blocks[0][0], tree, us, accelerator="gpu")
+    with pytest.raises(HUCError) as got:
+        scale.audit_partitions(tree, us, blocks, [2], [], False, accelerator="gpu")
+    assert str(got.value) == str(ref.value) == "accelerator: expected 'numpy' or 'numba', got 'gpu'"
+    assert scale.audit_partitions(tree, us, blocks, [2], [], False, accelerator="numpy").candidates == \
+        fast.audit([0, 1], blocks[0][0], tree, us).candidates
+
+
 def test_weights_are_normalised_to_the_same_bits():
     """The weights' sum is taken exactly across partitions (math.fsum's correctly rounded sum of
     ``w / w_max``), so every weight, and a sample of one partition, is the in-memory audit's to the bit."""

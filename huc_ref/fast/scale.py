@@ -64,7 +64,7 @@ from ..significance import candidate_rows, check_null, check_null_work, resampli
 from ..tree import LabelTree
 from ..utilities import Utility
 from ..validation import _per_atom_rows, check_utilities
-from .audit import CHUNK, ROW_SUM_TOLERANCE, label_ids, result_rows, sample_terms
+from .audit import CHUNK, ROW_SUM_TOLERANCE, check_accelerator, label_ids, result_rows, sample_terms
 from .intervals import sort_scores, tie_blocks
 from .numbers import as_floats, block_sums, entries, subgroup_column
 from .tree import FastTree
@@ -85,11 +85,27 @@ SKETCH = (64, 4096)
 
 def is_lazy(*values) -> bool:
     """Whether any of ``values`` (a sample's arrays, Sec. 2.1, or a mapping's values) is a Dask
-    collection.  Dask is never imported for this: a collection exists only where dask is imported
-    already.
+    collection: what sends :func:`huc_ref.fast.audit.audit` to :func:`audit` and an estimator's
+    ``predict_proba`` to :func:`lazy_predictions`.  Dask is never imported for this: a collection
+    exists only where dask is imported already.
 
+    Parameters
+    ----------
+    *values : object
+        Arrays, DataFrames, Series, mappings (their values are looked at) or None.
+
+    Returns
+    -------
+    bool
+        True where one of them, or of a mapping's values, is a Dask collection.
+
+    Examples
+    --------
     >>> is_lazy(np.zeros(3), {"g": [1, 0]}, None)
     False
+    >>> import dask.array as da
+    >>> is_lazy(np.zeros(3), {"g": da.from_array(np.array([1, 0]))})
+    True
     """
     dask = sys.modules.get("dask")
     if dask is None:
@@ -162,6 +178,20 @@ def exact_float_sum(x: np.ndarray) -> Fraction:
     ``math.fsum`` of all the values, correctly rounded, whatever the partitions (the weights'
     normalisation of :func:`huc_ref.fast.audit.audit`, Sec. 2.1's ``sum_i w_i = 1``).
 
+    Parameters
+    ----------
+    x : array_like of float
+        Finite float64 values (a partition's weights, each divided by the largest).
+
+    Returns
+    -------
+    fractions.Fraction
+        Their exact sum.
+
+    Examples
+    --------
+    >>> exact_float_sum(np.array([0.5, 0.25, 2.0**-60])) == Fraction(3, 4) + Fraction(1, 2**60)  # (float64: 0.75)
+    True
     >>> x = np.array([0.1, 0.2, 0.3, 1e-20, 3.0])
     >>> float(exact_float_sum(x[:2]) + exact_float_sum(x[2:])) == math.fsum(x.tolist())
     True
@@ -407,6 +437,22 @@ def boundaries(sketches: list, n: int, ranges: int) -> np.ndarray:
     range ``[b_r, b_(r+1))`` holds every row of a score ``b_r <= s < b_(r+1)``, so all rows of one
     float score, a tie block of equal floats (Algorithm 2, App. F.3), lie in one range.
 
+    Parameters
+    ----------
+    sketches : list of (numpy.ndarray, numpy.ndarray)
+        Per partition, points of its sorted scores and the number of rows each stands for.
+    n : int
+        The sample's rows.
+    ranges : int
+        The number of score ranges wanted.
+
+    Returns
+    -------
+    numpy.ndarray
+        The boundaries, rising, each above the smallest sketched score (none where ``ranges <= 1``).
+
+    Examples
+    --------
     >>> boundaries([(np.array([0.1, 0.3, 0.5]), np.array([2, 2, 2])), (np.array([0.2, 0.4]), np.array([3, 3]))],
     ...            12, 3).tolist()  # about 5 rows below 0.3 and 10 below 0.5, for targets 4 and 8
     [0.3, 0.5]
@@ -736,6 +782,23 @@ def fold(found: list[Extremes]):
     earlier of the two extreme blocks (the sample's first block where that is the empty prefix)
     to the later one, and the moment's sign is that of ``C_b - C_r``.
 
+    Parameters
+    ----------
+    found : list of Extremes
+        One utility's score ranges, in score order (empty ones included), each with ``G`` subgroups
+        and the same columns.
+
+    Returns
+    -------
+    sup : numpy.ndarray
+        ``G x columns``: each column's supremum over intervals (0 where no interval has an entry).
+    moment : numpy.ndarray
+        ``G x columns``: the witness's signed sum, ``+sup`` or ``-sup``.
+    intervals : list of (float, float) or None
+        Row-major, each cell's witness ``(low, high)`` of scores, None where ``sup`` is 0.
+
+    Examples
+    --------
     >>> e = Extremes(1, 1, 2); e.lo = e.first_end = 0.25
     >>> e.has[:], e.total[:], e.mx[:], e.mx_hi[:], e.mn[:], e.mn_blk[:], e.mn_hi[:] = True, 0.5, 0.5, 0.25, 0.0, 1, .5
     >>> e.mx_next[:], e.mn_next[:] = 0.5, np.nan
@@ -957,13 +1020,57 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     ``subgroups``' values or ``sample_weight`` is one): the same arguments, rules, messages and
     :class:`~huc_ref.results.AuditResult` (UC, HUC, every candidate row and its witness, Def. 2.1,
     3.2 by Algorithm 2, App. F.3-F.4), computed partition by partition on the Dask scheduler in
-    effect (see the module).  ``max_null_work``: the budget of ``null_draws``
-    (:func:`huc_ref.significance.check_null_work`, as in memory).  ``shuffle``: ``"disk"`` (a
-    spill folder) or ``"tasks"`` (rows held as Dask tasks); default: see the module; ``range_rows``:
-    rows per score range
-    (default: the largest partition's); ``progress``: a callable given a line of progress now and
-    then (``huc audit`` prints them on stderr).
+    effect (see the module).
 
+    Parameters
+    ----------
+    y_true : array-like, Dask Array or Series of n labels
+        Labels as names or label ids.
+    y_prob : array-like, Dask Array or DataFrame of shape (n, K)
+        Probabilities, in the tree's label order or by name (``labels``, a DataFrame's columns).
+    tree : LabelTree
+        The label tree.
+    utilities : dict of str to Utility
+        The utilities by name, each built on ``tree``.
+    subgroups : mapping, optional
+        Name -> ``n`` values in [-1, 1] (numpy, or Dask collections of the rows); default: everyone.
+    sample_weight : array-like, Dask Array or Series of shape (n,), optional
+        Nonnegative weights with a positive sum; uniform when omitted.
+    accelerator : {"numpy", "numba"}, default "numpy"
+        The kernels of each partition's scores and sort.
+    renormalize : bool, default False
+        Each row stands for itself divided by its sum.
+    labels : array-like of str, optional
+        The columns' names in order (:meth:`huc_ref.tree.LabelTree.column_order`).
+    null_draws : int, optional
+        p-values from this many redraws of the labels under the null ``Y_i ~ P_i``, the in-memory
+        draws themselves (``result.significance``).
+    seed : int, default 0
+        Seeds the redraws.
+    max_null_work : int, optional
+        The redraws' budget (:func:`huc_ref.significance.check_null_work`, as in memory).
+    shuffle : {"disk", "tasks"}, optional
+        How sorted rows reach the score ranges: a spill folder, or Dask tasks; default: see the module.
+    range_rows : int, optional
+        Rows per score range (default: about a partition's memory in sorted rows).
+    progress : callable, optional
+        Given a line of progress now and then (``huc audit`` prints them on stderr).
+
+    Returns
+    -------
+    AuditResult
+        The in-memory fast path's answer (:func:`huc_ref.fast.audit.audit`), ``engine == "fast"``;
+        groups of near-equal scores left whole are reported in its ``near_ties``.
+
+    Raises
+    ------
+    HUCError
+        The in-memory audit's, with its message: a bad row is named by its row in the whole
+        sample; and for ``shuffle`` other than ``"disk"`` or ``"tasks"``, or partitions of the
+        arguments that do not line up.
+
+    Examples
+    --------
     >>> import dask.array as da
     >>> from huc_ref import LabelTree, class_indicator
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
@@ -1015,6 +1122,54 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
     temporary folder).  Arguments checked as :func:`audit` checks them (null draws and their budget
     ``max_null_work``, accelerator), the budget before any partition is read where ``sizes`` are known.
 
+    Parameters
+    ----------
+    tree : LabelTree
+        The label tree.
+    utilities : dict of str to Utility
+        The utilities by name, each built on ``tree``.
+    blocks : list of tuple
+        Per partition ``(P, y, w, *C)``: its predictions in the tree's label order, labels, raw
+        weights (None without) and the subgroups' values, Dask objects (``dask.delayed``) or values.
+    sizes : sequence of int or None
+        The partitions' row counts where known (rows are then numbered before any is read).
+    groups : list of str
+        The subgroups' names, one per ``C`` of a block (empty: everyone).
+    weighted : bool
+        Whether the blocks carry weights.
+    accelerator : {"numpy", "numba"}, default "numpy"
+        The kernels of each partition's scores and sort.
+    renormalize : bool, default False
+        Each row stands for itself divided by its sum.
+    null_draws : int, optional
+        p-values from this many redraws of the labels under the null ``Y_i ~ P_i``.
+    seed : int, default 0
+        Seeds the redraws.
+    max_null_work : int, optional
+        The redraws' budget (:func:`huc_ref.significance.check_null_work`).
+    shuffle : {"disk", "tasks"}, optional
+        How sorted rows reach the score ranges; default: see the module.
+    range_rows : int, optional
+        Rows per score range.
+    progress : callable, optional
+        Given a line of progress now and then.
+    spill : str, optional
+        The folder in which ``shuffle="disk"`` makes its spill folder (removed at the end).
+
+    Returns
+    -------
+    AuditResult
+        UC, HUC and every candidate row with its witness, ``engine == "fast"``.
+
+    Raises
+    ------
+    HUCError
+        The first bad input the in-memory audit would name (rows numbered in the whole sample), no
+        rows, weights summing to 0, an unknown ``accelerator`` or ``shuffle``, or redraws beyond
+        ``max_null_work``.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, class_indicator
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> blocks = [(np.array([[0.75, 0.25], [0.5, 0.5]]), np.array([0, 1]), None),
@@ -1024,6 +1179,7 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
     (0.0625, (0.25, 0.25))
     """
     import dask
+    check_accelerator(accelerator)
     names = list(groups)
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
@@ -1358,6 +1514,29 @@ def lazy_predictions(model, y_prob, subgroups=None):
     fitted with) is checked at once; a bad row, when its block is computed, is named by its row in
     the whole.  A DataFrame's partitions are counted first (one pass), for those row numbers.
 
+    Parameters
+    ----------
+    model : estimator
+        A fitted estimator of :mod:`huc_ref.calibration` (its ``predict_proba`` on numpy rows).
+    y_prob : Dask Array or DataFrame of shape (n, K), or array-like
+        The predictions to recalibrate (an array-like is made a Dask Array).
+    subgroups : mapping, optional
+        Name -> the rows' values (Dask or numpy), as the model was fitted with.
+
+    Returns
+    -------
+    dask.array.Array or dask.dataframe.DataFrame
+        The recalibrated predictions, lazily: a DataFrame (its columns and index) for a DataFrame,
+        else an Array in ``y_prob``'s row chunks.
+
+    Raises
+    ------
+    HUCError
+        At once: ``y_prob`` not ``n x K``, a model not fitted, columns or subgroups it was not fitted
+        with; when a block is computed: a bad row, named by its row in the whole.
+
+    Examples
+    --------
     >>> import dask.array as da
     >>> from huc_ref import LabelTree, Table
     >>> from huc_ref.calibration import HUCBoost
@@ -1413,6 +1592,31 @@ def dataset_columns(dataset, tree: LabelTree, label_column: str | None, weight_c
     (``label_column``; None: no labels, as for ``huc apply``), the weight column (if named) and
     every other column a subgroup, in the files' order; returns the subgroups' columns.
 
+    Parameters
+    ----------
+    dataset : huc_ref.formats.ParquetDataset
+        The dataset (its columns).
+    tree : LabelTree
+        The label tree.
+    label_column : str or None
+        The labels' column (None: the dataset has none).
+    weight_column : str or None
+        The weights' column (None: uniform weights).
+    what : str, default "--predictions"
+        The option named in a message.
+
+    Returns
+    -------
+    list of str
+        The subgroups' columns, in the files' order.
+
+    Raises
+    ------
+    HUCError
+        A label of the tree without its column, or a named label or weight column missing.
+
+    Examples
+    --------
     >>> from huc_ref.formats import ParquetDataset
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})
     >>> dataset_columns(ParquetDataset((), ("pos", "label", "neg", "female")), t, "label", None)
@@ -1492,6 +1696,29 @@ def dataset_blocks(dataset, tree: LabelTree, label_column, weight_column, subgro
     the subgroups after the whole population, K.1's ``c = 1``, when there are any), for
     :func:`audit_partitions`.
 
+    Parameters
+    ----------
+    dataset : huc_ref.formats.ParquetDataset
+        The dataset's row groups (:func:`huc_ref.formats.parquet_dataset`).
+    tree : LabelTree
+        The label tree: its labels name the prediction columns, read in its label order.
+    label_column : str or None
+        The labels' column (None: no labels, ``y`` is None).
+    weight_column : str or None
+        The weights' column (None: ``w`` is None).
+    subgroups : list of str
+        The subgroups' columns (:func:`dataset_columns`).
+    kappa : float, optional
+        Each row mixed with the uniform law as ``(1 - kappa) p / sum(p) + kappa / K`` (K.1's
+        smoothing, ``--smooth``); None: the rows as stored.
+
+    Returns
+    -------
+    list of tuple
+        Per row group, ``dask.delayed`` objects of ``(P, y, w, *C)``, read only when computed.
+
+    Examples
+    --------
     >>> import dask, tempfile, pyarrow as pa, pyarrow.parquet as pq
     >>> from huc_ref.formats import parquet_dataset
     >>> t = LabelTree.from_children("r", {"r": ["neg", "pos"]})

@@ -111,10 +111,30 @@ def label_free_tables(ft: FastTree, P: np.ndarray, utilities: Mapping[str, Utili
     :class:`huc_ref.fast.utilities.LabelFreeMeans`, ``mu_{u,a}(p_i)`` of the needed nodes (C.1:
     the root, the relevant nodes and their children; ``needed x n``) and the scores' error bounds.
 
+    Parameters
+    ----------
+    ft : FastTree
+        The tree.
+    P : ndarray of shape (n, K)
+        The predictions, in the tree's label order.
+    utilities : dict of str to Utility
+        The utilities by name.
+    rows : ndarray, optional
+        The atoms' indices (a per-atom utility's rows); None: ``0 .. n-1``.
+    exact : ExactRows, optional
+        The exact predictions behind ``P`` (default: ``P``'s own binary values).
+
+    Returns
+    -------
+    list of tuple
+        Per utility ``(n_cols, paths, means, mu, error)`` as above.
+
+    Examples
+    --------
     >>> from huc_ref import LabelTree, Table
     >>> t = LabelTree.from_children("r", {"r": ["a", "b"]})
     >>> [(n_cols, mu.tolist()) for n_cols, _, _, mu, _ in label_free_tables(FastTree(t), np.array([[0.5, 0.5]]),
-    ...                                                                     {"u": Table(t, [0, 1])})]
+    ...                                                                     {"u": Table(t, [0, 1])})]  # mu at r, a, b
     [(2, [[0.5], [0.0], [1.0]])]
     """
     exact = ExactRows(P) if exact is None else exact
