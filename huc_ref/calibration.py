@@ -815,8 +815,8 @@ class HUCBoost(_Estimator):
         >>> model.fit(np.tile(P, (5, 1)), y * 5).validation_, len(model.held_out_)  # 12 of 40 rows held out
         ('held-out', 12)
         """
-        return self._fit(**self._fit_inputs(y_prob, y_true, subgroups=subgroups, sample_weight=sample_weight,
-                                            validation=validation))
+        return self._fit(self._fit_inputs(y_prob, y_true, subgroups=subgroups, sample_weight=sample_weight,
+                                          validation=validation))
 
     def _fit_inputs(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None) -> dict:
         """:meth:`fit`'s arguments, every one checked before any boosting (K.1's calibration and
@@ -851,8 +851,10 @@ class HUCBoost(_Estimator):
         return dict(options=options, labels=labels, P=P, y=y, w=w, weights=weights, names=names, C=C,
                     validation=validation, held=held, Pv=Pv, yv=yv, Cv=Cv, wv=wv)
 
-    def _fit(self, *, options, labels, P, y, w, weights, names, C, validation, held, Pv, yv, Cv, wv) -> HUCBoost:
+    def _fit(self, inputs: dict) -> HUCBoost:
         """The boosting and the choice of its prefix (K.1) on the inputs :meth:`_fit_inputs` checked."""
+        options, labels, P, y, w, weights, names, C, validation, held, Pv, yv, Cv, wv = (inputs[k] for k in (
+            "options", "labels", "P", "y", "w", "weights", "names", "C", "validation", "held", "Pv", "yv", "Cv", "wv"))
         K = self.tree.K
         P0 = P
         if self.initial is not None:  # H.2's first stage, on the columns in the tree's order

@@ -720,7 +720,7 @@ def _cmd_fit(args) -> int:
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {model.arithmetic_})...", file=sys.stderr, flush=True)
     with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
         warnings.simplefilter("always", NoValidationWarning)
-        model._fit(**inputs)
+        model._fit(inputs)
     for note in caught:
         if issubclass(note.category, NoValidationWarning):
             print(f"huc fit: warning: {note.message}", file=sys.stderr)
