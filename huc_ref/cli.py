@@ -409,7 +409,7 @@ def _audit_dataset(args, tree, utilities, options: dict) -> int:
     """``huc audit --predictions DIR``: a Parquet dataset audited in float64 partition by partition
     (:func:`huc_ref.fast.scale.audit_partitions`), one row group at a time in memory; ``options``
     are :func:`_cmd_audit`'s, the arithmetic among them."""
-    from .engines import audit_accelerator
+    from .engines import audit_accelerator, check_limits
     from .fast.scale import audit_partitions, dataset_blocks
     if options["arithmetic"] != "float64":
         raise HUCError("--predictions: a Parquet dataset (a folder or a glob) is audited in float64, partition by "
@@ -417,7 +417,8 @@ def _audit_dataset(args, tree, utilities, options: dict) -> int:
     if args.plot:
         raise HUCError("--plot: draws the whole sample, held in memory; a Parquet dataset is audited partition by "
                        "partition (audit a sample of it as an array file to draw it)", kind="option")
-    null = _null_draws(args.null)
+    null = options["null_draws"]
+    check_limits("float64", args.max_digits, null, args.max_null_work)
     if null == "exact":
         raise HUCError("--null exact: enumerates the label assignments of a sample held in memory; give --null B "
                        "(B resampled draws)", kind="option")

@@ -59,7 +59,7 @@ from .utilities import Utility
 from .validation import check_distribution, check_tree, check_utilities
 
 __all__ = ["ENGINES", "ARITHMETICS", "AUDIT_ARITHMETICS", "ACCELERATORS", "audit", "audit_arrays", "boost",
-           "audit_arithmetic", "audit_accelerator", "boost_arithmetic", "check_engine"]
+           "audit_arithmetic", "audit_accelerator", "check_limits", "boost_arithmetic", "check_engine"]
 
 #: The deprecated ``engine`` argument's values (the audit's backends, exact rationals and float64),
 #: each read as the arithmetic it ran (:func:`audit_arithmetic`, :func:`boost_arithmetic`).
@@ -236,10 +236,41 @@ def audit_accelerator(arithmetic: str, accelerator=None, rational=None) -> str:
     return check_accelerator(accelerator)
 
 
-def _limits(arithmetic: str, max_digits, null_draws, max_null_work) -> int:
-    """The exact audit's cost limit (``max_digits``, default :data:`MAX_EXACT_DIGITS`); a limit that
-    would not apply (``max_digits`` in float64, ``max_null_work`` without ``null_draws``) is refused
-    rather than ignored."""
+def check_limits(arithmetic: str, max_digits=None, null_draws=None, max_null_work=None) -> int:
+    """The exact audit's cost limit (``max_digits``, default :data:`MAX_EXACT_DIGITS`,
+    docs/specification.md §4); a limit that would not apply (``max_digits`` in float64,
+    ``max_null_work`` without ``null_draws``, §6's extension) is refused rather than ignored.
+
+    Parameters
+    ----------
+    arithmetic : {"exact", "float64"}
+        The audit's numbers (:func:`audit_arithmetic`).
+    max_digits : int, optional
+        The exact audit's bound on the digits of its inputs.
+    null_draws : int or "exact", optional
+        The null's redraws, if any.
+    max_null_work : int, optional
+        The budget of the redraws.
+
+    Returns
+    -------
+    int
+        ``max_digits``, or :data:`MAX_EXACT_DIGITS` when not given.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for a limit that does not apply.
+
+    Examples
+    --------
+    >>> check_limits("exact") == MAX_EXACT_DIGITS
+    True
+    >>> check_limits("float64", max_null_work=10)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: max_null_work: applies to null_draws (the budget of its draws)
+    """
     if max_digits is not None and arithmetic != "exact":
         raise HUCError("max_digits: applies to arithmetic='exact' (the cost limit of its digits); float64's numbers "
                        "have a fixed size", kind="option")
@@ -322,7 +353,7 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, arithme
     """
     arithmetic = audit_arithmetic(arithmetic, engine)
     accelerator = audit_accelerator(arithmetic, accelerator, rational)
-    max_digits = _limits(arithmetic, max_digits, null_draws, max_null_work)
+    max_digits = check_limits(arithmetic, max_digits, null_draws, max_null_work)
     if null_draws is not None:
         null_draws, seed = check_null(null_draws, seed)
         check_sample(check_distribution(dist))
@@ -406,7 +437,7 @@ def audit_arrays(y_true, y_prob, tree, utilities: Mapping[str, Utility], *, arit
     """
     arithmetic = audit_arithmetic(arithmetic, engine, default="float64")
     accelerator = audit_accelerator(arithmetic, accelerator)
-    _limits(arithmetic, max_digits, null_draws, max_null_work)
+    check_limits(arithmetic, max_digits, null_draws, max_null_work)
     kappa = None if smooth is None else check_smoothing(smooth)
     options = dict(subgroups=subgroups, sample_weight=sample_weight, accelerator=accelerator, null_draws=null_draws,
                    seed=seed, max_null_work=max_null_work)

@@ -536,6 +536,8 @@ def test_huc_audit_of_a_parquet_dataset_is_the_in_memory_audit(tmp_path, capsys)
     (["--columns", ",".join(f"y{a}_{b}" for a in range(3) for b in range(3))],
      "--columns: states the order of a headerless predictions file; a Parquet dataset's columns are named by the "
      "labels and read by name", []),
+    (["--max-digits", "10"], "--max-digits: applies to --arithmetic exact (the cost limit of its digits)", []),
+    (["--max-null-work", "10"], "--max-null-work: applies to --null (the budget of its draws)", ["--null", "9"]),
     (["--null", "9", "--max-null-work", "1"], "--null 9: 9 draws, each an audit: about 8.4e+06 units of work",
      ["--null", "9", "--max-null-work", "8393301"]),
 ])
