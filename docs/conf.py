@@ -42,7 +42,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 root_doc = "index"
 exclude_patterns = [
     "_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints",
-    "reproductions.md",  # the reproduction kit's page: rendered through reproductions/index.md
+    "reproductions.md",  # the reproduction kit's page: included by reproducing.md
     "generated/*.md",  # pieces included by the pages, not pages themselves
     "results/*/*.md",  # a benchmark's tables, included by its page (docs/scale.md)
 ]

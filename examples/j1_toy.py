@@ -45,6 +45,8 @@ UTILITIES = {
     "u3 intensive care": BinaryDecision(TREE, ["y8"], ["y7", "y8"], "1/3"),
 }
 SIZES = [250, 500, 1000, 2000, 5000, 10**4, 2 * 10**4, 5 * 10**4, 10**5, 2 * 10**5, 5 * 10**5, 10**6]
+QUICK_SIZES, QUICK_REPETITIONS = [250, 10**4, 10**6], 3
+SEED = 20261130  # one generator for the whole grid, drawn from in the order of SIZES
 STOP = Fraction(1, 10**10)
 CAPS = {"uc": 100, "huc": 700}
 
@@ -85,45 +87,31 @@ def one_run(n, rng, arithmetic):
     return out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="3 sizes x 3 repetitions")
-    ap.add_argument("--repetitions", type=int, default=200)
-    ap.add_argument("--certified", action="store_true", help="certified arithmetic (slow)")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "figures"))
-    args = ap.parse_args(argv)
-    sizes = [250, 10**4, 10**6] if args.quick else SIZES
-    reps = 3 if args.quick else args.repetitions
-    rng = np.random.default_rng(20261130)
-    arithmetic = "certified" if args.certified else "float"
-    results = {n: {"uc": [], "huc": []} for n in sizes}
-    for n in sizes:
-        for _ in range(reps):
-            for method, errs in one_run(n, rng, arithmetic).items():
-                results[n][method].append(errs)
-    lines = ["| n | UC after UC-B | UC after HUC-B | HUC after UC-B | HUC after HUC-B |", "|---|---|---|---|---|"]
+def cell(values) -> str:
+    """``mean ± sd`` of exact or float values, to four decimals (the sample sd, as Fig. 2(b)'s bars)."""
+    xs = [float(v) for v in values]
+    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    return f"{statistics.mean(xs):.4f} ± {sd:.4f}"
 
-    def cell(values):
-        xs = [float(v) for v in values]
-        sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
-        return f"{statistics.mean(xs):.4f} ± {sd:.4f}"
-    for n in sizes:
-        r = results[n]
+
+def table(results) -> str:
+    """Population UC and HUC after each boost, per calibration size ``n`` (mean ± sd)."""
+    lines = ["| n | UC after UC-B | UC after HUC-B | HUC after UC-B | HUC after HUC-B |", "|---|---|---|---|---|"]
+    for n, r in results.items():
         lines.append(f"| {n} | {cell(e[0] for e in r['uc'])} | {cell(e[0] for e in r['huc'])} | "
                      f"{cell(e[1] for e in r['uc'])} | {cell(e[1] for e in r['huc'])} |")
-    table = "\n".join(lines)
-    print(f"J.1 toy: {reps} repetitions per n, {arithmetic} arithmetic; population errors under eta (mean ± sd)")
-    print(table)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / ("j1_toy_quick.md" if args.quick else "j1_toy.md")).write_text(table + "\n")
+    return "\n".join(lines)
+
+
+def draw(results, reps: int, png) -> Path | None:
+    """Fig. 2(b): population UC (top) and HUC (bottom) against n, mean ± sd; None without matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("(matplotlib not installed: pip install huc-ref[plot] for the figure)")
-        return results
+        return None
+    sizes = list(results)
     fig, axes = plt.subplots(2, 1, figsize=(6.5, 7), sharex=True)
     for ax, which, title in ((axes[0], 0, "population UC"), (axes[1], 1, "population HUC")):
         for method, style, shift in (("uc", "o--", 0.93), ("huc", "s-", 1.07)):  # side by side, not on top
@@ -138,10 +126,34 @@ def main(argv=None):
     axes[1].set_xlabel("calibration sample size n")
     fig.suptitle(f"App. J.1 toy (docs/specification.md §7 reconstruction), {reps} repetitions", y=0.99)
     fig.tight_layout()
-    png = out / ("j1_toy_quick.png" if args.quick else "j1_toy.png")
     fig.savefig(png, dpi=120, bbox_inches="tight")
     plt.close(fig)  # (saved: pyplot would keep it open in a process that runs this again)
-    print(f"figure: {png}")
+    return png
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="3 sizes x 3 repetitions")
+    ap.add_argument("--repetitions", type=int, default=200)
+    ap.add_argument("--certified", action="store_true", help="certified arithmetic (slow)")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "figures"))
+    args = ap.parse_args(argv)
+    sizes = QUICK_SIZES if args.quick else SIZES
+    reps = QUICK_REPETITIONS if args.quick else args.repetitions
+    rng = np.random.default_rng(SEED)
+    arithmetic = "certified" if args.certified else "float"
+    results = {n: {"uc": [], "huc": []} for n in sizes}
+    for n in sizes:
+        for _ in range(reps):
+            for method, errs in one_run(n, rng, arithmetic).items():
+                results[n][method].append(errs)
+    print(f"J.1 toy: {reps} repetitions per n, {arithmetic} arithmetic; population errors under eta (mean ± sd)")
+    print(table(results))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / ("j1_toy_quick.md" if args.quick else "j1_toy.md")).write_text(table(results) + "\n")
+    png = draw(results, reps, out / ("j1_toy_quick.png" if args.quick else "j1_toy.png"))
+    print(f"figure: {png}" if png else "(matplotlib not installed: pip install huc-ref[plot] for the figure)")
     return results
 
 

@@ -13,7 +13,8 @@ example): round digits split into closed loops {0, 8}, one loop {6, 9} and open 
 correctness at depths 1, 2 and 3 (K.2) and a binary decision "send to manual review"
 (S = {1, 7}, D = all digits, tau = 1/4; J.1's form).  Subgroups: everyone, and images with
 mean ink above / not above the training median.  The protocol (K.1) is
-``examples/protocol.py``, shared with ``support2.py``.
+``examples/reproduce/protocol.py``, shared with the reproduction kit (``examples/reproduce``),
+which also chooses each base predictor's setting on the validation rows.
 
 Methods (K.1): Baseline; UC-Boost; HUC-Boost (adaptive, passes); HUC-Boost (0.05);
 temperature, vector and Dirichlet scaling; each of the three followed by HUC-Boost.
@@ -37,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from examples.protocol import METHODS, Experiment, cancellation_line, figure, predictors, table  # noqa: E402
+from examples.reproduce.protocol import METHODS, PREDICTORS, Experiment, cancellation_line, figure, table  # noqa: E402
 from huc_ref import BinaryDecision, LabelTree, Top1AtDepth  # noqa: E402
 
 TREE = LabelTree.from_nested({"digit": {
@@ -58,9 +59,9 @@ def main(argv=None):
     X, y = load_digits(return_X_y=True)
     n_splits = 1 if args.quick else 5
     experiment = Experiment(TREE, UTILITIES, uc_cap=20 if args.quick else 100, passes=5 if args.quick else 100)
-    names = ["LR", "GNB"] if args.quick else None
+    names = ["LR", "GNB"] if args.quick else list(PREDICTORS)
     rows = {m: [] for m in METHODS}
-    by_predictor = {name: {m: [] for m in METHODS} for name in predictors(names)}
+    by_predictor = {name: {m: [] for m in METHODS} for name in names}
     reaudited = []
     for split in range(n_splits):
         idx = np.arange(len(y))
@@ -73,8 +74,8 @@ def main(argv=None):
         for part, ids in parts.items():
             dark = (X[ids].mean(axis=1) > median).astype(int)
             groups[part] = {"all": np.ones(len(ids), dtype=int), "dark": dark, "light": 1 - dark}
-        for name, make in predictors(names).items():
-            _, labels, results = experiment.fit_and_run(make, X, y, train, parts, groups, rows, by_predictor[name])
+        for name in names:
+            _, labels, results, _ = experiment.fit_and_run(name, X, y, train, parts, groups, rows, by_predictor[name])
             if not reaudited:  # the exact engine re-audits a sample of the fast path's results
                 reaudited.append(experiment.reaudit(results["Temp. -> HUC"], labels["test"], groups["test"]))
     pooled = table(rows) + "\n\n" + cancellation_line(rows)

@@ -96,88 +96,13 @@ def test_real_data_pipeline_quick(tmp_path):
     assert (tmp_path / "real_data_quick.png").stat().st_size > 10_000
 
 
-def test_support2_reconstruction_matches_k3():
-    """K.3: 9,105 patients, 7,705 with an observed two-month outcome (the CSV's own count);
-    the splits are 2250/1001/750/999 on a 5,000-row subset; U^(1), U^(2), U^(3) have 1, 3 and
-    4 relevant nodes (Table 10's column); the features are K.3's 30 variables expanded."""
-    import numpy as np
-    import pytest
-    pytest.importorskip("sklearn")
-    module = load("support2")
-    records, y = module.load()
-    assert len(records) == 7705 and sorted(set(y.tolist())) == [0, 1, 2, 3, 4]
-    (_, train, parts), = module.splits(y, 1)
-    sizes = {"train": len(train), **{k: len(v) for k, v in parts.items()}}
-    assert sizes == module.SIZES
-    every = np.concatenate([train, *parts.values()])
-    assert len(set(every.tolist())) == 5000
-    relevant = {c: {v for k in names for v in module.UTILITIES[k].relevant_nodes}
-                for c, names in module.CLASSES.items()}
-    assert {c: len(v) for c, v in relevant.items()} == {"U(1)": 1, "U(2)": 3, "U(3)": 4}
-    assert relevant["U(3)"] == {"v0", "v1", "v2", "v3"} == set(module.TREE.branching_nodes)
-    assert len(module.CATEGORICAL) == 6 and len(module.NUMERICAL) == 24
-    X = module.features(records, train)
-    assert X.shape[0] == len(records) and np.isfinite(X).all()
-    standardised = (np.abs(X[train].mean(axis=0)) < 1e-9) & (np.abs(X[train].std(axis=0) - 1) < 1e-9)
-    assert standardised.sum() == 24  # the numerical variables; the rest are 0/1 indicators
-    assert set(np.unique(X[:, ~standardised]).tolist()) == {0.0, 1.0}
-
-
-def test_support2_subgroup_retention_rule():
-    """K.3: "Each other indicator is retained when its group contains at least five observations
-    in both calibration and validation"; missing ages belong to no age group."""
-    import numpy as np
-    module = load("support2")
-    records = [{"age": a, "sex": "female" if i < 5 else "male", "dzclass": "Coma"}
-               for i, a in enumerate(["50"] * 6 + ["70"] * 4 + [""] * 2)]
-    cal, val = np.arange(0, 12), np.arange(0, 12)
-    groups = module.subgroups(records, np.arange(12), cal, val)
-    assert set(groups) == {"all", "age<65", "female", "male", "dz=Coma"}  # 65-80 has 4 members: dropped
-    assert groups["age<65"].tolist() == [1] * 6 + [0] * 6 and groups["all"].sum() == 12
-
-
-def test_support2_refuses_a_changed_csv():
-    import pytest
-
-    from huc_ref.errors import HUCError
-    module = load("support2")
-    with pytest.raises(HUCError, match="^support2: here has SHA-256 [0-9a-f]{64}, expected " + module.SHA256 + "$"):
-        module._checked(b"sno,age\n", "here")
-
-
-@pytest.mark.slow
-def test_support2_quick(tmp_path):
-    """Sec. 5.2 / Table 1's SUPPORT2 half in shape (2 predictors x 1 split, small caps): the ten
-    methods, the paper's numbers beside ours, the figure, and an exact re-audit of a sample.
-    Where the paper pins the predictor (Table 8's Baseline accuracy of GNB .0701 and LR .6088,
-    GNB's Baseline HUC .3978) ours is close."""
-    import pytest
-    pytest.importorskip("sklearn")
-    module = load("support2")
-    rows, by_predictor, by_class, reaudited = module.main(["--quick", "--out", str(tmp_path)])
-    assert list(rows) == module.METHODS and all(len(r) == 2 for r in rows.values())
-    assert all(abs(x) < 1e-9 for pair in reaudited for x in pair)  # fast path == exact engine
-    base = {name: r["Baseline"][0] for name, r in by_predictor.items()}
-    assert abs(base["GNB"]["acc"] - 0.0701) < 0.03 and abs(base["LR"]["acc"] - 0.6088) < 0.05
-    assert abs(base["GNB"]["huc"] - 0.3978) < 0.05
-    for results in rows.values():
-        for r in results:
-            assert 0 <= r["acc"] <= 1 and 0.5 < r["auc"] <= 1 and 0 <= r["huc"] <= 2 and 0 <= r["uc"] <= 2
-    # the two-stage methods reduce GNB's HUC well below its baseline (Table 9's direction)
-    assert by_predictor["GNB"]["Temp. -> HUC"][0]["huc"] < base["GNB"]["huc"] / 3
-    assert set(by_class) == {"U(1)", "U(2)", "U(3)"}
-    report = (tmp_path / "support2_quick.md").read_text()
-    assert "Against Table 7" in report and "Tables 8 and 9" in report and "Table 10" in report
-    assert (tmp_path / "support2_quick.png").stat().st_size > 10_000
-
-
 def test_cancellation_index_on_appendix_d1():
     """D.1 as a sample (p = 1/4 each; labels y1 x2, y3 x3, y4 x3, the law (1/4, 0, 3/8, 3/8)):
     at the HUC witness (the root, [1/2, 1/2]) M = 0 while Gamma_v0 = 1/4 and Gamma_vL = -1/4, so
     the index is 1 - 0 / (1/4 + 1/4) = 1; UC = 0 has no witness (index 0)."""
     import numpy as np
 
-    from examples.protocol import Experiment
+    from examples.reproduce.protocol import Experiment
     from huc_ref import LabelTree, Table
     t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     y = np.array([0, 0, 2, 2, 2, 3, 3, 3])
