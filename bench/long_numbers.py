@@ -10,10 +10,10 @@
   (blocked in the child process), and without it with the writer swapped for CPython's ``str``
   (the writer ``_decimal_digits`` replaces); the three outputs are checked byte-identical;
 * **certified HUC-Boost** on ``long_binary_case`` with 10 to 160 atoms: the certified engine
-  (``engine="exact"``), which keeps the terms of atoms no update has touched exact
+  (``arithmetic="exact"``), which keeps the terms of atoms no update has touched exact
   (docs/specification.md §4), so Algorithm 2's prefix sums over them are rationals whose
-  denominators have up to ``1,990 x atoms`` digits, against certified float64 (``engine="fast",
-  arithmetic="certified"``); the two runs' updates are checked to be the same decisions; up to
+  denominators have up to ``1,990 x atoms`` digits, against certified float64
+  (``arithmetic="certified"``); the two runs' updates are checked to be the same decisions; up to
   80 atoms the certified engine again with those exact parts summed as ``Fraction`` s instead of
   gmpy2's ``mpq`` (``boost._gmp_exact_parts`` turned off; checked to give the same run); and
   certified float64 alone on the 520-atom case.
@@ -115,7 +115,7 @@ def boosting(sizes, digits: int, fast_only=(), fraction_up_to: int = 80) -> None
     print(f"certified HUC-Boost (epsilon 1/100), {digits}-digit predictions: seconds")
     for atoms in fast_only:
         case = read_case(long_binary_case(atoms, digits))
-        t_fast, fast = timed(boost, case.distribution, case.utilities, engine="fast", arithmetic="certified")
+        t_fast, fast = timed(boost, case.distribution, case.utilities, arithmetic="certified")
         print(f"  {atoms:>4} atoms, {len(fast.updates):>3} updates: certified float64 {t_fast:6.2f} s", flush=True)
     for atoms in sizes:
         case = read_case(long_binary_case(atoms, digits))

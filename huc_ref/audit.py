@@ -290,8 +290,8 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
         optional accelerator); every reported number is a ``Fraction`` either way.
     max_digits : int, default MAX_EXACT_DIGITS
         The bound on the cost: the digits of all exact inputs (predictions and laws) together
-        (:data:`MAX_EXACT_DIGITS`).  Raise it to audit larger exact inputs, or use the fast
-        engine (:mod:`huc_ref.fast`).
+        (:data:`MAX_EXACT_DIGITS`).  Raise it to audit larger exact inputs, or audit in float64
+        (:mod:`huc_ref.fast`).
 
     Returns
     -------
@@ -326,8 +326,8 @@ def audit(dist: FiniteDistribution, utilities: Mapping[str, Utility], *, rationa
     digits = _input_digits(dist)
     if digits > max_digits:
         raise HUCError(f"atoms: the exact inputs hold about {digits} digits, more than max_digits = {max_digits} "
-                       "(the exact engine's cost grows with them); pass a larger max_digits (huc audit "
-                       "--max-digits N) or use the fast engine", kind="too_large")
+                       "(the exact audit's cost grows with them); pass max_digits=N for a larger limit, or "
+                       "arithmetic='float64'", kind="too_large")
     field = rational_type(rational)
     tree = dist.tree
     n_sub = len(dist.subgroups)

@@ -43,7 +43,7 @@ import numpy as np
 
 from .distribution import FiniteDistribution, check_whole_population, subgroup_mapping
 from .engines import boost, boost_arithmetic, check_engine
-from .errors import HUCError, check_names, given, is_integer, one_of, printable
+from .errors import HUCError, check_names, deprecated, given, is_integer, one_of, printable
 from .fast.audit import ROW_SUM_TOLERANCE, _lazy, label_ids
 from .fast.boost import apply_rules, boost_sample
 from .fast.numbers import SMALLEST_NORMAL, UNIT_ROUNDOFF, as_floats, entries, subgroup_column
@@ -288,10 +288,8 @@ def _subgroup_values(subgroups, n: int, names=None, where: str = "subgroups",
     if names is not None:
         missing = [g for g in names if g not in groups]
         if missing:
-            wanted = f"{{{missing[0]!r}: ...}}"
-            hint = f"subgroups={wanted}" if where == "subgroups" else f"{wanted} in {where}"
-            raise HUCError(f"{where}: the model was fitted with subgroup {missing[0]!r}; give its values ({hint})",
-                           kind="missing_field")
+            raise HUCError(f"{where}: the model was fitted with subgroup {printable(missing[0], 80)!r}; give its "
+                           f"values under that name in {where} (one per row of {rows})", kind="missing_field")
         groups = {g: groups[g] for g in names}
     C = np.empty((n, len(groups)))
     for k, (name, values) in enumerate(groups.items()):
@@ -735,8 +733,7 @@ class HUCBoost(_Estimator):
             raise HUCError(f"engine: not taken with arithmetic={given(self.arithmetic)} (engine= is deprecated); "
                            "give arithmetic alone", kind="option")
         new = "float64" if self.engine == "fast" else "certified" if importlib.util.find_spec("flint") else "exact"
-        warnings.warn(f"engine={self.engine!r} is deprecated; use arithmetic={new!r}", DeprecationWarning,
-                      stacklevel=4)
+        deprecated(f"engine={self.engine!r}", f"arithmetic={new!r}", stacklevel=5)
         return new
 
     def _check_params(self, n: int = 1, where: str = "") -> dict:
@@ -765,6 +762,10 @@ class HUCBoost(_Estimator):
             boost_settings(self.tree, n, self.utilities, **{**options, "select": self.select})
             if self.null_draws is not None:  # (before the boosting: the report draws them after it)
                 check_null(self.null_draws, self.seed)
+                if one_of(self.null_draws, ("exact",)):
+                    raise HUCError("null_draws: 'exact' enumerates the label assignments of an exact distribution "
+                                   "(huc_ref.audit); the fit's report draws labels: give a number of draws",
+                                   kind="option")
             elif not is_integer(self.seed) or self.seed < 0:
                 raise HUCError(f"seed: expected a non-negative integer, got {given(self.seed)}", kind="option")
             if self.initial is not None and not isinstance(self.initial, _Scaling):
@@ -848,6 +849,13 @@ class HUCBoost(_Estimator):
         >>> model.fit(np.tile(P, (5, 1)), y * 5).validation_, len(model.held_out_)  # 12 of 40 rows held out
         ('held-out', 12)
         """
+        return self._fit(self._fit_inputs(y_prob, y_true, subgroups=subgroups, sample_weight=sample_weight,
+                                          validation=validation))
+
+    def _fit_inputs(self, y_prob, y_true, *, subgroups=None, sample_weight=None, validation=None) -> dict:
+        """:meth:`fit`'s arguments, every one checked before any boosting (K.1's calibration and
+        validation rows, held out where ``validation`` is None, and Algorithm 1's options), as the
+        keywords of :meth:`_fit` (the command line says its banner between the two)."""
         P = self._inputs(y_prob)
         options = self._check_params(len(P))
         _, labels, _ = self._columns(y_prob)
@@ -857,7 +865,7 @@ class HUCBoost(_Estimator):
         weights = None if w is None else np.asarray(sample_weight, dtype=float)  # (as given: the audits' weights)
         names, C = _subgroup_values(subgroups, n)
         validation = _validation(validation)
-        held = None
+        held = Pv = yv = Cv = wv = None
         if validation is None:  # K.1's validation rows, held out of the calibration rows
             # (stratified by the labels' names: the same rows whatever order the tree lists its labels in)
             held = held_out_rows(np.asarray(self.tree.labels)[y], self.validation_fraction, self.seed)
@@ -871,11 +879,18 @@ class HUCBoost(_Estimator):
             yv = label_ids(validation[1], self.tree, len(Pv), "validation[1]", "validation[0]", columns=labels_v)
             _, Cv = _subgroup_values(validation[2] if len(validation) > 2 else None, len(Pv), names, "validation[2]",
                                      "validation[0]")
-            wv = None
         if self.null_draws is not None:  # (the report's two audits, each checked before the boosting)
             from .significance import candidate_rows, check_null_work
             check_null_work(self.null_draws, len(P) if validation is False else len(Pv), K, len(self.utilities),
                             candidate_rows(self.utilities, len(names)), engine="fast", max_work=self.max_null_work)
+        return dict(options=options, labels=labels, P=P, y=y, w=w, weights=weights, names=names, C=C,
+                    validation=validation, held=held, Pv=Pv, yv=yv, Cv=Cv, wv=wv)
+
+    def _fit(self, inputs: dict) -> HUCBoost:
+        """The boosting and the choice of its prefix (K.1) on the inputs :meth:`_fit_inputs` checked."""
+        options, labels, P, y, w, weights, names, C, validation, held, Pv, yv, Cv, wv = (inputs[k] for k in (
+            "options", "labels", "P", "y", "w", "weights", "names", "C", "validation", "held", "Pv", "yv", "Cv", "wv"))
+        K = self.tree.K
         P0 = P
         self.initial_, self.initial_kept_ = None, None
         if self.initial is not None:  # H.2's first stage, on the columns in the tree's order
@@ -913,7 +928,7 @@ class HUCBoost(_Estimator):
                           "held-out rows (K.1: \"Validation selects the returned update prefix\"), so they may fit "
                           "the calibration rows' noise; leave validation unset to hold out validation_fraction = "
                           f"{self.validation_fraction} of the rows, or pass validation=(y_prob, y_true)",
-                          NoValidationWarning, stacklevel=2)
+                          NoValidationWarning, stacklevel=3)
         if validation is False:
             self.report_ = self._report("calibration", P0, y, C, weights)
         else:

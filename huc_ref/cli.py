@@ -202,19 +202,18 @@ def _predictions(path, what: str, tree, columns=None, fix: str = _STATE_COLUMNS)
     classifier's ``classes_`` (:attr:`LabelTree.in_classes_order`), and are otherwise one error
     naming ``fix``, the ways to state it: the spec's ``labels`` is required in every spec, so it
     cannot tell that the file's columns were meant in its order."""
+    from .fast.numbers import prediction_shape
     from .formats import read_columns
-    from .recalibration import prediction_rows
     P, names = read_columns(Path(path), what, numbers=True, header_names=set(tree.labels))
     file = repr(printable(Path(path).name, 100))
     if names is None or not set(names) & set(tree.labels):  # columns without names (or not the labels' names)
-        prediction_rows(P, tree.K, what)  # K columns, entries finite and nonnegative: one message naming the option
+        prediction_shape(P, tree.K, what)  # (K columns before they are put in order; the rows are the library's)
         if columns is None and not tree.in_classes_order:
             raise HUCError(f"{what}: {file} has no header naming its columns, and the labels "
                            f"{printable(repr(list(tree.labels)), 100)} are not in the sorted order of a classifier's "
                            f"classes_; {fix}", kind="labels")
         names = list(tree.labels) if columns is None else columns
     order = tree.column_order(names, where=what, what=file)
-    prediction_rows(P, tree.K, what)
     if order is not None:  # (row-major, as the file in the tree's order reads: numpy sums a row in its layout's order)
         import numpy as np
         P = np.ascontiguousarray(P[:, order])
@@ -245,57 +244,12 @@ def _spec(args) -> tuple:
     return tree, utilities, _stated_columns(args.columns, tree, columns)
 
 
-def _sums_to_one(P, what: str) -> None:
-    """Without ``--renormalize`` each row of an array file must sum to 1 within the fast path's
-    :data:`huc_ref.fast.ROW_SUM_TOLERANCE`, whichever engine audits it (the exact engine divides
-    each row by its exact sum, ``FiniteDistribution.from_floats``, and took a row summing to 1.01)."""
-    from .fast import ROW_SUM_TOLERANCE
-    sums = P.sum(axis=1)
-    bad = abs(sums - 1.0) > ROW_SUM_TOLERANCE
-    if bad.any():
-        i = int(bad.argmax())
-        raise HUCError(f"{what}[{i}]: sums to {sums[i].item()!r}, not 1 (within {ROW_SUM_TOLERANCE:g}); give "
-                       "--renormalize to take each row divided by its sum", kind="probability_sum")
-
-
-def _normal_entries(P, what: str, renormalize: bool) -> None:
-    """The fast engine refuses a subnormal entry (below 2.2e-308: float64 keeps few of its digits in
-    sums and ratios); on the command line the refusal names the option and the options that mend it
-    (the exact engine reads each float's exact value and takes the row as it is)."""
-    import numpy as np
-
-    from .fast.numbers import SMALLEST_NORMAL
-    tiny = (P != 0) & (abs(P) < SMALLEST_NORMAL)
-    if tiny.any():
-        i, j = (int(k) for k in np.argwhere(tiny)[0])
-        scale = "(--renormalize, as given, divides" if renormalize else "and give --renormalize (it divides"
-        raise HUCError(f"{what}[{i}]: entry {j} is {P[i, j].item()!r}, a subnormal float64 (below "
-                       f"{SMALLEST_NORMAL:.4g}) whose digits the fast engine loses in sums and ratios; give "
-                       f"--engine exact (it reads each float's exact value), or multiply the file's rows by a power "
-                       f"of two such as 2.0**600 {scale} each row by its sum)", kind="float_range")
-
-
-def _open_simplex(P, what: str, why: str, fast_mends: bool) -> None:
-    """The exact engine takes predictions in the open simplex (A.2: every entry positive; the fast
-    engine takes a zero off a row's label, reading its means on the label's path only).  On the
-    command line a zero is refused naming the option, the reason the exact engine runs (``why``)
-    and the options that mend it, in the command line's words (``--predictions[i]``, not ``atoms[i].p[j]``)."""
-    import numpy as np
-    zero = P == 0
-    if zero.any():
-        i, j = (int(k) for k in np.argwhere(zero)[0])
-        raise HUCError(f"{what}[{i}]: entry {j} is 0, and the exact engine{why} takes predictions in the open "
-                       f"simplex (p_y > 0, A.2); {_SMOOTH}" + (", or --engine fast (it reads a row's means only on "
-                                                               "its label's path)" if fast_mends else ""),
-                       kind="nonpositive")
-
-
 def _arrays(args, tree, prefix="", columns=None):
     """Predictions (their columns in the tree's label order: :func:`_predictions`, ``columns`` the
     stated order of a headerless file), labels, subgroups and the file's columns in its order, from
     the array files the options name (``prefix`` "val_": the validation files); a labels file of the
-    wrong length or with a name that is not a label is an error naming the options."""
-    from .fast.audit import label_ids
+    wrong length or with a name that is not a label is the library's error, named as the options
+    (:func:`_command_words`)."""
     from .formats import class_indices, read_columns
     option = f"--{prefix.replace('_', '-')}"
     P, names = _predictions(getattr(args, f"{prefix}predictions"), f"{option}predictions", tree, columns)
@@ -304,8 +258,7 @@ def _arrays(args, tree, prefix="", columns=None):
     y = read_columns(path, f"{option}labels", labels=set(tree.labels) if text else None)[0]
     if text and not set(y.tolist()) <= set(tree.labels):  # not all names: whole numbers are label ids
         ids = class_indices(y)
-        y = y if ids is None else ids  # (names that are not labels: the check below names the first)
-    label_ids(y, tree, len(P), f"{option}labels", f"{option}predictions")  # (checked; the library reads y itself)
+        y = y if ids is None else ids  # (names that are not labels: the library names the first)
     return P, y, _subgroup_file(getattr(args, f"{prefix}subgroups"), len(P), f"{option}subgroups"), names
 
 
@@ -360,42 +313,23 @@ def _null_draws(text):
     return int(digits)
 
 
-def _null_work(args, null, n: int, K: int, utilities, n_subgroups: int, engine: str) -> None:
-    """The cost of ``--null`` (draws, or ``exact``: every label assignment) on ``n`` rows,
-    estimated and refused beyond ``--max-null-work`` before any audit, in the command line's
-    words (:func:`huc_ref.significance.check_null_work`); ``--max-null-work`` without ``--null``
-    is refused rather than ignored."""
-    from .significance import candidate_rows, check_null_work
-    if null is None:
-        if args.max_null_work is not None:
-            raise HUCError("--max-null-work: applies to --null (the budget of its draws)", kind="option")
-        return
-    check_null_work(null, n, K, len(utilities), candidate_rows(utilities, n_subgroups), engine=engine,
-                    max_work=args.max_null_work, cli=True)
-
-
-def _fast_options(args) -> dict:
-    """``accelerator`` for the fast engine; ``--accelerator numba`` with the exact engine is an error."""
-    if args.engine == "fast":
-        return {"accelerator": args.accelerator}
-    if args.accelerator != "numpy":
-        raise HUCError("--accelerator: applies to the fast engine (--engine fast)", kind="option")
-    return {}
-
-
 #: The figures ``--plot`` writes.
 _FIGURES = (".png", ".pdf", ".svg")
 
 
 def _cmd_audit(args) -> int:
-    if args.engine is None:  # float64 predictions: the fast engine; a huc-case/1 document's exact numbers: the exact
-        args.engine = "fast" if args.predictions is not None else "exact"
-    max_digits = _max_digits(args)  # (options and the figure's file checked before the work)
-    _writable(args.plot, "--plot", _FIGURES)
-    if args.predictions is not None:  # a sample from array files: the fast engine, or the exact one on their floats
-        from .engines import audit
-        from .fast import audit as fast_audit
-        from .formats import is_dataset
+    """Audit a ``huc-case/1`` document (:func:`huc_ref.engines.audit`, exactly by default), a
+    sample from array files (:func:`huc_ref.engines.audit_arrays`, in float64 by default) or a
+    Parquet dataset (:func:`_audit_dataset`, in float64)."""
+    from .engines import audit, audit_arithmetic, audit_arrays
+    from .formats import is_dataset
+    arrays = args.predictions is not None
+    arithmetic = _noting_deprecations(args, lambda: audit_arithmetic(args.arithmetic, args.engine,
+                                                                        "float64" if arrays else "exact"))
+    _writable(args.plot, "--plot", _FIGURES)  # (checked before the work)
+    options = dict(arithmetic=arithmetic, accelerator=args.accelerator, max_digits=args.max_digits,
+                   null_draws=_null_draws(args.null), seed=args.seed, max_null_work=args.max_null_work)
+    if arrays:  # a sample from array files
         if args.tree is None or (args.labels is None and not is_dataset(args.predictions)):
             raise HUCError("--predictions: also give --labels and --tree (a JSON file with tree, labels and utilities)",
                            kind="option")
@@ -404,36 +338,13 @@ def _cmd_audit(args) -> int:
                            "not both", kind="option")
         tree, utilities, columns = _spec(args)
         if is_dataset(args.predictions):  # a Parquet dataset: audited partition by partition, out of core
-            return _audit_dataset(args, tree, utilities)
+            return _audit_dataset(args, tree, utilities, options)
         P, y, groups, _ = _arrays(args, tree, columns=columns)
         if groups is not None and "all" not in groups:  # K.1: "including c = 1", as huc fit has it (K.3)
             import numpy as np
             groups = {"all": np.ones(len(P)), **groups}
-        if not args.renormalize:
-            _sums_to_one(P, "--predictions")
-        if args.smooth is not None:  # K.1's kappa_init mixing with the uniform law, in float64
-            from .distribution import check_smoothing
-            kappa = float(check_smoothing(args.smooth, "--smooth"))
-            P = (1 - kappa) * P / P.sum(axis=1, keepdims=True) + kappa / P.shape[1]
-        from .fast.audit import check_label_mass, label_ids
-        check_label_mass(tree, P, label_ids(y, tree, len(P)), "--predictions", _SMOOTH)  # (either engine)
-        null = _null_draws(args.null)
-        _null_work(args, null, len(P), tree.K, utilities, len(groups or (1,)), args.engine)
-        dist = None
-        if not (args.engine == "fast" and null != "exact"):
-            from .distribution import FiniteDistribution
-            # (here the fast engine runs only beside --null exact, which reads the exact distribution)
-            why = "" if args.engine != "fast" else " (which --null exact needs)"
-            _open_simplex(P, "--predictions", why, fast_mends=null != "exact")
-            dist = FiniteDistribution.from_floats(tree, y.tolist(), P, subgroups=groups)
-        if args.engine == "fast" and null != "exact":
-            _normal_entries(P, "--predictions", args.renormalize)
-            result = fast_audit(y, P, tree, utilities, subgroups=groups, renormalize=args.renormalize,
-                                null_draws=null, seed=args.seed, accelerator=args.accelerator,
-                                max_null_work=args.max_null_work)
-        else:
-            result = audit(dist, utilities, engine=args.engine, max_digits=max_digits, null_draws=null,
-                           seed=args.seed, max_null_work=args.max_null_work, **_fast_options(args))
+        result = audit_arrays(y, P, tree, utilities, subgroups=groups, labels=tree.labels,
+                              renormalize=args.renormalize, smooth=args.smooth, **options)
         if args.plot:  # (array files are drawn too: --plot is never ignored)
             _save(lambda plot: plot.plot_audit(y, P, tree, utilities, result=result, subgroups=groups), args.plot)
         name = Path(args.predictions).name
@@ -447,14 +358,8 @@ def _cmd_audit(args) -> int:
         raise HUCError("--columns: applies to array files (--predictions); a huc-case/1 document names its labels",
                        kind="option")
     case = _read_case(args)
-    null = dict(null_draws=_null_draws(args.null), seed=args.seed, max_null_work=args.max_null_work)
-    dist = case.distribution
-    _null_work(args, null["null_draws"], dist.n, dist.tree.K, case.utilities, len(dist.subgroups), args.engine)
-    if args.engine == "fast":
-        result = case.audit(engine="fast", accelerator=args.accelerator, **null)
-    else:
-        result = case.audit(max_digits=max_digits, **null, **_fast_options(args))
-    if args.plot:  # (on either engine)
+    result = audit(case.distribution, case.utilities, **options)
+    if args.plot:  # (in either arithmetic)
         _save(lambda plot: plot.plot_audit(case.distribution, case.utilities, result), args.plot)
     sys.stdout.write(dumps(result.to_json(case.id)) if args.json else _report(case, result, args.top))
     return 0
@@ -501,17 +406,20 @@ def _progress(command: str):
     return lambda line: print(line.replace("huc audit", f"huc {command}", 1), file=sys.stderr, flush=True)
 
 
-def _audit_dataset(args, tree, utilities) -> int:
-    """``huc audit --predictions DIR``: a Parquet dataset audited by the fast engine partition by
-    partition (:func:`huc_ref.fast.scale.audit_partitions`), one row group at a time in memory."""
+def _audit_dataset(args, tree, utilities, options: dict) -> int:
+    """``huc audit --predictions DIR``: a Parquet dataset audited in float64 partition by partition
+    (:func:`huc_ref.fast.scale.audit_partitions`), one row group at a time in memory; ``options``
+    are :func:`_cmd_audit`'s, the arithmetic among them."""
+    from .engines import audit_accelerator, check_limits
     from .fast.scale import audit_partitions, dataset_blocks
-    if args.engine != "fast":
-        raise HUCError("--predictions: a Parquet dataset (a folder or a glob) is audited by the fast engine, "
-                       "partition by partition, out of core; give --engine fast", kind="option")
+    if options["arithmetic"] != "float64":
+        raise HUCError("--predictions: a Parquet dataset (a folder or a glob) is audited in float64, partition by "
+                       "partition, out of core; give --arithmetic float64", kind="option")
     if args.plot:
         raise HUCError("--plot: draws the whole sample, held in memory; a Parquet dataset is audited partition by "
                        "partition (audit a sample of it as an array file to draw it)", kind="option")
-    null = _null_draws(args.null)
+    null = options["null_draws"]
+    check_limits("float64", args.max_digits, null, args.max_null_work)
     if null == "exact":
         raise HUCError("--null exact: enumerates the label assignments of a sample held in memory; give --null B "
                        "(B resampled draws)", kind="option")
@@ -521,11 +429,11 @@ def _audit_dataset(args, tree, utilities) -> int:
         from .distribution import check_smoothing
         kappa = float(check_smoothing(args.smooth, "--smooth"))
     groups = ["all"] + subgroups if subgroups else []
-    _null_work(args, null, dataset.rows, tree.K, utilities, len(groups) or 1, "fast")
     blocks = dataset_blocks(dataset, tree, args.label_column, args.weight_column, subgroups, kappa)
     try:
         result = audit_partitions(tree, utilities, blocks, [g[2] for g in dataset.groups], groups,
-                                  args.weight_column is not None, accelerator=args.accelerator,
+                                  args.weight_column is not None,
+                                  accelerator=audit_accelerator("float64", args.accelerator),
                                   renormalize=args.renormalize, null_draws=null, seed=args.seed,
                                   max_null_work=args.max_null_work, progress=_progress("audit"), spill=args.spill)
     except HUCError as err:
@@ -632,20 +540,66 @@ _RENORMALIZE = "give --renormalize to divide it by its sum"
 _SMOOTH = "give --smooth KAPPA (K.1's kappa_init, each prediction mixed with the uniform law: (1-k) p + k/K)"
 
 
-#: The library's arguments each command's options stand for: an error that names one as its place
-#: names the option instead (``null_draws: ...`` is ``--null: ...`` on the command line).
-_PLACES = {"audit": {"null_draws": "--null", "seed": "--seed", "max_digits": "--max-digits"},
-           "fit": {"null_draws": "--null", "seed": "--seed", "epsilon": "--epsilon", "max_passes": "--max-passes"},
-           "boost": {"epsilon": "--epsilon", "max_updates": "--max-updates", "max_passes": "--max-passes",
-                     "digits": "--digits", "step": "--step"}}
+#: The library's arguments each command's options stand for, the one table of the command line's
+#: words: an error naming one of them (its place ``y_prob[4]``, a value ``null_draws='exact'``, a
+#: remedy ``pass renormalize=True``) names the option instead (``--predictions[4]``, ``--null
+#: exact``, ``give --renormalize``).  ``huc audit`` of array files has the array arguments beside
+#: those of a case (whose document's own places, ``subgroups[0]``, are its fields').
+_OPTIONS = {
+    "audit": {"null_draws": "--null", "seed": "--seed", "max_digits": "--max-digits",
+              "max_null_work": "--max-null-work", "arithmetic": "--arithmetic", "engine": "--engine",
+              "accelerator": "--accelerator", "renormalize": "--renormalize", "smooth": "--smooth"},
+    "fit": {"y_prob": "--predictions", "y_true": "--labels", "subgroups": "--subgroups",
+            "validation[0]": "--val-predictions", "validation[1]": "--val-labels", "validation[2]": "--val-subgroups",
+            "null_draws": "--null", "seed": "--seed", "max_null_work": "--max-null-work", "epsilon": "--epsilon",
+            "max_passes": "--max-passes", "arithmetic": "--arithmetic", "engine": "--engine", "method": "--method",
+            "select": "--select", "initial": "--initial", "validation_fraction": "--validation-fraction"},
+    "boost": {"epsilon": "--epsilon", "max_updates": "--max-updates", "max_passes": "--max-passes",
+              "digits": "--digits", "step": "--step", "arithmetic": "--arithmetic", "engine": "--engine",
+              "method": "--method", "select": "--select", "renormalize": "--renormalize", "smooth": "--smooth"},
+    "apply": {"y_prob": "predictions", "subgroups": "--subgroups"},
+}
+_OPTIONS["audit --predictions"] = {"y_prob": "--predictions", "y_true": "--labels", "subgroups": "--subgroups",
+                                   **_OPTIONS["audit"]}
+
+
+def _words(args) -> str | None:
+    """The key of :data:`_OPTIONS` whose words ``args``' command speaks."""
+    command = getattr(args, "command", None)
+    return "audit --predictions" if command == "audit" and args.predictions is not None else command
+
+
+def _translate(words: str, command) -> str:
+    """``words`` (a library message) in the words of ``huc COMMAND`` (:data:`_OPTIONS`): each
+    ``argument=value`` as ``--option value`` (``=True``: the flag alone; ``pass`` as ``give``), and
+    each argument named as a place (``argument[``, ``argument:``) or, for a name no prose uses
+    (``y_prob``, ``null_draws``), anywhere, as its option.
+
+    >>> _translate("y_prob[4]: sums to 1.5; pass renormalize=True, or null_draws='exact'", "audit --predictions")
+    '--predictions[4]: sums to 1.5; give --renormalize, or --null exact'
+    """
+    import re
+    options = _OPTIONS.get(command, {})
+    if not options:
+        return words
+    names = "|".join(re.escape(name) for name in sorted(options, key=len, reverse=True))
+
+    def value(m):
+        option, given = options[m.group(2)], m.group(3).strip("'")
+        return ("give " if m.group(1) else "") + (option if given == "True" else f"{option} {given}")
+    words = re.sub(rf"(\bpass )?(?<![\w-])({names})=('[^']*'|[^\s,;:)]+)", value, words)
+
+    def place(m):
+        name = m.group(1)
+        return options[name] if "_" in name or "[" in name or m.group(2) else name
+    return re.sub(rf"(?<![\w'-])({names})(?![\w=])(?=(\[|: )?)", place, words)
 
 
 def _command_words(err: HUCError, command) -> HUCError:
-    """``err`` in the words of ``huc COMMAND``: a place that is one of the library's arguments
-    (:data:`_PLACES`) named as the option, and the remedies the library names as its arguments
-    (``renormalize=True``, ``smooth=kappa``: :func:`huc_ref.distribution.prepare_prediction`) as
-    ``huc audit``'s and ``huc boost``'s options, or left out where the command has none (a
-    vector's case is mended in its file).
+    """``err`` in the words of ``huc COMMAND`` (:func:`_translate`), and the remedies the library
+    names as its arguments (``renormalize=True``, ``smooth=kappa``:
+    :func:`huc_ref.distribution.prepare_prediction`) as ``huc audit``'s and ``huc boost``'s
+    options, or left out where the command has none (a vector's case is mended in its file).
 
     >>> from huc_ref.distribution import prepare_prediction
     >>> try:
@@ -657,13 +611,13 @@ def _command_words(err: HUCError, command) -> HUCError:
     --null: expected a positive integer, got 0
     """
     from .distribution import RENORMALIZE_REMEDY, SMOOTH_REMEDY
-    words, path = str(err), err.path
-    option = _PLACES.get(command, {}).get(path)
-    if option is not None and words.startswith(f"{path}: "):
-        words, path = option + words[len(path):], option
-    mends = command in ("audit", "boost")  # (the commands with --renormalize and --smooth)
-    for remedy, option, mark in ((RENORMALIZE_REMEDY, _RENORMALIZE, "; "), (SMOOTH_REMEDY, _SMOOTH, ": ")):
-        words = words.replace(mark + remedy, mark + option if mends else "")
+    from .fast.audit import SMOOTH_ROWS
+    words = str(err)
+    mends = command in ("audit", "audit --predictions", "boost")  # (the commands with --renormalize and --smooth)
+    for remedy, option in ((RENORMALIZE_REMEDY, _RENORMALIZE), (SMOOTH_REMEDY, _SMOOTH), (SMOOTH_ROWS, _SMOOTH)):
+        words = words.replace(remedy, option) if mends else words.replace(f"; {remedy}", "").replace(f": {remedy}", "")
+    words = _translate(words, command)
+    path = err.path if err.path is None else _translate(err.path + ": ", command)[:-2]
     return err if words == str(err) else HUCError(words, kind=err.kind, path=path)
 
 
@@ -679,15 +633,6 @@ def _read_case(args):
         raise HUCError(f"{args.command}: {printable(path.name, 100)!r} is an array file, not a huc-case/1 document; "
                        f"{fix}", kind="file")
     return read_case(path, renormalize=args.renormalize, smooth=args.smooth)
-
-
-def _max_digits(args) -> int:
-    """``--max-digits``, the exact engine's cost limit (default :data:`MAX_EXACT_DIGITS`); with
-    ``--engine fast`` it is refused rather than ignored."""
-    if args.engine == "fast" and args.max_digits is not None:
-        raise HUCError("--max-digits: applies to the exact engine (--engine exact); the fast engine reads float64",
-                       kind="option")
-    return MAX_EXACT_DIGITS if args.max_digits is None else args.max_digits
 
 
 def _writable(path, option: str, suffixes: tuple = ()) -> None:
@@ -750,8 +695,6 @@ def _cmd_fit(args) -> int:
     tree, utilities, columns = _spec(args)
     _writable(args.output, "-o")
     null = _null_draws(args.null)
-    if null == "exact":
-        raise HUCError("--null: 'exact' applies to huc audit of a case; give huc fit a number of draws", kind="option")
     from .formats import is_dataset
     weights = names = None
     if is_dataset(args.predictions):  # a sample of a Parquet dataset, held in memory (each update is a full audit)
@@ -771,7 +714,6 @@ def _cmd_fit(args) -> int:
             raise HUCError("--no-validation: the validation rows given (--val-predictions) choose the prefix; give "
                            "one or the other", kind="option")
         Pv, yv, gv, _ = _arrays(args, tree, "val_", columns)
-        _need_subgroups(groups or (), gv, "--val-subgroups")
         validation = (Pv, yv, gv) if gv is not None else (Pv, yv)
     elif args.no_validation:
         validation = False
@@ -780,19 +722,13 @@ def _cmd_fit(args) -> int:
                      max_passes=args.max_passes, arithmetic=args.arithmetic, engine=args.engine, initial=initial,
                      null_draws=null, seed=args.seed, max_null_work=args.max_null_work,
                      validation_fraction=args.validation_fraction, verbose=sys.stderr.isatty())  # (bars: a terminal's)
-    # the options the fit checks, checked before its banner (one line on stderr for a bad one)
-    _noting_deprecations("fit", lambda: model._check_params(len(P)))
-    audited = len(P) if not validation else len(validation[0])  # (at most the report's rows)
-    _null_work(args, null, audited, tree.K, utilities, len(groups or ()) + ("all" not in (groups or ())), "fast")
-    if validation is None:  # the held-out part (K.1's validation rows), possible before the banner
-        from .fast.audit import label_ids
-        from .replay import held_out_rows
-        held_out_rows(np.asarray(tree.labels)[label_ids(y, tree, len(P), "--labels", "--predictions")],
-                      args.validation_fraction, args.seed)
+    # the inputs and options the fit checks, checked before its banner (one line on stderr for a bad one)
+    inputs = _noting_deprecations(args, lambda: model._fit_inputs(P, y, subgroups=groups, validation=validation,
+                                                                  sample_weight=weights))
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {model.arithmetic_})...", file=sys.stderr, flush=True)
     with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
         warnings.simplefilter("always", NoValidationWarning)
-        model.fit(P, y, subgroups=groups, validation=validation, sample_weight=weights)
+        model._fit(inputs)
     if names is not None:  # (P was put in the tree's order; the file's columns, in order, are classes_)
         model.classes_ = np.asarray(names)
     for note in caught:
@@ -872,18 +808,18 @@ def _write_rows(target: Path, rows, labels) -> None:
 _NOTES: list = []
 
 
-def _noting_deprecations(command: str, resolve):
-    """``resolve()`` (the numbers of a run, :func:`huc_ref.engines.boost_arithmetic`), each deprecated
-    spelling it was given noted, in the command line's words (``--engine fast`` for
-    ``engine='fast'``), for :func:`main` to say once the command has run."""
-    import re
+def _noting_deprecations(args, resolve):
+    """``resolve()`` (the numbers of a run: :func:`huc_ref.engines.audit_arithmetic`,
+    :func:`~huc_ref.engines.boost_arithmetic`), each deprecated spelling it was given noted in the
+    command line's words (``--engine fast`` for ``engine='fast'``, :func:`_translate`), for
+    :func:`main` to say once the command has run."""
     import warnings
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always", DeprecationWarning)
         found = resolve()
     for w in seen:
         if issubclass(w.category, DeprecationWarning):
-            note = f"huc {command}: " + re.sub(r"(engine|arithmetic)='([^']*)'", r"--\1 \2", str(w.message))
+            note = f"huc {args.command}: " + _translate(str(w.message), _words(args))
             if note not in _NOTES:
                 _NOTES.append(note)
     return found
@@ -892,12 +828,7 @@ def _noting_deprecations(command: str, resolve):
 def _cmd_boost(args) -> int:
     from .engines import boost, boost_arithmetic
     case = _read_case(args)
-    step = args.step
-    if step != "adaptive":
-        if not step.startswith("fixed:"):
-            raise HUCError(f"--step: expected 'adaptive' or 'fixed:A', got {step!r}", kind="option")
-        step = step[len("fixed:"):]
-    arithmetic = _noting_deprecations("boost", lambda: boost_arithmetic(args.arithmetic, args.engine))
+    arithmetic = _noting_deprecations(args, lambda: boost_arithmetic(args.arithmetic, args.engine))
     if arithmetic == "float64" and args.digits is not None:
         raise HUCError("--digits: applies to --arithmetic exact or certified (float64 has no working precision)",
                        kind="option")
@@ -915,7 +846,7 @@ def _cmd_boost(args) -> int:
             last[0] = now
             print(f"huc boost: {t} updates, log loss {record['log_loss_after']}", file=sys.stderr, flush=True)
     result = boost(case.distribution, case.utilities, arithmetic=arithmetic, method=args.method,
-                   epsilon=args.epsilon, max_updates=args.max_updates, step=step, select=args.select,
+                   epsilon=args.epsilon, max_updates=args.max_updates, step=args.step, select=args.select,
                    max_passes=100 if args.max_passes is None else args.max_passes, digits=args.digits,
                    progress=progress)
     if args.json:
@@ -1028,8 +959,8 @@ def _columns_argument(parser) -> None:
 
 def _max_null_work_help() -> str:
     from .significance import AUDIT_ATOMS, MAX_NULL_WORK
-    return (f"the budget of --null's audits: draws x (n + N) (K |U| + rows), N = {AUDIT_ATOMS['exact']} on the "
-            f"exact engine, {AUDIT_ATOMS['fast']} on the fast one (default {MAX_NULL_WORK['exact']:.0e} and "
+    return (f"the budget of --null's audits: draws x (n + N) (K |U| + rows), N = {AUDIT_ATOMS['exact']} in "
+            f"exact arithmetic, {AUDIT_ATOMS['fast']} in float64 (default {MAX_NULL_WORK['exact']:.0e} and "
             f"{MAX_NULL_WORK['fast']:.0e}: about a minute)")
 
 
@@ -1058,6 +989,9 @@ def build_parser() -> argparse.ArgumentParser:
     ['apply', 'audit', 'boost', 'demo', 'fit', 'vectors', 'verify']
     """
     from . import __version__
+    from .engines import ACCELERATORS, ARITHMETICS, AUDIT_ARITHMETICS, ENGINES
+    from .recalibration import KINDS as SCALINGS
+    from .validation import METHODS, SELECTIONS
     parser = _Parser(prog="huc", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description="Exact Utility Calibration (UC) and Hierarchical Utility Calibration (HUC): the "
                                  "reference implementation of Futami, Huang and Takeuchi.",
@@ -1068,12 +1002,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"huc-ref {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     p = _command(sub, "audit", "UC and HUC with witnesses: of a huc-case/1 file (exactly) or array files (float64)",
-                 "Audit a huc-case/1 document exactly (or in float64 with --engine fast), or a sample from "
-                 "array files in float64 (or exactly with --engine exact): UC, HUC, every candidate row with its "
-                 "witness interval.",
+                 "Audit a huc-case/1 document exactly (or in float64 with --arithmetic float64), or a sample "
+                 "from array files in float64 (or exactly with --arithmetic exact): UC, HUC, every candidate row "
+                 "with its witness interval.",
                  "huc audit examples/cases/four_leaf_cancellation.json",
                                         "huc audit case.json --json > result.json",
-                                        "huc audit case.json --engine fast --json",
+                                        "huc audit case.json --arithmetic float64 --json",
                                         "huc audit case.json --plot audit.png",
                                         "huc audit --tree spec.json --predictions p.npy --labels y.npy",
                                         "huc audit --tree spec.json --predictions p.npy --labels y.npy --columns "
@@ -1082,24 +1016,27 @@ def build_parser() -> argparse.ArgumentParser:
     _case_arguments(p, "print the huc-result/1 document (on bad input: a huc-error/1 document)", optional=True)
     _array_arguments(p)
     p.add_argument("--top", type=_rows, default=10, metavar="N", help="violations listed in the report (default 10)")
-    p.add_argument("--engine", choices=["exact", "fast"], default=None,
+    p.add_argument("--arithmetic", choices=AUDIT_ARITHMETICS, default=None,
                    help="exact: Fractions, the reference (the default for a huc-case/1 document; on array files it "
-                        "reads each float's exact value, much slower); fast: numpy float64 (the default "
-                        "for array files; reports print decimals)")
+                        "reads each float's exact value, much slower); float64: numpy, each decision certified or "
+                        "taken exactly (the default for array files; reports print decimals)")
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help="deprecated: --arithmetic exact (exact) or float64 (fast)")
     p.add_argument("--max-digits", type=_integer, default=None, metavar="N",
-                   help=f"the exact engine's cost limit: the digits of all inputs together "
+                   help=f"the exact audit's cost limit: the digits of all inputs together "
                         f"(default {MAX_EXACT_DIGITS})")
     p.add_argument("--plot", metavar="FILE", help="also draw the audit (tree coloured by node moments, witness "
                                                   "intervals over the scores) to FILE (.png, .pdf or .svg)")
     p.add_argument("--null", metavar="B", help="p-values under the null of calibration (labels redrawn from the "
                                                "predictions): B seeded redraws, or 'exact' (every label assignment, "
-                                               "on the predictions' exact values: every entry positive; the chosen "
-                                               "engine audits)")
+                                               "on the predictions' exact values: every entry positive; audited "
+                                               "in the chosen arithmetic)")
     p.add_argument("--seed", type=_integer, default=0, metavar="S", help="the seed of --null's redraws (default 0)")
     p.add_argument("--max-null-work", type=_integer, default=None, metavar="W", help=_max_null_work_help())
-    p.add_argument("--accelerator", choices=["numpy", "numba"], default="numpy",
-                   help="the fast engine's kernels: numpy (default, the reference) or numba (the compiled "
-                        "kernels of the numba extra; much faster null draws)")
+    p.add_argument("--accelerator", choices=[a for names in ACCELERATORS.values() for a in names], default=None,
+                   help="the library computing the numbers: for float64 numpy (default, the reference) or numba "
+                        "(the compiled kernels of the numba extra; much faster null draws); for exact fraction "
+                        "(default) or gmpy2 (GMP's rationals)")
     p.add_argument("--spill", metavar="DIR", help="a Parquet dataset: the folder for its sorted rows while it is "
                                                   "audited (default: the system's temporary folder; about 40 bytes "
                                                   "a row per utility)")
@@ -1111,13 +1048,13 @@ def build_parser() -> argparse.ArgumentParser:
                                         "huc boost case.json --method uc --epsilon 1/50 --json",
                                         "huc boost case.json --step fixed:1/20 --select passes")
     _case_arguments(b, "print the huc-boost/1 document")
-    b.add_argument("--method", choices=["huc", "uc"], default="huc",
+    b.add_argument("--method", choices=METHODS, default="huc",
                    help="huc: one internal node per update (default); uc: all leaf logits at once")
     b.add_argument("--epsilon", default="1/100", help="stopping tolerance (exact number, default 1/100)")
     b.add_argument("--max-updates", type=_integer, default=1000, metavar="N", help="update cap (default 1000)")
     b.add_argument("--step", default="adaptive",
                    help="'adaptive' (alpha = Gamma / Lambda, default) or 'fixed:A' (alpha = sign(Gamma) A)")
-    b.add_argument("--select", choices=["greedy", "passes", "drain"], default="greedy",
+    b.add_argument("--select", choices=SELECTIONS, default="greedy",
                    help="greedy: the largest violation (default); passes: K.1's passes over the branching nodes, "
                         "each audited once and updated at most once per pass; drain: update a node until it is "
                         "clean, then the next")
@@ -1126,11 +1063,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--digits", type=_integer, default=None, metavar="D",
                    help="working precision of --arithmetic exact (and of certified's last resort) in significant "
                         "digits (default 30)")
-    b.add_argument("--arithmetic", choices=["exact", "certified", "float64", "float"], default=None,
+    b.add_argument("--arithmetic", choices=(*ARITHMETICS, "float"), default=None,
                    help="exact: the certified engine (default); certified: float64 with error bounds, the same "
                         "decisions and certificates, faster (python-flint); float64: uncertified; float: the "
                         "deprecated name of float64")
-    b.add_argument("--engine", choices=["exact", "fast"], default=None,
+    b.add_argument("--engine", choices=ENGINES, default=None,
                    help="deprecated: --arithmetic exact, or float64 (fast), or certified (fast with "
                         "--arithmetic certified)")
     b.add_argument("--top", type=_rows, default=20, metavar="N", help="updates listed in the report (default 20)")
@@ -1144,17 +1081,17 @@ def build_parser() -> argparse.ArgumentParser:
                  "huc fit --tree spec.json --predictions logs/ --sample 1000000 -o model.json")
     _array_arguments(f, validation=True)
     f.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="where to write the model")
-    f.add_argument("--method", choices=["huc", "uc"], default="huc", help="HUC-Boost (default) or UC-Boost")
+    f.add_argument("--method", choices=METHODS, default="huc", help="HUC-Boost (default) or UC-Boost")
     f.add_argument("--epsilon", default="0.001", help="violations above this are corrected (default 0.001, K.1)")
-    f.add_argument("--select", choices=["passes", "greedy", "drain"], default="passes",
+    f.add_argument("--select", choices=SELECTIONS, default="passes",
                    help="passes: K.1's passes over the branching nodes (default)")
     f.add_argument("--max-passes", type=_integer, default=100, metavar="N", help="K.1's budget (default 100 passes)")
-    f.add_argument("--initial", choices=["none", "temperature", "vector", "dirichlet"], default="none",
+    f.add_argument("--initial", choices=("none", *SCALINGS), default="none",
                    help="a scaling fitted first (the two-stage methods, H.2)")
-    f.add_argument("--arithmetic", choices=["float64", "certified", "exact"], default=None,
+    f.add_argument("--arithmetic", choices=ARITHMETICS, default=None,
                    help="float64 (default), certified (every decision certified; python-flint) or exact (the "
                         "certified engine)")
-    f.add_argument("--engine", choices=["fast", "exact"], default=None,
+    f.add_argument("--engine", choices=ENGINES, default=None,
                    help="deprecated: --arithmetic float64 (fast), or certified (exact)")
     f.add_argument("--null", metavar="B", help="report p-values of UC and HUC before and after, from B redraws of "
                                                "the labels under the null of calibration")
@@ -1266,7 +1203,7 @@ def main(argv=None) -> int:
     except SystemExit as done:  # --help and --version
         return int(done.code or 0)
     except HUCError as err:
-        err = _command_words(err, getattr(args, "command", None))  # (the library's arguments named as options)
+        err = _command_words(err, _words(args))  # (the library's arguments named as options)
         if getattr(args, "json", False) and getattr(args, "command", None) in ("audit", "boost"):
             sys.stdout.write(dumps(err.to_json()))  # huc-error/1: the kind and the place, for programs
         print(f"huc: error: {printable(str(err), 500)}", file=sys.stderr)  # one line, whatever the input

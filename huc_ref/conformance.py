@@ -17,8 +17,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from .audit import atom_terms, interval_moment
-from .errors import HUCError, printable
-from .formats import as_path, load_json, read_document, result_schema
+from .errors import HUCError, deprecated, one_of, printable
+from .formats import RESULT_ENGINES, as_path, load_json, read_document, result_schema
 from .intervals import Interval
 from .rational import MAX_DIGITS, fraction_text, shown
 from .rational import exact as read_exact
@@ -111,13 +111,31 @@ def _check_one(vector, answer, case=None) -> str | None:
         return str(wrong)
 
 
-def _known_fields(answer: dict) -> None:
+def _arithmetic(answer: dict) -> str:
+    """The numbers an answer states (docs/specification.md §6): its ``arithmetic``, ``"exact"`` or
+    ``"float64"``, or ``engine``, the field's name before it (read for one release, with a
+    :class:`~huc_ref.errors.HUCDeprecationWarning`: ``"exact"``, or anything else for float64)."""
+    if "arithmetic" in answer:
+        if "engine" in answer:
+            raise _Wrong("engine: the deprecated name of arithmetic, given beside it; give arithmetic alone")
+        if not one_of(answer["arithmetic"], tuple(RESULT_ENGINES)):
+            raise _Wrong(f"arithmetic: expected 'exact' or 'float64', got {printable(repr(answer['arithmetic']), 60)}")
+        return answer["arithmetic"]
+    if "engine" not in answer:
+        raise _Wrong("arithmetic: missing (a huc-result/1 document requires it)")
+    deprecated("a huc-result/1 answer's \"engine\" field", "\"arithmetic\": \"exact\" or \"float64\"", stacklevel=2)
+    return "exact" if answer["engine"] == "exact" else "float64"
+
+
+def _known_fields(answer: dict) -> str:
     """Refuse a field the published schema does not define (``additionalProperties: false``) or
     requires and is absent, at the top, in ``uc``, ``huc`` and each candidate row, so that an
     answer the checker passes fits the schema (a row with no ``node`` was read as the UC row, one
     with no ``interval`` as a zero sup's); the fields' values are checked where they are read.  A
-    float answer's fields are the fast schema's (``near_ties`` among them)."""
-    schema = result_schema("fast" if answer.get("engine") == "fast" else "exact")
+    float answer's fields are the float64 schema's (``near_ties`` among them).  Returns the
+    answer's arithmetic (:func:`_arithmetic`)."""
+    arithmetic = _arithmetic(answer)
+    schema = result_schema(arithmetic)
     fields = schema["properties"]
     places = [("", answer, schema)]
     places += [(f"{f}.", answer[f], fields[f]) for f in ("uc", "huc") if isinstance(answer.get(f), dict)]
@@ -131,6 +149,7 @@ def _known_fields(answer: dict) -> None:
         missing = next((k for k in part["required"] if k not in doc), None)
         if missing is not None:
             raise _Wrong(f"{where}{missing}: missing (a huc-result/1 document requires it)")
+    return arithmetic
 
 
 def _check(vector, answer, case) -> None:
@@ -143,10 +162,10 @@ def _check(vector, answer, case) -> None:
     expected = vector["expected"]
     if not isinstance(answer, dict) or answer.get("format") != "huc-result/1":
         raise _Wrong("not a huc-result/1 document")
-    _known_fields(answer)
+    arithmetic = _known_fields(answer)
     if answer["case"] != case.id:  # (a case of one's own may have no id: read_case names it "case")
         raise _Wrong(f"case: {answer['case']!r}, expected {case.id!r}")
-    exact = answer["engine"] == "exact"  # (anything else: a float answer, compared within the tolerance)
+    exact = arithmetic == "exact"  # (else a float answer, compared within the tolerance)
     tol = Fraction(0) if exact else Fraction(vector["tolerance"]["absolute"])
     if answer.get("relevant_nodes") != expected["relevant_nodes"]:
         raise _Wrong(f"relevant_nodes {answer.get('relevant_nodes')} != {expected['relevant_nodes']}")

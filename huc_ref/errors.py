@@ -10,11 +10,12 @@ document and the golden vectors' invalid cases expect.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from numbers import Integral
 
 __all__ = ["HUCError", "ERROR_KINDS", "ARGUMENT_KINDS", "classify", "printable", "given", "sized", "is_integer",
-           "one_of", "check_name", "check_names", "MAX_NAME_LENGTH"]
+           "one_of", "check_name", "check_names", "MAX_NAME_LENGTH", "HUCDeprecationWarning", "deprecated"]
 
 #: The kinds of bad input (the catalogue of the invalid golden vectors).
 ERROR_KINDS = {
@@ -399,3 +400,40 @@ class HUCError(ValueError):
         {'format': 'huc-error/1', 'kind': 'type', 'path': 'atoms', 'message': 'atoms: expected a list'}
         """
         return {"format": "huc-error/1", "kind": self.kind, "path": self.path, "message": str(self)}
+
+
+class HUCDeprecationWarning(DeprecationWarning):
+    """A spelling of an argument, option or document field that is read for one release more,
+    then refused; the message names the spelling that replaces it (docs/specification.md §6's
+    documents, §3-§4's choices of numbers).  ``huc`` says these once the command has run, in its
+    options' words.
+
+    Examples
+    --------
+    >>> issubclass(HUCDeprecationWarning, DeprecationWarning)
+    True
+    """
+
+
+def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
+    """Warn that ``old`` is deprecated and ``new`` replaces it (a :class:`HUCDeprecationWarning`,
+    pointing ``stacklevel`` frames up; docs/specification.md §3-§4's choices of numbers).
+
+    Parameters
+    ----------
+    old : str
+        The deprecated spelling, as the caller wrote it (``"engine='fast'"``).
+    new : str
+        The spelling that replaces it.
+    stacklevel : int, default 3
+        The frame the warning points at (the caller of the public function).
+
+    Examples
+    --------
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     deprecated("engine='fast'", "arithmetic='float64'")
+    >>> str(seen[0].message), seen[0].category.__name__
+    ("engine='fast' is deprecated; use arithmetic='float64'", 'HUCDeprecationWarning')
+    """
+    warnings.warn(f"{old} is deprecated; use {new}", HUCDeprecationWarning, stacklevel=stacklevel)

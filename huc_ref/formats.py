@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .distribution import FiniteDistribution
-from .errors import HUCError, check_name, printable
+from .errors import HUCError, check_name, deprecated, given, printable
 from .rational import MAX_DIGITS, NUMBER_SCHEMA, fraction_text
 from .results import AuditResult
 from .tree import LabelTree, label_names
@@ -238,7 +238,7 @@ class Case:
     utilities: dict
 
     def audit(self, **options) -> AuditResult:
-        """Audit the case (:func:`huc_ref.audit`, with its ``options``: ``engine="fast"`` for float64;
+        """Audit the case (:func:`huc_ref.audit`, with its ``options``: ``arithmetic="float64"`` for float64;
         docs/specification.md §6).
 
         Parameters
@@ -485,28 +485,46 @@ def case_schema() -> dict:
             "$defs": {"utility": {"oneOf": [utility_schema(k) for k in sorted(KINDS)]}}}
 
 
-def result_schema(engine: str = "exact") -> dict:
-    """The JSON Schema of ``huc-result/1`` (docs/specification.md §6): exact answers write numbers as strings
-    in lowest terms; the fast engine's (``engine="fast"``) as JSON numbers, except a witness end that
-    is an exact score (scores closer than float64 resolves), and with an optional ``near_ties``
-    (:meth:`huc_ref.results.NearTies.to_json`: the scores float64 could not order and what became
-    of them).
+#: The ``arithmetic`` of a ``huc-result/1`` document (:data:`huc_ref.engines.AUDIT_ARITHMETICS`) and
+#: the value of ``engine``, the field documents wrote before it (read for one release).
+RESULT_ENGINES = {"exact": "exact", "float64": "fast"}
+
+
+def result_schema(arithmetic: str = "exact") -> dict:
+    """The JSON Schema of ``huc-result/1`` (docs/specification.md §6) in the numbers ``arithmetic``:
+    exact answers write numbers as strings in lowest terms; float64 answers (``"float64"``) as JSON
+    numbers, except a witness end that is an exact score (scores closer than float64 resolves), and
+    with an optional ``near_ties`` (:meth:`huc_ref.results.NearTies.to_json`: the scores float64
+    could not order and what became of them).  A document names its numbers in ``arithmetic``, or,
+    as documents did before it, in ``engine`` (``"exact"`` or ``"fast"``: read for one release).
 
     Parameters
     ----------
-    engine : {"exact", "fast"}, default "exact"
-        Whose answers: exact numbers as strings, or the fast engine's JSON numbers.
+    arithmetic : {"exact", "float64"}, default "exact"
+        Whose answers: exact numbers as strings, or float64's JSON numbers (``"fast"``, the
+        deprecated spelling, is read as ``"float64"`` with a warning).
 
     Returns
     -------
     dict
         The schema.
 
+    Raises
+    ------
+    HUCError
+        Of kind ``option`` for another ``arithmetic``.
+
     Examples
     --------
-    >>> result_schema()["properties"]["engine"], result_schema("fast")["properties"]["engine"]
+    >>> result_schema()["properties"]["arithmetic"], result_schema("float64")["properties"]["engine"]
     ({'const': 'exact'}, {'const': 'fast'})
     """
+    if arithmetic == "fast":
+        deprecated("result_schema('fast')", "result_schema('float64')")
+        arithmetic = "float64"
+    if arithmetic not in RESULT_ENGINES:
+        raise HUCError(f"arithmetic: expected 'exact' or 'float64', got {given(arithmetic)}", kind="option")
+    engine = RESULT_ENGINES[arithmetic]
     rational = {"type": "string", "pattern": r"^-?[0-9]+(/[0-9]+)?$"}
     number = rational if engine == "exact" else {"type": "number"}
     p_value = {"type": "string", "pattern": r"^[0-9]+(/[0-9]+)?$"}  # exact on both engines (counts)
@@ -544,11 +562,12 @@ def result_schema(engine: str = "exact") -> dict:
                            "interval": witness, "moment": number, "p_value": p_value}}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": f"huc-result-1{'' if engine == 'exact' else '-fast'}.schema.json",
-            "title": f"huc-result/1 ({engine} engine): UC and HUC with witnesses", "type": "object",
-            "required": ["format", "case", "engine", "uc", "huc", "relevant_nodes", "candidates"],
+            "title": f"huc-result/1 ({arithmetic} arithmetic): UC and HUC with witnesses", "type": "object",
+            "required": ["format", "case", "uc", "huc", "relevant_nodes", "candidates"],
+            "oneOf": [{"required": ["arithmetic"]}, {"required": ["engine"]}],
             "additionalProperties": False,
             "properties": {"format": {"const": RESULT_FORMAT}, "case": {"type": ["string", "null"]},
-                           "engine": {"const": engine}, "uc": best, "huc": best,
+                           "arithmetic": {"const": arithmetic}, "engine": {"const": engine}, "uc": best, "huc": best,
                            "relevant_nodes": {"type": "object", "additionalProperties": _NAMES},
                            "candidates": {"type": "array", "items": row}, "significance": significance,
                            **({} if engine == "exact" else {"near_ties": near_ties})}}
@@ -623,6 +642,7 @@ def model_schema() -> dict:
     >>> sorted(model_schema()["properties"]["rules"]["items"]["required"])
     ['alpha', 'interval', 'node', 'subgroup', 'utility']
     """
+    from .recalibration import KINDS as SCALING_KINDS  # (the recalibrators' own registry, read when asked)
     case = case_schema()
     matrix = {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}
     rule = {"type": "object", "additionalProperties": False,
@@ -633,7 +653,7 @@ def model_schema() -> dict:
     kappa = {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}  # K.1: "kappa_0 in (0, 1)"
     initial = {"oneOf": [{"type": "null"}, {
         "type": "object", "additionalProperties": False, "required": ["kind", "W", "b", "kappa"],
-        "properties": {"kind": {"enum": ["temperature", "vector", "dirichlet"]}, "W": matrix,
+        "properties": {"kind": {"enum": list(SCALING_KINDS)}, "W": matrix,
                        "b": {"type": "array", "items": {"type": "number"}}, "kappa": kappa}}]}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "huc-model-1.schema.json",
             "title": "huc-model/1: a fitted HUC-Boost recalibration", "type": "object", "additionalProperties": False,
@@ -677,7 +697,7 @@ def write_schemas(out: Path | None = None) -> list[Path]:
     out = Path(out or schema_dir())
     out.mkdir(parents=True, exist_ok=True)
     docs = {"huc-case-1.schema.json": case_schema(), "huc-result-1.schema.json": result_schema(),
-            "huc-result-1-fast.schema.json": result_schema("fast"), "huc-boost-1.schema.json": boost_schema(),
+            "huc-result-1-fast.schema.json": result_schema("float64"), "huc-boost-1.schema.json": boost_schema(),
             "huc-model-1.schema.json": model_schema(), "huc-spec.schema.json": spec_schema()}
     for name, doc in docs.items():
         (out / name).write_text(json.dumps(doc, indent=1) + "\n")

@@ -267,7 +267,7 @@ def plot_audit(*data, result: AuditResult | None = None, subgroup: str | None = 
           :func:`huc_ref.fast.audit` takes them (``result`` defaults to that audit, run with
           ``labels``, ``subgroups``, ``sample_weight``, ``renormalize`` and ``accelerator``).
     result : AuditResult, optional
-        The audit to draw, of either engine (``engine="exact"`` or ``"fast"``), of the same atoms
+        The audit to draw, in either arithmetic (``"exact"`` or ``"float64"``), of the same atoms
         and utilities; the scores of the histogram are computed from ``data``.
     subgroup : str, optional
         Draw the witnesses of this subgroup only; by default each node's row is the subgroup

@@ -19,8 +19,8 @@ from math import lcm
 from .errors import HUCError, given, one_of
 
 __all__ = ["MAX_DIGITS", "exact", "exact_vector", "exact_sum", "fraction_text", "integer_text", "integer_value",
-           "decimal_text", "shown", "ratio", "rational_type", "scaled_integers", "reduced", "to_fraction",
-           "dataclass_repr", "shared_sign"]
+           "decimal_text", "shown", "ratio", "RATIONAL_TYPES", "rational_type", "scaled_integers", "reduced",
+           "to_fraction", "dataclass_repr", "shared_sign"]
 
 #: The most digits one exact number's text may have (numerator, denominator or exponent): a
 #: hostile string such as "1e999999999" cannot make Fraction() build a gigantic integer.
@@ -510,7 +510,12 @@ def ratio(num, den, rational=Fraction):
     return num / den
 
 
-def rational_type(name: str = "fraction"):
+#: The exact rational types the exact audit computes in, the reference first: Python's ``Fraction``
+#: and gmpy2's ``mpq`` (GMP: the same numbers, faster on long ones).
+RATIONAL_TYPES = ("fraction", "gmpy2")
+
+
+def rational_type(name: str = "fraction", where: str = "rational"):
     """The exact rational type the engine computes in (docs/specification.md §4).
 
     gmpy2's ``mpq`` is an optional accelerator (``pip install gmpy2``): the same exact values,
@@ -519,7 +524,9 @@ def rational_type(name: str = "fraction"):
     Parameters
     ----------
     name : {"fraction", "gmpy2"}, default "fraction"
-        ``"fraction"`` (the reference) or ``"gmpy2"``.
+        ``"fraction"`` (the reference) or ``"gmpy2"`` (:data:`RATIONAL_TYPES`).
+    where : str, default "rational"
+        The argument named in a message (``"accelerator"`` for the audit's).
 
     Returns
     -------
@@ -537,14 +544,14 @@ def rational_type(name: str = "fraction"):
     >>> rational_type("fraction")
     <class 'fractions.Fraction'>
     """
-    if not one_of(name, ("fraction", "gmpy2")):
-        raise HUCError(f"rational: expected 'fraction' or 'gmpy2', got {given(name)}", kind="option")
+    if not one_of(name, RATIONAL_TYPES):
+        raise HUCError(f"{where}: expected 'fraction' or 'gmpy2', got {given(name)}", kind="option")
     if name == "fraction":
         return Fraction
     try:
         from gmpy2 import mpq
     except ImportError:
-        raise HUCError("rational: 'gmpy2' is not installed (pip install gmpy2)", kind="dependency") from None
+        raise HUCError(f"{where}: 'gmpy2' is not installed (pip install gmpy2)", kind="dependency") from None
     return mpq
 
 

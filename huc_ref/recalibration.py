@@ -27,7 +27,7 @@ import numpy as np
 from .distribution import FiniteDistribution
 from .engines import boost
 from .errors import HUCError, given, one_of
-from .fast.numbers import SMALLEST_NORMAL, as_floats
+from .fast.numbers import SMALLEST_NORMAL, probability_rows
 from .fast.sample import Sample
 from .replay import select_prefix  # noqa: F401 (K.1's prefix, re-exported: the two-stage methods use it)
 
@@ -113,16 +113,7 @@ def prediction_rows(y_prob, K: int | None = None, where: str = "y_prob",
     ...
     huc_ref.errors.HUCError: y_prob[1]: sums to 1.125, not 1 (within 1e-05); expected rows of probabilities ...
     """
-    P = as_floats(y_prob, where)
-    if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
-        raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}",
-                       kind="length")
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing row is reported below
-        sums = P.sum(axis=1)  # (a NaN or an infinity makes its own row's sum so, no other's)
-    bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0) & np.isfinite(sums))
-    if bad.any():
-        raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
-                       kind="float_range")
+    P, sums = probability_rows(y_prob, K, where)
     if tolerance is not None and (np.abs(sums - 1.0) > tolerance).any():
         i = int(np.argmax(np.abs(sums - 1.0) > tolerance))
         raise HUCError(f"{where}[{i}]: sums to {sums[i].item()!r}, not 1 (within {tolerance:g}); expected rows of "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .errors import HUCError
+from .errors import HUCError, deprecated
 from .rational import dataclass_repr, fraction_text
 
 __all__ = ["Candidate", "NearTies", "AuditResult", "BoostResult"]
@@ -251,8 +251,8 @@ class AuditResult:
         The number of atoms (a sample's rows).
     is_sample : bool
         Whether the distribution is a sample (rows with labels) rather than a population.
-    engine : {"exact", "fast"}, default "exact"
-        ``"exact"`` (Fractions) or ``"fast"`` (float64, :mod:`huc_ref.fast`).
+    arithmetic : {"exact", "float64"}, default "exact"
+        The audit's numbers: ``"exact"`` (Fractions) or ``"float64"`` (:mod:`huc_ref.fast`).
     significance : Significance, optional
         p-values under the null of calibration (:class:`huc_ref.significance.Significance`),
         when the audit was asked for them (``null_draws``).
@@ -278,8 +278,9 @@ class AuditResult:
     subgroups: tuple[str, ...]
     n: int
     is_sample: bool
-    #: ``"exact"`` (Fractions) or ``"fast"`` (float64, :mod:`huc_ref.fast`)
-    engine: str = "exact"
+    #: The audit's numbers (:data:`huc_ref.engines.AUDIT_ARITHMETICS`): ``"exact"`` (Fractions) or
+    #: ``"float64"`` (:mod:`huc_ref.fast`)
+    arithmetic: str = "exact"
     #: p-values under the null of calibration (:class:`huc_ref.significance.Significance`),
     #: when the audit was asked for them (``null_draws``)
     significance: object = None
@@ -288,6 +289,23 @@ class AuditResult:
 
     def __repr__(self) -> str:  # (an exact number past Python's 4,300-digit guard would raise in repr)
         return dataclass_repr(self)
+
+    @property
+    def engine(self) -> str:
+        """The deprecated name of :attr:`arithmetic`, in its words: ``"exact"`` or ``"fast"``
+        (float64; docs/specification.md §6), read for one release with a
+        :class:`~huc_ref.errors.HUCDeprecationWarning`.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     AuditResult((), {}, ("all",), 1, True, arithmetic="float64").engine
+        'fast'
+        """
+        deprecated("AuditResult.engine", "AuditResult.arithmetic ('exact' or 'float64')")
+        return "exact" if self.arithmetic == "exact" else "fast"
 
     @property
     def uc(self) -> Candidate:
@@ -318,7 +336,7 @@ class AuditResult:
         ('r', Fraction(0, 1))
         """
         best = _first_max(r for r in self.candidates if r.node is not None)
-        zero = _ZERO if self.engine == "exact" else 0.0
+        zero = _ZERO if self.arithmetic == "exact" else 0.0
         return best or Candidate(None, None, None, zero, None, zero)
 
     def row(self, subgroup: str, utility: str, node: str | None = None) -> Candidate:
@@ -397,7 +415,7 @@ class AuditResult:
         uc, huc = self.uc.to_json(key="value"), self.huc.to_json(key="value")
         del uc["node"]
         rows = [r.to_json() for r in self.candidates]
-        doc = {"format": "huc-result/1", "case": case_id, "engine": self.engine, "uc": uc, "huc": huc,
+        doc = {"format": "huc-result/1", "case": case_id, "arithmetic": self.arithmetic, "uc": uc, "huc": huc,
                "relevant_nodes": {u: list(v) for u, v in self.relevant_nodes.items()}, "candidates": rows}
         if self.near_ties is not None:
             doc["near_ties"] = self.near_ties.to_json()

@@ -298,7 +298,7 @@ def _with_maxima(sups, is_uc):
 def _exceeds(n: int, K: int, result: AuditResult):
     """``(null, observed) -> bool array`` of ``T* >= T``: exact comparisons for exact numbers,
     within :func:`tie_tolerance` (relative above 1) for the fast engine's floats."""
-    if result.engine == "exact":
+    if result.arithmetic == "exact":
         return lambda null, observed: np.array([t >= s for t, s in zip(null, observed)])
     tol = tie_tolerance(n, K)
     return lambda null, observed: (np.array(null, dtype=float) >=
@@ -419,7 +419,7 @@ def null_work(draws: int, n: int, K: int, n_utilities: int, rows: int, engine: s
 
 
 def check_null_work(null_draws, n: int, K: int, n_utilities: int, rows: int, *, engine: str = "exact",
-                    max_work=None, cli: bool = False) -> int:
+                    max_work=None) -> int:
     """The work of the null draws, refused beyond a budget before any audit starts (docs/specification.md §6).
 
     Parameters
@@ -435,12 +435,9 @@ def check_null_work(null_draws, n: int, K: int, n_utilities: int, rows: int, *, 
     rows : int
         The number of candidate rows (:func:`candidate_rows`).
     engine : {"exact", "fast"}, default "exact"
-        The engine.
+        The backend auditing each draw: the exact audit's or float64's.
     max_work : int, optional
         The budget, a positive integer; by default :data:`MAX_NULL_WORK` of the engine.
-    cli : bool, default False
-        Word the message in the command line's words (``--null``, ``--max-null-work``) rather
-        than the library's (``null_draws``, ``max_null_work``).
 
     Returns
     -------
@@ -450,7 +447,7 @@ def check_null_work(null_draws, n: int, K: int, n_utilities: int, rows: int, *, 
     Raises
     ------
     HUCError
-        Of kind ``too_large`` beyond the budget, in one message that names the option raising
+        Of kind ``too_large`` beyond the budget, in one message that names the argument raising
         it with the value that runs it (or, for an enumeration beyond any budget, resampling);
         of kind ``option`` for a ``max_work`` that is not a positive integer.
 
@@ -458,19 +455,16 @@ def check_null_work(null_draws, n: int, K: int, n_utilities: int, rows: int, *, 
     --------
     >>> check_null_work(99, 120, 4, 2, 5)  # 99 exact audits of 120 rows: a few seconds
     236808
-    >>> check_null_work("exact", 2, 1000, 1, 2, cli=True)
+    >>> check_null_work("exact", 2, 1000, 1, 2)
     Traceback (most recent call last):
     ...
-    huc_ref.errors.HUCError: --null exact: enumerates 1000**2 = 1000000 label assignments, each an audit: about ...
+    huc_ref.errors.HUCError: null_draws='exact': enumerates 1000**2 = 1000000 label assignments, each an audit: ...
     """
     if max_work is None:
         max_work = MAX_NULL_WORK[engine]
     elif not is_integer(max_work) or max_work < 1:
         raise HUCError(f"max_null_work: expected a positive integer, got {given(max_work)}", kind="option")
-    option, raise_it, resample, fast = (("--null {}", "--max-null-work {}", "--null B (B resampled draws)",
-                                         "--engine fast") if cli else
-                                        ("null_draws={!r}", "max_null_work={}", "null_draws=B (B resampled draws)",
-                                         "engine='fast'"))
+    resample = "null_draws=B (B resampled draws)"
     per_draw = null_work(1, n, K, n_utilities, rows, engine)
     if null_draws == "exact":
         huge = n * math.log10(K) > 60  # (K**n is not formed: beyond any budget, and its digits take time)
@@ -479,12 +473,12 @@ def check_null_work(null_draws, n: int, K: int, n_utilities: int, rows: int, *, 
         other = f"or {resample}"
     else:
         huge, draws, count = False, int(null_draws), f"{int(null_draws)} draws"
-        other = "or fewer draws" + ("" if engine == "fast" else f", or {fast}")
+        other = "or fewer draws" + ("" if engine == "fast" else ", or arithmetic='float64'")
     work = None if huge else draws * per_draw
     if huge or work > max_work:
         amount = f"{K}**{n} x {per_draw}" if huge else f"about {work:.2g}"
-        remedy = f"give {resample}" if huge else f"give {raise_it.format(work)} to run it anyway, {other}"
-        raise HUCError(f"{option.format(null_draws)}: {count}, each an audit: {amount} units of work (draws x "
+        remedy = f"give {resample}" if huge else f"give max_null_work={work} to run it anyway, {other}"
+        raise HUCError(f"null_draws={null_draws!r}: {count}, each an audit: {amount} units of work (draws x "
                        f"(n + {AUDIT_ATOMS[engine]}) (K |U| + rows), n = {n}, K = {K}, |U| = {n_utilities}, "
                        f"rows = {rows}), more than the {engine} engine's budget of {max_work}; {remedy}",
                        kind="too_large")
@@ -539,7 +533,7 @@ def exact_p_values(dist: FiniteDistribution, result: AuditResult, audit_labels, 
     Fraction(1, 2)
     """
     check_null_work("exact", dist.n, dist.tree.K, len(result.relevant_nodes), len(result.candidates),
-                    engine=result.engine, max_work=max_work)
+                    engine="exact" if result.arithmetic == "exact" else "fast", max_work=max_work)
     total = assignments(dist)
     observed, is_uc = _statistics(result)
     exceeds = _exceeds(dist.n, dist.tree.K, result)

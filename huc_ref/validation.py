@@ -11,7 +11,7 @@ from .rational import exact, fraction_text, shown
 from .tree import LabelTree
 from .utilities import PerAtom, Utility
 
-__all__ = ["check_distribution", "check_utilities", "boost_options", "MAX_FIXED_STEP", "SELECTIONS",
+__all__ = ["check_distribution", "check_tree", "check_utilities", "boost_options", "MAX_FIXED_STEP", "SELECTIONS",
            "METHODS"]
 
 #: HUC-Boost (Algorithm 1/3) and UC-Boost.
@@ -49,6 +49,37 @@ def check_distribution(dist) -> FiniteDistribution:
     return dist
 
 
+def check_tree(tree) -> LabelTree:
+    """``tree``, checked to be a :class:`LabelTree` (Sec. 2.1's tree ``T``).
+
+    Parameters
+    ----------
+    tree : LabelTree
+        The tree to check.
+
+    Returns
+    -------
+    LabelTree
+        ``tree``.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``tree`` for anything else, naming the constructors.
+
+    Examples
+    --------
+    >>> check_tree({"r": ["a", "b"]})
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), got dict
+    """
+    if not isinstance(tree, LabelTree):
+        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
+                       f"got {type(tree).__name__}", kind="tree")
+    return tree
+
+
 def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
     """Check that utilities can be audited on a tree with a number of atoms (A.1's utilities on Sec. 2.1's tree).
 
@@ -81,9 +112,7 @@ def check_utilities(tree, n_atoms: int, utilities: Mapping[str, Utility]):
     ...
     huc_ref.errors.HUCError: utilities['u']: expected a Utility, got int
     """
-    if not isinstance(tree, LabelTree):
-        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
-                       f"got {type(tree).__name__}", kind="tree")
+    check_tree(tree)
     if not isinstance(utilities, Mapping) or not utilities:
         raise HUCError("utilities: expected a non-empty mapping from name to utility", kind="type")
     for name, u in utilities.items():
@@ -202,7 +231,13 @@ def boost_settings(tree, n_atoms: int, utilities: dict, *, method, select, epsil
         raise HUCError(f"max_updates: must be a non-negative integer, got {given(max_updates)}", kind="option")
     if isinstance(step, str) and step.startswith("fixed:"):  # the command line's spelling, accepted here too
         step = step[len("fixed:"):]
-    fixed = None if one_of(step, ("adaptive",)) else exact(step, "step")
+    try:
+        fixed = None if one_of(step, ("adaptive",)) else exact(step, "step")
+    except HUCError as err:
+        if err.kind != "not_exact" or not isinstance(step, str):
+            raise
+        raise HUCError(f"step: expected 'adaptive' or a fixed step magnitude (a number, or 'fixed:A'), got "
+                       f"{given(step, 40)}", kind="option") from None
     if fixed is not None and fixed <= 0:
         raise HUCError(f"step: a fixed step magnitude must be positive, got {shown(fixed)}",
                        kind="nonpositive")

@@ -589,8 +589,8 @@ def check_boosting_runs_as_specified():
     # two passes a run that needs more (the fifth population: ten passes over two nodes) stops after two
     dist4, us4, _ = list(_boost_cases(random.Random(36)))[4]
     n4 = len(dist4.tree.branching_nodes)
-    free = boost(dist4, us4, select="passes", epsilon=eps, engine="fast")
-    short = boost(dist4, us4, select="passes", epsilon=eps, engine="fast", max_passes=2)
+    free = boost(dist4, us4, select="passes", epsilon=eps, arithmetic="float64")
+    short = boost(dist4, us4, select="passes", epsilon=eps, arithmetic="float64", max_passes=2)
     expect(len(free.audits) > 2 * n4 and short.stopped == "budget" and short.audits == free.audits[:2 * n4],
            f"a budget of 2 passes: stopped by {short.stopped!r} after {len(short.audits)} audits of {n4} nodes")
     from huc_ref import Table

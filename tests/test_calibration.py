@@ -385,8 +385,8 @@ def test_a_model_file_with_nan_or_a_repeated_key_is_refused_by_the_cli(tmp_path,
     (lambda m, P, y: HUCBoost(m.tree, m.utilities, initial=TemperatureScaling()).fit(P, y, validation=(P, y * 0 + 3)),
      "reference", "validation[1][0]: 3 is not a label name or id"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, subgroups={"g": y == 0}, validation=(P, y, {"h": y})),
-     "missing_field", "validation[2]: the model was fitted with subgroup 'g'; give its values ({'g': ...} in "
-     "validation[2])"),
+     "missing_field", "validation[2]: the model was fitted with subgroup 'g'; give its values under that name in "
+     "validation[2] (one per row of validation[0])"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, subgroups={"g": y == 0}, validation=(P, y, {"g": y[:3]})),
      "length", "validation[2]['g']: expected one value per row of validation[0] (200), got shape (3,)"),
     (lambda m, P, y: HUCBoost(m.tree, m.utilities).fit(P, y, validation=(P, y, [y])), "type",

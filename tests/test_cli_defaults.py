@@ -88,8 +88,8 @@ def test_a_headerless_npy_in_another_order_is_refused_then_read_in_the_stated_or
                comments="")  # (pd.DataFrame(clf.predict_proba(X), columns=clf.classes_).to_csv(index=False))
     assert _doc(*base[:3], d / "clf.csv", *base[4:]) == reference
     assert _doc(*base, "--columns", ",".join(labels)) != reference  # (the misreading the refusal prevents)
-    exact = _doc(*base, "--columns", ",".join(classes), "--engine", "exact")
-    assert exact["engine"] == "exact"
+    exact = _doc(*base, "--columns", ",".join(classes), "--arithmetic", "exact")
+    assert exact["arithmetic"] == "exact"
     from huc_ref import FiniteDistribution, audit
     truth = audit(FiniteDistribution.from_floats(tree, y.tolist(), P), utilities).to_json()
     assert exact["huc"] == truth["huc"] and exact["uc"] == truth["uc"]
@@ -169,22 +169,25 @@ def test_every_way_of_naming_the_columns_gives_the_audit_of_the_tree_order(shape
 def test_the_fast_engine_audits_array_files_and_the_exact_engine_case_documents(tmp_path):
     """``huc audit`` on array files ran the exact engine by default (tens of times slower, reporting
     the floats' exact values as long fractions); it now runs the fast one there, and the exact one on
-    a ``huc-case/1`` document; ``--engine`` chooses either for both (the result's ``engine``)."""
+    a ``huc-case/1`` document; ``--arithmetic`` chooses either for both (the result's ``arithmetic``),
+    and ``--engine``, its spelling before, still does."""
     _classifier_files(tmp_path)
     arrays = ["--tree", tmp_path / "spec.json", "--predictions", tmp_path / "clf.npy", "--labels", tmp_path / "y.npy",
               "--columns", ",".join(sorted(f"c{k}" for k in range(12)))]
-    assert _doc(*arrays)["engine"] == "fast"
-    assert _doc(*arrays, "--engine", "exact")["engine"] == "exact"
-    assert _doc(D1)["engine"] == "exact" and _doc(D1)["huc"]["value"] == "1/4"  # App. D.1: HUC = 1/4
-    assert _doc(D1, "--engine", "fast")["engine"] == "fast"
+    assert _doc(*arrays)["arithmetic"] == "float64"
+    assert _doc(*arrays, "--arithmetic", "exact")["arithmetic"] == "exact"
+    assert _doc(*arrays, "--engine", "exact")["arithmetic"] == "exact"
+    assert _doc(D1)["arithmetic"] == "exact" and _doc(D1)["huc"]["value"] == "1/4"  # App. D.1: HUC = 1/4
+    assert _doc(D1, "--arithmetic", "float64")["arithmetic"] == "float64"
+    assert _doc(D1, "--engine", "fast")["arithmetic"] == "float64"
     small = ["--tree", tmp_path / "spec.json", "--predictions", tmp_path / "few.npy", "--labels",
              tmp_path / "few_y.npy"]
     np.save(tmp_path / "few.npy", np.load(tmp_path / "clf.npy")[:2])
     np.save(tmp_path / "few_y.npy", np.load(tmp_path / "y.npy")[:2])
     columns = arrays[-2:]
-    for engine in ("fast", "exact"):  # --null exact enumerates labels on the exact predictions, either engine auditing
-        doc = _doc(*small, *columns, "--null", "exact", *(["--engine", engine] if engine == "exact" else []))
-        assert doc["engine"] == engine and doc["significance"]["method"] == "exact"
+    for arithmetic in ("float64", "exact"):  # --null exact enumerates labels on the exact predictions, either auditing
+        doc = _doc(*small, *columns, "--null", "exact", *(["--arithmetic", "exact"] if arithmetic == "exact" else []))
+        assert doc["arithmetic"] == arithmetic and doc["significance"]["method"] == "exact"
 
 
 def test_a_float_report_prints_decimals_and_an_exact_one_fractions(tmp_path):
@@ -264,7 +267,7 @@ def test_a_label_of_probability_0_names_how_each_caller_smooths(tmp_path):
     code, _, err = _run("audit", *args)
     assert code == 2 and err == ("huc: error: --predictions[0]: the label 'c' has probability 0, where the audit's "
                                  f"means are 0/0 (the paper assumes p_y > 0, A.2); {SMOOTH}\n")
-    assert _doc(*args, "--smooth", "1e-10")["engine"] == "fast"
+    assert _doc(*args, "--smooth", "1e-10")["arithmetic"] == "float64"
 
 
 @pytest.mark.parametrize("command", ["audit", "boost"])
@@ -287,8 +290,8 @@ def test_an_array_file_in_place_of_a_case_names_the_options_that_read_it(tmp_pat
 @pytest.mark.parametrize("bad, message, mended", [
     (["--null", "0"], "--null: expected a positive integer (at most 1000000) or 'exact', got 0", ["--null", "19"]),
     (["--null", "19", "--seed", "-1"], "--seed: expected a non-negative integer, got -1", ["--null", "19"]),
-    (["--engine", "exact", "--max-digits", "0"], "--max-digits: expected a positive integer, got 0",
-     ["--engine", "exact", "--max-digits", "100000"]),
+    (["--arithmetic", "exact", "--max-digits", "0"], "--max-digits: expected a positive integer, got 0",
+     ["--arithmetic", "exact", "--max-digits", "100000"]),
     (["{case}"], "audit: give a case file ('{case}') or array files (--predictions), not both", []),
     (["--columns", "c0,c1"], "--columns: names the columns of the predictions files ['c0', 'c1'], but the tree's "
                              "labels are ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10', 'c11'] "
@@ -335,7 +338,7 @@ def test_columns_apply_to_array_files_and_a_misspelt_spec_field_is_refused(tmp_p
     assert code == 2 and err == ("huc: error: colums: unknown field of a spec (it has tree, labels, utilities and "
                                  "columns)\n")
     (tmp_path / "fixed.json").write_text(json.dumps({**spec, "columns": classes}))
-    assert _doc("--tree", tmp_path / "fixed.json", *arrays)["engine"] == "fast"
+    assert _doc("--tree", tmp_path / "fixed.json", *arrays)["arithmetic"] == "float64"
 
 
 def test_the_demo_names_no_option_it_lacks(capsys):

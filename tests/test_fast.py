@@ -110,10 +110,10 @@ def test_cli_engine_fast_matches_exact(capsys):
     from huc_ref.cli import main
     from huc_ref.vectors import load_vectors
     case = str(Path(__file__).resolve().parents[1] / "examples" / "cases" / "four_leaf_cancellation.json")
-    assert main(["audit", case, "--json", "--engine", "fast"]) == 0
+    assert main(["audit", case, "--json", "--arithmetic", "float64"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["engine"] == "fast" and doc["huc"]["value"] == 0.25 and doc["huc"]["interval"] == [0.5, 0.5]
-    assert main(["audit", case, "--engine", "fast"]) == 0  # the report, with the fast engine's decimals
+    assert doc["arithmetic"] == "float64" and doc["huc"]["value"] == 0.25 and doc["huc"]["interval"] == [0.5, 0.5]
+    assert main(["audit", case, "--arithmetic", "float64"]) == 0  # the report, with the fast engine's decimals
     assert "HUC = 0.25  at subgroup=all, utility=u, node=v0 on [0.5, 0.5]" in capsys.readouterr().out
     for v in load_vectors():  # every golden vector, to 1e-9
         if "case" in v:
@@ -480,7 +480,8 @@ def test_the_subnormal_message_gives_advice_that_works():
                                        r"renormalize=True"):
         fast_audit(y, P, t, us)
     with pytest.raises(HUCError, match=r"multiply the row by a power of two such as 2\.0\*\*600 \(renormalize=True, "
-                                       r"as given, divides each row by its sum\), or use the exact engine$"):
+                                       r"as given, divides each row by its sum\), or audit its exact value "
+                                       r"\(arithmetic='exact'\)$"):
         fast_audit(y, P, t, us, renormalize=True)  # (not told to pass what it passed)
     got = fast_audit(y, P * 2.0**600, t, us, renormalize=True)
     exact = [[Fraction(x) for x in row] for row in P]
@@ -1907,7 +1908,7 @@ def test_a_column_whose_first_entries_weigh_nothing_keeps_the_tie_rule(accelerat
     P /= P.sum(1, keepdims=True)
     y = rng.integers(0, tree.K, n)
     d = FiniteDistribution.from_floats(tree, y, P, subgroups={"all": np.ones(n), "m": rng.random(n) < 0.5})
-    fast, reference = audit(d, us, engine="fast", accelerator=accelerator), audit(d, us)
+    fast, reference = audit(d, us, arithmetic="float64", accelerator=accelerator), audit(d, us)
     for f, e in zip(fast.candidates, reference.candidates):
         assert (f.interval is None) == (e.interval is None), (f, e)
         if e.interval is not None:

@@ -333,11 +333,11 @@ def test_fit_apply_and_audit_from_array_files(tmp_path, capsys):
     assert np.array_equal(np.load(tmp_path / "out.npy"), model.predict_proba(P[200:]))
     tree, us = read_model_spec(tmp_path / "spec.json")
     assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels",
-                 f"{d}/cal_y.npy", "--subgroups", f"{d}/groups.csv", "--engine", "fast", "--json"]) == 0
+                 f"{d}/cal_y.npy", "--subgroups", f"{d}/groups.csv", "--arithmetic", "float64", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     high = (P[:120, 0] > 0.3).astype(int)
     ref = fast.audit(y[:120], P[:120], tree, us, subgroups={"all": np.ones(120), "high": high})
-    assert doc["huc"]["value"] == ref.huc.sup and doc["engine"] == "fast"
+    assert doc["huc"]["value"] == ref.huc.sup and doc["arithmetic"] == "float64"
     # the whole population is added, as huc fit adds it (K.1: "including c = 1")
     assert {row["subgroup"] for row in doc["candidates"]} == {"all", "high"}
     assert main(["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels",
@@ -378,8 +378,8 @@ def test_array_file_errors(tmp_path, capsys, args, message):
 
 @pytest.mark.parametrize("args, message", [
     # each of these options has no effect in this combination: refused, not ignored silently
-    (["audit", "{case}", "--engine", "fast", "--max-digits", "10"],
-     "--max-digits: applies to the exact engine (--engine exact); the fast engine reads float64"),
+    (["audit", "{case}", "--arithmetic", "float64", "--max-digits", "10"],
+     "--max-digits: applies to --arithmetic exact (the cost limit of its digits); float64's numbers have a fixed size"),
     (["boost", "{case}", "--max-passes", "5"],
      "--max-passes: applies to --select passes (K.1's budget of passes); greedy and drain stop at --max-updates"),
     (["boost", "{case}", "--arithmetic", "float64", "--digits", "40"],
@@ -499,24 +499,24 @@ def test_a_subnormal_entry_names_the_option_on_the_fast_engine_and_the_exact_eng
     args = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/tiny.npy", "--labels", f"{d}/cal_y.npy",
             "--json"]
     extra = ["--renormalize"] if renormalize else []
-    assert main(args + ["--engine", "fast"] + extra) == 2
+    assert main(args + ["--arithmetic", "float64"] + extra) == 2
     scale = ("(--renormalize, as given, divides each row by its sum)" if renormalize else
-             "and give --renormalize (it divides each row by its sum)")
+             "and give --renormalize (each row then stands for itself divided by its sum)")
     assert capsys.readouterr().err == (
-        f"huc: error: --predictions[4]: entry {tiny} is 1e-310, a subnormal float64 (below 2.225e-308) whose digits "
-        "the fast engine loses in sums and ratios; give --engine exact (it reads each float's exact value), or "
-        f"multiply the file's rows by a power of two such as 2.0**600 {scale}\n")
-    assert main(args + ["--engine", "exact"] + extra) == 0
+        f"huc: error: --predictions[4]: entry {tiny} is 1e-310, a subnormal float64 (below 2.225e-308): its digits "
+        f"are lost in sums and ratios; multiply the row by a power of two such as 2.0**600 {scale}, or audit its "
+        "exact value (--arithmetic exact)\n")
+    assert main(args + ["--arithmetic", "exact"] + extra) == 0
     exact = Fraction(json.loads(capsys.readouterr().out)["huc"]["value"])
     np.save(tmp_path / "scaled.npy", P * 2.0**600)
-    assert main(args[:4] + [f"{d}/scaled.npy"] + args[5:] + ["--engine", "fast", "--renormalize"]) == 0
+    assert main(args[:4] + [f"{d}/scaled.npy"] + args[5:] + ["--arithmetic", "float64", "--renormalize"]) == 0
     scaled = Fraction(json.loads(capsys.readouterr().out)["huc"]["value"])
     assert abs(scaled - exact) <= Fraction(1, 10**12)
 
 
 @pytest.mark.parametrize("options, why, fast_mends", [
-    (["--engine", "exact"], "", True),
-    (["--engine", "fast", "--null", "exact"], " (which --null exact needs)", False),
+    (["--arithmetic", "exact"], "exact arithmetic", True),
+    (["--arithmetic", "float64", "--null", "exact"], "--null exact (an exact enumeration)", False),
 ])
 def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_path, capsys, options, why,
                                                                          fast_mends):
@@ -535,14 +535,14 @@ def test_a_zero_off_the_label_names_the_option_where_the_exact_engine_runs(tmp_p
     d = str(tmp_path)
     args = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/dt.npy", "--labels", f"{d}/dt_y.npy"]
     assert main(args + options) == 2
-    remedy = ", or --engine fast (it reads a row's means only on its label's path)" if fast_mends else ""
+    remedy = ", or --arithmetic float64 (it reads a row's means only on its label's path)" if fast_mends else ""
     assert capsys.readouterr().err == (
-        f"huc: error: --predictions[4]: entry {zero} is 0, and the exact engine{why} takes predictions in the open "
+        f"huc: error: --predictions[4]: entry {zero} is 0, and {why} takes predictions in the open "
         "simplex (p_y > 0, A.2); give --smooth KAPPA (K.1's kappa_init, each prediction mixed with the uniform law: "
         f"(1-k) p + k/K){remedy}\n")
     assert main(args + options + ["--smooth", "1/1000", "--json"]) == 0
     if fast_mends:
-        assert main(args + ["--engine", "fast", "--json"]) == 0
+        assert main(args + ["--arithmetic", "float64", "--json"]) == 0
 
 
 @pytest.mark.parametrize("engine", ["fast", "exact"])
@@ -585,8 +585,9 @@ def test_a_label_of_probability_0_names_the_option_and_smooth_mends_it(tmp_path,
             "--engine", engine]
     assert main(args) == 2
     label = ["y1", "y2", "y3", "y4"][y[11]]
-    assert capsys.readouterr().err.startswith(f"huc: error: --predictions[11]: the label {label!r} has probability "
-                                              "0, where the audit's means are 0/0 (the paper assumes p_y > 0, A.2)")
+    err = capsys.readouterr().err
+    assert err.startswith(f"huc: error: --predictions[11]: the label {label!r} has probability 0, where the audit's "
+                          "means are 0/0 (the paper assumes p_y > 0, A.2); give --smooth KAPPA (K.1's kappa_init")
     assert main(args + ["--smooth", "1/1000", "--json"]) == 0
 
 
@@ -835,7 +836,8 @@ def test_bad_label_and_subgroup_files_are_named_by_their_options(tmp_path, capsy
              "--val-subgroups: expected a .csv file with a header row of subgroup names and 80 rows"),
             (fit + ["--labels", f"{d}/cal_y.npy", "--subgroups", f"{d}/groups.csv"] + val +
              ["--val-labels", f"{d}/val_y.csv", "--val-subgroups", f"{d}/val_groups.csv"],
-             "--val-subgroups: the model is fitted with subgroup 'high'; give its values in a --val-subgroups file"),
+             "--val-subgroups: the model was fitted with subgroup 'high'; give its values under that name in "
+             "--val-subgroups (one per row of --val-predictions)"),
             (["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/short_y.npy"],
              "--labels: has 119 labels, --predictions has 120 rows")]:
         assert main(args) == 2
@@ -912,23 +914,26 @@ def test_fit_reports_p_values_before_and_after(tmp_path, capsys):
     assert err.count("(p = ") == 4 and "optimistic" not in err
     assert main(["fit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
                  "--null", "exact", "-o", f"{d}/model.json"]) == 2
-    assert capsys.readouterr().err.strip() == ("huc: error: --null: 'exact' applies to huc audit of a case; give huc "
-                                               "fit a number of draws")
+    assert capsys.readouterr().err.strip() == ("huc: error: --null: 'exact' enumerates the label assignments of an "
+                                               "exact distribution (huc_ref.audit); the fit's report draws labels: "
+                                               "give a number of draws")
 
 
 def test_audit_accelerator_option(tmp_path, capsys):
     """--accelerator numba gives the numpy accelerator's p-values (or says numba is missing);
-    with the exact engine it is one clear error."""
+    in exact arithmetic it is one clear error, naming the arithmetic numba computes and the
+    accelerators exact arithmetic takes."""
     from huc_ref.fast import numba_available
     _array_files(tmp_path)
     d = str(tmp_path)
     base = ["audit", "--tree", f"{d}/spec.json", "--predictions", f"{d}/cal.npy", "--labels", f"{d}/cal_y.npy",
             "--null", "49", "--json"]
-    assert main(base + ["--engine", "exact", "--accelerator", "numba"]) == 2
-    assert capsys.readouterr().err.strip() == "huc: error: --accelerator: applies to the fast engine (--engine fast)"
-    assert main(base + ["--engine", "fast"]) == 0
+    assert main(base + ["--arithmetic", "exact", "--accelerator", "numba"]) == 2
+    assert capsys.readouterr().err.strip() == ("huc: error: --accelerator: 'numba' computes float64 (--arithmetic "
+                                               "float64); --arithmetic exact takes 'fraction' or 'gmpy2'")
+    assert main(base + ["--arithmetic", "float64"]) == 0
     plain = json.loads(capsys.readouterr().out)["significance"]
-    code = main(base + ["--engine", "fast", "--accelerator", "numba"])
+    code = main(base + ["--arithmetic", "float64", "--accelerator", "numba"])
     if numba_available():
         assert code == 0 and json.loads(capsys.readouterr().out)["significance"] == plain
     else:
@@ -990,7 +995,7 @@ def test_a_predictions_header_in_another_order_is_read_by_name(tmp_path, capsys)
         out = capsys.readouterr().out
         return code, {k: v for k, v in json.loads(out).items() if k not in ("case", "message")}
     _, first = audit("tree")
-    assert first["engine"] == "fast" and audit("sorted") == (0, first)
+    assert first["arithmetic"] == "float64" and audit("sorted") == (0, first)
     code, refused = audit("generic")
     assert code == 2 and refused["kind"] == "labels"
     assert audit("generic", "--columns", ",".join(sorted(labels))) == (0, first)

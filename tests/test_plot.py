@@ -312,8 +312,8 @@ def test_an_audit_of_either_engine_is_drawn_beside_its_data():
     from huc_ref.plot import score_histogram
     us = {"u": Table(FOUR, [-1, 1, 1, 1])}
     d = FiniteDistribution(FOUR, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])  # App. D.1
-    for engine in ("exact", "fast"):
-        r = audit(d, us, engine=engine)
+    for arithmetic in ("exact", "float64"):
+        r = audit(d, us, arithmetic=arithmetic)
         for fig in (plot_audit(d, us, r), plot_audit(d, us, result=r)):
             assert fig.axes[0].get_title() == "u: UC = 0, HUC = 0.25 (node v0)"
             assert _legend(_strips(fig)[0])[:2] == ["UC: empty", "v0: [0.5, 0.5]"]

@@ -409,6 +409,8 @@ OVERSIZED_ALLOWED = {
     "a keyword of the constructor, which get_params and set_params read",
     "huc_ref/fast/boost.py:boost_sample": "a public entry point: the sample's arrays and subgroups beside the "
     "keyword-only options of huc_ref.boost (method, epsilon, step, select, max_updates, max_passes, progress)",
+    "huc_ref/engines.py:audit_arrays": "fast.audit's arrays and keywords, which users call it with, plus the "
+    "arithmetic, the smoothing and the exact audit's max_digits (and engine, deprecated), all keyword-only",
     "huc_ref/fast/scale.py:audit": "the Dask twin of fast.audit, which users call with the same keywords, "
     "plus the three of the scheduler (shuffle, range_rows, progress), all keyword-only",
     "huc_ref/fast/scale.py:audit_partitions": "fast.scale.audit on partitions already read (a Parquet "

@@ -230,7 +230,8 @@ def test_the_exact_engine_states_its_cost_limit(tmp_path, capsys):
         atoms.append({"p": p + [1 - sum(p)], "label": "a"})
     d = FiniteDistribution(t, atoms)
     with pytest.raises(HUCError, match=r"^atoms: the exact inputs hold about \d+ digits, more than max_digits = "
-                                       r"10000000 \(the exact engine's cost grows with them\)") as err:
+                                       r"10000000 \(the exact audit's cost grows with them\); pass max_digits=N for "
+                                       r"a larger limit, or arithmetic='float64'$") as err:
         audit(d, {"u": TopK(t, 1)})
     assert err.value.kind == "too_large"
     small = FiniteDistribution(t, atoms[:3])
@@ -242,7 +243,11 @@ def test_the_exact_engine_states_its_cost_limit(tmp_path, capsys):
                                 "labels": ["a", "b"], "utilities": {"u": {"kind": "table", "values": [0, 1]}},
                                 "atoms": [{"p": ["1/3", "2/3"], "label": "a"}]}))
     assert main(["audit", str(path), "--max-digits", "2"]) == 2
-    assert "more than max_digits = 2 " in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "more than --max-digits = 2 " in err and err.endswith("; give --max-digits N for a larger limit, or "
+                                                                  "--arithmetic float64\n")
+    assert main(["audit", str(path), "--max-digits", "100"]) == 0
+    assert main(["audit", str(path), "--arithmetic", "float64"]) == 0
 
 
 @pytest.mark.parametrize("accelerator", ["numpy"] + (["numba"] if __import__("huc_ref").fast.numba_available() else []))
@@ -466,7 +471,7 @@ def _core_calls():
         (lambda: interval_moment(d, us["u"], np.array(["all", "x"]), None), "subgroup an array of shape (2,) is not "
          "one of ['all']"),
         (lambda: Interval.closed(None, 1), "lo: expected a number, got NoneType"),
-        (lambda: audit(d, us, max_digits=None), "max_digits: expected a positive integer, got None"),
+        (lambda: audit(d, us, max_digits="many"), "max_digits: expected a positive integer, got 'many'"),
         (lambda: audit(d, us, rational=np.array(["fraction"])), "rational: expected 'fraction' or 'gmpy2', got an "
          "array of shape (1,)"),
         (lambda: FiniteDistribution(t, [{"p": ["1/4"] * 4, "label": "y1"}], renormalize=np.array([1, 0])),

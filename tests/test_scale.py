@@ -523,8 +523,9 @@ def test_huc_audit_of_a_parquet_dataset_is_the_in_memory_audit(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("argv, message, remedy", [
-    (["--engine", "exact"], "--predictions: a Parquet dataset (a folder or a glob) is audited by the fast engine, "
-                            "partition by partition, out of core; give --engine fast", ["--engine", "fast"]),
+    (["--arithmetic", "exact"], "--predictions: a Parquet dataset (a folder or a glob) is audited in float64, "
+                                "partition by partition, out of core; give --arithmetic float64",
+     ["--arithmetic", "float64"]),
     (["--engine", "fast", "--label-column", "y"], "--label-column: the dataset has no column 'y' (its columns: ",
      ["--engine", "fast", "--label-column", "label"]),
     (["--engine", "fast", "--labels", "y.npy"], "--labels: a Parquet dataset holds its labels in a column; name it "
@@ -535,6 +536,8 @@ def test_huc_audit_of_a_parquet_dataset_is_the_in_memory_audit(tmp_path, capsys)
     (["--columns", ",".join(f"y{a}_{b}" for a in range(3) for b in range(3))],
      "--columns: states the order of a headerless predictions file; a Parquet dataset's columns are named by the "
      "labels and read by name", []),
+    (["--max-digits", "10"], "--max-digits: applies to --arithmetic exact (the cost limit of its digits)", []),
+    (["--max-null-work", "10"], "--max-null-work: applies to --null (the budget of its draws)", ["--null", "9"]),
     (["--null", "9", "--max-null-work", "1"], "--null 9: 9 draws, each an audit: about 8.4e+06 units of work",
      ["--null", "9", "--max-null-work", "8393301"]),
 ])

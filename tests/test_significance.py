@@ -80,7 +80,7 @@ def test_the_fast_engine_enumerates_the_same_exact_p_values():
                                     {"p": ["1/6", "1/6", "2/3"], "label": "y1"},
                                     {"p": ["1/3", "1/3", "1/3"], "label": "y2"}])
     us = {"u": Table(CHERRY, [1, 0, 1]), "top1": Top1AtDepth(CHERRY, 1)}
-    exact, fast = (audit(d, us, engine=e, null_draws="exact").significance for e in ("exact", "fast"))
+    exact, fast = (audit(d, us, arithmetic=a, null_draws="exact").significance for a in ("exact", "float64"))
     assert exact.rows == fast.rows and (exact.uc, exact.huc) == (fast.uc, fast.huc)
 
 
@@ -93,23 +93,23 @@ def test_resampling_falls_within_its_monte_carlo_error_of_the_exact_p_value():
     us = {"u": Table(CHERRY, [1, 0, 1]), "top1": Top1AtDepth(CHERRY, 1)}
     exact = audit(d, us, null_draws="exact").significance
     B = 4000
-    sampled = audit(d, us, engine="fast", null_draws=B, seed=11).significance
+    sampled = audit(d, us, arithmetic="float64", null_draws=B, seed=11).significance
     assert sampled.method == "resampling" and (sampled.draws, sampled.seed) == (B, 11)
     for p, q in zip(list(sampled.rows) + [sampled.uc, sampled.huc], list(exact.rows) + [exact.uc, exact.huc]):
         se = math.sqrt(float(q) * (1 - float(q)) / B)
         assert abs(float(p) - float(q)) <= 4 * se + 1 / (B + 1), (p, q)
     # the exact engine's resampling draws the same labels from the same seed
     small = audit(d, us, null_draws=60, seed=5).significance
-    assert small.rows == audit(d, us, engine="fast", null_draws=60, seed=5).significance.rows
+    assert small.rows == audit(d, us, arithmetic="float64", null_draws=60, seed=5).significance.rows
 
 
 def test_resampling_is_reproducible_and_the_seed_matters():
     d = FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"},
                                     {"p": ["1/6", "1/6", "2/3"], "label": "y1"}] * 3)
     us = {"u": Table(CHERRY, [1, 0, 1])}
-    a, b = (audit(d, us, engine="fast", null_draws=99, seed=3).significance for _ in range(2))
+    a, b = (audit(d, us, arithmetic="float64", null_draws=99, seed=3).significance for _ in range(2))
     assert a == b
-    others = {audit(d, us, engine="fast", null_draws=99, seed=s).significance.rows for s in range(6)}
+    others = {audit(d, us, arithmetic="float64", null_draws=99, seed=s).significance.rows for s in range(6)}
     assert len(others) > 1
 
 
@@ -184,9 +184,9 @@ def test_p_values_in_the_result_document_and_its_schema():
     d = FiniteDistribution(CHERRY, [{"p": ["1/2", "1/4", "1/4"], "label": "y3"},
                                     {"p": ["1/6", "1/6", "2/3"], "label": "y1"}])
     us = {"u": Table(CHERRY, [1, 0, 1])}
-    for engine in ("exact", "fast"):
-        doc = json.loads(json.dumps(audit(d, us, engine=engine, null_draws=19, seed=2).to_json("c")))
-        jsonschema.validate(doc, result_schema(engine))
+    for arithmetic in ("exact", "float64"):
+        doc = json.loads(json.dumps(audit(d, us, arithmetic=arithmetic, null_draws=19, seed=2).to_json("c")))
+        jsonschema.validate(doc, result_schema(arithmetic))
         assert doc["significance"]["method"] == "resampling" and doc["significance"]["draws"] == 19
         assert all(F(row["p_value"]).denominator in (1, 2, 4, 5, 10, 20) for row in doc["candidates"])
         assert doc["huc"]["p_value"] == doc["significance"]["huc"]
@@ -234,8 +234,8 @@ def _classes(K: int) -> LabelTree:
                                                                                         range(K)])
 
 
-@pytest.mark.parametrize("engine", ["exact", "fast"])
-def test_the_cost_of_the_null_is_bounded_by_work_and_max_null_work_lifts_it(engine):
+@pytest.mark.parametrize("arithmetic, engine", [("exact", "exact"), ("float64", "fast")])
+def test_the_cost_of_the_null_is_bounded_by_work_and_max_null_work_lifts_it(arithmetic, engine):
     """The null's cost is estimated as work, not counted (``null_work``): ``null_draws='exact'``
     on two rows of 1,000 classes is a million assignments, within the old cap of 10**6
     assignments, yet hours of audits (about 4 CPU-hours measured on the exact engine); it is
@@ -248,20 +248,20 @@ def test_the_cost_of_the_null_is_bounded_by_work_and_max_null_work_lifts_it(engi
     cherry = {"u": Table(CHERRY, [1, 0, 1])}
     needed = 40 * (2 + {"exact": 64, "fast": 8192}[engine]) * (3 * 1 + 3)  # (V_T(u) = {v0, vL}: 3 rows)
     with pytest.raises(HUCError) as e:
-        audit(small, cherry, engine=engine, null_draws=40, max_null_work=needed - 1)
+        audit(small, cherry, arithmetic=arithmetic, null_draws=40, max_null_work=needed - 1)
     assert str(e.value).startswith(f"null_draws=40: 40 draws, each an audit: about {needed:.2g} units of work")
     assert f"give max_null_work={needed} to run it anyway, or fewer draws" in str(e.value)
-    lifted = audit(small, cherry, engine=engine, null_draws=40, max_null_work=needed)
+    lifted = audit(small, cherry, arithmetic=arithmetic, null_draws=40, max_null_work=needed)
     assert lifted.significance.draws == 40
     with pytest.raises(HUCError, match=r"^max_null_work: expected a positive integer, got 0$"):
-        audit(small, cherry, engine=engine, null_draws=40, max_null_work=0)
+        audit(small, cherry, arithmetic=arithmetic, null_draws=40, max_null_work=0)
     t = _classes(1000)
     rows = [[0.5 / 999] * 999 + [0.5], [1 / 1000] * 1000]
     d = FiniteDistribution.from_floats(t, [0, 999], np.array(rows))
     us = {"u": Table(t, [k % 2 for k in range(1000)])}
     started = time.monotonic()
     with pytest.raises(HUCError) as e:
-        audit(d, us, engine=engine, null_draws="exact")
+        audit(d, us, arithmetic=arithmetic, null_draws="exact")
     assert time.monotonic() - started < 1.0
     work = null_work(1000**2, 2, 1000, 1, 2, engine)  # (a flat tree: V_T(u) = {r})
     assert work > MAX_NULL_WORK[engine] and f"give max_null_work={work} to run it anyway" in str(e.value)

@@ -83,10 +83,10 @@ def twin_algorithm_2(blocks):
 
 
 def twin_audit(case):
-    """audit(engine="exact") vs audit(engine="fast"): the same rows, sups and UC/HUC witnesses."""
+    """audit(arithmetic="exact") vs audit(arithmetic="float64"): the same rows, sups and UC/HUC witnesses."""
     d, us = case
-    exact, fast = audit(d, us), audit(d, us, engine="fast")
-    assert (exact.engine, fast.engine) == ("exact", "fast")
+    exact, fast = audit(d, us), audit(d, us, arithmetic="float64")
+    assert (exact.arithmetic, fast.arithmetic) == ("exact", "float64")
     assert [(r.subgroup, r.utility, r.node) for r in exact.candidates] == \
         [(r.subgroup, r.utility, r.node) for r in fast.candidates]
     assert all(close(a.sup, b.sup) for a, b in zip(exact.candidates, fast.candidates))
@@ -168,7 +168,7 @@ def test_a_subclass_that_redefines_values_never_gets_its_parents_fast_form():
             return tuple(-v for v in self.b)
     u = Flipped(t, [0, 1])
     d = FiniteDistribution(t, [{"p": ["1/2", "1/2"], "eta": ["1/4", "3/4"]}])
-    assert close(audit(d, {"u": u}, engine="fast").uc.sup, audit(d, {"u": u}).uc.sup)
+    assert close(audit(d, {"u": u}, arithmetic="float64").uc.sup, audit(d, {"u": u}).uc.sup)
     assert utility_values(u, FastTree(t), np.array([[0.5, 0.5]])).tolist() == [[0.0, -1.0]]
     assert type(u).vectorised is not Table.vectorised and PerAtom.vectorised is not Table.vectorised
 

@@ -144,7 +144,7 @@ def _set(path, value):
 
 
 def _floats(doc):
-    doc["engine"] = "fast"
+    doc["arithmetic"] = "float64"
     for row in doc["candidates"]:
         row["sup"] = float(eval_fraction(row["sup"])) + 1e-12
         row["moment"] = float(eval_fraction(row["moment"]))
@@ -216,7 +216,10 @@ def eval_fraction(text):
      "candidates[0].node: missing (a huc-result/1 document requires it)"),
     ("paper-d1-cancellation", _set(["candidates", 0, "interval"], KeyError),
      "candidates[0].interval: missing (a huc-result/1 document requires it)"),
-    ("paper-d1-cancellation", _set(["engine"], KeyError), "engine: missing (a huc-result/1 document requires it)"),
+    ("paper-d1-cancellation", _set(["arithmetic"], KeyError),
+     "arithmetic: missing (a huc-result/1 document requires it)"),
+    ("paper-d1-cancellation", _set(["engine"], "exact"),
+     "engine: the deprecated name of arithmetic, given beside it; give arithmetic alone"),
     ("paper-d4-common-cell", None, "no answer file"),
 ])
 def test_checker_fails_altered_answers_with_the_reason(our_answers, tmp_path, vid, change, reason):

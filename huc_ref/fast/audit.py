@@ -4,7 +4,7 @@ Per-atom scores and terms (for sample atoms only on the label's path), one sort 
 shared by all subgroups and nodes (:class:`huc_ref.fast.intervals.Rows`), Algorithm 2 on every
 column at once.  Predictions are streamed in row chunks (:data:`CHUNK`); the optional compiled
 kernels live in :mod:`huc_ref.fast.kernels`.  The results are the exact engine's own types:
-:class:`huc_ref.audit.AuditResult` with float numbers (``engine="fast"``).
+:class:`huc_ref.audit.AuditResult` with float numbers (``arithmetic="float64"``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..results import AuditResult, Candidate
 from ..significance import candidate_rows, check_null, check_null_work, resampling_p_values
 from ..tree import LabelTree, label_names
 from ..utilities import Utility
-from ..validation import check_utilities
+from ..validation import check_tree, check_utilities
 from .intervals import Rows, tie_blocks  # noqa: F401 (tie_blocks: re-exported for the twins' tests)
 from .memory import level_sums_in_place, sample_block
 from .numbers import (
@@ -42,7 +42,7 @@ from .utilities import LabelFreeMeans, exact_scores, magnitude, path_plan, score
 from .workers import THREADS, run_all, run_staged
 
 __all__ = ["CHUNK", "SERIAL_CELLS", "chunk_rows", "THREADS", "ROW_SUM_TOLERANCE", "audit", "audit_distribution",
-           "numba_available", "sample_arrays", "sample_rows", "check_label_mass", "zero_label",
+           "numba_available", "sample_arrays", "subgroup_columns", "sample_rows", "check_label_mass", "zero_label",
            "sample_terms", "sample_tables", "SampleTerms"]
 
 
@@ -563,7 +563,8 @@ def sample_terms(ft: FastTree, P, labels: np.ndarray, utilities: Mapping[str, Ut
                  if row_sum_tolerance is not None else "(renormalize=True, as given, divides each row by its sum)")
         return s + int(i), (f"entry {int(j)} is {X[i, j].item()!r}, a subnormal float64 (below "
                             f"{SMALLEST_NORMAL:.4g}): its digits are lost in sums and ratios; multiply the row "
-                            f"by a power of two such as 2.0**600 {scale}, or use the exact engine"), "float_range"
+                            f"by a power of two such as 2.0**600 {scale}, or audit its exact value "
+                            "(arithmetic='exact')"), "float_range"
 
     # one chunk: no threads; Ctrl-C: the queued chunks are dropped, not run to the end
     bad = [b for b in run_all(chunk, range(0, n, step), THREADS) if b is not None]
@@ -789,7 +790,7 @@ def result_rows(tree: LabelTree, tables: dict, subgroups: list, n: int, is_sampl
             candidates += Candidate.of_table(c_name, name, nodes, sup[k], witness[k], moment[k])
     relevant = {name: tuple(nodes[1:]) for name, (nodes, *_) in found.items()}
     near = [table.near_ties for table in tables.values() if getattr(table, "near_ties", None) is not None]
-    return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, engine="fast",
+    return AuditResult(tuple(candidates), relevant, tuple(subgroups), n, is_sample, arithmetic="float64",
                        near_ties=sum(near[1:], near[0]) if near else None)
 
 
@@ -797,7 +798,7 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
                        accelerator: str = "numpy", predictions: np.ndarray | None = None,
                        weights: np.ndarray | None = None) -> AuditResult:
     """UC and HUC of a finite distribution in float64, as the exact engine's :class:`AuditResult`
-    (``engine="fast"``; :func:`huc_ref.audit` with ``engine="fast"`` calls this).
+    (``arithmetic="float64"``; :func:`huc_ref.audit` with ``arithmetic="float64"`` calls this).
 
     Sample atoms take the path form (F.4), with the ``accelerator`` given (``"numba"``: the
     compiled kernels); population atoms with a law ``eta`` the C.2 form.  ``predictions``
@@ -835,8 +836,8 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     >>> t = LabelTree.from_children("v0", {"v0": ["vL", "vR"], "vL": ["y1", "y2"], "vR": ["y3", "y4"]})
     >>> d = FiniteDistribution(t, [{"p": ["1/4"] * 4, "eta": ["1/4", 0, "3/8", "3/8"]}])
     >>> r = audit_distribution(d, {"u": Table(t, [-1, 1, 1, 1])})
-    >>> r.uc.sup, r.huc.sup, r.huc.node, r.huc.interval, r.engine
-    (0.0, 0.25, 'v0', (0.5, 0.5), 'fast')
+    >>> r.uc.sup, r.huc.sup, r.huc.node, r.huc.interval, r.arithmetic
+    (0.0, 0.25, 'v0', (0.5, 0.5), 'float64')
     """
     check_utilities(dist.tree, dist.n, utilities)
     ft = FastTree(dist.tree)
@@ -1059,9 +1060,7 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
     >>> P.tolist(), ids.tolist(), w.tolist(), names, WT.tolist()
     ([[0.5, 0.5], [0.25, 0.75]], [1, 0], [0.25, 0.75], ['all', 'x'], [[0.25, 0.75], [0.25, -0.75]])
     """
-    if not isinstance(tree, LabelTree):
-        raise HUCError(f"tree: expected a LabelTree (LabelTree.from_children, .from_paths or .from_nested), "
-                       f"got {type(tree).__name__}", kind="tree")
+    check_tree(tree)
     y_prob, names = tree.frame_columns(y_prob, labels)  # (a DataFrame's column names)
     y_prob = tree.label_columns(y_prob, names)  # (in the tree's label order, or one error saying how to declare it)
     P = y_prob if isinstance(y_prob, np.ndarray) else as_floats(y_prob, "y_prob")
@@ -1082,26 +1081,67 @@ def sample_arrays(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utili
             raise HUCError("sample_weight: sums to 0; the weights need a positive sum", kind="probability_sum")
         w = w / w.max()  # so that the sum cannot overflow (1e308 + 1e308)
         w = w / math.fsum(w.tolist())  # exactly rounded: the same bits whatever the rows' order
-    groups = {WHOLE_POPULATION: None} if subgroups is None else subgroup_mapping(subgroups)  # (None: everyone)
+    if subgroups is None:  # everyone: the weights alone
+        return P, ids, w, ["all"], w[None, :]
+    groups = subgroup_columns(subgroups, n)
     if WHOLE_POPULATION not in groups:  # K.3: "The whole-population indicator is always included"
         groups = {WHOLE_POPULATION: None, **groups}
-    WT = w[None, :] if len(groups) == 1 and subgroups is None else np.empty((len(groups), n))  # w_i c(x_i) per row
-    for k, (name, values) in enumerate(groups.items() if subgroups is not None else ()):
-        if values is None:  # (the whole population, added: the weights alone)
+    WT = np.empty((len(groups), n))  # w_i c(x_i), one row per subgroup
+    for k, c in enumerate(groups.values()):
+        if c is None:  # (the whole population, added: the weights alone)
             WT[k] = w
-            continue
+        else:
+            np.multiply(w, c, out=WT[k])
+    return P, ids, w, list(groups), WT
+
+
+def subgroup_columns(subgroups, n: int) -> dict:
+    """A sample's subgroup family ``C`` (Sec. 2.1: ``c: X -> [-1, 1]``) as given to the array entry
+    points, checked: a mapping from a name to ``n`` values in [-1, 1] (a boolean mask read as the
+    indicator), the name ``"all"`` the whole population's (K.1's ``c = 1``: its values 1, or
+    refused); float64 columns by name, or one HUCError naming the subgroup and its row.
+
+    Parameters
+    ----------
+    subgroups : mapping of str to n values, or a DataFrame
+        The subgroups by name (:func:`huc_ref.distribution.subgroup_mapping`).
+    n : int
+        The number of rows.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Each subgroup's ``n`` values, float64.
+
+    Raises
+    ------
+    HUCError
+        Naming the subgroup and row of a value that is not in [-1, 1], a bad name, or an
+        ``"all"`` that is not 1 everywhere.
+
+    Examples
+    --------
+    >>> subgroup_columns({"all": [1, 1], "odd": [False, True]}, 2)
+    {'all': array([1., 1.]), 'odd': array([0., 1.])}
+    >>> subgroup_columns({"all": [1, 0]}, 2)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: subgroups['all'][1]: is 0.0, but 'all' names the whole population (c = 1 on every ...
+    """
+    columns = {}
+    for name, values in subgroup_mapping(subgroups).items():
         check_name(name, "subgroups")
         c = subgroup_column(values, n, f"subgroups[{printable(name, 80)!r}]")
         check_whole_population(name, c, "subgroups['all'][{i}]")  # ("all" is the whole population, or refused)
-        np.multiply(w, c, out=WT[k])
-    return P, ids, w, list(groups), WT
+        columns[name] = c
+    return columns
 
 
 def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, subgroups=None,
           sample_weight=None, accelerator: str = "numpy", renormalize: bool = False, labels=None,
           null_draws: int | None = None, seed: int = 0, max_null_work: int | None = None) -> AuditResult:
     """UC and HUC of a labelled sample, from array-likes (scikit-learn's argument names), as the
-    exact engine's :class:`AuditResult` with float numbers (``engine="fast"``).
+    exact engine's :class:`AuditResult` with float numbers (``arithmetic="float64"``).
 
     Sec. 3.3 and App. F.4: only the nodes on each sample's path carry a term.  A numpy array or
     memory map ``y_prob`` is read in row chunks of about :data:`CHUNK` numbers, so the working

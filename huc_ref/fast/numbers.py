@@ -21,7 +21,7 @@ from ..errors import HUCError
 __all__ = ["TOLERANCES", "ORDER_BUDGET", "UNIT_ROUNDOFF", "SMALLEST_NORMAL", "rounding_bound", "ExactRows", "logsumexp",
            "softmax_rows", "first_max", "first_max_rows", "row_sums", "row_extremes", "weighted_row_sums", "sum_levels",
            "block_sums", "group_sums", "label_cells", "gathered_equal", "ratio", "floats", "as_floats", "entries",
-           "subgroup_column", "linear_score"]
+           "prediction_shape", "probability_rows", "subgroup_column", "linear_score"]
 
 
 #: Tolerances of the fast path, each with its reason (STYLE: kept in one place).
@@ -965,6 +965,99 @@ def as_floats(values, where: str) -> np.ndarray:
         return arr.astype(float, copy=False)
     except (TypeError, ValueError, OverflowError) as err:
         raise HUCError(f"{where}: expected numbers ({err})", kind="type") from None
+
+
+def prediction_shape(y_prob, K: int | None = None, where: str = "y_prob") -> np.ndarray:
+    """``y_prob`` as a float64 array of ``n >= 1`` rows of ``K`` predictions (Sec. 2.1's ``p(x_i)``),
+    its shape checked and its entries not read (:func:`probability_rows` reads them).
+
+    Parameters
+    ----------
+    y_prob : array-like
+        The predictions.
+    K : int, optional
+        The number of columns required (None: any).
+    where : str, default "y_prob"
+        The argument named in a message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``y_prob`` as float64.
+
+    Raises
+    ------
+    HUCError
+        Of kind ``type`` for entries that are not real numbers, ``length`` for another shape.
+
+    Examples
+    --------
+    >>> prediction_shape([[0.5, 0.5]], 3)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: y_prob: expected an n x 3 array of probabilities, got shape (1, 2)
+    """
+    P = as_floats(y_prob, where)
+    if P.ndim != 2 or P.shape[0] == 0 or (K is not None and P.shape[1] != K):
+        raise HUCError(f"{where}: expected an n x {K or 'K'} array of probabilities, got shape {P.shape}",
+                       kind="length")
+    return P
+
+
+def probability_rows(y_prob, K: int | None = None, where: str = "y_prob",
+                     tolerance: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``y_prob`` as an ``n x K`` float64 array of predictions (Sec. 2.1's ``p(x_i)``, A.2's
+    coordinates) and its row sums, computed once; one HUCError naming the argument or its first
+    bad row otherwise: entries finite and nonnegative with a positive finite sum and, with
+    ``tolerance``, each sum within it of 1 (the remedy named: ``renormalize=True``).
+
+    Parameters
+    ----------
+    y_prob : array-like
+        The predictions.
+    K : int, optional
+        The number of columns required (None: any).
+    where : str, default "y_prob"
+        The argument named in a message.
+    tolerance : float, optional
+        The largest distance of a row's sum from 1 (None: any positive sum).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The ``n x K`` float64 array and its ``n`` row sums.
+
+    Raises
+    ------
+    HUCError
+        Naming the first bad row: of kind ``float_range`` for an entry that is not finite and
+        nonnegative or a sum that is not positive and finite, ``probability_sum`` for a sum
+        beyond ``tolerance``.
+
+    Examples
+    --------
+    >>> P, sums = probability_rows([[1, 3], [0.5, 0.5]])
+    >>> P.tolist(), sums.tolist()
+    ([[1.0, 3.0], [0.5, 0.5]], [4.0, 1.0])
+    >>> probability_rows([[0.5, 0.5], [1, 3]], tolerance=1e-5)
+    Traceback (most recent call last):
+    ...
+    huc_ref.errors.HUCError: y_prob[1]: sums to 4.0, not 1 (within 1e-05); pass renormalize=True to take each row ...
+    """
+    P = prediction_shape(y_prob, K, where)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing row is reported below
+        sums = P.sum(axis=1)  # (a NaN or an infinity makes its own row's sum so, no other's)
+    bad = ~(np.isfinite(P).all(axis=1) & (P >= 0).all(axis=1) & (sums > 0) & np.isfinite(sums))
+    if bad.any():
+        raise HUCError(f"{where}[{int(np.argmax(bad))}]: entries must be finite and nonnegative, with a positive sum",
+                       kind="float_range")
+    if tolerance is not None:
+        far = np.abs(sums - 1.0) > tolerance
+        if far.any():
+            i = int(np.argmax(far))
+            raise HUCError(f"{where}[{i}]: sums to {sums[i].item()!r}, not 1 (within {tolerance:g}); pass "
+                           "renormalize=True to take each row divided by its sum", kind="probability_sum")
+    return P, sums
 
 
 def subgroup_column(values, n: int, where: str, rows: str = "y_prob") -> np.ndarray:
