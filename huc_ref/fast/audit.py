@@ -823,7 +823,7 @@ def audit_distribution(dist: FiniteDistribution, utilities: Mapping[str, Utility
     Returns
     -------
     AuditResult
-        Every candidate row, float numbers, ``engine == "fast"``.
+        Every candidate row, float numbers, ``arithmetic == "float64"``.
 
     Raises
     ------
@@ -1197,7 +1197,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     Returns
     -------
     AuditResult
-        Every candidate row with float sups and witnesses, ``engine == "fast"``.
+        Every candidate row with float sups and witnesses, ``arithmetic == "float64"``.
 
     Raises
     ------

@@ -177,7 +177,7 @@ def audit_sample(sample: Sample, utilities: Mapping[str, Utility], *, prediction
     Returns
     -------
     AuditResult
-        Every candidate row, float numbers, ``engine == "fast"``.
+        Every candidate row, float numbers, ``arithmetic == "float64"``.
 
     Raises
     ------

@@ -1062,7 +1062,7 @@ def audit(y_true, y_prob, tree: LabelTree, utilities: Mapping[str, Utility], *, 
     Returns
     -------
     AuditResult
-        The in-memory fast path's answer (:func:`huc_ref.fast.audit.audit`), ``engine == "fast"``;
+        The in-memory fast path's answer (:func:`huc_ref.fast.audit.audit`), ``arithmetic == "float64"``;
         groups of near-equal scores left whole are reported in its ``near_ties``.
 
     Raises
@@ -1164,7 +1164,7 @@ def audit_partitions(tree: LabelTree, utilities: Mapping[str, Utility], blocks: 
     Returns
     -------
     AuditResult
-        UC, HUC and every candidate row with its witness, ``engine == "fast"``.
+        UC, HUC and every candidate row with its witness, ``arithmetic == "float64"``.
 
     Raises
     ------
