@@ -30,6 +30,13 @@ import pytest
 
 from huc_ref.cli import main
 
+#: The array files' formats: Parquet where pyarrow (the ``parquet`` extra) is installed.
+try:
+    import pyarrow  # noqa: F401
+    ARRAY_SUFFIXES = [".npy", ".csv", ".parquet"]
+except ImportError:
+    ARRAY_SUFFIXES = [".npy", ".csv"]
+
 CASES = int(os.environ.get("HUC_FUZZ_CASES", "100"))
 SEED = int(os.environ.get("HUC_FUZZ_SEED", "2026"))
 ONLY = os.environ.get("HUC_FUZZ_ONLY")  # one case's number: that case alone, to replay it
@@ -155,7 +162,7 @@ def _write_array(rng: random.Random, array: np.ndarray, path: Path, names=None) 
     """``array`` as a .npy, .csv or .parquet file (``path`` without its suffix), its dtype, shape
     and bytes mutated now and then (a header that lies, a truncation, flipped bytes, a header row
     of other names, ragged or quoted cells)."""
-    suffix = rng.choice([".npy", ".csv", ".parquet"])
+    suffix = rng.choice(ARRAY_SUFFIXES)
     target = path.with_suffix(suffix)
     if rng.random() < 0.15:  # dtype and shape
         change = rng.choice([lambda a: a.astype(np.float32), lambda a: a.astype(str), lambda a: a[..., None],
