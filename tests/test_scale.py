@@ -639,6 +639,20 @@ def test_the_audit_on_a_cluster_of_processes_is_the_in_memory_audit(client):
 
 
 @pytest.mark.slow
+@settings(max_examples=6)
+@given(samples())
+def test_the_agreement_property_holds_on_a_cluster_of_processes(client, case):
+    """The agreement property of :func:`test_the_dask_audit_is_the_in_memory_audit`, its samples
+    and partitions drawn by hypothesis, on the cluster's worker processes (each partition and
+    score range pickled across a process boundary) instead of local threads."""
+    tree, y, P, us, groups, w, chunks, options = case
+    ref = fast.audit(y, P, tree, us, subgroups=groups, sample_weight=w, labels=tree.labels)
+    with client.as_current():
+        got = run(y, P, tree, us, chunks, groups, w, labels=tree.labels, range_rows=options["range_rows"])
+    assert_agrees(ref, got, tree, y, P, us, groups, w)
+
+
+@pytest.mark.slow
 def test_a_worker_killed_mid_audit_leaves_the_answer_unchanged(client):
     """One of the two worker processes is killed while the audit's score ranges run (its sorted
     partitions, held in its memory, are lost with it; a range task may be running on it): Dask
