@@ -386,19 +386,12 @@ def _dataset(args, tree, labels: bool = True):
     return dataset, subgroups
 
 
-def _dataset_error(err: HUCError, args, label_column=None) -> HUCError:
-    """A library message about a dataset's rows in the command line's words: the columns and options
-    that hold them (``y_prob[i]`` is row ``i`` of ``--predictions``; ``renormalize=True`` is
-    ``--renormalize``)."""
-    text = str(err)
-    for name, said in (("y_prob", "--predictions"), ("y_true", f"--label-column {label_column!r}"),
-                       ("sample_weight", f"--weight-column {getattr(args, 'weight_column', None)!r}")):
-        if text.startswith(name):
-            text = said + text[len(name):]
-    if text.startswith("subgroups["):
-        text = "--predictions column " + text[len("subgroups["):].replace("]", "", 1)
-    text = text.replace("pass renormalize=True", "give --renormalize").replace("renormalize=True", "--renormalize")
-    return HUCError(text, kind=err.kind)
+def _dataset_options(args) -> dict:
+    """:data:`_OPTIONS` for ``huc audit`` of a Parquet dataset: the columns that hold the library's
+    arguments named by their options (``y_true[650]`` is ``--label-column 'label'[650]``)."""
+    return {**_OPTIONS["audit --predictions"], "y_true": f"--label-column {args.label_column!r}",
+            "sample_weight": f"--weight-column {getattr(args, 'weight_column', None)!r}",
+            "subgroups": "--predictions column"}
 
 
 def _progress(command: str):
@@ -437,7 +430,7 @@ def _audit_dataset(args, tree, utilities, options: dict) -> int:
                                   renormalize=args.renormalize, null_draws=null, seed=args.seed,
                                   max_null_work=args.max_null_work, progress=_progress("audit"), spill=args.spill)
     except HUCError as err:
-        raise _dataset_error(err, args, args.label_column) from None
+        raise _command_words(err, "audit --predictions", _dataset_options(args)) from None
     name = Path(args.predictions).name
     case = _ArrayCase(name, result.n, tree.K, utilities)
     case.distribution = f"Parquet dataset, n={result.n}, K={tree.K}, {len(dataset.groups)} row groups"
@@ -569,17 +562,18 @@ def _words(args) -> str | None:
     return "audit --predictions" if command == "audit" and args.predictions is not None else command
 
 
-def _translate(words: str, command) -> str:
+def _translate(words: str, command, options: dict | None = None) -> str:
     """``words`` (a library message) in the words of ``huc COMMAND`` (:data:`_OPTIONS`): each
     ``argument=value`` as ``--option value`` (``=True``: the flag alone; ``pass`` as ``give``), and
     each argument named as a place (``argument[``, ``argument:``) or, for a name no prose uses
-    (``y_prob``, ``null_draws``), anywhere, as its option.
+    (``y_prob``, ``null_draws``), anywhere, as its option; ``options``, where given, is the table
+    in place of the command's (a dataset's columns: :func:`_dataset_options`).
 
     >>> _translate("y_prob[4]: sums to 1.5; pass renormalize=True, or null_draws='exact'", "audit --predictions")
     '--predictions[4]: sums to 1.5; give --renormalize, or --null exact'
     """
     import re
-    options = _OPTIONS.get(command, {})
+    options = _OPTIONS.get(command, {}) if options is None else options
     if not options:
         return words
     names = "|".join(re.escape(name) for name in sorted(options, key=len, reverse=True))
@@ -595,7 +589,7 @@ def _translate(words: str, command) -> str:
     return re.sub(rf"(?<![\w'-])({names})(?![\w=])(?=(\[|: )?)", place, words)
 
 
-def _command_words(err: HUCError, command) -> HUCError:
+def _command_words(err: HUCError, command, options: dict | None = None) -> HUCError:
     """``err`` in the words of ``huc COMMAND`` (:func:`_translate`), and the remedies the library
     names as its arguments (``renormalize=True``, ``smooth=kappa``:
     :func:`huc_ref.distribution.prepare_prediction`) as ``huc audit``'s and ``huc boost``'s
@@ -616,8 +610,8 @@ def _command_words(err: HUCError, command) -> HUCError:
     mends = command in ("audit", "audit --predictions", "boost")  # (the commands with --renormalize and --smooth)
     for remedy, option in ((RENORMALIZE_REMEDY, _RENORMALIZE), (SMOOTH_REMEDY, _SMOOTH), (SMOOTH_ROWS, _SMOOTH)):
         words = words.replace(remedy, option) if mends else words.replace(f"; {remedy}", "").replace(f": {remedy}", "")
-    words = _translate(words, command)
-    path = err.path if err.path is None else _translate(err.path + ": ", command)[:-2]
+    words = _translate(words, command, options)
+    path = err.path if err.path is None else _translate(err.path + ": ", command, options)[:-2]
     return err if words == str(err) else HUCError(words, kind=err.kind, path=path)
 
 
