@@ -284,7 +284,8 @@ def test_cli_boost_json_and_errors(capsys):
     assert all(len(x.replace("0.", "").lstrip("0")) >= 30 for x in doc["predictions"][0])
     assert reaudit(D1, U, doc["predictions"])[1] <= F(1, 20)
     assert main(["boost", case, "--step", "fixed"]) == 2
-    assert capsys.readouterr().err == "huc: error: --step: expected 'adaptive' or 'fixed:A', got 'fixed'\n"
+    assert capsys.readouterr().err == ("huc: error: --step: expected 'adaptive' or a fixed step magnitude (a number, "
+                                       "or 'fixed:A'), got 'fixed'\n")
     assert main(["boost", case, "--method", "uc", "--select", "passes", "--step", "fixed:1/40"]) == 0
     assert "UC-Boost on four-leaf-cancellation: 0 updates" in capsys.readouterr().out
 
