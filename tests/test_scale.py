@@ -290,6 +290,25 @@ def _bad_sample():
     return tree, rng.integers(0, 3, n), rng.dirichlet([1, 1, 1], n), {"u": TopK(tree, 1)}
 
 
+def test_columns_of_a_parquet_read_whose_pieces_do_not_line_up(tmp_path):
+    """``dd.read_parquet`` of small files, a label column and the probability columns taken apart:
+    Dask fuses the label column's small partitions (fewer pieces than ``npartitions`` says) but
+    not the wider table's; the audit reads them by rows and gives the in-memory answer (the
+    pieces' mismatch was an IndexError)."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    tree, y, P, us, groups, _, _, _ = _pinned("thirty children")
+    frame = pd.DataFrame(P, columns=list(tree.labels))
+    frame["label"] = [tree.labels[k] for k in y]
+    frame["all"] = 1.0
+    for k in range(4):
+        frame.iloc[k * 15:(k + 1) * 15].to_parquet(tmp_path / f"day-{k}.parquet", index=False)
+    logs = dd.read_parquet(str(tmp_path / "day-*.parquet"))
+    got = fast.audit(logs["label"], logs[list(tree.labels)], tree, us, subgroups={"all": logs["all"]})
+    assert_agrees(fast.audit(y, P, tree, us, labels=tree.labels), got, tree, y, P, us)
+
+
 @pytest.mark.parametrize("spoil, message", [
     (lambda y, P, g, w: P.__setitem__((37, 1), -0.5), "y_prob[37]: entries must be finite and nonnegative"),
     (lambda y, P, g, w: P.__setitem__(41, [0.5, 0.5, 1e-310]), "y_prob[41]: entry 2 is 1e-310, a subnormal float64"),
@@ -440,7 +459,9 @@ def _fitted(tree, n=300, seed=4):
 def test_predict_proba_maps_row_blocks_of_dask_collections():
     """HUCBoost's and a scaling's predict_proba of a Dask Array (and subgroups) are Dask Arrays whose
     blocks are the in-memory recalibration's rows, bit for bit; a DataFrame with its columns in
-    another order gives a DataFrame with those columns; a bad row is named by its row in the whole;
+    another order is read by name and gives a DataFrame whose columns are named as they are, in
+    classes_' order (a column named for one class holding another's was a silent error); a bad
+    row is named by its row in the whole;
     a subgroup the model was fitted with is asked for at once."""
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
@@ -457,8 +478,12 @@ def test_predict_proba_maps_row_blocks_of_dask_collections():
     order = list(np.random.default_rng(1).permutation(tree.K))
     table = pd.DataFrame(P[:, order], columns=[tree.labels[j] for j in order])
     out = model.predict_proba(dd.from_pandas(table, npartitions=3), subgroups={"half": groups["half"]})
-    assert list(out.columns) == [tree.labels[j] for j in order]
+    assert list(out.columns) == [str(c) for c in model.classes_] != [tree.labels[j] for j in order]
     assert np.array_equal(out.compute().to_numpy(), model.predict_proba(table, subgroups=groups))
+    first = tree.labels[order[0]]  # (its column holds its own class: the row sums' order aside)
+    assert np.allclose(out.compute()[first].to_numpy(),
+                       model.predict_proba(P, subgroups=groups)[:, list(model.classes_).index(first)],
+                       rtol=1e-12, atol=0)
     bad = P.copy()
     bad[260, 1] = -1.0
     with pytest.raises(HUCError, match=r"^y_prob\[260\]: entries must be finite and nonnegative"):

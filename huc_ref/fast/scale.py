@@ -925,10 +925,13 @@ def _partitions(tree, y_true, y_prob, subgroups, weights, per_atom: bool):
                                                for x in lazy) and len(lazy) == len([x for x in others
                                                                                      if x is not None]):
         parts = [x.to_delayed() if x is not None else None for x in [y_prob] + others]
-        blocks = [tuple(p[i] if p is not None else None for p in parts) for i in range(y_prob.npartitions)]
-        return blocks, None, []
+        # (Dask's optimiser may fuse small partitions where few columns are read, so columns of one
+        # DataFrame with equal npartitions can still give pieces that do not line up: then by rows)
+        if len({len(p) for p in parts if p is not None}) == 1:
+            blocks = [tuple(p[i] if p is not None else None for p in parts) for i in range(len(parts[0]))]
+            return blocks, None, []
     if _frame(y_prob):
-        P = y_prob.to_dask_array(lengths=True)
+        P = y_prob.to_dask_array()  # (sizes below: lengths=True checks them against npartitions, which fusing breaks)
     elif is_lazy(y_prob):
         P = y_prob
     else:
@@ -950,7 +953,7 @@ def _partitions(tree, y_true, y_prob, subgroups, weights, per_atom: bool):
             return None
         if is_lazy(x):
             if _series(x) or _frame(x):
-                x = x.to_dask_array(lengths=True)
+                x = x.to_dask_array()
             if any(math.isnan(c) for c in x.chunks[0]):
                 x = x.compute_chunk_sizes()
             if x.ndim != 1 or x.shape[0] != n:  # (the in-memory message, from an array of that shape)
@@ -1556,7 +1559,7 @@ def lazy_predictions(model, y_prob, subgroups=None):
     names, index = None, None
     if _frame(y_prob):
         names, index = [str(c) for c in y_prob.columns], y_prob.index
-        P = y_prob.to_dask_array(lengths=True)
+        P = y_prob.to_dask_array()
     elif is_lazy(y_prob):
         P = y_prob
     else:
@@ -1571,7 +1574,9 @@ def lazy_predictions(model, y_prob, subgroups=None):
     for g in groups or ():
         c = subgroups[g]
         if _series(c) or _frame(c):
-            c = c.to_dask_array(lengths=True)
+            c = c.to_dask_array()
+            if any(math.isnan(k) for k in c.chunks[0]):
+                c = c.compute_chunk_sizes()
         elif not is_lazy(c):
             c = np.asarray(c)
             if c.shape != (P.shape[0],):  # (the estimator's own message, from a block of the whole's length)
@@ -1585,8 +1590,8 @@ def lazy_predictions(model, y_prob, subgroups=None):
                         meta=np.zeros((0, 0)))
     if names is None:
         return out
-    import dask.dataframe as dd
-    return dd.from_dask_array(out, columns=list(y_prob.columns), index=index)
+    import dask.dataframe as dd  # (the answer's columns are the model's classes_, in their order, as in memory)
+    return dd.from_dask_array(out, columns=[str(c) for c in model.classes_], index=index)
 
 
 # ------------------------------------------------------------------ Parquet datasets (huc audit, fit, apply)
