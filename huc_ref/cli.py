@@ -421,7 +421,7 @@ def _audit_dataset(args, tree, utilities, options: dict) -> int:
     if args.smooth is not None:
         from .distribution import check_smoothing
         kappa = float(check_smoothing(args.smooth, "--smooth"))
-    groups = ["all"] + subgroups if subgroups else []
+    groups = (["all"] if "all" not in subgroups else []) + subgroups if subgroups else []  # (the blocks' columns)
     blocks = dataset_blocks(dataset, tree, args.label_column, args.weight_column, subgroups, kappa)
     try:
         result = audit_partitions(tree, utilities, blocks, [g[2] for g in dataset.groups], groups,

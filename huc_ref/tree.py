@@ -620,8 +620,9 @@ class LabelTree:
         Raises
         ------
         HUCError
-            Of kind ``labels``, where a table's column names name the labels and ``labels`` says
-            otherwise: one of them is never silently preferred.
+            Of kind ``labels``, where a table's column names name the labels and ``labels`` names
+            other classes (the same classes in another order are the table's, read by name: a
+            model fitted with ``labels=classes_`` reads a DataFrame in any column order).
 
         Examples
         --------
@@ -635,10 +636,11 @@ class LabelTree:
             return y_prob, labels
         names = [str(c) for c in y_prob.columns]
         if set(names) & set(self.labels):
-            if labels is not None and label_names(labels) != names:
-                raise HUCError(f"labels: {printable(repr(label_names(labels)), 100)} differ from the column names of "
-                               f"y_prob {printable(repr(names), 100)}, which name the labels; give one of them "
-                               "(the DataFrame's names are read by name)", kind="labels")
+            if labels is not None and sorted(label_names(labels)) != sorted(names):
+                raise HUCError(f"labels: {printable(repr(label_names(labels)), 100)} name other classes than the "
+                               f"columns of y_prob {printable(repr(names), 100)}, which name the labels; give the "
+                               "DataFrame with its columns named by the classes (they are read by name, in any "
+                               "order) or leave out labels", kind="labels")
             labels = names
         return y_prob.to_numpy(), labels
 

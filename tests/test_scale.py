@@ -493,7 +493,7 @@ def test_predict_proba_maps_row_blocks_of_dask_collections():
 
 
 # ------------------------------------------------------------------ the command line on Parquet datasets
-def _dataset(tmp_path, n=700, seed=8, spoil=None, names=None):
+def _dataset(tmp_path, n=700, seed=8, spoil=None, names=None, everyone=False):
     """A Parquet dataset of two files (row groups of 250 rows, and one of one row): one column per
     label (in another order than the tree's), the labels as text, weights and two subgroup columns;
     the spec file; and the same sample as arrays in the tree's order."""
@@ -515,7 +515,7 @@ def _dataset(tmp_path, n=700, seed=8, spoil=None, names=None):
         columns = {tree.labels[j]: P[a:b, j] for j in order}
         text = [tree.labels[k] for k in y] if names is None else names([tree.labels[k] for k in y])
         columns |= {"label": text[a:b], "w": w[a:b], "female": female[a:b],
-                    "region": region[a:b]}
+                    "region": region[a:b]} | ({"all": np.ones(b - a)} if everyone else {})
         pq.write_table(pa.table(columns), folder / name, row_group_size=size)
     us = _utilities(tree, seed)
     spec = tmp_path / "spec.json"
@@ -545,6 +545,22 @@ def test_huc_audit_of_a_parquet_dataset_is_the_in_memory_audit(tmp_path, capsys)
             assert (tuple(row["interval"]) if row["interval"] else None) == c.interval
     assert main(["audit", "--tree", str(spec), "--predictions", str(folder), "--engine", "fast"]) == 0
     assert "Parquet dataset, n=700, K=9, 4 row groups" in capsys.readouterr().out
+
+
+def test_a_dataset_column_named_all_is_the_whole_population_once(tmp_path, capsys):
+    """A dataset with a column named "all" (of ones, as docs/scale.md's example has) audits the
+    whole population once: the in-memory rows, not every "all" row twice (which also doubled
+    Thm 3.4's count of candidates)."""
+    import json
+
+    from huc_ref.cli import main
+    tree, us, folder, spec, (y, P, groups, w) = _dataset(tmp_path, everyone=True)
+    ref = fast.audit(y, P, tree, us, subgroups=groups, sample_weight=w, labels=tree.labels)
+    assert main(["audit", "--tree", str(spec), "--predictions", str(folder), "--engine", "fast",
+                 "--weight-column", "w", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(repr((r["subgroup"], r["utility"], r["node"])) for r in doc["candidates"]) == \
+        sorted(repr((c.subgroup, c.utility, c.node)) for c in ref.candidates)
 
 
 @pytest.mark.parametrize("argv, message, remedy", [

@@ -93,16 +93,18 @@ def test_leaf_sets_partition_and_paths_agree(t):
 
 
 def test_frame_columns_refuses_labels_that_contradict_a_dataframes_names():
-    """A DataFrame whose column names are labels is read by name; ``labels=`` naming another order is
-    an error naming both, never one silently preferred (pins the conflict check of ``frame_columns``)."""
+    """A DataFrame whose column names are labels is read by name, whatever order ``labels=`` gives
+    the same classes in (a model fitted with ``labels=classes_`` reads a shuffled DataFrame);
+    ``labels=`` naming other classes is an error naming both, never one silently preferred."""
     class Frame:  # what frame_columns reads of a DataFrame
         columns = ["b", "a"]
 
         def to_numpy(self):
             return np.array([[0.25, 0.75]])
-    t = LabelTree.from_children("r", {"r": ["a", "b"]})
-    P, names = t.frame_columns(Frame(), ["b", "a"])
-    assert names == ["b", "a"] and P.tolist() == [[0.25, 0.75]]
-    with pytest.raises(HUCError, match=r"labels: \['a', 'b'\] differ from the column names of y_prob \['b', 'a'\], "
-                                       r"which name the labels; give one of them"):
-        t.frame_columns(Frame(), ["a", "b"])
+    t = LabelTree.from_children("r", {"r": ["a", "b", "c"]})
+    for stated in (["b", "a"], ["a", "b"]):
+        P, names = t.frame_columns(Frame(), stated)
+        assert names == ["b", "a"] and P.tolist() == [[0.25, 0.75]]
+    with pytest.raises(HUCError, match=r"labels: \['a', 'c'\] name other classes than the columns of y_prob "
+                                       r"\['b', 'a'\], which name the labels; give the DataFrame"):
+        t.frame_columns(Frame(), ["a", "c"])

@@ -1740,7 +1740,8 @@ def dataset_blocks(dataset, tree: LabelTree, label_column, weight_column, subgro
     ([[0.75, 0.25], [0.5, 0.5]], [0, 1], None)
     """
     import dask
-    read = dask.delayed(_read_group, pure=True, nout=3 + bool(subgroups) + len(subgroups))
+    everyone = bool(subgroups) and WHOLE_POPULATION not in subgroups  # (a column named "all" is the population)
+    read = dask.delayed(_read_group, pure=True, nout=3 + everyone + len(subgroups))
     return [tuple(read(file, group, tuple(tree.labels), label_column, weight_column, list(subgroups), kappa,
-                       bool(subgroups)))
+                       everyone))
             for file, group, _ in dataset.groups]
