@@ -56,7 +56,8 @@ from .tree import LabelTree
 from .validation import METHODS, boost_settings
 
 __all__ = ["TemperatureScaling", "VectorScaling", "DirichletScaling", "HUCBoost", "MODEL_FORMAT", "load_model",
-           "NoValidationWarning", "ScalingNotKeptWarning", "MAX_RULES", "MAX_ALPHA", "row_sum_tolerance"]
+           "NoValidationWarning", "NoUpdateKeptWarning", "ScalingNotKeptWarning", "MAX_RULES", "MAX_ALPHA",
+           "row_sum_tolerance"]
 
 
 class _Params:
@@ -146,6 +147,19 @@ class ScalingNotKeptWarning(UserWarning):
     ...         P, [1] * 8, validation=(P, [0, 1] * 4))
     >>> [w.category.__name__ for w in caught], m.initial_kept_
     (['ScalingNotKeptWarning'], False)
+    """
+
+
+class NoUpdateKeptWarning(UserWarning):
+    """:meth:`HUCBoost.fit` kept none of its run's updates because no prefix cleared
+    ``prefix_guard`` on the validation rows, where K.1's rule alone ("Validation selects the
+    returned update prefix": the smallest validation error) would keep some; the message says how
+    many, and the options that keep them.
+
+    Examples
+    --------
+    >>> issubclass(NoUpdateKeptWarning, UserWarning)
+    True
     """
 
 
@@ -916,6 +930,15 @@ class HUCBoost(_Estimator):
             with _progress(self.verbose, f"{name}: prefixes audited", keep + 1) as bar:
                 keep, errors = select_prefix(run, Sample(self.tree, Qv, yv, names, Cv, wv), self.utilities,
                                              guard=self.prefix_guard, progress=bar)
+        if errors is not None and keep == 0 and len(errors) > 1:
+            k1 = min(range(len(errors)), key=errors.__getitem__)  # (K.1's rule alone: the first smallest error)
+            if k1 > 0:
+                warnings.warn(f"{name}.fit: none of the run's {len(errors) - 1} updates is kept: no prefix lowered "
+                              f"the validation log loss by prefix_guard={self.prefix_guard} standard errors; the "
+                              f"smallest validation {self.method.upper()} alone (K.1) keeps {k1} (validation "
+                              f"{self.method.upper()} {errors[0]:.4g} -> {errors[k1]:.4g}): pass prefix_guard=None "
+                              "for K.1's rule, a smaller prefix_guard, or more validation rows",
+                              NoUpdateKeptWarning, stacklevel=3)
         self.subgroups_, self.run_, self.validation_errors_ = names, run, errors
         self.rules_ = [(k, u, a, float(lo), float(hi), float(alpha)) for k, u, a, lo, hi, alpha in run.steps[:keep]]
         self.n_updates_, self.n_updates_run_, self.stopped_ = keep, len(run.steps), run.stopped

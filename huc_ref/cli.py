@@ -546,7 +546,8 @@ _OPTIONS = {
             "validation[0]": "--val-predictions", "validation[1]": "--val-labels", "validation[2]": "--val-subgroups",
             "null_draws": "--null", "seed": "--seed", "max_null_work": "--max-null-work", "epsilon": "--epsilon",
             "max_passes": "--max-passes", "arithmetic": "--arithmetic", "engine": "--engine", "method": "--method",
-            "select": "--select", "initial": "--initial", "validation_fraction": "--validation-fraction"},
+            "select": "--select", "initial": "--initial", "validation_fraction": "--validation-fraction",
+            "prefix_guard": "--prefix-guard"},
     "boost": {"epsilon": "--epsilon", "max_updates": "--max-updates", "max_passes": "--max-passes",
               "digits": "--digits", "step": "--step", "arithmetic": "--arithmetic", "engine": "--engine",
               "method": "--method", "select": "--select", "renormalize": "--renormalize", "smooth": "--smooth"},
@@ -685,7 +686,7 @@ def _cmd_fit(args) -> int:
 
     import numpy as np
 
-    from .calibration import SCALINGS, HUCBoost, NoValidationWarning
+    from .calibration import SCALINGS, HUCBoost, NoUpdateKeptWarning, NoValidationWarning
     tree, utilities, columns = _spec(args)
     _writable(args.output, "-o")
     null = _null_draws(args.null)
@@ -715,19 +716,21 @@ def _cmd_fit(args) -> int:
     model = HUCBoost(tree, utilities, method=args.method, epsilon=args.epsilon, select=args.select,
                      max_passes=args.max_passes, arithmetic=args.arithmetic, engine=args.engine, initial=initial,
                      null_draws=null, seed=args.seed, max_null_work=args.max_null_work,
-                     validation_fraction=args.validation_fraction, verbose=sys.stderr.isatty())  # (bars: a terminal's)
+                     validation_fraction=args.validation_fraction, prefix_guard=args.prefix_guard,
+                     verbose=sys.stderr.isatty())  # (bars: a terminal's)
     # the inputs and options the fit checks, checked before its banner (one line on stderr for a bad one)
     inputs = _noting_deprecations(args, lambda: model._fit_inputs(P, y, subgroups=groups, validation=validation,
                                                                   sample_weight=weights))
     print(f"huc fit: boosting on {len(P)} rows ({args.method}, {model.arithmetic_})...", file=sys.stderr, flush=True)
     with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
         warnings.simplefilter("always", NoValidationWarning)
+        warnings.simplefilter("always", NoUpdateKeptWarning)
         model._fit(inputs)
     if names is not None:  # (P was put in the tree's order; the file's columns, in order, are classes_)
         model.classes_ = np.asarray(names)
     for note in caught:
-        if issubclass(note.category, NoValidationWarning):
-            print(f"huc fit: warning: {note.message}", file=sys.stderr)
+        if issubclass(note.category, (NoValidationWarning, NoUpdateKeptWarning)):
+            print(f"huc fit: warning: {_translate(str(note.message), 'fit')}", file=sys.stderr)
         elif not issubclass(note.category, DeprecationWarning):  # (said once above, in the options' words)
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     model.save(Path(args.output))
@@ -958,6 +961,18 @@ def _max_null_work_help() -> str:
             f"{MAX_NULL_WORK['fast']:.0e}: about a minute)")
 
 
+def _guard(text: str):
+    """``--prefix-guard Z``: a number of standard errors, or ``none`` (argparse's type; the library
+    checks the number's range)."""
+    if text.lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of standard errors or 'none'; got "
+                                         f"{printable(text, 40)!r}") from None
+
+
 def _positive(text: str) -> int:
     """``--jobs N``: a whole number at least 1 (argparse's type)."""
     if not text.isascii() or not text.isdigit() or not text.strip("0"):
@@ -1098,6 +1113,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--validation-fraction", type=float, default=0.3, metavar="F",
                    help="without --val-predictions, the share of the rows held out (stratified) to choose the update "
                         "prefix (K.1; default 0.3)")
+    f.add_argument("--prefix-guard", type=_guard, default=2.0, metavar="Z",
+                   help="a prefix of updates is kept only where it lowers the held-out log loss by Z standard "
+                        "errors (default 2); 'none': K.1's smallest validation error alone")
     f.add_argument("--no-validation", action="store_true",
                    help="hold nothing out: every update run is kept (with a warning; small samples overfit)")
     f.set_defaults(run=_cmd_fit)

@@ -238,3 +238,58 @@ def test_a_saved_model_records_the_columns_order_of_its_fit():
     numbered = HUCBoost(ints, {"top1": TopK(ints, 1)}, max_passes=1, labels=np.array([0, 1, 2])).fit(P, y)
     assert numbered.to_json()["classes"] == [0, 1, 2]  # (integer classes_ kept as integers)
     assert load_model(numbered.to_json()).classes_.tolist() == [0, 1, 2]
+
+
+def _overconfident():
+    """600 overconfident rows of a two-level tree of six labels: labels drawn from a flatter law
+    than the predictions (the second sample of the seed's draws)."""
+    rng = np.random.default_rng(0)
+    t = LabelTree.from_children("r", {"r": ["A", "B"], "A": ["a0", "a1", "a2"], "B": ["b0", "b1", "b2"]})
+    for n in (300, 600):
+        logits = rng.normal(size=(n, 6))
+        P = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+        Q = np.exp(0.3 * logits) / np.exp(0.3 * logits).sum(1, keepdims=True)
+        y = np.array([rng.choice(6, p=q) for q in Q])
+    return t, P, y
+
+
+def test_a_fit_that_keeps_no_update_says_so_and_the_remedy_keeps_them():
+    """No prefix clears the default prefix_guard on the held-out rows, so none of the run's updates
+    is kept, though K.1's smallest validation HUC would keep some; the fit says so in one warning
+    naming prefix_guard=None, and that remedy keeps K.1's prefix (a silent fit that kept nothing
+    looked like a calibrated model)."""
+    import warnings
+
+    from huc_ref.calibration import NoUpdateKeptWarning
+    t, P, y = _overconfident()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = HUCBoost(t, {"top1": TopK(t, 1)}).fit(P, y)
+    kept = [w for w in caught if w.category is NoUpdateKeptWarning]
+    assert model.n_updates_ == 0 and len(kept) == 1
+    errors = model.validation_errors_
+    k1 = min(range(len(errors)), key=errors.__getitem__)
+    assert k1 > 0 and f"the smallest validation HUC alone (K.1) keeps {k1} " in str(kept[0].message)
+    assert "pass prefix_guard=None for K.1's rule" in str(kept[0].message)
+    assert HUCBoost(t, {"top1": TopK(t, 1)}, prefix_guard=None).fit(P, y).n_updates_ == k1
+
+
+def test_huc_fit_says_it_kept_no_update_and_prefix_guard_none_keeps_them(tmp_path, capsys):
+    """The same on the command line: one ``huc fit: warning:`` line naming ``--prefix-guard None``
+    (read as none), which then keeps K.1's prefix."""
+    import json
+
+    from huc_ref.cli import main
+    t, P, y = _overconfident()
+    np.save(tmp_path / "p.npy", P)
+    np.save(tmp_path / "y.npy", np.array(t.labels)[y])
+    (tmp_path / "spec.json").write_text(json.dumps({"tree": t.to_json(), "labels": list(t.labels),
+                                                    "columns": list(t.labels),
+                                                    "utilities": {"top1": TopK(t, 1).to_json()}}))
+    argv = ["fit", "--tree", str(tmp_path / "spec.json"), "--predictions", str(tmp_path / "p.npy"),
+            "--labels", str(tmp_path / "y.npy"), "-o", str(tmp_path / "m.json")]
+    assert main(argv) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("huc fit: warning:")]
+    assert len(warned) == 1 and "give --prefix-guard None for K.1's rule" in warned[0], warned
+    assert main(argv + ["--prefix-guard", "None"]) == 0
+    assert json.loads((tmp_path / "m.json").read_text())["rules"], "K.1's prefix is kept"
