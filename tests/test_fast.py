@@ -1576,7 +1576,11 @@ WEIGHT_SHAPES = {  # name: (W, coded?)
     "negative zeros": (np.array([[0.25, -0.0], [0.0, 0.5], [0.25, 0.5]]), True),
     "a column of zeros": (np.array([[0.0, 0.5], [0.0, 0.0]]), True),
     "signed, one number": (np.array([[-0.125], [0.0], [-0.125]]), True),
-    "two numbers in a column": (np.array([[0.25, 0.5], [0.25, 0.25]]), False),
+    "two numbers in a column": (np.array([[0.25, 0.5], [0.25, 0.25]]), True),
+    "a grid in [-1, 1] of 1/n": (np.array([[1, 0.5, 0, -0.5, -1, 0.5]]).T / 6 * [1.0, -1.0], True),
+    "16 numbers in a column": (np.arange(1.0, 17.0)[:, None] * [1.0, 0.0], True),
+    "17 numbers in a column": (np.arange(1.0, 18.0)[:, None], False),
+    "too many patterns": (np.arange(1.0, 5001.0)[:, None] % [16, 15, 14, 13, 12], False),
     "NaN": (np.array([[np.nan], [np.nan]]), False),
     "infinity": (np.array([[np.inf], [0.0]]), False),
     "17 subgroups": (np.ones((2, 17)), False),
@@ -1589,7 +1593,8 @@ WEIGHT_SHAPES = {  # name: (W, coded?)
 def test_weight_lanes_hold_every_atoms_weights(name):
     """:func:`weight_lanes` gives every atom its own weights (zeros up to whole vectors), as a
     table of the distinct rows where each subgroup is 0 or one number (indicator subgroups) and
-    the rows take at most ``CODED_ROWS`` patterns, else the rows themselves."""
+    the rows take at most ``CODED_ROWS`` patterns, else the rows themselves.  Pins that a subgroup of
+    up to ``CODED_VALUES`` numbers (values on a grid) is coded too, its rows held once, not copied."""
     from huc_ref.fast.kernels import CODED_ROWS, GROUP_LANES, weight_lanes
     W, coded = WEIGHT_SHAPES[name]
     table, w_row = weight_lanes(W)
@@ -1598,7 +1603,7 @@ def test_weight_lanes_hold_every_atoms_weights(name):
     assert rows.shape == (len(W), -(-W.shape[1] // GROUP_LANES) * GROUP_LANES)
     assert np.array_equal(rows[:, :W.shape[1]], W, equal_nan=True) and not rows[:, W.shape[1]:].any()
     if coded:  # each distinct row once, numbered in order of first appearance
-        assert len(table) == len(np.unique(W != 0, axis=0)) <= CODED_ROWS
+        assert len(table) == len(np.unique(W + 0.0, axis=0)) <= CODED_ROWS  # (+ 0.0: -0.0 is 0)
         assert np.all(np.diff(np.unique(w_row, return_index=True)[1]) > 0)
 
 

@@ -204,13 +204,10 @@ def magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarr
     >>> magnitude(P, U, (P * U).sum(axis=1), np.ones(1)).tolist()  # 1/4 + 1/2, where the score is -1/4
     [0.75]
     """
-    one = U[:1] if U.strides[0] == 0 else U  # (one row broadcast to every row: that row)
-    if one.min(initial=0.0) >= 0:
+    if (U[:1] if U.strides[0] == 0 else U).min(initial=0.0) >= 0:
         return score
-    if P.flags.c_contiguous and (one is not U or U.flags.c_contiguous):  # |p_y| |u_y| in one array of the rows'
-        products = np.abs(P)  # size, laid out as the product of two such arrays is: the same sums
-        return ratio(row_sums(np.multiply(products, np.abs(one), out=products)), pi_root)
-    return ratio(row_sums(np.abs(P) * np.abs(U)), pi_root)
+    products = np.multiply(P, U)  # |p_y u_y| = |p_y| |u_y| (a float product's rounding is sign-symmetric), in
+    return ratio(row_sums(np.abs(products, out=products)), pi_root)  # one array of the rows' size
 
 
 def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray,
