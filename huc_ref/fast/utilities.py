@@ -306,7 +306,7 @@ class LabelFreeMeans:
         [-0.25]
         """
         if self._N is None:
-            self._N = self._ft.level_sums(self._X * self.U)
+            self._N = self._ft.level_sums(self._X, times=self.U)
         return self._N
 
     def at_labels(self, y: np.ndarray) -> np.ndarray:
