@@ -886,15 +886,16 @@ class Rows:
         #: the groups of near-equal scores float64 could not order (:class:`Run`), and what became of
         #: them (:class:`huc_ref.results.NearTies`, None where there were none)
         self._runs, self._outward, self.near_ties = (), False, None
+        ranked = None  # the scores in the order of a sort made here (read once, by tie_blocks)
         if blocks is None and not len(terms):
             blocks = self._sorted_scan(score, residual, W, n_cols, score_error, exact_score, engine)
+            ranked = self.__dict__.pop("_ranked", None)
             if blocks is True:
                 self._copy_uc(uc_copies)
                 return
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
         if blocks is None:
-            blocks = tie_blocks(score, score_error, exact_score, getattr(self, "order", None),
-                                self.__dict__.pop("_ranked", None), engine)  # (the sorted scores: read once)
+            blocks = tie_blocks(score, score_error, exact_score, getattr(self, "order", None), ranked, engine)
         self.order, new = blocks
         self._runs, self._outward = getattr(blocks, "runs", ()), getattr(blocks, "exact", False)
         order, self._score = self.order, score
