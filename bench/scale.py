@@ -9,6 +9,7 @@ realistic case: K = 100 classes in a two-level tree of 10 x 10, three utilities:
 top-1 correctness at depth 1 and a binary decision; four subgroups).  Paths:
 
 * ``memory``: ``fast.audit`` of numpy arrays (the in-memory fast path, numpy accelerator);
+* ``memory-numba``: the same with ``accelerator="numba"`` (its kernels compiled on a few rows first);
 * ``threads``: the same rows as Dask arrays (persisted in memory first), on the local threaded
   scheduler (sorted rows through spill files, the default without a Client);
 * ``cluster``: a ``LocalCluster`` of two worker processes of one thread each (rows persisted on
@@ -78,6 +79,13 @@ def rows(name: str, part: int, m: int):
     return P, y, C
 
 
+#: The in-memory paths and their accelerators.
+IN_MEMORY = {"memory": "numpy", "memory-numba": "numba"}
+
+#: The paths in the order the table lists them.
+PATHS = ("memory", "memory-numba", "threads", "cluster", "dataset")
+
+
 def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -102,7 +110,7 @@ def child(spec: dict) -> dict:
         out.update(seconds=time.perf_counter() - start, status=status, peak_mib=peak_mib(), base_mib=base,
                    cap_gib=spec.get("cap"))
         return out
-    if path == "memory":  # (filled partition by partition: the peak before the audit is the input's, no copy)
+    if path in IN_MEMORY:  # (filled partition by partition: the peak before the audit is the input's, no copy)
         P, y = np.empty((n, tree.K)), np.empty(n, dtype=np.int64)
         groups = {"all": np.ones(n)} | {g: np.empty(n) for g in group_names}
         for i, a in enumerate(range(0, n, part)):
@@ -110,9 +118,13 @@ def child(spec: dict) -> dict:
             P[a:a + sizes[i]], y[a:a + sizes[i]] = Pi, yi
             for g, c in zip(group_names, Ci):
                 groups[g][a:a + sizes[i]] = c
+        accelerator = IN_MEMORY[path]
+        if accelerator == "numba":  # (compiled before the measurement: its memory is not the audit's)
+            fast.audit(y[:5000], P[:5000], tree, utilities, subgroups={g: c[:5000] for g, c in groups.items()},
+                       labels=tree.labels, accelerator=accelerator)
         base = peak_mib()
         start = time.perf_counter()
-        result = fast.audit(y, P, tree, utilities, subgroups=groups, labels=tree.labels)
+        result = fast.audit(y, P, tree, utilities, subgroups=groups, labels=tree.labels, accelerator=accelerator)
         out.update(seconds=time.perf_counter() - start, peak_mib=peak_mib(), base_mib=base,
                    input_bytes=int(P.nbytes + y.nbytes + sum(8 * n for _ in groups)))
     else:
@@ -207,10 +219,10 @@ def table(results: list) -> str:
         mine = [r for r in results if r["workload"] == name and "seconds" in r]
         ref = max((r for r in mine if r["path"] == "memory"), key=lambda r: r["n"], default=None)
         per = ref["seconds"] / ref["n"] if ref else None
-        for r in sorted(mine, key=lambda r: (r["n"], ("memory", "threads", "cluster", "dataset").index(r["path"]))):
+        for r in sorted(mine, key=lambda r: (r["n"], PATHS.index(r["path"]))):
             peak = r["peak_mib"] + sum(r.get("worker_peak_mib", []))
             beyond = r["peak_mib"] - r["base_mib"]  # (the driver's: the workers' peaks hold their persisted rows)
-            per_row = beyond * 2**20 / (r["n"] if r["path"] == "memory" else r["partition"])
+            per_row = beyond * 2**20 / (r["n"] if r["path"] in IN_MEMORY else r["partition"])
             ratio = f"{r['seconds'] / r['n'] / per:.2f}" if per else "-"
             cap = f"{r['cap_gib']:g} GiB" if r.get("cap_gib") else "-"
             lines.append(f"| {name} | {r['path']} | {r['n']:.0e} | {r['seconds']:.1f} | "
@@ -284,7 +296,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workload", choices=["binary", "k100"], default="binary")
     parser.add_argument("--sizes", default="1e6", help="comma-separated n (default 1e6)")
-    parser.add_argument("--paths", default="memory,threads,cluster", help="of memory, threads, cluster, dataset")
+    parser.add_argument("--paths", default="memory,threads,cluster", help="of " + ", ".join(PATHS))
     parser.add_argument("--quick", action="store_true", help="a few seconds: n = 10^5, binary, memory and threads")
     parser.add_argument("--make-dataset", metavar="DIR", help="write the dataset for --paths dataset first")
     parser.add_argument("--dataset", metavar="DIR", help="the dataset of --paths dataset (default --make-dataset's)")

@@ -886,15 +886,16 @@ class Rows:
         #: the groups of near-equal scores float64 could not order (:class:`Run`), and what became of
         #: them (:class:`huc_ref.results.NearTies`, None where there were none)
         self._runs, self._outward, self.near_ties = (), False, None
+        ranked = None  # the scores in the order of a sort made here (read once, by tie_blocks)
         if blocks is None and not len(terms):
             blocks = self._sorted_scan(score, residual, W, n_cols, score_error, exact_score, engine)
+            ranked = self.__dict__.pop("_ranked", None)
             if blocks is True:
                 self._copy_uc(uc_copies)
                 return
         # blocks: the (order, new) of tie_blocks, when the caller has them (the scores are unchanged)
         if blocks is None:
-            blocks = tie_blocks(score, score_error, exact_score, getattr(self, "order", None),
-                                getattr(self, "_ranked", None), engine)
+            blocks = tie_blocks(score, score_error, exact_score, getattr(self, "order", None), ranked, engine)
         self.order, new = blocks
         self._runs, self._outward = getattr(blocks, "runs", ()), getattr(blocks, "exact", False)
         order, self._score = self.order, score
@@ -1055,37 +1056,39 @@ class Rows:
     def _numpy(self, block, residual, terms, col_table, kind, W, n_cols) -> list:
         """Algorithm 2 on every column at once, one subgroup at a time (see the class)."""
         n, order = len(residual), self.order
-        residual, kind = residual.take(order), kind.take(order)  # in rank order
         best = [tuple(np.zeros(n_cols, dtype=t) for t in (float, int, int, float)) for _ in range(W.shape[1])]
         small = np.int16 if n_cols < 2**15 else np.int64  # (numpy's stable argsort of int16 is a radix sort)
-        first = np.flatnonzero(residual)  # column 0: the UC residuals, ranks in order
-        # the entries, column 0 first, then row by row of the terms (each row's columns, ranks increasing within
-        # each), in arrays of their exact length: the longest possible, (1 + D) n, would pass glibc's 32 MiB mmap
-        # threshold sooner, and memory above it is fresh pages at every call, whose first touch costs here
         table = np.asarray(col_table, dtype=small)
-        pieces = []  # per row: the ranks of its nonzero entries, their columns and their values
-        if len(terms):
-            v, c = np.empty(n), np.empty(n, dtype=small)  # one row in rank order, reused
-            for k in np.flatnonzero(np.any(table > 0, axis=1)):  # rows with a column
-                np.take(table[k], kind, out=c, mode="clip")  # (clip: numpy copies a take into out= that may raise)
-                np.take(terms[k], order, out=v, mode="clip")
-                nz = np.flatnonzero((c > 0) & (v != 0))
-                pieces.append((nz, c.take(nz), v.take(nz)))
-        m = len(first) + sum(len(nz) for nz, _, _ in pieces)
+        rows = np.flatnonzero(np.any(table > 0, axis=1)) if len(terms) else []  # rows of terms with a column
+        # the entries, column 0 first (the UC residuals, ranks in order), then row by row of the terms (each
+        # row's columns, ranks increasing within each), in arrays of their exact length, counted first in the
+        # atoms' order (a count needs no sort): each row's entries then go straight to their place, no second
+        # copy of them is held (the longest possible length, (1 + D) n, would pass glibc's 32 MiB mmap
+        # threshold sooner, and memory above it is fresh pages at every call, whose first touch costs here)
+        counts = [np.count_nonzero(residual)]
+        counts += [np.count_nonzero((table[k].take(kind) > 0) & (terms[k] != 0)) for k in rows]
+        m = sum(counts)
         col, rank, val = np.empty(m, dtype=small), np.empty(m, dtype=np.intp), np.empty(m)
-        col[:len(first)], rank[:len(first)], val[:len(first)] = 0, first, residual.take(first)
-        a = len(first)
-        for nz, ck, vk in pieces:  # grouped by column, ranks in order within each
-            b = a + len(nz)
+        v = np.take(residual, order)  # one row in rank order (the residuals first), reused
+        a, b = 0, counts[0]
+        col[a:b], rank[a:b] = 0, np.flatnonzero(v)
+        np.take(v, rank[a:b], out=val[a:b], mode="clip")
+        if len(rows):
+            kind, c = kind.take(order), np.empty(n, dtype=small)  # in rank order
+        for k, count in zip(rows, counts[1:]):  # grouped by column, ranks in order within each
+            a, b = b, b + count
+            np.take(table[k], kind, out=c, mode="clip")  # (clip: numpy copies a take into out= that may raise)
+            np.take(terms[k], order, out=v, mode="clip")
+            nz = np.flatnonzero((c > 0) & (v != 0))
+            ck = c.take(nz)
             if not len(nz) or ck.min() == ck.max():  # one column (the root's row): in rank order already
-                rank[a:b], col[a:b], val[a:b] = nz, ck, vk
+                rank[a:b], col[a:b] = nz, ck
             else:
                 p = np.argsort(ck, kind="stable")
                 np.take(nz, p, out=rank[a:b], mode="clip")
                 np.take(ck, p, out=col[a:b], mode="clip")
-                np.take(vk, p, out=val[a:b], mode="clip")
-            a = b
-        del pieces
+            np.take(v, rank[a:b], out=val[a:b], mode="clip")
+        v = kind = c = None  # (the rows in rank order: the scan reads the entries alone)
         if not m:
             return best
         change = col[1:] != col[:-1]

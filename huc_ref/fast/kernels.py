@@ -55,8 +55,8 @@ if COMPILED:
     import numba
 
 __all__ = ["COMPILED", "TreeRows", "Top1Plan", "Top1Out", "top1_path_terms", "flat_rows_ok", "flat_terms",
-           "rank_scan", "pad_lanes", "weight_lanes", "GROUP_LANES", "CODED_ROWS", "LANE_SHIFT", "lane_keys",
-           "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS",
+           "rank_scan", "pad_lanes", "weight_lanes", "GROUP_LANES", "CODED_ROWS", "CODED_VALUES", "LANE_SHIFT",
+           "lane_keys", "sorted_uc_scan", "tied_uc_scan", "uc_scan", "radix_sort_high", "group_sort", "GROUPED_KEYS",
            "group_blocks", "BLOCK_BUCKETS", "null_scan", "draw_labels", "AHEAD", "pack_scores", "unpack_sorted"]
 
 _jit = numba.njit(cache=True, nogil=True) if COMPILED else (lambda fn: fn)
@@ -752,35 +752,48 @@ def pad_lanes(W: np.ndarray) -> np.ndarray:
 #: At most this many distinct rows of weights become a table (:func:`weight_lanes`): 4,096 rows of
 #: up to 16 padded subgroups are 512 KiB, within the L2 cache the scan reads them from at random.
 CODED_ROWS = 2**12
-#: At most this many subgroups are coded (the lookup from bit patterns to table rows has 2**16 entries).
+#: At most this many subgroups are coded (the lookup from patterns to table rows has 2**16 entries).
 CODED_GROUPS = 16
+#: At most this many distinct nonzero numbers in one subgroup's weights are coded (indicators on
+#: equal masses have one; a subgroup's values in [-1, 1] on a grid, a few).
+CODED_VALUES = 16
 
 
 @_jit
-def _code_rows(W, value, seen, patterns, rows):  # pragma: no cover - compiled
-    """Each row of ``W`` (at most 16 columns) as a bit pattern (bit ``g``: the entry is not 0)
-    numbered in order of first appearance (``rows``), where every column's nonzero entries are
-    one finite number (``value``); the number of patterns, or -1 (a column with two nonzero
-    numbers or a non-finite one, or more than ``len(patterns)`` patterns).  Column by column
-    (``W`` as an audit builds it: one subgroup's weights contiguous), without branches."""
+def _code_rows(W, values, counts, seen, patterns, rows):  # pragma: no cover - compiled
+    """Each row of ``W`` as a pattern numbered in order of first appearance (``rows``), where
+    every column ``g`` takes at most ``values.shape[1]`` distinct nonzero finite numbers
+    (``values[g, :counts[g]]``, in order of first appearance) and the patterns, the product of
+    the columns' ``counts[g] + 1``, fit ``seen``; the number of patterns, or -1 (a column with
+    too many numbers or a non-finite one, too many patterns possible or more than
+    ``len(patterns)`` seen).  A pattern holds, column by column, each entry's digit: 0 for 0
+    (of either sign), ``j + 1`` for ``values[g, j]`` (one number a column: the bits of the
+    entries that are not 0).  Column by column (``W`` as an audit builds it: one subgroup's
+    weights contiguous)."""
     n, G = W.shape
-    rows[:] = 0  # the bit patterns first
-    other = False
+    rows[:] = 0  # the patterns first
+    stride = 1
     for g in range(G):
-        value[g] = 0.0
-        for i in range(n):  # the column's first nonzero entry
-            if W[i, g] != 0.0:
-                value[g] = W[i, g]
-                break
-        v, bit = value[g], np.uint16(1 << g)
-        if not abs(v) < np.inf:
-            return -1
+        k = 0
         for i in range(n):
             x = W[i, g]
-            other |= (x != 0.0) & (x != v)
-            rows[i] |= bit if x != 0.0 else np.uint16(0)
-    if other:
-        return -1
+            digit = 0
+            if x != 0.0:
+                for j in range(k):
+                    if values[g, j] == x:
+                        digit = j + 1
+                        break
+                if digit == 0:
+                    if k == values.shape[1] or not abs(x) < np.inf:
+                        return -1
+                    values[g, k] = x
+                    k += 1
+                    digit = k
+            rows[i] = rows[i] + digit * stride  # (below len(seen), or -1 is returned below)
+        counts[g] = k
+        stride *= k + 1
+        if stride > seen.shape[0]:
+            return -1
     count = 0
     for i in range(n):  # each pattern's number
         p = seen[rows[i]]
@@ -798,10 +811,11 @@ def weight_lanes(W: np.ndarray) -> tuple:
     """The weights :func:`rank_scan` reads (App. F.3's ``w_i c(x_i)``, atoms x subgroups), as
     ``(table, rows)``: atom ``i``'s weights are row ``rows[i]`` of ``table`` (:func:`pad_lanes`'
     zeros up to whole vectors).  Where every
-    subgroup's weights are 0 or one number (indicator subgroups on equal masses, as a sample's
-    ``1/n`` gives them) and the rows take at most :data:`CODED_ROWS` patterns, ``table`` holds each
-    pattern once and ``rows`` numbers them (uint16): a sort gathers two bytes an atom into rank
-    order instead of a padded row of weights.  Otherwise ``(pad_lanes(W), None)``: the rows
+    subgroup's weights are 0 or one of at most :data:`CODED_VALUES` numbers (indicator subgroups on
+    equal masses, as a sample's ``1/n`` gives them, or a subgroup's values on a grid) and the rows take
+    at most :data:`CODED_ROWS` patterns, ``table`` holds each pattern once and ``rows`` numbers them
+    (uint16): a sort gathers two bytes an atom into rank order instead of a padded row of weights, and
+    no copy of the weights is made (:func:`_code_rows`).  Otherwise ``(pad_lanes(W), None)``: the rows
     themselves.  Either way the scan multiplies by the same numbers (a zero weight, whatever its
     sign, changes no prefix sum: they start at +0, and ``c + (-c)`` is +0).
 
@@ -822,16 +836,21 @@ def weight_lanes(W: np.ndarray) -> tuple:
     >>> table, rows = weight_lanes(np.array([[0.5, 0.0], [0.5, 0.5], [0.5, 0.0]]))
     >>> table.tolist(), rows.tolist()
     ([[0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], [0, 1, 0])
-    >>> weight_lanes(np.array([[0.5], [0.25]]))[1] is None  # two weights in one subgroup: the rows themselves
+    >>> weight_lanes(np.array([[0.5], [-0.25], [0.5]]))[1].tolist()  # two numbers in one subgroup: coded too
+    [0, 1, 0]
+    >>> weight_lanes(np.arange(1.0, 18.0)[:, None])[1] is None  # 17 numbers in one subgroup: the rows themselves
     True
     """
     n, G = W.shape
     if 0 < G <= CODED_GROUPS:
-        value, patterns, rows = np.empty(G), np.empty(min(n, CODED_ROWS), dtype=np.int64), np.empty(n, np.uint16)
-        count = _code_rows(W, value, np.full(1 << G, -1, dtype=np.int64), patterns, rows)
+        values, counts = np.zeros((G, 1 + CODED_VALUES)), np.zeros(G, dtype=np.int64)  # (column 0: the digit 0)
+        patterns, rows = np.empty(min(n, CODED_ROWS), dtype=np.int64), np.empty(n, np.uint16)
+        count = _code_rows(W, values[:, 1:], counts, np.full(1 << 16, -1, dtype=np.int64), patterns, rows)
         if count >= 0:
-            bits = (patterns[:count, None] >> np.arange(G)) & 1
-            return pad_lanes(np.where(bits == 1, value, 0.0)), rows
+            radix = counts + 1
+            stride = np.cumprod(np.concatenate([[1], radix[:-1]]))
+            digits = patterns[:count, None] // stride % radix  # each pattern's digit of each column
+            return pad_lanes(values[np.arange(G), digits]), rows
     return pad_lanes(W), None
 
 

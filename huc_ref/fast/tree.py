@@ -295,7 +295,8 @@ class FastTree:
                 np.concatenate([a.ravel() for a in tables]), np.cumsum([0] + [a.size for a in tables[:-1]]))
         return self._agreements[depths]
 
-    def level_sums(self, X: np.ndarray, dfs: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+    def level_sums(self, X: np.ndarray, dfs: bool = False, out: np.ndarray | None = None,
+                   times: np.ndarray | None = None) -> np.ndarray:
         """Subtree sums of the rows of ``X`` for every node, by level: ``S[r, i]`` is
         ``sum_{y in Y_a} X[i, y]`` for the node ``a`` of row ``r`` (C.1's ``pi_a``).
         ``X``'s columns are labels, or with ``dfs=True`` leaves in depth-first order; ``out``:
@@ -310,6 +311,9 @@ class FastTree:
             ``X``'s columns are leaves in depth-first order (else labels).
         out : ndarray of shape (nodes, m), optional
             A C-contiguous array to fill.
+        times : array-like of shape (m, K), optional
+            The sums are those of ``X * times`` (A.3's ``N_{u,a}`` of ``p_i u(p_i, .)``), the
+            products made a few rows at a time: no array of ``X``'s size besides the sums.
 
         Returns
         -------
@@ -324,13 +328,21 @@ class FastTree:
         >>> buffer = np.full((5, 1), np.nan)
         >>> FastTree(t).level_sums(np.array([[0.25, 0.25, 0.5]]), out=buffer) is buffer, buffer.ravel().tolist()
         (True, [1.0, 0.5, 0.5, 0.25, 0.25])
+        >>> FastTree(t).level_sums(np.array([[0.25, 0.25, 0.5]]), times=np.array([[1.0, -1.0, 2.0]])).ravel().tolist()
+        [1.0, 0.0, 1.0, 0.25, -0.25]
         """
         X = np.asarray(X, dtype=float)
+        if times is not None:
+            times = np.broadcast_to(times, X.shape)
         if self.label_order is not None and not dfs:
             X = X[:, self.label_order]
+            times = None if times is None else times[:, self.label_order]
         S = np.empty((self.n_nodes, X.shape[0])) if out is None else out
         for a in range(0, X.shape[0], _TRANSPOSE_ROWS):  # X's rows a few hundred at a time: each piece read from the
-            S[self.dfs_leaf_row, a:a + _TRANSPOSE_ROWS] = X[a:a + _TRANSPOSE_ROWS].T  # cache, not once per leaf
+            piece = X[a:a + _TRANSPOSE_ROWS]  # cache, not once per leaf (and multiplied there: no array of X's size)
+            if times is not None:
+                piece = piece * times[a:a + _TRANSPOSE_ROWS]
+            S[self.dfs_leaf_row, a:a + _TRANSPOSE_ROWS] = piece.T
         for d in range(self.H - 1, -1, -1):
             for sel, first, k in self.levels[d][0]:
                 acc = S[first]

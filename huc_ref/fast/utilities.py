@@ -206,7 +206,8 @@ def magnitude(P: np.ndarray, U: np.ndarray, score: np.ndarray, pi_root: np.ndarr
     """
     if (U[:1] if U.strides[0] == 0 else U).min(initial=0.0) >= 0:
         return score
-    return ratio(row_sums(np.abs(P) * np.abs(U)), pi_root)
+    products = np.multiply(P, U)  # |p_y u_y| = |p_y| |u_y| (a float product's rounding is sign-symmetric), in
+    return ratio(row_sums(np.abs(products, out=products)), pi_root)  # one array of the rows' size
 
 
 def score_error(u: Utility, rel: float, score: np.ndarray, magnitude: np.ndarray,
@@ -305,7 +306,7 @@ class LabelFreeMeans:
         [-0.25]
         """
         if self._N is None:
-            self._N = self._ft.level_sums(self._X * self.U)
+            self._N = self._ft.level_sums(self._X, times=self.U)
         return self._N
 
     def at_labels(self, y: np.ndarray) -> np.ndarray:
