@@ -721,7 +721,10 @@ def _cmd_fit(args) -> int:
     # the inputs and options the fit checks, checked before its banner (one line on stderr for a bad one)
     inputs = _noting_deprecations(args, lambda: model._fit_inputs(P, y, subgroups=groups, validation=validation,
                                                                   sample_weight=weights))
-    print(f"huc fit: boosting on {len(P)} rows ({args.method}, {model.arithmetic_})...", file=sys.stderr, flush=True)
+    held = inputs["held"]  # (the rows held out to choose the prefix: not boosted on)
+    more = "" if held is None else f"; {len(held)} more held out to choose the prefix"
+    print(f"huc fit: boosting on {len(inputs['P'])} rows ({args.method}, {model.arithmetic_}{more})...",
+          file=sys.stderr, flush=True)
     with warnings.catch_warnings(record=True) as caught:  # (--no-validation's note: one line, not Python's)
         warnings.simplefilter("always", NoValidationWarning)
         warnings.simplefilter("always", NoUpdateKeptWarning)
