@@ -285,6 +285,7 @@ EXPLANATIONS: dict = {"table8:GNB · Baseline:Acc.": _GNB_ARGMAX, "table8:GNB ·
                       "table9:GNB · HUC-B (0.05)": _GNB_FIXED,
                       "table8:GNB · *:AUC": _GNB_AUC, "table9:GNB · *:AUC": _GNB_AUC,
                       "table9:GNB · *:Updates": _GNB_PATH, "table9:DT · HUC-B (0.05):Updates": _TREE_FIT,
+                      "table9:DT · HUC-B:Updates": _TREE_FIT,
                       "table[89]:*:Updates": _MORE_KEPT,
                       "table8:MLP · *:AUC": _MLP_AUC, "table9:MLP · *:AUC": _MLP_AUC,
                       "table8:MLP · *": _MLP_FIT, "table9:MLP · *": _MLP_FIT, "table8:RF · Vec.:Acc.": _RF_FIT,
