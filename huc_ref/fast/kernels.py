@@ -789,7 +789,9 @@ def _code_rows(W, values, counts, seen, patterns, rows):  # pragma: no cover - c
                     values[g, k] = x
                     k += 1
                     digit = k
-            rows[i] = rows[i] + digit * stride  # (below len(seen), or -1 is returned below)
+                    if stride * (k + 1) > seen.shape[0]:  # (so every code below fits rows' type, and seen)
+                        return -1
+            rows[i] = rows[i] + digit * stride  # (below len(seen): checked as each number is met)
         counts[g] = k
         stride *= k + 1
         if stride > seen.shape[0]:
